@@ -1,0 +1,51 @@
+#pragma once
+// Architecture builders: config.json in, the tensors transformers would create out (same names,
+// shapes and buffers), in the checkpoint's dtype. One builder per family, registered by
+// "model_type" (and architectures[0] where a type has several heads). See docs/architectures.md.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfit/hf_config.h"
+#include "memfit/model.h"
+#include "memfit/result.h"
+
+namespace memfit {
+
+// Which transformers version's buffers to emit. Buffers that are never saved (rotary caches,
+// causal masks, position ids) differ between versions; accelerate's reference figures were made
+// with 4.42, while a current transformers is what users load with.
+enum class BufferConvention : uint8_t {
+  kCurrent,          // transformers >= 4.48: rotary inv_freq once per model, no cos/sin caches
+  kTransformers442,  // transformers 4.42, as in accelerate_reference.jsonl
+};
+
+struct BuildOptions {
+  BufferConvention buffers = BufferConvention::kCurrent;
+  // The head to build instead of architectures[0]'s, as an AutoModel class name
+  // ("AutoModelForSequenceClassification"): accelerate builds the first AutoModelFor* in
+  // "auto_map". Empty: architectures[0]. Builders that do not know the head return an error.
+  std::string head_class;
+};
+
+using ArchitectureBuilderFn = Result<Model> (*)(const HfConfig& config, const BuildOptions& options);
+
+struct ArchitectureBuilder {
+  std::string_view model_type;    // config.json "model_type"
+  std::string_view architecture;  // architectures[0], or "" for any
+  ArchitectureBuilderFn build;
+  std::string_view family;        // for docs and `memfit models`: "llama", "bert", ...
+};
+
+// The builder for a config, by architectures[0] first, then model_type; nullptr when none.
+const ArchitectureBuilder* FindArchitectureBuilder(std::string_view model_type,
+                                                   std::string_view architecture);
+// All registered builders, in registry order.
+const std::vector<ArchitectureBuilder>& ArchitectureBuilders();
+
+// Builds the model a config describes. An unknown model_type is an error that says headers give
+// an exact answer for any architecture.
+Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& options = {});
+
+}  // namespace memfit

@@ -1,0 +1,26 @@
+#pragma once
+// The one wrapper around nlohmann::json's throwing parser: untrusted JSON in, Result out, with
+// limits on size and nesting depth enforced while parsing (see docs/security.md).
+
+#include <cstdint>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/result.h"
+
+namespace memfit {
+
+struct JsonLimits {
+  uint64_t max_bytes = 100'000'000;  // the safetensors library's MAX_HEADER_SIZE
+  uint32_t max_depth = 64;
+};
+
+// Parses `text`; errors name `what` ("config.json", "safetensors header") and the position.
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
+                                 const JsonLimits& limits = {});
+
+// A short description of a JSON value's type for error messages: "string", "array", ...
+std::string_view JsonTypeName(const nlohmann::json& value);
+
+}  // namespace memfit

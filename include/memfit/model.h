@@ -1,0 +1,150 @@
+#pragma once
+// The model description shared by every estimator: tensors (from headers or an architecture
+// builder), hyperparameters, indivisible blocks, and what was assumed along the way.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/dtype.h"
+
+namespace memfit {
+
+enum class TensorKind : uint8_t {
+  kParameter,
+  kBuffer,                // persistent buffer: in the state dict
+  kNonPersistentBuffer,   // e.g. rotary "inv_freq": resident, normally not in the checkpoint
+};
+
+struct Tensor {
+  std::string name;             // checkpoint name, e.g. "model.layers.0.self_attn.q_proj.weight"
+  std::vector<uint64_t> shape;  // outermost first, as in safetensors and PyTorch
+  Dtype dtype = Dtype::kF32;
+  std::string dtype_label;      // display name: DtypeName(dtype), or a GGUF type such as "Q4_K"
+  uint64_t numel = 0;
+  uint64_t bytes = 0;           // storage bytes (exact for headers, overflow-checked)
+  TensorKind kind = TensorKind::kParameter;
+  bool in_head = false;   // belongs to the task head (lm_head, classifier): absent from AutoModel
+  std::string tied_to;    // shares storage with this tensor (tied embeddings): resident once
+  bool stored = true;     // present in the checkpoint files
+  std::string component;  // multimodal component ("vision_tower", ...); "" for single models
+};
+
+enum class AttentionKind : uint8_t {
+  kFull,     // global attention over the whole context
+  kSliding,  // sliding-window attention (window in LayerInfo::window_tokens)
+  kMla,      // multi-head latent attention (DeepSeek-V2/V3): compressed KV cache
+  kNone,     // no KV cache (linear attention, Mamba, or no attention)
+};
+
+// Per decoder layer facts that KV-cache and activation estimates need.
+struct LayerInfo {
+  AttentionKind attention = AttentionKind::kFull;
+  uint64_t num_heads = 0;
+  uint64_t num_kv_heads = 0;
+  uint64_t head_dim_k = 0;
+  uint64_t head_dim_v = 0;
+  uint64_t window_tokens = 0;  // for kSliding
+  bool moe = false;            // routed-expert MLP in this layer
+  uint64_t intermediate_size = 0;  // dense MLP width (0 for MoE layers)
+};
+
+// Hyperparameters, named after config.json keys (the GGUF key is given where it differs).
+struct Hyperparameters {
+  uint64_t hidden_size = 0;              // "hidden_size" / "n_embd" / "d_model"; GGUF embedding_length
+  uint64_t num_layers = 0;               // decoder (or encoder-only) layers; GGUF block_count
+  uint64_t num_attention_heads = 0;      // GGUF attention.head_count
+  uint64_t num_kv_heads = 0;             // "num_key_value_heads"; GGUF attention.head_count_kv
+  uint64_t head_dim = 0;                 // "head_dim" or hidden / heads; GGUF attention.key_length
+  uint64_t intermediate_size = 0;        // GGUF feed_forward_length
+  uint64_t vocab_size = 0;
+  uint64_t max_position_embeddings = 0;  // GGUF context_length
+  bool tie_word_embeddings = false;
+  bool gated_mlp = false;                // SwiGLU / GeGLU: gate, up and down projections
+  std::string activation;                // "silu", "gelu", "gelu_new", "relu", ...
+  std::string norm;                      // "rmsnorm" or "layernorm"
+  // Mixture of experts.
+  uint64_t num_experts = 0;              // routed experts per MoE layer
+  uint64_t experts_per_token = 0;        // "num_experts_per_tok"
+  uint64_t num_shared_experts = 0;
+  uint64_t moe_intermediate_size = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3).
+  uint64_t kv_lora_rank = 0;
+  uint64_t qk_rope_head_dim = 0;
+  // Encoder-decoder models: num_layers is the decoder; these describe the encoder.
+  bool is_encoder_decoder = false;
+  uint64_t num_encoder_layers = 0;
+  uint64_t encoder_max_positions = 0;    // e.g. Whisper's 1500 audio frames
+  std::vector<LayerInfo> layers;         // one per decoder layer; filled by builders and readers
+};
+
+struct Model {
+  std::string name;          // what the user asked for, or the resolved id
+  std::string source;        // e.g. "safetensors headers (4 shards) + config.json"
+  std::string model_type;    // config.json "model_type" or GGUF general.architecture
+  std::string architecture;  // config.json "architectures"[0]
+  std::vector<Tensor> tensors;
+  Hyperparameters hp;
+  // Module paths whose subtree is one indivisible block for device maps ("largest layer"), as
+  // accelerate's _no_split_modules; '*' matches one path segment: "model.layers.*".
+  std::vector<std::string> no_split_patterns;
+  // The AutoModelFor* class named first in config.json "auto_map" (accelerate builds it).
+  std::string auto_map_class;
+  // transformers' base_model_prefix plus a dot ("model.", "bert.", "transformer."): the base
+  // AutoModel's tensor names lack it. Empty when the checkpoint has no prefix.
+  std::string base_model_prefix;
+  std::optional<Dtype> config_dtype;  // config.json "torch_dtype"
+  std::optional<nlohmann::json> quantization_config;
+  std::optional<uint64_t> index_total_size;  // the weight index's metadata.total_size
+  std::vector<std::string> assumptions;      // guesses made: always printed
+  std::vector<std::string> notes;            // facts worth telling (mismatches, ties)
+};
+
+// Sums over a model's tensors (all overflow-checked at construction, so plain sums are safe up to
+// 2^64; DescribeModel rejects models whose totals overflow).
+struct ModelTotals {
+  uint64_t stored_bytes = 0;       // what the checkpoint files hold
+  uint64_t resident_bytes = 0;     // after loading: parameters once (ties shared) + all buffers
+  uint64_t parameters = 0;         // parameter elements, tied ones once
+  uint64_t buffer_bytes = 0;       // resident buffers
+  uint64_t head_parameters = 0;    // parameters of the task head (untied)
+};
+ModelTotals ComputeTotals(const Model& model);
+
+// One indivisible unit for "largest layer" and device maps.
+struct Block {
+  std::string name;  // module path, e.g. "model.layers.3" or "lm_head"
+  uint64_t bytes = 0;
+  uint64_t parameters = 0;
+};
+
+// Which tensors a view of the model counts.
+struct TensorFilter {
+  bool include_head = true;             // false: the base AutoModel (accelerate's default)
+  bool include_buffers = true;
+  bool include_unstored = true;         // tensors not in the checkpoint (non-persistent buffers)
+  bool count_ties_once = true;          // false: a tied tensor counts again (accelerate quirk)
+  // Size of one tensor in the caller's unit; empty: Tensor::bytes. (accelerate mode counts bits,
+  // since it charges bool buffers 1/8 byte.)
+  std::function<uint64_t(const Tensor&)> size_of;
+};
+// The size a filter assigns to a tensor (0 when the filter excludes it).
+uint64_t FilteredSize(const Tensor& tensor, const TensorFilter& filter);
+
+// accelerate's get_max_layer_size traversal: the model's direct tensors and top-level modules are
+// roots; a module with no child modules, or matching a no-split pattern, is one block; any other
+// module is expanded. Returns blocks in depth-first order; Block::bytes is in the
+// filter's unit.
+std::vector<Block> IndivisibleBlocks(const Model& model, const TensorFilter& filter);
+
+// Largest of IndivisibleBlocks (first on ties); nullopt for an empty model.
+std::optional<Block> LargestBlock(const Model& model, const TensorFilter& filter);
+
+// True when the module path matches a pattern with '*' segments.
+bool MatchesModulePattern(std::string_view path, std::string_view pattern);
+
+}  // namespace memfit

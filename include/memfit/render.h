@@ -1,0 +1,44 @@
+#pragma once
+// Renderers: estimates in, strings out (text tables, JSON, CSV, Markdown). They never print.
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/estimate_load.h"
+#include "memfit/model.h"
+#include "memfit/result.h"
+
+namespace memfit {
+
+enum class OutputFormat : uint8_t { kTable, kJson, kCsv, kMarkdown };
+Result<OutputFormat> ParseOutputFormat(std::string_view name);
+
+// A box-drawing table like accelerate's create_ascii_table (title, headers, centered cells).
+std::string RenderAsciiTable(std::string_view title, const std::vector<std::string>& headers,
+                             const std::vector<std::vector<std::string>>& rows);
+// A plain aligned table with a header row and a rule, first column left-aligned.
+std::string RenderPlainTable(const std::vector<std::string>& headers,
+                             const std::vector<std::vector<std::string>>& rows);
+std::string RenderCsv(const std::vector<std::string>& headers,
+                      const std::vector<std::vector<std::string>>& rows);
+std::string RenderMarkdownTable(const std::vector<std::string>& headers,
+                                const std::vector<std::vector<std::string>>& rows);
+
+// estimate-memory: JSON (the documented contract, see docs/json.md) and the other formats.
+nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& estimate);
+std::string RenderLoadEstimate(const Model& model, const LoadEstimate& estimate,
+                               OutputFormat format);
+// --accelerate: accelerate's exact table (or JSON/CSV/Markdown of the same rows).
+std::string RenderAccelerate(std::string_view model_name, const AccelerateEstimate& estimate,
+                             OutputFormat format);
+
+// inspect: tensors grouped by module, dtype histogram, parameter count.
+nlohmann::json InspectJson(const Model& model);
+std::string RenderInspect(const Model& model, OutputFormat format, int depth);
+
+// The assumptions and notes block printed under every table.
+std::string RenderAssumptions(const Model& model);
+
+}  // namespace memfit

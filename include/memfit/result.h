@@ -1,0 +1,73 @@
+#pragma once
+// Result<T>: a value or an Error, with std::expected's accessor names (has_value, value, error) so
+// that moving to std::expected later is mechanical. Fallible functions in memfit return Result;
+// exceptions never cross module boundaries (see docs/ARCHITECTURE.md, "Errors").
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+namespace memfit {
+
+// An error message that says where, lowercase, context first:
+// "safetensors: header length 9223372036854775807 exceeds file size 4096".
+struct Error {
+  std::string message;
+};
+
+template <typename... Args>
+[[nodiscard]] Error MakeError(fmt::format_string<Args...> format, Args&&... args) {
+  return Error{fmt::format(format, std::forward<Args>(args)...)};
+}
+
+// Prefixes an error with its context: Wrap(e, "model.safetensors") -> "model.safetensors: <e>".
+[[nodiscard]] inline Error Wrap(const Error& error, std::string_view context) {
+  return Error{fmt::format("{}: {}", context, error.message)};
+}
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error) : data_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool has_value() const { return data_.index() == 0; }
+  explicit operator bool() const { return has_value(); }
+
+  T& value() & { return std::get<0>(data_); }
+  const T& value() const& { return std::get<0>(data_); }
+  T&& value() && { return std::get<0>(std::move(data_)); }
+  const Error& error() const { return std::get<1>(data_); }
+
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<T, Error> data_;
+};
+
+// Result of an operation with no value.
+struct Ok {};
+using Status = Result<Ok>;
+
+}  // namespace memfit
+
+// Evaluates `expr` (a Result); on error returns the error from the enclosing function.
+#define MEMFIT_CONCAT_INNER(a, b) a##b
+#define MEMFIT_CONCAT(a, b) MEMFIT_CONCAT_INNER(a, b)
+#define MEMFIT_ASSIGN_OR_RETURN(lhs, expr) \
+  MEMFIT_ASSIGN_OR_RETURN_IMPL(MEMFIT_CONCAT(memfit_result_, __LINE__), lhs, expr)
+#define MEMFIT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                 \
+  if (!tmp.has_value()) return tmp.error();          \
+  lhs = std::move(tmp).value()
+#define MEMFIT_RETURN_IF_ERROR(expr)                                    \
+  do {                                                                  \
+    auto memfit_status_ = (expr);                                       \
+    if (!memfit_status_.has_value()) return memfit_status_.error();     \
+  } while (0)

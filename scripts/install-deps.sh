@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything memfit needs to build and test on Debian 12, as root or with sudo.
+# Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs beyond the build)
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+
+BUILD_PACKAGES=(
+  g++ cmake ninja-build ccache pkg-config
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev
+)
+TEST_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev python3
+)
+
+packages=("${BUILD_PACKAGES[@]}")
+if [ "${1:-}" = "--test" ]; then
+  packages+=("${TEST_PACKAGES[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,46 @@
+#include "cli/app.h"
+
+#include <iostream>
+#include <sstream>
+
+#include "cli/command.h"
+
+namespace memfit::cli {
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"memfit: how much memory a model needs to load, serve and train, and where it fits",
+               "memfit"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "memfit 0.1.0");
+  Context ctx{out, err};
+  AddEstimateMemoryCommand(app, ctx);
+  AddInspectCommand(app, ctx);
+  AddModelsCommand(app, ctx);
+  // CLI11 wants argv order reversed in a vector.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp& e) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "memfit: usage error: " << e.what() << "\n";
+    err << "run `memfit --help` for the commands and their options\n";
+    return 2;
+  }
+  return ctx.exit_code;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  return Run(args, std::cout, std::cerr);
+}
+
+}  // namespace memfit::cli

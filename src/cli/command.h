@@ -1,0 +1,31 @@
+#pragma once
+// What every subcommand shares: where to print, and the exit code it leaves.
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "memfit/result.h"
+
+namespace memfit::cli {
+
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  int exit_code = 0;
+  // Reports an error as one line "memfit: error: <message>" and sets exit code 1.
+  void Fail(const Error& error) {
+    err << "memfit: error: " << error.message << "\n";
+    exit_code = 1;
+  }
+  void Note(const std::string& message) { err << "memfit: " << message << "\n"; }
+};
+
+// Each subcommand registers itself on the app; its callback runs when it is chosen.
+void AddEstimateMemoryCommand(CLI::App& app, Context& ctx);
+void AddInspectCommand(CLI::App& app, Context& ctx);
+void AddModelsCommand(CLI::App& app, Context& ctx);
+
+}  // namespace memfit::cli

@@ -1,0 +1,47 @@
+#include "cli/model_loader.h"
+
+#include <cstdlib>
+
+#include "memfit/local_source.h"
+
+namespace memfit::cli {
+namespace {
+
+bool EnvTrue(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return false;
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s == "1" || s == "ON" || s == "YES" || s == "TRUE";
+}
+
+}  // namespace
+
+void AddModelArgs(CLI::App& command, ModelArgs& args) {
+  command.add_option("MODEL", args.spec,
+                     "a model directory, a .safetensors or config.json file, a Hub id (local HF "
+                     "cache, then the Hub), or a catalog name (see `memfit models`)")
+      ->required();
+  command.add_option("--revision", args.revision, "branch, tag or commit (default main)");
+  command.add_flag("--offline", args.offline, "use only local files and the cache (HF_HUB_OFFLINE=1)");
+  command.add_option("--token", args.token, "Hugging Face token for gated or private repos");
+}
+
+Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
+  LocalResolveOptions options{.revision = args.revision, .hf_hub_cache = DefaultHfHubCache()};
+  MEMFIT_ASSIGN_OR_RETURN(LocalResolution local, ResolveLocalModel(args.spec, options));
+  if (local.kind != InputKind::kNotFound) return std::move(local.inputs);
+  (void)EnvTrue;
+  return MakeError(
+      "{}: model not found. memfit looked for (1) a local directory with config.json or "
+      "safetensors files, (2) a .safetensors or config.json file, (3) a Hub id in the local "
+      "Hugging Face cache ({}), (4) a name in the built-in catalog (`memfit models`)",
+      args.spec, options.hf_hub_cache);
+}
+
+Result<Model> LoadModel(const ModelArgs& args, const DescribeOptions& options) {
+  MEMFIT_ASSIGN_OR_RETURN(ModelInputs inputs, LoadModelInputs(args));
+  return DescribeModel(inputs, options);
+}
+
+}  // namespace memfit::cli

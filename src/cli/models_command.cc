@@ -1,0 +1,82 @@
+// `memfit models`: the built-in catalog; `--export-configs DIR` writes each entry's config.json
+// (DIR/<org>__<name>/config.json) for the GPU measurement harness in validation/.
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/command.h"
+#include "memfit/architecture.h"
+#include "memfit/catalog.h"
+#include "memfit/estimate_load.h"
+#include "memfit/render.h"
+#include "memfit/units.h"
+
+namespace memfit::cli {
+namespace {
+
+Status ExportConfigs(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : Catalog()) {
+    std::string folder(e.id);
+    for (size_t pos; (pos = folder.find('/')) != std::string::npos;) folder.replace(pos, 1, "__");
+    fs::create_directories(fs::path(dir) / folder, ec);
+    if (ec) return MakeError("{}: cannot create directory: {}", dir, ec.message());
+    std::ofstream file(fs::path(dir) / folder / "config.json");
+    auto json = nlohmann::json::parse(e.config_json);
+    file << json.dump(2) << "\n";
+    if (!file) return MakeError("{}: cannot write config.json", (fs::path(dir) / folder).string());
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+void AddModelsCommand(CLI::App& app, Context& ctx) {
+  struct Args {
+    std::string format = "table";
+    std::string family;
+    std::string export_dir;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("models", "the built-in catalog of models (works offline)");
+  cmd->add_option("--family", args->family, "only this family (llama, bert, ...)");
+  cmd->add_option("--format", args->format, "table, json, csv or markdown")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  cmd->add_option("--export-configs", args->export_dir,
+                  "write each entry's config.json under this directory");
+  cmd->callback([args, &ctx] {
+    if (!args->export_dir.empty()) {
+      auto status = ExportConfigs(args->export_dir);
+      if (!status) return ctx.Fail(status.error());
+      ctx.out << "wrote " << Catalog().size() << " configs under " << args->export_dir << "\n";
+      return;
+    }
+    std::vector<std::vector<std::string>> rows;
+    nlohmann::json json = nlohmann::json::array();
+    for (const auto& e : Catalog()) {
+      if (!args->family.empty() && e.family != args->family) continue;
+      std::string params = "?", size = "?";
+      auto config = HfConfig::Parse(e.config_json, std::string(e.id));
+      if (config) {
+        if (auto model = BuildFromConfig(*config)) {
+          auto totals = ComputeTotals(*model);
+          params = FormatCount(totals.parameters);
+          size = FormatBytes(totals.stored_bytes);
+          json.push_back({{"id", e.id}, {"family", e.family}, {"description", e.description},
+                          {"parameters", totals.parameters}, {"stored_bytes", totals.stored_bytes}});
+        }
+      }
+      rows.push_back({std::string(e.id), std::string(e.family), params, size,
+                      std::string(e.description)});
+    }
+    auto format = *ParseOutputFormat(args->format);
+    const std::vector<std::string> headers = {"id", "family", "parameters", "stored", "description"};
+    if (format == OutputFormat::kJson) ctx.out << json.dump(2) << "\n";
+    else if (format == OutputFormat::kCsv) ctx.out << RenderCsv(headers, rows);
+    else if (format == OutputFormat::kMarkdown) ctx.out << RenderMarkdownTable(headers, rows);
+    else ctx.out << RenderPlainTable(headers, rows);
+  });
+}
+
+}  // namespace memfit::cli

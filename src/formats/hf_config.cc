@@ -1,0 +1,153 @@
+#include "memfit/hf_config.h"
+
+#include <cmath>
+
+#include "memfit/json.h"
+
+namespace memfit {
+
+Result<HfConfig> HfConfig::Parse(std::string_view json_text, std::string where) {
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json json,
+                          ParseJson(json_text, where, JsonLimits{.max_bytes = 16'000'000}));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig config, FromJson(std::move(json), std::move(where)));
+  // nlohmann::json sorts object keys; auto_map's order matters, so read it again in file order.
+  if (config.json_.contains("auto_map") && config.json_["auto_map"].is_object()) {
+    try {
+      auto ordered = nlohmann::ordered_json::parse(json_text);
+      for (const auto& item : ordered["auto_map"].items()) config.auto_map_keys_.push_back(item.key());
+    } catch (const std::exception&) {
+      // Already parsed successfully once; unreachable in practice.
+    }
+  }
+  return config;
+}
+
+Result<HfConfig> HfConfig::FromJson(nlohmann::json json, std::string where) {
+  if (!json.is_object()) {
+    return MakeError("{}: expected a JSON object, got {}", where, JsonTypeName(json));
+  }
+  return HfConfig(std::move(json), std::move(where));
+}
+
+const nlohmann::json* HfConfig::Find(std::string_view key) const {
+  auto it = json_.find(key);
+  if (it == json_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+bool HfConfig::Has(std::string_view key) const { return Find(key) != nullptr; }
+
+Result<uint64_t> HfConfig::Uint(std::string_view key) const {
+  const auto* value = Find(key);
+  if (!value) return MakeError("{}: missing required field \"{}\"", where_, key);
+  if (value->is_number_float()) {
+    double d = value->get<double>();
+    if (d >= 0 && d == std::floor(d) && d <= static_cast<double>(kMaxConfigDimension)) {
+      return static_cast<uint64_t>(d);
+    }
+  }
+  if (value->is_number_integer() && value->get<int64_t>() < 0) {
+    return MakeError("{}: field \"{}\" must not be negative, got {}", where_, key,
+                     value->get<int64_t>());
+  }
+  if (!value->is_number_unsigned() && !value->is_number_integer()) {
+    return MakeError("{}: field \"{}\" must be a non-negative integer, got {}", where_, key,
+                     value->is_number() ? value->dump() : std::string(JsonTypeName(*value)));
+  }
+  uint64_t result = value->get<uint64_t>();
+  if (result > kMaxConfigDimension) {
+    return MakeError("{}: field \"{}\" = {} is absurdly large (limit 2^40)", where_, key, result);
+  }
+  return result;
+}
+
+Result<uint64_t> HfConfig::UintOr(std::string_view key, uint64_t fallback) const {
+  if (!Has(key)) return fallback;
+  return Uint(key);
+}
+
+Result<uint64_t> HfConfig::UintAny(std::initializer_list<std::string_view> keys) const {
+  for (auto key : keys) {
+    if (Has(key)) return Uint(key);
+  }
+  std::string names;
+  for (auto key : keys) names += fmt::format("{}\"{}\"", names.empty() ? "" : " or ", key);
+  return MakeError("{}: missing required field {}", where_, names);
+}
+
+Result<double> HfConfig::NumberOr(std::string_view key, double fallback) const {
+  const auto* value = Find(key);
+  if (!value) return fallback;
+  if (!value->is_number()) {
+    return MakeError("{}: field \"{}\" must be a number, got {}", where_, key, JsonTypeName(*value));
+  }
+  return value->get<double>();
+}
+
+Result<bool> HfConfig::BoolOr(std::string_view key, bool fallback) const {
+  const auto* value = Find(key);
+  if (!value) return fallback;
+  if (!value->is_boolean()) {
+    return MakeError("{}: field \"{}\" must be true or false, got {}", where_, key,
+                     JsonTypeName(*value));
+  }
+  return value->get<bool>();
+}
+
+Result<std::string> HfConfig::StringOr(std::string_view key, std::string fallback) const {
+  const auto* value = Find(key);
+  if (!value) return fallback;
+  if (!value->is_string()) {
+    return MakeError("{}: field \"{}\" must be a string, got {}", where_, key, JsonTypeName(*value));
+  }
+  return value->get<std::string>();
+}
+
+Result<HfConfig> HfConfig::Sub(std::string_view key) const {
+  const auto* value = Find(key);
+  if (!value) return MakeError("{}: missing required object \"{}\"", where_, key);
+  if (!value->is_object()) {
+    return MakeError("{}: \"{}\" must be an object, got {}", where_, key, JsonTypeName(*value));
+  }
+  return HfConfig(*value, fmt::format("{}: {}", where_, key));
+}
+
+std::optional<HfConfig> HfConfig::OptionalSub(std::string_view key) const {
+  const auto* value = Find(key);
+  if (!value || !value->is_object()) return std::nullopt;
+  return HfConfig(*value, fmt::format("{}: {}", where_, key));
+}
+
+std::string HfConfig::model_type() const {
+  const auto* value = Find("model_type");
+  return value && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+std::vector<std::string> HfConfig::architectures() const {
+  std::vector<std::string> out;
+  const auto* value = Find("architectures");
+  if (value && value->is_array()) {
+    for (const auto& item : *value) {
+      if (item.is_string()) out.push_back(item.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::optional<Dtype> HfConfig::torch_dtype() const {
+  for (auto key : {"dtype", "torch_dtype"}) {
+    const auto* value = Find(key);
+    if (value && value->is_string()) {
+      auto dtype = ParseDtypeName(value->get<std::string>());
+      if (dtype) return *dtype;
+    }
+  }
+  return std::nullopt;
+}
+
+const nlohmann::json* HfConfig::quantization_config() const {
+  const auto* value = Find("quantization_config");
+  return value && value->is_object() ? value : nullptr;
+}
+
+}  // namespace memfit

@@ -1,0 +1,87 @@
+#pragma once
+// Helpers for architecture builders: emit tensors named and shaped as transformers creates them,
+// with overflow-checked sizes. A builder records the first error and returns it from Finish().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memfit/hf_config.h"
+#include "memfit/model.h"
+#include "memfit/result.h"
+
+namespace memfit::arch {
+
+class ModelBuilder {
+ public:
+  // `dtype`: the checkpoint dtype for parameters (config "torch_dtype", float32 when absent).
+  ModelBuilder(const HfConfig& config, Dtype dtype);
+
+  // A parameter in the checkpoint dtype (or `dtype` when given).
+  void Param(const std::string& name, std::vector<uint64_t> shape);
+  void ParamAs(const std::string& name, std::vector<uint64_t> shape, Dtype dtype);
+  // nn.Linear(in, out): weight [out, in], bias [out].
+  void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
+  // nn.Embedding(num, dim): weight [num, dim].
+  void Embedding(const std::string& prefix, uint64_t num, uint64_t dim);
+  // nn.LayerNorm(dim): weight and bias (bias optional).
+  void LayerNorm(const std::string& prefix, uint64_t dim, bool bias = true);
+  // RMSNorm(dim): weight only.
+  void RmsNorm(const std::string& prefix, uint64_t dim);
+  // nn.Conv{1,2}d: weight [out, in/groups, k...], bias [out].
+  void Conv(const std::string& prefix, uint64_t in, uint64_t out, std::vector<uint64_t> kernel,
+            bool bias, uint64_t groups = 1);
+  // A buffer; persistent ones are in the state dict (and usually in checkpoints).
+  void Buffer(const std::string& name, std::vector<uint64_t> shape, Dtype dtype, bool persistent);
+  // A parameter that shares storage with `target` (tied embeddings): resident once, not stored.
+  void Tied(const std::string& name, std::vector<uint64_t> shape, const std::string& target);
+
+  // Tensors emitted while set belong to the task head (absent from the base AutoModel).
+  void SetHead(bool in_head) { in_head_ = in_head; }
+  // Tensors emitted while set belong to this multimodal component.
+  void SetComponent(std::string component) { component_ = std::move(component); }
+  Dtype dtype() const { return dtype_; }
+
+  // Records an error (the first one wins), e.g. from a failed config read.
+  void Fail(const Error& error);
+  bool failed() const { return !error_.message.empty(); }
+
+  Model& model() { return model_; }
+  // The finished model; checks the totals for overflow.
+  Result<Model> Finish();
+
+ private:
+  void Emit(const std::string& name, std::vector<uint64_t> shape, Dtype dtype, TensorKind kind,
+            std::string tied_to, bool stored);
+  std::string where_;
+  Dtype dtype_;
+  bool in_head_ = false;
+  std::string component_;
+  Model model_;
+  Error error_;
+};
+
+// The checkpoint dtype a config implies: "torch_dtype"/"dtype", else float32 (transformers'
+// default), recording an assumption in that case.
+Dtype CheckpointDtype(const HfConfig& config, std::vector<std::string>& assumptions);
+
+// Reads a value or records the error in `b` and returns 0/false/"": lets builders read many fields
+// without a check after each; the builder's Finish() returns the first error.
+uint64_t Get(ModelBuilder& b, const Result<uint64_t>& value);
+bool Get(ModelBuilder& b, const Result<bool>& value);
+double Get(ModelBuilder& b, const Result<double>& value);
+std::string Get(ModelBuilder& b, const Result<std::string>& value);
+
+// Fills Model fields common to every builder from the config (name, type, architecture,
+// auto_map class, config dtype, quantization_config).
+void FillCommon(const HfConfig& config, Model& model);
+
+// Checks that `numerator` divides evenly, recording "<where>: field ... must divide ..." if not.
+uint64_t DivideExact(ModelBuilder& b, const HfConfig& config, uint64_t numerator,
+                     std::string_view numerator_name, uint64_t denominator,
+                     std::string_view denominator_name);
+
+// Layer name helper: Layer("model.layers", 3) -> "model.layers.3".
+std::string Layer(std::string_view prefix, uint64_t index);
+
+}  // namespace memfit::arch

@@ -1,0 +1,165 @@
+// Llama-style decoders: llama, mistral, qwen2, qwen3, mixtral (and their MoE variants).
+// Tensor names and shapes follow transformers' modeling_<family>.py (LlamaForCausalLM and
+// siblings): embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj, mlp.{gate,up,
+// down}_proj | block_sparse_moe, post_attention_layernorm}, norm, lm_head.
+
+#include <algorithm>
+
+#include <algorithm>
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/families.h"
+
+namespace memfit::arch {
+namespace {
+
+struct LlamaSpec {
+  bool qkv_bias = false;       // qwen2: q, k and v projections have biases
+  bool qk_norm = false;        // qwen3: per-head RMSNorm on q and k
+  bool mixtral_moe = false;    // mixtral: block_sparse_moe with w1/w2/w3 experts
+  bool qwen_moe = false;       // qwen3_moe / qwen2_moe: mlp.gate + mlp.experts.N.{gate,up,down}
+  bool tie_default = false;    // tie_word_embeddings default of the config class
+  bool sliding_default = false;  // mistral: sliding_window applies to every layer when set
+};
+
+Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, const LlamaSpec& spec) {
+  std::vector<std::string> assumptions;
+  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  Model& m = b.model();
+  m.assumptions = std::move(assumptions);
+  auto& hp = m.hp;
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.hidden_size = Get(b, c.Uint("hidden_size"));
+  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
+  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
+  hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", hp.num_attention_heads));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
+  hp.intermediate_size = Get(b, c.UintOr("intermediate_size", 0));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", spec.tie_default));
+  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  if (b.failed()) return b.Finish();
+  uint64_t default_head_dim =
+      DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads, "num_attention_heads");
+  hp.head_dim = Get(b, c.UintOr("head_dim", default_head_dim));
+  if (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0) {
+    b.Fail(MakeError("{}: \"num_attention_heads\" = {} is not a multiple of \"num_key_value_heads\" = {}",
+                     c.where(), hp.num_attention_heads, hp.num_kv_heads));
+  }
+  bool attention_bias = Get(b, c.BoolOr("attention_bias", false));
+  bool mlp_bias = Get(b, c.BoolOr("mlp_bias", false));
+  uint64_t sliding_window = 0;
+  if (spec.sliding_default) sliding_window = Get(b, c.UintOr("sliding_window", 0));
+  if (spec.mixtral_moe) {
+    hp.num_experts = Get(b, c.Uint("num_local_experts"));
+    hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
+  }
+  uint64_t decoder_sparse_step = 1;
+  std::vector<uint64_t> mlp_only_layers;
+  if (spec.qwen_moe) {
+    hp.num_experts = Get(b, c.Uint("num_experts"));
+    hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
+    hp.moe_intermediate_size = Get(b, c.Uint("moe_intermediate_size"));
+    decoder_sparse_step = Get(b, c.UintOr("decoder_sparse_step", 1));
+    if (const auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
+      for (const auto& v : *it) {
+        if (v.is_number_unsigned()) mlp_only_layers.push_back(v.get<uint64_t>());
+      }
+    }
+  }
+  if (b.failed()) return b.Finish();
+
+  const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
+                 nkv = hp.num_kv_heads, inter = hp.intermediate_size;
+  b.Embedding("model.embed_tokens", hp.vocab_size, h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    b.RmsNorm(l + ".input_layernorm", h);
+    b.Linear(l + ".self_attn.q_proj", h, nh * hd, attention_bias || spec.qkv_bias);
+    b.Linear(l + ".self_attn.k_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
+    b.Linear(l + ".self_attn.v_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
+    b.Linear(l + ".self_attn.o_proj", nh * hd, h, attention_bias);
+    if (spec.qk_norm) {
+      b.RmsNorm(l + ".self_attn.q_norm", hd);
+      b.RmsNorm(l + ".self_attn.k_norm", hd);
+    }
+    LayerInfo info{.num_heads = nh, .num_kv_heads = nkv, .head_dim_k = hd, .head_dim_v = hd};
+    if (sliding_window > 0) {
+      info.attention = AttentionKind::kSliding;
+      info.window_tokens = sliding_window;
+    }
+    bool moe_layer = spec.mixtral_moe;
+    if (spec.qwen_moe) {
+      bool dense = std::find(mlp_only_layers.begin(), mlp_only_layers.end(), i) != mlp_only_layers.end();
+      moe_layer = !dense && hp.num_experts > 0 && decoder_sparse_step > 0 &&
+                  (i + 1) % decoder_sparse_step == 0;
+    }
+    if (spec.mixtral_moe) {
+      b.Linear(l + ".block_sparse_moe.gate", h, hp.num_experts, false);
+      for (uint64_t e = 0; e < hp.num_experts; ++e) {
+        const std::string x = Layer(l + ".block_sparse_moe.experts", e);
+        b.Linear(x + ".w1", h, inter, false);
+        b.Linear(x + ".w2", inter, h, false);
+        b.Linear(x + ".w3", h, inter, false);
+      }
+    } else if (moe_layer) {
+      b.Linear(l + ".mlp.gate", h, hp.num_experts, false);
+      for (uint64_t e = 0; e < hp.num_experts; ++e) {
+        const std::string x = Layer(l + ".mlp.experts", e);
+        b.Linear(x + ".gate_proj", h, hp.moe_intermediate_size, false);
+        b.Linear(x + ".up_proj", h, hp.moe_intermediate_size, false);
+        b.Linear(x + ".down_proj", hp.moe_intermediate_size, h, false);
+      }
+    } else {
+      b.Linear(l + ".mlp.gate_proj", h, inter, mlp_bias);
+      b.Linear(l + ".mlp.up_proj", h, inter, mlp_bias);
+      b.Linear(l + ".mlp.down_proj", inter, h, mlp_bias);
+      info.intermediate_size = inter;
+    }
+    info.moe = moe_layer;
+    b.RmsNorm(l + ".post_attention_layernorm", h);
+    hp.layers.push_back(info);
+  }
+  b.RmsNorm("model.norm", h);
+  // Rotary frequencies: a non-persistent float32 buffer of head_dim / 2 (transformers >= 4.48
+  // holds one in model.rotary_emb; 4.42 held one per attention module).
+  if (options.buffers == BufferConvention::kCurrent) {
+    b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
+  } else {
+    for (uint64_t i = 0; i < hp.num_layers; ++i) {
+      b.Buffer(Layer("model.layers", i) + ".self_attn.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32,
+               false);
+    }
+  }
+  b.SetHead(true);
+  if (hp.tie_word_embeddings) {
+    b.Tied("lm_head.weight", {hp.vocab_size, h}, "model.embed_tokens.weight");
+  } else {
+    b.Linear("lm_head", h, hp.vocab_size, false);
+  }
+  m.no_split_patterns = {"model.layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<Model> BuildLlama(const HfConfig& c, const BuildOptions& o) { return BuildLlamaLike(c, o, {}); }
+Result<Model> BuildMistral(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.sliding_default = true});
+}
+Result<Model> BuildQwen2(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.qkv_bias = true});
+}
+Result<Model> BuildQwen3(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.qk_norm = true});
+}
+Result<Model> BuildMixtral(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.mixtral_moe = true, .sliding_default = true});
+}
+Result<Model> BuildQwen3Moe(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.qk_norm = true, .qwen_moe = true});
+}
+
+}  // namespace memfit::arch

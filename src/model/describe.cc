@@ -1,0 +1,200 @@
+#include "memfit/describe.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "memfit/checked_math.h"
+
+namespace memfit {
+namespace {
+
+bool IsNumber(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Block patterns guessed from names when no config says what the layers are: the first numbered
+// segment after a known container ("model.layers.7" -> "model.layers.*", "transformer.h.7").
+std::vector<std::string> GuessNoSplitPatterns(const std::vector<Tensor>& tensors) {
+  static const std::set<std::string, std::less<>> kContainers = {"layers", "h", "layer", "blocks",
+                                                                 "block"};
+  std::set<std::string> patterns;
+  for (const auto& t : tensors) {
+    std::vector<std::string_view> segments;
+    std::string_view name = t.name;
+    for (size_t pos; (pos = name.find('.')) != std::string_view::npos; name.remove_prefix(pos + 1)) {
+      segments.push_back(name.substr(0, pos));
+    }
+    std::string pattern;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      bool numbered = IsNumber(segments[i]);
+      if (!pattern.empty()) pattern += '.';
+      pattern += numbered ? std::string_view("*") : segments[i];
+      if (numbered && i > 0 && kContainers.count(segments[i - 1])) {
+        patterns.insert(pattern);
+        break;
+      }
+    }
+  }
+  return {patterns.begin(), patterns.end()};
+}
+
+Result<Model> FromHeaders(const ModelInputs& inputs) {
+  Model model;
+  size_t count = 0;
+  for (const auto& [file, header] : inputs.safetensors) count += header.tensors.size();
+  model.tensors.reserve(count);
+  std::unordered_map<std::string, std::string> seen;
+  seen.reserve(count);
+  ByteSum total;
+  for (const auto& [file, header] : inputs.safetensors) {
+    for (const auto& info : header.tensors) {
+      auto [it, inserted] = seen.emplace(info.name, file);
+      if (!inserted) {
+        return MakeError("{}: tensor \"{}\" appears in both {} and {}", inputs.location, info.name,
+                         it->second, file);
+      }
+      Tensor t;
+      t.name = info.name;
+      t.shape = info.shape;
+      t.dtype = info.dtype;
+      t.dtype_label = std::string(DtypeName(info.dtype));
+      t.numel = CheckedProduct(info.shape).value_or(0);  // validated by the reader
+      t.bytes = info.bytes();
+      total.Add(t.bytes);
+      model.tensors.push_back(std::move(t));
+    }
+  }
+  if (total.overflowed()) return MakeError("{}: total tensor bytes overflow 64 bits", inputs.location);
+  return model;
+}
+
+// Adds what the config's builder knows (head, ties, buffers, hyperparameters, blocks) to a model
+// read from headers.
+void MergeBuilt(Model& model, Model built) {
+  std::unordered_map<std::string, const Tensor*> by_name;
+  by_name.reserve(built.tensors.size());
+  for (const auto& t : built.tensors) by_name.emplace(t.name, &t);
+  size_t unknown = 0;
+  std::unordered_map<std::string, bool> present;
+  for (auto& t : model.tensors) {
+    present.emplace(t.name, true);
+    auto it = by_name.find(t.name);
+    if (it == by_name.end()) {
+      ++unknown;
+      continue;
+    }
+    t.in_head = it->second->in_head;
+    t.component = it->second->component;
+    if (it->second->kind != TensorKind::kParameter) t.kind = it->second->kind;
+    if (!it->second->tied_to.empty() && !present.count(it->second->tied_to)) {
+      // Stored although tied (e.g. falcon-7b's lm_head): the file holds it twice, memory once.
+      t.tied_to = it->second->tied_to;
+    } else if (!it->second->tied_to.empty()) {
+      t.tied_to = it->second->tied_to;
+    }
+  }
+  size_t stored_tied = 0;
+  for (const auto& t : model.tensors) {
+    if (!t.tied_to.empty()) ++stored_tied;
+  }
+  if (stored_tied > 0) {
+    model.notes.push_back(fmt::format(
+        "the checkpoint stores {} tied tensor(s) twice; once loaded they share memory",
+        stored_tied));
+  }
+  // Resident tensors the checkpoint does not hold: ties and non-persistent buffers.
+  for (auto& t : built.tensors) {
+    if (present.count(t.name)) continue;
+    if (!t.tied_to.empty() || t.kind == TensorKind::kNonPersistentBuffer ||
+        t.kind == TensorKind::kBuffer) {
+      t.stored = false;
+      model.tensors.push_back(std::move(t));
+    }
+  }
+  if (unknown > 0) {
+    model.notes.push_back(fmt::format(
+        "{} tensor(s) in the checkpoint are not part of the {} architecture memfit builds from "
+        "config.json (counted as stored)",
+        unknown, built.model_type));
+  }
+  model.hp = std::move(built.hp);
+  model.no_split_patterns = std::move(built.no_split_patterns);
+  model.model_type = built.model_type;
+  model.architecture = built.architecture;
+  model.auto_map_class = built.auto_map_class;
+  model.base_model_prefix = built.base_model_prefix;
+  model.config_dtype = built.config_dtype;
+  model.quantization_config = std::move(built.quantization_config);
+}
+
+}  // namespace
+
+Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& options) {
+  std::optional<Result<Model>> built;
+  if (inputs.config) built = BuildFromConfig(*inputs.config, options.build);
+  bool use_headers = !inputs.safetensors.empty() && !(options.prefer_config && built && *built);
+  Model model;
+  if (use_headers) {
+    MEMFIT_ASSIGN_OR_RETURN(model, FromHeaders(inputs));
+    size_t files = inputs.safetensors.size();
+    model.source = fmt::format("safetensors headers ({} file{})", files, files == 1 ? "" : "s");
+    if (built && *built) {
+      MergeBuilt(model, std::move(**built));
+      model.source += " + config.json";
+    } else {
+      if (built) {
+        model.notes.push_back("config.json could not be used for the layer structure: " +
+                              built->error().message);
+      }
+      if (inputs.config) {
+        model.model_type = inputs.config->model_type();
+        auto archs = inputs.config->architectures();
+        if (!archs.empty()) model.architecture = archs.front();
+        model.config_dtype = inputs.config->torch_dtype();
+      }
+      model.no_split_patterns = GuessNoSplitPatterns(model.tensors);
+      for (auto& t : model.tensors) {
+        if (t.name.starts_with("lm_head.")) t.in_head = true;
+      }
+      model.assumptions.push_back(
+          "layer blocks guessed from tensor names (no architecture builder for this config)");
+    }
+  } else if (built) {
+    if (!*built) return built->error();
+    model = std::move(**built);
+    model.source = "config.json (architecture builder)";
+  } else {
+    return MakeError("{}: nothing to read: no config.json and no safetensors weights",
+                     inputs.location.empty() ? inputs.name : inputs.location);
+  }
+  model.name = inputs.name;
+  for (const auto& a : inputs.assumptions) model.assumptions.push_back(a);
+  if (inputs.index) {
+    model.index_total_size = inputs.index->total_size;
+    uint64_t stored = ComputeTotals(model).stored_bytes;
+    if (inputs.index->total_size && *inputs.index->total_size != stored) {
+      model.notes.push_back(fmt::format(
+          "{} declares total_size {} bytes; memfit counts {} bytes of stored tensors ({:+} bytes)",
+          inputs.index_name, *inputs.index->total_size, stored,
+          static_cast<int64_t>(stored) - static_cast<int64_t>(*inputs.index->total_size)));
+    }
+    if (use_headers) {
+      std::unordered_map<std::string, bool> in_headers;
+      for (const auto& t : model.tensors) {
+        if (t.stored) in_headers.emplace(t.name, true);
+      }
+      size_t missing = 0;
+      for (const auto& [name, shard] : inputs.index->weight_map) {
+        if (!in_headers.count(name)) ++missing;
+      }
+      if (missing > 0) {
+        model.notes.push_back(fmt::format("{} lists {} tensor(s) that no shard header holds",
+                                          inputs.index_name, missing));
+      }
+    }
+  }
+  return model;
+}
+
+}  // namespace memfit

@@ -1,0 +1,80 @@
+#include "test_support.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/dtype.h"
+
+namespace memfit::testing {
+namespace fs = std::filesystem;
+
+std::optional<std::string> EvalDir() {
+  if (const char* v = std::getenv("MEMFIT_EVAL_DIR"); v && *v && fs::is_directory(v)) return v;
+  fs::path dir = fs::path(MEMFIT_SOURCE_DIR) / ".." / "shared" / "eval";
+  if (fs::is_directory(dir)) return fs::canonical(dir).string();
+  return std::nullopt;
+}
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TempDir() {
+  static int counter = 0;
+  fs::path dir = fs::temp_directory_path() /
+                 ("memfit_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  static std::vector<fs::path>* dirs = [] {
+    auto* v = new std::vector<fs::path>();
+    std::atexit([] {
+      // Best effort cleanup.
+    });
+    return v;
+  }();
+  dirs->push_back(dir);
+  return dir.string();
+}
+
+std::string MakeSafetensorsRaw(const std::string& header_json, uint64_t data_bytes) {
+  std::string header = header_json;
+  while ((8 + header.size()) % 8 != 0) header += ' ';
+  std::string out(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  out += header;
+  out.append(data_bytes, '\0');
+  return out;
+}
+
+std::string MakeSafetensors(const std::vector<FakeTensor>& tensors,
+                            const std::vector<std::pair<std::string, std::string>>& metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) {
+    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+    header["__metadata__"] = meta;
+  }
+  uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    uint64_t numel = 1;
+    for (auto d : t.shape) numel *= d;
+    auto dtype = ParseSafetensorsDtype(t.dtype);
+    uint64_t bytes = dtype ? numel * DtypeBits(*dtype) / 8 : numel;
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  return MakeSafetensorsRaw(header.dump(), offset);
+}
+
+}  // namespace memfit::testing
