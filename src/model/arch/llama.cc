@@ -122,14 +122,25 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     hp.layers.push_back(info);
   }
   b.RmsNorm("model.norm", h);
-  // Rotary frequencies: a non-persistent float32 buffer of head_dim / 2 (transformers >= 4.48
-  // holds one in model.rotary_emb; 4.42 held one per attention module).
+  // Rotary embedding buffers (all non-persistent, float32):
+  // - transformers >= 4.48: one `inv_freq` [head_dim / 2] in model.rotary_emb;
+  // - 4.42: one `inv_freq` per attention module; Qwen2 and Mixtral also cache cos and sin
+  //   [max_position_embeddings, head_dim] per layer; with "rope_scaling" set, LlamaModel holds one
+  //   more model-level rotary_emb. (Calibrated against accelerate_reference.jsonl.)
   if (options.buffers == BufferConvention::kCurrent) {
     b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   } else {
     for (uint64_t i = 0; i < hp.num_layers; ++i) {
-      b.Buffer(Layer("model.layers", i) + ".self_attn.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32,
-               false);
+      const std::string rotary = Layer("model.layers", i) + ".self_attn.rotary_emb";
+      b.Buffer(rotary + ".inv_freq", {hd / 2}, Dtype::kF32, false);
+      if (spec.qkv_bias || spec.mixtral_moe) {
+        b.Buffer(rotary + ".cos_cached", {hp.max_position_embeddings, hd}, Dtype::kF32, false);
+        b.Buffer(rotary + ".sin_cached", {hp.max_position_embeddings, hd}, Dtype::kF32, false);
+      }
+    }
+    if (c.Has("rope_scaling") && c.raw()["rope_scaling"].is_object() && !spec.qkv_bias &&
+        !spec.mixtral_moe) {
+      b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
     }
   }
   b.SetHead(true);
