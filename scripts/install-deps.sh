@@ -10,7 +10,7 @@ fi
 
 BUILD_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
-  nlohmann-json3-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev
 )
 TEST_PACKAGES=(

@@ -141,6 +141,16 @@ uint64_t FilteredSize(const Tensor& tensor, const TensorFilter& filter);
 // filter's unit.
 std::vector<Block> IndivisibleBlocks(const Model& model, const TensorFilter& filter);
 
+// The block each tensor belongs to, computed once per model and reused for every dtype view.
+struct BlockAssignment {
+  std::vector<std::string> names;     // block module paths, depth-first order
+  std::vector<int32_t> tensor_block;  // per tensor: index into names, -1 if in no block
+};
+BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter);
+// Block sizes for a filter's view over a precomputed assignment.
+std::vector<Block> SumBlocks(const Model& model, const BlockAssignment& assignment,
+                             const TensorFilter& filter);
+
 // Largest of IndivisibleBlocks (first on ties); nullopt for an empty model.
 std::optional<Block> LargestBlock(const Model& model, const TensorFilter& filter);
 

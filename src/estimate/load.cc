@@ -68,7 +68,15 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
   LoadEstimate out;
   out.totals = ComputeTotals(model);
   TensorFilter resident;  // everything resident after loading, ties once
-  out.largest_block = LargestBlock(model, resident);
+  const BlockAssignment blocks = AssignBlocks(model, resident);
+  auto largest = [&](const TensorFilter& filter) {
+    std::optional<Block> best;
+    for (auto& block : SumBlocks(model, blocks, filter)) {
+      if (!best || block.bytes > best->bytes) best = std::move(block);
+    }
+    return best;
+  };
+  out.largest_block = largest(resident);
   std::map<std::string, uint64_t> by_dtype;
   for (const auto& t : model.tensors) {
     if (t.stored) by_dtype[t.dtype_label] += t.bytes;
@@ -82,7 +90,7 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
     TensorFilter cast;
     cast.size_of = [dtype](const Tensor& t) { return CastBytes(t, dtype); };
     for (const auto& t : model.tensors) row.total_bytes += FilteredSize(t, cast);
-    auto block = LargestBlock(model, cast);
+    auto block = largest(cast);
     row.largest_block_bytes = block ? block->bytes : 0;
     const uint64_t params = out.totals.parameters;
     switch (dtype) {

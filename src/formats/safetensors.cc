@@ -7,174 +7,125 @@
 //                 with trailing spaces
 //   [8+N, EOF)    the data buffer; offsets are relative to its start, end exclusive, no holes
 //
-// The header is parsed with nlohmann's SAX interface straight into SafetensorsTensorInfo: no DOM,
-// so a 91k-tensor checkpoint parses in milliseconds, and duplicate names are seen as they come.
+// The header is parsed with simdjson's DOM API (runtime CPU dispatch) straight into SafetensorsTensorInfo: no DOM,
+// so a 91k-tensor checkpoint parses in milliseconds.
 
 #include "memfit/safetensors.h"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "memfit/checked_math.h"
 
 namespace memfit {
 namespace {
 
-constexpr uint32_t kMaxDepth = 4;  // root > tensor > shape/offsets arrays
+bool IsNumber(simdjson::dom::element_type type) {
+  using T = simdjson::dom::element_type;
+  return type == T::INT64 || type == T::UINT64 || type == T::DOUBLE;
+}
 
-class HeaderSax {
- public:
-  using json = nlohmann::json;
-  using number_integer_t = json::number_integer_t;
-  using number_unsigned_t = json::number_unsigned_t;
-  using number_float_t = json::number_float_t;
-  using string_t = json::string_t;
-  using binary_t = json::binary_t;
-
-  explicit HeaderSax(const SafetensorsLimits& limits) : limits_(limits) {}
-
-  bool null() { return Scalar("null"); }
-  bool boolean(bool) { return Scalar("boolean"); }
-  bool number_integer(number_integer_t value) {
-    if (value < 0) {
-      if (InArray()) return Fail(fmt::format("tensor \"{}\": negative value {} in \"{}\"",
-                                             name_, value, field_));
-      return Scalar("integer");
-    }
-    return number_unsigned(static_cast<number_unsigned_t>(value));
+// Reads the array of non-negative integers at `value` into `out`.
+Status ReadUintArray(simdjson::dom::element value, std::string_view tensor,
+                     std::string_view field, std::vector<uint64_t>& out) {
+  simdjson::dom::array array;
+  if (value.get_array().get(array)) {
+    return MakeError("tensor \"{}\": \"{}\" must be an array of integers", tensor, field);
   }
-  bool number_unsigned(number_unsigned_t value) {
-    if (InArray()) {
-      array_.push_back(value);
-      return true;
-    }
-    return Scalar("integer");
-  }
-  bool number_float(number_float_t, const string_t&) {
-    if (InArray()) {
-      return Fail(fmt::format("tensor \"{}\": non-integer value in \"{}\"", name_, field_));
-    }
-    return Scalar("number");
-  }
-  bool binary(binary_t&) { return Fail("binary value in header"); }
-  bool string(string_t& value) {
-    if (depth_ == 2 && in_metadata_) {
-      metadata_[field_] = value;
-      return true;
-    }
-    if (depth_ == 2 && field_ == "dtype") {
-      auto dtype = ParseSafetensorsDtype(value);
-      if (!dtype) return Fail(fmt::format("tensor \"{}\": {}", name_, dtype.error().message));
-      current_.dtype = *dtype;
-      seen_dtype_ = true;
-      return true;
-    }
-    return Scalar("string");
-  }
-  bool start_object(std::size_t) {
-    if (++depth_ > 2) return Fail(fmt::format("tensor \"{}\": unexpected object in \"{}\"", name_, field_));
-    if (depth_ == 2) {
-      in_metadata_ = name_ == "__metadata__";
-      current_ = SafetensorsTensorInfo{};
-      current_.name = name_;
-      seen_dtype_ = seen_shape_ = seen_offsets_ = false;
-    }
-    return true;
-  }
-  bool key(string_t& value) {
-    if (depth_ == 1) {
-      if (!names_.insert(value).second) return Fail(fmt::format("duplicate tensor \"{}\"", value));
-      if (names_.size() > limits_.max_tensors) {
-        return Fail(fmt::format("more than {} tensors", limits_.max_tensors));
+  for (auto element : array) {
+    uint64_t n = 0;
+    auto error = element.get_uint64().get(n);
+    if (error) {
+      int64_t negative = 0;
+      double number = 0;
+      simdjson::dom::element_type type;
+      type = element.type();
+      if (type == simdjson::dom::element_type::ARRAY) {
+        return MakeError("tensor \"{}\": unexpected array in \"{}\"", tensor, field);
       }
-      name_ = value;
-    } else {
-      field_ = value;
-    }
-    return true;
-  }
-  bool end_object() {
-    if (depth_ == 2 && !in_metadata_) {
-      if (!seen_dtype_) return Fail(fmt::format("tensor \"{}\": missing \"dtype\"", name_));
-      if (!seen_shape_) return Fail(fmt::format("tensor \"{}\": missing \"shape\"", name_));
-      if (!seen_offsets_) return Fail(fmt::format("tensor \"{}\": missing \"data_offsets\"", name_));
-      tensors_.push_back(std::move(current_));
-    }
-    if (depth_ == 2) in_metadata_ = false;
-    --depth_;
-    return true;
-  }
-  bool start_array(std::size_t) {
-    if (depth_ != 2 || in_metadata_ || (field_ != "shape" && field_ != "data_offsets")) {
-      return Fail(depth_ <= 1 ? fmt::format("\"{}\": expected an object", name_)
-                              : fmt::format("tensor \"{}\": unexpected array in \"{}\"", name_, field_));
-    }
-    ++depth_;
-    array_.clear();
-    return true;
-  }
-  bool end_array() {
-    --depth_;
-    if (field_ == "shape") {
-      current_.shape = array_;
-      seen_shape_ = true;
-    } else {
-      if (array_.size() != 2) {
-        return Fail(fmt::format("tensor \"{}\": \"data_offsets\" must hold 2 integers, got {}",
-                                name_, array_.size()));
+      if (IsNumber(type) && !element.get_int64().get(negative)) {
+        return MakeError("tensor \"{}\": negative value {} in \"{}\"", tensor, negative, field);
       }
-      current_.begin = array_[0];
-      current_.end = array_[1];
-      seen_offsets_ = true;
+      if (IsNumber(type) && !element.get_double().get(number)) {
+        return MakeError("tensor \"{}\": non-integer value in \"{}\"", tensor, field);
+      }
+      return MakeError("tensor \"{}\": \"{}\" must hold integers", tensor, field);
     }
-    return true;
+    out.push_back(n);
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    if (error_.empty()) {
-      std::string message = e.what();
-      auto pos = message.find("] ");
-      if (pos != std::string::npos) message = message.substr(pos + 2);
-      error_ = fmt::format("invalid JSON at byte {}: {}", position, message);
-    }
-    return false;
-  }
+  return Ok{};
+}
 
-  std::string& error() { return error_; }
-  std::vector<SafetensorsTensorInfo>& tensors() { return tensors_; }
-  std::map<std::string, std::string>& metadata() { return metadata_; }
-
- private:
-  bool InArray() const { return depth_ == 3; }
-  bool Scalar(std::string_view type) {
-    if (depth_ == 0) return Fail("header is not a JSON object");
-    if (depth_ == 1) return Fail(fmt::format("\"{}\": expected an object, got {}", name_, type));
-    if (depth_ == 2 && in_metadata_) {
-      return Fail(fmt::format("__metadata__ \"{}\": values must be strings, got {}", field_, type));
-    }
-    if (depth_ == 3) {
-      return Fail(fmt::format("tensor \"{}\": \"{}\" must hold integers, got {}", name_, field_, type));
-    }
-    if (field_ == "dtype") return Fail(fmt::format("tensor \"{}\": \"dtype\" must be a string", name_));
-    return true;  // unknown scalar fields are ignored, as serde does
+Result<SafetensorsTensorInfo> ReadTensor(simdjson::dom::element value, std::string_view name) {
+  simdjson::dom::object object;
+  if (value.get_object().get(object)) {
+    return MakeError("\"{}\": expected an object", name);
   }
-  bool Fail(std::string message) {
-    if (error_.empty()) error_ = std::move(message);
-    return false;
+  SafetensorsTensorInfo info;
+  info.name = std::string(name);
+  bool seen_dtype = false, seen_shape = false, seen_offsets = false;
+  for (auto field : object) {
+    std::string_view key;
+    key = field.key;
+    if (key == "dtype") {
+      std::string_view dtype_name;
+      if (field.value.get_string().get(dtype_name)) {
+        return MakeError("tensor \"{}\": \"dtype\" must be a string", name);
+      }
+      auto dtype = ParseSafetensorsDtype(dtype_name);
+      if (!dtype) return MakeError("tensor \"{}\": {}", name, dtype.error().message);
+      info.dtype = *dtype;
+      seen_dtype = true;
+    } else if (key == "shape") {
+      MEMFIT_RETURN_IF_ERROR(ReadUintArray(field.value, name, "shape", info.shape));
+      seen_shape = true;
+    } else if (key == "data_offsets") {
+      std::vector<uint64_t> offsets;
+      MEMFIT_RETURN_IF_ERROR(ReadUintArray(field.value, name, "data_offsets", offsets));
+      if (offsets.size() != 2) {
+        return MakeError("tensor \"{}\": \"data_offsets\" must hold 2 integers, got {}", name,
+                         offsets.size());
+      }
+      info.begin = offsets[0];
+      info.end = offsets[1];
+      seen_offsets = true;
+    } else {
+      // Unknown fields are ignored (as serde does), but only scalars.
+      simdjson::dom::element_type type;
+      type = field.value.type();
+      if (type == simdjson::dom::element_type::OBJECT || type == simdjson::dom::element_type::ARRAY) {
+        return MakeError("tensor \"{}\": unexpected {} in \"{}\"", name,
+                         type == simdjson::dom::element_type::OBJECT ? "object" : "array", key);
+      }
+    }
   }
+  if (!seen_dtype) return MakeError("tensor \"{}\": missing \"dtype\"", name);
+  if (!seen_shape) return MakeError("tensor \"{}\": missing \"shape\"", name);
+  if (!seen_offsets) return MakeError("tensor \"{}\": missing \"data_offsets\"", name);
+  return info;
+}
 
-  const SafetensorsLimits& limits_;
-  uint32_t depth_ = 0;
-  bool in_metadata_ = false;
-  bool seen_dtype_ = false, seen_shape_ = false, seen_offsets_ = false;
-  std::string name_, field_, error_;
-  std::vector<uint64_t> array_;
-  SafetensorsTensorInfo current_;
-  std::unordered_set<std::string> names_;
-  std::vector<SafetensorsTensorInfo> tensors_;
-  std::map<std::string, std::string> metadata_;
-};
+Status ReadMetadata(simdjson::dom::element value, std::map<std::string, std::string>& out) {
+  simdjson::dom::object object;
+  if (value.get_object().get(object)) return MakeError("__metadata__ must be an object");
+  for (auto field : object) {
+    std::string_view key, text;
+    key = field.key;
+    if (field.value.get_string().get(text)) {
+      return MakeError("__metadata__ \"{}\": values must be strings", key);
+    }
+    if (!out.emplace(std::string(key), std::string(text)).second) {
+      return MakeError("__metadata__: duplicate key \"{}\"", key);
+    }
+  }
+  return Ok{};
+}
+
+std::string SimdjsonMessage(simdjson::error_code error) {
+  return fmt::format("invalid JSON ({})", simdjson::error_message(error));
+}
 
 Status ValidateTensor(const SafetensorsTensorInfo& t) {
   auto numel = CheckedProduct(t.shape);
@@ -209,17 +160,40 @@ Result<SafetensorsHeader> ParseSafetensorsHeaderJson(std::string_view json_text,
   if (first == std::string_view::npos || json_text[first] != '{') {
     return MakeError("safetensors: header is not a JSON object");
   }
-  HeaderSax sax(limits);
-  // Depth is bounded by the state machine (kMaxDepth); anything deeper fails at once.
-  static_assert(kMaxDepth == 4);
-  bool ok = nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &sax);
-  if (!ok || !sax.error().empty()) {
-    return MakeError("safetensors: {}", sax.error().empty() ? "invalid header" : sax.error());
-  }
   SafetensorsHeader header;
   header.header_bytes = json_text.size();
-  header.tensors = std::move(sax.tensors());
-  header.metadata = std::move(sax.metadata());
+  {
+    simdjson::padded_string padded(json_text);
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (auto error = parser.parse(padded).get(doc)) {
+      return MakeError("safetensors: {}", SimdjsonMessage(error));
+    }
+    simdjson::dom::object root;
+    if (doc.get_object().get(root)) return MakeError("safetensors: header is not a JSON object");
+    for (auto field : root) {
+      std::string_view key;
+      key = field.key;
+      if (key == "__metadata__") {
+        auto status = ReadMetadata(field.value, header.metadata);
+        if (!status) return Wrap(status.error(), "safetensors");
+        continue;
+      }
+      if (header.tensors.size() >= limits.max_tensors) {
+        return MakeError("safetensors: more than {} tensors", limits.max_tensors);
+      }
+      auto tensor = ReadTensor(field.value, key);
+      if (!tensor) return Wrap(tensor.error(), "safetensors");
+      header.tensors.push_back(std::move(*tensor));
+    }
+  }
+  {
+    std::unordered_set<std::string_view> names;
+    names.reserve(header.tensors.size());
+    for (const auto& t : header.tensors) {
+      if (!names.insert(t.name).second) return MakeError("safetensors: duplicate tensor \"{}\"", t.name);
+    }
+  }
   for (const auto& t : header.tensors) {
     auto status = ValidateTensor(t);
     if (!status) return Wrap(status.error(), "safetensors");

@@ -19,8 +19,9 @@ std::vector<std::string> GuessNoSplitPatterns(const std::vector<Tensor>& tensors
   static const std::set<std::string, std::less<>> kContainers = {"layers", "h", "layer", "blocks",
                                                                  "block"};
   std::set<std::string> patterns;
+  std::vector<std::string_view> segments;
   for (const auto& t : tensors) {
-    std::vector<std::string_view> segments;
+    segments.clear();
     std::string_view name = t.name;
     for (size_t pos; (pos = name.find('.')) != std::string_view::npos; name.remove_prefix(pos + 1)) {
       segments.push_back(name.substr(0, pos));
@@ -44,7 +45,7 @@ Result<Model> FromHeaders(const ModelInputs& inputs) {
   size_t count = 0;
   for (const auto& [file, header] : inputs.safetensors) count += header.tensors.size();
   model.tensors.reserve(count);
-  std::unordered_map<std::string, std::string> seen;
+  std::unordered_map<std::string_view, std::string_view> seen;  // views into `inputs`
   seen.reserve(count);
   ByteSum total;
   for (const auto& [file, header] : inputs.safetensors) {

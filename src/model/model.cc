@@ -46,90 +46,114 @@ bool MatchesModulePattern(std::string_view path, std::string_view pattern) {
 namespace {
 
 struct Node {
-  std::string path;
+  std::string_view path;  // a prefix of a tensor name in the model (stable while the model is)
+  size_t parent = 0;
   bool is_tensor = false;
   bool has_child_module = false;
-  uint64_t size = 0;
-  uint64_t parameters = 0;
+  int32_t block = -1;
   std::vector<size_t> children;
 };
 
+bool Excluded(const Tensor& t, const TensorFilter& filter) {
+  // A tensor the filter excludes is not part of this view at all (a tied lm_head is not a module
+  // of the base model); ties still name a module in the tree.
+  return (!filter.include_head && t.in_head) ||
+         (!filter.include_buffers && t.kind != TensorKind::kParameter) ||
+         (!filter.include_unstored && !t.stored);
+}
+
 }  // namespace
 
-std::vector<Block> IndivisibleBlocks(const Model& model, const TensorFilter& filter) {
+BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
   std::vector<Node> nodes(1);  // nodes[0]: the root module
-  std::unordered_map<std::string, size_t> index;
+  std::unordered_map<std::string_view, size_t> index;
   index.reserve(model.tensors.size() * 2);
-  for (const auto& t : model.tensors) {
-    // A tensor the filter excludes is not part of this view at all (a tied lm_head is not a
-    // module of the base model), except ties, which still name a module in the tree.
-    bool excluded = (!filter.include_head && t.in_head) ||
-                    (!filter.include_buffers && t.kind != TensorKind::kParameter) ||
-                    (!filter.include_unstored && !t.stored);
-    if (excluded) continue;
-    uint64_t size = FilteredSize(t, filter);
-    uint64_t params = (t.kind == TensorKind::kParameter && size > 0) ? t.numel : 0;
-    size_t parent = 0;
-    size_t start = 0;
+  std::vector<size_t> tensor_node(model.tensors.size(), 0);
+  for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
+    const auto& t = model.tensors[ti];
+    if (Excluded(t, filter)) continue;
+    std::string_view name = t.name;
+    size_t parent = 0, start = 0;
     while (true) {
-      size_t dot = t.name.find('.', start);
-      bool last = dot == std::string::npos;
-      std::string path = t.name.substr(0, last ? std::string::npos : dot);
+      size_t dot = name.find('.', start);
+      bool last = dot == std::string_view::npos;
+      std::string_view path = name.substr(0, last ? name.size() : dot);
       auto [it, inserted] = index.emplace(path, nodes.size());
       if (inserted) {
-        nodes.push_back(Node{.path = path});
+        nodes.push_back(Node{.path = path, .parent = parent});
         nodes[parent].children.push_back(it->second);
       }
       size_t self = it->second;
-      nodes[self].size += size;
-      nodes[self].parameters += params;
       if (last) {
         nodes[self].is_tensor = true;
+        tensor_node[ti] = self;
         break;
       }
+      nodes[parent].has_child_module = true;
       parent = self;
       start = dot + 1;
     }
   }
-  // A module has child modules when any child is not a tensor.
-  for (auto& node : nodes) {
-    node.has_child_module = false;
-    for (size_t c : node.children) {
-      if (!nodes[c].is_tensor) node.has_child_module = true;
-    }
-  }
-  auto no_split = [&](const std::string& path) {
+  auto no_split = [&](std::string_view path) {
     for (const auto& pattern : model.no_split_patterns) {
       if (MatchesModulePattern(path, pattern)) return true;
     }
     return false;
   };
-  // accelerate's roots: the model's direct tensors, then its child modules.
-  std::vector<size_t> todo;
+  // accelerate's roots: the model's direct tensors, then its child modules; depth-first.
+  std::vector<size_t> roots;
   for (size_t c : nodes[0].children) {
-    if (nodes[c].is_tensor) todo.push_back(c);
+    if (nodes[c].is_tensor) roots.push_back(c);
   }
   for (size_t c : nodes[0].children) {
-    if (!nodes[c].is_tensor) todo.push_back(c);
+    if (!nodes[c].is_tensor) roots.push_back(c);
   }
-  std::vector<Block> blocks;
-  // Depth-first, children in order.
-  std::vector<size_t> stack(todo.rbegin(), todo.rend());
+  BlockAssignment out;
+  std::vector<size_t> stack(roots.rbegin(), roots.rend());
   while (!stack.empty()) {
-    size_t n = stack.back();
+    Node& node = nodes[stack.back()];
     stack.pop_back();
-    const Node& node = nodes[n];
     if (node.is_tensor || !node.has_child_module || no_split(node.path)) {
-      blocks.push_back(Block{.name = node.path, .bytes = node.size, .parameters = node.parameters});
+      node.block = static_cast<int32_t>(out.names.size());
+      out.names.emplace_back(node.path);
       continue;
     }
-    // Expand: only child modules (direct tensors of an expanded module are not blocks, as in
+    // Expand: only child modules (direct tensors of an expanded module are in no block, as in
     // accelerate's get_max_layer_size, which walks named_children()).
     for (auto it = node.children.rbegin(); it != node.children.rend(); ++it) {
       if (!nodes[*it].is_tensor) stack.push_back(*it);
     }
   }
+  out.tensor_block.assign(model.tensors.size(), -1);
+  for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
+    if (Excluded(model.tensors[ti], filter)) continue;
+    for (size_t n = tensor_node[ti]; n != 0; n = nodes[n].parent) {
+      if (nodes[n].block >= 0) {
+        out.tensor_block[ti] = nodes[n].block;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Block> SumBlocks(const Model& model, const BlockAssignment& assignment,
+                             const TensorFilter& filter) {
+  std::vector<Block> blocks(assignment.names.size());
+  for (size_t i = 0; i < blocks.size(); ++i) blocks[i].name = assignment.names[i];
+  for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
+    int32_t b = assignment.tensor_block[ti];
+    if (b < 0) continue;
+    const auto& t = model.tensors[ti];
+    uint64_t size = FilteredSize(t, filter);
+    blocks[b].bytes += size;
+    if (t.kind == TensorKind::kParameter && size > 0) blocks[b].parameters += t.numel;
+  }
   return blocks;
+}
+
+std::vector<Block> IndivisibleBlocks(const Model& model, const TensorFilter& filter) {
+  return SumBlocks(model, AssignBlocks(model, filter), filter);
 }
 
 std::optional<Block> LargestBlock(const Model& model, const TensorFilter& filter) {
