@@ -27,5 +27,6 @@ struct Context {
 void AddEstimateMemoryCommand(CLI::App& app, Context& ctx);
 void AddInspectCommand(CLI::App& app, Context& ctx);
 void AddModelsCommand(CLI::App& app, Context& ctx);
+void AddServeCommand(CLI::App& app, Context& ctx);
 
 }  // namespace memfit::cli

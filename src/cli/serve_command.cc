@@ -1,0 +1,23 @@
+// `memfit serve`: the web page and the JSON API on localhost.
+
+#include "cli/command.h"
+#include "server/server.h"
+
+namespace memfit::cli {
+
+void AddServeCommand(CLI::App& app, Context& ctx) {
+  auto options = std::make_shared<server::ServerOptions>();
+  auto* cmd = app.add_subcommand("serve", "serve the memfit web page and JSON API");
+  cmd->add_option("--host", options->host, "address to bind (default 127.0.0.1: this machine only)");
+  cmd->add_option("--port", options->port, "port (default 8000)")->check(CLI::Range(0, 65535));
+  cmd->callback([options, &ctx] {
+    server::Server server(*options);
+    auto port = server.Bind();
+    if (!port) return ctx.Fail(port.error());
+    ctx.err << "memfit: serving on http://" << options->host << ":" << *port << "/\n";
+    ctx.err.flush();
+    server.Listen();
+  });
+}
+
+}  // namespace memfit::cli

@@ -1,0 +1,109 @@
+#include "server/api.h"
+
+#include <array>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/app.h"
+
+namespace memfit::server {
+namespace {
+
+constexpr std::array<std::string_view, 7> kCommands = {"estimate-memory", "inspect", "inference",
+                                                       "train", "fit", "gpus", "models"};
+// Options that would make the server write files, read local files or change its output form.
+constexpr std::array<std::string_view, 4> kRefused = {"export-configs", "format", "output", "file"};
+
+bool ValidOptionName(std::string_view name) {
+  if (name.empty() || name.size() > 40 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return false;
+  }
+  return true;
+}
+
+Result<std::string> ScalarText(const nlohmann::json& value, std::string_view key) {
+  std::string text;
+  if (value.is_string()) text = value.get<std::string>();
+  else if (value.is_number_integer() || value.is_number_unsigned()) text = value.dump();
+  else if (value.is_number_float()) text = fmt::format("{}", value.get<double>());
+  else return MakeError("option \"{}\": expected a string, a number or a boolean", key);
+  if (text.size() > 256 || text.find_first_of("\r\n") != std::string::npos) {
+    return MakeError("option \"{}\": value too long or not one line", key);
+  }
+  return text;
+}
+
+}  // namespace
+
+bool IsApiCommand(std::string_view command) {
+  return std::find(kCommands.begin(), kCommands.end(), command) != kCommands.end();
+}
+
+ApiResponse ErrorResponse(int status, std::string_view message) {
+  return {status, nlohmann::json{{"error", message}}.dump()};
+}
+
+Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body) {
+  if (!IsApiCommand(command)) return MakeError("unknown command \"{}\"", command);
+  if (!body.is_object()) return MakeError("request body must be a JSON object");
+  std::vector<std::string> args = {std::string(command)};
+  if (auto model = body.find("model"); model != body.end()) {
+    if (!model->is_string() || model->get<std::string>().empty()) {
+      return MakeError("\"model\" must be a non-empty string");
+    }
+    const std::string spec = model->get<std::string>();
+    std::error_code ec;
+    if (spec.size() > 300 || spec.front() == '/' || spec.front() == '.' ||
+        spec.find("..") != std::string::npos || std::filesystem::exists(spec, ec)) {
+      return MakeError("\"model\": local paths are not served; use a Hub id or a catalog name");
+    }
+    args.push_back(spec);
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (key == "model") continue;
+    if (!ValidOptionName(key)) return MakeError("invalid option name \"{}\"", key);
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (std::find(kRefused.begin(), kRefused.end(), flag) != kRefused.end()) {
+      return MakeError("option \"{}\" is not available through the API", key);
+    }
+    if (value.is_boolean()) {
+      if (value.get<bool>()) args.push_back("--" + key);
+      continue;
+    }
+    if (value.is_null()) continue;
+    if (value.is_array()) {
+      if (value.size() > 16) return MakeError("option \"{}\": at most 16 values", key);
+      for (const auto& item : value) {
+        MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(item, key));
+        args.push_back("--" + key);
+        args.push_back(text);
+      }
+      continue;
+    }
+    MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(value, key));
+    args.push_back("--" + key);
+    args.push_back(text);
+  }
+  args.push_back("--format");
+  args.push_back("json");
+  return args;
+}
+
+ApiResponse RunApiCommand(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = cli::Run(args, out, err);
+  if (code == 0) return {200, out.str()};
+  // The CLI's first error line, without its "memfit: error: " / "memfit: usage error: " prefix.
+  std::string message = err.str();
+  message = message.substr(0, message.find('\n'));
+  for (std::string_view prefix : {"memfit: error: ", "memfit: usage error: "}) {
+    if (message.starts_with(prefix)) message = message.substr(prefix.size());
+  }
+  if (code == 2) return ErrorResponse(400, message);
+  if (message.find("not found") != std::string::npos) return ErrorResponse(404, message);
+  return ErrorResponse(422, message);
+}
+
+}  // namespace memfit::server

@@ -1,0 +1,35 @@
+#pragma once
+// The JSON API: a request for a command becomes the CLI's own arguments, run with --format json,
+// so the API answers exactly what the CLI prints (and the same error messages).
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/result.h"
+
+namespace memfit::server {
+
+struct ApiResponse {
+  int status = 200;
+  std::string body;
+};
+
+// The commands the API serves.
+bool IsApiCommand(std::string_view command);
+
+// {"model": "org/name", "<option>": value, ...} -> ["<command>", "org/name", "--option", "value",
+// ..., "--format", "json"]. Strings and numbers become one value, true becomes a bare flag, false
+// is omitted, arrays repeat the flag. Options that touch the server's disk are refused.
+Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body);
+
+// Runs the command and maps the CLI's exit code to an HTTP status: 0 -> 200, usage error -> 400,
+// model not found -> 404, other bad input -> 422. Errors are {"error": "<one line>"}.
+ApiResponse RunApiCommand(const std::vector<std::string>& args);
+
+// {"error": message} with the given status.
+ApiResponse ErrorResponse(int status, std::string_view message);
+
+}  // namespace memfit::server
