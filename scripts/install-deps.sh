@@ -2,6 +2,7 @@
 # Installs everything memfit needs to build and test on Debian 12, as root or with sudo.
 # Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs beyond the build)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -22,6 +23,11 @@ if [ "${1:-}" = "--test" ]; then
   packages+=("${TEST_PACKAGES[@]}")
 fi
 
+# Node.js and npm only fetch the web page's charting library; any installed node will do.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -32,4 +38,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The web page's charting library (npm, pinned in web/package-lock.json), embedded at build time.
+if [ ! -f web/node_modules/chart.js/dist/chart.umd.js ]; then
+  (cd web && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include "server/api.h"
+#include "server/hub_post.h"
 #include "server/web_assets.h"
 
 namespace memfit::server {
@@ -120,6 +121,30 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
   });
   http.Get("/api/v1/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(R"({"status":"ok"})", "application/json");
+  });
+  http.Post("/api/v1/hub/discussion", [](const httplib::Request& req, httplib::Response& res) {
+    DiscussionRequest request;
+    try {
+      auto body = nlohmann::json::parse(req.body);
+      request.model = body.value("model", "");
+      request.revision = body.value("revision", "main");
+      request.title = body.value("title", "[memfit] Model memory requirements");
+      request.description = body.value("description", "");
+    } catch (const std::exception&) {
+      return SendJson(res, ErrorResponse(400, "request body is not valid JSON"));
+    }
+    std::string auth = req.get_header_value("Authorization");
+    if (auth.starts_with("Bearer ")) request.token = auth.substr(7);
+    const char* endpoint = std::getenv("HF_ENDPOINT");
+    const char* home = std::getenv("HOME");
+    std::string record = std::string(home ? home : "/tmp") + "/.cache/memfit/posted-discussions.txt";
+    if (const char* r = std::getenv("MEMFIT_POST_RECORD")) record = r;
+    auto result = PostDiscussion(request, endpoint && *endpoint ? endpoint : "https://huggingface.co", record);
+    if (!result) {
+      int status = result.error().message.find("already") != std::string::npos ? 409 : 400;
+      return SendJson(res, ErrorResponse(status, result.error().message));
+    }
+    SendJson(res, {200, nlohmann::json{{"url", result->url}}.dump()});
   });
   http.Post(R"(/api/v1/([a-z-]+))", [impl](const httplib::Request& req, httplib::Response& res) {
     SendJson(res, impl->Handle(req.matches[1].str(), req.body, req.get_header_value("Authorization")));

@@ -1,0 +1,220 @@
+// API tests against the running server on a loopback port.
+
+#include "server/server.h"
+
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+#include "server/hub_post.h"
+#include "server/web_assets.h"
+#include "test_support.h"
+
+namespace memfit::server {
+namespace {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<Server>(ServerOptions{.port = 0, .max_body_bytes = 4096});
+    auto port = server_->Bind();
+    ASSERT_TRUE(port) << port.error().message;
+    port_ = *port;
+    thread_ = std::thread([this] { server_->Listen(); });
+  }
+  void TearDown() override {
+    server_->Stop();
+    thread_.join();
+  }
+  httplib::Client Client() { return httplib::Client("127.0.0.1", port_); }
+
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+std::string CliJson(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::Run(args, out, err), 0) << err.str();
+  return out.str();
+}
+
+TEST_F(ServerTest, EstimateMemoryIsTheCliJson) {
+  auto client = Client();
+  auto res = client.Post("/api/v1/estimate-memory", R"({"model": "meta-llama/Llama-3.2-1B", "dtypes": ["float16", "int4"]})",
+                         "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, CliJson({"estimate-memory", "meta-llama/Llama-3.2-1B", "--dtypes", "float16",
+                                "--dtypes", "int4", "--format", "json"}));
+  // A second identical request is served from the cache, identically.
+  auto again = client.Post("/api/v1/estimate-memory", R"({"model": "meta-llama/Llama-3.2-1B", "dtypes": ["float16", "int4"]})",
+                           "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->body, res->body);
+}
+
+TEST_F(ServerTest, ErrorsAreJsonWithStatusCodes) {
+  auto client = Client();
+  auto missing = client.Post("/api/v1/estimate-memory", R"({"model": "nobody/nothing"})", "application/json");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_NE(nlohmann::json::parse(missing->body)["error"].get<std::string>().find("model not found"),
+            std::string::npos);
+  auto bad_json = client.Post("/api/v1/estimate-memory", "{nope", "application/json");
+  ASSERT_TRUE(bad_json);
+  EXPECT_EQ(bad_json->status, 400);
+  auto bad_option = client.Post("/api/v1/estimate-memory", R"({"model": "Llama-3.2-1B", "dtypes": ["float7"]})",
+                                "application/json");
+  ASSERT_TRUE(bad_option);
+  EXPECT_EQ(bad_option->status, 422);
+  EXPECT_NE(bad_option->body.find("float7"), std::string::npos);
+  auto local = client.Post("/api/v1/inspect", R"({"model": "/etc"})", "application/json");
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->status, 400);
+  auto refused = client.Post("/api/v1/models", R"({"export_configs": "/tmp/x"})", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  auto unknown = client.Post("/api/v1/rm-rf", "{}", "application/json");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 400);
+  auto too_big = client.Post("/api/v1/estimate-memory", std::string(8192, ' '), "application/json");
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 413);
+}
+
+TEST_F(ServerTest, ServesOnlyEmbeddedFiles) {
+  auto client = Client();
+  auto index = client.Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->body.find("<html"), std::string::npos);
+  for (const char* path : {"/../CMakeLists.txt", "/%2e%2e/%2e%2e/etc/passwd", "/src/main.cc", "/web/app.js"}) {
+    auto res = client.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path;
+  }
+  for (const auto& asset : WebAssets()) {
+    auto res = client.Get(std::string(asset.path));
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << asset.path;
+    EXPECT_EQ(res->body.size(), asset.body.size());
+  }
+}
+
+TEST_F(ServerTest, ModelsListMatchesCli) {
+  auto client = Client();
+  auto res = client.Get("/api/v1/models");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, CliJson({"models", "--format", "json"}));
+}
+
+// A minimal JSON Schema check (type, required, properties, items, $ref) of a response against
+// docs/openapi.json: enough to keep the document and the server honest with each other.
+class OpenApi {
+ public:
+  OpenApi() {
+    auto text = testing::ReadFile(std::string(MEMFIT_SOURCE_DIR) + "/docs/openapi.json");
+    EXPECT_TRUE(text);
+    doc_ = nlohmann::json::parse(*text);
+  }
+  const nlohmann::json& Resolve(const nlohmann::json& node) const {
+    if (!node.contains("$ref")) return node;
+    std::string ref = node["$ref"].get<std::string>().substr(2);  // "#/..."
+    return Resolve(doc_.at(nlohmann::json::json_pointer("/" + ref)));
+  }
+  const nlohmann::json& ResponseSchema(const std::string& path, const std::string& method, int status) const {
+    const auto& response = Resolve(doc_["paths"][path][method]["responses"][std::to_string(status)]);
+    return Resolve(response["content"]["application/json"]["schema"]);
+  }
+  void Check(const nlohmann::json& value, const nlohmann::json& schema_node, const std::string& where) const {
+    const auto& schema = Resolve(schema_node);
+    if (schema.contains("type")) {
+      std::string type = schema["type"];
+      bool ok = (type == "object" && value.is_object()) || (type == "array" && value.is_array()) ||
+                (type == "string" && value.is_string()) || (type == "boolean" && value.is_boolean()) ||
+                (type == "integer" && (value.is_number_integer() || value.is_number_unsigned())) ||
+                (type == "number" && value.is_number());
+      EXPECT_TRUE(ok) << where << ": expected " << type << ", got " << value.type_name();
+      if (!ok) return;
+    }
+    for (const auto& r : schema.value("required", nlohmann::json::array())) {
+      EXPECT_TRUE(value.contains(r.get<std::string>())) << where << ": missing " << r;
+    }
+    if (schema.contains("properties") && value.is_object()) {
+      for (const auto& [key, sub] : schema["properties"].items()) {
+        if (value.contains(key)) Check(value[key], sub, where + "." + key);
+      }
+    }
+    if (schema.contains("items") && value.is_array()) {
+      for (size_t i = 0; i < value.size() && i < 50; ++i) Check(value[i], schema["items"], where + "[]");
+    }
+  }
+
+ private:
+  nlohmann::json doc_;
+};
+
+TEST_F(ServerTest, ResponsesFollowTheOpenApiDocument) {
+  OpenApi spec;
+  auto client = Client();
+  auto estimate = client.Post("/api/v1/estimate-memory", R"({"model": "meta-llama/Llama-3.2-1B"})", "application/json");
+  ASSERT_TRUE(estimate);
+  spec.Check(nlohmann::json::parse(estimate->body), spec.ResponseSchema("/estimate-memory", "post", 200), "estimate");
+  auto inspect = client.Post("/api/v1/inspect", R"({"model": "meta-llama/Llama-3.2-1B"})", "application/json");
+  ASSERT_TRUE(inspect);
+  spec.Check(nlohmann::json::parse(inspect->body), spec.ResponseSchema("/inspect", "post", 200), "inspect");
+  auto models = client.Get("/api/v1/models");
+  ASSERT_TRUE(models);
+  spec.Check(nlohmann::json::parse(models->body), spec.ResponseSchema("/models", "get", 200), "models");
+  auto missing = client.Post("/api/v1/estimate-memory", R"({"model": "nobody/nothing"})", "application/json");
+  ASSERT_TRUE(missing);
+  spec.Check(nlohmann::json::parse(missing->body), spec.ResponseSchema("/estimate-memory", "post", 404), "error");
+}
+
+// A fake Hub for "Post to the Hub": lists discussions and records the one created.
+TEST(HubPost, PostsOnceAndNeverTwice) {
+  httplib::Server hub;
+  std::vector<std::string> created;
+  std::string seen_auth;
+  hub.Get("/api/models/acme/tiny/discussions", [&](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& t : created) list.push_back({{"title", t}});
+    res.set_content(nlohmann::json{{"discussions", list}}.dump(), "application/json");
+  });
+  hub.Post("/api/models/acme/tiny/discussions", [&](const httplib::Request& req, httplib::Response& res) {
+    seen_auth = req.get_header_value("Authorization");
+    created.push_back(nlohmann::json::parse(req.body)["title"]);
+    res.set_content(R"({"num": 7})", "application/json");
+  });
+  int port = hub.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { hub.listen_after_bind(); });
+  std::string endpoint = "http://127.0.0.1:" + std::to_string(port);
+  std::string record = testing::TempDir() + "/posted.txt";
+  DiscussionRequest request{.model = "acme/tiny", .title = "[memfit] Model memory requirements",
+                            .description = "| dtype | Load |", .token = "hf_secret"};
+  auto first = PostDiscussion(request, endpoint, record);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->url, endpoint + "/acme/tiny/discussions/7");
+  EXPECT_EQ(seen_auth, "Bearer hf_secret");
+  auto second = PostDiscussion(request, endpoint, record);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("already"), std::string::npos);
+  EXPECT_EQ(second.error().message.find("hf_secret"), std::string::npos);
+  // Even without the local record, the Hub's own list prevents a duplicate.
+  auto third = PostDiscussion(request, endpoint, testing::TempDir() + "/other.txt");
+  ASSERT_FALSE(third);
+  EXPECT_EQ(created.size(), 1u);
+  auto no_token = PostDiscussion({.model = "acme/tiny", .description = "x"}, endpoint, record);
+  EXPECT_FALSE(no_token);
+  hub.stop();
+  t.join();
+}
+
+}  // namespace
+}  // namespace memfit::server
