@@ -17,7 +17,7 @@ struct ServerOptions {
   size_t max_body_bytes = 64 * 1024;
   int read_timeout_s = 10;
   int write_timeout_s = 10;
-  int worker_threads = 16;
+  int worker_threads = 64;  // each keep-alive connection holds one while open
   int max_concurrent_estimates = 4;  // uncached computations (Hub fetches) at once
   size_t cache_entries = 512;        // cached successful responses
 };
