@@ -29,6 +29,13 @@ const std::map<std::string, std::string>& StoredExceptions() {
   static const std::map<std::string, std::string> kExceptions = {
       {"jeevanchaps__Llama-3.1-8B-Instruct-bnb-int8",
        "bitsandbytes int8 checkpoint: quantized weights (int8 + SCB scales) not yet emitted"},
+      {"OpenAssistant__oasst-sft-4-pythia-12b-epoch-3.5",
+       "saved by transformers 4.28: the index also counts per-layer causal masks (bool, at 1/8 "
+       "byte), masked_bias and rotary inv_freq, which current transformers does not load "
+       "(difference checked to the byte in gpt_families_ground_truth_test.cc)"},
+      {"bigscience__bloom",
+       "config.json names no torch_dtype: float32 is assumed, the checkpoint is bfloat16 (exact "
+       "with the dtype given, checked in gpt_families_ground_truth_test.cc)"},
   };
   return kExceptions;
 }

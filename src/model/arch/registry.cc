@@ -15,6 +15,16 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen2", "", arch::BuildQwen2, "qwen2"},
       {"qwen3", "", arch::BuildQwen3, "qwen3"},
       {"qwen3_moe", "", arch::BuildQwen3Moe, "qwen3_moe"},
+      {"gpt2", "", arch::BuildGpt2, "gpt2"},
+      {"gpt_neox", "", arch::BuildGptNeox, "gpt_neox"},
+      {"gptj", "", arch::BuildGptj, "gptj"},
+      {"gpt_bigcode", "", arch::BuildGptBigcode, "gpt_bigcode"},
+      {"opt", "", arch::BuildOpt, "opt"},
+      {"bloom", "", arch::BuildBloom, "bloom"},
+      {"falcon", "", arch::BuildFalcon, "falcon"},
+      {"RefinedWeb", "", arch::BuildFalcon, "falcon"},
+      {"RefinedWebModel", "", arch::BuildFalcon, "falcon"},
+      {"mpt", "", arch::BuildMpt, "mpt"},
   };
   return kBuilders;
 }

@@ -1,0 +1,73 @@
+// BLOOM (bigscience/bloom-560m .. bloom 176B, bloomz): transformers' modeling_bloom.py.
+// transformer.{word_embeddings, word_embeddings_layernorm, h.N.{input_layernorm,
+// self_attention.{query_key_value, dense}, post_attention_layernorm, mlp.{dense_h_to_4h,
+// dense_4h_to_h}}, ln_f}, lm_head tied to word_embeddings. ALiBi positions, computed in forward:
+// no buffers at all. The 176B checkpoint was saved from BloomModel, so its tensor names lack the
+// "transformer." prefix; sizes are the same.
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/decoder_heads.h"
+#include "model/arch/families.h"
+
+namespace memfit::arch {
+
+Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
+  std::vector<std::string> assumptions;
+  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  Model& m = b.model();
+  m.assumptions = std::move(assumptions);
+  auto& hp = m.hp;
+  // BloomConfig: "n_embed" (old configs) overrides "hidden_size"; "n_layer"/"n_head" are
+  // attribute-mapped to num_hidden_layers/num_attention_heads.
+  hp.hidden_size = Get(b, c.UintAny({"n_embed", "hidden_size"}));
+  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
+  hp.num_attention_heads = Get(b, c.UintAny({"num_attention_heads", "n_head"}));
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
+  hp.activation = "gelu";
+  hp.norm = "layernorm";
+  const HeadKind head = ResolveHead(b, c, options, "bloom");
+  const uint64_t labels = NumLabels(b, c);
+  if (b.failed()) return b.Finish();
+  hp.intermediate_size = 4 * hp.hidden_size;  // BloomMLP: fixed 4 * hidden
+  hp.num_kv_heads = hp.num_attention_heads;
+  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embed", hp.num_attention_heads, "n_head");
+  if (b.failed()) return b.Finish();
+
+  const uint64_t h = hp.hidden_size;
+  b.Embedding("transformer.word_embeddings", hp.vocab_size, h);
+  b.LayerNorm("transformer.word_embeddings_layernorm", h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("transformer.h", i);
+    b.LayerNorm(l + ".input_layernorm", h);
+    b.Linear(l + ".self_attention.query_key_value", h, 3 * h, true);
+    b.Linear(l + ".self_attention.dense", h, h, true);
+    b.LayerNorm(l + ".post_attention_layernorm", h);
+    b.Linear(l + ".mlp.dense_h_to_4h", h, 4 * h, true);
+    b.Linear(l + ".mlp.dense_4h_to_h", 4 * h, h, true);
+    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
+                                  .num_kv_heads = hp.num_attention_heads,
+                                  .head_dim_k = hp.head_dim,
+                                  .head_dim_v = hp.head_dim,
+                                  .intermediate_size = 4 * h});
+  }
+  b.LayerNorm("transformer.ln_f", h);
+  if (head == HeadKind::kCausalLm) {
+    b.SetHead(true);
+    if (hp.tie_word_embeddings) {
+      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.word_embeddings.weight");
+    } else {
+      b.Linear("lm_head", h, hp.vocab_size, false);
+    }
+    b.SetHead(false);
+  } else if (head == HeadKind::kDoubleHeads) {
+    b.Fail(MakeError("{}: bloom has no double-heads model", c.where()));
+  } else {
+    ClassifierHead(b, head, h, labels);
+  }
+  m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["BloomBlock"]
+  m.base_model_prefix = "transformer.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,75 @@
+#include "model/arch/decoder_heads.h"
+
+#include <cstdio>
+
+namespace memfit::arch {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
+}  // namespace
+
+HeadKind ResolveHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                     std::string_view family) {
+  std::string cls = o.head_class;
+  bool from_options = !cls.empty();
+  if (!from_options) {
+    auto archs = c.architectures();
+    if (archs.empty()) {
+      b.model().assumptions.push_back(fmt::format(
+          "config.json names no \"architectures\": the {} causal language-model head assumed",
+          family));
+      return HeadKind::kCausalLm;
+    }
+    cls = archs.front();
+  }
+  if (EndsWith(cls, "ForCausalLM") || EndsWith(cls, "LMHeadModel")) return HeadKind::kCausalLm;
+  if (EndsWith(cls, "ForSequenceClassification")) return HeadKind::kSequenceClassification;
+  if (EndsWith(cls, "ForTokenClassification")) return HeadKind::kTokenClassification;
+  if (EndsWith(cls, "ForQuestionAnswering")) return HeadKind::kQuestionAnswering;
+  if (EndsWith(cls, "DoubleHeadsModel")) return HeadKind::kDoubleHeads;
+  if (cls == "AutoModel" || (EndsWith(cls, "Model") && cls.find("For") == std::string::npos)) {
+    return HeadKind::kBase;
+  }
+  b.Fail(MakeError("{}: {} \"{}\" is a head the {} builder does not know (it builds the base model, "
+                   "causal LM, sequence/token classification and question answering heads)",
+                   c.where(), from_options ? "head class" : "architectures[0]", cls, family));
+  return HeadKind::kBase;
+}
+
+uint64_t NumLabels(ModelBuilder& b, const HfConfig& c) {
+  if (c.Has("num_labels")) return Get(b, c.Uint("num_labels"));
+  const auto it = c.raw().find("id2label");
+  if (it != c.raw().end() && it->is_object() && !it->empty()) return it->size();
+  return 2;
+}
+
+void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels) {
+  b.SetHead(true);
+  switch (head) {
+    case HeadKind::kSequenceClassification:
+      b.Linear("score", hidden, num_labels, false);
+      break;
+    case HeadKind::kTokenClassification:
+      b.Linear("classifier", hidden, num_labels, true);
+      break;
+    case HeadKind::kQuestionAnswering:
+      b.Linear("qa_outputs", hidden, 2, true);
+      break;
+    default:
+      break;
+  }
+  b.SetHead(false);
+}
+
+bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
+  const auto it = c.raw().find("transformers_version");
+  if (it == c.raw().end() || !it->is_string()) return false;
+  int got_major = 0, got_minor = 0;
+  if (std::sscanf(it->get_ref<const std::string&>().c_str(), "%d.%d", &got_major, &got_minor) != 2) {
+    return false;
+  }
+  return got_major < major || (got_major == major && got_minor < minor);
+}
+
+}  // namespace memfit::arch

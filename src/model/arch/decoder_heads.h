@@ -1,0 +1,39 @@
+#pragma once
+// Task heads shared by the GPT-style decoder families (gpt2, gpt_neox, gptj, gpt_bigcode, opt,
+// bloom, falcon, mpt): which head a config asks for, and how many labels a classifier has.
+
+#include <string>
+#include <string_view>
+
+#include "memfit/architecture.h"
+#include "model/arch/builder_kit.h"
+
+namespace memfit::arch {
+
+enum class HeadKind : uint8_t {
+  kBase,                    // the bare AutoModel (GPT2Model, FalconModel, ...)
+  kCausalLm,                // *ForCausalLM / *LMHeadModel
+  kSequenceClassification,  // score: Linear(hidden, num_labels, bias=False)
+  kTokenClassification,     // classifier: Linear(hidden, num_labels) with bias
+  kQuestionAnswering,       // qa_outputs: Linear(hidden, 2) with bias
+  kDoubleHeads,             // GPT2DoubleHeadsModel: lm_head + multiple_choice_head
+};
+
+// The head to build: options.head_class (an AutoModel* class name, as accelerate takes it from
+// auto_map) when set, else architectures[0] ("GPT2LMHeadModel", "FalconForSequenceClassification");
+// a config without "architectures" gets the causal LM head, recorded in `b`'s assumptions. Heads
+// the family does not have are an error naming the class.
+HeadKind ResolveHead(ModelBuilder& b, const HfConfig& config, const BuildOptions& options,
+                     std::string_view family);
+
+// Classifier width: "num_labels", else the size of "id2label", else 2 (transformers' default).
+uint64_t NumLabels(ModelBuilder& b, const HfConfig& config);
+
+// Emits the classification/QA head on `hidden` features (sequence, token, QA; nothing for the
+// others), marked in_head.
+void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels);
+
+// True when transformers' config string is older than major.minor ("4.27.4" < 4.28).
+bool TransformersVersionBefore(const HfConfig& config, int major, int minor);
+
+}  // namespace memfit::arch

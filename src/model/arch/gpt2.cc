@@ -1,0 +1,101 @@
+// GPT-2 (gpt2, DialoGPT, distilgpt2, gpt2-xl): transformers' modeling_gpt2.py.
+// transformer.{wte, wpe, h.N.{ln_1, attn.{c_attn, c_proj}, ln_2, [crossattention, ln_cross_attn],
+// mlp.{c_fc, c_proj}}, ln_f}, lm_head tied to wte. GPT-2 uses Conv1D, whose weight is [in, out]
+// (the transpose of nn.Linear). Every attention module registers two non-persistent buffers: the
+// causal mask `bias` (bool [1, 1, n_positions, n_positions]) and `masked_bias` (a float32 scalar);
+// transformers 4.42 has them (accelerate counts the bool mask at 1/8 byte per element) and so do
+// the 4.4x releases memfit calls current. Positions are learned (wpe), not rotary.
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/decoder_heads.h"
+#include "model/arch/families.h"
+
+namespace memfit::arch {
+namespace {
+
+// transformers.pytorch_utils.Conv1D(nf=out, nx=in): weight [in, out], bias [out].
+void Conv1D(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t out) {
+  b.Param(prefix + ".weight", {in, out});
+  b.Param(prefix + ".bias", {out});
+}
+
+void AttentionBuffers(ModelBuilder& b, const std::string& prefix, uint64_t positions) {
+  b.Buffer(prefix + ".bias", {1, 1, positions, positions}, Dtype::kBool, false);
+  b.Buffer(prefix + ".masked_bias", {}, Dtype::kF32, false);
+}
+
+}  // namespace
+
+Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
+  std::vector<std::string> assumptions;
+  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  Model& m = b.model();
+  m.assumptions = std::move(assumptions);
+  auto& hp = m.hp;
+  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
+  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
+  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
+  hp.activation = Get(b, c.StringOr("activation_function", "gelu_new"));
+  hp.norm = "layernorm";
+  const bool cross = Get(b, c.BoolOr("add_cross_attention", false));
+  const HeadKind head = ResolveHead(b, c, options, "gpt2");
+  const uint64_t labels = NumLabels(b, c);
+  if (b.failed()) return b.Finish();
+  hp.intermediate_size = Get(b, c.UintOr("n_inner", 4 * hp.hidden_size));
+  hp.num_kv_heads = hp.num_attention_heads;
+  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embd", hp.num_attention_heads, "n_head");
+  if (b.failed()) return b.Finish();
+
+  const uint64_t h = hp.hidden_size, inner = hp.intermediate_size, pos = hp.max_position_embeddings;
+  b.Embedding("transformer.wte", hp.vocab_size, h);
+  b.Embedding("transformer.wpe", pos, h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("transformer.h", i);
+    b.LayerNorm(l + ".ln_1", h);
+    Conv1D(b, l + ".attn.c_attn", h, 3 * h);
+    Conv1D(b, l + ".attn.c_proj", h, h);
+    AttentionBuffers(b, l + ".attn", pos);
+    b.LayerNorm(l + ".ln_2", h);
+    if (cross) {
+      Conv1D(b, l + ".crossattention.c_attn", h, 2 * h);
+      Conv1D(b, l + ".crossattention.q_attn", h, h);
+      Conv1D(b, l + ".crossattention.c_proj", h, h);
+      AttentionBuffers(b, l + ".crossattention", pos);
+      b.LayerNorm(l + ".ln_cross_attn", h);
+    }
+    Conv1D(b, l + ".mlp.c_fc", h, inner);
+    Conv1D(b, l + ".mlp.c_proj", inner, h);
+    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
+                                  .num_kv_heads = hp.num_attention_heads,
+                                  .head_dim_k = hp.head_dim,
+                                  .head_dim_v = hp.head_dim,
+                                  .intermediate_size = inner});
+  }
+  b.LayerNorm("transformer.ln_f", h);
+  if (head == HeadKind::kCausalLm || head == HeadKind::kDoubleHeads) {
+    b.SetHead(true);
+    if (hp.tie_word_embeddings) {
+      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.wte.weight");
+    } else {
+      b.Linear("lm_head", h, hp.vocab_size, false);
+    }
+    if (head == HeadKind::kDoubleHeads) {
+      // SequenceSummary: a projection to num_labels (summary_proj_to_labels) or to hidden.
+      if (Get(b, c.BoolOr("summary_use_proj", true))) {
+        const bool to_labels = Get(b, c.BoolOr("summary_proj_to_labels", true)) && labels > 0;
+        b.Linear("multiple_choice_head.summary", h, to_labels ? labels : h, true);
+      }
+    }
+    b.SetHead(false);
+  } else {
+    ClassifierHead(b, head, h, labels);
+  }
+  m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["GPT2Block"]
+  m.base_model_prefix = "transformer.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch

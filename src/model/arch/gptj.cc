@@ -1,0 +1,82 @@
+// GPT-J (EleutherAI/gpt-j-6b and fine-tunes): transformers' modeling_gptj.py.
+// transformer.{wte, h.N.{ln_1, attn.{k_proj, v_proj, q_proj, out_proj} (no biases),
+// mlp.{fc_in, fc_out}}, ln_f}, lm_head (with a bias, untied). One LayerNorm per block: attention
+// and MLP run in parallel on it. Rotary on the first rotary_dim dimensions of each head; the
+// sinusoidal table `embed_positions` is a plain attribute, not a buffer, so accelerate does not count
+// it. Buffers (non-persistent): per attention module the causal mask `bias` (bool
+// [1, 1, n_positions, n_positions]) and `masked_bias` (float32 scalar), in 4.42 and kept as the
+// current convention (see docs/architectures.md).
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/decoder_heads.h"
+#include "model/arch/families.h"
+
+namespace memfit::arch {
+
+Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
+  std::vector<std::string> assumptions;
+  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  Model& m = b.model();
+  m.assumptions = std::move(assumptions);
+  auto& hp = m.hp;
+  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
+  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
+  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
+  hp.activation = Get(b, c.StringOr("activation_function", "gelu_new"));
+  hp.norm = "layernorm";
+  const HeadKind head = ResolveHead(b, c, options, "gptj");
+  const uint64_t labels = NumLabels(b, c);
+  if (b.failed()) return b.Finish();
+  hp.intermediate_size = Get(b, c.UintOr("n_inner", 4 * hp.hidden_size));
+  hp.num_kv_heads = hp.num_attention_heads;
+  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embd", hp.num_attention_heads, "n_head");
+  if (b.failed()) return b.Finish();
+
+  const uint64_t h = hp.hidden_size, pos = hp.max_position_embeddings;
+  b.Embedding("transformer.wte", hp.vocab_size, h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("transformer.h", i);
+    b.LayerNorm(l + ".ln_1", h);
+    b.Buffer(l + ".attn.bias", {1, 1, pos, pos}, Dtype::kBool, false);
+    b.Buffer(l + ".attn.masked_bias", {}, Dtype::kF32, false);
+    b.Linear(l + ".attn.k_proj", h, h, false);
+    b.Linear(l + ".attn.v_proj", h, h, false);
+    b.Linear(l + ".attn.q_proj", h, h, false);
+    b.Linear(l + ".attn.out_proj", h, h, false);
+    b.Linear(l + ".mlp.fc_in", h, hp.intermediate_size, true);
+    b.Linear(l + ".mlp.fc_out", hp.intermediate_size, h, true);
+    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
+                                  .num_kv_heads = hp.num_attention_heads,
+                                  .head_dim_k = hp.head_dim,
+                                  .head_dim_v = hp.head_dim,
+                                  .intermediate_size = hp.intermediate_size});
+  }
+  b.LayerNorm("transformer.ln_f", h);
+  if (head == HeadKind::kCausalLm) {
+    b.SetHead(true);
+    if (hp.tie_word_embeddings) {
+      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.wte.weight");
+      b.Param("lm_head.bias", {hp.vocab_size});
+    } else {
+      b.Linear("lm_head", h, hp.vocab_size, true);
+    }
+    b.SetHead(false);
+  } else if (head == HeadKind::kDoubleHeads) {
+    b.Fail(MakeError("{}: gptj has no double-heads model", c.where()));
+  } else if (head == HeadKind::kQuestionAnswering) {
+    // GPTJForQuestionAnswering: Linear(hidden, num_labels), unlike most families' fixed 2.
+    b.SetHead(true);
+    b.Linear("qa_outputs", h, labels, true);
+    b.SetHead(false);
+  } else {
+    ClassifierHead(b, head, h, labels);
+  }
+  m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["GPTJBlock"]
+  m.base_model_prefix = "transformer.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,40 @@
+#include <gtest/gtest.h>
+
+#include "model/arch/decoder_test_support.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildText;
+using testing::FindTensor;
+
+TEST(GptjBuilder, TinyModelCountsByHand) {
+  auto model = BuildText(R"({"model_type": "gptj", "architectures": ["GPTJForCausalLM"],
+    "torch_dtype": "float16", "vocab_size": 10, "n_embd": 8, "n_layer": 2, "n_head": 2,
+    "n_positions": 4, "rotary_dim": 2, "tie_word_embeddings": false})");
+  ASSERT_TRUE(model) << model.error().message;
+  // wte 80; per layer: ln_1 16, q/k/v/out_proj 4*64 = 256 (no biases), fc_in 8*32+32 = 288,
+  // fc_out 32*8+8 = 264 -> 824; two layers 1648; ln_f 16; lm_head 10*8+10 = 90 (with bias).
+  // 80 + 1648 + 16 + 90 = 1834.
+  auto totals = ComputeTotals(*model);
+  EXPECT_EQ(totals.parameters, 1834u);
+  EXPECT_EQ(totals.head_parameters, 90u);
+  // Buffers per attention: causal mask bool 16 B + masked_bias float32 4 B.
+  EXPECT_EQ(totals.buffer_bytes, 2u * 20);
+  ASSERT_NE(FindTensor(*model, "lm_head.bias"), nullptr);
+  EXPECT_EQ(model->hp.layers[0].head_dim_k, 4u);
+}
+
+TEST(GptjBuilder, HostileConfigNamesTheField) {
+  auto missing = BuildText(R"({"model_type": "gptj", "vocab_size": 10, "n_embd": 8, "n_layer": 2,
+    "n_positions": 4})");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("n_head"), std::string::npos) << missing.error().message;
+  auto huge = BuildText(R"({"model_type": "gptj", "vocab_size": 10, "n_embd": 8, "n_layer": 2,
+    "n_head": 2, "n_positions": 4, "n_inner": -5})");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("n_inner"), std::string::npos) << huge.error().message;
+}
+
+}  // namespace
+}  // namespace memfit::arch
