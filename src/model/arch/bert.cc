@@ -95,7 +95,16 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
   // ELECTRA's embeddings have their own width, projected to hidden_size when different.
   const uint64_t emb = family == Family::kElectra ? Get(b, c.UintOr("embedding_size", 128))
                                                   : hp.hidden_size;
+  // "relative_key" / "relative_key_query" add a distance_embedding [2 * max_positions - 1,
+  // head_dim] to every self-attention; add_cross_attention (decoder use) a crossattention block.
+  const std::string position_type = Get(b, c.StringOr("position_embedding_type", "absolute"));
+  const bool cross = Get(b, c.BoolOr("add_cross_attention", false));
   if (b.failed()) return b.Finish();
+  const bool relative = position_type == "relative_key" || position_type == "relative_key_query";
+  if (!relative && position_type != "absolute") {
+    return MakeError("{}: \"position_embedding_type\" = \"{}\" is not \"absolute\", "
+                     "\"relative_key\" or \"relative_key_query\"", c.where(), position_type);
+  }
   hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
                             "num_attention_heads");
   if (hp.vocab_size == 0 || hp.hidden_size == 0 || hp.max_position_embeddings == 0) {
@@ -120,8 +129,23 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
     b.Linear(l + ".attention.self.query", h, h, true);
     b.Linear(l + ".attention.self.key", h, h, true);
     b.Linear(l + ".attention.self.value", h, h, true);
+    if (relative) {
+      b.Embedding(l + ".attention.self.distance_embedding", 2 * hp.max_position_embeddings - 1,
+                  hp.head_dim);
+    }
     b.Linear(l + ".attention.output.dense", h, h, true);
     b.LayerNorm(l + ".attention.output.LayerNorm", h);
+    if (cross) {
+      for (const char* proj : {"query", "key", "value"}) {
+        b.Linear(l + ".crossattention.self." + proj, h, h, true);
+      }
+      if (relative) {
+        b.Embedding(l + ".crossattention.self.distance_embedding",
+                    2 * hp.max_position_embeddings - 1, hp.head_dim);
+      }
+      b.Linear(l + ".crossattention.output.dense", h, h, true);
+      b.LayerNorm(l + ".crossattention.output.LayerNorm", h);
+    }
     b.Linear(l + ".intermediate.dense", h, inter, true);
     b.Linear(l + ".output.dense", inter, h, true);
     b.LayerNorm(l + ".output.LayerNorm", h);

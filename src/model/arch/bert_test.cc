@@ -81,6 +81,16 @@ TEST(BertBuilder, ElectraProjectsSmallEmbeddings) {
   EXPECT_EQ(totals.head_parameters, 25u);
 }
 
+TEST(BertBuilder, RelativeKeyPositionsAddDistanceEmbeddings) {
+  auto m = Build(TinyBert("bert", "BertModel", R"(, "position_embedding_type": "relative_key")"));
+  ASSERT_TRUE(m) << m.error().message;
+  // BertModel 444 + per layer distance_embedding [2*6-1, head_dim 2] = 22: 444 + 2*22 = 488.
+  EXPECT_EQ(ComputeTotals(*m).parameters, 488u);
+  auto bad = Build(TinyBert("bert", "BertModel", R"(, "position_embedding_type": "rotary")"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("position_embedding_type"), std::string::npos);
+}
+
 TEST(BertBuilder, BaseModelHasNoPrefix) {
   auto m = Build(TinyBert("bert", "BertModel"));
   ASSERT_TRUE(m) << m.error().message;

@@ -115,6 +115,13 @@ TEST(LlavaBuilder, ComponentsOfTheHfLayout) {
   EXPECT_EQ(ComponentParameters(*m, "multi_modal_projector"), 48u);
   EXPECT_EQ(ComponentParameters(*m, "language_model"), 252u);
   EXPECT_EQ(ComputeTotals(*m).parameters, 734u);
+  // ComponentTotals reports the same split, in emission order.
+  auto parts = ComponentTotals(*m);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].first, "vision_tower");
+  EXPECT_EQ(parts[0].second.parameters, 434u);
+  EXPECT_EQ(parts[2].first, "language_model");
+  EXPECT_EQ(parts[2].second.parameters, 252u);
   EXPECT_NE(arch_test::FindTensor(*m, "language_model.model.layers.0.mlp.up_proj.weight"), nullptr);
 }
 
