@@ -36,6 +36,9 @@ const std::map<std::string, std::string>& StoredExceptions() {
       {"bigscience__bloom",
        "config.json names no torch_dtype: float32 is assumed, the checkpoint is bfloat16 (exact "
        "with the dtype given, checked in gpt_families_ground_truth_test.cc)"},
+      {"liuhaotian__llava-v1.5-7b",
+       "saved by transformers < 4.31: the index also stores 32 float32 rotary_emb.inv_freq buffers "
+       "(8,192 bytes) that current transformers keeps non-persistent"},
   };
   return kExceptions;
 }
@@ -144,7 +147,7 @@ TEST(GroundTruth, ParameterCountsEqualTransformers) {
     ASSERT_TRUE(model) << m.name << ": " << model.error().message;
     auto totals = ComputeTotals(*model);
     EXPECT_EQ(totals.parameters, std::stoull(row->second["params_architecture_class"])) << m.name;
-    EXPECT_EQ(totals.parameters - totals.head_parameters,
+    EXPECT_EQ(totals.parameters - totals.head_parameters + totals.base_only_parameters,
               std::stoull(row->second["params_automodel"]))
         << m.name << " (base AutoModel)";
     ++checked;

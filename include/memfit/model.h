@@ -32,6 +32,12 @@ struct Tensor {
   std::string tied_to;    // shares storage with this tensor (tied embeddings): resident once
   bool stored = true;     // present in the checkpoint files
   std::string component;  // multimodal component ("vision_tower", ...); "" for single models
+  // In the base AutoModel but not in architectures[0]'s class (BertForMaskedLM builds BertModel
+  // without its pooler): counted only in base-model views (include_head = false), never stored.
+  bool base_only = false;
+  // A tie that accelerate's init_empty_weights breaks (the parameter is re-created on the meta
+  // device, e.g. BART's encoder/decoder embed_tokens): its view counts the tensor again.
+  bool tie_broken_on_meta = false;
 };
 
 enum class AttentionKind : uint8_t {
@@ -51,6 +57,9 @@ struct LayerInfo {
   uint64_t window_tokens = 0;  // for kSliding
   bool moe = false;            // routed-expert MLP in this layer
   uint64_t intermediate_size = 0;  // dense MLP width (0 for MoE layers)
+  // Encoder-decoder decoder layers also attend to the encoder output: a second K/V cache of
+  // Hyperparameters::encoder_max_positions tokens (T5, BART, Whisper), same heads and head dims.
+  bool cross_attention = false;
 };
 
 // Hyperparameters, named after config.json keys (the GGUF key is given where it differs).
@@ -112,8 +121,13 @@ struct ModelTotals {
   uint64_t parameters = 0;         // parameter elements, tied ones once
   uint64_t buffer_bytes = 0;       // resident buffers
   uint64_t head_parameters = 0;    // parameters of the task head (untied)
+  uint64_t base_only_parameters = 0;  // in the base AutoModel only (Tensor::base_only)
+  // The base AutoModel's parameters: parameters - head_parameters + base_only_parameters.
 };
 ModelTotals ComputeTotals(const Model& model);
+// Totals per multimodal component (Tensor::component), in first-seen order; tensors without a
+// component are grouped under "shared". Empty for single models.
+std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& model);
 
 // One indivisible unit for "largest layer" and device maps.
 struct Block {
@@ -128,6 +142,7 @@ struct TensorFilter {
   bool include_buffers = true;
   bool include_unstored = true;         // tensors not in the checkpoint (non-persistent buffers)
   bool count_ties_once = true;          // false: a tied tensor counts again (accelerate quirk)
+  bool count_broken_ties = false;       // true: ties with Tensor::tie_broken_on_meta count again
   // Size of one tensor in the caller's unit; empty: Tensor::bytes. (accelerate mode counts bits,
   // since it charges bool buffers 1/8 byte.)
   std::function<uint64_t(const Tensor&)> size_of;

@@ -115,6 +115,10 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
       "load: parameters (tied ones once) and buffers resident after loading; floating-point "
       "parameters cast to the row's dtype, integer tensors and buffers as stored; int8/int4 rows "
       "are plain 1 and 0.5 bytes per weight with no quantization scales");
+  for (const auto& [name, part] : ComponentTotals(model)) {
+    out.notes.push_back(fmt::format("component {}: {} parameters, {} bytes resident as stored", name,
+                                    part.parameters, part.resident_bytes));
+  }
   out.notes.push_back(
       "largest block: the biggest indivisible unit accelerate's device_map keeps on one device");
   out.notes.push_back(
@@ -155,6 +159,7 @@ Result<AccelerateEstimate> EstimateAccelerate(const Model& model,
   TensorFilter filter;
   filter.include_head = with_head;
   filter.count_ties_once = !with_head;  // init_empty_weights breaks ties of the head classes
+  filter.count_broken_ties = true;      // and ties made by assigning a parameter (BART)
   // accelerate builds in float32: floating tensors at 32 bits; others at their own size, bool at
   // 1/8 byte (dtype_byte_size). Counted in bits to keep the 1/8.
   filter.size_of = [](const Tensor& t) -> uint64_t {

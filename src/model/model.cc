@@ -1,5 +1,6 @@
 #include "memfit/model.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace memfit {
@@ -7,6 +8,10 @@ namespace memfit {
 ModelTotals ComputeTotals(const Model& model) {
   ModelTotals totals;
   for (const auto& t : model.tensors) {
+    if (t.base_only) {
+      if (t.kind == TensorKind::kParameter) totals.base_only_parameters += t.numel;
+      continue;  // not part of architectures[0]'s class
+    }
     if (t.stored) totals.stored_bytes += t.bytes;
     if (!t.tied_to.empty()) continue;  // shares its storage: resident once
     totals.resident_bytes += t.bytes;
@@ -20,11 +25,35 @@ ModelTotals ComputeTotals(const Model& model) {
   return totals;
 }
 
+std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& model) {
+  std::vector<std::pair<std::string, ModelTotals>> out;
+  bool any = false;
+  for (const auto& t : model.tensors) any = any || !t.component.empty();
+  if (!any) return out;
+  std::vector<std::string> order;
+  for (const auto& t : model.tensors) {
+    std::string name = t.component.empty() ? "shared" : t.component;
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  }
+  for (const auto& name : order) {
+    Model part;
+    for (const auto& t : model.tensors) {
+      if ((t.component.empty() ? "shared" : t.component) == name) part.tensors.push_back(t);
+    }
+    out.emplace_back(name, ComputeTotals(part));
+  }
+  return out;
+}
+
 uint64_t FilteredSize(const Tensor& t, const TensorFilter& filter) {
   if (!filter.include_head && t.in_head) return 0;
+  if (filter.include_head && t.base_only) return 0;
   if (!filter.include_buffers && t.kind != TensorKind::kParameter) return 0;
   if (!filter.include_unstored && !t.stored) return 0;
-  if (filter.count_ties_once && !t.tied_to.empty()) return 0;
+  if (filter.count_ties_once && !t.tied_to.empty() &&
+      !(filter.count_broken_ties && t.tie_broken_on_meta)) {
+    return 0;
+  }
   return filter.size_of ? filter.size_of(t) : t.bytes;
 }
 
@@ -57,7 +86,7 @@ struct Node {
 bool Excluded(const Tensor& t, const TensorFilter& filter) {
   // A tensor the filter excludes is not part of this view at all (a tied lm_head is not a module
   // of the base model); ties still name a module in the tree.
-  return (!filter.include_head && t.in_head) ||
+  return (!filter.include_head && t.in_head) || (filter.include_head && t.base_only) ||
          (!filter.include_buffers && t.kind != TensorKind::kParameter) ||
          (!filter.include_unstored && !t.stored);
 }

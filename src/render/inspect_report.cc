@@ -33,6 +33,7 @@ std::string GroupName(std::string_view name, int depth) {
 std::map<std::string, Group> Groups(const Model& model, int depth) {
   std::map<std::string, Group> groups;
   for (const auto& t : model.tensors) {
+    if (t.base_only) continue;  // not part of the class being described
     auto& g = groups[GroupName(t.name, depth)];
     ++g.tensors;
     if (t.kind == TensorKind::kParameter && t.tied_to.empty()) g.parameters += t.numel;
@@ -65,6 +66,7 @@ nlohmann::json InspectJson(const Model& model) {
   j["dtypes"] = hist;
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& t : model.tensors) {
+    if (t.base_only) continue;
     nlohmann::json row = {{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype_label},
                           {"bytes", t.bytes}, {"stored", t.stored}};
     if (t.kind != TensorKind::kParameter) row["buffer"] = t.kind == TensorKind::kBuffer ? "persistent" : "non-persistent";
@@ -74,6 +76,12 @@ nlohmann::json InspectJson(const Model& model) {
     tensors.push_back(std::move(row));
   }
   j["tensors"] = tensors;
+  nlohmann::json components = nlohmann::json::array();
+  for (const auto& [name, part] : ComponentTotals(model)) {
+    components.push_back({{"component", name}, {"parameters", part.parameters},
+                          {"stored_bytes", part.stored_bytes}, {"resident_bytes", part.resident_bytes}});
+  }
+  if (!components.empty()) j["components"] = components;
   j["assumptions"] = model.assumptions;
   j["notes"] = model.notes;
   return j;
@@ -107,6 +115,13 @@ std::string RenderInspect(const Model& model, OutputFormat format, int depth) {
     hist.push_back({d, std::to_string(v.first), FormatBytes(v.second), fmt::format("{:.1f}%", share)});
   }
   out += RenderPlainTable({"dtype", "tensors", "bytes", "share"}, hist);
+  std::vector<std::vector<std::string>> parts;
+  for (const auto& [name, part] : ComponentTotals(model)) {
+    parts.push_back({name, FormatCount(part.parameters), FormatBytes(part.resident_bytes)});
+  }
+  if (!parts.empty()) {
+    out += "\n" + RenderPlainTable({"component", "parameters", "resident"}, parts);
+  }
   std::string extra = RenderAssumptions(model);
   if (!extra.empty()) out += "\n" + extra;
   return out;

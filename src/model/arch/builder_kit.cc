@@ -32,7 +32,8 @@ void ModelBuilder::Emit(const std::string& name, std::vector<uint64_t> shape, Dt
   t.kind = kind;
   t.in_head = in_head_;
   t.tied_to = std::move(tied_to);
-  t.stored = stored;
+  t.stored = stored && !base_only_;
+  t.base_only = base_only_;
   t.component = component_;
   model_.tensors.push_back(std::move(t));
 }

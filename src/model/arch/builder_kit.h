@@ -38,6 +38,9 @@ class ModelBuilder {
 
   // Tensors emitted while set belong to the task head (absent from the base AutoModel).
   void SetHead(bool in_head) { in_head_ = in_head; }
+  // Tensors emitted while set exist only in the base AutoModel, not in the class being built
+  // (BERT's pooler under BertForMaskedLM): Tensor::base_only, never stored.
+  void SetBaseOnly(bool base_only) { base_only_ = base_only; }
   // Tensors emitted while set belong to this multimodal component.
   void SetComponent(std::string component) { component_ = std::move(component); }
   Dtype dtype() const { return dtype_; }
@@ -56,6 +59,7 @@ class ModelBuilder {
   std::string where_;
   Dtype dtype_;
   bool in_head_ = false;
+  bool base_only_ = false;
   std::string component_;
   Model model_;
   Error error_;

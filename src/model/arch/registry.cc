@@ -25,6 +25,26 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"RefinedWeb", "", arch::BuildFalcon, "falcon"},
       {"RefinedWebModel", "", arch::BuildFalcon, "falcon"},
       {"mpt", "", arch::BuildMpt, "mpt"},
+      // Encoders and encoder-decoders.
+      {"bert", "", arch::BuildBert, "bert"},
+      {"roberta", "", arch::BuildRoberta, "roberta"},
+      {"xlm-roberta", "", arch::BuildXlmRoberta, "xlm-roberta"},
+      {"electra", "", arch::BuildElectra, "electra"},
+      {"distilbert", "", arch::BuildDistilBert, "distilbert"},
+      {"deberta-v2", "", arch::BuildDebertaV2, "deberta-v2"},
+      {"t5", "", arch::BuildT5, "t5"},
+      {"mt5", "", arch::BuildMt5, "mt5"},
+      {"umt5", "", arch::BuildUmt5, "umt5"},
+      {"bart", "", arch::BuildBart, "bart"},
+      {"mbart", "", arch::BuildMbart, "mbart"},
+      {"whisper", "", arch::BuildWhisper, "whisper"},
+      // Vision and multimodal.
+      {"vit", "", arch::BuildVit, "vit"},
+      {"clip", "", arch::BuildClip, "clip"},
+      {"siglip", "", arch::BuildSiglip, "siglip"},
+      {"resnet", "", arch::BuildResnet, "resnet"},
+      {"llava", "", arch::BuildLlava, "llava"},
+      {"timm", "", arch::BuildTimm, "timm"},  // configs without model_type, see BuildFromConfig
   };
   return kBuilders;
 }
@@ -45,6 +65,9 @@ const ArchitectureBuilder* FindArchitectureBuilder(std::string_view model_type,
 
 Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& options) {
   std::string type = config.model_type();
+  if (type.empty() && config.Has("architecture") && config.raw()["architecture"].is_string()) {
+    type = "timm";  // timm's config.json names only the architecture
+  }
   if (type.empty()) {
     return MakeError("{}: no \"model_type\": memfit cannot tell the architecture; reading the "
                      "safetensors or GGUF headers gives an exact answer for any model",

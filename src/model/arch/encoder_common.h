@@ -1,0 +1,47 @@
+#pragma once
+// Helpers shared by the encoder and encoder-decoder builders (bert.cc, distilbert.cc, t5.cc,
+// bart.cc, whisper.cc, vit.cc, clip.cc): head-class selection, num_labels, per-layer facts.
+
+#include <string>
+#include <string_view>
+
+#include "memfit/architecture.h"
+#include "model/arch/builder_kit.h"
+
+namespace memfit::arch {
+
+// The class to build: options.head_class mapped onto the family ("AutoModelForMaskedLM" ->
+// "<prefix>ForMaskedLM", "AutoModel" -> `base`), else architectures[0], else `base`.
+std::string HeadClass(const HfConfig& config, const BuildOptions& options,
+                      std::string_view prefix, std::string_view base);
+
+// transformers' PretrainedConfig.num_labels: len(id2label) when present, else "num_labels",
+// else 2.
+uint64_t NumLabels(ModelBuilder& b, const HfConfig& config);
+
+// The error for a head class a builder does not know.
+Error UnknownHead(const HfConfig& config, std::string_view cls, std::string_view known);
+
+// One LayerInfo per encoder (or decoder) layer with `heads` heads of `head_dim`.
+LayerInfo DenseLayer(AttentionKind kind, uint64_t heads, uint64_t head_dim, uint64_t intermediate);
+
+// Marks the tensor just emitted as a tie that init_empty_weights breaks (accelerate counts it).
+void MarkTieBrokenOnMeta(ModelBuilder& b);
+
+// Number of image patches from "image_size" and "patch_size" (each an int or [height, width]).
+Result<uint64_t> ImagePatches(const HfConfig& config, std::string_view image_key,
+                              std::string_view patch_key, uint64_t image_default,
+                              uint64_t patch_default);
+
+// A CLIP or SigLIP vision transformer under `prefix` (e.g. "vision_model" or
+// "vision_tower.vision_model") from its vision config, with transformers' config-class defaults.
+// SigLIP: patch embedding with a bias, no class token, optional attention-pooling head.
+// Returns the hidden size (0 after an error, recorded in `b`).
+uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix,
+                        bool siglip);
+
+// nn.BatchNorm2d(channels): weight, bias, and the persistent buffers running_mean, running_var
+// (checkpoint dtype) and num_batches_tracked (int64 scalar).
+void BatchNorm(ModelBuilder& b, const std::string& prefix, uint64_t channels);
+
+}  // namespace memfit::arch
