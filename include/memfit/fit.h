@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,7 +107,26 @@ struct FitPlan {
   std::vector<std::string> notes;
 };
 
+namespace plan {
+struct ModuleTree;
+}
+
+// A model prepared for planning: its module tree is built once and shared by every plan (the
+// GPU grid, the server). Keeps a pointer to `model`, which must outlive it.
+class FitModel {
+ public:
+  explicit FitModel(const Model& model);
+  const Model& model() const { return *model_; }
+  const plan::ModuleTree& tree() const { return *tree_; }
+
+ private:
+  const Model* model_;
+  std::shared_ptr<const plan::ModuleTree> tree_;
+};
+
 // Runs the planner. Errors: no devices, a runtime estimator error.
+Result<FitPlan> PlanFit(const FitModel& model, const FitRequest& request,
+                        const RuntimeModel& runtime = {});
 Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
                         const RuntimeModel& runtime = {});
 

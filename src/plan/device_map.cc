@@ -16,8 +16,9 @@ __extension__ typedef __int128 Int128;
 using plan::ModuleTree;
 using plan::TreeNode;
 
-bool Inside(const std::string& member, const std::string& module) {
-  return member == module || member.starts_with(module + ".");
+bool Inside(std::string_view member, std::string_view module) {
+  return member.starts_with(module) &&
+         (member.size() == module.size() || member[module.size()] == '.');
 }
 
 bool Splittable(const TreeNode& node) {
@@ -82,7 +83,7 @@ namespace plan {
 DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, const Model& model,
                          const MemoryBudget& requested, const DeviceMapOptions& options) {
   MemoryBudget budget = options.strategy == DeviceMapStrategy::kBalanced
-                            ? plan::BalancedBudget(tree, sizes, model, requested)
+                            ? plan::BalancedBudget(tree, sizes, requested)
                             : requested;
   DeviceMap out;
   out.total_bytes = sizes.size[0];
@@ -149,7 +150,8 @@ DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, const M
     std::vector<int> tied_modules;
     for (const auto& param : tied_params) {
       for (int m : todo) {
-        if (param.starts_with(tree.nodes[m].path + ".")) {
+        const std::string& path = tree.nodes[m].path;
+        if (param.size() > path.size() && Inside(param, path)) {
           tied_modules.push_back(m);
           int p = tree.Find(param);
           size_with_ties += Int128(sizes.size[m]) - (p >= 0 ? sizes.size[p] : 0);

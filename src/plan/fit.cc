@@ -13,16 +13,6 @@
 namespace memfit {
 namespace plan {
 
-bool InBlock(const Model& model, const Tensor& tensor) {
-  std::string_view name = tensor.name;
-  for (size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1)) {
-    for (const auto& pattern : model.no_split_patterns) {
-      if (MatchesModulePattern(name.substr(0, dot), pattern)) return true;
-    }
-  }
-  return false;
-}
-
 double ActiveFraction(const Model& model, const Tensor& tensor) {
   if (model.hp.num_experts == 0 || model.hp.experts_per_token == 0) return 1.0;
   // "...experts.<n>..." (Mixtral, Qwen-MoE, DeepSeek): a routed expert.
@@ -249,8 +239,19 @@ uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
   return total ? (*total + 7) / 8 : t.bytes;
 }
 
+FitModel::FitModel(const Model& model)
+    : model_(&model),
+      tree_(std::make_shared<const plan::ModuleTree>(plan::BuildModuleTree(model))) {}
+
 Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
                         const RuntimeModel& runtime) {
+  return PlanFit(FitModel(model), request, runtime);
+}
+
+Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
+                        const RuntimeModel& runtime) {
+  const Model& model = prepared.model();
+  const plan::ModuleTree& tree = prepared.tree();
   if (request.gpus.empty()) return MakeError("fit: no GPU given (use --gpu NAME or --gpu 24GiB)");
   FitPlan plan;
   RuntimeBytes bytes;
@@ -260,7 +261,6 @@ Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
   plan.runtime = bytes;
   const LoadDtype dtype = request.dtype;
   plan::SizeFn size_of = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
-  const plan::ModuleTree tree = plan::BuildModuleTree(model);
   Placement placed = plan::Place(model, tree, request, size_of, bytes, runtime.offload_allowed);
   plan.verdict = placed.verdict;
   plan.weight_bytes = placed.weight_bytes;

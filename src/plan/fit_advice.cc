@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "memfit/units.h"
 #include "plan/fit_internal.h"
@@ -10,9 +11,17 @@
 namespace memfit::plan {
 namespace {
 
-bool IsLinearWeight(const Model& model, const Tensor& t) {
-  return t.kind == TensorKind::kParameter && t.shape.size() == 2 && IsFloatingPoint(t.dtype) &&
-         t.dtype != Dtype::kBlockQuantized && t.tied_to.empty() && InBlock(model, t);
+// Per tensor of `model`: a linear weight inside a no-split block (what quantization libraries
+// replace: nn.Linear in decoder layers).
+std::shared_ptr<const std::vector<char>> LinearWeights(const Model& model, const ModuleTree& tree) {
+  auto out = std::make_shared<std::vector<char>>(model.tensors.size(), 0);
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const Tensor& t = model.tensors[i];
+    (*out)[i] = t.kind == TensorKind::kParameter && t.shape.size() == 2 &&
+                IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized &&
+                t.tied_to.empty() && tree.nodes[static_cast<size_t>(tree.tensor_node[i])].in_block;
+  }
+  return out;
 }
 
 uint64_t Bits(uint64_t numel, double bits_per_element) {
@@ -22,9 +31,12 @@ uint64_t Bits(uint64_t numel, double bits_per_element) {
 
 // Weights as a quantization library leaves them: block linears quantized by `linear`, every
 // other floating parameter in 16 bits (torch_dtype), integer tensors and buffers as stored.
-SizeFn Quantized(const Model& model, std::function<uint64_t(const Tensor&)> linear) {
-  return [&model, linear](const Tensor& t) {
-    if (IsLinearWeight(model, t)) return linear(t);
+SizeFn Quantized(const Model& model, std::shared_ptr<const std::vector<char>> is_linear,
+                 std::function<uint64_t(const Tensor&)> linear) {
+  const Tensor* base = model.tensors.data();
+  return [base, is_linear, linear](const Tensor& t) {
+    size_t i = static_cast<size_t>(&t - base);  // size functions only see this model's tensors
+    if (i < is_linear->size() && (*is_linear)[i]) return linear(t);
     return LoadedTensorBytes(t, LoadDtype::kBFloat16);
   };
 }
@@ -59,6 +71,7 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
                                 const FitPlan& plan) {
   const LoadDtype dtype = request.dtype;
   SizeFn current = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
+  const auto linear = LinearWeights(model, tree);
   std::vector<Candidate> candidates;
   bool wide = false;  // floating weights wider than 16 bits at the chosen dtype
   for (const auto& t : model.tensors) {
@@ -75,20 +88,20 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
   }
   candidates.push_back({"bitsandbytes LLM.int8 (load_in_8bit)", 1, "near-lossless (LLM.int8 paper)",
                         "block linears 1 byte/weight + fp32 scale per row; rest 16-bit",
-                        Quantized(model, [](const Tensor& t) {
+                        Quantized(model, linear, [](const Tensor& t) {
                           return t.numel + t.shape[0] * 4;
                         })});
   candidates.push_back({"bitsandbytes NF4 (load_in_4bit, double quant)", 2,
                         "small loss (QLoRA paper: NF4 matches 16-bit fine-tuning)",
                         "block linears 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax "
                         "= 4.127 bits; rest 16-bit",
-                        Quantized(model, [](const Tensor& t) {
+                        Quantized(model, linear, [](const Tensor& t) {
                           return Bits(t.numel, 4.0 + 8.0 / 64 + 32.0 / (64 * 256));
                         })});
   candidates.push_back({"GPTQ or AWQ 4-bit, group size 128", 2, "small loss at 4 bits",
                         "block linears 4 bits + fp16 scale and 4-bit zero per 128 = 4.156 bits; "
                         "rest 16-bit",
-                        Quantized(model, [](const Tensor& t) {
+                        Quantized(model, linear, [](const Tensor& t) {
                           return Bits(t.numel, 4.0 + 16.0 / 128 + 4.0 / 128);
                         })});
   // GGUF whole-file effective bits per weight (NyxKrage's table; Q8_0/Q6_K exact block sizes).
@@ -108,14 +121,14 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
        "moderate loss unless fine-tuned after pruning (SparseGPT, Wanda)",
        "16-bit: half the values + 2-bit index per kept value = 9/16 of the bytes (PyTorch "
        "to_sparse_semi_structured)",
-       Quantized(model, [](const Tensor& t) {
+       Quantized(model, linear, [](const Tensor& t) {
          return LoadedTensorBytes(t, LoadDtype::kBFloat16) / 16 * 9;
        })});
   candidates.push_back(
       {"prune block linears 50% unstructured, stored as CSR", 3,
        "moderate loss; CSR saves memory only past 80% sparsity with int64 indices",
        "nnz x (2-byte value + 8-byte int64 column index) + (rows + 1) x 8 row pointers",
-       Quantized(model, [](const Tensor& t) {
+       Quantized(model, linear, [](const Tensor& t) {
          return t.numel / 2 * 10 + (t.shape[0] + 1) * 8;
        })});
   if (!request.ram_bytes && plan.verdict == Verdict::kDoesNotFit && runtime.offload_allowed) {

@@ -26,8 +26,6 @@ Placement Place(const Model& model, const ModuleTree& tree, const FitRequest& re
                 const SizeFn& size_of, const RuntimeBytes& runtime, bool offload_allowed,
                 const std::vector<DeviceSpec>* gpus = nullptr);
 
-// True when the tensor lives inside a no-split block (a decoder layer).
-bool InBlock(const Model& model, const Tensor& tensor);
 // Fraction of a tensor read per decoded token: k/E for routed experts, 1 otherwise.
 double ActiveFraction(const Model& model, const Tensor& tensor);
 

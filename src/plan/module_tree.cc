@@ -83,11 +83,18 @@ ModuleTree BuildModuleTree(const Model& model) {
     }
   }
   for (auto& node : tree.nodes) {
-    for (const auto& pattern : model.no_split_patterns) {
-      if (!node.is_tensor && !node.path.empty() && MatchesModulePattern(node.path, pattern)) {
+    for (size_t p = 0; p < model.no_split_patterns.size() && !node.no_split; ++p) {
+      if (!node.is_tensor && !node.path.empty() &&
+          MatchesModulePattern(node.path, model.no_split_patterns[p])) {
         node.no_split = true;
+        node.pattern = static_cast<int>(p);
       }
     }
+  }
+  // Nodes are created parent first, so one pass propagates "inside a block" downwards.
+  for (size_t i = 1; i < tree.nodes.size(); ++i) {
+    TreeNode& node = tree.nodes[i];
+    node.in_block = node.no_split || (node.parent > 0 && tree.nodes[node.parent].in_block);
   }
   // Registration order. Builders emit tensors in PyTorch order already; safetensors headers list
   // names sorted as strings, so numbered siblings are put back in numeric order ("layers.10"
@@ -107,6 +114,20 @@ ModuleTree BuildModuleTree(const Model& model) {
     for (int c : node.children) {
       if (!tree.nodes[c].is_tensor) node.has_child_module = true;
     }
+  }
+  tree.first_block_of_pattern.assign(model.no_split_patterns.size(), -1);
+  for (size_t i = 0; i < tree.nodes.size(); ++i) {
+    TreeNode& node = tree.nodes[i];
+    if (node.counted && node.pattern >= 0 &&
+        tree.first_block_of_pattern[static_cast<size_t>(node.pattern)] < 0) {
+      tree.first_block_of_pattern[static_cast<size_t>(node.pattern)] = static_cast<int>(i);
+    }
+    if (!node.counted || node.is_tensor || node.path.empty()) continue;
+    node.leaf_module = true;
+    for (int c : node.children) {
+      if (tree.nodes[c].counted && !tree.nodes[c].is_tensor) node.leaf_module = false;
+    }
+    if (node.leaf_module) ++tree.leaf_module_count;
   }
   auto& root = tree.nodes[0].children;
   std::stable_partition(root.begin(), root.end(), [&](int c) { return !in_head_only[c]; });
@@ -133,14 +154,21 @@ TreeSizes ComputeSizes(const ModuleTree& tree, const Model& model,
     const Tensor& t = model.tensors[i];
     if (!t.tied_to.empty()) continue;  // counted once, under the tensor it is tied to
     uint64_t bytes = options.size_of ? options.size_of(t) : t.bytes;
-    add(sizes.size, tree.tensor_node[i], bytes);
+    int node = tree.tensor_node[i];
+    add(sizes.size, node, bytes);
+    int module = tree.nodes[static_cast<size_t>(node)].parent;
+    if (module > 0 && tree.nodes[static_cast<size_t>(module)].leaf_module) {
+      sizes.leaf_module_bytes += bytes;
+    }
     if (t.kind != TensorKind::kParameter) add(sizes.buffer_size, tree.tensor_node[i], bytes);
   }
   // Extra bytes that travel with no-split blocks (KV cache, optimizer states).
   if (options.extra_block_bytes) {
     for (size_t i = 1; i < tree.nodes.size(); ++i) {
       if (tree.nodes[i].no_split) {
-        add(sizes.size, static_cast<int>(i), options.extra_block_bytes(tree.nodes[i].path));
+        uint64_t extra = options.extra_block_bytes(tree.nodes[i].path);
+        add(sizes.size, static_cast<int>(i), extra);
+        if (tree.nodes[i].leaf_module) sizes.leaf_module_bytes += extra;
       }
     }
   }
@@ -192,43 +220,22 @@ LargestLayer MaxLayerSize(const ModuleTree& tree, const TreeSizes& sizes,
   return best;
 }
 
-MemoryBudget BalancedBudget(const ModuleTree& tree, const TreeSizes& sizes, const Model& model,
-                            MemoryBudget budget) {
+MemoryBudget BalancedBudget(const ModuleTree& tree, const TreeSizes& sizes, MemoryBudget budget) {
   std::vector<size_t> gpus;
   for (size_t i = 0; i < budget.gpu_bytes.size(); ++i) {
     if (budget.gpu_bytes[i] > 0) gpus.push_back(i);
   }
   if (gpus.empty()) return budget;
   uint64_t per_gpu = sizes.size[0] / gpus.size();
-  // The first module of each no-split class (pattern) in module_sizes order, which is node order.
-  uint64_t block = 0;
-  std::vector<bool> seen(model.no_split_patterns.size(), false);
-  for (size_t i = 0; i < tree.nodes.size(); ++i) {
-    const TreeNode& node = tree.nodes[i];
-    if (!node.counted || node.is_tensor || node.path.empty()) continue;
-    for (size_t p = 0; p < model.no_split_patterns.size(); ++p) {
-      if (!seen[p] && MatchesModulePattern(node.path, model.no_split_patterns[p])) {
-        seen[p] = true;
-        block = std::max(block, sizes.size[i]);
-      }
-    }
-  }
+  // The first module of each no-split class (pattern) in module_sizes order, which is node order;
   // get_module_leaves twice: tensors are the first leaves; without them, modules with no counted
-  // child module are the "final modules".
-  uint64_t leaf_sum = 0;
-  uint64_t leaf_count = 0;
-  for (size_t i = 0; i < tree.nodes.size(); ++i) {
-    const TreeNode& node = tree.nodes[i];
-    if (!node.counted || node.is_tensor || node.path.empty()) continue;
-    bool leaf = true;
-    for (int c : node.children) {
-      if (tree.nodes[c].counted && !tree.nodes[c].is_tensor) leaf = false;
-    }
-    if (leaf) {
-      leaf_sum += sizes.size[i];
-      ++leaf_count;
-    }
+  // child module are the "final modules" (both precomputed with the tree).
+  uint64_t block = 0;
+  for (int n : tree.first_block_of_pattern) {
+    if (n >= 0) block = std::max(block, sizes.size[static_cast<size_t>(n)]);
   }
+  uint64_t leaf_sum = sizes.leaf_module_bytes;
+  uint64_t leaf_count = tree.leaf_module_count;
   uint64_t mean_leaves = leaf_count ? leaf_sum / leaf_count : 0;
   uint64_t buffer = std::max(block, mean_leaves);
   buffer = buffer + buffer / 4;  // int(1.25 * x)

@@ -19,6 +19,9 @@ struct TreeNode {
   bool is_buffer = false;        // a tensor that is a buffer
   bool counted = false;          // holds a tensor accelerate counts (tied duplicates do not)
   bool no_split = false;         // matches a no-split pattern
+  int pattern = -1;              // index of the first no-split pattern it matches
+  bool in_block = false;         // inside (or is) a no-split block
+  bool leaf_module = false;      // a counted module with no counted child module
   int parent = -1;
   std::vector<int> children;     // registration order
   bool has_child_module = false;
@@ -31,6 +34,9 @@ struct ModuleTree {
   // Tied groups of tensor paths, each with at least two members (the counted one first).
   std::vector<std::vector<std::string>> tied_groups;
   std::unordered_map<std::string, int> index;  // path -> node
+  // get_balanced_memory inputs that depend only on the structure.
+  std::vector<int> first_block_of_pattern;  // first module (node order) per no-split pattern
+  uint64_t leaf_module_count = 0;
   int Find(const std::string& path) const;  // -1 when absent
 };
 
@@ -39,6 +45,7 @@ ModuleTree BuildModuleTree(const Model& model);
 struct TreeSizes {
   std::vector<uint64_t> size;         // module_sizes[path] per node
   std::vector<uint64_t> buffer_size;  // buffers in the subtree
+  uint64_t leaf_module_bytes = 0;     // sum over leaf modules (get_balanced_memory's mean)
 };
 // compute_module_sizes with options.size_of and options.extra_block_bytes.
 TreeSizes ComputeSizes(const ModuleTree& tree, const Model& model, const DeviceMapOptions& options);
@@ -64,7 +71,6 @@ LargestLayer MaxLayerSize(const ModuleTree& tree, const TreeSizes& sizes,
 
 // accelerate get_balanced_memory(low_zero=False) with the user's max_memory: caps every GPU but
 // the last at total / n + 1.25 x max(first no-split block of each pattern, mean leaf module).
-MemoryBudget BalancedBudget(const ModuleTree& tree, const TreeSizes& sizes, const Model& model,
-                            MemoryBudget budget);
+MemoryBudget BalancedBudget(const ModuleTree& tree, const TreeSizes& sizes, MemoryBudget budget);
 
 }  // namespace memfit::plan
