@@ -80,7 +80,7 @@ DeviceMap InferDeviceMap(const Model& model, const MemoryBudget& requested,
 
 namespace plan {
 
-DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, const Model& model,
+DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, [[maybe_unused]] const Model& model,
                          const MemoryBudget& requested, const DeviceMapOptions& options) {
   MemoryBudget budget = options.strategy == DeviceMapStrategy::kBalanced
                             ? plan::BalancedBudget(tree, sizes, requested)
