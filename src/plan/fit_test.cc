@@ -198,6 +198,13 @@ TEST(FitTest, AdviceForLlama8BOnAn8GiBGpu) {
   EXPECT_EQ(nf4->total_bytes, 5702295808u);
   EXPECT_EQ(nf4->verdict, Verdict::kFits);
   EXPECT_EQ(nf4->saved_bytes, int64_t{16060522752} - 5702295808);
+  // GGUF Q6_K: 6.5625 bits over every 2-D weight, norms F32. llama.cpp reports the real
+  // Llama-3.1-8B Q6_K file as "6.14 GiB (6.56 BPW)" (llama.cpp #8730, reference note §5.7).
+  for (const auto& a : plan->advice) {
+    if (a.action.find("Q6_K") != std::string::npos) {
+      EXPECT_NEAR(static_cast<double>(a.total_bytes) / (1ull << 30), 6.14, 0.01);
+    }
+  }
   // Ranked: fitting advice first; the CSR pruning row shows it costs memory at 50%.
   EXPECT_NE(plan->advice.front().verdict, Verdict::kDoesNotFit);
   for (const auto& a : plan->advice) {

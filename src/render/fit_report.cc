@@ -69,6 +69,7 @@ std::string CompressModuleList(const std::vector<std::string>& modules) {
 nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
   const FitPlan& p = *in.plan;
   nlohmann::ordered_json j;
+  j["schema"] = "memfit.fit/1";
   j["model"] = in.model->name;
   j["task"] = in.runtime->task;
   j["dtype"] = LoadDtypeName(in.request->dtype);
@@ -210,7 +211,12 @@ std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat for
                     {"source", g->source}});
   }
   switch (format) {
-    case OutputFormat::kJson: return json.dump(2) + "\n";
+    case OutputFormat::kJson: {
+      nlohmann::ordered_json doc;
+      doc["schema"] = "memfit.gpus/1";
+      doc["gpus"] = json;
+      return doc.dump(2) + "\n";
+    }
     case OutputFormat::kCsv: return RenderCsv(headers, rows);
     case OutputFormat::kMarkdown: return RenderMarkdownTable(headers, rows);
     case OutputFormat::kTable: break;
