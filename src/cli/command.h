@@ -28,5 +28,7 @@ void AddEstimateMemoryCommand(CLI::App& app, Context& ctx);
 void AddInspectCommand(CLI::App& app, Context& ctx);
 void AddModelsCommand(CLI::App& app, Context& ctx);
 void AddServeCommand(CLI::App& app, Context& ctx);
+void AddFitCommand(CLI::App& app, Context& ctx);
+void AddGpusCommand(CLI::App& app, Context& ctx);
 
 }  // namespace memfit::cli

@@ -1,0 +1,310 @@
+// The fit planner: placement, verdict, GPU count, limits and speed bounds. Formulas and sources:
+// docs/estimates.md, "Fit planner".
+
+#include "memfit/fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "memfit/checked_math.h"
+#include "memfit/units.h"
+#include "plan/fit_internal.h"
+
+namespace memfit {
+namespace plan {
+
+double ActiveFraction(const Model& model, const Tensor& tensor) {
+  if (model.hp.num_experts == 0 || model.hp.experts_per_token == 0) return 1.0;
+  // "...experts.<n>..." (Mixtral, Qwen-MoE, DeepSeek): a routed expert.
+  size_t at = tensor.name.find(".experts.");
+  if (at == std::string::npos) return 1.0;
+  char next = tensor.name[at + 9];
+  if (next < '0' || next > '9') return 1.0;
+  return std::min(1.0, static_cast<double>(model.hp.experts_per_token) /
+                           static_cast<double>(model.hp.num_experts));
+}
+
+Placement Place(const Model& model, const ModuleTree& tree, const FitRequest& request,
+                const SizeFn& size_of, const RuntimeBytes& runtime, bool offload_allowed,
+                const std::vector<DeviceSpec>* gpus) {
+  const auto& devices = gpus ? *gpus : request.gpus;
+  MemoryBudget budget;
+  for (const auto& d : devices) {
+    uint64_t keep = CheckedAdd(request.reserve_bytes_per_gpu, runtime.per_gpu_bytes)
+                        .value_or(UINT64_MAX);
+    budget.gpu_bytes.push_back(d.memory_bytes > keep ? d.memory_bytes - keep : 0);
+  }
+  if (offload_allowed) {
+    budget.cpu_bytes = request.ram_bytes;
+    budget.disk_bytes = request.disk_bytes;
+  }
+  DeviceMapOptions options{.strategy = request.strategy};
+  const double factor = 1.0 + std::max(0.0, runtime.per_weight_byte);
+  options.size_of = [&size_of, factor](const Tensor& t) {
+    uint64_t bytes = size_of(t);
+    if (factor == 1.0 || t.kind != TensorKind::kParameter) return bytes;
+    double scaled = std::ceil(static_cast<double>(bytes) * factor);
+    return scaled >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(scaled);
+  };
+  if (runtime.per_layer_bytes > 0) {
+    uint64_t per_layer = runtime.per_layer_bytes;
+    options.extra_block_bytes = [per_layer](std::string_view) { return per_layer; };
+  }
+  Placement out;
+  const TreeSizes sizes = ComputeSizes(tree, model, options);
+  out.map = InferDeviceMap(tree, sizes, model, budget, options);
+  if (!out.map.fits_on_gpus()) {
+    DeviceMapOptions packed = options;
+    packed.strategy = DeviceMapStrategy::kSequential;
+    packed.keep_largest_free = false;
+    MemoryBudget gpus_only{.gpu_bytes = budget.gpu_bytes};
+    DeviceMap map = InferDeviceMap(tree, sizes, model, gpus_only, packed);
+    if (map.fits_on_gpus()) {
+      out.map = std::move(map);
+      out.packed = true;
+    }
+  }
+  for (const auto& t : model.tensors) {
+    if (t.tied_to.empty()) out.weight_bytes += size_of(t);
+  }
+  uint64_t gpus_used = 0;
+  for (const auto& d : out.map.devices) {
+    if (d.kind == DeviceKind::kGpu && d.used_bytes > 0) ++gpus_used;
+  }
+  out.total_bytes = out.map.total_bytes +
+                    std::max<uint64_t>(gpus_used, 1) * runtime.per_gpu_bytes;
+  if (!out.map.unplaced.empty()) out.verdict = Verdict::kDoesNotFit;
+  else if (out.map.offloaded_bytes > 0) out.verdict = Verdict::kFitsWithOffload;
+  else out.verdict = Verdict::kFits;
+  return out;
+}
+
+}  // namespace plan
+
+namespace {
+
+using plan::Placement;
+
+uint64_t TargetBits(LoadDtype dtype) {
+  switch (dtype) {
+    case LoadDtype::kFloat32: return 32;
+    case LoadDtype::kFloat16:
+    case LoadDtype::kBFloat16: return 16;
+    case LoadDtype::kInt8: return 8;
+    case LoadDtype::kInt4: return 4;
+    case LoadDtype::kAsStored: return 0;
+  }
+  return 0;
+}
+
+// Speed upper bounds from where each weight byte sits (docs/estimates.md, "Speed bounds").
+SpeedBound Speed(const Model& model, const plan::ModuleTree& tree, const FitRequest& request,
+                 const plan::SizeFn& size_of, const Placement& placement,
+                 const RuntimeBytes& runtime) {
+  SpeedBound out;
+  const auto& map = placement.map;
+  // Device of each placed module; a tensor belongs to its deepest placed ancestor.
+  std::vector<int> device_of(tree.nodes.size(), -1);
+  std::vector<uint64_t> blocks(map.devices.size(), 0);
+  for (size_t d = 0; d < map.devices.size(); ++d) {
+    for (const auto& m : map.devices[d].modules) {
+      int n = tree.Find(m);
+      if (n >= 0) device_of[static_cast<size_t>(n)] = static_cast<int>(d);
+    }
+  }
+  for (size_t n = 0; n < tree.nodes.size(); ++n) {
+    if (!tree.nodes[n].no_split) continue;
+    for (int a = static_cast<int>(n); a >= 0; a = tree.nodes[a].parent) {
+      if (device_of[a] >= 0) {
+        ++blocks[static_cast<size_t>(device_of[a])];
+        break;
+      }
+    }
+  }
+  std::vector<double> active_bytes(map.devices.size(), 0);
+  std::vector<double> active_params(map.devices.size(), 0);
+  double total_active_params = 0;
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const Tensor& t = model.tensors[i];
+    if (!t.tied_to.empty()) continue;
+    int device = -1;
+    for (int a = tree.tensor_node[i]; a >= 0 && device < 0; a = tree.nodes[a].parent) {
+      device = device_of[a];
+    }
+    double fraction = plan::ActiveFraction(model, t);
+    double params = t.kind == TensorKind::kParameter ? static_cast<double>(t.numel) * fraction : 0;
+    total_active_params += params;
+    if (device < 0) continue;
+    active_bytes[static_cast<size_t>(device)] += static_cast<double>(size_of(t)) * fraction;
+    active_params[static_cast<size_t>(device)] += params;
+  }
+  out.active_parameters = static_cast<uint64_t>(total_active_params);
+  double decode_s = 0;
+  double prefill_s = 0;
+  double bytes = 0;
+  const GpuSpec* first_gpu = request.gpus.empty() ? nullptr : request.gpus.front().gpu;
+  bool bandwidth_known = true;
+  bool flops_known = true;
+  for (size_t d = 0; d < map.devices.size(); ++d) {
+    const auto& dev = map.devices[d];
+    double kv = static_cast<double>(runtime.per_layer_bytes) * static_cast<double>(blocks[d]);
+    double read = active_bytes[d] + kv;
+    bytes += read;
+    if (read == 0) continue;
+    if (dev.kind == DeviceKind::kGpu) {
+      const GpuSpec* gpu = request.gpus[static_cast<size_t>(dev.index)].gpu;
+      if (!gpu || gpu->bandwidth_gb_s <= 0) bandwidth_known = false;
+      else decode_s += read / (gpu->bandwidth_gb_s * 1e9);
+      if (!gpu || gpu->tensor_tflops <= 0) flops_known = false;
+      else prefill_s += 2 * active_params[d] / (gpu->tensor_tflops * 1e12);
+    } else {
+      // Offloaded weights cross PCIe (and are read from disk first) on every forward pass and
+      // run on GPU 0 (accelerate's hooks).
+      decode_s += read / (request.pcie_gb_s * 1e9);
+      if (dev.kind == DeviceKind::kDisk) decode_s += read / (request.disk_gb_s * 1e9);
+      if (!first_gpu || first_gpu->tensor_tflops <= 0) flops_known = false;
+      else prefill_s += 2 * active_params[d] / (first_gpu->tensor_tflops * 1e12);
+    }
+  }
+  out.bytes_per_token = static_cast<uint64_t>(bytes);
+  if (!bandwidth_known) {
+    out.notes.push_back("decode bound unknown: a GPU given by size has no known bandwidth");
+  } else if (decode_s > 0) {
+    out.decode_tokens_per_s = 1.0 / decode_s;
+  }
+  if (!flops_known) {
+    out.notes.push_back("prefill bound unknown: a GPU given by size has no known TFLOPS");
+  } else if (prefill_s > 0) {
+    out.prefill_tokens_per_s = 1.0 / prefill_s;
+  }
+  if (placement.map.offloaded_bytes > 0) {
+    out.notes.push_back(fmt::format("offloaded weights cross PCIe at {} GB/s{} each token",
+                                    request.pcie_gb_s,
+                                    placement.map.devices.back().kind == DeviceKind::kDisk
+                                        ? fmt::format(" after a {} GB/s disk read", request.disk_gb_s)
+                                        : ""));
+  }
+  return out;
+}
+
+std::optional<uint64_t> GpusNeeded(const Model& model, const plan::ModuleTree& tree,
+                                   const FitRequest& request, const plan::SizeFn& size_of,
+                                   const RuntimeBytes& runtime) {
+  if (request.gpus.empty()) return std::nullopt;
+  const DeviceSpec& unit = request.gpus.front();
+  uint64_t usable = unit.memory_bytes > request.reserve_bytes_per_gpu + runtime.per_gpu_bytes
+                        ? unit.memory_bytes - request.reserve_bytes_per_gpu - runtime.per_gpu_bytes
+                        : 0;
+  if (usable == 0) return std::nullopt;
+  FitRequest gpus_only = request;
+  gpus_only.ram_bytes.reset();
+  gpus_only.disk_bytes.reset();
+  uint64_t weights = 0;
+  for (const auto& t : model.tensors) {
+    if (t.tied_to.empty()) weights += size_of(t);
+  }
+  uint64_t n = std::max<uint64_t>(1, (weights + usable - 1) / usable);
+  for (int tries = 0; tries < 64 && n <= 1024; ++tries, ++n) {
+    std::vector<DeviceSpec> gpus(n, unit);
+    auto placed = plan::Place(model, tree, gpus_only, size_of, runtime, false, &gpus);
+    if (placed.verdict == Verdict::kFits) return n;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFits: return "fits";
+    case Verdict::kFitsWithOffload: return "fits with offload";
+    case Verdict::kDoesNotFit: return "does not fit";
+  }
+  return "?";
+}
+
+std::string_view QualityCostName(int cost) {
+  static constexpr std::string_view kNames[] = {"none", "negligible", "small", "moderate",
+                                                "large"};
+  return kNames[std::clamp(cost, 0, 4)];
+}
+
+uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
+  uint64_t bits = TargetBits(dtype);
+  if (bits == 0 || t.kind != TensorKind::kParameter || !IsFloatingPoint(t.dtype) ||
+      t.dtype == Dtype::kBlockQuantized) {
+    return t.bytes;
+  }
+  auto total = CheckedMul(t.numel, bits);
+  return total ? (*total + 7) / 8 : t.bytes;
+}
+
+FitModel::FitModel(const Model& model)
+    : model_(&model),
+      tree_(std::make_shared<const plan::ModuleTree>(plan::BuildModuleTree(model))) {}
+
+Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
+                        const RuntimeModel& runtime) {
+  return PlanFit(FitModel(model), request, runtime);
+}
+
+Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
+                        const RuntimeModel& runtime) {
+  const Model& model = prepared.model();
+  const plan::ModuleTree& tree = prepared.tree();
+  if (request.gpus.empty()) return MakeError("fit: no GPU given (use --gpu NAME or --gpu 24GiB)");
+  FitPlan plan;
+  RuntimeBytes bytes;
+  if (runtime.bytes_for) {
+    MEMFIT_ASSIGN_OR_RETURN(bytes, runtime.bytes_for(runtime.context_tokens, runtime.batch));
+  }
+  plan.runtime = bytes;
+  const LoadDtype dtype = request.dtype;
+  plan::SizeFn size_of = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
+  Placement placed = plan::Place(model, tree, request, size_of, bytes, runtime.offload_allowed);
+  plan.verdict = placed.verdict;
+  plan.weight_bytes = placed.weight_bytes;
+  plan.total_bytes = placed.total_bytes;
+  plan.map = std::move(placed.map);
+  if (placed.packed) {
+    plan.notes.push_back(fmt::format(
+        "accelerate's infer_auto_device_map would keep the largest block ({}) free on GPU 0 and "
+        "offload; this map packs the GPUs instead: pass it as device_map explicitly",
+        FormatBytes(plan.map.largest_block_bytes)));
+  }
+  if (plan.map.offloaded_buffer_bytes > 0) {
+    plan.notes.push_back(fmt::format(
+        "{} of buffers of offloaded modules stay on GPU 0 (accelerate offload_buffers=False)",
+        FormatBytes(plan.map.offloaded_buffer_bytes)));
+  }
+  plan.gpus_needed = GpusNeeded(model, tree, request, size_of, bytes);
+  // Limits: the largest context and batch whose plan still fits on the GPUs alone.
+  if (runtime.bytes_for) {
+    auto fits = [&](uint64_t context, uint64_t batch) {
+      auto b = runtime.bytes_for(context, batch);
+      if (!b) return false;
+      return plan::Place(model, tree, request, size_of, *b, false).verdict == Verdict::kFits;
+    };
+    auto search = [&](uint64_t hi, auto&& ok) -> std::optional<uint64_t> {
+      if (hi == 0 || !ok(1)) return std::nullopt;
+      uint64_t lo = 1;
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (ok(mid)) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    };
+    plan.limits.max_context_tokens = search(
+        runtime.max_context_tokens, [&](uint64_t c) { return fits(c, runtime.batch); });
+    plan.limits.max_batch = search(4096, [&](uint64_t b) {
+      return fits(runtime.context_tokens, b);
+    });
+  }
+  Placement for_speed{.map = plan.map};
+  plan.speed = Speed(model, tree, request, size_of, for_speed, bytes);
+  if (request.advise) plan.advice = plan::BuildAdvice(model, tree, request, runtime, plan);
+  return plan;
+}
+
+}  // namespace memfit

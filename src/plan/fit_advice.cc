@@ -1,0 +1,202 @@
+// Advice: what to change so the model fits, each with its new total from a full re-placement.
+// Byte formulas and sources: docs/estimates.md, "Fit advice".
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "memfit/units.h"
+#include "plan/fit_internal.h"
+
+namespace memfit::plan {
+namespace {
+
+// Per tensor of `model`: a linear weight inside a no-split block (what quantization libraries
+// replace: nn.Linear in decoder layers).
+std::shared_ptr<const std::vector<char>> LinearWeights(const Model& model, const ModuleTree& tree) {
+  auto out = std::make_shared<std::vector<char>>(model.tensors.size(), 0);
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const Tensor& t = model.tensors[i];
+    (*out)[i] = t.kind == TensorKind::kParameter && t.shape.size() == 2 &&
+                IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized &&
+                t.tied_to.empty() && tree.nodes[static_cast<size_t>(tree.tensor_node[i])].in_block;
+  }
+  return out;
+}
+
+uint64_t Bits(uint64_t numel, double bits_per_element) {
+  double bytes = std::ceil(static_cast<double>(numel) * bits_per_element / 8.0);
+  return bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
+
+// Weights as a quantization library leaves them: block linears quantized by `linear`, every
+// other floating parameter in 16 bits (torch_dtype), integer tensors and buffers as stored.
+SizeFn Quantized(const Model& model, std::shared_ptr<const std::vector<char>> is_linear,
+                 std::function<uint64_t(const Tensor&)> linear) {
+  const Tensor* base = model.tensors.data();
+  return [base, is_linear, linear](const Tensor& t) {
+    size_t i = static_cast<size_t>(&t - base);  // size functions only see this model's tensors
+    if (i < is_linear->size() && (*is_linear)[i]) return linear(t);
+    return LoadedTensorBytes(t, LoadDtype::kBFloat16);
+  };
+}
+
+// GGUF files quantize every 2-D weight (embeddings and head included) and keep 1-D in F32.
+SizeFn Gguf(double bits_per_weight) {
+  return [bits_per_weight](const Tensor& t) {
+    if (t.kind != TensorKind::kParameter || !IsFloatingPoint(t.dtype) ||
+        t.dtype == Dtype::kBlockQuantized) {
+      return t.bytes;
+    }
+    return t.shape.size() >= 2 ? Bits(t.numel, bits_per_weight) : Bits(t.numel, 32);
+  };
+}
+
+struct Candidate {
+  std::string action;
+  int quality_cost;
+  std::string quality_note;
+  std::string detail;
+  SizeFn size_of;                      // empty: the plan's dtype
+  std::optional<RuntimeBytesFn> runtime;
+  uint64_t context_tokens = 0;
+  std::optional<uint64_t> ram_bytes;   // offload advice
+  const Model* model = nullptr;        // smaller sibling
+};
+
+}  // namespace
+
+std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
+                                const FitRequest& request, const RuntimeModel& runtime,
+                                const FitPlan& plan) {
+  const LoadDtype dtype = request.dtype;
+  SizeFn current = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
+  const auto linear = LinearWeights(model, tree);
+  std::vector<Candidate> candidates;
+  bool wide = false;  // floating weights wider than 16 bits at the chosen dtype
+  for (const auto& t : model.tensors) {
+    if (t.kind == TensorKind::kParameter && IsFloatingPoint(t.dtype) &&
+        current(t) > LoadedTensorBytes(t, LoadDtype::kBFloat16)) {
+      wide = true;
+      break;
+    }
+  }
+  if (wide) {
+    candidates.push_back({"load the weights in bfloat16 (torch_dtype=torch.bfloat16)", 1,
+                          "bf16 inference matches fp32 closely", "2 bytes per parameter",
+                          [](const Tensor& t) { return LoadedTensorBytes(t, LoadDtype::kBFloat16); }});
+  }
+  candidates.push_back({"bitsandbytes LLM.int8 (load_in_8bit)", 1, "near-lossless (LLM.int8 paper)",
+                        "block linears 1 byte/weight + fp32 scale per row; rest 16-bit",
+                        Quantized(model, linear, [](const Tensor& t) {
+                          return t.numel + t.shape[0] * 4;
+                        })});
+  candidates.push_back({"bitsandbytes NF4 (load_in_4bit, double quant)", 2,
+                        "small loss (QLoRA paper: NF4 matches 16-bit fine-tuning)",
+                        "block linears 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax "
+                        "= 4.127 bits; rest 16-bit",
+                        Quantized(model, linear, [](const Tensor& t) {
+                          return Bits(t.numel, 4.0 + 8.0 / 64 + 32.0 / (64 * 256));
+                        })});
+  candidates.push_back({"GPTQ or AWQ 4-bit, group size 128", 2, "small loss at 4 bits",
+                        "block linears 4 bits + fp16 scale and 4-bit zero per 128 = 4.156 bits; "
+                        "rest 16-bit",
+                        Quantized(model, linear, [](const Tensor& t) {
+                          return Bits(t.numel, 4.0 + 16.0 / 128 + 4.0 / 128);
+                        })});
+  // GGUF whole-file effective bits per weight (NyxKrage's table; Q8_0/Q6_K exact block sizes).
+  struct GgufType { const char* name; double bpw; int cost; const char* note; };
+  for (const GgufType& g : {GgufType{"Q8_0", 8.5, 1, "near-lossless"},
+                            GgufType{"Q6_K", 6.5625, 1, "near-lossless"},
+                            GgufType{"Q5_K_M", 5.69, 2, "small loss"},
+                            GgufType{"Q4_K_M", 4.85, 2, "small loss, the usual default"},
+                            GgufType{"Q3_K_M", 3.91, 3, "noticeable loss"},
+                            GgufType{"Q2_K", 3.35, 4, "large loss"}}) {
+    candidates.push_back({fmt::format("GGUF {} (llama.cpp)", g.name), g.cost, g.note,
+                          fmt::format("{} bits per weight over 2-D weights, norms F32", g.bpw),
+                          Gguf(g.bpw)});
+  }
+  candidates.push_back(
+      {"prune block linears to 2:4 semi-structured sparsity", 3,
+       "moderate loss unless fine-tuned after pruning (SparseGPT, Wanda)",
+       "16-bit: half the values + 2-bit index per kept value = 9/16 of the bytes (PyTorch "
+       "to_sparse_semi_structured)",
+       Quantized(model, linear, [](const Tensor& t) {
+         return LoadedTensorBytes(t, LoadDtype::kBFloat16) / 16 * 9;
+       })});
+  candidates.push_back(
+      {"prune block linears 50% unstructured, stored as CSR", 3,
+       "moderate loss; CSR saves memory only past 80% sparsity with int64 indices",
+       "nnz x (2-byte value + 8-byte int64 column index) + (rows + 1) x 8 row pointers",
+       Quantized(model, linear, [](const Tensor& t) {
+         return t.numel / 2 * 10 + (t.shape[0] + 1) * 8;
+       })});
+  if (!request.ram_bytes && plan.verdict == Verdict::kDoesNotFit && runtime.offload_allowed) {
+    Candidate c{"offload to CPU RAM (device_map=\"auto\" with max_memory[\"cpu\"])", 0,
+                "none; decoding slows to PCIe speed for the offloaded part", ""};
+    c.ram_bytes = UINT64_MAX;
+    candidates.push_back(std::move(c));
+  }
+  if (request.smaller_sibling) {
+    Candidate c{fmt::format("use the smaller sibling {}", request.smaller_sibling->name), 3,
+                "a smaller model of the same family: lower quality", "its weights at the same dtype"};
+    c.model = request.smaller_sibling;
+    candidates.push_back(std::move(c));
+  }
+  if (runtime.bytes_for && runtime.context_tokens > 1) {
+    Candidate c{fmt::format("halve the context to {} tokens", runtime.context_tokens / 2), 1,
+                "longer prompts no longer fit", "KV cache and activations at half the context"};
+    c.runtime = runtime.bytes_for;
+    c.context_tokens = runtime.context_tokens / 2;
+    candidates.push_back(std::move(c));
+  }
+  for (const auto& alt : runtime.alternatives) {
+    Candidate c{alt.name, alt.quality_cost, alt.quality_note, "runtime estimate with this setting"};
+    c.runtime = alt.bytes_for;
+    c.context_tokens = runtime.context_tokens;
+    if (alt.weight_size_of) c.size_of = alt.weight_size_of;
+    candidates.push_back(std::move(c));
+  }
+
+  std::vector<Advice> out;
+  for (auto& c : candidates) {
+    RuntimeBytes bytes = plan.runtime;
+    if (c.runtime) {
+      auto b = (*c.runtime)(c.context_tokens, runtime.batch);
+      if (!b) continue;
+      bytes = *b;
+    }
+    const Model& target = c.model ? *c.model : model;
+    SizeFn size_of = c.size_of ? c.size_of : current;
+    FitRequest req = request;
+    if (c.ram_bytes) req.ram_bytes = c.ram_bytes;
+    std::optional<ModuleTree> sibling_tree;
+    if (c.model) sibling_tree = BuildModuleTree(*c.model);
+    Placement placed = Place(target, sibling_tree ? *sibling_tree : tree, req, size_of, bytes,
+                             runtime.offload_allowed);
+    Advice a{.action = c.action,
+             .quality_cost = c.quality_cost,
+             .quality_note = c.quality_note,
+             .total_bytes = placed.total_bytes,
+             .saved_bytes = static_cast<int64_t>(plan.total_bytes) -
+                            static_cast<int64_t>(placed.total_bytes),
+             .verdict = placed.verdict,
+             .detail = c.detail};
+    if (c.ram_bytes) {
+      a.detail = fmt::format("needs {} of RAM for the offloaded blocks",
+                             FormatBytes(placed.map.offloaded_bytes));
+      a.saved_bytes = 0;
+    }
+    // Only what changes something: saves memory, or makes it fit (CSR kept to show the trap).
+    bool keep = a.saved_bytes > 0 || c.ram_bytes || c.action.find("CSR") != std::string::npos;
+    if (keep) out.push_back(std::move(a));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) {
+    if (x.verdict != y.verdict) return x.verdict < y.verdict;
+    if (x.quality_cost != y.quality_cost) return x.quality_cost < y.quality_cost;
+    return x.saved_bytes > y.saved_bytes;
+  });
+  return out;
+}
+
+}  // namespace memfit::plan

@@ -1,0 +1,138 @@
+// GPU catalog lookup and --gpu parsing.
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "memfit/gpu.h"
+#include "memfit/units.h"
+#include "plan/gpu_catalog_data.h"
+
+namespace memfit {
+namespace {
+
+// Lowercase alphanumerics only, with brand words removed: "NVIDIA GeForce RTX 4090" -> "rtx4090".
+std::string Normalize(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  for (std::string_view word : {"nvidia", "geforce", "tesla", "radeon", "instinct", "apple", "amd",
+                                "intel", "arc"}) {
+    if (out.starts_with(word) && out.size() > word.size()) out.erase(0, word.size());
+  }
+  // "rtx4090" and "4090" both name the RTX 4090; the catalog's normalized names keep "rtx".
+  return out;
+}
+
+std::vector<std::string> Keys(const GpuSpec& gpu) {
+  std::vector<std::string> keys = {Normalize(gpu.name)};
+  std::string_view aliases = gpu.aliases;
+  while (!aliases.empty()) {
+    size_t bar = aliases.find('|');
+    keys.push_back(Normalize(aliases.substr(0, bar)));
+    if (bar == std::string_view::npos) break;
+    aliases.remove_prefix(bar + 1);
+  }
+  // Brand words the catalog writes itself ("Arc A770", "Radeon PRO W7900") are optional too.
+  for (std::string_view word : {"rtx", "rx", "radeon", "arc"}) {
+    std::string k = keys.front();
+    if (k.starts_with(word) && k.size() > word.size()) keys.push_back(k.substr(word.size()));
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::string_view GpuVendorName(GpuVendor vendor) {
+  switch (vendor) {
+    case GpuVendor::kNvidia: return "nvidia";
+    case GpuVendor::kAmd: return "amd";
+    case GpuVendor::kApple: return "apple";
+    case GpuVendor::kIntel: return "intel";
+  }
+  return "?";
+}
+
+Result<GpuVendor> ParseGpuVendor(std::string_view name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto v : {GpuVendor::kNvidia, GpuVendor::kAmd, GpuVendor::kApple, GpuVendor::kIntel}) {
+    if (GpuVendorName(v) == lower) return v;
+  }
+  return MakeError("--vendor {}: expected nvidia, amd, apple or intel", name);
+}
+
+uint64_t MemoryBytes(const GpuSpec& gpu) { return uint64_t{gpu.memory_gb} << 30; }
+
+std::span<const GpuSpec> GpuCatalog() { return plan::GpuTable(); }
+
+Result<const GpuSpec*> FindGpu(std::string_view name) {
+  std::string key = Normalize(name);
+  if (key.empty()) return MakeError("--gpu \"{}\": empty GPU name", name);
+  std::vector<const GpuSpec*> prefix;
+  for (const auto& gpu : GpuCatalog()) {
+    for (const auto& k : Keys(gpu)) {
+      if (k == key) return &gpu;
+    }
+  }
+  for (const auto& gpu : GpuCatalog()) {
+    for (const auto& k : Keys(gpu)) {
+      if (k.starts_with(key)) {
+        prefix.push_back(&gpu);
+        break;
+      }
+    }
+  }
+  if (prefix.size() == 1) return prefix.front();
+  if (prefix.empty()) {
+    return MakeError("--gpu \"{}\": not in memfit's GPU catalog (see `memfit gpus`); give a size "
+                     "such as 24GiB instead",
+                     name);
+  }
+  std::string names;
+  for (size_t i = 0; i < prefix.size() && i < 8; ++i) {
+    names += (i ? ", " : "") + std::string(prefix[i]->name);
+  }
+  return MakeError("--gpu \"{}\" is ambiguous: {}", name, names);
+}
+
+Status ParseDeviceArg(std::string_view text, std::vector<DeviceSpec>& out) {
+  // "2xH100", "4x rtx4090": a count, then 'x'.
+  uint64_t count = 1;
+  std::string_view rest = text;
+  size_t digits = 0;
+  while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+  if (digits > 0 && digits + 1 < rest.size() && (rest[digits] == 'x' || rest[digits] == 'X')) {
+    std::string_view after = rest.substr(digits + 1);
+    // "2x..." only when what follows is not a size suffix of a number ("24GiB" has no 'x').
+    auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + digits, count);
+    if (ec != std::errc() || count == 0 || count > 1024) {
+      return MakeError("--gpu \"{}\": device count must be 1 to 1024", text);
+    }
+    rest = after;
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  }
+  DeviceSpec device;
+  if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front()))) {
+    auto bytes = ParseByteSize(rest);
+    if (bytes) {
+      if (*bytes == 0) return MakeError("--gpu \"{}\": a device needs more than 0 bytes", text);
+      device.memory_bytes = *bytes;
+      device.label = FormatBytes(*bytes) + " GPU";
+    }
+  }
+  if (device.memory_bytes == 0) {
+    auto gpu = FindGpu(rest);
+    if (!gpu) return gpu.error();
+    device.gpu = *gpu;
+    device.memory_bytes = MemoryBytes(**gpu);
+    device.label = std::string((*gpu)->name);
+  }
+  for (uint64_t i = 0; i < count; ++i) out.push_back(device);
+  return Ok{};
+}
+
+}  // namespace memfit

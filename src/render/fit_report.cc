@@ -1,0 +1,227 @@
+// `memfit fit` and `memfit gpus` output.
+
+#include <algorithm>
+
+#include "memfit/render_fit.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+std::string Rate(double tokens_per_s) {
+  if (tokens_per_s <= 0) return "unknown";
+  if (tokens_per_s >= 100) return fmt::format("{:.0f} tok/s", tokens_per_s);
+  return fmt::format("{:.3g} tok/s", tokens_per_s);
+}
+
+std::string Signed(int64_t bytes) {
+  if (bytes >= 0) return FormatBytes(static_cast<uint64_t>(bytes));
+  return "-" + FormatBytes(static_cast<uint64_t>(-bytes));
+}
+
+std::string DeviceLabel(const FitReportInput& in, const DeviceUsage& d) {
+  if (d.kind == DeviceKind::kGpu) {
+    return fmt::format("{} ({})", d.index, in.request->gpus[static_cast<size_t>(d.index)].label);
+  }
+  return DeviceName(d);
+}
+
+}  // namespace
+
+std::string CompressModuleList(const std::vector<std::string>& modules) {
+  std::string out;
+  size_t i = 0;
+  auto split = [](const std::string& m, std::string& prefix, long& index) {
+    size_t dot = m.rfind('.');
+    if (dot == std::string::npos || dot + 1 == m.size()) return false;
+    std::string tail = m.substr(dot + 1);
+    if (!std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        tail.size() > 9) {
+      return false;
+    }
+    prefix = m.substr(0, dot);
+    index = std::stol(tail);
+    return true;
+  };
+  while (i < modules.size()) {
+    std::string prefix;
+    long first = 0;
+    size_t j = i + 1;
+    if (split(modules[i], prefix, first)) {
+      long last = first;
+      std::string p;
+      long idx = 0;
+      while (j < modules.size() && split(modules[j], p, idx) && p == prefix && idx == last + 1) {
+        last = idx;
+        ++j;
+      }
+      if (!out.empty()) out += ", ";
+      out += last > first ? fmt::format("{}.{}-{}", prefix, first, last) : modules[i];
+    } else {
+      if (!out.empty()) out += ", ";
+      out += modules[i].empty() ? "(whole model)" : modules[i];
+    }
+    i = j;
+  }
+  return out;
+}
+
+nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
+  const FitPlan& p = *in.plan;
+  nlohmann::ordered_json j;
+  j["schema"] = "memfit.fit/1";
+  j["model"] = in.model->name;
+  j["task"] = in.runtime->task;
+  j["dtype"] = LoadDtypeName(in.request->dtype);
+  j["verdict"] = VerdictName(p.verdict);
+  j["gpus_needed"] = p.gpus_needed ? nlohmann::ordered_json(*p.gpus_needed) : nullptr;
+  j["weight_bytes"] = p.weight_bytes;
+  j["runtime"] = {{"per_gpu_bytes", p.runtime.per_gpu_bytes},
+                  {"per_layer_bytes", p.runtime.per_layer_bytes},
+                  {"per_weight_byte", p.runtime.per_weight_byte}};
+  j["total_bytes"] = p.total_bytes;
+  j["largest_block_bytes"] = p.map.largest_block_bytes;
+  auto devices = nlohmann::ordered_json::array();
+  for (const auto& d : p.map.devices) {
+    devices.push_back({{"device", DeviceName(d)},
+                       {"label", DeviceLabel(in, d)},
+                       {"max_memory", d.max_memory == UINT64_MAX ? nlohmann::ordered_json("unlimited")
+                                                                 : nlohmann::ordered_json(d.max_memory)},
+                       {"used_bytes", d.used_bytes},
+                       {"reserved_bytes", d.reserved_bytes},
+                       {"modules", d.modules}});
+  }
+  j["devices"] = devices;
+  j["unplaced"] = p.map.unplaced;
+  j["unplaced_bytes"] = p.map.unplaced_bytes;
+  j["device_map"] = DeviceMapJson(p.map);
+  auto limits = nlohmann::ordered_json::object();
+  if (p.limits.max_context_tokens) limits["max_context_tokens"] = *p.limits.max_context_tokens;
+  if (p.limits.max_batch) limits["max_batch"] = *p.limits.max_batch;
+  j["limits"] = limits;
+  j["speed_upper_bounds"] = {{"decode_tokens_per_s", p.speed.decode_tokens_per_s},
+                             {"prefill_tokens_per_s", p.speed.prefill_tokens_per_s},
+                             {"bytes_per_token", p.speed.bytes_per_token},
+                             {"active_parameters", p.speed.active_parameters},
+                             {"notes", p.speed.notes}};
+  auto advice = nlohmann::ordered_json::array();
+  for (const auto& a : p.advice) {
+    advice.push_back({{"action", a.action},
+                      {"total_bytes", a.total_bytes},
+                      {"saved_bytes", a.saved_bytes},
+                      {"verdict", VerdictName(a.verdict)},
+                      {"quality_cost", QualityCostName(a.quality_cost)},
+                      {"quality_note", a.quality_note},
+                      {"detail", a.detail}});
+  }
+  j["advice"] = advice;
+  j["notes"] = p.notes;
+  j["assumptions"] = in.model->assumptions;
+  return j;
+}
+
+std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
+  if (format == OutputFormat::kJson) return FitPlanJson(in).dump(2) + "\n";
+  const FitPlan& p = *in.plan;
+  const FitRequest& r = *in.request;
+  std::string out;
+  std::string devices;
+  for (const auto& g : r.gpus) devices += (devices.empty() ? "" : " + ") + g.label;
+  out += fmt::format("{} on {} (task {}, weights {})\n", in.model->name, devices, in.runtime->task,
+                     LoadDtypeName(r.dtype));
+  std::string verdict(VerdictName(p.verdict));
+  if (p.verdict == Verdict::kFitsWithOffload) {
+    verdict += fmt::format(" ({} offloaded off the GPUs)", FormatBytes(p.map.offloaded_bytes));
+  } else if (p.verdict == Verdict::kDoesNotFit) {
+    verdict += fmt::format(" ({} could not be placed)", FormatBytes(p.map.unplaced_bytes));
+  }
+  out += "verdict: " + verdict + "\n";
+  if (p.gpus_needed) {
+    out += fmt::format("GPUs needed: {} x {} (whole model on GPUs, accelerate's map)\n",
+                       *p.gpus_needed, r.gpus.front().label);
+  } else {
+    out += fmt::format("GPUs needed: no number of {} holds it (a block is larger than one)\n",
+                       r.gpus.front().label);
+  }
+  out += fmt::format("memory: weights {} + runtime {} per GPU + {} per layer = {}\n",
+                     FormatBytes(p.weight_bytes), FormatBytes(p.runtime.per_gpu_bytes),
+                     FormatBytes(p.runtime.per_layer_bytes), FormatBytes(p.total_bytes));
+  out += fmt::format("largest block: {} ({})\n\n", FormatBytes(p.map.largest_block_bytes),
+                     CompressModuleList(p.map.largest_block_names));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : p.map.devices) {
+    rows.push_back({DeviceLabel(in, d),
+                    d.max_memory == UINT64_MAX ? "unlimited" : FormatBytes(d.max_memory),
+                    FormatBytes(d.used_bytes), FormatBytes(d.reserved_bytes),
+                    CompressModuleList(d.modules)});
+  }
+  if (!p.map.unplaced.empty()) {
+    rows.push_back({"(not placed)", "", FormatBytes(p.map.unplaced_bytes), "",
+                    CompressModuleList(p.map.unplaced)});
+  }
+  const std::vector<std::string> headers = {"device", "max_memory", "used", "kept free", "blocks"};
+  if (format == OutputFormat::kCsv) return out + RenderCsv(headers, rows);
+  if (format == OutputFormat::kMarkdown) out += RenderMarkdownTable(headers, rows);
+  else out += RenderPlainTable(headers, rows);
+  out += "\ndevice_map = " + DeviceMapJson(p.map).dump() + "\n\n";
+  out += fmt::format("speed (upper bounds, one sequence): decode <= {}, prefill <= {}\n",
+                     Rate(p.speed.decode_tokens_per_s), Rate(p.speed.prefill_tokens_per_s));
+  out += fmt::format("  {} read per token, {} active parameters\n",
+                     FormatBytes(p.speed.bytes_per_token), FormatCount(p.speed.active_parameters));
+  for (const auto& n : p.speed.notes) out += "  " + n + "\n";
+  if (p.limits.max_context_tokens || p.limits.max_batch) {
+    out += fmt::format("limits on the GPUs: context <= {} tokens, batch <= {}\n",
+                       p.limits.max_context_tokens ? std::to_string(*p.limits.max_context_tokens) : "-",
+                       p.limits.max_batch ? std::to_string(*p.limits.max_batch) : "-");
+  }
+  if (!p.advice.empty()) {
+    std::vector<std::vector<std::string>> advice;
+    for (const auto& a : p.advice) {
+      advice.push_back({a.action, FormatBytes(a.total_bytes), Signed(a.saved_bytes),
+                        std::string(VerdictName(a.verdict)),
+                        std::string(QualityCostName(a.quality_cost))});
+    }
+    out += "\nadvice (fitting first, then by cost to quality):\n";
+    const std::vector<std::string> h = {"change", "new total", "saved", "then", "quality cost"};
+    out += format == OutputFormat::kMarkdown ? RenderMarkdownTable(h, advice)
+                                             : RenderPlainTable(h, advice);
+  }
+  for (const auto& n : p.notes) out += "note: " + n + "\n";
+  for (const auto& a : in.model->assumptions) out += "assumed: " + a + "\n";
+  return out;
+}
+
+std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat format) {
+  const std::vector<std::string> headers = {"name", "vendor", "memory", "bandwidth GB/s",
+                                            "bf16 dense TFLOPS", "type", "source"};
+  std::vector<std::vector<std::string>> rows;
+  auto json = nlohmann::ordered_json::array();
+  for (const GpuSpec* g : gpus) {
+    rows.push_back({std::string(g->name), std::string(GpuVendorName(g->vendor)),
+                    fmt::format("{} GB{}", g->memory_gb, g->unified_memory ? " unified" : ""),
+                    fmt::format("{:g}", g->bandwidth_gb_s), fmt::format("{:g}", g->tensor_tflops),
+                    std::string(g->memory_type), std::string(g->source)});
+    json.push_back({{"name", g->name},
+                    {"vendor", GpuVendorName(g->vendor)},
+                    {"memory_bytes", MemoryBytes(*g)},
+                    {"bandwidth_gb_s", g->bandwidth_gb_s},
+                    {"bf16_dense_tflops", g->tensor_tflops},
+                    {"unified_memory", g->unified_memory},
+                    {"memory_type", g->memory_type},
+                    {"source", g->source}});
+  }
+  switch (format) {
+    case OutputFormat::kJson: {
+      nlohmann::ordered_json doc;
+      doc["schema"] = "memfit.gpus/1";
+      doc["gpus"] = json;
+      return doc.dump(2) + "\n";
+    }
+    case OutputFormat::kCsv: return RenderCsv(headers, rows);
+    case OutputFormat::kMarkdown: return RenderMarkdownTable(headers, rows);
+    case OutputFormat::kTable: break;
+  }
+  return RenderPlainTable(headers, rows);
+}
+
+}  // namespace memfit

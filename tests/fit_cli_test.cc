@@ -1,0 +1,82 @@
+// `memfit fit` and `memfit gpus` end to end through memfit::cli::Run.
+
+#include <algorithm>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+
+namespace memfit {
+namespace {
+
+struct RunResult {
+  int code;
+  std::string out, err;
+};
+
+RunResult Memfit(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = cli::Run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(FitCliTest, CatalogModelOnAnRtx4090AsJson) {
+  auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "memfit.fit/1");
+  EXPECT_EQ(j["verdict"], "fits");
+  EXPECT_EQ(j["gpus_needed"], 1);
+  // 16,060,522,752 bytes of bf16 weights (DeviceMapRealTest) on one 24 GiB GPU: {"": 0}.
+  EXPECT_EQ(j["weight_bytes"], 16060522752u);
+  EXPECT_EQ(j["device_map"], nlohmann::json({{"", 0}}));
+  // Decode bound: 1008 GB/s / 16,060,522,752 bytes = 62.76 tok/s.
+  EXPECT_NEAR(j["speed_upper_bounds"]["decode_tokens_per_s"].get<double>(), 62.763, 0.01);
+  EXPECT_FALSE(j["advice"].empty());
+}
+
+TEST(FitCliTest, OffloadTableAndDeviceMapJson) {
+  auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "8GiB", "--ram", "16GiB",
+                   "--strategy", "sequential", "--device-map"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // 8 GiB GPU: lm_head (1,050,673,152) kept free -> embed + layers 0-13; the rest
+  // on the CPU.
+  EXPECT_EQ(j["model.embed_tokens"], 0);
+  EXPECT_EQ(j["lm_head"], "cpu");
+  auto table = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "8GiB", "--ram", "16GiB"});
+  ASSERT_EQ(table.code, 0);
+  EXPECT_NE(table.out.find("verdict: fits with offload"), std::string::npos);
+}
+
+TEST(FitCliTest, BadInputIsOneLineAndExitOne) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "mi300"},
+           {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "voodoo5"},
+           {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--ram", "lots"},
+           {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "inference"},
+           {"gpus", "--vendor", "3dfx"}}) {
+    auto r = Memfit(args);
+    EXPECT_EQ(r.code, 1) << args.back();
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.err.starts_with("memfit: error: ")) << r.err;
+  }
+}
+
+TEST(FitCliTest, GpusFilters) {
+  auto r = Memfit({"gpus", "--vendor", "amd", "--min-memory", "192GiB", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "memfit.gpus/1");
+  // MI355X, MI350X (288), MI325X (256), MI300X (192).
+  ASSERT_EQ(j["gpus"].size(), 4u);
+  for (const auto& g : j["gpus"]) {
+    EXPECT_EQ(g["vendor"], "amd");
+    EXPECT_GE(g["memory_bytes"].get<uint64_t>(), 192ull << 30);
+  }
+}
+
+}  // namespace
+}  // namespace memfit
