@@ -28,5 +28,8 @@ void AddEstimateMemoryCommand(CLI::App& app, Context& ctx);
 void AddInspectCommand(CLI::App& app, Context& ctx);
 void AddModelsCommand(CLI::App& app, Context& ctx);
 void AddServeCommand(CLI::App& app, Context& ctx);
+void AddInferenceCommand(CLI::App& app, Context& ctx);
+void AddTrainCommand(CLI::App& app, Context& ctx);
+void AddValidateCommand(CLI::App& app, Context& ctx);
 
 }  // namespace memfit::cli
