@@ -26,6 +26,12 @@ enum class Checkpointing : uint8_t { kNone, kFull, kSelective };
 enum class Strategy : uint8_t { kDdp, kZero1, kZero2, kZero3, kFsdp };
 enum class Offload : uint8_t { kNone, kOptimizer, kParams };
 enum class TaskHead : uint8_t { kAuto, kCausalLm, kSequenceClassification, kNone };
+// How the causal-LM loss is computed: transformers' cross-entropy (logits, fp32 upcast, fp32
+// log_softmax), a fused/chunked kernel (Liger, Apple CCE: no vocabulary-sized tensors), or
+// log_softmax in the compute dtype (TRL's selective_log_softmax for DPO/GRPO).
+enum class LossImpl : uint8_t { kHf, kFused, kLowPrecision };
+Result<LossImpl> ParseLossImpl(std::string_view s);
+std::string_view LossImplName(LossImpl v);
 
 std::string_view TrainMethodName(TrainMethod v);
 std::string_view OptimizerName(Optimizer v);
@@ -68,6 +74,10 @@ struct TrainOptions {
   TaskHead head = TaskHead::kAuto;
   uint64_t num_labels = 2;               // sequence classification head
   bool foreach_optimizer = true;         // torch >= 2.0 default: one fp32 temp of all states
+  // torch >= 2.0 zero_grad() frees gradients between steps; torch 1.x kept them (zeroed), so
+  // they were resident through the next forward and backward.
+  bool zero_grad_set_to_none = true;
+  LossImpl loss = LossImpl::kHf;
   OverheadOptions overhead;
 };
 

@@ -17,6 +17,11 @@
 
 namespace memfit {
 
+// The caching allocator's share of an nvidia-smi reading beyond the allocated peak, as a
+// fraction of that peak, applied to nvml/nvidia-smi rows. A round figure fitted to the
+// bert-large training rows (they imply 0.0-0.13; see docs/accuracy.md): not an independent check.
+inline constexpr double kNvmlAllocatorReserve = 0.10;
+
 struct MeasuredRow {
   std::string id, model, task, settings_text, measure, value, unit, source, notes;
   std::map<std::string, std::string> settings;  // "key=value;..." parsed

@@ -26,6 +26,8 @@ struct TrainArgs {
   std::string cuda_context;
   double allocator_reserve = 0.0;
   bool no_foreach = false;
+  bool keep_grads = false;
+  std::string loss = "hf";
   std::string format = "table";
 };
 
@@ -55,6 +57,8 @@ Result<TrainOptions> ToOptions(const TrainArgs& a) {
   }
   o.freeze_trainable_layers = a.freeze_layers;
   o.foreach_optimizer = !a.no_foreach;
+  o.zero_grad_set_to_none = !a.keep_grads;
+  MEMFIT_ASSIGN_OR_RETURN(o.loss, ParseLossImpl(a.loss));
   o.overhead.allocator_reserve_fraction = a.allocator_reserve;
   if (!a.cuda_context.empty()) {
     auto b = ParseByteSize(a.cuda_context);
@@ -112,6 +116,10 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--allocator-reserve", a->allocator_reserve,
                   "allocator cache as a fraction of the allocated peak (default 0)");
   cmd->add_flag("--no-foreach", a->no_foreach, "per-tensor optimizer step (no fp32 temp of all states)");
+  cmd->add_flag("--keep-grads", a->keep_grads,
+                "gradients stay allocated between steps (torch 1.x zero_grad)");
+  cmd->add_option("--loss", a->loss, "hf (fp32 logits + log_softmax), fused (Liger/CCE), "
+                  "low-precision (TRL selective_log_softmax)")->capture_default_str();
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
   cmd->callback([a, &ctx] { RunTrain(*a, ctx); });

@@ -45,6 +45,9 @@ constexpr std::array<std::pair<std::string_view, TaskHead>, 4> kHeads{{
     {"auto", TaskHead::kAuto}, {"causal-lm", TaskHead::kCausalLm},
     {"sequence-classification", TaskHead::kSequenceClassification}, {"none", TaskHead::kNone}}};
 
+constexpr std::array<std::pair<std::string_view, LossImpl>, 3> kLosses{{
+    {"hf", LossImpl::kHf}, {"fused", LossImpl::kFused}, {"low-precision", LossImpl::kLowPrecision}}};
+
 template <typename E, size_t N>
 std::string_view NameOf(E v, const std::array<std::pair<std::string_view, E>, N>& names) {
   for (const auto& [n, e] : names) {
@@ -79,6 +82,8 @@ Result<Checkpointing> ParseCheckpointing(std::string_view s) {
 }
 Result<Strategy> ParseStrategy(std::string_view s) { return ParseName(s, kStrategies, "--strategy"); }
 Result<Offload> ParseOffload(std::string_view s) { return ParseName(s, kOffloads, "--offload"); }
+Result<LossImpl> ParseLossImpl(std::string_view s) { return ParseName(s, kLosses, "--loss"); }
+std::string_view LossImplName(LossImpl v) { return NameOf(v, kLosses); }
 Result<TaskHead> ParseTaskHead(std::string_view s) { return ParseName(s, kHeads, "--head"); }
 
 uint64_t OptimizerStateBytes(Optimizer optimizer, const Tensor& t, uint32_t state_bytes) {

@@ -267,15 +267,24 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   uint64_t logits_bwd = 0;
   if (head == TaskHead::kCausalLm && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, o.tp);
-    // logits (compute dtype), their fp32 upcast, log_softmax output (fp32).
-    const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
-    e.logits_bytes = Mul(Mul(tokens, v), per);
-    logits_bwd = Mul(Mul(tokens, v), 4 + (compute != 4 ? compute : 0));
+    if (o.loss == LossImpl::kHf) {
+      // logits (compute dtype), their fp32 upcast, log_softmax output (fp32).
+      const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
+      e.logits_bytes = Mul(Mul(tokens, v), per);
+      logits_bwd = Mul(Mul(tokens, v), 4 + (compute != 4 ? compute : 0));
+    } else if (o.loss == LossImpl::kLowPrecision) {
+      // logits and their log_softmax in the compute dtype; the gradient in the same dtype.
+      e.logits_bytes = Mul(Mul(tokens, v), 2 * compute);
+      logits_bwd = Mul(Mul(tokens, v), compute);
+    } else {
+      e.notes.push_back("fused/chunked cross-entropy: no vocabulary-sized tensors");
+    }
   } else if (head == TaskHead::kSequenceClassification) {
     e.logits_bytes = Mul(o.batch, Mul(o.num_labels, 12));
   }
-  // Transients.
-  uint64_t recompute = o.checkpointing == Checkpointing::kNone ? 0 : per_layer_max;
+  // Transients: backward holds the gradients of one layer's saved tensors at a time, and with
+  // checkpointing one recomputed layer as well.
+  uint64_t recompute = Add(per_layer_max, o.checkpointing == Checkpointing::kNone ? 0 : per_layer_max);
   uint64_t opt_tmp = 0;
   if (o.offload == Offload::kNone) {
     switch (o.optimizer) {
@@ -293,7 +302,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   e.transient_bytes = std::max(Add(recompute, logits_bwd), opt_tmp);
 
   // ---- stages (allocated bytes on the GPU, steady state)
-  const bool grads_persist = o.grad_accum > 1;
+  const bool grads_persist = o.grad_accum > 1 || !o.zero_grad_set_to_none;
   const uint64_t states = Add(e.optimizer_bytes, master);
   const uint64_t base = Add(Add(w, states), comm);
   const uint64_t act_all = Add(Add(act, e.logits_bytes), autocast ? CeilDiv(autocast_copy, mp) : 0);

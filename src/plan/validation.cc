@@ -88,6 +88,22 @@ Result<std::vector<MeasuredRow>> ParseMeasuredCsv(std::string_view text, std::st
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     auto f = SplitCsvLine(line);
+    if (!header && f.size() > 9) {
+      // Unquoted commas inside settings (e.g. "torch.ones((1,1))"): the measure column is the
+      // first after field 3 that is followed by a number and a unit.
+      for (size_t i = 4; i + 2 < f.size(); ++i) {
+        char* end = nullptr;
+        std::strtod(f[i + 1].c_str(), &end);
+        if (end != f[i + 1].c_str() && UnitBytes(f[i + 2])) {
+          std::string settings = f[3];
+          for (size_t j = 4; j < i; ++j) settings += "," + f[j];
+          std::string notes;
+          for (size_t j = i + 4; j < f.size(); ++j) notes += (j > i + 4 ? "," : "") + f[j];
+          f = {f[0], f[1], f[2], settings, f[i], f[i + 1], f[i + 2], f[i + 3], notes};
+          break;
+        }
+      }
+    }
     if (header) {
       if (f.size() < 8 || f[0] != "id" || f[1] != "model" || f[5] != "value") {
         return MakeError("{}:{}: expected the header id,model,task,settings,measure,value,unit,"
@@ -219,8 +235,18 @@ RowPlan PlanRow(const MeasuredRow& row) {
     return p;
   }
   if (get("checkpointing") == "full") t.checkpointing = Checkpointing::kFull;
-  // Rows from transformers' older docs predate SDPA: eager attention.
+  // Rows from transformers' older docs (torch 1.x era) predate SDPA (eager attention), kept
+  // zeroed gradients between steps (zero_grad(set_to_none=False)) and stepped AdamW per tensor.
   t.attn = get("trainer") == "hf" ? AttnImpl::kEager : AttnImpl::kSdpa;
+  if (get("trainer") == "hf") {
+    t.zero_grad_set_to_none = false;
+    t.foreach_optimizer = false;
+  }
+  // nvidia-smi / nvml readings include what the caching allocator holds beyond the peak.
+  // ("reported" figures come from unknown tooling: allocated-only, no reserve).
+  if (row.measure == "nvml_used" || row.measure == "nvidia_smi") {
+    t.overhead.allocator_reserve_fraction = kNvmlAllocatorReserve;
+  }
   if (auto a = get("attn"); !a.empty()) {
     auto ai = ParseAttnImpl(a);
     if (!ai) { p.unsupported = ai.error().message; return p; }
@@ -238,8 +264,9 @@ RowPlan PlanRow(const MeasuredRow& row) {
   }
   if (method.find("DPO") != std::string::npos) {
     t.batch *= 2;  // chosen and rejected sequences go through the model together
-    p.model_alias_note = "DPO: chosen + rejected concatenated (batch x 2); the reference model is "
-                         "the base with adapters disabled (no extra weights)";
+    t.loss = LossImpl::kLowPrecision;  // TRL selective_log_softmax in bf16
+    p.model_alias_note = "DPO: chosen + rejected concatenated (batch x 2), bf16 log_softmax (TRL); "
+                         "the reference model is the base with adapters disabled";
   }
   if (get("precision").empty() && get("dtype").empty()) {
     t.precision = Precision::kBf16Mixed;
