@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
 #include "memfit/model.h"
@@ -69,6 +71,15 @@ struct RowResult {
 
 using ModelProvider = std::function<Result<Model>(std::string_view model_id)>;
 RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider);
+
+// A measured model whose config.json is not in the models folder but is a sibling's config with
+// published dimensions changed (bert-large-uncased = bert-base-uncased with L 24, H 1024, A 16,
+// FFN 4096, Devlin et al. 2019), loaded as a sequence classifier as in the measurement.
+struct DerivedConfig {
+  std::string base_id;
+  nlohmann::json overrides;
+};
+std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id);
 
 // The model id the provider should load for a row: an identical-architecture stand-in where the
 // measured checkpoint's config is not available (documented in docs/accuracy.md).

@@ -37,7 +37,10 @@ void RunValidate(const ValidateArgs& args, Context& ctx) {
   if (!rows) return ctx.Fail(rows.error());
   fs::path models = args.models_dir.empty() ? fs::path(args.file).parent_path() / "models"
                                             : fs::path(args.models_dir);
-  ModelProvider provider = [&](std::string_view id) -> Result<Model> {
+  ModelProvider provider = [&](std::string_view requested) -> Result<Model> {
+    std::string id(requested);
+    auto derived = DerivedConfigFor(requested);
+    if (derived) id = derived->base_id;
     std::string folder(id);
     for (size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/')) {
       folder.replace(p, 1, "__");
@@ -46,7 +49,12 @@ void RunValidate(const ValidateArgs& args, Context& ctx) {
     auto json = ReadText(config.string());
     if (!json) return MakeError("no config.json for {} under {}", id, models.string());
     MEMFIT_ASSIGN_OR_RETURN(HfConfig hf, HfConfig::Parse(*json, config.string()));
-    ModelInputs inputs{.name = std::string(id), .location = config.string(), .config = std::move(hf)};
+    if (derived) {
+      nlohmann::json j = hf.raw();
+      for (auto& [k, v] : derived->overrides.items()) j[k] = v;
+      MEMFIT_ASSIGN_OR_RETURN(hf, HfConfig::FromJson(std::move(j), config.string() + " (derived)"));
+    }
+    ModelInputs inputs{.name = std::string(requested), .location = config.string(), .config = std::move(hf)};
     return DescribeModel(inputs, {.prefer_config = true});
   };
   std::vector<RowResult> results;

@@ -111,8 +111,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     q.compute_dtype = Dtype::kBF16;
     MEMFIT_ASSIGN_OR_RETURN(QuantizedWeights qw, EstimateQuantizedWeights(model, q));
     weights = qw.total_bytes;
-    e.notes.push_back(fmt::format("QLoRA base: {} {} (quantized {} B params, the rest bf16)",
-                                  QuantSchemeName(q.scheme), q.double_quant ? "with double quant" : "",
+    e.notes.push_back(fmt::format("QLoRA base: {}{} ({} params quantized, the rest bf16)",
+                                  QuantSchemeName(q.scheme), q.double_quant ? " with double quant" : "",
                                   FormatCount(qw.quantized_params)));
   }
   const auto roles = estimate::ClassifyTensors(model);

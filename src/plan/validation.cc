@@ -70,6 +70,16 @@ std::string_view RowClassName(RowClass c) {
   return "?";
 }
 
+std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id) {
+  if (model_id == "bert-large-uncased") {
+    return DerivedConfig{"google-bert/bert-base-uncased",
+                         {{"hidden_size", 1024}, {"num_hidden_layers", 24},
+                          {"num_attention_heads", 16}, {"intermediate_size", 4096},
+                          {"architectures", {"BertForSequenceClassification"}}}};
+  }
+  return std::nullopt;
+}
+
 std::string ModelIdForRow(std::string_view model_id) {
   auto it = Aliases().find(std::string(model_id));
   return it == Aliases().end() ? std::string(model_id) : it->second;
