@@ -60,6 +60,12 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
                   {"activations", e.activation_bytes}, {"cuda_context", e.cuda_context_bytes},
                   {"allocator_reserve", e.allocator_reserve_bytes},
                   {"cuda_graphs", e.cuda_graph_bytes}, {"total", e.total_bytes}};
+  // For the web page's per-device chart: components and the total.
+  j["components"] = nlohmann::json::array();
+  for (const auto& [k, v] : j["per_gpu"].items()) {
+    if (k != "total") j["components"].push_back({{"name", k}, {"bytes", v}});
+  }
+  j["total_bytes"] = e.total_bytes;
   j["activation_peak_at"] = e.activation_peak_at;
   j["kv_bytes_per_token"] = e.kv.bytes_per_token;
   nlohmann::json layers = nlohmann::json::array();
@@ -134,6 +140,11 @@ nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainE
                   {"communication", e.comm_bytes}, {"transient", e.transient_bytes},
                   {"cuda_context", e.cuda_context_bytes},
                   {"allocator_reserve", e.allocator_reserve_bytes}, {"peak", e.peak_bytes}};
+  j["components"] = nlohmann::json::array();
+  for (const auto& [k, v] : j["per_gpu"].items()) {
+    if (k != "peak") j["components"].push_back({{"name", k}, {"bytes", v}});
+  }
+  j["total_bytes"] = e.peak_bytes;  // the peak, not the sum of components
   j["peak_stage"] = e.peak_stage;
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : e.stages) stages.push_back({{"stage", s.stage}, {"bytes", s.bytes}});
