@@ -88,6 +88,10 @@ struct Hyperparameters {
   bool is_encoder_decoder = false;
   uint64_t num_encoder_layers = 0;
   uint64_t encoder_max_positions = 0;    // e.g. Whisper's 1500 audio frames
+  // Dropout probabilities active in training ("hidden_dropout_prob"/"resid_pdrop",
+  // "attention_probs_dropout_prob"/"attn_pdrop"/"attention_dropout"); 0 when absent.
+  double hidden_dropout = 0.0;
+  double attention_dropout = 0.0;
   std::vector<LayerInfo> layers;         // one per decoder layer; filled by builders and readers
 };
 

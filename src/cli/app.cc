@@ -19,6 +19,9 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   AddServeCommand(app, ctx);
   AddFitCommand(app, ctx);
   AddGpusCommand(app, ctx);
+  AddInferenceCommand(app, ctx);
+  AddTrainCommand(app, ctx);
+  AddValidateCommand(app, ctx);
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -30,5 +30,8 @@ void AddModelsCommand(CLI::App& app, Context& ctx);
 void AddServeCommand(CLI::App& app, Context& ctx);
 void AddFitCommand(CLI::App& app, Context& ctx);
 void AddGpusCommand(CLI::App& app, Context& ctx);
+void AddInferenceCommand(CLI::App& app, Context& ctx);
+void AddTrainCommand(CLI::App& app, Context& ctx);
+void AddValidateCommand(CLI::App& app, Context& ctx);
 
 }  // namespace memfit::cli

@@ -1,0 +1,125 @@
+#pragma once
+// Inference memory: weights (any dtype or quantization scheme), KV cache (GQA/MQA, MLA latent,
+// sliding windows, cross-attention, kv dtype, paged blocks, TP replication), prefill activation
+// peak, CUDA context, and serving-engine budgets (vLLM, SGLang). Pure; docs/estimates.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfit/model.h"
+#include "memfit/quantization.h"
+#include "memfit/result.h"
+
+namespace memfit {
+
+enum class AttnImpl : uint8_t { kEager, kSdpa, kFlash };
+std::string_view AttnImplName(AttnImpl impl);
+Result<AttnImpl> ParseAttnImpl(std::string_view name);  // eager, sdpa, flash (flash2, fa2)
+
+// Fixed per-GPU terms that are not tensors. Defaults are documented in docs/estimates.md.
+struct OverheadOptions {
+  // CUDA context + kernels: 1343 MiB measured by `torch.ones((1,1)).cuda()` on a V100 (HF
+  // model_memory_anatomy.md). Varies with GPU, driver and lazy loading: override it.
+  uint64_t cuda_context_bytes = uint64_t{1343} << 20;
+  // What the caching allocator holds beyond the peak of live tensors, as a fraction of that peak
+  // (nvidia-smi "used" minus context minus max_memory_allocated). 0 reports allocated only.
+  double allocator_reserve_fraction = 0.0;
+};
+
+// KV cache element type: the model dtype (2 bytes when 16-bit), fp8 / int8 (1 byte), int4 (0.5).
+enum class KvDtype : uint8_t { kModel, kF32, kF16, kBF16, kFp8, kInt8, kInt4 };
+std::string_view KvDtypeName(KvDtype dtype);
+Result<KvDtype> ParseKvDtype(std::string_view name);
+
+enum class Engine : uint8_t { kTransformers, kVllm, kSglang, kLlamaCpp };
+std::string_view EngineName(Engine engine);
+Result<Engine> ParseEngine(std::string_view name);
+
+struct KvCacheOptions {
+  uint64_t context_tokens = 4096;  // prompt + generated, per sequence
+  uint64_t batch = 1;              // sequences
+  KvDtype dtype = KvDtype::kModel;
+  Dtype model_dtype = Dtype::kBF16;  // what kModel means
+  uint64_t tp = 1;                   // tensor parallel: KV heads split, replicated when < tp
+  uint64_t block_size = 0;           // paged engines: tokens per block (0 = no paging)
+  bool mla_latent = true;            // MLA: cache the latent (vLLM/SGLang); false = decompressed K/V
+  uint64_t encoder_tokens = 0;       // encoder-decoder cross-attention length (0 = model default)
+};
+
+struct KvLayerBytes {
+  uint64_t layer = 0;
+  std::string kind;        // "full", "sliding", "mla", "cross", "none"
+  uint64_t tokens = 0;     // cached tokens per sequence (after window and block rounding)
+  uint64_t bytes_per_token = 0;  // per GPU, all sequences excluded
+  uint64_t bytes = 0;      // per GPU, all sequences
+};
+
+struct KvCacheEstimate {
+  uint64_t bytes = 0;               // per GPU
+  uint64_t bytes_per_token = 0;     // per GPU, summed over layers, full-attention token
+  std::vector<KvLayerBytes> layers;
+  std::vector<std::string> assumptions;
+};
+Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions& options);
+
+struct InferenceOptions {
+  uint64_t context_tokens = 4096;
+  uint64_t batch = 1;
+  Dtype dtype = Dtype::kBF16;       // weights and activations (unquantized parts)
+  QuantOptions quant;               // scheme kNone = plain `dtype`
+  KvDtype kv_dtype = KvDtype::kModel;
+  AttnImpl attn = AttnImpl::kSdpa;
+  Engine engine = Engine::kTransformers;
+  uint64_t tp = 1;
+  // transformers generate(): logits for the last prompt token only (transformers >= 4.45,
+  // logits_to_keep); false = logits for every prompt token, upcast to fp32 (older releases).
+  bool last_token_logits = true;
+  uint64_t encoder_tokens = 0;
+  // Serving engines.
+  uint64_t gpu_memory_bytes = 0;          // total memory of one GPU (needed for block counts)
+  double gpu_memory_utilization = 0.9;    // vLLM; SGLang's mem_fraction_static when engine sglang
+  uint64_t block_size = 16;               // vLLM default; SGLang page size is 1
+  uint64_t max_num_seqs = 256;            // vLLM default
+  uint64_t max_batched_tokens = 8192;     // vLLM profile run (chunked prefill budget)
+  uint64_t cuda_graph_bytes = uint64_t{650} << 20;   // vLLM log, gemma-3-4b (PR #21489)
+  uint64_t non_torch_bytes = uint64_t{70} << 20;     // same log: "non-torch 0.07 GiB"
+  OverheadOptions overhead;
+};
+
+struct ServingBudget {
+  uint64_t requested_bytes = 0;   // gpu_memory * utilization
+  uint64_t non_kv_bytes = 0;      // weights + activation peak + non-torch
+  uint64_t kv_pool_bytes = 0;     // what the engine hands to the KV cache
+  uint64_t page_bytes = 0;        // one block over all layers
+  uint64_t num_blocks = 0;
+  uint64_t token_capacity = 0;
+  uint64_t max_concurrency = 0;   // sequences of context_tokens that fit
+  bool fits = false;              // the requested batch x context fits in the pool
+};
+
+struct InferenceEstimate {
+  uint64_t weights_bytes = 0;      // per GPU
+  uint64_t kv_cache_bytes = 0;     // per GPU for batch x context
+  uint64_t activation_bytes = 0;   // prefill peak of transient tensors
+  uint64_t cuda_context_bytes = 0;
+  uint64_t allocator_reserve_bytes = 0;
+  uint64_t cuda_graph_bytes = 0;   // serving engines
+  uint64_t total_bytes = 0;        // per GPU
+  uint64_t tp = 1;
+  std::string activation_peak_at;  // "attention scores", "mlp", "logits", ...
+  KvCacheEstimate kv;
+  QuantizedWeights weights;
+  std::optional<ServingBudget> serving;
+  std::vector<std::string> assumptions;
+  std::vector<std::string> notes;
+};
+
+Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& options);
+
+// Bytes of one element of the KV cache; 0.5 byte for int4 is returned as bits / 8 by callers.
+uint32_t KvBits(KvDtype dtype, Dtype model_dtype);
+
+}  // namespace memfit

@@ -1,0 +1,36 @@
+#pragma once
+// Renderers for `memfit inference` and `memfit train`: component tables (per GPU, plus CPU RAM
+// when offloading), JSON (schemas in docs/json.md), CSV and Markdown. They never print.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/estimate_inference.h"
+#include "memfit/estimate_train.h"
+#include "memfit/model.h"
+#include "memfit/render.h"
+
+namespace memfit {
+
+nlohmann::json InferenceJson(const Model& model, const InferenceOptions& options,
+                             const InferenceEstimate& estimate);
+std::string RenderInference(const Model& model, const InferenceOptions& options,
+                            const InferenceEstimate& estimate, OutputFormat format);
+
+nlohmann::json TrainJson(const Model& model, const TrainOptions& options,
+                         const TrainEstimate& estimate);
+std::string RenderTrain(const Model& model, const TrainOptions& options,
+                        const TrainEstimate& estimate, OutputFormat format);
+
+}  // namespace memfit
+
+#include "memfit/validation.h"
+
+namespace memfit {
+
+// `memfit validate`: one row per measurement (estimate, measured, error, tolerance, status),
+// a summary per class, and the rows memfit cannot express with the reason.
+std::string RenderValidation(const std::vector<RowResult>& results, OutputFormat format);
+
+}  // namespace memfit

@@ -1,0 +1,88 @@
+#pragma once
+// `memfit validate`: runs memfit on each row of a measured.csv-format file (published memory
+// measurements) it can express and compares. The row -> options mapping is pure and testable;
+// models come from a caller-supplied provider.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/estimate_inference.h"
+#include "memfit/estimate_train.h"
+#include "memfit/model.h"
+#include "memfit/result.h"
+
+namespace memfit {
+
+// The caching allocator's share of an nvidia-smi reading beyond the allocated peak, as a
+// fraction of that peak, applied to nvml/nvidia-smi rows. A round figure fitted to the
+// bert-large training rows (they imply 0.0-0.13; see docs/accuracy.md): not an independent check.
+inline constexpr double kNvmlAllocatorReserve = 0.10;
+
+struct MeasuredRow {
+  std::string id, model, task, settings_text, measure, value, unit, source, notes;
+  std::map<std::string, std::string> settings;  // "key=value;..." parsed
+};
+
+// Parses the CSV (header: id,model,task,settings,measure,value,unit,source,notes; RFC 4180
+// quoting). Errors name the line.
+Result<std::vector<MeasuredRow>> ParseMeasuredCsv(std::string_view text, std::string_view where);
+
+enum class RowClass : uint8_t { kLoad, kInference, kTraining };
+std::string_view RowClassName(RowClass c);
+
+// What a row asks memfit to compute, or why it cannot.
+struct RowPlan {
+  RowClass row_class = RowClass::kLoad;
+  std::string kind;          // "context", "load", "inference", "train"
+  double measured_lo = 0;    // bytes (a range gives lo < hi)
+  double measured_hi = 0;
+  bool rough = false;        // "reported" figures, ranges, third-party readings
+  double tolerance = 0.05;   // relative, asserted by the test
+  bool include_context = true;  // nvml / nvidia-smi readings include the CUDA context
+  bool calibration = false;  // the row a default was taken from (not an independent check)
+  Dtype dtype = Dtype::kF32;    // load rows
+  TrainOptions train;
+  InferenceOptions inference;
+  std::string model_alias_note;  // when a same-architecture config stands in
+  std::string unsupported;       // non-empty: cannot express, and why
+};
+RowPlan PlanRow(const MeasuredRow& row);
+
+struct RowResult {
+  std::string id, model;
+  RowClass row_class = RowClass::kLoad;
+  bool expressed = false;
+  std::string reason;        // why not expressed
+  double measured = 0;       // bytes (midpoint of a range)
+  double estimate = 0;       // bytes
+  double error = 0;          // (estimate - measured) / measured
+  double tolerance = 0;
+  bool within = false;       // |error| <= tolerance (or inside the measured range)
+  bool rough = false;
+  bool calibration = false;
+  std::string note;
+};
+
+using ModelProvider = std::function<Result<Model>(std::string_view model_id)>;
+RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider);
+
+// A measured model whose config.json is not in the models folder but is a sibling's config with
+// published dimensions changed (bert-large-uncased = bert-base-uncased with L 24, H 1024, A 16,
+// FFN 4096, Devlin et al. 2019), loaded as a sequence classifier as in the measurement.
+struct DerivedConfig {
+  std::string base_id;
+  nlohmann::json overrides;
+};
+std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id);
+
+// The model id the provider should load for a row: an identical-architecture stand-in where the
+// measured checkpoint's config is not available (documented in docs/accuracy.md).
+std::string ModelIdForRow(std::string_view model_id);
+
+}  // namespace memfit

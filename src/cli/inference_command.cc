@@ -1,0 +1,132 @@
+// `memfit inference MODEL`: weights, KV cache, prefill activations, CUDA context and the total
+// per GPU, for transformers and serving engines (vLLM, SGLang).
+
+#include "cli/command.h"
+#include "cli/model_loader.h"
+#include "memfit/estimate_inference.h"
+#include "memfit/render_memory.h"
+#include "memfit/units.h"
+
+namespace memfit::cli {
+namespace {
+
+struct InferenceArgs {
+  ModelArgs model;
+  uint64_t context = 4096;
+  uint64_t batch = 1;
+  std::string dtype = "bfloat16";
+  std::string quant = "none";
+  std::string kv_dtype = "model";
+  std::string attn = "sdpa";
+  std::string engine = "transformers";
+  double gpu_memory_utilization = -1;
+  std::string gpu_memory;
+  uint64_t block_size = 16;
+  uint64_t max_num_seqs = 256;
+  uint64_t max_batched_tokens = 8192;
+  uint64_t tp = 1;
+  uint64_t encoder_tokens = 0;
+  std::string cuda_context;
+  double allocator_reserve = 0.0;
+  bool all_logits = false;
+  std::string format = "table";
+};
+
+// The single dispatch point for llama.cpp / GGUF inference. The GGUF estimator
+// (RunLlamaCppInference) is wired here by the lead; until then it is an explicit error.
+void RunLlamaCpp(const InferenceArgs& args, Context& ctx) {
+  ctx.Fail(MakeError("{}: --engine llama.cpp / GGUF inference is not wired into `memfit "
+                     "inference` yet (the GGUF estimator provides it)", args.model.spec));
+}
+
+void RunInference(const InferenceArgs& args, Context& ctx) {
+  auto format = ParseOutputFormat(args.format);
+  if (!format) return ctx.Fail(format.error());
+  auto engine = ParseEngine(args.engine);
+  if (!engine) return ctx.Fail(engine.error());
+  if (*engine == Engine::kLlamaCpp || args.model.spec.ends_with(".gguf")) return RunLlamaCpp(args, ctx);
+  InferenceOptions o;
+  o.context_tokens = args.context;
+  o.batch = args.batch;
+  o.tp = args.tp;
+  o.engine = *engine;
+  o.block_size = args.block_size;
+  o.max_num_seqs = args.max_num_seqs;
+  o.max_batched_tokens = args.max_batched_tokens;
+  o.encoder_tokens = args.encoder_tokens;
+  o.last_token_logits = !args.all_logits;
+  o.overhead.allocator_reserve_fraction = args.allocator_reserve;
+  auto dtype = ParseDtypeName(args.dtype);
+  if (!dtype) return ctx.Fail(Wrap(dtype.error(), "--dtype"));
+  o.dtype = *dtype;
+  auto quant = ParseQuant(args.quant);
+  if (!quant) return ctx.Fail(quant.error());
+  o.quant = *quant;
+  auto kv = ParseKvDtype(args.kv_dtype);
+  if (!kv) return ctx.Fail(kv.error());
+  o.kv_dtype = *kv;
+  auto attn = ParseAttnImpl(args.attn);
+  if (!attn) return ctx.Fail(attn.error());
+  o.attn = *attn;
+  if (args.gpu_memory_utilization >= 0) {
+    if (args.gpu_memory_utilization > 1) {
+      return ctx.Fail(MakeError("--gpu-memory-utilization {}: expected a fraction in (0, 1]",
+                                args.gpu_memory_utilization));
+    }
+    o.gpu_memory_utilization = args.gpu_memory_utilization;
+  } else if (o.engine == Engine::kSglang) {
+    o.gpu_memory_utilization = 0.88;  // SGLang mem_fraction_static on large GPUs
+  }
+  if (!args.gpu_memory.empty()) {
+    auto bytes = ParseByteSize(args.gpu_memory);
+    if (!bytes) return ctx.Fail(Wrap(bytes.error(), "--gpu-memory"));
+    o.gpu_memory_bytes = *bytes;
+  }
+  if (!args.cuda_context.empty()) {
+    auto bytes = ParseByteSize(args.cuda_context);
+    if (!bytes) return ctx.Fail(Wrap(bytes.error(), "--cuda-context"));
+    o.overhead.cuda_context_bytes = *bytes;
+  }
+  auto model = LoadModel(args.model, {});
+  if (!model) return ctx.Fail(model.error());
+  auto e = EstimateInference(*model, o);
+  if (!e) return ctx.Fail(e.error());
+  ctx.out << RenderInference(*model, o, *e, *format);
+}
+
+}  // namespace
+
+void AddInferenceCommand(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<InferenceArgs>();
+  auto* cmd = app.add_subcommand(
+      "inference", "memory to serve the model: weights, KV cache, prefill activations, CUDA "
+                   "context, per GPU (transformers, vLLM, SGLang)");
+  AddModelArgs(*cmd, a->model);
+  cmd->add_option("--context", a->context, "tokens per sequence (prompt + generated)")->capture_default_str();
+  cmd->add_option("--batch", a->batch, "sequences")->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "weights/activations dtype (float16, bfloat16, float32)")->capture_default_str();
+  cmd->add_option("--quant", a->quant, "none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, gptq-8bit, "
+                  "awq, fp8, fp8-block, mxfp4, hqq, int8, int4 (plain)")->capture_default_str();
+  cmd->add_option("--kv-dtype", a->kv_dtype, "model, float16, bfloat16, fp8, int8, int4")->capture_default_str();
+  cmd->add_option("--attn", a->attn, "eager, sdpa or flash")->capture_default_str();
+  cmd->add_option("--engine", a->engine, "transformers, vllm, sglang or llama.cpp")->capture_default_str();
+  cmd->add_option("--gpu-memory", a->gpu_memory, "memory of one GPU (e.g. 80GiB): vLLM/SGLang KV blocks");
+  cmd->add_option("--gpu-memory-utilization,--mem-fraction-static", a->gpu_memory_utilization,
+                  "vLLM gpu_memory_utilization (0.9) / SGLang mem_fraction_static (0.88)");
+  cmd->add_option("--block-size", a->block_size, "vLLM tokens per KV block")->capture_default_str();
+  cmd->add_option("--max-num-seqs", a->max_num_seqs, "vLLM max sequences")->capture_default_str();
+  cmd->add_option("--max-batched-tokens", a->max_batched_tokens,
+                  "vLLM max_num_batched_tokens (profile run)")->capture_default_str();
+  cmd->add_option("--tp", a->tp, "tensor-parallel GPUs")->capture_default_str();
+  cmd->add_option("--encoder-tokens", a->encoder_tokens, "encoder length for cross-attention caches");
+  cmd->add_option("--cuda-context", a->cuda_context, "CUDA context per GPU (default 1343MiB)");
+  cmd->add_option("--allocator-reserve", a->allocator_reserve,
+                  "allocator cache as a fraction of the allocated peak (default 0)");
+  cmd->add_flag("--all-logits", a->all_logits,
+                "logits for every prompt token (transformers < 4.45) instead of the last");
+  cmd->add_option("--format", a->format, "table, json, csv or markdown")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  cmd->callback([a, &ctx] { RunInference(*a, ctx); });
+}
+
+}  // namespace memfit::cli

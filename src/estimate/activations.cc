@@ -1,0 +1,100 @@
+// Saved-for-backward bytes of one transformer layer, tensor by tensor, for the implementation
+// transformers runs (eager / SDPA / FlashAttention-2, RMSNorm with its fp32 upcast or LayerNorm,
+// gated or plain MLP, dropout masks, LoRA inputs). Sources and derivation: docs/estimates.md.
+
+#include "estimate/activations.h"
+
+#include <algorithm>
+
+#include "memfit/checked_math.h"
+
+namespace memfit::estimate {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
+
+}  // namespace
+
+LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const LayerTraining& lt,
+                                const ActivationParams& p) {
+  const Hyperparameters& hp = model.hp;
+  const uint64_t h = hp.hidden_size;
+  const uint64_t c = p.compute_bytes, sb = p.stream_bytes;
+  const uint64_t nh = CeilDiv(info.num_heads, p.tp);
+  const uint64_t nkv = std::max<uint64_t>(CeilDiv(info.num_kv_heads ? info.num_kv_heads : info.num_heads, p.tp), 1);
+  const uint64_t dk = info.head_dim_k, dv = info.head_dim_v;
+  const bool rms = hp.norm != "layernorm";
+  const bool full_linear = lt.trainable && lt.save_all_linear_inputs;
+  // Per token (elements already multiplied by bytes); the s^2 terms per token are x seq.
+  uint64_t per_tok = 0, scores_per_tok = 0, core_per_tok = 0;
+  // A norm's saved tensors: RMSNorm keeps its fp32 view of the input and the normalized value
+  // cast back (weight * x.to(dtype)); LayerNorm keeps its input (fp32 under autocast).
+  auto norm_saved = [&]() -> uint64_t { return rms ? 4 * h + sb * h : (p.autocast ? 4 : sb) * h; };
+  // Input of `n` linears reading the same tensor of width `width`: under autocast each casts its
+  // own copy; otherwise they share it.
+  auto linear_inputs = [&](uint64_t n, uint64_t width) -> uint64_t {
+    if (n == 0) return 0;
+    return p.autocast ? n * c * width : sb * width;
+  };
+  // --- attention block
+  per_tok += norm_saved();
+  if (full_linear) per_tok += linear_inputs(3, h);  // q, k, v (one fused qkv saves one copy)
+  uint64_t qkv_saved;
+  if (p.attn == AttnImpl::kFlash) {
+    qkv_saved = c * (nh * dk + nkv * (dk + dv)) + c * nh * dv + 4 * nh;  // q k v out lse
+  } else if (p.attn == AttnImpl::kSdpa) {
+    qkv_saved = c * (nh * dk * 2 + nh * dv) + c * nh * dv + 4 * nh;  // k, v repeated to nh heads
+  } else {
+    qkv_saved = c * (nh * dk * 2 + nh * dv);  // q, k and v after repeat_kv
+    // Scores: softmax output (fp32 under autocast, fp32 upcast in RMSNorm-era models), its cast
+    // back, dropout mask and output, the matmul's half copy. Per key position.
+    const uint64_t sm = (p.autocast || c == 4 || rms) ? 4 : c;
+    uint64_t s = sm, cur = sm;
+    if (rms && sm != c) { s += c; cur = c; }  // softmax(..., dtype=float32).to(query.dtype)
+    if (p.attention_dropout > 0) s += 1 + cur;
+    if (cur != c) s += c;  // matmul(probs, v) under autocast casts the probabilities
+    scores_per_tok = nh * s;
+  }
+  core_per_tok = qkv_saved;
+  per_tok += qkv_saved;
+  if (full_linear && p.attn != AttnImpl::kFlash) per_tok += linear_inputs(1, nh * dv);  // o_proj
+  if (p.hidden_dropout > 0) per_tok += h;  // dropout mask after the attention output
+  // --- MLP block
+  per_tok += norm_saved();
+  uint64_t f = info.moe ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)
+                        : (info.intermediate_size ? info.intermediate_size : hp.intermediate_size);
+  f = CeilDiv(f, p.tp);
+  const uint64_t k = info.moe ? std::max<uint64_t>(hp.experts_per_token, 1) : 1;
+  uint64_t mlp = 0;
+  if (hp.gated_mlp) {
+    if (full_linear) mlp += linear_inputs(2, h);  // gate, up
+    mlp += k * 3 * c * f;                           // gate out, act out, up out
+    if (full_linear) mlp += k * c * f;              // product (down_proj input)
+  } else {
+    if (full_linear) mlp += linear_inputs(1, h);
+    mlp += k * c * f;                               // fc1 output (GELU input)
+    if (full_linear) mlp += k * c * f;              // GELU output (fc2 input)
+  }
+  if (info.moe) mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
+  if (p.hidden_dropout > 0) mlp += h;
+  per_tok += mlp;
+  // --- LoRA: x for lora_A (a cast copy under autocast / a dropout copy + mask), A's r outputs.
+  uint64_t lora = 0;
+  for (uint64_t in : lt.lora_in_dims) {
+    lora += c * in + c * p.lora_rank;
+    if (p.lora_dropout > 0) lora += in;  // the mask (the dropout output replaces the input copy)
+  }
+  per_tok += lora;
+
+  const uint64_t tokens = p.batch * p.seq;
+  LayerActivation a;
+  auto mul = [](uint64_t x, uint64_t y) { return CheckedMul(x, y).value_or(UINT64_MAX); };
+  a.eager_scores_bytes = mul(mul(scores_per_tok, p.seq), tokens);
+  a.saved_bytes = CheckedAdd(mul(per_tok, tokens), a.eager_scores_bytes).value_or(UINT64_MAX);
+  // Selective recomputation (Korthikanti et al.): the attention core is recomputed.
+  a.selective_bytes = mul(per_tok - core_per_tok, tokens);
+  a.input_bytes = mul(sb * h, tokens);
+  return a;
+}
+
+}  // namespace memfit::estimate

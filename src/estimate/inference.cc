@@ -1,0 +1,228 @@
+// Inference memory: weights + KV cache + prefill activation peak + CUDA context, and the
+// budgets of serving engines. docs/estimates.md, "Inference".
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "memfit/checked_math.h"
+#include "memfit/estimate_inference.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
+
+// Saturating multiply: activation terms are bounded by the overflow check on the total.
+uint64_t Mul(std::initializer_list<uint64_t> xs) {
+  uint64_t v = 1;
+  for (uint64_t x : xs) {
+    auto m = CheckedMul(v, x);
+    v = m ? *m : UINT64_MAX;
+  }
+  return v;
+}
+uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b).value_or(UINT64_MAX); }
+
+struct Peak {
+  uint64_t bytes = 0;
+  std::string where;
+};
+
+// The largest transient of one forward pass over `tokens` tokens (batch x seq), per GPU.
+Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, AttnImpl attn,
+                 uint64_t tp, uint64_t logit_tokens, std::vector<std::string>& assumptions) {
+  const Hyperparameters& hp = model.hp;
+  const uint64_t tokens = Mul({batch, seq});
+  const uint64_t h = hp.hidden_size;
+  const uint64_t stream = Mul({2, tokens, h, c});  // residual + normed input
+  Peak best;
+  auto consider = [&](uint64_t bytes, std::string where) {
+    if (bytes > best.bytes) best = {bytes, std::move(where)};
+  };
+  uint64_t f_dense = hp.intermediate_size;
+  uint64_t f_moe = hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size;
+  std::vector<LayerInfo> layers = hp.layers;
+  if (layers.empty() && hp.num_layers > 0) {
+    uint64_t hd = hp.head_dim ? hp.head_dim
+                              : (hp.num_attention_heads ? h / hp.num_attention_heads : 0);
+    layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
+                               .num_kv_heads = hp.num_kv_heads ? hp.num_kv_heads : hp.num_attention_heads,
+                               .head_dim_k = hd, .head_dim_v = hd, .intermediate_size = f_dense});
+  }
+  for (const auto& L : layers) {
+    const uint64_t nh = CeilDiv(L.num_heads, tp);
+    const uint64_t nkv = std::max<uint64_t>(CeilDiv(L.num_kv_heads, tp), 1);
+    const uint64_t qkv = Mul({tokens, nh * L.head_dim_k + nkv * (L.head_dim_k + L.head_dim_v), c});
+    const uint64_t out = Mul({tokens, nh * L.head_dim_v, c});
+    uint64_t kv_len = seq;
+    if (L.attention == AttentionKind::kSliding && L.window_tokens && attn == AttnImpl::kFlash) {
+      kv_len = std::min(seq, L.window_tokens);
+    }
+    uint64_t core = 0;
+    if (attn == AttnImpl::kEager) {
+      // scores (c) + softmax in fp32 + the cast back (c), plus the 4-D causal mask (c).
+      core = Add(Mul({batch, nh, seq, kv_len, 2 * c + 4}), Mul({batch, seq, kv_len, c}));
+    } else {
+      core = Add(out, Mul({tokens, nh, 4}));  // output + fp32 logsumexp per row
+    }
+    consider(Add(Add(stream, qkv), core), attn == AttnImpl::kEager ? "attention scores" : "attention");
+    uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
+    f = CeilDiv(f, tp);
+    uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
+    if (L.moe && hp.num_experts) mlp = Add(mlp, Mul({tokens, hp.num_experts, 4}));
+    consider(Add(stream, mlp), "mlp");
+  }
+  if (logit_tokens && hp.vocab_size) {
+    // lm_head output in the model dtype plus its fp32 upcast.
+    const uint64_t v = CeilDiv(hp.vocab_size, tp);
+    consider(Add(Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})), "logits");
+  }
+  if (hp.layers.empty()) assumptions.push_back("no per-layer description: one generic layer used for the activation peak");
+  return best;
+}
+
+}  // namespace
+
+std::string_view AttnImplName(AttnImpl impl) {
+  switch (impl) {
+    case AttnImpl::kEager: return "eager";
+    case AttnImpl::kSdpa: return "sdpa";
+    case AttnImpl::kFlash: return "flash";
+  }
+  return "?";
+}
+
+Result<AttnImpl> ParseAttnImpl(std::string_view s) {
+  if (s == "eager") return AttnImpl::kEager;
+  if (s == "sdpa") return AttnImpl::kSdpa;
+  if (s == "flash" || s == "flash2" || s == "fa2" || s == "flash_attention_2") return AttnImpl::kFlash;
+  return MakeError("--attn {}: expected eager, sdpa or flash", s);
+}
+
+std::string_view EngineName(Engine engine) {
+  switch (engine) {
+    case Engine::kTransformers: return "transformers";
+    case Engine::kVllm: return "vllm";
+    case Engine::kSglang: return "sglang";
+    case Engine::kLlamaCpp: return "llama.cpp";
+  }
+  return "?";
+}
+
+Result<Engine> ParseEngine(std::string_view s) {
+  if (s == "transformers" || s == "hf") return Engine::kTransformers;
+  if (s == "vllm") return Engine::kVllm;
+  if (s == "sglang") return Engine::kSglang;
+  if (s == "llama.cpp" || s == "llamacpp" || s == "llama-cpp") return Engine::kLlamaCpp;
+  return MakeError("--engine {}: expected transformers, vllm, sglang or llama.cpp", s);
+}
+
+Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& o) {
+  if (o.engine == Engine::kLlamaCpp) {
+    return MakeError("{}: llama.cpp inference is estimated by the GGUF estimator, not here",
+                     model.name);
+  }
+  if (o.tp == 0 || o.batch == 0 || o.context_tokens == 0) {
+    return MakeError("inference: --tp, --batch and --context must be at least 1");
+  }
+  InferenceEstimate e;
+  e.tp = o.tp;
+  const uint32_t c = DtypeBits(o.dtype) / 8 ? DtypeBits(o.dtype) / 8 : 2;
+  QuantOptions q = o.quant;
+  q.compute_dtype = o.dtype;
+  MEMFIT_ASSIGN_OR_RETURN(e.weights, EstimateQuantizedWeights(model, q));
+  e.weights_bytes = CeilDiv(e.weights.total_bytes, o.tp);
+  if (o.tp > 1) {
+    e.assumptions.push_back(fmt::format("weights split evenly over --tp {} (norms and biases are "
+                                        "replicated in practice: a small underestimate)", o.tp));
+  }
+  const bool paged = o.engine != Engine::kTransformers;
+  KvCacheOptions kv{.context_tokens = o.context_tokens, .batch = o.batch, .dtype = o.kv_dtype,
+                    .model_dtype = o.dtype, .tp = o.tp,
+                    .block_size = o.engine == Engine::kVllm ? o.block_size : 0,
+                    .mla_latent = paged, .encoder_tokens = o.encoder_tokens};
+  MEMFIT_ASSIGN_OR_RETURN(e.kv, EstimateKvCache(model, kv));
+  e.kv_cache_bytes = e.kv.bytes;
+  for (auto& a : e.kv.assumptions) e.assumptions.push_back(a);
+  if (!paged) {
+    for (const auto& L : model.hp.layers) {
+      if (L.attention == AttentionKind::kMla) {
+        e.notes.push_back("transformers caches MLA keys and values decompressed (per head); "
+                          "vLLM/SGLang cache the latent");
+        break;
+      }
+    }
+  }
+
+  if (!paged) {
+    const uint64_t logit_tokens = o.last_token_logits ? o.batch : Mul({o.batch, o.context_tokens});
+    Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
+                         e.assumptions);
+    e.activation_bytes = p.bytes;
+    e.activation_peak_at = p.where;
+    e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
+    // DynamicCache grows by torch.cat: one layer's old and new K/V coexist for a moment.
+    uint64_t layer_kv = 0;
+    for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
+    e.activation_bytes = Add(e.activation_bytes, layer_kv);
+    e.cuda_context_bytes = o.overhead.cuda_context_bytes;
+    uint64_t allocated = Add(Add(e.weights_bytes, e.kv_cache_bytes), e.activation_bytes);
+    e.allocator_reserve_bytes =
+        static_cast<uint64_t>(static_cast<double>(allocated) * o.overhead.allocator_reserve_fraction);
+    e.total_bytes = Add(Add(allocated, e.cuda_context_bytes), e.allocator_reserve_bytes);
+  } else {
+    // Profile run: a dummy batch of max_batched_tokens through the model (flash attention),
+    // logits for up to max_num_seqs sampled tokens.
+    uint64_t prof_tokens = o.max_batched_tokens;
+    Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, o.tp,
+                         std::min(o.max_num_seqs, prof_tokens), e.assumptions);
+    e.activation_bytes = p.bytes;
+    e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
+    e.cuda_graph_bytes = o.cuda_graph_bytes;
+    ServingBudget s;
+    uint64_t per_token = e.kv.bytes_per_token;
+    if (o.engine == Engine::kVllm) {
+      s.page_bytes = Mul({per_token, o.block_size});
+    } else {
+      s.page_bytes = per_token;  // SGLang: page size 1 token
+    }
+    if (o.gpu_memory_bytes > 0) {
+      s.requested_bytes = static_cast<uint64_t>(static_cast<double>(o.gpu_memory_bytes) *
+                                                o.gpu_memory_utilization);
+      s.non_kv_bytes = o.engine == Engine::kVllm
+                           ? Add(Add(e.weights_bytes, e.activation_bytes), o.non_torch_bytes)
+                           : e.weights_bytes;  // SGLang's static fraction: weights + KV pool
+      s.kv_pool_bytes = s.requested_bytes > s.non_kv_bytes ? s.requested_bytes - s.non_kv_bytes : 0;
+      s.num_blocks = s.page_bytes ? s.kv_pool_bytes / s.page_bytes : 0;
+      uint64_t bs = o.engine == Engine::kVllm ? o.block_size : 1;
+      s.token_capacity = Mul({s.num_blocks, bs});
+      uint64_t seq_blocks = CeilDiv(o.context_tokens, bs);
+      s.max_concurrency = seq_blocks ? s.num_blocks / seq_blocks : 0;
+      s.fits = s.max_concurrency >= o.batch;
+      e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
+      e.total_bytes = Add(s.requested_bytes, e.cuda_graph_bytes);
+      if (o.engine == Engine::kSglang) e.total_bytes = Add(e.total_bytes, e.activation_bytes);
+      e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens; "
+                                    "{} sequences of {} tokens fit", EngineName(o.engine),
+                                    s.num_blocks, FormatBytes(s.page_bytes), s.token_capacity,
+                                    s.max_concurrency, o.context_tokens));
+      if (o.engine == Engine::kVllm) {
+        e.notes.push_back("CUDA graphs are outside vLLM's budget (PR #21489): total = "
+                          "gpu_memory x utilization + CUDA graphs");
+      }
+    } else {
+      e.total_bytes = Add(Add(Add(e.weights_bytes, e.kv_cache_bytes), e.activation_bytes),
+                          Add(o.non_torch_bytes, e.cuda_graph_bytes));
+      e.notes.push_back("no --gpu-memory: KV cache for --batch x --context only (the engine "
+                        "would preallocate everything its budget leaves)");
+    }
+    e.serving = s;
+  }
+  for (const auto& n : e.weights.notes) e.notes.push_back(n);
+  if (e.total_bytes == UINT64_MAX) return MakeError("{}: inference total overflows", model.name);
+  return e;
+}
+
+}  // namespace memfit

@@ -1,0 +1,221 @@
+// Quantized weight bytes per scheme. Formulas and sources: docs/estimates.md, "Quantization".
+
+#include "memfit/quantization.h"
+
+#include "estimate/modules.h"
+#include "memfit/checked_math.h"
+
+namespace memfit {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
+
+// Sum of terms with overflow detection.
+struct Acc {
+  uint64_t v = 0;
+  bool bad = false;
+  void Add(std::optional<uint64_t> x) {
+    if (!x) { bad = true; return; }
+    auto s = CheckedAdd(v, *x);
+    if (!s) bad = true; else v = *s;
+  }
+};
+
+}  // namespace
+
+std::string_view QuantSchemeName(QuantScheme scheme) {
+  switch (scheme) {
+    case QuantScheme::kNone: return "none";
+    case QuantScheme::kBnbInt8: return "bnb-int8";
+    case QuantScheme::kBnbNf4: return "nf4";
+    case QuantScheme::kBnbFp4: return "fp4";
+    case QuantScheme::kGptq: return "gptq";
+    case QuantScheme::kAwq: return "awq";
+    case QuantScheme::kFp8: return "fp8";
+    case QuantScheme::kFp8Block: return "fp8-block";
+    case QuantScheme::kMxfp4: return "mxfp4";
+    case QuantScheme::kHqq: return "hqq";
+    case QuantScheme::kPlainInt8: return "int8";
+    case QuantScheme::kPlainInt4: return "int4";
+  }
+  return "?";
+}
+
+Result<QuantOptions> ParseQuant(std::string_view name) {
+  QuantOptions o;
+  if (name == "none" || name.empty()) return o;
+  if (name == "bnb-int8" || name == "int8-bnb" || name == "llm.int8" || name == "bnb8") {
+    o.scheme = QuantScheme::kBnbInt8;
+  } else if (name == "nf4" || name == "bnb-nf4" || name == "bnb4") {
+    o.scheme = QuantScheme::kBnbNf4;
+  } else if (name == "nf4-dq" || name == "bnb-nf4-dq") {
+    o.scheme = QuantScheme::kBnbNf4;
+    o.double_quant = true;
+  } else if (name == "fp4" || name == "bnb-fp4") {
+    o.scheme = QuantScheme::kBnbFp4;
+  } else if (name == "fp4-dq" || name == "bnb-fp4-dq") {
+    o.scheme = QuantScheme::kBnbFp4;
+    o.double_quant = true;
+  } else if (name == "gptq" || name == "gptq-4bit") {
+    o.scheme = QuantScheme::kGptq;
+  } else if (name == "gptq-8bit") {
+    o.scheme = QuantScheme::kGptq;
+    o.bits = 8;
+  } else if (name == "awq") {
+    o.scheme = QuantScheme::kAwq;
+  } else if (name == "fp8") {
+    o.scheme = QuantScheme::kFp8;
+  } else if (name == "fp8-block") {
+    o.scheme = QuantScheme::kFp8Block;
+  } else if (name == "mxfp4") {
+    o.scheme = QuantScheme::kMxfp4;
+  } else if (name == "hqq" || name == "hqq-4bit") {
+    o.scheme = QuantScheme::kHqq;
+    o.group_size = 64;
+  } else if (name == "int8") {
+    o.scheme = QuantScheme::kPlainInt8;
+  } else if (name == "int4") {
+    o.scheme = QuantScheme::kPlainInt4;
+  } else {
+    return MakeError("--quant {}: expected none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, "
+                     "gptq-8bit, awq, fp8, fp8-block, mxfp4, hqq, int8 or int4", name);
+  }
+  return o;
+}
+
+std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const QuantOptions& o) {
+  auto n_opt = CheckedMul(out, in);
+  if (!n_opt) return std::nullopt;
+  const uint64_t n = *n_opt;
+  Acc a;
+  switch (o.scheme) {
+    case QuantScheme::kNone:
+      return TensorBytes(n, o.compute_dtype);
+    case QuantScheme::kPlainInt8:
+      return n;
+    case QuantScheme::kPlainInt4:
+      return CeilDiv(n, 2);
+    case QuantScheme::kBnbInt8:
+      // Int8Params: int8 [out, in] + SCB fp32 [out] (one absmax per output row).
+      a.Add(n);
+      a.Add(CheckedMul(out, 4));
+      break;
+    case QuantScheme::kBnbNf4:
+    case QuantScheme::kBnbFp4: {
+      // Params4bit: uint8 [(n+1)/2, 1]; absmax per 64-element block; the 16-entry code (fp32).
+      const uint64_t blocks = CeilDiv(n, 64);
+      a.Add((n + 1) / 2);
+      if (o.double_quant) {
+        // absmax - mean quantized to uint8 (blockwise, 256) + fp32 absmax per 256 + fp32 offset.
+        a.Add(blocks);
+        a.Add(CheckedMul(CeilDiv(blocks, 256), 4));
+        a.Add(4);
+      } else {
+        a.Add(CheckedMul(blocks, 4));
+      }
+      a.Add(16 * 4);
+      break;
+    }
+    case QuantScheme::kGptq:
+    case QuantScheme::kAwq: {
+      // qweight int32 packs 32/bits values; qzeros int32 [groups, out*bits/32];
+      // scales fp16 [groups, out]; GPTQ also g_idx int32 [in].
+      const uint64_t g = o.group_size == 0 ? in : o.group_size;
+      const uint64_t groups = CeilDiv(in, g);
+      const uint64_t per_word = 32 / (o.bits == 0 ? 4 : o.bits);
+      a.Add(CheckedMul(CeilDiv(n, per_word), 4));
+      a.Add(CheckedMul(CheckedMul(groups, CeilDiv(out, per_word)).value_or(UINT64_MAX), 4));
+      a.Add(CheckedMul(CheckedMul(groups, out).value_or(UINT64_MAX), 2));
+      if (o.scheme == QuantScheme::kGptq) a.Add(CheckedMul(in, 4));
+      break;
+    }
+    case QuantScheme::kFp8:
+      a.Add(n);
+      a.Add(8);  // weight_scale + input_scale, fp32 scalars
+      break;
+    case QuantScheme::kFp8Block: {
+      const uint64_t b = o.fp8_block == 0 ? 128 : o.fp8_block;
+      a.Add(n);
+      a.Add(CheckedMul(CheckedMul(CeilDiv(out, b), CeilDiv(in, b)).value_or(UINT64_MAX), 4));
+      break;
+    }
+    case QuantScheme::kMxfp4:
+      // 32 values per block: 16 bytes of nibbles + 1 E8M0 scale byte.
+      a.Add(CheckedMul(CeilDiv(n, 32), 17));
+      break;
+    case QuantScheme::kHqq: {
+      const uint64_t g = o.group_size == 0 ? 64 : o.group_size;
+      a.Add(CeilDiv(CheckedMul(n, o.bits).value_or(UINT64_MAX), 8));
+      a.Add(CheckedMul(CeilDiv(n, g), 4));  // fp16 scale + fp16 zero per group
+      break;
+    }
+  }
+  if (a.bad) return std::nullopt;
+  return a.v;
+}
+
+Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const QuantOptions& o) {
+  QuantizedWeights w;
+  const bool plain = o.scheme == QuantScheme::kPlainInt8 || o.scheme == QuantScheme::kPlainInt4;
+  const bool none = o.scheme == QuantScheme::kNone;
+  Acc total, qbytes, kbytes, obytes;
+  bool kept_head = false, kept_embed = false, kept_other = false;
+  for (const auto& r : estimate::ClassifyTensors(model)) {
+    const Tensor& t = *r.tensor;
+    if (r.role == estimate::Role::kTied) continue;
+    if (!IsFloatingPoint(t.dtype)) {  // integer tensors, pre-quantized data: as stored
+      obytes.Add(t.bytes);
+      total.Add(t.bytes);
+      continue;
+    }
+    if (r.role == estimate::Role::kBuffer) {
+      obytes.Add(t.bytes);
+      total.Add(t.bytes);
+      continue;
+    }
+    bool quantize = false;
+    if (plain) {
+      quantize = true;
+    } else if (!none) {
+      quantize = r.role == estimate::Role::kLinear ||
+                 (r.role == estimate::Role::kHead && o.quantize_head && r.in > 0);
+      if (r.role == estimate::Role::kHead) kept_head = kept_head || !quantize;
+      if (r.role == estimate::Role::kEmbedding) kept_embed = true;
+      if (r.role == estimate::Role::kOther) kept_other = true;
+    }
+    if (quantize) {
+      std::optional<uint64_t> b = plain ? QuantizedLinearBytes(1, t.numel, o)
+                                        : QuantizedLinearBytes(r.out, r.in, o);
+      if (!b) return MakeError("{}: quantized size overflows", t.name);
+      qbytes.Add(*b);
+      total.Add(*b);
+      w.quantized_params += t.numel;
+      if (r.role == estimate::Role::kLinear && t.numel > w.largest_linear_params) {
+        w.largest_linear_params = t.numel;
+      }
+    } else {
+      auto b = TensorBytes(t.numel, o.compute_dtype);
+      if (!b) return MakeError("{}: size overflows", t.name);
+      kbytes.Add(*b);
+      total.Add(*b);
+      w.kept_params += t.numel;
+    }
+  }
+  if (total.bad || qbytes.bad || kbytes.bad || obytes.bad) {
+    return MakeError("{}: quantized weight total overflows", model.name);
+  }
+  w.total_bytes = total.v;
+  w.quantized_bytes = qbytes.v;
+  w.kept_bytes = kbytes.v;
+  w.other_bytes = obytes.v;
+  if (!none && !plain) {
+    std::string dt(TorchDtypeName(o.compute_dtype));
+    if (kept_embed) w.notes.push_back("embeddings stay in " + dt + " (" + std::string(QuantSchemeName(o.scheme)) + " quantizes linear layers only)");
+    if (kept_head) w.notes.push_back("the output head (lm_head) stays in " + dt);
+    w.notes.push_back("norms and biases stay in " + dt);
+    if (kept_other) w.notes.push_back("convolutions and other non-linear parameters stay in " + dt);
+  }
+  return w;
+}
+
+}  // namespace memfit

@@ -1,0 +1,339 @@
+// Training memory per GPU: model states per precision/method/strategy, saved activations per
+// layer, logits and loss, communication buffers, and the peak per stage. docs/estimates.md.
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "estimate/activations.h"
+#include "estimate/modules.h"
+#include "memfit/checked_math.h"
+#include "memfit/estimate_train.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+using estimate::Role;
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
+uint64_t Mul(uint64_t a, uint64_t b) { return CheckedMul(a, b).value_or(UINT64_MAX); }
+uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b).value_or(UINT64_MAX); }
+uint64_t Scale(uint64_t v, double f) { return static_cast<uint64_t>(static_cast<double>(v) * f); }
+
+std::string LastComponent(const std::string& module) {
+  size_t dot = module.rfind('.');
+  return dot == std::string::npos ? module : module.substr(dot + 1);
+}
+
+struct Trainable {
+  uint64_t numel = 0;
+  uint64_t grad_bytes = 0;
+  uint64_t state_bytes = 0;
+  uint64_t largest = 0;  // elements of the largest trainable tensor
+};
+
+}  // namespace
+
+Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o) {
+  const Hyperparameters& hp = model.hp;
+  TrainEstimate e;
+  if (o.batch == 0 || o.seq == 0 || o.grad_accum == 0 || o.gpus == 0 || o.tp == 0 || o.pp == 0) {
+    return MakeError("train: --batch, --seq, --grad-accum, --gpus, --tp and --pp must be at least 1");
+  }
+  if (o.gpus % (o.tp * o.pp) != 0) {
+    return MakeError("train: --gpus {} is not a multiple of --tp {} x --pp {}", o.gpus, o.tp, o.pp);
+  }
+  if (hp.hidden_size == 0 || hp.num_layers == 0) {
+    return MakeError("{}: training estimate needs hidden_size and the number of layers", model.name);
+  }
+  const uint64_t dp = o.gpus / (o.tp * o.pp);
+  const bool mixed = o.precision == Precision::kFp16Mixed || o.precision == Precision::kBf16Mixed;
+  const bool peft = o.method == TrainMethod::kLora || o.method == TrainMethod::kQlora;
+  const bool deepspeed = o.strategy == Strategy::kZero1 || o.strategy == Strategy::kZero2 ||
+                         o.strategy == Strategy::kZero3;
+  const bool sharded_params = o.strategy == Strategy::kZero3 || o.strategy == Strategy::kFsdp;
+  // Bytes per element.
+  const uint32_t compute = o.precision == Precision::kFp32 ? 4 : 2;
+  // Base weights: fp32 params under fp32 and HF AMP; 16-bit under pure bf16, under DeepSpeed
+  // fp16/bf16 (master in the optimizer), and for LoRA (the base is loaded in 16-bit).
+  uint32_t base_w = 4;
+  if (o.precision == Precision::kBf16 || (mixed && (deepspeed || peft))) base_w = 2;
+  const uint32_t train_w = peft ? 4 : base_w;  // PEFT keeps adapters in fp32
+  const uint32_t grad_b = peft ? 4 : (o.precision == Precision::kBf16 ? 2 : (deepspeed && mixed ? 2 : 4));
+  const uint32_t state_b = (o.precision == Precision::kBf16 && !peft) ? 2 : 4;
+  const bool ds_master = deepspeed && mixed && !peft;
+  const bool autocast = mixed && !deepspeed;
+
+  // ---- which tensors train
+  std::vector<std::string> targets = o.lora.targets;
+  if (peft && targets.empty()) {
+    targets = PeftDefaultTargets(model.model_type);
+    if (targets.empty()) {
+      return MakeError("{}: PEFT has no default LoRA targets for model_type \"{}\": pass "
+                       "--lora-targets", model.name, model.model_type);
+    }
+    e.assumptions.push_back("LoRA targets: PEFT's default for " + model.model_type + ": " +
+                            fmt::format("{}", fmt::join(targets, ", ")));
+  }
+  const bool all_linear = targets.size() == 1 && targets[0] == "all-linear";
+  const uint64_t L = hp.num_layers;
+  const uint64_t freeze_from = L > o.freeze_trainable_layers ? L - o.freeze_trainable_layers : 0;
+  std::vector<estimate::LayerTraining> layer_train(L);
+  for (auto& lt : layer_train) {
+    lt.trainable = o.method == TrainMethod::kFull;
+    lt.save_all_linear_inputs = o.method == TrainMethod::kFull || o.method == TrainMethod::kFreeze ||
+                                o.method == TrainMethod::kQlora;
+  }
+  if (o.method == TrainMethod::kFreeze) {
+    for (uint64_t i = freeze_from; i < L; ++i) layer_train[i].trainable = true;
+    e.assumptions.push_back(fmt::format("freeze: the last {} layers train (LLaMA-Factory "
+                                        "freeze_trainable_layers default)", o.freeze_trainable_layers));
+  }
+  if (o.method == TrainMethod::kQlora) {
+    for (auto& lt : layer_train) lt.trainable = true;  // bnb MatMul4Bit keeps every input
+  }
+  Trainable tr;
+  uint64_t frozen = 0, weights = 0, autocast_copy = 0, largest_block = 0;
+  std::map<int64_t, uint64_t> layer_bytes;
+  uint64_t nonlayer_bytes = 0;
+  auto add_trainable = [&](const Tensor& t, uint32_t wbytes) {
+    tr.numel = Add(tr.numel, t.numel);
+    tr.grad_bytes = Add(tr.grad_bytes, Mul(t.numel, grad_b));
+    tr.state_bytes = Add(tr.state_bytes, OptimizerStateBytes(o.optimizer, t, state_b));
+    tr.largest = std::max(tr.largest, t.numel);
+    (void)wbytes;
+  };
+  // QLoRA base weights come from the quantization scheme.
+  if (o.method == TrainMethod::kQlora) {
+    QuantOptions q = o.qlora_quant;
+    q.compute_dtype = Dtype::kBF16;
+    MEMFIT_ASSIGN_OR_RETURN(QuantizedWeights qw, EstimateQuantizedWeights(model, q));
+    weights = qw.total_bytes;
+    e.notes.push_back(fmt::format("QLoRA base: {}{} ({} params quantized, the rest bf16)",
+                                  QuantSchemeName(q.scheme), q.double_quant ? " with double quant" : "",
+                                  FormatCount(qw.quantized_params)));
+  }
+  const auto roles = estimate::ClassifyTensors(model);
+  for (const auto& r : roles) {
+    const Tensor& t = *r.tensor;
+    if (r.role == Role::kTied) continue;
+    const int64_t layer = estimate::LayerIndex(t.name);
+    if (r.role == Role::kBuffer) {
+      if (o.method != TrainMethod::kQlora) weights = Add(weights, t.bytes);
+      continue;
+    }
+    bool trains = false;
+    if (o.method == TrainMethod::kFull) trains = true;
+    if (o.method == TrainMethod::kFreeze) trains = layer >= 0 && static_cast<uint64_t>(layer) >= freeze_from;
+    const uint32_t wb = trains ? train_w : base_w;
+    uint64_t wbytes = IsFloatingPoint(t.dtype) ? Mul(t.numel, wb) : t.bytes;
+    if (o.method != TrainMethod::kQlora) weights = Add(weights, wbytes);
+    if (layer >= 0) layer_bytes[layer] = Add(layer_bytes[layer], wbytes);
+    else nonlayer_bytes = Add(nonlayer_bytes, wbytes);
+    if ((r.role == Role::kLinear || r.role == Role::kHead) && wb == 4 && autocast) {
+      autocast_copy = Add(autocast_copy, Mul(t.numel, 2));
+    }
+    if (trains) add_trainable(t, wb);
+    else frozen = Add(frozen, t.numel);
+    if (peft && r.role == Role::kLinear && layer >= 0 && static_cast<uint64_t>(layer) < L) {
+      bool hit = all_linear;
+      for (const auto& tg : targets) hit = hit || estimate::MatchesTarget(r.module, tg);
+      if (hit) {
+        Tensor a{.name = r.module + ".lora_A", .shape = {o.lora.rank, r.in}, .numel = Mul(o.lora.rank, r.in)};
+        Tensor b{.name = r.module + ".lora_B", .shape = {r.out, o.lora.rank}, .numel = Mul(r.out, o.lora.rank)};
+        for (const Tensor* x : {&a, &b}) {
+          add_trainable(*x, 4);
+          weights = Add(weights, Mul(x->numel, 4));
+          if (autocast) autocast_copy = Add(autocast_copy, Mul(x->numel, 2));
+        }
+        layer_train[layer].lora_modules.push_back(LastComponent(r.module));
+        layer_train[layer].lora_in_dims.push_back(r.in);
+      }
+    }
+  }
+  for (const auto& [_, b] : layer_bytes) largest_block = std::max(largest_block, b);
+  if (peft && tr.numel == 0) {
+    return MakeError("{}: no linear module matches the LoRA targets {}", model.name,
+                     fmt::format("{}", fmt::join(targets, ", ")));
+  }
+  e.trainable_params = tr.numel;
+  e.frozen_params = frozen;
+
+  // ---- sharding of model states (per GPU)
+  const uint64_t mp = o.tp * o.pp;  // model-parallel split of every state
+  if (mp > 1) {
+    e.assumptions.push_back(fmt::format("model states split evenly over tp {} x pp {} (embedding "
+                                        "and head stages are slightly heavier)", o.tp, o.pp));
+  }
+  uint64_t w = CeilDiv(weights, mp), g = CeilDiv(tr.grad_bytes, mp), s = CeilDiv(tr.state_bytes, mp);
+  uint64_t master = ds_master ? CeilDiv(Mul(tr.numel, 4), mp) : 0;
+  uint64_t grad_partition = 0;  // DeepSpeed's fp32 gradient partition
+  uint64_t comm = 0;
+  if (deepspeed) {
+    s = CeilDiv(s, dp);
+    master = CeilDiv(master, dp);
+    if (mixed && !peft) grad_partition = CeilDiv(CeilDiv(Mul(tr.numel, 4), mp), dp);
+    if (o.strategy == Strategy::kZero2 || o.strategy == Strategy::kZero3) g = CeilDiv(g, dp);
+    if (o.strategy == Strategy::kZero3) {
+      w = CeilDiv(w, dp);
+      comm = Mul(largest_block, 2);  // gathered layer params + their grads (DeepSpeed 4 x LL)
+    }
+    e.notes.push_back("DeepSpeed layout (stage_1_and_2.py / stage3.py estimators): 16-bit params and "
+                      "grads, fp32 master + states + fp32 grad partition sharded over data parallel");
+  } else if (o.strategy == Strategy::kFsdp) {
+    w = CeilDiv(w, dp);
+    g = CeilDiv(g, dp);
+    s = CeilDiv(s, dp);
+    // The unit being computed and the prefetched one, unsharded in the compute dtype, plus the
+    // unsharded gradient of one unit.
+    const uint64_t unit_params = base_w ? largest_block / base_w : 0;
+    comm = Add(Mul(Mul(unit_params, compute), 2), Mul(unit_params, grad_b));
+    if (mixed) autocast_copy = CeilDiv(autocast_copy, dp);
+  } else if (dp > 1) {
+    comm = g;  // DDP bucket buffers: a second copy of the gradients (gradient_as_bucket_view off)
+    e.notes.push_back("DDP allocates gradient buckets the size of all gradients");
+  }
+  uint64_t cpu = 0;
+  if (o.offload != Offload::kNone) {
+    if (!deepspeed && o.strategy != Strategy::kFsdp) {
+      return MakeError("--offload needs --strategy zero1, zero2, zero3 or fsdp");
+    }
+    cpu = Add(Add(s, master), grad_partition);
+    s = 0;
+    master = 0;
+    grad_partition = 0;
+    if (o.offload == Offload::kParams) {
+      if (!sharded_params) return MakeError("--offload params needs --strategy zero3 or fsdp");
+      cpu = Add(Add(cpu, w), g);
+      w = 0;
+      g = 0;
+    }
+  }
+  e.weights_bytes = w;
+  e.master_weights_bytes = Add(master, autocast ? CeilDiv(autocast_copy, mp) : 0);
+  e.gradients_bytes = Add(g, grad_partition);
+  e.optimizer_bytes = s;
+  e.comm_bytes = comm;
+  e.cpu_bytes = cpu;
+
+  // ---- activations
+  estimate::ActivationParams ap{.batch = o.batch, .seq = o.seq, .compute_bytes = compute,
+                                .stream_bytes = (o.precision == Precision::kFp32 || (autocast && !peft)) ? 4u : 2u,
+                                .autocast = autocast, .attn = o.attn,
+                                .hidden_dropout = hp.hidden_dropout, .attention_dropout = hp.attention_dropout,
+                                .lora_rank = peft ? o.lora.rank : 0, .lora_dropout = o.lora.dropout,
+                                .tp = o.tp};
+  std::vector<LayerInfo> infos = hp.layers;
+  if (infos.empty()) {
+    uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / std::max<uint64_t>(hp.num_attention_heads, 1);
+    infos.assign(L, LayerInfo{.num_heads = hp.num_attention_heads,
+                              .num_kv_heads = hp.num_kv_heads ? hp.num_kv_heads : hp.num_attention_heads,
+                              .head_dim_k = hd, .head_dim_v = hd, .intermediate_size = hp.intermediate_size});
+    e.assumptions.push_back("no per-layer description: every layer uses the global hyperparameters");
+  }
+  const uint64_t stage_layers = CeilDiv(L, o.pp);
+  const uint64_t in_flight = o.pp > 1 ? std::min(o.pp, o.grad_accum) : 1;
+  uint64_t act = 0, per_layer_max = 0, first_trainable = L;
+  for (uint64_t i = 0; i < L; ++i) {
+    if (layer_train[i].trainable || peft) { first_trainable = std::min(first_trainable, i); }
+  }
+  for (uint64_t i = 0; i < std::min<uint64_t>(L, infos.size()); ++i) {
+    if (i < first_trainable) continue;  // no gradient flows below the lowest trainable layer
+    if (o.pp > 1 && i >= stage_layers) break;  // the first stage's layers
+    auto la = estimate::LayerSavedBytes(model, infos[i], layer_train[i], ap);
+    uint64_t b = la.saved_bytes;
+    if (o.checkpointing == Checkpointing::kFull) b = la.input_bytes;
+    if (o.checkpointing == Checkpointing::kSelective) b = la.selective_bytes;
+    act = Add(act, b);
+    per_layer_max = std::max(per_layer_max, la.saved_bytes);
+  }
+  act = Mul(act, in_flight);
+  // Embedding output: dropout mask, LayerNorm (encoders) and the token ids.
+  const uint64_t tokens = Mul(o.batch, o.seq);
+  act = Add(act, Mul(tokens, 8 + (hp.hidden_dropout > 0 ? hp.hidden_size : 0) +
+                                 (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
+  e.activation_bytes = act;
+  e.activation_per_layer_bytes = per_layer_max;
+  // Logits and loss.
+  TaskHead head = o.head;
+  if (head == TaskHead::kAuto) {
+    bool has_lm_head = false;
+    for (const auto& r : roles) has_lm_head = has_lm_head || (r.tensor->in_head && r.tensor->shape.size() == 2 && r.tensor->shape[0] == hp.vocab_size);
+    head = has_lm_head ? TaskHead::kCausalLm : TaskHead::kNone;
+    if (head == TaskHead::kCausalLm) e.assumptions.push_back("task: causal LM loss over the vocabulary");
+  }
+  uint64_t logits_bwd = 0;
+  if (head == TaskHead::kCausalLm && hp.vocab_size) {
+    const uint64_t v = CeilDiv(hp.vocab_size, o.tp);
+    if (o.loss == LossImpl::kHf) {
+      // logits (compute dtype), their fp32 upcast, log_softmax output (fp32).
+      const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
+      e.logits_bytes = Mul(Mul(tokens, v), per);
+      logits_bwd = Mul(Mul(tokens, v), 4 + (compute != 4 ? compute : 0));
+    } else if (o.loss == LossImpl::kLowPrecision) {
+      // logits and their log_softmax in the compute dtype; the gradient in the same dtype.
+      e.logits_bytes = Mul(Mul(tokens, v), 2 * compute);
+      logits_bwd = Mul(Mul(tokens, v), compute);
+    } else {
+      e.notes.push_back("fused/chunked cross-entropy: no vocabulary-sized tensors");
+    }
+  } else if (head == TaskHead::kSequenceClassification) {
+    e.logits_bytes = Mul(o.batch, Mul(o.num_labels, 12));
+  }
+  // Transients: backward holds the gradients of one layer's saved tensors at a time, and with
+  // checkpointing one recomputed layer as well.
+  uint64_t recompute = Add(per_layer_max, o.checkpointing == Checkpointing::kNone ? 0 : per_layer_max);
+  uint64_t opt_tmp = 0;
+  if (o.offload == Offload::kNone) {
+    switch (o.optimizer) {
+      case Optimizer::kAdamW: case Optimizer::kAdam: case Optimizer::kPagedAdamW: case Optimizer::kLion:
+        opt_tmp = o.foreach_optimizer ? CeilDiv(Mul(tr.numel, state_b), mp * (deepspeed ? dp : 1))
+                                      : Mul(tr.largest, state_b);
+        break;
+      case Optimizer::kAdafactor:
+        opt_tmp = Mul(tr.largest, 2 * 4);
+        break;
+      default:
+        break;
+    }
+  }
+  e.transient_bytes = std::max(Add(recompute, logits_bwd), opt_tmp);
+
+  // ---- stages (allocated bytes on the GPU, steady state)
+  const bool grads_persist = o.grad_accum > 1 || !o.zero_grad_set_to_none;
+  const uint64_t states = Add(e.optimizer_bytes, master);
+  const uint64_t base = Add(Add(w, states), comm);
+  const uint64_t act_all = Add(Add(act, e.logits_bytes), autocast ? CeilDiv(autocast_copy, mp) : 0);
+  const uint64_t grads = e.gradients_bytes;
+  e.stages.push_back({"model loaded", w});
+  e.stages.push_back({"forward", Add(Add(base, act_all), grads_persist ? grads : 0)});
+  uint64_t bwd = grads_persist ? Add(Add(act_all, grads), Add(logits_bwd, recompute))
+                               : std::max(Add(act_all, logits_bwd), Add(grads, recompute));
+  e.stages.push_back({"backward", Add(base, bwd)});
+  e.stages.push_back({"optimizer step", Add(Add(base, grads), opt_tmp)});
+  uint64_t peak = 0;
+  for (const auto& st : e.stages) {
+    if (st.bytes >= peak) { peak = st.bytes; e.peak_stage = st.stage; }
+  }
+  e.cuda_context_bytes = o.overhead.cuda_context_bytes;
+  e.allocator_reserve_bytes = Scale(peak, o.overhead.allocator_reserve_fraction);
+  e.peak_bytes = Add(Add(peak, e.cuda_context_bytes), e.allocator_reserve_bytes);
+  if (e.peak_bytes == UINT64_MAX) return MakeError("{}: training estimate overflows", model.name);
+  if (o.optimizer == Optimizer::kPagedAdamW || o.optimizer == Optimizer::kPagedAdamW8bit) {
+    e.notes.push_back("paged optimizer states live in CUDA unified memory: counted on the GPU, "
+                      "paged to CPU RAM only under memory pressure");
+  }
+  if (o.pp > 1) {
+    e.notes.push_back(fmt::format("pipeline: first stage holds {} layers x {} micro-batches in "
+                                  "flight (1F1B)", stage_layers, in_flight));
+  }
+  if (hp.hidden_dropout > 0 || hp.attention_dropout > 0) {
+    e.notes.push_back(fmt::format("dropout masks counted (hidden {}, attention {})",
+                                  hp.hidden_dropout, hp.attention_dropout));
+  }
+  return e;
+}
+
+}  // namespace memfit

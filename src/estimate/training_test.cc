@@ -1,0 +1,139 @@
+#include <gtest/gtest.h>
+
+#include "estimate/activations.h"
+#include "memfit/estimate_train.h"
+
+namespace memfit {
+namespace {
+
+Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype = Dtype::kF32) {
+  uint64_t n = 1;
+  for (auto d : shape) n *= d;
+  return Tensor{.name = std::move(name), .shape = shape, .dtype = dtype, .numel = n,
+                .bytes = n * DtypeBits(dtype) / 8};
+}
+
+TEST(OptimizerStateTest, BytesPerTensor) {
+  Tensor w = T("w", {1000});
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW, w, 4), 8000u);   // m, v fp32
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW, w, 2), 4000u);   // pure bf16
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kSgd, w, 4), 0u);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kSgdMomentum, w, 4), 4000u);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kLion, w, 4), 4000u);
+  // bnb 8-bit: under 4096 elements stays 32-bit (2 x 4 bytes); at 4096: 2 bytes + 2 fp32
+  // absmax per 256-block (16 blocks).
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW8bit, T("s", {4095}), 4), 4095u * 8);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW8bit, T("b", {4096}), 4), 4096u * 2 + 16 * 8);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kPagedAdamW8bit, T("b", {4097}), 4), 4097u * 2 + 17 * 8);
+  // Adafactor on [1024, 4096]: row stats 1024 + column stats 4096, fp32.
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdafactor, T("m", {1024, 4096}), 4), 5120u * 4);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdafactor, T("b", {1024}), 4), 4096u);
+}
+
+// One layer of linears only (no norms), lm_head absent: parameters P = 3 x 64 x 64.
+Model LinearOnly() {
+  Model m;
+  m.name = "lin";
+  m.model_type = "llama";
+  m.tensors = {T("model.layers.0.self_attn.q_proj.weight", {64, 64}),
+               T("model.layers.0.self_attn.v_proj.weight", {64, 64}),
+               T("model.layers.0.mlp.down_proj.weight", {64, 64})};
+  m.hp.hidden_size = 64;
+  m.hp.num_layers = 1;
+  m.hp.num_attention_heads = 4;
+  m.hp.num_kv_heads = 4;
+  m.hp.head_dim = 16;
+  m.hp.intermediate_size = 64;
+  m.hp.gated_mlp = true;
+  m.hp.norm = "rmsnorm";
+  m.hp.layers = {{.num_heads = 4, .num_kv_heads = 4, .head_dim_k = 16, .head_dim_v = 16,
+                  .intermediate_size = 64}};
+  return m;
+}
+
+TEST(TrainingTest, ModelStateBytesPerParameter) {
+  const uint64_t P = 3 * 64 * 64;
+  TrainOptions o{.head = TaskHead::kNone, .overhead = {.cuda_context_bytes = 0}};
+  o.precision = Precision::kFp32;  // 4 + 4 + 8 = 16
+  auto fp32 = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(fp32.has_value()) << fp32.error().message;
+  EXPECT_EQ(fp32->weights_bytes + fp32->gradients_bytes + fp32->optimizer_bytes +
+            fp32->master_weights_bytes, 16 * P);
+  o.precision = Precision::kBf16Mixed;  // HF AMP: 4 + 2 (autocast copy) + 4 + 8 = 18
+  auto amp = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(amp.has_value());
+  EXPECT_EQ(amp->weights_bytes + amp->gradients_bytes + amp->optimizer_bytes +
+            amp->master_weights_bytes, 18 * P);
+  o.precision = Precision::kBf16;  // 2 + 2 + 4 = 8
+  auto bf16 = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(bf16.has_value());
+  EXPECT_EQ(bf16->weights_bytes + bf16->gradients_bytes + bf16->optimizer_bytes, 8 * P);
+  // ZeRO-3 over 4 GPUs, bf16 mixed (DeepSpeed): (2 + 2 + 4 + 8 + 4) / 4 = 5 B/param.
+  o.precision = Precision::kBf16Mixed;
+  o.strategy = Strategy::kZero3;
+  o.gpus = 4;
+  auto z3 = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(z3.has_value());
+  EXPECT_EQ(z3->weights_bytes + z3->gradients_bytes + z3->optimizer_bytes +
+            z3->master_weights_bytes, 5 * P);
+  // Optimizer offload moves master + states + fp32 grad partition to CPU RAM.
+  o.offload = Offload::kOptimizer;
+  auto off = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(off->optimizer_bytes, 0u);
+  EXPECT_EQ(off->cpu_bytes, 16 * P / 4);
+}
+
+TEST(TrainingTest, LoraTrainsOnlyAdaptersOnPeftDefaultTargets) {
+  TrainOptions o{.method = TrainMethod::kLora, .precision = Precision::kBf16,
+                 .head = TaskHead::kNone};
+  o.lora.rank = 8;
+  auto e = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(e.has_value()) << e.error().message;
+  // llama default q_proj, v_proj: each r x (64 + 64) = 1024 adapter params.
+  EXPECT_EQ(e->trainable_params, 2048u);
+  EXPECT_EQ(e->gradients_bytes, 2048u * 4);   // fp32 adapters
+  EXPECT_EQ(e->optimizer_bytes, 2048u * 8);
+  EXPECT_EQ(e->weights_bytes, 3u * 4096 * 2 + 2048 * 4);  // bf16 base + fp32 adapters
+  Model unknown = LinearOnly();
+  unknown.model_type = "mystery";
+  EXPECT_FALSE(EstimateTraining(unknown, o).has_value());
+}
+
+TEST(TrainingTest, PeakStageAndContext) {
+  TrainOptions o{.precision = Precision::kFp32, .head = TaskHead::kNone};
+  o.overhead.cuda_context_bytes = 1000;
+  auto e = EstimateTraining(LinearOnly(), o);
+  ASSERT_TRUE(e.has_value());
+  ASSERT_EQ(e->stages.size(), 4u);
+  uint64_t max_stage = 0;
+  for (const auto& s : e->stages) max_stage = std::max(max_stage, s.bytes);
+  EXPECT_EQ(e->peak_bytes, max_stage + 1000);
+  EXPECT_FALSE(e->peak_stage.empty());
+}
+
+TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
+  // h 64, 4 heads, 2 KV heads, head_dim 16, f 128, pure bf16, FlashAttention, b 1, s 8.
+  Model m;
+  m.hp.hidden_size = 64;
+  m.hp.intermediate_size = 128;
+  m.hp.gated_mlp = true;
+  m.hp.norm = "rmsnorm";
+  LayerInfo info{.num_heads = 4, .num_kv_heads = 2, .head_dim_k = 16, .head_dim_v = 16,
+                 .intermediate_size = 128};
+  estimate::ActivationParams p{.batch = 1, .seq = 8, .compute_bytes = 2, .stream_bytes = 2,
+                               .attn = AttnImpl::kFlash};
+  auto a = estimate::LayerSavedBytes(m, info, {}, p);
+  // Per token: RMSNorm 4h + 2h = 384 (twice); q/k/v input 2h = 128; flash q 128 + k,v 128 +
+  // out 128 + lse 16 = 400; gate/up input 128; gate, act, up 3 x 2f = 768; product 256.
+  EXPECT_EQ(a.saved_bytes, (384u * 2 + 128 + 400 + 128 + 768 + 256) * 8);
+  EXPECT_EQ(a.input_bytes, 2u * 64 * 8);
+  EXPECT_EQ(a.eager_scores_bytes, 0u);
+  // Eager adds per key position 4 heads x (fp32 softmax 4 + cast 2) bytes, x s^2.
+  p.attn = AttnImpl::kEager;
+  auto eager = estimate::LayerSavedBytes(m, info, {}, p);
+  EXPECT_EQ(eager.eager_scores_bytes, 4u * 6 * 8 * 8);
+}
+
+}  // namespace
+}  // namespace memfit

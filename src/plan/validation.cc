@@ -1,0 +1,348 @@
+// measured.csv rows -> memfit options -> estimate vs measurement. docs/accuracy.md.
+
+#include "memfit/validation.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "memfit/quantization.h"
+
+namespace memfit {
+namespace {
+
+std::vector<std::string> SplitCsvLine(std::string_view line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
+      else if (ch == '"') quoted = false;
+      else cur += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
+std::optional<uint64_t> ToUint(const std::string& s) {
+  if (s.empty() || s.size() > 12) return std::nullopt;
+  for (char c : s) if (c < '0' || c > '9') return std::nullopt;
+  return std::stoull(s);
+}
+
+// Bytes per unit as the sources print them: HF's "MB" is MiB (//1024**2); "GB" is taken as
+// decimal gigabytes (PEFT, papers, nvidia-smi readings are ambiguous: these rows are rough).
+std::optional<double> UnitBytes(std::string_view unit) {
+  if (unit == "MB" || unit == "MiB") return 1048576.0;
+  if (unit == "GiB") return 1073741824.0;
+  if (unit == "GB") return 1e9;
+  return std::nullopt;
+}
+
+const std::map<std::string, std::string>& Aliases() {
+  // Same architecture and sizes (config.json identical but for the repo name / generation
+  // defaults), so the memory figures transfer.
+  static const std::map<std::string, std::string> kAliases = {
+      {"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-7b-chat-hf"},
+  };
+  return kAliases;
+}
+
+}  // namespace
+
+std::string_view RowClassName(RowClass c) {
+  switch (c) {
+    case RowClass::kLoad: return "load";
+    case RowClass::kInference: return "inference";
+    case RowClass::kTraining: return "training";
+  }
+  return "?";
+}
+
+std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id) {
+  if (model_id == "bert-large-uncased") {
+    return DerivedConfig{"google-bert/bert-base-uncased",
+                         {{"hidden_size", 1024}, {"num_hidden_layers", 24},
+                          {"num_attention_heads", 16}, {"intermediate_size", 4096},
+                          {"architectures", {"BertForSequenceClassification"}}}};
+  }
+  return std::nullopt;
+}
+
+std::string ModelIdForRow(std::string_view model_id) {
+  auto it = Aliases().find(std::string(model_id));
+  return it == Aliases().end() ? std::string(model_id) : it->second;
+}
+
+Result<std::vector<MeasuredRow>> ParseMeasuredCsv(std::string_view text, std::string_view where) {
+  std::vector<MeasuredRow> rows;
+  size_t pos = 0, line_no = 0;
+  bool header = true;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto f = SplitCsvLine(line);
+    if (!header && f.size() > 9) {
+      // Unquoted commas inside settings (e.g. "torch.ones((1,1))"): the measure column is the
+      // first after field 3 that is followed by a number and a unit.
+      for (size_t i = 4; i + 2 < f.size(); ++i) {
+        char* end = nullptr;
+        std::strtod(f[i + 1].c_str(), &end);
+        if (end != f[i + 1].c_str() && UnitBytes(f[i + 2])) {
+          std::string settings = f[3];
+          for (size_t j = 4; j < i; ++j) settings += "," + f[j];
+          std::string notes;
+          for (size_t j = i + 4; j < f.size(); ++j) notes += (j > i + 4 ? "," : "") + f[j];
+          f = {f[0], f[1], f[2], settings, f[i], f[i + 1], f[i + 2], f[i + 3], notes};
+          break;
+        }
+      }
+    }
+    if (header) {
+      if (f.size() < 8 || f[0] != "id" || f[1] != "model" || f[5] != "value") {
+        return MakeError("{}:{}: expected the header id,model,task,settings,measure,value,unit,"
+                         "source,notes", where, line_no);
+      }
+      header = false;
+      continue;
+    }
+    if (f.size() < 8) return MakeError("{}:{}: {} fields, expected at least 8", where, line_no, f.size());
+    f.resize(9);
+    MeasuredRow r{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], {}};
+    size_t s = 0;
+    while (s <= r.settings_text.size()) {
+      size_t e = r.settings_text.find(';', s);
+      if (e == std::string::npos) e = r.settings_text.size();
+      std::string kv = r.settings_text.substr(s, e - s);
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) r.settings[kv.substr(0, eq)] = kv.substr(eq + 1);
+      else if (!kv.empty()) r.settings[kv] = "";
+      s = e + 1;
+    }
+    rows.push_back(std::move(r));
+  }
+  if (header) return MakeError("{}: empty file (no header)", where);
+  return rows;
+}
+
+RowPlan PlanRow(const MeasuredRow& row) {
+  RowPlan p;
+  const auto& s = row.settings;
+  auto get = [&](const char* k) -> std::string {
+    auto it = s.find(k);
+    return it == s.end() ? "" : it->second;
+  };
+  auto unit = UnitBytes(row.unit);
+  std::string v = row.value;
+  size_t dash = v.find('-');
+  double lo = std::strtod(v.c_str(), nullptr);
+  double hi = lo;
+  if (dash != std::string::npos && dash > 0) hi = std::strtod(v.c_str() + dash + 1, nullptr);
+  if (!unit || !(lo > 0) || !(hi >= lo)) {
+    p.unsupported = fmt::format("value \"{}\" {} is not a byte size memfit reads", row.value, row.unit);
+    return p;
+  }
+  p.measured_lo = lo * *unit;
+  p.measured_hi = hi * *unit;
+  p.rough = hi > lo || row.measure == "reported" || row.measure == "nvidia_smi" ||
+            row.measure == "measured";
+  p.include_context = row.measure != "max_memory_allocated" && row.measure != "vllm_profiler";
+  if (row.task == "context") {
+    p.kind = "context";
+    p.row_class = RowClass::kLoad;
+    p.calibration = true;
+  } else if (row.task == "load") {
+    p.kind = "load";
+    p.row_class = RowClass::kLoad;
+  } else if (row.task == "inference") {
+    p.kind = "inference";
+    p.row_class = RowClass::kInference;
+  } else if (row.task == "train") {
+    p.kind = "train";
+    p.row_class = RowClass::kTraining;
+  } else {
+    p.unsupported = "task \"" + row.task + "\" is not load, inference, train or context";
+    return p;
+  }
+  p.tolerance = p.rough ? 0.30 : (p.row_class == RowClass::kTraining ? 0.10 : 0.05);
+  if (row.measure == "llama_log" || get("format") == "gguf" || get("engine").starts_with("llama.cpp")) {
+    p.unsupported = "llama.cpp / GGUF row: estimated by the GGUF estimator, not by inference/train";
+    return p;
+  }
+  if (get("framework") == "megatron") {
+    p.unsupported = "Megatron-LM run (distributed optimizer, its own activation layout and "
+                    "buffers; sequence length not given): not modelled";
+    return p;
+  }
+  if (p.kind == "inference") {
+    if (get("engine") != "vllm") {
+      p.unsupported = "inference row without an engine memfit models";
+      return p;
+    }
+    p.inference.engine = Engine::kVllm;
+    p.kind = "inference-weights";  // the profiler's "weights" line
+    return p;
+  }
+  if (auto d = get("dtype"); !d.empty()) {
+    auto dt = ParseDtypeName(d);
+    if (!dt) { p.unsupported = "dtype " + d; return p; }
+    p.dtype = *dt;
+  }
+  if (p.kind != "train") return p;
+  TrainOptions& t = p.train;
+  t.precision = p.dtype == Dtype::kF32 ? Precision::kFp32 : Precision::kBf16Mixed;
+  if (auto x = get("precision"); !x.empty()) {
+    // HF Trainer's bf16=True is autocast (bf16-mixed), not pure bf16.
+    auto pr = ParsePrecision(x == "bf16" ? "bf16-mixed" : x);
+    if (!pr) { p.unsupported = pr.error().message; return p; }
+    t.precision = *pr;
+  }
+  std::string method = get("method");
+  if (method.empty() || method == "full") t.method = TrainMethod::kFull;
+  else if (method.starts_with("qlora")) t.method = TrainMethod::kQlora;
+  else if (method.starts_with("lora")) t.method = TrainMethod::kLora;
+  else { p.unsupported = "method " + method; return p; }
+  if (size_t r = method.find("(r"); r != std::string::npos) {
+    t.lora.rank = std::strtoull(method.c_str() + r + 2, nullptr, 10);
+    if (t.lora.rank == 0) { p.unsupported = "LoRA rank in " + method; return p; }
+  }
+  if (auto x = get("optimizer"); !x.empty()) {
+    auto o = ParseOptimizer(x);
+    if (!o) { p.unsupported = o.error().message; return p; }
+    t.optimizer = *o;
+  }
+  auto num = [&](const char* k, uint64_t& out) -> bool {
+    auto x = get(k);
+    if (x.empty()) return true;
+    auto n = ToUint(x);
+    if (!n || *n == 0) return false;
+    out = *n;
+    return true;
+  };
+  if (!num("batch", t.batch) || !num("grad_accum", t.grad_accum) || !num("gpus", t.gpus) ||
+      !num("seq", t.seq)) {
+    p.unsupported = "a numeric setting is not a positive integer";
+    return p;
+  }
+  if (get("seq").empty()) {
+    p.unsupported = "sequence length not given";
+    return p;
+  }
+  if (get("checkpointing") == "full") t.checkpointing = Checkpointing::kFull;
+  // Rows from transformers' older docs (torch 1.x era) predate SDPA (eager attention), kept
+  // zeroed gradients between steps (zero_grad(set_to_none=False)) and stepped AdamW per tensor.
+  t.attn = get("trainer") == "hf" ? AttnImpl::kEager : AttnImpl::kSdpa;
+  if (get("trainer") == "hf") {
+    t.zero_grad_set_to_none = false;
+    t.foreach_optimizer = false;
+  }
+  // nvidia-smi / nvml readings include what the caching allocator holds beyond the peak.
+  // ("reported" figures come from unknown tooling: allocated-only, no reserve).
+  if (row.measure == "nvml_used" || row.measure == "nvidia_smi") {
+    t.overhead.allocator_reserve_fraction = kNvmlAllocatorReserve;
+  }
+  if (auto a = get("attn"); !a.empty()) {
+    auto ai = ParseAttnImpl(a);
+    if (!ai) { p.unsupported = ai.error().message; return p; }
+    t.attn = *ai;
+  }
+  if (auto x = get("strategy"); !x.empty()) {
+    auto st = ParseStrategy(x);
+    if (!st) { p.unsupported = st.error().message; return p; }
+    t.strategy = *st;
+  }
+  if (auto x = get("offload"); !x.empty()) {
+    auto of = ParseOffload(x);
+    if (!of) { p.unsupported = of.error().message; return p; }
+    t.offload = *of;
+  }
+  if (method.find("DPO") != std::string::npos) {
+    t.batch *= 2;  // chosen and rejected sequences go through the model together
+    t.loss = LossImpl::kLowPrecision;  // TRL selective_log_softmax in bf16
+    p.model_alias_note = "DPO: chosen + rejected concatenated (batch x 2), bf16 log_softmax (TRL); "
+                         "the reference model is the base with adapters disabled";
+  }
+  if (get("precision").empty() && get("dtype").empty()) {
+    t.precision = Precision::kBf16Mixed;
+    p.model_alias_note += (p.model_alias_note.empty() ? "" : "; ") +
+                          std::string("precision not given: bf16-mixed assumed");
+    if (t.method == TrainMethod::kLora && t.checkpointing == Checkpointing::kNone &&
+        get("attn") == "flash2") {
+      t.checkpointing = Checkpointing::kFull;
+      p.model_alias_note += "; gradient checkpointing assumed (LongLoRA's training scripts)";
+    }
+  }
+  return p;
+}
+
+RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider) {
+  RowResult r{.id = row.id, .model = row.model};
+  RowPlan p = PlanRow(row);
+  r.row_class = p.row_class;
+  r.rough = p.rough;
+  r.calibration = p.calibration;
+  r.tolerance = p.tolerance;
+  r.measured = (p.measured_lo + p.measured_hi) / 2;
+  r.note = p.model_alias_note;
+  if (!p.unsupported.empty()) {
+    r.reason = p.unsupported;
+    return r;
+  }
+  const uint64_t context = OverheadOptions{}.cuda_context_bytes;
+  if (p.kind == "context") {
+    r.estimate = static_cast<double>(context);
+    r.note = "calibration: memfit's default CUDA context is this measurement";
+  } else {
+    const std::string id = ModelIdForRow(row.model);
+    auto model = provider(id);
+    if (!model) {
+      r.reason = model.error().message;
+      return r;
+    }
+    if (id != row.model) {
+      r.note += (r.note.empty() ? "" : "; ") + ("config of " + id + " (same architecture)");
+    }
+    if (p.kind == "load") {
+      QuantOptions q{.compute_dtype = p.dtype};
+      auto w = EstimateQuantizedWeights(*model, q);
+      if (!w) { r.reason = w.error().message; return r; }
+      r.estimate = static_cast<double>(w->total_bytes) + (p.include_context ? context : 0);
+    } else if (p.kind == "inference-weights") {
+      QuantOptions q{.compute_dtype = model->config_dtype.value_or(Dtype::kBF16)};
+      auto w = EstimateQuantizedWeights(*model, q);
+      if (!w) { r.reason = w.error().message; return r; }
+      r.estimate = static_cast<double>(w->total_bytes);
+    } else {
+      TrainOptions t = p.train;
+      if (!p.include_context) t.overhead.cuda_context_bytes = 0;
+      auto e = EstimateTraining(*model, t);
+      if (!e) { r.reason = e.error().message; return r; }
+      r.estimate = static_cast<double>(e->peak_bytes);
+      if (r.note.empty()) r.note = "peak at " + e->peak_stage;
+      else r.note += "; peak at " + e->peak_stage;
+    }
+  }
+  r.expressed = true;
+  r.error = (r.estimate - r.measured) / r.measured;
+  r.within = r.estimate >= p.measured_lo * (1 - p.tolerance) &&
+             r.estimate <= p.measured_hi * (1 + p.tolerance);
+  return r;
+}
+
+}  // namespace memfit

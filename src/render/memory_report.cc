@@ -1,0 +1,187 @@
+// `memfit inference` and `memfit train` reports.
+
+#include <fmt/format.h>
+
+#include "memfit/render_memory.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+using Rows = std::vector<std::vector<std::string>>;
+
+std::string Render(OutputFormat format, const std::string& title, const Rows& rows,
+                   const std::vector<std::string>& lines, const nlohmann::json& json) {
+  const std::vector<std::string> headers = {"component", "bytes", "size"};
+  switch (format) {
+    case OutputFormat::kJson: return json.dump(2) + "\n";
+    case OutputFormat::kCsv: return RenderCsv(headers, rows);
+    case OutputFormat::kMarkdown: {
+      std::string out = "**" + title + "**\n\n" + RenderMarkdownTable(headers, rows) + "\n";
+      for (const auto& l : lines) out += "- " + l + "\n";
+      return out;
+    }
+    case OutputFormat::kTable: {
+      Rows pretty;
+      for (const auto& r : rows) pretty.push_back({r[0], r[2]});
+      std::string out = title + "\n" + RenderPlainTable({"component", "size"}, pretty);
+      for (const auto& l : lines) out += l + "\n";
+      return out;
+    }
+  }
+  return "";
+}
+
+void Row(Rows& rows, const std::string& name, uint64_t bytes) {
+  rows.push_back({name, std::to_string(bytes), FormatBytes(bytes)});
+}
+
+void AddLines(std::vector<std::string>& lines, const std::vector<std::string>& assumptions,
+              const std::vector<std::string>& notes, const Model& model) {
+  for (const auto& a : model.assumptions) lines.push_back("assumption: " + a);
+  for (const auto& a : assumptions) lines.push_back("assumption: " + a);
+  for (const auto& n : notes) lines.push_back("note: " + n);
+}
+
+}  // namespace
+
+nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
+                             const InferenceEstimate& e) {
+  nlohmann::json j;
+  j["schema"] = "memfit.inference/1";
+  j["model"] = model.name;
+  j["settings"] = {{"context", o.context_tokens}, {"batch", o.batch},
+                   {"dtype", std::string(TorchDtypeName(o.dtype))},
+                   {"quant", std::string(QuantSchemeName(o.quant.scheme))},
+                   {"kv_dtype", std::string(KvDtypeName(o.kv_dtype))},
+                   {"attn", std::string(AttnImplName(o.attn))},
+                   {"engine", std::string(EngineName(o.engine))}, {"tp", o.tp}};
+  j["per_gpu"] = {{"weights", e.weights_bytes}, {"kv_cache", e.kv_cache_bytes},
+                  {"activations", e.activation_bytes}, {"cuda_context", e.cuda_context_bytes},
+                  {"allocator_reserve", e.allocator_reserve_bytes},
+                  {"cuda_graphs", e.cuda_graph_bytes}, {"total", e.total_bytes}};
+  // For the web page's per-device chart: components and the total.
+  j["components"] = nlohmann::json::array();
+  for (const auto& [k, v] : j["per_gpu"].items()) {
+    if (k != "total") j["components"].push_back({{"name", k}, {"bytes", v}});
+  }
+  j["total_bytes"] = e.total_bytes;
+  j["activation_peak_at"] = e.activation_peak_at;
+  j["kv_bytes_per_token"] = e.kv.bytes_per_token;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : e.kv.layers) {
+    layers.push_back({{"layer", l.layer}, {"kind", l.kind}, {"tokens", l.tokens}, {"bytes", l.bytes}});
+  }
+  j["kv_layers"] = layers;
+  j["weights"] = {{"quantized_params", e.weights.quantized_params},
+                  {"quantized_bytes", e.weights.quantized_bytes},
+                  {"kept_params", e.weights.kept_params}, {"kept_bytes", e.weights.kept_bytes},
+                  {"other_bytes", e.weights.other_bytes}};
+  if (e.serving) {
+    const auto& s = *e.serving;
+    j["serving"] = {{"requested", s.requested_bytes}, {"non_kv", s.non_kv_bytes},
+                    {"kv_pool", s.kv_pool_bytes}, {"page_bytes", s.page_bytes},
+                    {"num_blocks", s.num_blocks}, {"token_capacity", s.token_capacity},
+                    {"max_concurrency", s.max_concurrency}, {"fits", s.fits}};
+  } else {
+    j["serving"] = nullptr;
+  }
+  std::vector<std::string> assumptions = model.assumptions;
+  assumptions.insert(assumptions.end(), e.assumptions.begin(), e.assumptions.end());
+  j["assumptions"] = assumptions;
+  j["notes"] = e.notes;
+  return j;
+}
+
+std::string RenderInference(const Model& model, const InferenceOptions& o,
+                            const InferenceEstimate& e, OutputFormat format) {
+  Rows rows;
+  Row(rows, "weights", e.weights_bytes);
+  Row(rows, "kv cache", e.kv_cache_bytes);
+  Row(rows, "activations (" + e.activation_peak_at + ")", e.activation_bytes);
+  if (e.cuda_context_bytes) Row(rows, "cuda context", e.cuda_context_bytes);
+  if (e.allocator_reserve_bytes) Row(rows, "allocator reserve", e.allocator_reserve_bytes);
+  if (e.cuda_graph_bytes) Row(rows, "cuda graphs", e.cuda_graph_bytes);
+  if (e.serving && e.serving->requested_bytes) {
+    Row(rows, "engine budget (gpu memory x utilization)", e.serving->requested_bytes);
+  }
+  Row(rows, "total per GPU", e.total_bytes);
+  std::string title = fmt::format(
+      "{}: inference, {} x {} tokens, {} weights{}, kv {}, {} attention, {}{}", model.name,
+      o.batch, o.context_tokens, TorchDtypeName(o.dtype),
+      o.quant.scheme == QuantScheme::kNone ? "" : " + " + std::string(QuantSchemeName(o.quant.scheme)),
+      KvDtypeName(o.kv_dtype), AttnImplName(o.attn), EngineName(o.engine),
+      o.tp > 1 ? fmt::format(", tp {}", o.tp) : "");
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("kv cache: {} per token (all layers, per GPU)",
+                              FormatBytes(e.kv.bytes_per_token)));
+  AddLines(lines, e.assumptions, e.notes, model);
+  return Render(format, title, rows, lines, InferenceJson(model, o, e));
+}
+
+nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainEstimate& e) {
+  nlohmann::json j;
+  j["schema"] = "memfit.train/1";
+  j["model"] = model.name;
+  j["settings"] = {{"method", std::string(TrainMethodName(o.method))},
+                   {"optimizer", std::string(OptimizerName(o.optimizer))},
+                   {"precision", std::string(PrecisionName(o.precision))},
+                   {"batch", o.batch}, {"seq", o.seq}, {"grad_accum", o.grad_accum},
+                   {"checkpointing", std::string(CheckpointingName(o.checkpointing))},
+                   {"attn", std::string(AttnImplName(o.attn))}, {"gpus", o.gpus},
+                   {"strategy", std::string(StrategyName(o.strategy))},
+                   {"offload", std::string(OffloadName(o.offload))}, {"tp", o.tp}, {"pp", o.pp},
+                   {"lora_rank", o.lora.rank}, {"lora_alpha", o.lora.alpha}};
+  j["trainable_params"] = e.trainable_params;
+  j["frozen_params"] = e.frozen_params;
+  j["per_gpu"] = {{"weights", e.weights_bytes}, {"master_weights", e.master_weights_bytes},
+                  {"gradients", e.gradients_bytes}, {"optimizer_states", e.optimizer_bytes},
+                  {"activations", e.activation_bytes}, {"logits_and_loss", e.logits_bytes},
+                  {"communication", e.comm_bytes}, {"transient", e.transient_bytes},
+                  {"cuda_context", e.cuda_context_bytes},
+                  {"allocator_reserve", e.allocator_reserve_bytes}, {"peak", e.peak_bytes}};
+  j["components"] = nlohmann::json::array();
+  for (const auto& [k, v] : j["per_gpu"].items()) {
+    if (k != "peak") j["components"].push_back({{"name", k}, {"bytes", v}});
+  }
+  j["total_bytes"] = e.peak_bytes;  // the peak, not the sum of components
+  j["peak_stage"] = e.peak_stage;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : e.stages) stages.push_back({{"stage", s.stage}, {"bytes", s.bytes}});
+  j["stages"] = stages;
+  j["cpu_ram"] = e.cpu_bytes;
+  std::vector<std::string> assumptions = model.assumptions;
+  assumptions.insert(assumptions.end(), e.assumptions.begin(), e.assumptions.end());
+  j["assumptions"] = assumptions;
+  j["notes"] = e.notes;
+  return j;
+}
+
+std::string RenderTrain(const Model& model, const TrainOptions& o, const TrainEstimate& e,
+                        OutputFormat format) {
+  Rows rows;
+  Row(rows, "weights", e.weights_bytes);
+  Row(rows, "master weights / autocast copies", e.master_weights_bytes);
+  Row(rows, "gradients", e.gradients_bytes);
+  Row(rows, "optimizer states", e.optimizer_bytes);
+  Row(rows, "activations", e.activation_bytes);
+  Row(rows, "logits and loss", e.logits_bytes);
+  if (e.comm_bytes) Row(rows, "communication buffers", e.comm_bytes);
+  Row(rows, "transient (backward / optimizer)", e.transient_bytes);
+  Row(rows, "cuda context", e.cuda_context_bytes);
+  if (e.allocator_reserve_bytes) Row(rows, "allocator reserve", e.allocator_reserve_bytes);
+  for (const auto& s : e.stages) Row(rows, "stage: " + s.stage, s.bytes);
+  Row(rows, "peak per GPU (" + e.peak_stage + ")", e.peak_bytes);
+  if (e.cpu_bytes) Row(rows, "CPU RAM (offload) per process", e.cpu_bytes);
+  std::string title = fmt::format(
+      "{}: train {} ({} trainable params), {}, {}, batch {} x seq {}, grad-accum {}, "
+      "checkpointing {}, {} attention, {} GPU(s) {}", model.name, TrainMethodName(o.method),
+      FormatCount(e.trainable_params), OptimizerName(o.optimizer), PrecisionName(o.precision),
+      o.batch, o.seq, o.grad_accum, CheckpointingName(o.checkpointing), AttnImplName(o.attn),
+      o.gpus, StrategyName(o.strategy));
+  std::vector<std::string> lines;
+  AddLines(lines, e.assumptions, e.notes, model);
+  return Render(format, title, rows, lines, TrainJson(model, o, e));
+}
+
+}  // namespace memfit
