@@ -40,7 +40,7 @@ inline std::map<std::string, std::string> TinyLlamaFiles() {
     };
   };
   std::vector<FakeTensor> one = layer(0);
-  one.insert(one.begin(), {"model.embed_tokens.weight", "BF16", {128, 64}});
+  one.insert(one.begin(), FakeTensor{"model.embed_tokens.weight", "BF16", {128, 64}});
   std::vector<FakeTensor> two = layer(1);
   two.push_back({"model.norm.weight", "F32", {64}});
   two.push_back({"lm_head.weight", "BF16", {128, 64}});

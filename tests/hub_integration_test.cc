@@ -2,6 +2,7 @@
 // `estimate-memory --format json`; the second (cached) and offline runs give the same bytes as
 // the first. The CLI reads the Hub settings from the environment, as a user's shell would set it.
 
+#include <algorithm>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -89,7 +90,7 @@ TEST(HubIntegrationTest, HubAndLocalDirectoryGiveTheSameJson) {
 
 TEST(HubIntegrationTest, CliErrorsAreOneLineWithExitCodeOne) {
   FakeHub hub;
-  FakeRepo gated = testing::TinyLlamaRepo("org/gated");
+  testing::FakeRepo gated = testing::TinyLlamaRepo("org/gated");
   gated.gated = true;
   hub.AddRepo(gated);
   ScopedEnv env;
@@ -117,12 +118,33 @@ TEST(HubIntegrationTest, CliErrorsAreOneLineWithExitCodeOne) {
 TEST(HubIntegrationTest, UnreachableHubFallsBackToTheCatalog) {
   ScopedEnv env;
   PointAt(env, "http://127.0.0.1:1");
-  RunResult r = RunCli({"estimate-memory", "google-bert/bert-base-cased", "--format", "json"});
+  RunResult r = RunCli({"estimate-memory", "meta-llama/Llama-3.2-1B", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("the Hub was not used (unreachable)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the Hub was not used (cannot reach 127.0.0.1:1"), std::string::npos) << r.out;
   RunResult unknown = RunCli({"estimate-memory", "org/unknown-model"});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("cannot reach 127.0.0.1:1"), std::string::npos) << unknown.err;
+}
+
+TEST(HubIntegrationTest, ConfigOnlySnapshotStandsInWhenTheHubFails) {
+  FakeHub hub;  // knows no repository: every id is RepoNotFound
+  ScopedEnv env;
+  PointAt(env, hub.endpoint());
+  const std::string sha = testing::FakeSha1("snapshot");
+  testing::WriteFiles(std::getenv("HF_HUB_CACHE"),
+                      {{"models--acme--local/refs/main", sha},
+                       {"models--acme--local/snapshots/" + sha + "/config.json", testing::TinyLlamaConfig()}});
+  RunResult r = RunCli({"estimate-memory", "acme/local", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the Hub was not used (acme/local: repository not found"), std::string::npos)
+      << r.out;
+  // The catalog does not stand in for a Hub that answered: the error is reported.
+  RunResult catalog = RunCli({"estimate-memory", "meta-llama/Llama-3.2-1B"});
+  EXPECT_EQ(catalog.code, 1);
+  EXPECT_NE(catalog.err.find("repository not found"), std::string::npos) << catalog.err;
+  // Offline, the catalog answers.
+  RunResult offline = RunCli({"estimate-memory", "meta-llama/Llama-3.2-1B", "--offline"});
+  EXPECT_EQ(offline.code, 0) << offline.err;
 }
 
 }  // namespace

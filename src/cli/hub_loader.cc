@@ -1,7 +1,7 @@
 // MODEL as a Hub id or URL: the Hub client with its caches, and the offline fallbacks.
 // Order (docs/hub.md): memfit's Hub cache -> an HF cache snapshot holding the weights -> the Hub
-// (unless offline) -> when offline or the Hub is unreachable: an HF snapshot without weights, then
-// the built-in catalog.
+// (unless offline) -> when that fails: an HF snapshot without weights, then (only when offline or
+// the Hub is unreachable) the built-in catalog.
 
 #include <unistd.h>
 
@@ -40,15 +40,16 @@ Result<ModelInputs> LoadHubModelInputs(const ModelArgs& args, const std::string&
     }
     return std::move(resolved->inputs);
   }
-  if (failure == HubFailure::kNotCached || failure == HubFailure::kUnreachable) {
-    LocalResolveOptions local_options{.revision = args.revision, .hf_hub_cache = hf_hub_cache};
-    auto local = ResolveLocalModel(ref.repo_id, local_options);
-    if (local && local->kind != InputKind::kNotFound) {
-      local->inputs.assumptions.push_back(fmt::format(
-          "the Hub was not used ({}): {}", failure == HubFailure::kNotCached ? "offline" : "unreachable",
-          resolved.error().message));
-      return std::move(local->inputs);
-    }
+  // A snapshot in the HF cache (even without weights) beats an error; the catalog only stands in
+  // when the Hub could not be asked at all.
+  const bool not_asked = failure == HubFailure::kNotCached || failure == HubFailure::kUnreachable;
+  LocalResolveOptions local_options{.revision = args.revision, .hf_hub_cache = hf_hub_cache,
+                                    .use_catalog = not_asked};
+  auto local = ResolveLocalModel(ref.repo_id, local_options);
+  if (local && local->kind != InputKind::kNotFound) {
+    local->inputs.assumptions.push_back(
+        fmt::format("the Hub was not used ({})", resolved.error().message));
+    return std::move(local->inputs);
   }
   return resolved.error();
 }

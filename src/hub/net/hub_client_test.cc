@@ -57,8 +57,8 @@ TEST(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
   EXPECT_EQ(r->inputs.safetensors[0].first, "model-00001-of-00002.safetensors");
   EXPECT_EQ(TensorCount(r->inputs), 21u);  // 1 + 9 in shard 1, 9 + 2 in shard 2
   EXPECT_EQ(r->inputs.name, "org/tiny-llama");
-  EXPECT_EQ(stats.headers_fetched, 2u);
-  EXPECT_GT(hub.cdn_requests, 0);
+  EXPECT_EQ(stats.headers_fetched.load(), 2u);
+  EXPECT_GT(hub.cdn_requests.load(), 0);
   EXPECT_TRUE(hub.hub_saw_token);
   EXPECT_FALSE(hub.cdn_saw_authorization) << "the token must not follow the redirect to the CDN";
   EXPECT_EQ(AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
@@ -76,7 +76,7 @@ TEST(HubClientTest, SecondRunReadsOnlyTheCachesInTheHfLayout) {
   auto second = Resolve(s, second_stats);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_TRUE(second->from_cache);
-  EXPECT_EQ(second_stats.requests, 0u);
+  EXPECT_EQ(second_stats.requests.load(), 0u);
   EXPECT_EQ(hub.hub_requests + hub.cdn_requests, requests_after_first);
   EXPECT_EQ(second->inputs.assumptions, first->inputs.assumptions);
   ASSERT_EQ(second->inputs.safetensors.size(), 2u);
@@ -111,7 +111,7 @@ TEST(HubClientTest, OfflineWithNothingCached) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("offline"), std::string::npos) << r.error().message;
   EXPECT_EQ(failure, HubFailure::kNotCached);
-  EXPECT_EQ(hub.hub_requests, 0);
+  EXPECT_EQ(hub.hub_requests.load(), 0);
 }
 
 TEST(HubClientTest, RevisionsAreOneUrlSegment) {
@@ -208,7 +208,7 @@ TEST(HubClientTest, RetriesRateLimitsAndServerErrors) {
   hub.fail_count = 2;  // max_attempts is 3: the third try succeeds
   auto ok = Resolve(s, stats);
   ASSERT_TRUE(ok) << ok.error().message;
-  EXPECT_EQ(stats.retries, 2u);
+  EXPECT_EQ(stats.retries.load(), 2u);
   HubSettings fresh = TestSettings(hub);
   hub.fail_count = 100;
   auto limited = Resolve(fresh, stats);

@@ -125,7 +125,7 @@ TEST(HubCacheTest, HeaderRoundTripAndCorruption) {
   // Every truncation is a miss, never a crash.
   for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(hubnet::DeserializeHeader(bytes.substr(0, n)));
   std::string huge = bytes;
-  huge[8 + 24] = '\xff';  // metadata count
+  huge[31] = '\x7f';  // the metadata count's high byte
   EXPECT_FALSE(hubnet::DeserializeHeader(huge));
 }
 
