@@ -74,10 +74,10 @@ struct HubStats {
 
 struct HubResolveOptions {
   std::string revision = "main";
-  std::string gguf_file;  // --gguf-file: which GGUF file of a GGUF repository to use
+  std::string gguf_file = "";  // --gguf-file: which GGUF file of a GGUF repository to use
   // Called from worker threads (serialized) as weight headers arrive: (done, total). The CLI
   // draws progress on stderr with it when stderr is a terminal.
-  std::function<void(size_t done, size_t total)> progress;
+  std::function<void(size_t done, size_t total)> progress = nullptr;
 };
 
 // What the Hub (or the cache filled by an earlier run) gave.

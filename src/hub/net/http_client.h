@@ -17,7 +17,7 @@ namespace memfit::hubnet {
 
 struct HttpRequest {
   std::string url;
-  std::optional<std::pair<uint64_t, uint64_t>> range;  // inclusive [first, last]
+  std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt;  // inclusive [first, last]
   uint64_t max_body_bytes = 64ull << 20;  // without a range: more is an error
   uint32_t timeout_ms = 10'000;
 };

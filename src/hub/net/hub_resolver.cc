@@ -29,13 +29,13 @@ constexpr int kMaxTreePages = 1000;
 struct Session {
   const HubRef& ref;
   std::string revision;
-  std::string commit;
+  std::string commit = {};
   const HubSettings& settings;
   HubStats& stats;
   hubnet::HubCache cache;
   bool online = false;
   const HubResolveOptions& options;
-  std::map<std::string, RepoFile> files;  // by path
+  std::map<std::string, RepoFile> files = {};  // by path
 
   std::string ResolveUrl(std::string_view path) const {
     return fmt::format("{}/{}/resolve/{}/{}", settings.endpoint, ref.repo_id,
@@ -312,10 +312,10 @@ Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
     for (auto& f : files) all.push_back(std::move(f));
     url = NextLink(response.headers["link"]);
   }
-  s.files.clear();
-  for (auto& f : all) s.files[f.path] = std::move(f);
   s.cache.WriteTree(s.ref.repo_id, s.commit, all);
   s.cache.WriteRef(s.ref.repo_id, s.revision, s.commit);
+  s.files.clear();
+  for (auto& f : all) s.files[f.path] = std::move(f);
   return Ok{};
 }
 
