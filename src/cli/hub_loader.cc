@@ -1,7 +1,6 @@
 // MODEL as a Hub id or URL: the Hub client with its caches, and the offline fallbacks.
 // Order (docs/hub.md): memfit's Hub cache -> an HF cache snapshot holding the weights -> the Hub
-// (unless offline) -> when that fails: an HF snapshot without weights, then (only when offline or
-// the Hub is unreachable) the built-in catalog.
+// (unless offline) -> when that fails: an HF snapshot without weights, then the built-in catalog.
 
 #include <unistd.h>
 
@@ -40,16 +39,19 @@ Result<ModelInputs> LoadHubModelInputs(const ModelArgs& args, const std::string&
     }
     return std::move(resolved->inputs);
   }
-  // A snapshot in the HF cache (even without weights) beats an error; the catalog only stands in
-  // when the Hub could not be asked at all.
+  // A snapshot in the HF cache (even without weights), then the catalog, beat an error; the
+  // assumption quotes why the Hub was not used (gated, offline, unreachable, ...).
   const bool not_asked = failure == HubFailure::kNotCached || failure == HubFailure::kUnreachable;
-  LocalResolveOptions local_options{.revision = args.revision, .hf_hub_cache = hf_hub_cache,
-                                    .use_catalog = not_asked};
+  LocalResolveOptions local_options{.revision = args.revision, .hf_hub_cache = hf_hub_cache};
   auto local = ResolveLocalModel(ref.repo_id, local_options);
   if (local && local->kind != InputKind::kNotFound) {
     local->inputs.assumptions.push_back(
         fmt::format("the Hub was not used ({})", resolved.error().message));
     return std::move(local->inputs);
+  }
+  if (not_asked) {
+    return MakeError("{}: model not found locally, in the Hugging Face cache or in the catalog, and "
+                     "the Hub could not be asked: {}", args.spec, resolved.error().message);
   }
   return resolved.error();
 }

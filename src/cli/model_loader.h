@@ -30,8 +30,7 @@ Result<Model> LoadModel(const ModelArgs& args, const DescribeOptions& options);
 // The raw inputs (for modes that need the config itself).
 Result<ModelInputs> LoadModelInputs(const ModelArgs& args);
 // A Hub id or URL (hub_loader.cc): memfit's Hub cache, an HF cache snapshot with the weights, the
-// Hub unless offline; when that fails, an HF snapshot without weights, then (offline or
-// unreachable only) the catalog.
+// Hub unless offline; when that fails, an HF snapshot without weights, then the catalog.
 Result<ModelInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache);
 
 }  // namespace memfit::cli
