@@ -1,7 +1,10 @@
 #include "cli/model_loader.h"
 
 #include <cstdlib>
+#include <filesystem>
 
+#include "memfit/catalog.h"
+#include "memfit/hub.h"
 #include "memfit/local_source.h"
 
 namespace memfit::cli {
@@ -25,10 +28,21 @@ void AddModelArgs(CLI::App& command, ModelArgs& args) {
   command.add_option("--revision", args.revision, "branch, tag or commit (default main)");
   command.add_flag("--offline", args.offline, "use only local files and the cache (HF_HUB_OFFLINE=1)");
   command.add_option("--token", args.token, "Hugging Face token for gated or private repos");
+  command.add_option("--gguf-file", args.gguf_file,
+                     "the GGUF file to read from a Hub repository with several (see docs/hub.md)");
 }
 
 Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
   LocalResolveOptions options{.revision = args.revision, .hf_hub_cache = DefaultHfHubCache()};
+  // Hub ids and URLs that are not local paths go to the Hub client (short names without a slash
+  // try the catalog first); see docs/hub.md "Resolution order".
+  std::error_code ec;
+  if (!std::filesystem::exists(args.spec, ec) &&
+      (LooksLikeHubUrl(args.spec) ||
+       (LooksLikeHubId(args.spec) &&
+        (args.spec.find('/') != std::string::npos || !FindCatalogEntry(args.spec))))) {
+    return LoadHubModelInputs(args, options.hf_hub_cache);
+  }
   MEMFIT_ASSIGN_OR_RETURN(LocalResolution local, ResolveLocalModel(args.spec, options));
   if (local.kind != InputKind::kNotFound) return std::move(local.inputs);
   (void)EnvTrue;

@@ -1,0 +1,79 @@
+#pragma once
+// The caches the Hub client reads and writes, all under paths built from validated names:
+// - the Hugging Face cache ($HF_HUB_CACHE) in huggingface_hub's layout, for small files:
+//     models--{org}--{name}/blobs/{etag}, snapshots/{commit}/{path} -> ../../blobs/{etag},
+//     refs/{revision} (text: commit);
+// - memfit's own cache ($MEMFIT_CACHE): the repository file list per commit
+//     hub/models--{org}--{name}/{commit}.tree.json, and parsed safetensors headers keyed by the
+//     file's etag (sha256 of an LFS file): safetensors-headers/{etag}.bin (binary, see .cc).
+// Cache writes are best effort (a read-only cache is not an error); reads treat anything
+// malformed as a miss.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfit/result.h"
+#include "memfit/safetensors.h"
+
+namespace memfit::hubnet {
+
+// One file of a repository, as the tree API lists it.
+struct RepoFile {
+  std::string path;
+  uint64_t size = 0;
+  std::string etag;  // lfs.oid (sha256) for LFS files, else the git blob oid (sha1)
+  bool lfs = false;
+};
+
+// "models--org--name" (REPO_ID_SEPARATOR "--").
+std::string RepoFolderName(std::string_view repo_id);
+// A git or LFS object id: 40 or 64 lowercase hex digits (safe as a file name).
+bool IsObjectId(std::string_view s);
+// A repository path safe to join under a directory: relative, no "." / ".." segments, no NUL.
+bool IsSafeRepoPath(std::string_view path);
+
+class HubCache {
+ public:
+  HubCache(std::string hf_hub_cache, std::string memfit_cache)
+      : hf_(std::move(hf_hub_cache)), memfit_(std::move(memfit_cache)) {}
+
+  // refs/{revision} -> commit; a 40-hex revision is its own commit. nullopt when unknown.
+  std::optional<std::string> ReadRef(std::string_view repo_id, std::string_view revision) const;
+  void WriteRef(std::string_view repo_id, std::string_view revision, std::string_view commit) const;
+
+  // snapshots/{commit}/{path}: its bytes when present and at most `max_bytes`.
+  std::optional<std::string> ReadSnapshotFile(std::string_view repo_id, std::string_view commit,
+                                              std::string_view path, uint64_t max_bytes) const;
+  // The local path of snapshots/{commit}/{path} when the whole file (`size` bytes) is there.
+  std::optional<std::string> FullSnapshotFile(std::string_view repo_id, std::string_view commit,
+                                              std::string_view path, uint64_t size) const;
+  // blobs/{etag} + the snapshot symlink (a copy where symlinks fail).
+  void WriteSnapshotFile(std::string_view repo_id, std::string_view commit, const RepoFile& file,
+                         std::string_view bytes) const;
+
+  std::optional<std::vector<RepoFile>> ReadTree(std::string_view repo_id,
+                                                std::string_view commit) const;
+  void WriteTree(std::string_view repo_id, std::string_view commit,
+                 const std::vector<RepoFile>& files) const;
+
+  // Parsed weight indexes keyed by the index file's etag (weight-indexes/{etag}.bin): the
+  // index of a large model is megabytes of JSON, too slow to parse on every cached run.
+  std::optional<WeightIndex> ReadIndex(std::string_view etag) const;
+  void WriteIndex(std::string_view etag, const WeightIndex& index) const;
+
+  std::optional<SafetensorsHeader> ReadHeader(std::string_view etag) const;
+  void WriteHeader(std::string_view etag, const SafetensorsHeader& header) const;
+
+ private:
+  std::string hf_;
+  std::string memfit_;
+};
+
+// The binary form of a parsed header (exposed for tests).
+std::string SerializeHeader(const SafetensorsHeader& header);
+std::optional<SafetensorsHeader> DeserializeHeader(std::string_view bytes);
+std::string SerializeIndex(const WeightIndex& index);
+std::optional<WeightIndex> DeserializeIndex(std::string_view bytes);
+
+}  // namespace memfit::hubnet

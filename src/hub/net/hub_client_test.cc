@@ -1,0 +1,399 @@
+// The Hub client against the fake Hub (tests/fake_hub.h): every success and error path.
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "hub/net/http_client.h"
+#include "hub_fixtures.h"
+#include "memfit/hub.h"
+
+namespace memfit {
+namespace {
+namespace fs = std::filesystem;
+using testing::FakeHub;
+using testing::FakeRepo;
+using testing::TestSettings;
+using testing::TinyLlamaRepo;
+
+Result<HubResolution> Resolve(const HubSettings& s, HubStats& stats, std::string id = "org/tiny-llama",
+                              HubResolveOptions options = {}, HubFailure* failure = nullptr) {
+  auto ref = ParseHubRef(id, s.endpoint);
+  if (!ref) return ref.error();
+  return ResolveHubModel(*ref, options, s, stats, failure);
+}
+
+size_t TensorCount(const ModelInputs& inputs) {
+  size_t n = 0;
+  for (const auto& [file, header] : inputs.safetensors) n += header.tensors.size();
+  return n;
+}
+
+// Every file under `dir` (following no links), for token leak checks.
+std::string AllBytesUnder(const std::string& dir) {
+  std::string all;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) all += testing::ReadFile(e.path().string()).value_or("") + "\n" + e.path().string();
+  }
+  return all;
+}
+
+TEST(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
+  FakeHub hub;
+  FakeRepo repo = TinyLlamaRepo();
+  repo.gated = true;
+  hub.AddRepo(repo);
+  HubSettings s = TestSettings(hub);
+  s.token = FakeHub::kToken;
+  HubStats stats;
+  auto r = Resolve(s, stats);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(r->from_cache);
+  EXPECT_EQ(r->commit, testing::kCommit);
+  ASSERT_TRUE(r->inputs.config);
+  ASSERT_TRUE(r->inputs.index);
+  EXPECT_EQ(r->inputs.index_name, "model.safetensors.index.json");
+  ASSERT_EQ(r->inputs.safetensors.size(), 2u);
+  EXPECT_EQ(r->inputs.safetensors[0].first, "model-00001-of-00002.safetensors");
+  EXPECT_EQ(TensorCount(r->inputs), 21u);  // 1 + 9 in shard 1, 9 + 2 in shard 2
+  EXPECT_EQ(r->inputs.name, "org/tiny-llama");
+  EXPECT_EQ(stats.headers_fetched.load(), 2u);
+  EXPECT_GT(hub.cdn_requests.load(), 0);
+  EXPECT_TRUE(hub.hub_saw_token);
+  EXPECT_FALSE(hub.cdn_saw_authorization) << "the token must not follow the redirect to the CDN";
+  EXPECT_EQ(AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
+  EXPECT_EQ(AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
+}
+
+TEST(HubClientTest, SecondRunReadsOnlyTheCachesInTheHfLayout) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  HubSettings s = TestSettings(hub);
+  HubStats first_stats, second_stats;
+  auto first = Resolve(s, first_stats);
+  ASSERT_TRUE(first) << first.error().message;
+  const int requests_after_first = hub.hub_requests + hub.cdn_requests;
+  auto second = Resolve(s, second_stats);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_TRUE(second->from_cache);
+  EXPECT_EQ(second_stats.requests.load(), 0u);
+  EXPECT_EQ(hub.hub_requests + hub.cdn_requests, requests_after_first);
+  EXPECT_EQ(second->inputs.assumptions, first->inputs.assumptions);
+  ASSERT_EQ(second->inputs.safetensors.size(), 2u);
+  EXPECT_EQ(TensorCount(second->inputs), TensorCount(first->inputs));
+  // huggingface_hub's layout: refs/main, blobs/<etag>, snapshots/<commit>/<file> -> blob.
+  const fs::path repo = fs::path(s.hub_cache) / "models--org--tiny-llama";
+  EXPECT_EQ(testing::ReadFile((repo / "refs" / "main").string()), testing::kCommit);
+  const fs::path config = repo / "snapshots" / testing::kCommit / "config.json";
+  ASSERT_TRUE(fs::is_symlink(config));
+  EXPECT_EQ(fs::read_symlink(config).string(),
+            "../../blobs/" + testing::FakeSha1(testing::TinyLlamaConfig()));
+  EXPECT_EQ(testing::ReadFile(config.string()), testing::TinyLlamaConfig());
+  // Offline now works from the cache; the same for a second revision name of the same commit
+  // once it has been resolved online.
+  s.offline = true;
+  HubStats offline_stats;
+  EXPECT_TRUE(Resolve(s, offline_stats));
+  HubFailure failure = HubFailure::kNone;
+  auto tag = Resolve(s, offline_stats, "org/tiny-llama", {.revision = "v1.0"}, &failure);
+  ASSERT_FALSE(tag);
+  EXPECT_EQ(failure, HubFailure::kNotCached);
+}
+
+TEST(HubClientTest, OfflineWithNothingCached) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  HubSettings s = TestSettings(hub);
+  s.offline = true;
+  HubStats stats;
+  HubFailure failure = HubFailure::kNone;
+  auto r = Resolve(s, stats, "org/tiny-llama", {}, &failure);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("offline"), std::string::npos) << r.error().message;
+  EXPECT_EQ(failure, HubFailure::kNotCached);
+  EXPECT_EQ(hub.hub_requests.load(), 0);
+}
+
+TEST(HubClientTest, RevisionsAreOneUrlSegment) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  auto pr = Resolve(s, stats, "org/tiny-llama", {.revision = "refs/pr/1"});
+  ASSERT_TRUE(pr) << pr.error().message;
+  bool encoded = false;
+  for (const auto& p : hub.paths()) encoded |= p.find("/revision/refs%2Fpr%2F1") != std::string::npos;
+  EXPECT_TRUE(encoded);
+  auto url = Resolve(s, stats, hub.endpoint() + "/org/tiny-llama/tree/v1.0");
+  ASSERT_TRUE(url) << url.error().message;
+  auto missing = Resolve(s, stats, "org/tiny-llama", {.revision = "nope"});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("revision \"nope\" not found"), std::string::npos)
+      << missing.error().message;
+  auto conflict = Resolve(s, stats, hub.endpoint() + "/org/tiny-llama/tree/v1.0", {.revision = "v2"});
+  ASSERT_FALSE(conflict);
+}
+
+TEST(HubClientTest, RepositoryNotFoundOrPrivate) {
+  FakeHub hub;
+  FakeRepo priv = TinyLlamaRepo("org/private");
+  priv.is_private = true;
+  hub.AddRepo(priv);
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  for (const char* id : {"org/missing", "org/private"}) {
+    auto r = Resolve(s, stats, id);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("repository not found"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("--token"), std::string::npos) << r.error().message;
+  }
+  s.token = FakeHub::kToken;
+  auto with_token = Resolve(s, stats, "org/private");
+  EXPECT_TRUE(with_token) << with_token.error().message;
+}
+
+TEST(HubClientTest, GatedRepositories) {
+  FakeHub hub;
+  FakeRepo gated = TinyLlamaRepo("org/gated");
+  gated.gated = true;
+  hub.AddRepo(gated);
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  auto anonymous = Resolve(s, stats, "org/gated");
+  ASSERT_FALSE(anonymous);
+  EXPECT_NE(anonymous.error().message.find("is gated: accept its terms"), std::string::npos)
+      << anonymous.error().message;
+  EXPECT_NE(anonymous.error().message.find("HTTP 401"), std::string::npos);
+  s.token = "hf_wrongtokenvalue";
+  auto wrong = Resolve(s, stats, "org/gated");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("HTTP 403"), std::string::npos) << wrong.error().message;
+  EXPECT_EQ(wrong.error().message.find("hf_wrongtokenvalue"), std::string::npos);
+  s.token = FakeHub::kToken;
+  EXPECT_TRUE(Resolve(s, stats, "org/gated"));
+}
+
+TEST(HubClientTest, EntryNotFoundAndIndexWithMissingShard) {
+  FakeHub hub;
+  FakeRepo broken = TinyLlamaRepo("org/broken");
+  broken.files.erase("model-00002-of-00002.safetensors");
+  hub.AddRepo(broken);
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  auto r = Resolve(s, stats, "org/broken");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("lists model-00002-of-00002.safetensors, which is not in the "
+                                   "repository"),
+            std::string::npos)
+      << r.error().message;
+  hubnet::HttpClient client(s, stats);
+  auto entry = client.Get({.url = hub.endpoint() + "/org/broken/resolve/main/nothing.json"},
+                          {"org/broken", "main", "nothing.json"});
+  ASSERT_FALSE(entry);
+  EXPECT_NE(entry.error().message.find("file nothing.json not found at revision \"main\""),
+            std::string::npos)
+      << entry.error().message;
+  auto route = client.Get({.url = hub.endpoint() + "/nothing-here"}, {"", "", ""});
+  ASSERT_FALSE(route);
+  EXPECT_NE(route.error().message.find("not found (HTTP 404)"), std::string::npos);
+}
+
+TEST(HubClientTest, RetriesRateLimitsAndServerErrors) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  hub.fail_status = 429;
+  hub.retry_after_s = 0;
+  hub.fail_count = 2;  // max_attempts is 3: the third try succeeds
+  auto ok = Resolve(s, stats);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(stats.retries.load(), 2u);
+  HubSettings fresh = TestSettings(hub);
+  hub.fail_count = 100;
+  auto limited = Resolve(fresh, stats);
+  ASSERT_FALSE(limited);
+  EXPECT_NE(limited.error().message.find("rate limited (HTTP 429) after 3 attempts"), std::string::npos)
+      << limited.error().message;
+  hub.fail_status = 503;
+  hub.fail_count = 100;
+  auto down = Resolve(TestSettings(hub), stats);
+  ASSERT_FALSE(down);
+  EXPECT_NE(down.error().message.find("server error (HTTP 503) after 3 attempts"), std::string::npos)
+      << down.error().message;
+  hub.fail_status = 502;
+  hub.fail_count = 1;
+  EXPECT_TRUE(Resolve(TestSettings(hub), stats));
+  hub.fail_status = 400;
+  hub.fail_count = 1;
+  auto bad = Resolve(TestSettings(hub), stats);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("HTTP 400: injected failure"), std::string::npos) << bad.error().message;
+}
+
+TEST(HubClientTest, TimeoutsUnreachableAndTls) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  HubSettings s = TestSettings(hub);
+  s.metadata_timeout_ms = 100;
+  s.max_attempts = 2;
+  hub.stall_ms = 400;
+  HubStats stats;
+  auto slow = Resolve(s, stats);
+  ASSERT_FALSE(slow);
+  EXPECT_NE(slow.error().message.find("timed out after 100 ms, 2 attempts"), std::string::npos)
+      << slow.error().message;
+  hub.stall_ms = 0;
+  HubSettings nowhere = TestSettings(hub);
+  nowhere.endpoint = "http://127.0.0.1:1";
+  HubFailure failure = HubFailure::kNone;
+  auto unreachable = Resolve(nowhere, stats, "org/tiny-llama", {}, &failure);
+  ASSERT_FALSE(unreachable);
+  EXPECT_NE(unreachable.error().message.find("cannot reach 127.0.0.1:1"), std::string::npos)
+      << unreachable.error().message;
+  EXPECT_EQ(failure, HubFailure::kUnreachable);
+  HubSettings tls = TestSettings(hub);
+  tls.endpoint = "https://" + hub.endpoint().substr(7);  // TLS client, plain-HTTP server
+  auto handshake = Resolve(tls, stats);
+  ASSERT_FALSE(handshake);
+  EXPECT_NE(handshake.error().message.find("TLS failure"), std::string::npos)
+      << handshake.error().message;
+}
+
+TEST(HubClientTest, ServerIgnoringRangeIsReadOnlyAsFarAsNeeded) {
+  FakeHub hub;
+  FakeRepo big;
+  big.id = "org/big";
+  big.commit = testing::FakeSha1("big");
+  big.files["model.safetensors"] =
+      testing::MakeSafetensors({{"w", "F32", {4}}});  // 16 data bytes stored...
+  // ...but the file claims 64 MiB of weights: a header that says so.
+  big.files["model.safetensors"] = testing::MakeSafetensorsRaw(
+      R"({"w":{"dtype":"F32","shape":[16777216],"data_offsets":[0,67108864]}})", 0);
+  big.logical_sizes["model.safetensors"] = big.files["model.safetensors"].size() + 67108864;
+  hub.AddRepo(big);
+  hub.ranges = false;
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  auto r = Resolve(s, stats, "org/big");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->inputs.safetensors.size(), 1u);
+  EXPECT_EQ(r->inputs.safetensors[0].second.data_bytes, 67108864u);
+  // One 128 KiB first read plus what curl had buffered when it stopped: far below 64 MiB.
+  EXPECT_LT(stats.bytes.load(), 8u << 20);
+}
+
+TEST(HubClientTest, ShortResponsesAndOversizedHeaders) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  FakeRepo huge;
+  huge.id = "org/huge-header";
+  huge.commit = testing::FakeSha1("huge");
+  std::string file(8, '\0');
+  uint64_t n = 200'000'000;  // over the 100,000,000-byte cap
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  huge.files["model.safetensors"] = file + "{}";
+  huge.logical_sizes["model.safetensors"] = 300'000'000;
+  hub.AddRepo(huge);
+  HubStats stats;
+  auto capped = Resolve(TestSettings(hub), stats, "org/huge-header");
+  ASSERT_FALSE(capped);
+  EXPECT_NE(capped.error().message.find("exceeds the cap of 100000000 bytes"), std::string::npos)
+      << capped.error().message;
+  hub.short_bodies = true;
+  auto shorter = Resolve(TestSettings(hub), stats);
+  ASSERT_FALSE(shorter);
+  EXPECT_NE(shorter.error().message.find("response shorter than asked"), std::string::npos)
+      << shorter.error().message;
+}
+
+TEST(HubClientTest, PaginatedTree) {
+  FakeHub hub;
+  hub.AddRepo(TinyLlamaRepo());
+  hub.tree_page_size = 2;
+  HubStats stats;
+  auto r = Resolve(TestSettings(hub), stats);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->inputs.safetensors.size(), 2u);
+}
+
+TEST(HubClientTest, DiffusersSentenceTransformersAndGgufLayouts) {
+  FakeHub hub;
+  FakeRepo diffusers;
+  diffusers.id = "org/pipe";
+  diffusers.commit = testing::FakeSha1("pipe");
+  diffusers.files["model_index.json"] =
+      R"({"_class_name": "StableDiffusionPipeline", "unet": ["diffusers", "UNet2DConditionModel"],
+          "text_encoder": ["transformers", "CLIPTextModel"], "scheduler": ["diffusers", "PNDMScheduler"],
+          "safety_checker": [null, null]})";
+  diffusers.files["unet/diffusion_pytorch_model.safetensors"] = testing::MakeSafetensors({{"conv.weight", "F16", {8, 8}}});
+  diffusers.files["unet/diffusion_pytorch_model.fp16.safetensors"] = testing::MakeSafetensors({{"conv.weight", "F16", {8, 8}}});
+  diffusers.files["text_encoder/model.safetensors"] = testing::MakeSafetensors({{"conv.weight", "F32", {4}}});
+  diffusers.files["scheduler/scheduler_config.json"] = "{}";
+  hub.AddRepo(diffusers);
+  FakeRepo st;
+  st.id = "org/sbert";
+  st.commit = testing::FakeSha1("sbert");
+  st.files = testing::TinyLlamaFiles();
+  st.files["modules.json"] = R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                                 {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                                 {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}])";
+  st.files["2_Dense/model.safetensors"] = testing::MakeSafetensors({{"linear.weight", "F32", {8, 64}}});
+  st.files["1_Pooling/config.json"] = "{}";
+  hub.AddRepo(st);
+  FakeRepo gguf;
+  gguf.id = "org/quants";
+  gguf.commit = testing::FakeSha1("quants");
+  gguf.files["model-Q4_K_M.gguf"] = std::string("GGUF\x03\0\0\0", 8) + std::string(100, 'q');
+  gguf.files["model-Q8_0.gguf"] = std::string("GGUF\x03\0\0\0", 8) + std::string(100, '8');
+  hub.AddRepo(gguf);
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+
+  auto pipe = Resolve(s, stats, "org/pipe");
+  ASSERT_TRUE(pipe) << pipe.error().message;
+  EXPECT_EQ(pipe->layout, "diffusers");
+  ASSERT_EQ(pipe->inputs.safetensors.size(), 2u);  // the fp16 variant is skipped
+  EXPECT_EQ(pipe->inputs.safetensors[0].first, "text_encoder/model.safetensors");
+  EXPECT_EQ(pipe->inputs.safetensors[0].second.tensors[0].name, "text_encoder.conv.weight");
+  EXPECT_EQ(pipe->inputs.safetensors[1].second.tensors[0].name, "unet.conv.weight");
+  EXPECT_FALSE(pipe->inputs.config);
+
+  auto sbert = Resolve(s, stats, "org/sbert");
+  ASSERT_TRUE(sbert) << sbert.error().message;
+  EXPECT_EQ(sbert->layout, "sentence-transformers");
+  ASSERT_TRUE(sbert->inputs.config);
+  ASSERT_EQ(sbert->inputs.safetensors.size(), 3u);  // two shards + 2_Dense
+  EXPECT_EQ(sbert->inputs.safetensors[0].first, "model-00001-of-00002.safetensors");
+  EXPECT_EQ(sbert->inputs.safetensors[2].first, "2_Dense/model.safetensors");
+  EXPECT_EQ(sbert->inputs.safetensors[2].second.tensors[0].name, "2_Dense.linear.weight");
+
+  auto ambiguous = Resolve(s, stats, "org/quants");
+  ASSERT_FALSE(ambiguous);
+  EXPECT_NE(ambiguous.error().message.find(
+                "2 GGUF files; choose one with --gguf-file: model-Q4_K_M.gguf, model-Q8_0.gguf"),
+            std::string::npos)
+      << ambiguous.error().message;
+  auto wrong = Resolve(s, stats, "org/quants", {.gguf_file = "nope.gguf"});
+  ASSERT_FALSE(wrong);
+  auto chosen = Resolve(s, stats, "org/quants", {.gguf_file = "model-Q8_0.gguf"});
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->layout, "gguf");
+  ASSERT_TRUE(chosen->gguf_source);
+  auto size = chosen->gguf_source->Size();
+  ASSERT_TRUE(size);
+  EXPECT_EQ(*size, 108u);
+  auto magic = chosen->gguf_source->Read(0, 4);
+  ASSERT_TRUE(magic) << magic.error().message;
+  EXPECT_EQ(*magic, "GGUF");
+  auto tail = chosen->gguf_source->Read(100, 8);
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(*tail, "88888888");
+  EXPECT_FALSE(chosen->gguf_source->Read(104, 8));  // past the end
+  auto by_url = Resolve(s, stats, hub.endpoint() + "/org/quants/blob/main/model-Q4_K_M.gguf");
+  ASSERT_TRUE(by_url) << by_url.error().message;
+  EXPECT_EQ(by_url->gguf_file, "model-Q4_K_M.gguf");
+}
+
+}  // namespace
+}  // namespace memfit
