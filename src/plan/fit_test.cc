@@ -214,10 +214,19 @@ TEST(FitTest, AdviceForLlama8BOnAn8GiBGpu) {
   }
 }
 
-TEST(FitTest, InferenceTaskSaysItIsNotConnected) {
-  auto runtime = RuntimeForTask(Toy(), TaskSettings{.task = "inference"});
-  ASSERT_FALSE(runtime);
-  EXPECT_NE(runtime.error().message.find("not connected"), std::string::npos);
+TEST(FitTest, InferenceAndTrainTasksUseTheEstimators) {
+  for (const char* task : {"inference", "train"}) {
+    auto runtime = RuntimeForTask(Toy(), TaskSettings{.task = task, .context_tokens = 512});
+    if (runtime) {
+      ASSERT_TRUE(runtime->bytes_for);
+      auto bytes = runtime->bytes_for(512, 1);
+      ASSERT_TRUE(bytes) << bytes.error().message;
+      EXPECT_GT(bytes->per_gpu_bytes, 0u) << task;  // at least the CUDA context
+      EXPECT_FALSE(runtime->alternatives.empty());
+    } else {
+      EXPECT_EQ(runtime.error().message.find("not connected"), std::string::npos);
+    }
+  }
   EXPECT_TRUE(RuntimeForTask(Toy(), TaskSettings{.task = "load"}));
   EXPECT_FALSE(RuntimeForTask(Toy(), TaskSettings{.task = "dance"}));
 }

@@ -1,10 +1,62 @@
-// `--task` -> RuntimeModel. "load" is weights only. "inference" and "train" take their bytes from
-// the inference/training estimators (KV cache, activations, optimizer states); this is the one
-// place that connects them, so until they are merged those tasks say so instead of guessing.
+// `--task` -> RuntimeModel: the one place that connects the planner to the inference and training
+// estimators. "load" is weights only; "inference" takes the KV cache (placed with each decoder
+// layer), the prefill activation peak and the CUDA context from EstimateInference; "train" takes
+// activations, logits, communication buffers and the CUDA context per GPU, and gradients plus
+// optimizer states per weight byte from EstimateTraining. Alternatives (KV dtype, flash
+// attention, gradient checkpointing, 8-bit optimizer, LoRA) feed the advice.
 
+#include <algorithm>
+
+#include "memfit/estimate_inference.h"
+#include "memfit/estimate_train.h"
 #include "memfit/fit.h"
 
 namespace memfit {
+namespace {
+
+// The 16-bit dtype activations and KV run in: the config's when it is 16-bit, else bfloat16.
+Dtype ComputeDtype(const Model& model) {
+  if (model.config_dtype == Dtype::kF16 || model.config_dtype == Dtype::kBF16) return *model.config_dtype;
+  return Dtype::kBF16;
+}
+
+uint64_t LayerCount(const Model& model) {
+  return std::max<uint64_t>(1, model.hp.layers.empty() ? model.hp.num_layers : model.hp.layers.size());
+}
+
+RuntimeBytesFn InferenceBytes(const Model& model, InferenceOptions base) {
+  return [&model, base](uint64_t context, uint64_t batch) -> Result<RuntimeBytes> {
+    InferenceOptions o = base;
+    o.context_tokens = context;
+    o.batch = batch;
+    MEMFIT_ASSIGN_OR_RETURN(InferenceEstimate e, EstimateInference(model, o));
+    RuntimeBytes r;
+    r.per_gpu_bytes = e.activation_bytes + e.cuda_context_bytes + e.allocator_reserve_bytes;
+    // The KV cache lives with its layer's weights; spread evenly over the layers.
+    r.per_layer_bytes = (e.kv_cache_bytes + LayerCount(model) - 1) / LayerCount(model);
+    return r;
+  };
+}
+
+RuntimeBytesFn TrainBytes(const Model& model, TrainOptions base) {
+  return [&model, base](uint64_t context, uint64_t batch) -> Result<RuntimeBytes> {
+    TrainOptions o = base;
+    o.seq = context;
+    o.batch = batch;
+    MEMFIT_ASSIGN_OR_RETURN(TrainEstimate e, EstimateTraining(model, o));
+    RuntimeBytes r;
+    r.per_gpu_bytes = e.activation_bytes + e.logits_bytes + e.comm_bytes + e.transient_bytes +
+                      e.cuda_context_bytes;
+    if (e.weights_bytes > 0) {
+      r.per_weight_byte = static_cast<double>(e.master_weights_bytes + e.gradients_bytes +
+                                              e.optimizer_bytes) /
+                          static_cast<double>(e.weights_bytes);
+    }
+    return r;
+  };
+}
+
+}  // namespace
 
 Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& settings) {
   RuntimeModel runtime;
@@ -12,14 +64,48 @@ Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& sett
   runtime.batch = settings.batch == 0 ? 1 : settings.batch;
   runtime.max_context_tokens = model.hp.max_position_embeddings;
   runtime.context_tokens =
-      settings.context_tokens ? settings.context_tokens : model.hp.max_position_embeddings;
+      settings.context_tokens ? settings.context_tokens
+                              : std::min<uint64_t>(model.hp.max_position_embeddings
+                                                       ? model.hp.max_position_embeddings
+                                                       : 4096,
+                                                   settings.task == "train" ? 2048 : 8192);
   if (settings.task == "load") return runtime;
-  if (settings.task == "inference" || settings.task == "train") {
-    // ConnectRuntimeEstimators: fill runtime.bytes_for (and alternatives) from the inference /
-    // training estimators here; training also sets offload_allowed = false.
-    return MakeError("fit --task {}: the {} memory estimator is not connected to the planner in "
-                     "this build; use --task load (weights only) for now",
-                     settings.task, settings.task == "train" ? "training" : "inference");
+  if (settings.task == "inference") {
+    InferenceOptions base{.dtype = ComputeDtype(model)};
+    runtime.bytes_for = InferenceBytes(model, base);
+    InferenceOptions fp8 = base;
+    fp8.kv_dtype = KvDtype::kFp8;
+    runtime.alternatives.push_back({"KV cache in fp8", 1, "small quality loss on long contexts",
+                                    InferenceBytes(model, fp8), {}});
+    InferenceOptions flash = base;
+    flash.attn = AttnImpl::kFlash;
+    runtime.alternatives.push_back({"flash attention", 0, "same results, less activation memory",
+                                    InferenceBytes(model, flash), {}});
+    // Probe once so a model the estimator cannot handle fails here, with its message.
+    MEMFIT_ASSIGN_OR_RETURN(RuntimeBytes probe, runtime.bytes_for(runtime.context_tokens, runtime.batch));
+    (void)probe;
+    return runtime;
+  }
+  if (settings.task == "train") {
+    runtime.offload_allowed = false;
+    TrainOptions base;
+    runtime.bytes_for = TrainBytes(model, base);
+    TrainOptions ckpt = base;
+    ckpt.checkpointing = Checkpointing::kFull;
+    runtime.alternatives.push_back({"gradient checkpointing", 0, "about 30% slower steps, same result",
+                                    TrainBytes(model, ckpt), {}});
+    TrainOptions adam8 = base;
+    adam8.optimizer = Optimizer::kAdamW8bit;
+    runtime.alternatives.push_back({"8-bit AdamW (bitsandbytes)", 1, "near-identical convergence",
+                                    TrainBytes(model, adam8), {}});
+    TrainOptions lora = base;
+    lora.method = TrainMethod::kLora;
+    runtime.alternatives.push_back({"LoRA (rank 16) instead of full fine-tuning", 2,
+                                    "adapters only: lower capacity than full fine-tuning",
+                                    TrainBytes(model, lora), {}});
+    MEMFIT_ASSIGN_OR_RETURN(RuntimeBytes probe, runtime.bytes_for(runtime.context_tokens, runtime.batch));
+    (void)probe;
+    return runtime;
   }
   return MakeError("--task {}: expected load, inference or train", settings.task);
 }
