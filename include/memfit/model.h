@@ -32,6 +32,9 @@ struct Tensor {
   std::string tied_to;    // shares storage with this tensor (tied embeddings): resident once
   bool stored = true;     // present in the checkpoint files
   std::string component;  // multimodal component ("vision_tower", ...); "" for single models
+  // false: stored in the checkpoint but never loaded by transformers (DeepSeek-V3's
+  // multi-token-prediction layer): counted in stored bytes only.
+  bool loaded = true;
 };
 
 enum class AttentionKind : uint8_t {

@@ -8,6 +8,7 @@ ModelTotals ComputeTotals(const Model& model) {
   ModelTotals totals;
   for (const auto& t : model.tensors) {
     if (t.stored) totals.stored_bytes += t.bytes;
+    if (!t.loaded) continue;  // stored only
     if (!t.tied_to.empty()) continue;  // shares its storage: resident once
     totals.resident_bytes += t.bytes;
     if (t.kind == TensorKind::kParameter) {
@@ -21,6 +22,7 @@ ModelTotals ComputeTotals(const Model& model) {
 }
 
 uint64_t FilteredSize(const Tensor& t, const TensorFilter& filter) {
+  if (!t.loaded) return 0;
   if (!filter.include_head && t.in_head) return 0;
   if (!filter.include_buffers && t.kind != TensorKind::kParameter) return 0;
   if (!filter.include_unstored && !t.stored) return 0;
@@ -59,7 +61,7 @@ bool Excluded(const Tensor& t, const TensorFilter& filter) {
   // of the base model); ties still name a module in the tree.
   return (!filter.include_head && t.in_head) ||
          (!filter.include_buffers && t.kind != TensorKind::kParameter) ||
-         (!filter.include_unstored && !t.stored);
+         (!filter.include_unstored && !t.stored) || !t.loaded;
 }
 
 }  // namespace
