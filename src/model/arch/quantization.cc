@@ -39,8 +39,11 @@ std::vector<std::string> StringList(const nlohmann::json& q, const char* key) {
 
 Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOptions& options) {
   Quantization q;
+  if (options.ignore_quantization) return q;
   const nlohmann::json* qc = c.quantization_config();
-  if (!qc || options.ignore_quantization) return q;
+  auto raw = c.raw().find("quantization_config");
+  if (!qc && raw != c.raw().end() && !raw->is_null()) qc = &*raw;
+  if (!qc) return q;
   if (!qc->is_object()) {
     b.Fail(MakeError("{}: \"quantization_config\" must be an object", c.where()));
     return q;
@@ -97,9 +100,12 @@ Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOpt
     q.method = QuantMethod::kFp8Block;
     q.bits = 8;
     auto block = qc->find("weight_block_size");
+    auto positive = [](const nlohmann::json& v) {
+      return v.is_number_integer() && v.get<int64_t>() > 0 &&
+             static_cast<uint64_t>(v.get<int64_t>()) <= kMaxConfigDimension;
+    };
     if (block == qc->end() || !block->is_array() || block->size() != 2 ||
-        !(*block)[0].is_number_unsigned() || !(*block)[1].is_number_unsigned() ||
-        (*block)[0].get<uint64_t>() == 0 || (*block)[1].get<uint64_t>() == 0) {
+        !positive((*block)[0]) || !positive((*block)[1])) {
       b.Fail(MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
                        "integers (per-tensor fp8 is not supported; the safetensors headers give "
                        "the exact sizes)", c.where()));

@@ -33,11 +33,11 @@ Result<Model> BuildQwen2Moe(const HfConfig& c, const BuildOptions& o) {
   std::vector<uint64_t> mlp_only;
   if (auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
     for (const auto& v : *it) {
-      if (!v.is_number_unsigned()) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) {
         b.Fail(MakeError("{}: \"mlp_only_layers\" must hold layer indices", c.where()));
         break;
       }
-      mlp_only.push_back(v.get<uint64_t>());
+      mlp_only.push_back(static_cast<uint64_t>(v.get<int64_t>()));
     }
   }
   Quantization q = ReadQuantization(b, c, o);
