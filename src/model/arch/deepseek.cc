@@ -7,7 +7,8 @@
 // num_nextn_predict_layers multi-token-prediction layers after the last decoder layer (layer 61 of
 // DeepSeek-V3: enorm, hnorm, eh_proj, its own embed_tokens and shared_head), which transformers
 // does not load. Sources: deepseek-ai modeling_deepseek.py (V2, V3 repos),
-// transformers/models/deepseek_v3/modeling_deepseek_v3.py, DeepSeek-V3 model.safetensors.index.json.
+// transformers/models/deepseek_v3/modeling_deepseek_v3.py; the stored dtypes (MTP eh_proj and
+// shared_head in bfloat16) are confirmed by DeepSeek-R1's shard sizes (deepseek_test.cc).
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
@@ -39,7 +40,9 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
   QLinear(b, q, l + ".self_attn.o_proj", nh * a.v, h, a.bias);
   if (moe) {
     b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
-    if (v3_bias) b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
+    if (v3_bias) {
+      b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
+    }
     for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
       const std::string x = Layer(l + ".mlp.experts", e);
       QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);

@@ -125,7 +125,8 @@ TEST(DeepseekBuilder, DeepSeekR1MatchesItsShardSizes) {
   const uint64_t stored = ComputeTotals(*m).stored_bytes;
   ASSERT_LE(stored, sum);
   EXPECT_LE(sum - stored, 160 * m->tensors.size() + 8 * files)
-      << "stored " << stored << " vs shard sum " << sum << " over " << m->tensors.size() << " tensors";
+      << "stored " << stored << " vs shard sum " << sum << " over " << m->tensors.size()
+      << " tensors";
   EXPECT_EQ(m->hp.layers.size(), 61u);
 }
 

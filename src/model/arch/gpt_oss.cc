@@ -29,7 +29,8 @@ Result<Model> BuildGptOss(const HfConfig& c, const BuildOptions& o) {
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
   hp.num_experts = Get(b, c.Uint("num_local_experts"));
-  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", Get(b, c.UintOr("experts_per_token", 4))));
+  const uint64_t top_k = Get(b, c.UintOr("experts_per_token", 4));  // OpenAI's own key
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", top_k));
   hp.moe_intermediate_size = hp.intermediate_size;
   const bool bias = Get(b, c.BoolOr("attention_bias", true));
   const uint64_t window = Get(b, c.UintOr("sliding_window", 128));
@@ -37,7 +38,8 @@ Result<Model> BuildGptOss(const HfConfig& c, const BuildOptions& o) {
   if (b.failed()) return b.Finish();
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
                  nkv = hp.num_kv_heads, inter = hp.intermediate_size, e = hp.num_experts;
-  const bool mxfp4 = q.method == QuantMethod::kMxfp4 && !SkipsModule(q, "model.layers.0.mlp.experts");
+  const bool mxfp4 =
+      q.method == QuantMethod::kMxfp4 && !SkipsModule(q, "model.layers.0.mlp.experts");
   if (mxfp4 && (h % 32 != 0 || inter % 32 != 0)) {
     return MakeError("{}: mxfp4 experts need \"hidden_size\" ({}) and \"intermediate_size\" ({}) "
                      "divisible by 32", c.where(), h, inter);
