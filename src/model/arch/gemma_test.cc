@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "model/arch/arch_test_util.h"
+#include "test_support.h"
 
 namespace memfit::arch {
 namespace {
@@ -53,6 +54,24 @@ TEST(GemmaBuilder, Gemma3TextQkNormAndPattern) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kSliding);
+}
+
+// gemma-3-1b-it has no index or count in the eval set; its published parameter count (Hugging
+// Face model page) is 999,885,952.
+TEST(GemmaBuilder, Gemma3OneBillionMatchesPublishedCount) {
+  auto eval = ::memfit::testing::EvalDir();
+  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
+  auto text = ::memfit::testing::ReadFile(*eval + "/models/google__gemma-3-1b-it/config.json");
+  if (!text) GTEST_SKIP() << "gemma-3-1b-it config absent";
+  auto config = HfConfig::Parse(*text, "gemma-3-1b-it/config.json");
+  ASSERT_TRUE(config);
+  auto m = BuildFromConfig(*config);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 999885952u);
+  // 26 layers, every sixth global: layers 5, 11, 17, 23.
+  EXPECT_EQ(m->hp.layers[5].attention, AttentionKind::kFull);
+  EXPECT_EQ(m->hp.layers[4].attention, AttentionKind::kSliding);
+  EXPECT_EQ(m->hp.layers[4].window_tokens, 512u);
 }
 
 TEST(GemmaBuilder, HostileConfigsNameTheField) {
