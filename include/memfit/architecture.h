@@ -27,6 +27,10 @@ struct BuildOptions {
   // ("AutoModelForSequenceClassification"): accelerate builds the first AutoModelFor* in
   // "auto_map". Empty: architectures[0]. Builders that do not know the head return an error.
   std::string head_class;
+  // Build the unquantized model even when config.json has a "quantization_config", as
+  // accelerate's create_empty_model does (from_config ignores quantization). Default: the tensors
+  // as the quantized checkpoint stores them.
+  bool ignore_quantization = false;
 };
 
 using ArchitectureBuilderFn = Result<Model> (*)(const HfConfig& config, const BuildOptions& options);

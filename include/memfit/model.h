@@ -38,6 +38,9 @@ struct Tensor {
   // A tie that accelerate's init_empty_weights breaks (the parameter is re-created on the meta
   // device, e.g. BART's encoder/decoder embed_tokens): its view counts the tensor again.
   bool tie_broken_on_meta = false;
+  // false: stored in the checkpoint but never loaded by transformers (DeepSeek-V3's
+  // multi-token-prediction layer): counted in stored bytes only.
+  bool loaded = true;
 };
 
 enum class AttentionKind : uint8_t {

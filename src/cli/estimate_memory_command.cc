@@ -29,6 +29,7 @@ void RunAccelerate(const EstimateArgs& args, OutputFormat format, Context& ctx) 
   if (!inputs) return ctx.Fail(inputs.error());
   DescribeOptions options{.build = {.buffers = BufferConvention::kTransformers442},
                           .prefer_config = true};
+  options.build.ignore_quantization = true;  // accelerate builds the unquantized model
   if (inputs->config) {
     for (const auto& key : inputs->config->auto_map_keys()) {
       if (key.starts_with("AutoModelFor")) {

@@ -13,6 +13,7 @@ ModelTotals ComputeTotals(const Model& model) {
       continue;  // not part of architectures[0]'s class
     }
     if (t.stored) totals.stored_bytes += t.bytes;
+    if (!t.loaded) continue;  // stored only
     if (!t.tied_to.empty()) continue;  // shares its storage: resident once
     totals.resident_bytes += t.bytes;
     if (t.kind == TensorKind::kParameter) {
@@ -46,6 +47,7 @@ std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& mo
 }
 
 uint64_t FilteredSize(const Tensor& t, const TensorFilter& filter) {
+  if (!t.loaded) return 0;
   if (!filter.include_head && t.in_head) return 0;
   if (filter.include_head && t.base_only) return 0;
   if (!filter.include_buffers && t.kind != TensorKind::kParameter) return 0;
@@ -88,7 +90,7 @@ bool Excluded(const Tensor& t, const TensorFilter& filter) {
   // of the base model); ties still name a module in the tree.
   return (!filter.include_head && t.in_head) || (filter.include_head && t.base_only) ||
          (!filter.include_buffers && t.kind != TensorKind::kParameter) ||
-         (!filter.include_unstored && !t.stored);
+         (!filter.include_unstored && !t.stored) || !t.loaded;
 }
 
 }  // namespace

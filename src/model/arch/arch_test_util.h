@@ -1,9 +1,9 @@
 #pragma once
-// Test helpers for the architecture builders: a config from JSON text, built through the registry.
+// Test helpers for the architecture builders: configs from JSON, built through the registry.
 
 #include <string>
-
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "memfit/architecture.h"
 #include "memfit/estimate_load.h"
@@ -37,3 +37,56 @@ inline const Tensor* FindTensor(const Model& m, const std::string& name) {
 }
 
 }  // namespace memfit::arch_test
+
+
+namespace memfit::arch::testing {
+
+// The tiny decoder most family tests start from: 2 layers, hidden 8, 2 heads of 4, 1 KV head,
+// intermediate 12, vocab 10, float32.
+inline nlohmann::json TinyDecoder(const std::string& model_type) {
+  return {{"model_type", model_type}, {"vocab_size", 10}, {"hidden_size", 8},
+          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"num_key_value_heads", 1},
+          {"intermediate_size", 12}, {"max_position_embeddings", 16},
+          {"torch_dtype", "float32"}};
+}
+
+inline Result<Model> BuildJson(const nlohmann::json& j, const BuildOptions& options = {}) {
+  auto config = HfConfig::FromJson(j, "config.json");
+  if (!config) return config.error();
+  return BuildFromConfig(*config, options);
+}
+
+inline const Tensor* FindTensor(const Model& m, const std::string& name) {
+  for (const auto& t : m.tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+// Expects the build to fail with a message containing `needle` (the field's name).
+inline void ExpectError(const nlohmann::json& j, const std::string& needle) {
+  auto model = BuildJson(j);
+  ASSERT_FALSE(model) << j.dump();
+  EXPECT_NE(model.error().message.find(needle), std::string::npos) << model.error().message;
+}
+
+// The hostile configs every family must reject with a message naming the field.
+inline void ExpectHostileRejected(const std::string& model_type) {
+  auto missing = TinyDecoder(model_type);
+  missing.erase("hidden_size");
+  ExpectError(missing, "hidden_size");
+  auto zero = TinyDecoder(model_type);
+  zero["num_attention_heads"] = 0;
+  ExpectError(zero, "num_attention_heads");
+  auto odd = TinyDecoder(model_type);
+  odd["hidden_size"] = 9;
+  ExpectError(odd, "hidden_size");
+  auto absurd = TinyDecoder(model_type);
+  absurd["vocab_size"] = uint64_t{1} << 50;
+  ExpectError(absurd, "vocab_size");
+  auto wrong = TinyDecoder(model_type);
+  wrong["num_hidden_layers"] = "two";
+  ExpectError(wrong, "num_hidden_layers");
+}
+
+}  // namespace memfit::arch::testing

@@ -44,4 +44,26 @@ Result<Model> BuildLlava(const HfConfig& config, const BuildOptions& options);
 // timm models: config.json has no model_type, only "architecture" (e.g. "resnet50.a1_in1k").
 Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 
+// dec1 families (decoder_kit.h helpers, quantization.h for quantization_config).
+Result<Model> BuildGemma(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGemma2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGemma3Text(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildPhiMoe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildPhi(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGranite(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGraniteMoe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGraniteMoeShared(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildOlmo(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildOlmo2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildCohere(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildCohere2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen2Moe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
+
 }  // namespace memfit::arch

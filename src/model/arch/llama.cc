@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include <algorithm>
-
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/quantization.h"
 
 namespace memfit::arch {
 namespace {
@@ -68,6 +68,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       }
     }
   }
+  Quantization q = ReadQuantization(b, c, options);
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
@@ -76,10 +77,10 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
     b.RmsNorm(l + ".input_layernorm", h);
-    b.Linear(l + ".self_attn.q_proj", h, nh * hd, attention_bias || spec.qkv_bias);
-    b.Linear(l + ".self_attn.k_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
-    b.Linear(l + ".self_attn.v_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
-    b.Linear(l + ".self_attn.o_proj", nh * hd, h, attention_bias);
+    QLinear(b, q, l + ".self_attn.q_proj", h, nh * hd, attention_bias || spec.qkv_bias);
+    QLinear(b, q, l + ".self_attn.k_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
+    QLinear(b, q, l + ".self_attn.v_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
+    QLinear(b, q, l + ".self_attn.o_proj", nh * hd, h, attention_bias);
     if (spec.qk_norm) {
       b.RmsNorm(l + ".self_attn.q_norm", hd);
       b.RmsNorm(l + ".self_attn.k_norm", hd);
@@ -99,22 +100,22 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       b.Linear(l + ".block_sparse_moe.gate", h, hp.num_experts, false);
       for (uint64_t e = 0; e < hp.num_experts; ++e) {
         const std::string x = Layer(l + ".block_sparse_moe.experts", e);
-        b.Linear(x + ".w1", h, inter, false);
-        b.Linear(x + ".w2", inter, h, false);
-        b.Linear(x + ".w3", h, inter, false);
+        QLinear(b, q, x + ".w1", h, inter, false);
+        QLinear(b, q, x + ".w2", inter, h, false);
+        QLinear(b, q, x + ".w3", h, inter, false);
       }
     } else if (moe_layer) {
       b.Linear(l + ".mlp.gate", h, hp.num_experts, false);
       for (uint64_t e = 0; e < hp.num_experts; ++e) {
         const std::string x = Layer(l + ".mlp.experts", e);
-        b.Linear(x + ".gate_proj", h, hp.moe_intermediate_size, false);
-        b.Linear(x + ".up_proj", h, hp.moe_intermediate_size, false);
-        b.Linear(x + ".down_proj", hp.moe_intermediate_size, h, false);
+        QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
+        QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
+        QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
       }
     } else {
-      b.Linear(l + ".mlp.gate_proj", h, inter, mlp_bias);
-      b.Linear(l + ".mlp.up_proj", h, inter, mlp_bias);
-      b.Linear(l + ".mlp.down_proj", inter, h, mlp_bias);
+      QLinear(b, q, l + ".mlp.gate_proj", h, inter, mlp_bias);
+      QLinear(b, q, l + ".mlp.up_proj", h, inter, mlp_bias);
+      QLinear(b, q, l + ".mlp.down_proj", inter, h, mlp_bias);
       info.intermediate_size = inter;
     }
     info.moe = moe_layer;
@@ -143,12 +144,8 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
     }
   }
-  b.SetHead(true);
-  if (hp.tie_word_embeddings) {
-    b.Tied("lm_head.weight", {hp.vocab_size, h}, "model.embed_tokens.weight");
-  } else {
-    b.Linear("lm_head", h, hp.vocab_size, false);
-  }
+  TaskHead(b, c, options, "model.embed_tokens");
+  NoteQuantization(b, q);
   m.no_split_patterns = {"model.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();

@@ -45,6 +45,26 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"resnet", "", arch::BuildResnet, "resnet"},
       {"llava", "", arch::BuildLlava, "llava"},
       {"timm", "", arch::BuildTimm, "timm"},  // configs without model_type, see BuildFromConfig
+      {"gemma", "", arch::BuildGemma, "gemma"},
+      {"gemma2", "", arch::BuildGemma2, "gemma"},
+      {"gemma3_text", "", arch::BuildGemma3Text, "gemma"},
+      {"phi3", "", arch::BuildPhi3, "phi3"},
+      {"phimoe", "", arch::BuildPhiMoe, "phi3"},
+      {"phi", "", arch::BuildPhi, "phi"},
+      {"stablelm", "", arch::BuildStableLm, "stablelm"},
+      {"starcoder2", "", arch::BuildStarcoder2, "starcoder2"},
+      {"granite", "", arch::BuildGranite, "granite"},
+      {"granitemoe", "", arch::BuildGraniteMoe, "granite"},
+      {"granitemoeshared", "", arch::BuildGraniteMoeShared, "granite"},
+      {"olmo", "", arch::BuildOlmo, "olmo"},
+      {"olmo2", "", arch::BuildOlmo2, "olmo"},
+      {"cohere", "", arch::BuildCohere, "cohere"},
+      {"cohere2", "", arch::BuildCohere2, "cohere"},
+      {"internlm2", "", arch::BuildInternLm2, "internlm2"},
+      {"qwen2_moe", "", arch::BuildQwen2Moe, "qwen2_moe"},
+      {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
+      {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
+      {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
   };
   return kBuilders;
 }

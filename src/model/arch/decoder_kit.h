@@ -1,0 +1,55 @@
+#pragma once
+// Shared pieces of decoder-only builders (gemma, phi, granite, olmo, cohere, deepseek, ...):
+// reading the common hyperparameters, per-layer attention kinds, rotary buffers, the LM head.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfit/architecture.h"
+#include "model/arch/builder_kit.h"
+
+namespace memfit::arch {
+
+struct DecoderDefaults {
+  bool tie = false;                      // tie_word_embeddings default of the config class
+  std::string_view act_key = "hidden_act";
+  std::string_view act_default = "silu";
+  bool need_intermediate = true;         // "intermediate_size" required
+};
+
+// Reads vocab_size, hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
+// head_dim (default hidden/heads, which must divide), intermediate_size, max_position_embeddings,
+// tie_word_embeddings and the activation into model.hp. Errors name the field.
+void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
+
+// Per layer: true when the layer uses sliding-window attention. From "layer_types"
+// ("sliding_attention"/"full_attention") when the config has it, else `pattern(i)`.
+template <typename Pattern>
+std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Pattern pattern);
+std::vector<bool> LayerTypesOrEmpty(ModelBuilder& b, const HfConfig& c, uint64_t layers);
+
+// One LayerInfo of standard (possibly sliding) attention.
+LayerInfo AttentionInfo(const Hyperparameters& hp, bool sliding, uint64_t window);
+
+// "rotary_dim" from partial_rotary_factor: int(head_dim * factor), as transformers computes it.
+uint64_t RotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim, double default_factor);
+
+// lm_head: tied to `embed` (not stored) or its own Linear [vocab, hidden].
+void LmHead(ModelBuilder& b, const std::string& embed, bool bias = false);
+
+// The task head of options.head_class (accelerate's auto_map class) or else architectures[0]:
+// *ForCausalLM / *LMHeadModel -> LmHead; *ForSequenceClassification -> "score" [num_labels,
+// hidden] without bias; a bare *Model -> none. Other heads fail naming the class.
+void TaskHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const std::string& embed,
+              bool lm_bias = false);
+
+template <typename Pattern>
+std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Pattern pattern) {
+  std::vector<bool> out = LayerTypesOrEmpty(b, c, layers);
+  if (!out.empty() || b.failed()) return out;
+  for (uint64_t i = 0; i < layers; ++i) out.push_back(pattern(i));
+  return out;
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,134 @@
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+#include "test_support.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::FindTensor;
+
+nlohmann::json TinyDeepseekV3() {
+  return {{"model_type", "deepseek_v3"}, {"vocab_size", 10}, {"hidden_size", 8},
+          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 12},
+          {"moe_intermediate_size", 3}, {"n_routed_experts", 2}, {"n_shared_experts", 1},
+          {"num_experts_per_tok", 1}, {"first_k_dense_replace", 1}, {"q_lora_rank", 4},
+          {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2}, {"qk_rope_head_dim", 2},
+          {"v_head_dim", 2}, {"num_nextn_predict_layers", 1}, {"max_position_embeddings", 16},
+          {"torch_dtype", "float32"}};
+}
+
+// Attention per layer: input norm 8, q_a 8x4 = 32, q_a norm 4, q_b 4x(2x4) = 32, kv_a
+// 8x(4+2) = 48, kv_a norm 4, kv_b 4x(2x(2+2)) = 32, o 4x8 = 32, post norm 8: 200.
+// Layer 0 dense: + 3x8x12 = 288 -> 488. Layer 1 MoE: gate 2x8 = 16, experts 2x(3x8x3) = 144,
+// shared (3x1) 3x8x3 = 72 -> 432. Loaded: 488 + 432 + embed 80 + norm 8 + lm_head 80 = 1088.
+// MTP layer 2 (stored, not loaded): embed 80, enorm 8, hnorm 8, eh_proj 16x8 = 128, MoE layer
+// 432, shared_head norm 8 + head 80 = 744. Stored bytes: (1088 + 744) x 4 + two float32
+// e_score_correction_bias [2] buffers (layers 1 and 2) = 7328 + 16 = 7344.
+TEST(DeepseekBuilder, V3TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyDeepseekV3());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1088u);
+  EXPECT_EQ(t.stored_bytes, 7344u);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  EXPECT_FALSE(m->hp.layers[0].moe);
+  EXPECT_TRUE(m->hp.layers[1].moe);
+  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
+  EXPECT_EQ(m->hp.kv_lora_rank, 4u);
+  EXPECT_EQ(m->hp.qk_rope_head_dim, 2u);
+  const Tensor* eh = FindTensor(*m, "model.layers.2.eh_proj.weight");
+  ASSERT_NE(eh, nullptr);
+  EXPECT_FALSE(eh->loaded);
+}
+
+// fp8 with 128x128 blocks: kv_a_proj_with_mqa [6, 8] -> float8 weight 48 bytes plus a float32
+// weight_scale_inv [1, 1]; the router (mlp.gate) stays in the checkpoint dtype.
+TEST(DeepseekBuilder, Fp8BlockScales) {
+  auto j = TinyDeepseekV3();
+  j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  const Tensor* w = FindTensor(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
+  const Tensor* s = FindTensor(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->shape, (std::vector<uint64_t>{1, 1}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.weight")->dtype, Dtype::kF32);
+  j["quantization_config"] = {{"quant_method", "fp8"}};
+  testing::ExpectError(j, "weight_block_size");
+}
+
+// DeepSeek-V2-Lite style: no q_lora_rank (q_proj [2x4, 8] = 64 instead of 32 + 4 + 32 = 68).
+TEST(DeepseekBuilder, V2WithoutQLora) {
+  auto j = TinyDeepseekV3();
+  j["model_type"] = "deepseek_v2";
+  j["q_lora_rank"] = nullptr;
+  j.erase("num_nextn_predict_layers");
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  // 1088 - 2 x 4 (68 -> 64 per layer), no e_score_correction_bias in V2.
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1080u);
+  EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.e_score_correction_bias"), nullptr);
+}
+
+TEST(DeepseekBuilder, HostileConfigsNameTheField) {
+  auto j = TinyDeepseekV3();
+  j.erase("kv_lora_rank");
+  testing::ExpectError(j, "kv_lora_rank");
+  j = TinyDeepseekV3();
+  j["num_attention_heads"] = 0;
+  testing::ExpectError(j, "num_attention_heads");
+  j = TinyDeepseekV3();
+  j["moe_layer_freq"] = 0;
+  testing::ExpectError(j, "moe_layer_freq");
+  j = TinyDeepseekV3();
+  j["hidden_size"] = uint64_t{1} << 45;
+  testing::ExpectError(j, "hidden_size");
+}
+
+}  // namespace
+}  // namespace memfit::arch
+
+namespace memfit::arch {
+namespace {
+
+// DeepSeek-R1's weight index is not in the eval set, but the exact sizes of its 163 safetensors
+// files are: their sum is the stored bytes plus the 163 JSON headers. A header entry is about
+// 130 bytes per tensor ({"model.layers.N....":{"dtype":...,"shape":[...],"data_offsets":[...]}}),
+// so config-only stored bytes must lie in [sum - 160 x tensors - 8 x files, sum]. Storing the MTP
+// layer's eh_proj in fp8 instead of bfloat16 (102 MB less) or dropping the MTP layer fails it.
+TEST(DeepseekBuilder, DeepSeekR1MatchesItsShardSizes) {
+  auto eval = ::memfit::testing::EvalDir();
+  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
+  const std::string dir = *eval + "/models/deepseek-ai__DeepSeek-R1/";
+  auto text = ::memfit::testing::ReadFile(dir + "config.json");
+  auto sizes = ::memfit::testing::ReadFile(dir + "lfs_shard_sizes.tsv");
+  if (!text || !sizes) GTEST_SKIP() << "DeepSeek-R1 files absent";
+  auto config = HfConfig::Parse(*text, "DeepSeek-R1/config.json");
+  ASSERT_TRUE(config);
+  auto m = BuildFromConfig(*config);
+  ASSERT_TRUE(m) << m.error().message;
+  uint64_t sum = 0, files = 0;
+  std::istringstream lines(*sizes);
+  std::string name, size;
+  while (lines >> name >> size) {
+    sum += std::stoull(size);
+    ++files;
+  }
+  ASSERT_EQ(files, 163u);
+  const uint64_t stored = ComputeTotals(*m).stored_bytes;
+  ASSERT_LE(stored, sum);
+  EXPECT_LE(sum - stored, 160 * m->tensors.size() + 8 * files)
+      << "stored " << stored << " vs shard sum " << sum << " over " << m->tensors.size()
+      << " tensors";
+  EXPECT_EQ(m->hp.layers.size(), 61u);
+}
+
+}  // namespace
+}  // namespace memfit::arch

@@ -1,0 +1,59 @@
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::FindTensor;
+using testing::TinyDecoder;
+
+// Tiny olmo: no norm tensors; attention 192 + mlp 288 = 480 per layer; 960 + embed 80 +
+// lm_head 80 = 1120.
+TEST(OlmoBuilder, OlmoHasNoNormTensors) {
+  auto m = BuildJson(TinyDecoder("olmo"));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1120u);
+  EXPECT_EQ(FindTensor(*m, "model.norm.weight"), nullptr);
+}
+
+// olmo2: + q_norm [8] + k_norm [4] + two RMSNorms 16 = 508 per layer; 1016 + 80 + 8 + 80 = 1184.
+TEST(OlmoBuilder, Olmo2CountsByHand) {
+  auto m = BuildJson(TinyDecoder("olmo2"));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1184u);
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.k_norm.weight")->shape,
+            (std::vector<uint64_t>{4}));
+}
+
+// cohere: LayerNorm weight 8 + 192 + 288 = 488 per layer; 976 + 80 + 8 = 1064 (tied).
+// use_qk_norm adds q_norm [2, 4] and k_norm [1, 4]: +12 per layer.
+TEST(OlmoBuilder, CohereCountsByHand) {
+  auto j = TinyDecoder("cohere");
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1064u);
+  j["use_qk_norm"] = true;
+  m = BuildJson(j);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1088u);
+  j = TinyDecoder("cohere2");
+  j["sliding_window"] = 4;
+  j["sliding_window_pattern"] = 2;
+  m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1064u);
+  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
+  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+}
+
+TEST(OlmoBuilder, HostileConfigsNameTheField) {
+  testing::ExpectHostileRejected("olmo");
+  testing::ExpectHostileRejected("olmo2");
+  testing::ExpectHostileRejected("cohere");
+  testing::ExpectHostileRejected("cohere2");
+}
+
+}  // namespace
+}  // namespace memfit::arch

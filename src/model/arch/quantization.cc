@@ -1,0 +1,234 @@
+#include "model/arch/quantization.h"
+
+#include <fmt/format.h>
+
+#include "memfit/checked_math.h"
+#include "memfit/model.h"
+
+namespace memfit::arch {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
+
+// The bytes json.dumps() writes for bitsandbytes' packed quant_state (QuantState.as_dict(packed=
+// True)): {"quant_type": ..., "blocksize": 64, "dtype": "...", "shape": [out, in]} plus the nested
+// keys under double quantization. nested_offset is a data-dependent float: its repr is assumed to
+// take 20 characters (e.g. "0.021044731140136719"); the caller records that assumption.
+uint64_t QuantStateBytes(const Quantization& q, std::string_view dtype, uint64_t out, uint64_t in) {
+  std::string text = fmt::format(R"({{"quant_type": "{}", "blocksize": 64, "dtype": "{}", "shape": [{}, {}])",
+                                 q.quant_type, dtype, out, in);
+  if (q.double_quant) {
+    text += R"(, "nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": )";
+    text += std::string(20, '0');
+  }
+  text += "}";
+  return text.size();
+}
+
+std::vector<std::string> StringList(const nlohmann::json& q, const char* key) {
+  std::vector<std::string> out;
+  if (auto it = q.find(key); it != q.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (v.is_string()) out.push_back(v.get<std::string>());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOptions& options) {
+  Quantization q;
+  if (options.ignore_quantization) return q;
+  const nlohmann::json* qc = c.quantization_config();
+  auto raw = c.raw().find("quantization_config");
+  if (!qc && raw != c.raw().end() && !raw->is_null()) qc = &*raw;
+  if (!qc) return q;
+  if (!qc->is_object()) {
+    b.Fail(MakeError("{}: \"quantization_config\" must be an object", c.where()));
+    return q;
+  }
+  auto sub = HfConfig::FromJson(*qc, c.where() + ": quantization_config");
+  if (!sub) {
+    b.Fail(sub.error());
+    return q;
+  }
+  std::string method = Get(b, sub->StringOr("quant_method", ""));
+  if (method == "bitsandbytes") {
+    bool int8 = Get(b, sub->BoolOr("load_in_8bit", false));
+    bool int4 = Get(b, sub->BoolOr("load_in_4bit", false));
+    if (int8 == int4) {
+      b.Fail(MakeError("{}: quantization_config: bitsandbytes needs exactly one of "
+                       "\"load_in_8bit\" and \"load_in_4bit\"", c.where()));
+      return q;
+    }
+    q.method = int8 ? QuantMethod::kBnbInt8 : QuantMethod::kBnb4Bit;
+    q.bits = int8 ? 8 : 4;
+    q.skip = StringList(*qc, "llm_int8_skip_modules");
+    q.double_quant = Get(b, sub->BoolOr("bnb_4bit_use_double_quant", false));
+    q.quant_type = Get(b, sub->StringOr("bnb_4bit_quant_type", "fp4"));
+    std::string storage = Get(b, sub->StringOr("bnb_4bit_quant_storage", "uint8"));
+    if (int4 && storage != "uint8") {
+      b.Fail(MakeError("{}: quantization_config: bnb_4bit_quant_storage \"{}\" is not supported "
+                       "(uint8 only); the safetensors headers give the exact sizes", c.where(), storage));
+    }
+  } else if (method == "gptq" || method == "awq") {
+    q.method = method == "gptq" ? QuantMethod::kGptq : QuantMethod::kAwq;
+    q.bits = Get(b, sub->Uint("bits"));
+    auto group = sub->raw().find("group_size");
+    if (group != sub->raw().end() && group->is_number_integer() && group->get<int64_t>() == -1) {
+      q.group_size = 0;
+    } else {
+      q.group_size = Get(b, sub->UintOr("group_size", 128));
+    }
+    std::string version = Get(b, sub->StringOr("version", "gemm"));
+    if (q.method == QuantMethod::kAwq && version != "gemm" && version != "GEMM") {
+      b.Fail(MakeError("{}: quantization_config: AWQ version \"{}\" is not supported (GEMM only); "
+                       "the safetensors headers give the exact sizes", c.where(), version));
+    }
+    std::string format = Get(b, sub->StringOr("checkpoint_format", "gptq"));
+    if (q.method == QuantMethod::kGptq && format != "gptq") {
+      b.Fail(MakeError("{}: quantization_config: GPTQ checkpoint_format \"{}\" is not supported; "
+                       "the safetensors headers give the exact sizes", c.where(), format));
+    }
+    if (q.bits == 0 || 32 % q.bits != 0) {
+      b.Fail(MakeError("{}: quantization_config: \"bits\" = {} is not supported (2, 4 or 8)",
+                       c.where(), q.bits));
+    }
+    q.skip = StringList(*qc, "modules_to_not_convert");
+  } else if (method == "fp8") {
+    q.method = QuantMethod::kFp8Block;
+    q.bits = 8;
+    auto block = qc->find("weight_block_size");
+    auto positive = [](const nlohmann::json& v) {
+      return v.is_number_integer() && v.get<int64_t>() > 0 &&
+             static_cast<uint64_t>(v.get<int64_t>()) <= kMaxConfigDimension;
+    };
+    if (block == qc->end() || !block->is_array() || block->size() != 2 ||
+        !positive((*block)[0]) || !positive((*block)[1])) {
+      b.Fail(MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
+                       "integers (per-tensor fp8 is not supported; the safetensors headers give "
+                       "the exact sizes)", c.where()));
+      return q;
+    }
+    q.block_out = (*block)[0].get<uint64_t>();
+    q.block_in = (*block)[1].get<uint64_t>();
+    q.skip = StringList(*qc, "modules_to_not_convert");
+  } else if (method == "mxfp4") {
+    q.method = QuantMethod::kMxfp4;
+    q.bits = 4;
+    q.skip = StringList(*qc, "modules_to_not_convert");
+  } else {
+    b.Fail(MakeError("{}: quantization_config: quant_method \"{}\" is not supported by memfit's "
+                     "config-only builders; the safetensors headers give the exact sizes",
+                     c.where(), method));
+  }
+  return q;
+}
+
+bool SkipsModule(const Quantization& q, const std::string& module) {
+  for (const auto& pattern : q.skip) {
+    if (pattern.find('*') == std::string::npos) {
+      if (module.find(pattern) != std::string::npos) return true;
+      continue;
+    }
+    std::string path = module;
+    while (!path.empty()) {
+      if (MatchesModulePattern(path, pattern)) return true;
+      auto dot = path.rfind('.');
+      if (dot == std::string::npos) break;
+      path.resize(dot);
+    }
+  }
+  return false;
+}
+
+void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t in,
+             uint64_t out, bool bias) {
+  if (q.method == QuantMethod::kNone || q.method == QuantMethod::kMxfp4 || SkipsModule(q, m)) {
+    b.Linear(m, in, out, bias);
+    return;
+  }
+  switch (q.method) {
+    case QuantMethod::kBnbInt8:
+      b.ParamAs(m + ".weight", {out, in}, Dtype::kI8);
+      b.Buffer(m + ".SCB", {out}, Dtype::kF32, true);
+      b.Buffer(m + ".weight_format", {}, Dtype::kU8, true);
+      break;
+    case QuantMethod::kBnb4Bit: {
+      auto n = CheckedMul(out, in);
+      if (!n) {
+        b.Fail(MakeError("{}: size overflows 64 bits", m));
+        return;
+      }
+      const uint64_t blocks = CeilDiv(*n, 64);
+      b.ParamAs(m + ".weight", {CeilDiv(*n, 2), 1}, Dtype::kU8);
+      b.Buffer(m + ".weight.absmax", {blocks}, q.double_quant ? Dtype::kU8 : Dtype::kF32, true);
+      b.Buffer(m + ".weight.quant_map", {16}, Dtype::kF32, true);
+      if (q.double_quant) {
+        b.Buffer(m + ".weight.nested_absmax", {CeilDiv(blocks, 256)}, Dtype::kF32, true);
+        b.Buffer(m + ".weight.nested_quant_map", {256}, Dtype::kF32, true);
+      }
+      b.Buffer(m + ".weight.quant_state.bitsandbytes__" + q.quant_type,
+               {QuantStateBytes(q, TorchDtypeName(b.dtype()), out, in)}, Dtype::kU8, true);
+      break;
+    }
+    case QuantMethod::kGptq:
+    case QuantMethod::kAwq: {
+      const uint64_t group = q.group_size == 0 ? in : q.group_size;
+      const uint64_t groups = CeilDiv(in, group);
+      const uint64_t per_int = 32 / q.bits;
+      if (in % per_int != 0 || out % per_int != 0) {
+        b.Fail(MakeError("{}: {}x{} does not pack into int32 at {} bits", m, out, in, q.bits));
+        return;
+      }
+      if (q.method == QuantMethod::kGptq) {
+        b.ParamAs(m + ".qweight", {in / per_int, out}, Dtype::kI32);
+        b.ParamAs(m + ".qzeros", {groups, out / per_int}, Dtype::kI32);
+        b.ParamAs(m + ".scales", {groups, out}, Dtype::kF16);
+        b.ParamAs(m + ".g_idx", {in}, Dtype::kI32);
+      } else {
+        b.ParamAs(m + ".qweight", {in, out / per_int}, Dtype::kI32);
+        b.ParamAs(m + ".qzeros", {groups, out / per_int}, Dtype::kI32);
+        b.ParamAs(m + ".scales", {groups, out}, Dtype::kF16);
+      }
+      if (bias) b.ParamAs(m + ".bias", {out}, Dtype::kF16);
+      return;
+    }
+    case QuantMethod::kFp8Block:
+      b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
+      b.ParamAs(m + ".weight_scale_inv", {CeilDiv(out, q.block_out), CeilDiv(in, q.block_in)},
+                Dtype::kF32);
+      break;
+    default:
+      break;
+  }
+  if (bias) b.Param(m + ".bias", {out});
+}
+
+void NoteQuantization(ModelBuilder& b, const Quantization& q) {
+  Model& m = b.model();
+  switch (q.method) {
+    case QuantMethod::kBnb4Bit:
+      m.notes.push_back("bitsandbytes 4-bit: weights packed two per uint8 byte; the parameter "
+                        "count counts packed bytes, as transformers does after loading");
+      if (q.double_quant) {
+        m.assumptions.push_back("bitsandbytes double quantization: each quant_state JSON holds a "
+                                "data-dependent nested_offset, assumed 20 characters long");
+      }
+      break;
+    case QuantMethod::kGptq:
+    case QuantMethod::kAwq:
+      m.notes.push_back("GPTQ/AWQ: quantized layers stored as packed int32 qweight/qzeros with "
+                        "float16 scales; their elements are counted as stored, not as weights");
+      break;
+    case QuantMethod::kFp8Block:
+      m.notes.push_back("fp8: quantized layers stored as float8_e4m3fn with float32 "
+                        "weight_scale_inv per block");
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,48 @@
+#pragma once
+// Quantized linear layers as checkpoints store them, from config.json "quantization_config":
+// bitsandbytes int8 (weight int8 + SCB + weight_format), bitsandbytes 4-bit (packed uint8 weight +
+// absmax, quant_map, optional nested statistics, packed quant_state), GPTQ and AWQ packed int32
+// tensors (qweight, qzeros, scales, g_idx), and fp8 with block scales (weight_scale_inv).
+// Sources: bitsandbytes/nn/modules.py (Int8Params, Params4bit, QuantState.as_dict),
+// auto_gptq/nn_modules/qlinear, awq/modules/linear/gemm.py, transformers/integrations/finegrained_fp8.py.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memfit/architecture.h"
+#include "model/arch/builder_kit.h"
+
+namespace memfit::arch {
+
+enum class QuantMethod : uint8_t { kNone, kBnbInt8, kBnb4Bit, kGptq, kAwq, kFp8Block, kMxfp4 };
+
+struct Quantization {
+  QuantMethod method = QuantMethod::kNone;
+  uint64_t bits = 16;
+  uint64_t group_size = 0;            // GPTQ/AWQ; 0 = the whole input dimension
+  uint64_t block_out = 0, block_in = 0;  // fp8 weight_block_size
+  bool double_quant = false;          // bnb 4-bit bnb_4bit_use_double_quant
+  std::string quant_type = "nf4";     // bnb 4-bit fp4 | nf4
+  std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules
+};
+
+// Reads "quantization_config" (none when absent, or when options.ignore_quantization is set:
+// accelerate's create_empty_model builds the unquantized model). Unknown methods fail the builder
+// with an error naming the field.
+Quantization ReadQuantization(ModelBuilder& b, const HfConfig& config, const BuildOptions& options);
+
+// True when `module` (a dotted path) is excluded by the skip list: a pattern with '*' segments
+// matching the path or one of its ancestors, or a plain name contained in the path (transformers
+// matches skip keys as substrings).
+bool SkipsModule(const Quantization& q, const std::string& module);
+
+// nn.Linear(in, out) as the checkpoint stores it under `q` (plain Linear when not quantized or
+// when `module` is skipped). Parameters that stay in floating point use the builder's dtype.
+void QLinear(ModelBuilder& b, const Quantization& q, const std::string& module, uint64_t in,
+             uint64_t out, bool bias);
+
+// Records in the model's notes what the quantization means for the counts.
+void NoteQuantization(ModelBuilder& b, const Quantization& q);
+
+}  // namespace memfit::arch

@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::FindTensor;
+using testing::TinyDecoder;
+
+nlohmann::json TinyLlama(nlohmann::json quantization) {
+  auto j = TinyDecoder("llama");
+  j["num_hidden_layers"] = 1;
+  j["torch_dtype"] = "float16";
+  j["quantization_config"] = std::move(quantization);
+  return j;
+}
+
+// bitsandbytes int8, one layer in float16: linear weights int8 q 64 + k 32 + v 32 + o 64 +
+// gate/up/down 3x96 = 480 bytes; SCB float32 per output row (8+4+4+8+12+12+8 = 56) = 224 bytes;
+// 7 uint8 weight_format scalars; norms 2x8x2 = 32; embed 160; final norm 16; lm_head 160.
+// Total 480 + 224 + 7 + 32 + 160 + 16 + 160 = 1079 bytes. Parameters are unchanged: 496+80+8+80.
+TEST(Quantization, BitsAndBytesInt8AsStored) {
+  auto m = BuildJson(TinyLlama({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}));
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.stored_bytes, 1079u);
+  EXPECT_EQ(t.parameters, 664u);
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight")->dtype, Dtype::kI8);
+  EXPECT_EQ(FindTensor(*m, "lm_head.weight")->dtype, Dtype::kF16);
+  // accelerate's view ignores quantization_config.
+  auto plain = BuildJson(TinyLlama({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}}),
+                         {.ignore_quantization = true});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(ComputeTotals(*plain).stored_bytes, 664u * 2);
+}
+
+// bitsandbytes nf4 without double quantization: q_proj 8x8 = 64 values -> weight uint8 [32, 1],
+// absmax float32 [1] (blocks of 64), quant_map [16], and the packed JSON quant_state
+// {"quant_type": "nf4", "blocksize": 64, "dtype": "float16", "shape": [8, 8]} = 75 bytes.
+TEST(Quantization, BitsAndBytes4BitAsStored) {
+  auto m = BuildJson(TinyLlama({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true},
+                                {"bnb_4bit_quant_type", "nf4"}}));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight")->shape,
+            (std::vector<uint64_t>{32, 1}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight.absmax")->shape,
+            (std::vector<uint64_t>{1}));
+  const Tensor* state =
+      FindTensor(*m, "model.layers.0.self_attn.q_proj.weight.quant_state.bitsandbytes__nf4");
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->shape, (std::vector<uint64_t>{75}));
+}
+
+// GPTQ 4-bit, group 4 (2 KV heads, intermediate 16, so that every width packs): q_proj in 8 out 8 -> qweight int32 [8/8, 8], qzeros [2, 1], scales
+// float16 [2, 8], g_idx [8]. AWQ: qweight [8, 1], no g_idx.
+TEST(Quantization, GptqAndAwqPackedTensors) {
+  auto gptq = TinyLlama({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 4}});
+  gptq["num_key_value_heads"] = 2;  // k/v outputs of 8 pack into int32
+  gptq["intermediate_size"] = 16;
+  auto m = BuildJson(gptq);
+  ASSERT_TRUE(m) << m.error().message;
+  const std::string q = "model.layers.0.self_attn.q_proj.";
+  EXPECT_EQ(FindTensor(*m, q + "qweight")->shape, (std::vector<uint64_t>{1, 8}));
+  EXPECT_EQ(FindTensor(*m, q + "qzeros")->shape, (std::vector<uint64_t>{2, 1}));
+  EXPECT_EQ(FindTensor(*m, q + "scales")->shape, (std::vector<uint64_t>{2, 8}));
+  EXPECT_EQ(FindTensor(*m, q + "g_idx")->shape, (std::vector<uint64_t>{8}));
+  gptq["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 4}};
+  m = BuildJson(gptq);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(FindTensor(*m, q + "qweight")->shape, (std::vector<uint64_t>{8, 1}));
+  EXPECT_EQ(FindTensor(*m, q + "g_idx"), nullptr);
+}
+
+TEST(Quantization, HostileQuantizationConfigs) {
+  testing::ExpectError(TinyLlama({{"quant_method", "bitsandbytes"}}), "load_in_8bit");
+  testing::ExpectError(TinyLlama({{"quant_method", "gptq"}, {"bits", 5}}), "bits");
+  testing::ExpectError(TinyLlama({{"quant_method", "gptq"}}), "bits");
+  testing::ExpectError(TinyLlama({{"quant_method", "hqq"}}), "hqq");
+  testing::ExpectError(TinyLlama("nope"), "quantization_config");
+  // 4-bit GPTQ packs 8 values per int32: an input width of 12 does not pack.
+  auto j = TinyLlama({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 4}});
+  j["intermediate_size"] = 12;
+  testing::ExpectError(j, "does not pack");
+}
+
+}  // namespace
+}  // namespace memfit::arch
