@@ -162,7 +162,17 @@ RowPlan PlanRow(const MeasuredRow& row) {
   p.measured_hi = hi * *unit;
   p.rough = hi > lo || row.measure == "reported" || row.measure == "nvidia_smi" ||
             row.measure == "measured";
-  p.include_context = row.measure != "max_memory_allocated" && row.measure != "vllm_profiler";
+  // PyTorch's counters exclude the CUDA context; nvml / nvidia-smi figures include it.
+  p.include_context = row.measure != "max_memory_allocated" && row.measure != "vllm_profiler" &&
+                      row.measure != "memory_after_load";
+  // Rows from validation/measure.py: the per-stage peaks and the reserved figure are kept in the
+  // CSV for reference; the allocated peak and the memory after load are what memfit predicts.
+  if (row.measure == "peak_forward" || row.measure == "peak_backward" ||
+      row.measure == "max_memory_reserved") {
+    p.unsupported = "measure " + row.measure + " is recorded for reference; memfit compares "
+                    "max_memory_allocated and memory_after_load";
+    return p;
+  }
   if (row.task == "context") {
     p.kind = "context";
     p.row_class = RowClass::kLoad;
@@ -188,6 +198,51 @@ RowPlan PlanRow(const MeasuredRow& row) {
   if (get("framework") == "megatron") {
     p.unsupported = "Megatron-LM run (distributed optimizer, its own activation layout and "
                     "buffers; sequence length not given): not modelled";
+    return p;
+  }
+  if (row.measure == "memory_after_load") {
+    // The weights alone, whatever the task (validation/measure.py records it for every row).
+    p.kind = "load";
+    p.row_class = RowClass::kLoad;
+    p.tolerance = p.rough ? 0.30 : 0.05;
+    if (auto d = get("dtype"); !d.empty()) {
+      auto dtype = ParseDtypeName(d);
+      if (!dtype) { p.unsupported = dtype.error().message; return p; }
+      p.dtype = *dtype;
+    } else if (get("precision") == "bf16" || get("precision") == "bf16-mixed") {
+      p.dtype = get("precision") == "bf16" ? Dtype::kBF16 : Dtype::kF32;
+    } else if (get("precision") == "fp32") {
+      p.dtype = Dtype::kF32;
+    }
+    return p;
+  }
+  if (p.kind == "inference" && (get("engine").empty() || get("engine") == "transformers")) {
+    // transformers generate(): prefill of context - decode tokens, then decode.
+    InferenceOptions& o = p.inference;
+    o.engine = Engine::kTransformers;
+    uint64_t value = 0;
+    auto number = [&](const char* k, uint64_t& out) {
+      auto x = get(k);
+      if (x.empty()) return true;
+      auto n = ToUint(x);
+      if (!n || *n == 0) return false;
+      out = *n;
+      return true;
+    };
+    if (!number("context", o.context_tokens) || !number("batch", o.batch) || !number("decode", value)) {
+      p.unsupported = "a numeric setting is not a positive integer";
+      return p;
+    }
+    if (auto d = get("dtype"); !d.empty()) {
+      auto dtype = ParseDtypeName(d);
+      if (!dtype) { p.unsupported = dtype.error().message; return p; }
+      o.dtype = *dtype;
+    }
+    if (auto a = get("attn"); !a.empty()) {
+      auto attn = ParseAttnImpl(a);
+      if (!attn) { p.unsupported = attn.error().message; return p; }
+      o.attn = *attn;
+    }
     return p;
   }
   if (p.kind == "inference") {
@@ -221,6 +276,11 @@ RowPlan PlanRow(const MeasuredRow& row) {
   if (size_t r = method.find("(r"); r != std::string::npos) {
     t.lora.rank = std::strtoull(method.c_str() + r + 2, nullptr, 10);
     if (t.lora.rank == 0) { p.unsupported = "LoRA rank in " + method; return p; }
+  }
+  if (auto rank = get("rank"); !rank.empty()) {  // validation/measure.py writes rank=16
+    auto n = ToUint(rank);
+    if (!n || *n == 0) { p.unsupported = "LoRA rank " + rank; return p; }
+    t.lora.rank = *n;
   }
   if (auto x = get("optimizer"); !x.empty()) {
     auto o = ParseOptimizer(x);
@@ -323,6 +383,13 @@ RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider) {
       auto w = EstimateQuantizedWeights(*model, q);
       if (!w) { r.reason = w.error().message; return r; }
       r.estimate = static_cast<double>(w->total_bytes) + (p.include_context ? context : 0);
+    } else if (p.kind == "inference") {
+      InferenceOptions o = p.inference;
+      if (!p.include_context) o.overhead.cuda_context_bytes = 0;
+      auto e = EstimateInference(*model, o);
+      if (!e) { r.reason = e.error().message; return r; }
+      r.estimate = static_cast<double>(e->total_bytes);
+      if (r.note.empty()) r.note = "peak at " + e->activation_peak_at;
     } else if (p.kind == "inference-weights") {
       QuantOptions q{.compute_dtype = model->config_dtype.value_or(Dtype::kBF16)};
       auto w = EstimateQuantizedWeights(*model, q);

@@ -1,0 +1,36 @@
+
+namespace memfit {
+namespace {
+
+// Rows in the format validation/measure.py writes are understood: transformers inference with
+// context/batch/attn, the memory after load, LoRA rank as its own key; stage peaks are reference.
+TEST(ValidationHarnessRows, PlansRowsOfTheGpuHarness) {
+  MeasuredRow inference{.id = "inf", .model = "meta-llama/Llama-3.2-1B", .task = "inference",
+                        .measure = "max_memory_allocated", .value = "3000", .unit = "MiB"};
+  inference.settings = {{"dtype", "bfloat16"}, {"batch", "1"}, {"context", "4096"},
+                        {"decode", "8"}, {"attn", "sdpa"}, {"gpu", "NVIDIA-H200"}};
+  RowPlan p = PlanRow(inference);
+  EXPECT_TRUE(p.unsupported.empty()) << p.unsupported;
+  EXPECT_EQ(p.kind, "inference");
+  EXPECT_EQ(p.inference.context_tokens, 4096u);
+  EXPECT_FALSE(p.include_context);
+  MeasuredRow load = inference;
+  load.measure = "memory_after_load";
+  RowPlan l = PlanRow(load);
+  EXPECT_EQ(l.kind, "load");
+  EXPECT_EQ(l.dtype, Dtype::kBF16);
+  EXPECT_FALSE(l.include_context);
+  MeasuredRow stage = inference;
+  stage.measure = "peak_forward";
+  EXPECT_FALSE(PlanRow(stage).unsupported.empty());
+  MeasuredRow lora{.id = "tr", .model = "meta-llama/Llama-3.2-1B", .task = "train",
+                   .measure = "max_memory_allocated", .value = "5000", .unit = "MiB"};
+  lora.settings = {{"method", "lora"}, {"rank", "64"}, {"precision", "bf16"}, {"batch", "2"},
+                   {"seq", "1024"}};
+  RowPlan t = PlanRow(lora);
+  EXPECT_TRUE(t.unsupported.empty()) << t.unsupported;
+  EXPECT_EQ(t.train.lora.rank, 64u);
+}
+
+}  // namespace
+}  // namespace memfit
