@@ -1,3 +1,8 @@
+// Planning rows of measured-memory CSVs (validation.h).
+
+#include "memfit/validation.h"
+
+#include <gtest/gtest.h>
 
 namespace memfit {
 namespace {
