@@ -51,6 +51,7 @@ struct LayerInfo {
   uint64_t window_tokens = 0;  // for kSliding
   bool moe = false;            // routed-expert MLP in this layer
   uint64_t intermediate_size = 0;  // dense MLP width (0 for MoE layers)
+  bool recurrent = false;      // keeps a recurrent state (Mamba, RWKV, DeltaNet, short conv)
 };
 
 // Hyperparameters, named after config.json keys (the GGUF key is given where it differs).
@@ -80,6 +81,18 @@ struct Hyperparameters {
   uint64_t num_encoder_layers = 0;
   uint64_t encoder_max_positions = 0;    // e.g. Whisper's 1500 audio frames
   std::vector<LayerInfo> layers;         // one per decoder layer; filled by builders and readers
+  // Attention details read from GGUF (llama.cpp hparams).
+  bool causal = true;                    // GGUF attention.causal (false: embedding models)
+  uint64_t sliding_window = 0;           // GGUF attention.sliding_window (n_swa)
+  uint64_t leading_dense_layers = 0;     // GGUF leading_dense_block_count
+  // Recurrent state sizes (llama.cpp hparams n_embd_r / n_embd_s inputs).
+  uint64_t ssm_conv_kernel = 0;          // GGUF ssm.conv_kernel (d_conv)
+  uint64_t ssm_inner_size = 0;           // GGUF ssm.inner_size (d_inner)
+  uint64_t ssm_state_size = 0;           // GGUF ssm.state_size (d_state)
+  uint64_t ssm_group_count = 0;          // GGUF ssm.group_count (n_group)
+  uint64_t wkv_head_size = 0;            // GGUF wkv.head_size (RWKV)
+  uint64_t token_shift_count = 0;        // GGUF token_shift_count (RWKV, default 2)
+  uint64_t shortconv_l_cache = 0;        // GGUF shortconv.l_cache (LFM2)
 };
 
 struct Model {
