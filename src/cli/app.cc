@@ -17,6 +17,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   AddInspectCommand(app, ctx);
   AddModelsCommand(app, ctx);
   AddServeCommand(app, ctx);
+  AddGgufCommand(app, ctx);
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -28,5 +28,6 @@ void AddEstimateMemoryCommand(CLI::App& app, Context& ctx);
 void AddInspectCommand(CLI::App& app, Context& ctx);
 void AddModelsCommand(CLI::App& app, Context& ctx);
 void AddServeCommand(CLI::App& app, Context& ctx);
+void AddGgufCommand(CLI::App& app, Context& ctx);  // cli/llamacpp_cli.cc
 
 }  // namespace memfit::cli
