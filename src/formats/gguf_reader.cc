@@ -127,7 +127,7 @@ class Parser {
       case GgufValueType::kInt32: return ReadI<int32_t>(out.int_value, key);
       case GgufValueType::kInt64: return ReadI<int64_t>(out.int_value, key);
       case GgufValueType::kFloat32: {
-        MEMFIT_ASSIGN_OR_RETURN(float f, cur_.Read<float>(key));
+        MEMFIT_ASSIGN_OR_RETURN(float f, cur_.Read<float>(key));  // NOLINT
         out.float_value = f;
         return Ok{};
       }
@@ -154,13 +154,13 @@ class Parser {
  private:
   template <typename T>
   Status ReadU(uint64_t& out, const std::string& key) {
-    MEMFIT_ASSIGN_OR_RETURN(T v, cur_.Read<T>(fmt::format("key \"{}\"", key)));
+    MEMFIT_ASSIGN_OR_RETURN(T v, cur_.Read<T>(key));
     out = v;
     return Ok{};
   }
   template <typename T>
   Status ReadI(int64_t& out, const std::string& key) {
-    MEMFIT_ASSIGN_OR_RETURN(T v, cur_.Read<T>(fmt::format("key \"{}\"", key)));
+    MEMFIT_ASSIGN_OR_RETURN(T v, cur_.Read<T>(key));
     out = v;
     return Ok{};
   }
@@ -215,9 +215,9 @@ class Parser {
         continue;
       }
       if (elem == GgufValueType::kString) {
-        MEMFIT_ASSIGN_OR_RETURN(std::string s, ReadString(fmt::format("key \"{}\"[{}]", key, i),
-                                                          limits_.max_string_bytes));
-        out.strings.push_back(std::move(s));
+        auto s = ReadString(key, limits_.max_string_bytes);
+        if (!s) return MakeError("key \"{}\"[{}]: {}", key, i, s.error().message);
+        out.strings.push_back(std::move(*s));
         continue;
       }
       MEMFIT_RETURN_IF_ERROR(ReadValue(elem, item, key, depth + 1));
