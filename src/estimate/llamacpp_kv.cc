@@ -7,6 +7,7 @@
 //    per stream (src/llama-kv-cache-iswa.cpp), unless --swa-full;
 //  - recurrent layers: F32 r and s states of n_embd_r / n_embd_s floats per sequence
 //    (src/llama-hparams.cpp, src/llama-memory-recurrent.cpp);
+//  - non-causal (embedding) models such as BERT keep no KV cache;
 //  - a quantized V cache needs flash attention (V is stored transposed without it).
 
 #include "estimate/llamacpp_internal.h"
@@ -70,7 +71,8 @@ Result<KvLayout> ComputeKv(const Model& model, const LlamaCppOptions& o, uint32_
       kv.rs_bytes[il] = (*r + *s) * 4;
       continue;
     }
-    if (li.attention == AttentionKind::kNone) continue;
+    // Non-causal (embedding) models have no KV cache in llama.cpp (create_memory returns none).
+    if (li.attention == AttentionKind::kNone || !hp.causal) continue;
     const bool is_swa = li.attention == AttentionKind::kSliding;
     any_swa |= is_swa;
     const uint64_t cells = (is_swa ? swa : base) * kv.streams;

@@ -105,6 +105,20 @@ TEST(LlamaCppKv, LlamaSpmVocabFileHasLlama2_7BShape) {
   EXPECT_EQ(padded->n_ctx, 4096u);
 }
 
+TEST(LlamaCppKv, EmbeddingModelsHaveNoKvCache) {
+  auto eval = EvalDir();
+  if (!eval || !std::filesystem::exists(*eval + "/gguf/ggml-vocab-bert-bge.gguf")) GTEST_SKIP() << "shared/eval absent";
+  auto source = OpenFileByteSource(*eval + "/gguf/ggml-vocab-bert-bge.gguf");
+  auto f = ReadGgufHeader(*source);
+  ASSERT_TRUE(f);
+  auto m = ModelFromGguf({GgufShard{"bge", std::move(*f)}}, "bge");
+  ASSERT_TRUE(m);
+  auto e = EstimateLlamaCpp(*m, {});
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->n_ctx, 512u);
+  EXPECT_EQ(e->kv_k_bytes + e->kv_v_bytes, 0u);
+}
+
 TEST(LlamaCppKv, MixtralAtContext512) {
   // llama.cpp #5137: Mixtral-8x7B all-CPU, n_ctx 512: KV 64 MiB (f16) = 32 * 512 * 1024 * 4 B.
   GgufShape s{.arch = "llama", .n_layer = 32, .n_embd = 4096, .n_head = 32, .n_head_kv = 8, .head_dim = 128,

@@ -83,7 +83,15 @@ Status ReadGgufHyperparameters(const GgufFile& f, const std::string& arch,
   hp.num_kv_heads = L ? n_head_kv[0] : 0;
   hp.intermediate_size = L ? n_ff[0] : 0;
   // Head sizes: key_length/value_length, default n_embd / n_head (of layer 0).
-  const uint64_t default_head = hp.num_attention_heads ? hp.hidden_size / hp.num_attention_heads : 0;
+  // (first layer with heads: hybrids may start with recurrent layers of head_count 0)
+  uint64_t heads = 0;
+  for (uint64_t h : n_head) {
+    if (h) {
+      heads = h;
+      break;
+    }
+  }
+  const uint64_t default_head = heads ? hp.hidden_size / heads : 0;
   MEMFIT_ASSIGN_OR_RETURN(auto key_len, k.Uint("attention.key_length"));
   MEMFIT_ASSIGN_OR_RETURN(auto val_len, k.Uint("attention.value_length"));
   const uint64_t head_k = key_len.value_or(default_head);
