@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "memfit/architecture.h"
+#include "memfit/gguf_model.h"
 #include "memfit/hf_config.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
@@ -25,6 +26,9 @@ struct ModelInputs {
   std::optional<WeightIndex> index;  // model.safetensors.index.json or pytorch_model.bin.index.json
   std::string index_name;
   std::vector<std::string> assumptions;  // made while resolving (e.g. "revision main")
+  // A GGUF model: its files in split order (one unless gguf-split was used). When present,
+  // DescribeModel builds the model from these headers alone.
+  std::vector<GgufShard> gguf;
 };
 
 struct DescribeOptions {

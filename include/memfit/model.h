@@ -63,6 +63,7 @@ struct LayerInfo {
   // Encoder-decoder decoder layers also attend to the encoder output: a second K/V cache of
   // Hyperparameters::encoder_max_positions tokens (T5, BART, Whisper), same heads and head dims.
   bool cross_attention = false;
+  bool recurrent = false;      // keeps a recurrent state (Mamba, RWKV, DeltaNet, short conv)
 };
 
 // Hyperparameters, named after config.json keys (the GGUF key is given where it differs).
@@ -96,6 +97,18 @@ struct Hyperparameters {
   double hidden_dropout = 0.0;
   double attention_dropout = 0.0;
   std::vector<LayerInfo> layers;         // one per decoder layer; filled by builders and readers
+  // Attention details read from GGUF (llama.cpp hparams).
+  bool causal = true;                    // GGUF attention.causal (false: embedding models)
+  uint64_t sliding_window = 0;           // GGUF attention.sliding_window (n_swa)
+  uint64_t leading_dense_layers = 0;     // GGUF leading_dense_block_count
+  // Recurrent state sizes (llama.cpp hparams n_embd_r / n_embd_s inputs).
+  uint64_t ssm_conv_kernel = 0;          // GGUF ssm.conv_kernel (d_conv)
+  uint64_t ssm_inner_size = 0;           // GGUF ssm.inner_size (d_inner)
+  uint64_t ssm_state_size = 0;           // GGUF ssm.state_size (d_state)
+  uint64_t ssm_group_count = 0;          // GGUF ssm.group_count (n_group)
+  uint64_t wkv_head_size = 0;            // GGUF wkv.head_size (RWKV)
+  uint64_t token_shift_count = 0;        // GGUF token_shift_count (RWKV, default 2)
+  uint64_t shortconv_l_cache = 0;        // GGUF shortconv.l_cache (LFM2)
 };
 
 struct Model {

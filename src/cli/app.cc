@@ -22,6 +22,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   AddInferenceCommand(app, ctx);
   AddTrainCommand(app, ctx);
   AddValidateCommand(app, ctx);
+  AddGgufCommand(app, ctx);
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

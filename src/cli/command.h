@@ -33,5 +33,6 @@ void AddGpusCommand(CLI::App& app, Context& ctx);
 void AddInferenceCommand(CLI::App& app, Context& ctx);
 void AddTrainCommand(CLI::App& app, Context& ctx);
 void AddValidateCommand(CLI::App& app, Context& ctx);
+void AddGgufCommand(CLI::App& app, Context& ctx);  // cli/llamacpp_cli.cc
 
 }  // namespace memfit::cli

@@ -132,6 +132,11 @@ void MergeBuilt(Model& model, Model built) {
 }  // namespace
 
 Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& options) {
+  if (!inputs.gguf.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(Model model, ModelFromGguf(inputs.gguf, inputs.name));
+    for (const auto& a : inputs.assumptions) model.assumptions.push_back(a);
+    return model;
+  }
   std::optional<Result<Model>> built;
   if (inputs.config) built = BuildFromConfig(*inputs.config, options.build);
   bool use_headers = !inputs.safetensors.empty() && !(options.prefer_config && built && *built);

@@ -12,6 +12,7 @@
 
 #include "memfit/byte_source.h"
 #include "memfit/catalog.h"
+#include "memfit/gguf.h"
 
 namespace memfit {
 namespace fs = std::filesystem;
@@ -35,6 +36,26 @@ bool IsFile(const fs::path& p) {
 
 bool IsHexSha(std::string_view s) {
   return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// A .gguf file, with its sibling split files when its name is PREFIX-0000i-of-0000N.gguf.
+Result<std::vector<GgufShard>> ReadGgufFiles(const fs::path& path) {
+  std::vector<fs::path> paths{path};
+  if (auto split = ParseGgufSplitName(path.string())) {
+    paths.clear();
+    for (uint32_t i = 1; i <= split->count; ++i) {
+      fs::path p = GgufSplitPath(split->prefix, i, split->count);
+      if (!IsFile(p)) return MakeError("{}: split file {} of {} is missing", p.string(), i, split->count);
+      paths.push_back(p);
+    }
+  }
+  std::vector<GgufShard> shards;
+  for (const auto& p : paths) {
+    auto source = OpenFileByteSource(p.string());
+    MEMFIT_ASSIGN_OR_RETURN(GgufFile file, ReadGgufHeader(*source));
+    shards.push_back({p.filename().string(), std::move(file)});
+  }
+  return shards;
 }
 
 Result<SafetensorsHeader> ReadHeaderFile(const fs::path& path) {
@@ -153,6 +174,13 @@ Result<LocalResolution> ResolveLocalModel(std::string_view spec, const LocalReso
       }
       return out;
     }
+    if (path.extension() == ".gguf") {
+      MEMFIT_ASSIGN_OR_RETURN(out.inputs.gguf, ReadGgufFiles(path));
+      if (auto split = ParseGgufSplitName(path.filename().string())) {
+        out.inputs.name = fs::path(split->prefix).filename().string();
+      }
+      return out;
+    }
     if (path.extension() == ".json") {
       MEMFIT_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
       MEMFIT_ASSIGN_OR_RETURN(out.inputs.config, HfConfig::Parse(text, path.string()));
@@ -160,7 +188,7 @@ Result<LocalResolution> ResolveLocalModel(std::string_view spec, const LocalReso
       if (out.inputs.name.empty()) out.inputs.name = path.filename().string();
       return out;
     }
-    return MakeError("{}: unsupported file type (expected a .safetensors file, a config.json, or a "
+    return MakeError("{}: unsupported file type (expected a .safetensors or .gguf file, a config.json, or a "
                      "model directory)", path.string());
   }
   if (!LooksLikeHubId(spec)) {

@@ -1,0 +1,19 @@
+#pragma once
+// Rendering llama.cpp estimates and fit plans (strings only; the CLI prints them).
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/llamacpp.h"
+#include "memfit/model.h"
+#include "memfit/render.h"
+
+namespace memfit {
+
+nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& estimate);
+std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& estimate, OutputFormat format);
+std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan, const std::string& model_path,
+                              OutputFormat format);
+
+}  // namespace memfit

@@ -1,0 +1,188 @@
+// `memfit gguf inference` / `memfit gguf fit`: llama.cpp memory for GGUF models.
+
+#include "cli/llamacpp_cli.h"
+
+#include <sstream>
+
+#include "memfit/gguf_model.h"
+#include "memfit/llamacpp_report.h"
+#include "memfit/local_source.h"
+#include "memfit/units.h"
+
+namespace memfit::cli {
+namespace {
+
+Result<std::vector<double>> ParseSplit(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      double v = std::stod(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      return MakeError("--tensor-split {}: \"{}\" is not a non-negative number", text, item);
+    }
+  }
+  return out;
+}
+
+// Resolves flags into options (stage two of flag parsing).
+Result<LlamaCppOptions> Resolve(const LlamaCppCliArgs& a) {
+  LlamaCppOptions o = a.options;
+  if (a.flash_attn == "on" || a.flash_attn == "1") o.flash_attn = FlashAttn::kOn;
+  else if (a.flash_attn == "off" || a.flash_attn == "0") o.flash_attn = FlashAttn::kOff;
+  else if (a.flash_attn == "auto") o.flash_attn = FlashAttn::kAuto;
+  else return MakeError("--flash-attn {}: expected on, off or auto", a.flash_attn);
+  o.ngl_semantics = a.legacy_ngl ? NglSemantics::kLegacy : NglSemantics::kCurrent;
+  o.mmap = !a.no_mmap;
+  o.op_offload = !a.no_op_offload;
+  for (const char* type : {"k", "v"}) {
+    const std::string& t = type[0] == 'k' ? o.cache_type_k : o.cache_type_v;
+    if (!FindGgmlTypeByName(t)) return MakeError("--cache-type-{} {}: unknown type (f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)", type, t);
+  }
+  MEMFIT_ASSIGN_OR_RETURN(o.cuda_context_bytes, ParseByteSize(a.cuda_context));
+  for (const auto& g : a.gpus) {
+    MEMFIT_ASSIGN_OR_RETURN(uint64_t bytes, ParseByteSize(g));
+    o.gpu_free_bytes.push_back(bytes);
+  }
+  if (!a.tensor_split.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(o.tensor_split, ParseSplit(a.tensor_split));
+  }
+  o.num_gpus = static_cast<uint32_t>(std::max({size_t{o.num_gpus}, o.gpu_free_bytes.size(), o.tensor_split.size()}));
+  return o;
+}
+
+struct Loaded {
+  Model model;
+  std::string path;
+  uint64_t projector_bytes = 0;
+};
+
+Result<Loaded> Load(const ModelArgs& m, const LlamaCppCliArgs& a) {
+  MEMFIT_ASSIGN_OR_RETURN(ModelInputs inputs, LoadModelInputs(m));
+  if (inputs.gguf.empty()) return MakeError("{}: not a GGUF model (give a .gguf file)", m.spec);
+  Loaded out;
+  MEMFIT_ASSIGN_OR_RETURN(out.model, DescribeModel(inputs));
+  if (GgufFacts(inputs.gguf).is_projector) {
+    return MakeError("{}: this is a multimodal projector (mmproj); give the language model and --mmproj {}", m.spec, m.spec);
+  }
+  out.path = m.spec;
+  if (!a.mmproj.empty()) {
+    auto source = OpenFileByteSource(a.mmproj);
+    MEMFIT_ASSIGN_OR_RETURN(GgufFile proj, ReadGgufHeader(*source));
+    out.projector_bytes = proj.tensor_bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& a) {
+  LlamaCppOptions& o = a.options;
+  cmd.add_option("-c,--ctx,--ctx-size", o.context_tokens, "context tokens (default: the model's training context)")
+      ->each([&a](const std::string&) { a.ctx_given = true; });
+  cmd.add_option("-b,--batch,--batch-size", o.batch_tokens, "logical batch (default 2048)");
+  cmd.add_option("--ubatch,--ubatch-size", o.ubatch_tokens, "physical batch (default 512)");
+  cmd.add_option("--parallel,--np", o.parallel, "parallel sequences (default 1)");
+  cmd.add_flag("--kv-unified", o.kv_unified, "one KV buffer shared by all sequences");
+  cmd.add_option("--ngl,--gpu-layers,--n-gpu-layers", o.gpu_layers, "layers to offload (-1 = all, default)")
+      ->each([&a](const std::string&) { a.ngl_given = true; });
+  cmd.add_flag("--legacy-ngl", a.legacy_ngl, "older llama.cpp -ngl (blocks first; output only when ngl > blocks)");
+  cmd.add_option("--n-cpu-moe", o.n_cpu_moe, "keep the experts of the first N layers on the CPU");
+  cmd.add_option("--ts,--tensor-split", a.tensor_split, "GPU split, e.g. 3,1 (default: by free memory)");
+  cmd.add_option("--gpus", o.num_gpus, "number of GPUs (default: one per --gpu)");
+  cmd.add_option("--gpu", a.gpus, "GPU memory, once per GPU (free memory for inference, total for fit)");
+  cmd.add_option("--cache-type-k,--ctk", o.cache_type_k, "K cache type (f16, q8_0, q4_0, ...)");
+  cmd.add_option("--cache-type-v,--ctv", o.cache_type_v, "V cache type (quantized needs flash attention)");
+  cmd.add_option("--flash-attn,--fa", a.flash_attn, "on, off or auto (default auto)");
+  cmd.add_flag("--no-kv-offload,--nkvo", o.no_kv_offload, "keep the KV cache in host memory");
+  cmd.add_flag("--no-mmap", a.no_mmap, "read weights into memory instead of mapping the file");
+  cmd.add_flag("--mmap", [&a](int64_t) { a.no_mmap = false; }, "map the file (default)");
+  cmd.add_flag("--swa-full", o.swa_full, "full-size cache for sliding-window layers");
+  cmd.add_flag("--embeddings", o.embeddings, "embedding outputs too (output buffer)");
+  cmd.add_flag("--no-op-offload", a.no_op_offload, "do not run host-weight ops on the GPU");
+  cmd.add_option("--cuda-context", a.cuda_context, "CUDA context per GPU (default 250MiB)");
+  cmd.add_option("--mmproj", a.mmproj, "multimodal projector GGUF, reported separately");
+  cmd.add_option("--format", a.format, "table, json, csv or markdown");
+}
+
+void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx) {
+  auto format = ParseOutputFormat(a.format);
+  if (!format) return ctx.Fail(format.error());
+  auto options = Resolve(a);
+  if (!options) return ctx.Fail(options.error());
+  auto loaded = Load(m, a);
+  if (!loaded) return ctx.Fail(loaded.error());
+  auto est = EstimateLlamaCpp(loaded->model, *options);
+  if (!est) return ctx.Fail(Wrap(est.error(), m.spec));
+  ctx.out << RenderLlamaCppEstimate(loaded->model, *est, *format);
+  if (loaded->projector_bytes && *format == OutputFormat::kTable) {
+    ctx.out << "projector (mmproj): " << FormatBytes(loaded->projector_bytes)
+            << " of weights, loaded by llama-mtmd on the first GPU; not included above\n";
+  }
+}
+
+void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx) {
+  auto format = ParseOutputFormat(a.format);
+  if (!format) return ctx.Fail(format.error());
+  if (a.gpus.empty()) return ctx.Fail(MakeError("fit: give the memory of each GPU with --gpu SIZE"));
+  auto options = Resolve(a);
+  if (!options) return ctx.Fail(options.error());
+  auto loaded = Load(m, a);
+  if (!loaded) return ctx.Fail(loaded.error());
+  LlamaCppFitOptions fit;
+  fit.base = *options;
+  fit.gpu_bytes = options->gpu_free_bytes;
+  fit.base.gpu_free_bytes.clear();
+  fit.base.num_gpus = 0;
+  fit.context_fixed = a.ctx_given;
+  fit.gpu_layers_fixed = a.ngl_given;
+  fit.min_context_tokens = a.fit_ctx;
+  if (!a.fit_target_mib.empty()) {
+    fit.margin_bytes.clear();
+    for (uint64_t mib : a.fit_target_mib) fit.margin_bytes.push_back(mib * kMiB);
+  }
+  if (!a.ram.empty()) {
+    auto ram = ParseByteSize(a.ram);
+    if (!ram) return ctx.Fail(ram.error());
+    fit.host_bytes = *ram;
+  }
+  if (loaded->projector_bytes) {
+    // Like Ollama: pad the first GPU's target by the projector (llama.cpp's fit ignores it).
+    if (fit.margin_bytes.size() == 1) fit.margin_bytes.resize(fit.gpu_bytes.size(), fit.margin_bytes[0]);
+    if (!fit.margin_bytes.empty()) fit.margin_bytes[0] += loaded->projector_bytes;
+  }
+  auto plan = FitLlamaCpp(loaded->model, fit);
+  if (!plan) return ctx.Fail(Wrap(plan.error(), m.spec));
+  ctx.out << RenderLlamaCppFit(loaded->model, *plan, loaded->path, *format);
+  if (!plan->fits) ctx.exit_code = 1;
+}
+
+void AddGgufCommand(CLI::App& app, Context& ctx) {
+  auto* gguf = app.add_subcommand("gguf", "llama.cpp memory for GGUF models (per device, partial offload, fit)");
+  gguf->require_subcommand(1);
+  struct State {
+    ModelArgs model;
+    LlamaCppCliArgs args;
+  };
+  auto inference_state = std::make_shared<State>();
+  auto* inference = gguf->add_subcommand("inference", "per-device llama.cpp memory for the given flags");
+  AddModelArgs(*inference, inference_state->model);
+  AddLlamaCppOptions(*inference, inference_state->args);
+  inference->callback([inference_state, &ctx] { RunLlamaCppInference(inference_state->model, inference_state->args, ctx); });
+
+  auto fit_state = std::make_shared<State>();
+  auto* fit = gguf->add_subcommand("fit", "largest offload and longest context that fit, like llama.cpp --fit");
+  AddModelArgs(*fit, fit_state->model);
+  AddLlamaCppOptions(*fit, fit_state->args);
+  fit->add_option("--ram", fit_state->args.ram, "host memory to check against");
+  fit->add_option("--fit-target,--fitt", fit_state->args.fit_target_mib, "margin per GPU in MiB (default 1024)")
+      ->delimiter(',');
+  fit->add_option("--fit-ctx,--fitc", fit_state->args.fit_ctx, "minimum context (default 4096)");
+  fit->callback([fit_state, &ctx] { RunLlamaCppFit(fit_state->model, fit_state->args, ctx); });
+}
+
+}  // namespace memfit::cli

@@ -1,0 +1,43 @@
+#pragma once
+// llama.cpp flags and the runners behind `memfit gguf inference` and `memfit gguf fit` (and, once
+// routed by the lead, `memfit inference X.gguf --engine llama.cpp` and `memfit fit X.gguf`).
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+#include "cli/model_loader.h"
+#include "memfit/llamacpp.h"
+
+namespace memfit::cli {
+
+struct LlamaCppCliArgs {
+  LlamaCppOptions options;
+  std::string flash_attn = "auto";
+  bool legacy_ngl = false;
+  bool no_mmap = false;
+  bool no_op_offload = false;
+  std::vector<std::string> gpus;         // --gpu SIZE: one per GPU (free memory / total for fit)
+  std::string ram;                       // --ram SIZE (fit)
+  std::string cuda_context = "250MiB";   // --cuda-context SIZE
+  std::vector<uint64_t> fit_target_mib;  // --fit-target MiB[,MiB...]
+  uint64_t fit_ctx = 4096;               // --fit-ctx
+  std::string tensor_split;              // -ts "3,1"
+  std::string mmproj;                    // --mmproj FILE
+  std::string format = "table";
+  bool ctx_given = false, ngl_given = false;
+};
+
+// Adds llama.cpp's flags (llama.cpp spellings where CLI11 allows them) to a subcommand.
+void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& args);
+// Per-device memory for the given flags.
+void RunLlamaCppInference(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx);
+// Like llama.cpp --fit: the largest offload and longest context for --gpu/--ram.
+void RunLlamaCppFit(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx);
+
+// `memfit gguf inference|fit MODEL.gguf ...`.
+void AddGgufCommand(CLI::App& app, Context& ctx);
+
+}  // namespace memfit::cli

@@ -1,0 +1,94 @@
+// KV cache and recurrent state, exactly as llama.cpp allocates them:
+//  - n_ctx padded to 256 (src/llama-context.cpp); non-unified KV: n_ctx_seq = pad(n_ctx/n_seq, 256),
+//    n_ctx = n_ctx_seq * n_seq, one stream per sequence;
+//  - per attention layer K = row_size(type_k, key_length * head_count_kv(il)) * cells, V likewise
+//    (src/llama-kv-cache.cpp);
+//  - sliding-window layers: cells = pad(min(base, n_swa * (unified ? n_seq : 1) + n_ubatch), 256)
+//    per stream (src/llama-kv-cache-iswa.cpp), unless --swa-full;
+//  - recurrent layers: F32 r and s states of n_embd_r / n_embd_s floats per sequence
+//    (src/llama-hparams.cpp, src/llama-memory-recurrent.cpp);
+//  - non-causal (embedding) models such as BERT keep no KV cache;
+//  - a quantized V cache needs flash attention (V is stored transposed without it).
+
+#include "estimate/llamacpp_internal.h"
+#include "memfit/checked_math.h"
+
+namespace memfit::llamacpp {
+namespace {
+
+uint64_t EmbdR(const Hyperparameters& hp) {
+  if (hp.wkv_head_size) return hp.token_shift_count * hp.hidden_size;
+  if (hp.shortconv_l_cache) return hp.hidden_size * (hp.shortconv_l_cache - 1);
+  uint64_t conv = hp.ssm_conv_kernel ? hp.ssm_conv_kernel - 1 : 0;
+  return conv * (hp.ssm_inner_size + 2 * hp.ssm_group_count * hp.ssm_state_size);
+}
+
+uint64_t EmbdS(const Hyperparameters& hp) {
+  if (hp.wkv_head_size) return hp.hidden_size * hp.wkv_head_size;
+  if (hp.shortconv_l_cache) return 0;
+  return hp.ssm_state_size * hp.ssm_inner_size;
+}
+
+}  // namespace
+
+Result<KvLayout> ComputeKv(const Model& model, const LlamaCppOptions& o, uint32_t n_seq,
+                           uint64_t n_ctx_requested, uint64_t n_ubatch, bool flash_attn) {
+  const Hyperparameters& hp = model.hp;
+  const GgmlTypeInfo* tk = FindGgmlTypeByName(o.cache_type_k);
+  const GgmlTypeInfo* tv = FindGgmlTypeByName(o.cache_type_v);
+  if (!tk) return MakeError("--cache-type-k {}: unknown ggml type", o.cache_type_k);
+  if (!tv) return MakeError("--cache-type-v {}: unknown ggml type", o.cache_type_v);
+  if (tv->quantized && !flash_attn) {
+    return MakeError("--cache-type-v {}: a quantized V cache requires flash attention (-fa on)", o.cache_type_v);
+  }
+  KvLayout kv;
+  const bool unified = o.kv_unified || n_seq == 1;
+  uint64_t n_ctx = Pad(n_ctx_requested, 256);
+  if (!unified) {
+    kv.n_ctx_seq = Pad(n_ctx / n_seq, 256);
+    n_ctx = kv.n_ctx_seq * n_seq;
+    kv.streams = n_seq;
+  } else {
+    kv.n_ctx_seq = n_ctx;
+  }
+  kv.n_ctx = n_ctx;
+  const uint64_t base = unified ? n_ctx : kv.n_ctx_seq;  // cells per stream
+  uint64_t swa = 0;
+  if (hp.sliding_window) {
+    swa = o.swa_full ? base : Pad(std::min(base, hp.sliding_window * (unified ? n_seq : 1) + n_ubatch), 256);
+  }
+  const size_t L = hp.layers.size();
+  kv.k_bytes.assign(L, 0);
+  kv.v_bytes.assign(L, 0);
+  kv.rs_bytes.assign(L, 0);
+  bool any_swa = false;
+  for (size_t il = 0; il < L; ++il) {
+    const LayerInfo& li = hp.layers[il];
+    if (li.recurrent) {
+      auto r = CheckedMul(EmbdR(hp), n_seq);
+      auto s = CheckedMul(EmbdS(hp), n_seq);
+      if (!r || !s || !CheckedMul(*r + *s, 4)) return MakeError("recurrent state size overflows");
+      kv.rs_bytes[il] = (*r + *s) * 4;
+      continue;
+    }
+    // Non-causal (embedding) models have no KV cache in llama.cpp (create_memory returns none).
+    if (li.attention == AttentionKind::kNone || !hp.causal) continue;
+    const bool is_swa = li.attention == AttentionKind::kSliding;
+    any_swa |= is_swa;
+    const uint64_t cells = (is_swa ? swa : base) * kv.streams;
+    auto k_row = GgmlRowBytes(*tk, li.head_dim_k * li.num_kv_heads);
+    auto v_row = GgmlRowBytes(*tv, li.head_dim_v * li.num_kv_heads);
+    if (!k_row) return Wrap(k_row.error(), fmt::format("K cache of layer {} ({})", il, tk->name));
+    if (!v_row) return Wrap(v_row.error(), fmt::format("V cache of layer {} ({})", il, tv->name));
+    auto k = CheckedMul(*k_row, cells);
+    auto v = CheckedMul(*v_row, cells);
+    if (!k || !v) return MakeError("KV cache size of layer {} overflows", il);
+    kv.k_bytes[il] = *k;
+    kv.v_bytes[il] = *v;
+  }
+  kv.cells_full = base * kv.streams;
+  kv.cells_swa = any_swa ? swa * kv.streams : 0;
+  return kv;
+}
+
+}  // namespace memfit::llamacpp
