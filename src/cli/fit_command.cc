@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cli/command.h"
+#include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
 #include "memfit/architecture.h"
 #include "memfit/catalog.h"
@@ -57,6 +58,18 @@ std::optional<Model> Sibling(const Model& model) {
 void RunFit(const FitArgs& args, Context& ctx) {
   auto format = ParseOutputFormat(args.format);
   if (!format) return ctx.Fail(format.error());
+  // GGUF files are planned the way llama.cpp --fit does (layers, context, n-cpu-moe).
+  if (args.model.spec.ends_with(".gguf")) {
+    LlamaCppCliArgs llama;
+    llama.gpus = args.gpus;
+    llama.ram = args.ram;
+    llama.format = args.format;
+    if (args.context_tokens) {
+      llama.options.context_tokens = args.context_tokens;
+      llama.ctx_given = true;
+    }
+    return RunLlamaCppFit(args.model, llama, ctx);
+  }
   FitRequest request;
   for (const auto& g : args.gpus) {
     auto status = ParseDeviceArg(g, request.gpus);

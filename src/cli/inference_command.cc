@@ -2,6 +2,7 @@
 // per GPU, for transformers and serving engines (vLLM, SGLang).
 
 #include "cli/command.h"
+#include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/render_memory.h"
@@ -32,11 +33,16 @@ struct InferenceArgs {
   std::string format = "table";
 };
 
-// The single dispatch point for llama.cpp / GGUF inference. The GGUF estimator
-// (RunLlamaCppInference) is wired here by the lead; until then it is an explicit error.
+// The single dispatch point for llama.cpp / GGUF inference: the llama.cpp estimator with this
+// command's --context, --batch (as parallel sequences) and --format; every llama.cpp flag
+// (-ngl, -ctk, -fa, ...) is available through `memfit gguf inference`.
 void RunLlamaCpp(const InferenceArgs& args, Context& ctx) {
-  ctx.Fail(MakeError("{}: --engine llama.cpp / GGUF inference is not wired into `memfit "
-                     "inference` yet (the GGUF estimator provides it)", args.model.spec));
+  LlamaCppCliArgs llama;
+  llama.options.context_tokens = args.context;
+  llama.ctx_given = true;
+  llama.options.parallel = static_cast<uint32_t>(std::max<uint64_t>(1, args.batch));
+  llama.format = args.format;
+  RunLlamaCppInference(args.model, llama, ctx);
 }
 
 void RunInference(const InferenceArgs& args, Context& ctx) {
