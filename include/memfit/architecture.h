@@ -21,12 +21,19 @@ enum class BufferConvention : uint8_t {
   kTransformers442,  // transformers 4.42, as in accelerate_reference.jsonl
 };
 
+// The most tensors a builder emits for one config (a config is a few hundred bytes: its counts,
+// such as num_hidden_layers x num_experts, must not make memfit allocate without bound). The
+// largest real checkpoints hold under 100,000 tensors. See docs/security.md.
+inline constexpr uint64_t kMaxBuiltTensors = uint64_t{1} << 20;
+
 struct BuildOptions {
   BufferConvention buffers = BufferConvention::kCurrent;
   // The head to build instead of architectures[0]'s, as an AutoModel class name
   // ("AutoModelForSequenceClassification"): accelerate builds the first AutoModelFor* in
   // "auto_map". Empty: architectures[0]. Builders that do not know the head return an error.
   std::string head_class;
+  // Builders stop with an error past this many tensors (BuildFromConfig enforces it).
+  uint64_t max_tensors = kMaxBuiltTensors;
 };
 
 using ArchitectureBuilderFn = Result<Model> (*)(const HfConfig& config, const BuildOptions& options);
