@@ -43,9 +43,10 @@ void Run(std::string_view input) {
   inputs.name = "fuzz";
   inputs.location = "fuzz";
   inputs.config = std::move(*config);
-  DescribeAndExercise(inputs, "fuzz");
-  inputs.safetensors.emplace_back("model.safetensors", header);
-  DescribeAndExercise(inputs, input.substr(0, 16));
+  // The config alone (choice / 2 even), or merged with the tiny llama's headers.
+  const uint32_t choice = Choice(input);
+  if (choice / 2 % 2 == 1) inputs.safetensors.emplace_back("model.safetensors", header);
+  DescribeAndExercise(inputs, input.substr(0, 16), choice);
 }
 
 }  // namespace memfit::fuzz

@@ -34,12 +34,17 @@ template <typename T>
 void CheckResult(const Result<T>& result) {
   if (!result.has_value()) CheckError(result.error());
 }
-// Runs a described model through every estimator and renderer (all formats); the model's name
-// and source are replaced by `label` (arbitrary bytes: renderers must cope with invalid UTF-8).
-void Exercise(Model model, std::string_view label);
-// DescribeModel (as memfit does by default, and as --accelerate does: transformers 4.42 buffers,
-// config preferred), then Exercise() on each model it returns.
-void DescribeAndExercise(const ModelInputs& inputs, std::string_view label);
+// Runs a described model through every estimator and renderer (all formats; inspect at depth
+// 1 + choice % 3); the model's name is replaced by `label` (arbitrary bytes: renderers must cope
+// with invalid UTF-8).
+void Exercise(Model model, std::string_view label, uint32_t choice);
+// DescribeModel as memfit does by default (choice even) or as --accelerate does (odd: transformers
+// 4.42 buffers, config preferred), then Exercise() on the model it returns. Targets derive
+// `choice` from the input (Choice()), so the fuzzer explores every option without paying for all
+// of them on each input.
+void DescribeAndExercise(const ModelInputs& inputs, std::string_view label, uint32_t choice);
+// A small number derived from the input's bytes, to pick options.
+uint32_t Choice(std::string_view input);
 // The builders' tensor cap used while fuzzing (smaller than the default, to keep runs fast).
 inline constexpr uint64_t kFuzzMaxBuiltTensors = 5'000;
 

@@ -55,12 +55,12 @@ void CheckHeader(const SafetensorsHeader& header) {
 }
 
 // `label`: raw input bytes used as the model's name, so renderers see arbitrary bytes too.
-void Describe(SafetensorsHeader header, std::string_view label) {
+void Describe(SafetensorsHeader header, std::string_view label, uint32_t choice) {
   ModelInputs inputs;
   inputs.name = "fuzz";
   inputs.location = "fuzz.safetensors";
   inputs.safetensors.emplace_back("model.safetensors", std::move(header));
-  DescribeAndExercise(inputs, label);
+  DescribeAndExercise(inputs, label, choice);
 }
 
 }  // namespace
@@ -73,13 +73,13 @@ void Run(std::string_view input) {
     CheckHeader(*file);
     Require(8 + file->header_bytes + file->data_bytes == input.size(),
             "header and data do not account for the whole file");
-    Describe(std::move(*file), input.substr(0, 16));
+    Describe(std::move(*file), input.substr(0, 16), Choice(input));
   }
   auto json = ParseSafetensorsHeaderJson(input, std::nullopt);
   CheckResult(json);
   if (json) {
     CheckHeader(*json);
-    Describe(std::move(*json), input.substr(0, 16));
+    Describe(std::move(*json), input.substr(0, 16), Choice(input));
   }
 }
 

@@ -48,9 +48,10 @@ void Run(std::string_view input) {
   inputs.index = std::move(*index);
   inputs.index_name = "model.safetensors.index.json";
   inputs.config = config;
-  DescribeAndExercise(inputs, "fuzz");
-  inputs.safetensors.emplace_back("model.safetensors", header);
-  DescribeAndExercise(inputs, "fuzz");
+  // The index beside a config alone (choice / 2 even) or beside the headers too.
+  const uint32_t choice = Choice(input);
+  if (choice / 2 % 2 == 1) inputs.safetensors.emplace_back("model.safetensors", header);
+  DescribeAndExercise(inputs, "fuzz", choice);
 }
 
 }  // namespace memfit::fuzz
