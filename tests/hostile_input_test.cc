@@ -220,10 +220,16 @@ TEST(HostileInput, JsonNestingAndSizeLimits) {
   auto big = HfConfig::Parse("{\"a\": \"" + std::string(17'000'000, 'x') + "\"}");
   ASSERT_FALSE(big);
   EXPECT_NE(big.error().message.find("exceeds the limit of 16000000 bytes"), std::string::npos);
-  // The safetensors header allows 4 levels: an object in a tensor entry fails at once.
+  // A safetensors header holds 3 levels (root, tensor, shape): anything nested deeper is an error.
   auto header = ParseSafetensorsHeaderJson(R"({"a": {"dtype": {"x": [[[[1]]]]}}})", std::nullopt);
   ASSERT_FALSE(header);
-  EXPECT_NE(header.error().message.find("unexpected object"), std::string::npos);
+  EXPECT_NE(header.error().message.find("tensor \"a\""), std::string::npos)
+      << header.error().message;
+  auto shape = ParseSafetensorsHeaderJson(
+      R"({"a": {"dtype": "F32", "shape": [[2]], "data_offsets": [0, 8]}})", std::nullopt);
+  ASSERT_FALSE(shape);
+  EXPECT_NE(shape.error().message.find("unexpected array"), std::string::npos)
+      << shape.error().message;
 }
 
 }  // namespace
