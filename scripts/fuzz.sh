@@ -13,7 +13,7 @@ shift || true
 build="${FUZZ_BUILD:-build-fuzz}"
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=OFF -DMEMFIT_BUILD_BENCH=OFF >/dev/null
+  -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=ON -DMEMFIT_BUILD_BENCH=OFF >/dev/null  # as scripts/sanitize.sh
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
   for src in fuzz/*_fuzz.cc; do targets+=("$(basename "$src" .cc)"); done

@@ -208,6 +208,20 @@ TEST(HostileInput, InvalidUtf8NamesRenderAsJson) {
   EXPECT_NE(RenderInspect(*model, OutputFormat::kJson, 2).find("bad"), std::string::npos);
 }
 
+TEST(HostileInput, NamesWithNewlinesKeepErrorsOnOneLine) {
+  // JSON escapes decode to control characters: a tensor named "a\nb" made a two-line error.
+  auto index = ParseWeightIndex(R"({"weight_map": {"a\nb": 3}})", "index.json");
+  ASSERT_FALSE(index);
+  EXPECT_EQ(index.error().message.find('\n'), std::string::npos) << index.error().message;
+  EXPECT_NE(index.error().message.find(R"(weight_map["a\nb"])"), std::string::npos)
+      << index.error().message;
+  auto header = ParseSafetensorsHeaderJson(
+      R"({"x\u0001y": {"dtype": "F32\r", "shape": [1], "data_offsets": [0, 4]}})", std::nullopt);
+  ASSERT_FALSE(header);
+  EXPECT_EQ(header.error().message,
+            R"(safetensors: tensor "x\x01y": unknown dtype "F32\r")");
+}
+
 TEST(HostileInput, JsonNestingAndSizeLimits) {
   std::string deep = std::string(65, '[') + std::string(65, ']');
   auto nested = ParseJson(deep, "x.json");
