@@ -2,6 +2,7 @@
 // Fixed inputs that fuzz targets combine with the fuzzed one (a fuzzed index with a valid config,
 // a fuzzed config with valid headers). Built from the tests' fixture builders.
 
+#include <cstdlib>
 #include <string>
 
 #include "memfit/hf_config.h"
