@@ -32,9 +32,8 @@ std::string Llama(const std::string& fields) {
   auto config = nlohmann::json::parse(R"({"model_type": "llama", "vocab_size": 32,
       "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 2,
       "num_attention_heads": 2})");
-  for (const auto& [key, value] : nlohmann::json::parse("{" + fields + "}").items()) {
-    config[key] = value;
-  }
+  const auto overrides = nlohmann::json::parse("{" + fields + "}");
+  for (const auto& [key, value] : overrides.items()) config[key] = value;
   return config.dump();
 }
 
