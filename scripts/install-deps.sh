@@ -16,6 +16,7 @@ BUILD_PACKAGES=(
 )
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3
+  clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets (docs/security.md)
 )
 
 packages=("${BUILD_PACKAGES[@]}")

@@ -21,6 +21,11 @@ enum class BufferConvention : uint8_t {
   kTransformers442,  // transformers 4.42, as in accelerate_reference.jsonl
 };
 
+// The most tensors a builder emits for one config (a config is a few hundred bytes: its counts,
+// such as num_hidden_layers x num_experts, must not make memfit allocate without bound). The
+// largest real checkpoints hold under 100,000 tensors. See docs/security.md.
+inline constexpr uint64_t kMaxBuiltTensors = uint64_t{1} << 20;
+
 struct BuildOptions {
   BufferConvention buffers = BufferConvention::kCurrent;
   // The head to build instead of architectures[0]'s, as an AutoModel class name
@@ -31,6 +36,8 @@ struct BuildOptions {
   // accelerate's create_empty_model does (from_config ignores quantization). Default: the tensors
   // as the quantized checkpoint stores them.
   bool ignore_quantization = false;
+  // Builders stop with an error past this many tensors (BuildFromConfig enforces it).
+  uint64_t max_tensors = kMaxBuiltTensors;
 };
 
 using ArchitectureBuilderFn = Result<Model> (*)(const HfConfig& config, const BuildOptions& options);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memfit/dtype.h"
+#include "memfit/result.h"
 
 namespace memfit {
 
@@ -148,6 +149,15 @@ ModelTotals ComputeTotals(const Model& model);
 // Totals per multimodal component (Tensor::component), in first-seen order; tensors without a
 // component are grouped under "shared". Empty for single models.
 std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& model);
+
+// Bounds that make every figure derived from a model fit in 64 bits with plain arithmetic: at
+// most 2^56 elements (x 64 bits, x 18 B/param for AdamW, x 4 B at float32 all stay below 2^63)
+// and 2^60 bytes in all. DescribeModel and ModelBuilder::Finish enforce them; a reader that makes
+// a Model without DescribeModel must call CheckModelBounds. See docs/security.md.
+inline constexpr uint64_t kMaxModelElements = uint64_t{1} << 56;
+inline constexpr uint64_t kMaxModelBytes = uint64_t{1} << 60;
+// An error naming `where` when the model's total elements or bytes exceed the bounds above.
+Status CheckModelBounds(const Model& model, std::string_view where);
 
 // One indivisible unit for "largest layer" and device maps.
 struct Block {

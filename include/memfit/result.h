@@ -18,14 +18,32 @@ struct Error {
   std::string message;
 };
 
+// Errors are one line even when they quote names from a file (a tensor name may hold "\n"):
+// control characters become escapes ("\n", "\x01").
+[[nodiscard]] inline std::string OneLine(std::string text) {
+  size_t i = 0;
+  while (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x20 && text[i] != 0x7f) ++i;
+  if (i == text.size()) return text;
+  std::string out = text.substr(0, i);
+  for (; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
 template <typename... Args>
 [[nodiscard]] Error MakeError(fmt::format_string<Args...> format, Args&&... args) {
-  return Error{fmt::format(format, std::forward<Args>(args)...)};
+  return Error{OneLine(fmt::format(format, std::forward<Args>(args)...))};
 }
 
 // Prefixes an error with its context: Wrap(e, "model.safetensors") -> "model.safetensors: <e>".
 [[nodiscard]] inline Error Wrap(const Error& error, std::string_view context) {
-  return Error{fmt::format("{}: {}", context, error.message)};
+  return Error{OneLine(fmt::format("{}: {}", context, error.message))};
 }
 
 template <typename T>

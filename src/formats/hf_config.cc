@@ -46,7 +46,9 @@ Result<uint64_t> HfConfig::Uint(std::string_view key) const {
       return static_cast<uint64_t>(d);
     }
   }
-  if (value->is_number_integer() && value->get<int64_t>() < 0) {
+  // is_number_integer() also holds for unsigned values; only a signed one can be negative (an
+  // unsigned value above 2^63 read as int64_t would look negative).
+  if (value->is_number_integer() && !value->is_number_unsigned() && value->get<int64_t>() < 0) {
     return MakeError("{}: field \"{}\" must not be negative, got {}", where_, key,
                      value->get<int64_t>());
   }

@@ -21,6 +21,10 @@ std::string_view JsonTypeName(const nlohmann::json& value) {
   }
 }
 
+std::string DumpJson(const nlohmann::json& value) {
+  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {

@@ -15,7 +15,12 @@ bool IsNumber(std::string_view s) {
 
 // Block patterns guessed from names when no config says what the layers are: the first numbered
 // segment after a known container ("model.layers.7" -> "model.layers.*", "transformer.h.7").
-std::vector<std::string> GuessNoSplitPatterns(const std::vector<Tensor>& tensors) {
+// At most kMaxGuessedPatterns are kept (real checkpoints have a handful): every module of the tree
+// is matched against each pattern, so the count bounds that work (docs/security.md).
+constexpr size_t kMaxGuessedPatterns = 64;
+
+std::vector<std::string> GuessNoSplitPatterns(const std::vector<Tensor>& tensors,
+                                              std::vector<std::string>& notes) {
   static const std::set<std::string, std::less<>> kContainers = {"layers", "h", "layer", "blocks",
                                                                  "block"};
   std::set<std::string> patterns;
@@ -37,7 +42,15 @@ std::vector<std::string> GuessNoSplitPatterns(const std::vector<Tensor>& tensors
       }
     }
   }
-  return {patterns.begin(), patterns.end()};
+  std::vector<std::string> out(patterns.begin(), patterns.end());
+  if (out.size() > kMaxGuessedPatterns) {
+    notes.push_back(fmt::format(
+        "tensor names suggest {} kinds of numbered layer; only the first {} (by name) are treated "
+        "as indivisible blocks",
+        out.size(), kMaxGuessedPatterns));
+    out.resize(kMaxGuessedPatterns);
+  }
+  return out;
 }
 
 Result<Model> FromHeaders(const ModelInputs& inputs) {
@@ -159,7 +172,7 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
         if (!archs.empty()) model.architecture = archs.front();
         model.config_dtype = inputs.config->torch_dtype();
       }
-      model.no_split_patterns = GuessNoSplitPatterns(model.tensors);
+      model.no_split_patterns = GuessNoSplitPatterns(model.tensors, model.notes);
       for (auto& t : model.tensors) {
         if (t.name.starts_with("lm_head.")) t.in_head = true;
       }
@@ -174,16 +187,21 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
     return MakeError("{}: nothing to read: no config.json and no safetensors weights",
                      inputs.location.empty() ? inputs.name : inputs.location);
   }
+  MEMFIT_RETURN_IF_ERROR(CheckModelBounds(
+      model, inputs.location.empty() ? std::string_view(inputs.name) : inputs.location));
   model.name = inputs.name;
   for (const auto& a : inputs.assumptions) model.assumptions.push_back(a);
   if (inputs.index) {
     model.index_total_size = inputs.index->total_size;
     uint64_t stored = ComputeTotals(model).stored_bytes;
     if (inputs.index->total_size && *inputs.index->total_size != stored) {
+      // Both are arbitrary uint64 values (total_size comes from the file): print the difference
+      // as sign and magnitude, never as a possibly overflowing signed subtraction.
+      const uint64_t declared = *inputs.index->total_size;
       model.notes.push_back(fmt::format(
-          "{} declares total_size {} bytes; memfit counts {} bytes of stored tensors ({:+} bytes)",
-          inputs.index_name, *inputs.index->total_size, stored,
-          static_cast<int64_t>(stored) - static_cast<int64_t>(*inputs.index->total_size)));
+          "{} declares total_size {} bytes; memfit counts {} bytes of stored tensors ({}{} bytes)",
+          inputs.index_name, declared, stored, stored > declared ? '+' : '-',
+          stored > declared ? stored - declared : declared - stored));
     }
     if (use_headers) {
       std::unordered_map<std::string, bool> in_headers;

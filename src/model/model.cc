@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "memfit/checked_math.h"
+
 namespace memfit {
 
 ModelTotals ComputeTotals(const Model& model) {
@@ -46,6 +48,23 @@ std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& mo
   return out;
 }
 
+Status CheckModelBounds(const Model& model, std::string_view where) {
+  ByteSum elements, bytes;
+  for (const auto& t : model.tensors) {
+    elements.Add(t.numel);
+    bytes.Add(t.bytes);
+  }
+  if (elements.overflowed() || elements.total() > kMaxModelElements) {
+    return MakeError("{}: the model has more than 2^56 elements in all, beyond what memfit can "
+                     "size (limit 72,057,594,037,927,936)", where);
+  }
+  if (bytes.overflowed() || bytes.total() > kMaxModelBytes) {
+    return MakeError("{}: the model's tensors take more than 2^60 bytes (1 EiB) in all, beyond what "
+                     "memfit can size", where);
+  }
+  return Ok{};
+}
+
 uint64_t FilteredSize(const Tensor& t, const TensorFilter& filter) {
   if (!t.loaded) return 0;
   if (!filter.include_head && t.in_head) return 0;
@@ -76,6 +95,11 @@ bool MatchesModulePattern(std::string_view path, std::string_view pattern) {
 
 namespace {
 
+// Module paths deeper than this many segments are cut: the rest of the name is one leaf. Real
+// checkpoints nest about 10 deep; the cap bounds the work per tensor name to kMaxModuleDepth
+// hashes of the name (docs/security.md).
+constexpr size_t kMaxModuleDepth = 64;
+
 struct Node {
   std::string_view path;  // a prefix of a tensor name in the model (stable while the model is)
   size_t parent = 0;
@@ -105,8 +129,8 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
     if (Excluded(t, filter)) continue;
     std::string_view name = t.name;
     size_t parent = 0, start = 0;
-    while (true) {
-      size_t dot = name.find('.', start);
+    for (size_t depth = 1;; ++depth) {
+      size_t dot = depth < kMaxModuleDepth ? name.find('.', start) : std::string_view::npos;
       bool last = dot == std::string_view::npos;
       std::string_view path = name.substr(0, last ? name.size() : dot);
       auto [it, inserted] = index.emplace(path, nodes.size());

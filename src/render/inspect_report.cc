@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "memfit/json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
 
@@ -88,7 +89,7 @@ nlohmann::json InspectJson(const Model& model) {
 }
 
 std::string RenderInspect(const Model& model, OutputFormat format, int depth) {
-  if (format == OutputFormat::kJson) return InspectJson(model).dump(2) + "\n";
+  if (format == OutputFormat::kJson) return DumpJson(InspectJson(model)) + "\n";
   auto totals = ComputeTotals(model);
   std::vector<std::vector<std::string>> rows;
   for (const auto& [name, g] : Groups(model, depth)) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "memfit/json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
 
@@ -80,7 +81,7 @@ nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& e) {
 
 std::string RenderLoadEstimate(const Model& model, const LoadEstimate& e, OutputFormat format) {
   switch (format) {
-    case OutputFormat::kJson: return LoadEstimateJson(model, e).dump(2) + "\n";
+    case OutputFormat::kJson: return DumpJson(LoadEstimateJson(model, e)) + "\n";
     case OutputFormat::kCsv: return RenderCsv(
         {"dtype", "load_bytes", "largest_block_bytes", "training_adam_bytes"}, LoadRows(e, true));
     case OutputFormat::kMarkdown: {
@@ -161,7 +162,7 @@ std::string RenderAccelerate(std::string_view model_name, const AccelerateEstima
                               {"training_adam", rows[i][3]}}}});
       }
       j["rows"] = out_rows;
-      return j.dump(2) + "\n";
+      return DumpJson(j) + "\n";
     }
     case OutputFormat::kCsv: return RenderCsv(headers, rows);
     case OutputFormat::kMarkdown: return RenderMarkdownTable(headers, rows);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "memfit/json.h"
 #include "memfit/render_memory.h"
 #include "memfit/units.h"
 
@@ -14,7 +15,7 @@ std::string Render(OutputFormat format, const std::string& title, const Rows& ro
                    const std::vector<std::string>& lines, const nlohmann::json& json) {
   const std::vector<std::string> headers = {"component", "bytes", "size"};
   switch (format) {
-    case OutputFormat::kJson: return json.dump(2) + "\n";
+    case OutputFormat::kJson: return DumpJson(json) + "\n";
     case OutputFormat::kCsv: return RenderCsv(headers, rows);
     case OutputFormat::kMarkdown: {
       std::string out = "**" + title + "**\n\n" + RenderMarkdownTable(headers, rows) + "\n";

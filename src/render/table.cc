@@ -27,6 +27,10 @@ std::string Center(std::string_view text, size_t width) {
   return std::string(left, ' ') + std::string(text) + std::string(margin - left, ' ');
 }
 
+// Columns are padded to at most this width: a longer cell (an absurd tensor name) overflows its
+// column instead of widening every row, which would make the output rows x longest cell bytes.
+constexpr size_t kMaxPaddedWidth = 160;
+
 std::string Repeat(std::string_view unit, size_t n) {
   std::string out;
   out.reserve(unit.size() * n);
@@ -52,7 +56,7 @@ std::string RenderAsciiTable(std::string_view title, const std::vector<std::stri
   std::vector<size_t> widths(headers.size());
   for (size_t i = 0; i < headers.size(); ++i) {
     widths[i] = Width(headers[i]);
-    for (const auto& row : rows) widths[i] = std::max(widths[i], Width(row[i]));
+    for (const auto& row : rows) widths[i] = std::max(widths[i], std::min(Width(row[i]), kMaxPaddedWidth));
   }
   size_t diff = 0;
   auto make_row = [&](std::string_view left, std::string_view middle, std::string_view right) {
@@ -102,14 +106,15 @@ std::string RenderPlainTable(const std::vector<std::string>& headers,
   for (size_t i = 0; i < headers.size(); ++i) {
     widths[i] = Width(headers[i]);
     for (const auto& row : rows) {
-      if (i < row.size()) widths[i] = std::max(widths[i], Width(row[i]));
+      if (i < row.size()) widths[i] = std::max(widths[i], std::min(Width(row[i]), kMaxPaddedWidth));
     }
   }
   auto render_row = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t i = 0; i < headers.size(); ++i) {
       std::string cell = i < cells.size() ? cells[i] : "";
-      size_t pad = widths[i] - Width(cell);
+      size_t width = Width(cell);
+      size_t pad = widths[i] > width ? widths[i] - width : 0;
       if (i == 0) out += cell + std::string(pad, ' ');
       else out += "  " + std::string(pad, ' ') + cell;
     }

@@ -3,9 +3,20 @@
 #include "memfit/checked_math.h"
 
 namespace memfit::arch {
+namespace {
+
+thread_local uint64_t t_max_tensors = kMaxBuiltTensors;
+
+}  // namespace
+
+TensorLimitScope::TensorLimitScope(uint64_t max_tensors) : previous_(t_max_tensors) {
+  t_max_tensors = max_tensors;
+}
+
+TensorLimitScope::~TensorLimitScope() { t_max_tensors = previous_; }
 
 ModelBuilder::ModelBuilder(const HfConfig& config, Dtype dtype)
-    : where_(config.where()), dtype_(dtype) {
+    : where_(config.where()), dtype_(dtype), max_tensors_(t_max_tensors) {
   FillCommon(config, model_);
 }
 
@@ -16,6 +27,12 @@ void ModelBuilder::Fail(const Error& error) {
 void ModelBuilder::Emit(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
                         TensorKind kind, std::string tied_to, bool stored) {
   if (failed()) return;
+  if (model_.tensors.size() >= max_tensors_) {
+    Fail(MakeError("{}: the config describes more than {} tensors, memfit's limit for a model "
+                   "built from config.json (see docs/security.md)",
+                   where_, max_tensors_));
+    return;
+  }
   auto numel = CheckedProduct(shape);
   std::optional<uint64_t> bytes = numel ? TensorBytes(*numel, dtype) : std::nullopt;
   if (!bytes) {
@@ -98,6 +115,7 @@ Result<Model> ModelBuilder::Finish() {
   if (stored.overflowed() || resident.overflowed()) {
     return MakeError("{}: the model's total size overflows 64 bits", where_);
   }
+  MEMFIT_RETURN_IF_ERROR(CheckModelBounds(model_, where_));
   return std::move(model_);
 }
 
@@ -167,6 +185,15 @@ uint64_t DivideExact(ModelBuilder& b, const HfConfig& config, uint64_t numerator
     return 0;
   }
   return numerator / denominator;
+}
+
+uint64_t MulDims(ModelBuilder& b, uint64_t x, uint64_t y, std::string_view what) {
+  auto product = CheckedMul(x, y);
+  if (!product) {
+    b.Fail(MakeError("{}: {} = {} x {} overflows 64 bits", b.where(), what, x, y));
+    return 0;
+  }
+  return *product;
 }
 
 std::string Layer(std::string_view prefix, uint64_t index) {

@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "memfit/architecture.h"
 #include "memfit/hf_config.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
 
 namespace memfit::arch {
 
+// Loops over counts read from a config (layers, experts) must stop once b.failed(): the builder
+// fails when it passes its tensor cap (BuildOptions::max_tensors) or a size overflows.
 class ModelBuilder {
  public:
   // `dtype`: the checkpoint dtype for parameters (config "torch_dtype", float32 when absent).
@@ -44,6 +47,7 @@ class ModelBuilder {
   // Tensors emitted while set belong to this multimodal component.
   void SetComponent(std::string component) { component_ = std::move(component); }
   Dtype dtype() const { return dtype_; }
+  const std::string& where() const { return where_; }
 
   // Records an error (the first one wins), e.g. from a failed config read.
   void Fail(const Error& error);
@@ -58,6 +62,7 @@ class ModelBuilder {
             std::string tied_to, bool stored);
   std::string where_;
   Dtype dtype_;
+  uint64_t max_tensors_;
   bool in_head_ = false;
   bool base_only_ = false;
   std::string component_;
@@ -84,6 +89,23 @@ void FillCommon(const HfConfig& config, Model& model);
 uint64_t DivideExact(ModelBuilder& b, const HfConfig& config, uint64_t numerator,
                      std::string_view numerator_name, uint64_t denominator,
                      std::string_view denominator_name);
+
+// x * y for a dimension computed from config values (heads x head_dim); records an error naming
+// `what` and returns 0 on overflow.
+uint64_t MulDims(ModelBuilder& b, uint64_t x, uint64_t y, std::string_view what);
+
+// Sets the tensor cap of every ModelBuilder constructed on this thread while it lives
+// (BuildFromConfig uses it to pass BuildOptions::max_tensors to the builders).
+class TensorLimitScope {
+ public:
+  explicit TensorLimitScope(uint64_t max_tensors);
+  ~TensorLimitScope();
+  TensorLimitScope(const TensorLimitScope&) = delete;
+  TensorLimitScope& operator=(const TensorLimitScope&) = delete;
+
+ private:
+  uint64_t previous_;
+};
 
 // Layer name helper: Layer("model.layers", 3) -> "model.layers.3".
 std::string Layer(std::string_view prefix, uint64_t index);

@@ -75,6 +75,11 @@ Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool
   hp.max_position_embeddings = positions;
   hp.activation = Get(b, tc.StringOr("hidden_act", siglip ? "gelu_pytorch_tanh" : "quick_gelu"));
   hp.norm = "layernorm";
+  if (text.layers > options.max_tensors) {  // each layer emits tensors below: it would fail anyway
+    return MakeError("{}: text_config: \"num_hidden_layers\" = {} exceeds memfit's limit of {} "
+                     "tensors for a model built from config.json", c.where(), text.layers,
+                     options.max_tensors);
+  }
   for (uint64_t i = 0; i < text.layers; ++i) {
     hp.layers.push_back(DenseLayer(AttentionKind::kNone, text.heads, hp.head_dim, text.intermediate));
   }

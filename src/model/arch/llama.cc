@@ -4,6 +4,7 @@
 // down}_proj | block_sparse_moe, post_attention_layernorm}, norm, lm_head.
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_kit.h"
@@ -56,7 +57,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
   }
   uint64_t decoder_sparse_step = 1;
-  std::vector<uint64_t> mlp_only_layers;
+  std::unordered_set<uint64_t> mlp_only_layers;
   if (spec.qwen_moe) {
     hp.num_experts = Get(b, c.Uint("num_experts"));
     hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
@@ -64,7 +65,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     decoder_sparse_step = Get(b, c.UintOr("decoder_sparse_step", 1));
     if (const auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
       for (const auto& v : *it) {
-        if (v.is_number_unsigned()) mlp_only_layers.push_back(v.get<uint64_t>());
+        if (v.is_number_unsigned()) mlp_only_layers.insert(v.get<uint64_t>());
       }
     }
   }
@@ -73,14 +74,16 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
 
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
                  nkv = hp.num_kv_heads, inter = hp.intermediate_size;
+  const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
+  const uint64_t kv_width = MulDims(b, nkv, hd, "num_key_value_heads x head_dim");
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
     b.RmsNorm(l + ".input_layernorm", h);
-    QLinear(b, q, l + ".self_attn.q_proj", h, nh * hd, attention_bias || spec.qkv_bias);
-    QLinear(b, q, l + ".self_attn.k_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
-    QLinear(b, q, l + ".self_attn.v_proj", h, nkv * hd, attention_bias || spec.qkv_bias);
-    QLinear(b, q, l + ".self_attn.o_proj", nh * hd, h, attention_bias);
+    QLinear(b, q, l + ".self_attn.q_proj", h, q_width, attention_bias || spec.qkv_bias);
+    QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, attention_bias || spec.qkv_bias);
+    QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, attention_bias || spec.qkv_bias);
+    QLinear(b, q, l + ".self_attn.o_proj", q_width, h, attention_bias);
     if (spec.qk_norm) {
       b.RmsNorm(l + ".self_attn.q_norm", hd);
       b.RmsNorm(l + ".self_attn.k_norm", hd);
@@ -92,13 +95,13 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     }
     bool moe_layer = spec.mixtral_moe;
     if (spec.qwen_moe) {
-      bool dense = std::find(mlp_only_layers.begin(), mlp_only_layers.end(), i) != mlp_only_layers.end();
+      bool dense = mlp_only_layers.count(i) > 0;
       moe_layer = !dense && hp.num_experts > 0 && decoder_sparse_step > 0 &&
                   (i + 1) % decoder_sparse_step == 0;
     }
     if (spec.mixtral_moe) {
       b.Linear(l + ".block_sparse_moe.gate", h, hp.num_experts, false);
-      for (uint64_t e = 0; e < hp.num_experts; ++e) {
+      for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
         const std::string x = Layer(l + ".block_sparse_moe.experts", e);
         QLinear(b, q, x + ".w1", h, inter, false);
         QLinear(b, q, x + ".w2", inter, h, false);
@@ -106,7 +109,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       }
     } else if (moe_layer) {
       b.Linear(l + ".mlp.gate", h, hp.num_experts, false);
-      for (uint64_t e = 0; e < hp.num_experts; ++e) {
+      for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
         const std::string x = Layer(l + ".mlp.experts", e);
         QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
         QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
@@ -131,7 +134,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   if (options.buffers == BufferConvention::kCurrent) {
     b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   } else {
-    for (uint64_t i = 0; i < hp.num_layers; ++i) {
+    for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
       const std::string rotary = Layer("model.layers", i) + ".self_attn.rotary_emb";
       b.Buffer(rotary + ".inv_freq", {hd / 2}, Dtype::kF32, false);
       if (spec.qkv_bias || spec.mixtral_moe) {

@@ -3,6 +3,7 @@
 // families.h, add a row here, add tests (docs/ARCHITECTURE.md, "Adding an architecture").
 
 #include "memfit/architecture.h"
+#include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 
 namespace memfit {
@@ -101,6 +102,7 @@ Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& option
                      "has them) for an exact answer from the headers",
                      config.where(), type);
   }
+  arch::TensorLimitScope limit(options.max_tensors);
   return builder->build(config, options);
 }
 

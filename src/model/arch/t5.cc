@@ -109,7 +109,7 @@ Result<Model> BuildT5Like(const HfConfig& c, const BuildOptions& options, const 
     b.RmsNorm("decoder.final_layer_norm", d);
   } else {
     hp.num_layers = hp.num_encoder_layers;
-    for (uint64_t i = 0; i < hp.num_layers; ++i) {
+    for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
       hp.layers.push_back(DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hp.head_dim, dff));
     }
     hp.num_encoder_layers = 0;
