@@ -14,6 +14,24 @@
 namespace memfit::testing {
 namespace fs = std::filesystem;
 
+namespace {
+// Before any test runs: the Hub endpoint is a closed loopback port (tests that need a Hub start
+// the fake one and set HF_ENDPOINT themselves), and the HF and memfit caches live in a fresh
+// temporary directory, never in the user's home.
+struct TestEnvironment {
+  TestEnvironment() {
+    fs::path home = fs::temp_directory_path() / ("memfit_test_home_" + std::to_string(::getpid()));
+    fs::create_directories(home);
+    ::setenv("HF_ENDPOINT", "http://127.0.0.1:9", 1);
+    ::setenv("HF_HOME", (home / "hf").c_str(), 1);
+    ::setenv("MEMFIT_CACHE", (home / "memfit").c_str(), 1);
+    ::unsetenv("HF_HUB_CACHE");
+    ::unsetenv("HF_TOKEN");
+  }
+};
+const TestEnvironment kTestEnvironment;
+}  // namespace
+
 std::optional<std::string> EvalDir() {
   if (const char* v = std::getenv("MEMFIT_EVAL_DIR"); v && *v && fs::is_directory(v)) return v;
   fs::path dir = fs::path(MEMFIT_SOURCE_DIR) / ".." / "shared" / "eval";
