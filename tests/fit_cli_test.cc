@@ -56,13 +56,31 @@ TEST(FitCliTest, BadInputIsOneLineAndExitOne) {
            {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "mi300"},
            {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "voodoo5"},
            {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--ram", "lots"},
-           {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "inference"},
+           {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--reserve", "lots"},
            {"gpus", "--vendor", "3dfx"}}) {
     auto r = Memfit(args);
     EXPECT_EQ(r.code, 1) << args.back();
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(r.err.starts_with("memfit: error: ")) << r.err;
   }
+}
+
+// --task inference and train take their runtime bytes from the estimators: the KV cache travels
+// with each decoder layer, so a longer context needs more memory and can stop fitting.
+TEST(FitCliTest, InferenceAndTrainTasksAreConnected) {
+  auto short_ctx = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "inference",
+                           "--context", "4096", "--format", "json"});
+  ASSERT_EQ(short_ctx.code, 0) << short_ctx.err;
+  auto j = nlohmann::json::parse(short_ctx.out);
+  // Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes = 128 KiB per token;
+  // 4096 tokens = 512 MiB over 32 layers = 16 MiB per layer.
+  EXPECT_EQ(j["runtime"]["per_layer_bytes"], 16u << 20);
+  EXPECT_GT(j["runtime"]["per_gpu_bytes"], 0u);
+  auto train = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "train",
+                       "--format", "json"});
+  ASSERT_EQ(train.code, 0) << train.err;
+  auto t = nlohmann::json::parse(train.out);
+  EXPECT_GT(t["runtime"]["per_weight_byte"].get<double>(), 1.0);
 }
 
 TEST(FitCliTest, GpusFilters) {

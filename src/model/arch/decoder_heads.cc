@@ -37,13 +37,6 @@ HeadKind ResolveHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
   return HeadKind::kBase;
 }
 
-uint64_t NumLabels(ModelBuilder& b, const HfConfig& c) {
-  if (c.Has("num_labels")) return Get(b, c.Uint("num_labels"));
-  const auto it = c.raw().find("id2label");
-  if (it != c.raw().end() && it->is_object() && !it->empty()) return it->size();
-  return 2;
-}
-
 void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels) {
   b.SetHead(true);
   switch (head) {

@@ -7,6 +7,7 @@
 
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
+#include "model/arch/encoder_common.h"
 
 namespace memfit::arch {
 
@@ -26,8 +27,7 @@ enum class HeadKind : uint8_t {
 HeadKind ResolveHead(ModelBuilder& b, const HfConfig& config, const BuildOptions& options,
                      std::string_view family);
 
-// Classifier width: "num_labels", else the size of "id2label", else 2 (transformers' default).
-uint64_t NumLabels(ModelBuilder& b, const HfConfig& config);
+// NumLabels (id2label size, else num_labels, else 2): model/arch/encoder_common.h.
 
 // Emits the classification/QA head on `hidden` features (sequence, token, QA; nothing for the
 // others), marked in_head.
