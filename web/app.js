@@ -119,8 +119,12 @@ function devicesOf(result) {
     .filter((c) => typeof c.bytes === "number");
   if (Array.isArray(list)) {
     return list.map((d, i) => {
-      const components = toComponents(d.components || d.breakdown || {});
-      return { name: d.name || d.device || `device ${i}`, components,
+      let components = toComponents(d.components || d.breakdown || {});
+      // Fit plans give each device's used bytes (weights placed there plus runtime).
+      if (!components.length && typeof d.used_bytes === "number" && d.used_bytes > 0) {
+        components = [{ name: "placed", bytes: d.used_bytes }];
+      }
+      return { name: d.label || d.name || (d.device !== undefined ? String(d.device) : `device ${i}`), components,
         total: d.total_bytes ?? components.reduce((s, c) => s + c.bytes, 0) };
     }).filter((d) => d.components.length);
   }
@@ -278,6 +282,8 @@ async function init() {
     const list = Array.isArray(gpus) ? gpus : gpus.gpus || [];
     $("#gpu-select").innerHTML = list.map((g) => `<option value="${escapeHtml(g.id || g.name)}">${escapeHtml(g.name)}${g.memory_bytes ? " · " + formatBytes(g.memory_bytes) : ""}</option>`).join("")
       || '<option value="24GiB">24 GiB</option>';
+    const preferred = $$("#gpu-select option").find((o) => /4090/.test(o.value + o.textContent));
+    if (preferred) $("#gpu-select").value = preferred.value;
   } catch (_) { $("#gpu-select").innerHTML = '<option value="24GiB">24 GiB</option>'; }
   if (restoreFromUrl()) run();
 }
