@@ -244,8 +244,10 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
         case CURLE_COULDNT_RESOLVE_PROXY:
         case CURLE_COULDNT_CONNECT:
           if (failure) *failure = HubFailure::kUnreachable;
+          // curl_easy_strerror, not the error buffer: the buffer carries timings ("after 0 ms"),
+          // which would make the same request's output differ from run to run.
           return MakeError("cannot reach {}: {} (use --offline to work from the cache)",
-                           HostOf(request.url), attempt.curl_error);
+                           HostOf(request.url), curl_easy_strerror(attempt.code));
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CERTPROBLEM:
