@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/app.h"
+#include "memfit/json.h"
 
 namespace memfit::server {
 namespace {
@@ -41,7 +42,7 @@ bool IsApiCommand(std::string_view command) {
 }
 
 ApiResponse ErrorResponse(int status, std::string_view message) {
-  return {status, nlohmann::json{{"error", message}}.dump()};
+  return {status, DumpJson(nlohmann::json{{"error", message}})};
 }
 
 Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body) {

@@ -9,6 +9,7 @@
 
 #include <httplib.h>
 
+#include "memfit/json.h"
 #include "server/api.h"
 #include "server/hub_post.h"
 #include "server/web_assets.h"
@@ -84,7 +85,7 @@ struct Server::Impl {
     if (!args) return ErrorResponse(400, args.error().message);
     std::string key;
     if (!has_token) {
-      key = std::string(command) + "\n" + body.dump();
+      key = std::string(command) + "\n" + DumpJson(body);
       if (auto hit = cache.Get(key)) return {200, *hit};
     }
     // Bounded uncached work: a slow Hub holds a slot, never the whole server.
@@ -155,7 +156,7 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
   http.Get(R"(/api/v1/(models|gpus))", [impl](const httplib::Request& req, httplib::Response& res) {
     nlohmann::json body = nlohmann::json::object();
     for (const auto& [key, value] : req.params) body[key] = value;
-    SendJson(res, impl->Handle(req.matches[1].str(), body.dump(), ""));
+    SendJson(res, impl->Handle(req.matches[1].str(), DumpJson(body), ""));
   });
   // Static files: only the embedded assets, by exact name; nothing on disk is ever served.
   http.Get(R"(/.*)", [](const httplib::Request& req, httplib::Response& res) {

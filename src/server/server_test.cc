@@ -106,6 +106,15 @@ TEST_F(ServerTest, ServesOnlyEmbeddedFiles) {
   }
 }
 
+// A query string that is not valid UTF-8 is a client error, never an internal one.
+TEST_F(ServerTest, InvalidUtf8QueryIsNotAnInternalError) {
+  auto client = Client();
+  auto res = client.Get("/api/v1/models?family=%FF%FE");
+  ASSERT_TRUE(res);
+  EXPECT_NE(res->status, 500) << res->body;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(res->body));
+}
+
 TEST_F(ServerTest, ModelsListMatchesCli) {
   auto client = Client();
   auto res = client.Get("/api/v1/models");
