@@ -42,6 +42,9 @@ struct DeviceMapOptions {
   // accelerate keeps the largest remaining block free on the first GPU and on the CPU. false: pack
   // the GPUs to their max_memory (what an explicit device_map, or .to(), can use).
   bool keep_largest_free = true;
+  // false: only usage, totals and verdict inputs; no module names per device and no cleaned
+  // `entries` (the planner's what-ifs need the numbers, not the map).
+  bool record_modules = true;
 };
 
 enum class DeviceKind : uint8_t { kGpu, kCpu, kDisk };

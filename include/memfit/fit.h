@@ -109,19 +109,24 @@ struct FitPlan {
 
 namespace plan {
 struct ModuleTree;
+class SizeCache;
 }
 
-// A model prepared for planning: its module tree is built once and shared by every plan (the
-// GPU grid, the server). Keeps a pointer to `model`, which must outlive it.
+// A model prepared for planning: its module tree is built once, and the tree sizes of every
+// what-if (dtype, quantization, pruning) are computed on first use and kept, so every plan for
+// this model (the GPU grid, the server) shares them. Thread-safe. Keeps a pointer to `model`,
+// which must outlive it.
 class FitModel {
  public:
   explicit FitModel(const Model& model);
   const Model& model() const { return *model_; }
   const plan::ModuleTree& tree() const { return *tree_; }
+  plan::SizeCache& sizes() const { return *sizes_; }
 
  private:
   const Model* model_;
   std::shared_ptr<const plan::ModuleTree> tree_;
+  std::shared_ptr<plan::SizeCache> sizes_;
 };
 
 // Runs the planner. Errors: no devices, a runtime estimator error.
@@ -133,9 +138,9 @@ Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
 // Bytes of a tensor loaded at `dtype` (floating-point parameters cast, the rest as stored).
 uint64_t LoadedTensorBytes(const Tensor& tensor, LoadDtype dtype);
 
-// The runtime model for `--task`: "load" is weights only. "inference" and "train" need the
-// inference/training estimators; until those are connected this returns an error that says so
-// (see ConnectRuntimeEstimators in docs/estimates.md, "Fit planner").
+// The runtime model for `--task`: "load" is weights only; "inference" and "train" take their
+// bytes from the inference and training estimators (src/plan/runtime_task.cc; docs/estimates.md,
+// "Fit planner").
 struct TaskSettings {
   std::string task = "load";
   uint64_t context_tokens = 0;  // 0: the model's max_position_embeddings

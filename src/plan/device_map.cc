@@ -172,14 +172,16 @@ DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, [[maybe
 
     if (unlimited || used + size_with_ties <= max_size) {
       device.used_bytes += static_cast<uint64_t>(size_with_ties);
-      std::string name = DeviceName(device);
-      map.emplace_back(node.path, name);
-      device.modules.push_back(node.path);
-      for (int m : tied_modules) {
-        std::erase(todo, m);
-        map.emplace_back(tree.nodes[m].path, name);
-        device.modules.push_back(tree.nodes[m].path);
+      if (options.record_modules) {
+        std::string name = DeviceName(device);
+        map.emplace_back(node.path, name);
+        device.modules.push_back(node.path);
+        for (int m : tied_modules) {
+          map.emplace_back(tree.nodes[m].path, name);
+          device.modules.push_back(tree.nodes[m].path);
+        }
       }
+      for (int m : tied_modules) std::erase(todo, m);
       if (device.kind != DeviceKind::kGpu && !node.is_tensor) {
         out.offloaded_buffer_bytes += sizes.buffer_size[n];
       }
@@ -215,7 +217,7 @@ DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, [[maybe
   for (const auto& d : out.devices) {
     if (d.kind != DeviceKind::kGpu) out.offloaded_bytes += d.used_bytes;
   }
-  Clean(map, "");
+  if (options.record_modules) Clean(map, "");
   out.entries = std::move(map);
   return out;
 }

@@ -24,9 +24,11 @@ double ActiveFraction(const Model& model, const Tensor& tensor) {
                            static_cast<double>(model.hp.num_experts));
 }
 
-Placement Place(const Model& model, const ModuleTree& tree, const FitRequest& request,
-                const SizeFn& size_of, const RuntimeBytes& runtime, bool offload_allowed,
-                const std::vector<DeviceSpec>* gpus) {
+Placement Place(const FitModel& fit_model, const FitRequest& request, const SizeRule& rule,
+                const RuntimeBytes& runtime, bool offload_allowed,
+                const std::vector<DeviceSpec>* gpus, bool detailed) {
+  const Model& model = fit_model.model();
+  const ModuleTree& tree = fit_model.tree();
   const auto& devices = gpus ? *gpus : request.gpus;
   MemoryBudget budget;
   for (const auto& d : devices) {
@@ -38,35 +40,32 @@ Placement Place(const Model& model, const ModuleTree& tree, const FitRequest& re
     budget.cpu_bytes = request.ram_bytes;
     budget.disk_bytes = request.disk_bytes;
   }
-  DeviceMapOptions options{.strategy = request.strategy};
+  DeviceMapOptions options;
+  options.strategy = request.strategy;
+  options.record_modules = detailed;
   const double factor = 1.0 + std::max(0.0, runtime.per_weight_byte);
-  options.size_of = [&size_of, factor](const Tensor& t) {
-    uint64_t bytes = size_of(t);
-    if (factor == 1.0 || t.kind != TensorKind::kParameter) return bytes;
-    double scaled = std::ceil(static_cast<double>(bytes) * factor);
-    return scaled >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(scaled);
-  };
+  const auto weights = fit_model.sizes().Get(model, tree, rule, factor);
+  // A layer's KV cache travels with its block (runtime.per_layer_bytes).
+  TreeSizes with_blocks;
+  const TreeSizes* sizes = &weights->sizes;
   if (runtime.per_layer_bytes > 0) {
-    uint64_t per_layer = runtime.per_layer_bytes;
-    options.extra_block_bytes = [per_layer](std::string_view) { return per_layer; };
+    with_blocks = AddBlockBytes(tree, weights->sizes, runtime.per_layer_bytes);
+    sizes = &with_blocks;
   }
   Placement out;
-  const TreeSizes sizes = ComputeSizes(tree, model, options);
-  out.map = InferDeviceMap(tree, sizes, model, budget, options);
+  out.map = InferDeviceMap(tree, *sizes, model, budget, options);
   if (!out.map.fits_on_gpus()) {
     DeviceMapOptions packed = options;
     packed.strategy = DeviceMapStrategy::kSequential;
     packed.keep_largest_free = false;
     MemoryBudget gpus_only{.gpu_bytes = budget.gpu_bytes};
-    DeviceMap map = InferDeviceMap(tree, sizes, model, gpus_only, packed);
+    DeviceMap map = InferDeviceMap(tree, *sizes, model, gpus_only, packed);
     if (map.fits_on_gpus()) {
       out.map = std::move(map);
       out.packed = true;
     }
   }
-  for (const auto& t : model.tensors) {
-    if (t.tied_to.empty()) out.weight_bytes += size_of(t);
-  }
+  out.weight_bytes = weights->weight_bytes;
   uint64_t gpus_used = 0;
   for (const auto& d : out.map.devices) {
     if (d.kind == DeviceKind::kGpu && d.used_bytes > 0) ++gpus_used;
@@ -98,9 +97,12 @@ uint64_t TargetBits(LoadDtype dtype) {
 }
 
 // Speed upper bounds from where each weight byte sits (docs/estimates.md, "Speed bounds").
-SpeedBound Speed(const Model& model, const plan::ModuleTree& tree, const FitRequest& request,
+SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
                  const plan::SizeFn& size_of, const Placement& placement,
                  const RuntimeBytes& runtime) {
+  const Model& model = fit_model.model();
+  const plan::ModuleTree& tree = fit_model.tree();
+  const auto fractions = fit_model.sizes().ActiveFractions(model);
   SpeedBound out;
   const auto& map = placement.map;
   // Device of each placed module; a tensor belongs to its deepest placed ancestor.
@@ -131,7 +133,7 @@ SpeedBound Speed(const Model& model, const plan::ModuleTree& tree, const FitRequ
     for (int a = tree.tensor_node[i]; a >= 0 && device < 0; a = tree.nodes[a].parent) {
       device = device_of[a];
     }
-    double fraction = plan::ActiveFraction(model, t);
+    double fraction = (*fractions)[i];
     double params = t.kind == TensorKind::kParameter ? static_cast<double>(t.numel) * fraction : 0;
     total_active_params += params;
     if (device < 0) continue;
@@ -187,8 +189,8 @@ SpeedBound Speed(const Model& model, const plan::ModuleTree& tree, const FitRequ
   return out;
 }
 
-std::optional<uint64_t> GpusNeeded(const Model& model, const plan::ModuleTree& tree,
-                                   const FitRequest& request, const plan::SizeFn& size_of,
+std::optional<uint64_t> GpusNeeded(const FitModel& model, const FitRequest& request,
+                                   const plan::SizeRule& rule, uint64_t weights,
                                    const RuntimeBytes& runtime) {
   if (request.gpus.empty()) return std::nullopt;
   const DeviceSpec& unit = request.gpus.front();
@@ -199,14 +201,10 @@ std::optional<uint64_t> GpusNeeded(const Model& model, const plan::ModuleTree& t
   FitRequest gpus_only = request;
   gpus_only.ram_bytes.reset();
   gpus_only.disk_bytes.reset();
-  uint64_t weights = 0;
-  for (const auto& t : model.tensors) {
-    if (t.tied_to.empty()) weights += size_of(t);
-  }
-  uint64_t n = std::max<uint64_t>(1, (weights + usable - 1) / usable);
+  uint64_t n = std::max<uint64_t>(1, weights / usable + (weights % usable != 0));
   for (int tries = 0; tries < 64 && n <= 1024; ++tries, ++n) {
     std::vector<DeviceSpec> gpus(n, unit);
-    auto placed = plan::Place(model, tree, gpus_only, size_of, runtime, false, &gpus);
+    auto placed = plan::Place(model, gpus_only, rule, runtime, false, &gpus, false);
     if (placed.verdict == Verdict::kFits) return n;
   }
   return std::nullopt;
@@ -241,7 +239,8 @@ uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
 
 FitModel::FitModel(const Model& model)
     : model_(&model),
-      tree_(std::make_shared<const plan::ModuleTree>(plan::BuildModuleTree(model))) {}
+      tree_(std::make_shared<const plan::ModuleTree>(plan::BuildModuleTree(model))),
+      sizes_(std::make_shared<plan::SizeCache>()) {}
 
 Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
                         const RuntimeModel& runtime) {
@@ -250,8 +249,6 @@ Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
 
 Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
                         const RuntimeModel& runtime) {
-  const Model& model = prepared.model();
-  const plan::ModuleTree& tree = prepared.tree();
   if (request.gpus.empty()) return MakeError("fit: no GPU given (use --gpu NAME or --gpu 24GiB)");
   FitPlan plan;
   RuntimeBytes bytes;
@@ -259,9 +256,8 @@ Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
     MEMFIT_ASSIGN_OR_RETURN(bytes, runtime.bytes_for(runtime.context_tokens, runtime.batch));
   }
   plan.runtime = bytes;
-  const LoadDtype dtype = request.dtype;
-  plan::SizeFn size_of = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
-  Placement placed = plan::Place(model, tree, request, size_of, bytes, runtime.offload_allowed);
+  const plan::SizeRule rule = plan::DtypeRule(request.dtype);
+  Placement placed = plan::Place(prepared, request, rule, bytes, runtime.offload_allowed);
   plan.verdict = placed.verdict;
   plan.weight_bytes = placed.weight_bytes;
   plan.total_bytes = placed.total_bytes;
@@ -277,13 +273,14 @@ Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
         "{} of buffers of offloaded modules stay on GPU 0 (accelerate offload_buffers=False)",
         FormatBytes(plan.map.offloaded_buffer_bytes)));
   }
-  plan.gpus_needed = GpusNeeded(model, tree, request, size_of, bytes);
+  plan.gpus_needed = GpusNeeded(prepared, request, rule, placed.weight_bytes, bytes);
   // Limits: the largest context and batch whose plan still fits on the GPUs alone.
   if (runtime.bytes_for) {
     auto fits = [&](uint64_t context, uint64_t batch) {
       auto b = runtime.bytes_for(context, batch);
       if (!b) return false;
-      return plan::Place(model, tree, request, size_of, *b, false).verdict == Verdict::kFits;
+      return plan::Place(prepared, request, rule, *b, false, nullptr, false).verdict ==
+             Verdict::kFits;
     };
     auto search = [&](uint64_t hi, auto&& ok) -> std::optional<uint64_t> {
       if (hi == 0 || !ok(1)) return std::nullopt;
@@ -302,8 +299,8 @@ Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
     });
   }
   Placement for_speed{.map = plan.map};
-  plan.speed = Speed(model, tree, request, size_of, for_speed, bytes);
-  if (request.advise) plan.advice = plan::BuildAdvice(model, tree, request, runtime, plan);
+  plan.speed = Speed(prepared, request, rule.size_of, for_speed, bytes);
+  if (request.advise) plan.advice = plan::BuildAdvice(prepared, request, runtime, plan);
   return plan;
 }
 

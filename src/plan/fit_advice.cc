@@ -11,19 +11,6 @@
 namespace memfit::plan {
 namespace {
 
-// Per tensor of `model`: a linear weight inside a no-split block (what quantization libraries
-// replace: nn.Linear in decoder layers).
-std::shared_ptr<const std::vector<char>> LinearWeights(const Model& model, const ModuleTree& tree) {
-  auto out = std::make_shared<std::vector<char>>(model.tensors.size(), 0);
-  for (size_t i = 0; i < model.tensors.size(); ++i) {
-    const Tensor& t = model.tensors[i];
-    (*out)[i] = t.kind == TensorKind::kParameter && t.shape.size() == 2 &&
-                IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized &&
-                t.tied_to.empty() && tree.nodes[static_cast<size_t>(tree.tensor_node[i])].in_block;
-  }
-  return out;
-}
-
 uint64_t Bits(uint64_t numel, double bits_per_element) {
   double bytes = std::ceil(static_cast<double>(numel) * bits_per_element / 8.0);
   return bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
@@ -31,25 +18,27 @@ uint64_t Bits(uint64_t numel, double bits_per_element) {
 
 // Weights as a quantization library leaves them: block linears quantized by `linear`, every
 // other floating parameter in 16 bits (torch_dtype), integer tensors and buffers as stored.
-SizeFn Quantized(const Model& model, std::shared_ptr<const std::vector<char>> is_linear,
-                 std::function<uint64_t(const Tensor&)> linear) {
+// `key` names the rule (SizeRule).
+SizeRule Quantized(std::string key, const Model& model,
+                   std::shared_ptr<const std::vector<char>> is_linear,
+                   std::function<uint64_t(const Tensor&)> linear) {
   const Tensor* base = model.tensors.data();
-  return [base, is_linear, linear](const Tensor& t) {
-    size_t i = static_cast<size_t>(&t - base);  // size functions only see this model's tensors
-    if (i < is_linear->size() && (*is_linear)[i]) return linear(t);
-    return LoadedTensorBytes(t, LoadDtype::kBFloat16);
-  };
+  return {std::move(key), [base, is_linear, linear](const Tensor& t) {
+            size_t i = static_cast<size_t>(&t - base);  // rules only see this model's tensors
+            if (i < is_linear->size() && (*is_linear)[i]) return linear(t);
+            return LoadedTensorBytes(t, LoadDtype::kBFloat16);
+          }};
 }
 
 // GGUF files quantize every 2-D weight (embeddings and head included) and keep 1-D in F32.
-SizeFn Gguf(double bits_per_weight) {
-  return [bits_per_weight](const Tensor& t) {
+SizeRule Gguf(std::string_view type, double bits_per_weight) {
+  return {fmt::format("gguf:{}", type), [bits_per_weight](const Tensor& t) {
     if (t.kind != TensorKind::kParameter || !IsFloatingPoint(t.dtype) ||
         t.dtype == Dtype::kBlockQuantized) {
       return t.bytes;
     }
     return t.shape.size() >= 2 ? Bits(t.numel, bits_per_weight) : Bits(t.numel, 32);
-  };
+  }};
 }
 
 struct Candidate {
@@ -57,7 +46,7 @@ struct Candidate {
   int quality_cost;
   std::string quality_note;
   std::string detail;
-  SizeFn size_of;                      // empty: the plan's dtype
+  std::optional<SizeRule> rule;        // empty: the plan's dtype
   std::optional<RuntimeBytesFn> runtime;
   uint64_t context_tokens = 0;
   std::optional<uint64_t> ram_bytes;   // offload advice
@@ -66,17 +55,17 @@ struct Candidate {
 
 }  // namespace
 
-std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
-                                const FitRequest& request, const RuntimeModel& runtime,
-                                const FitPlan& plan) {
-  const LoadDtype dtype = request.dtype;
-  SizeFn current = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
-  const auto linear = LinearWeights(model, tree);
+std::vector<Advice> BuildAdvice(const FitModel& fit_model, const FitRequest& request,
+                                const RuntimeModel& runtime, const FitPlan& plan) {
+  const Model& model = fit_model.model();
+  const ModuleTree& tree = fit_model.tree();
+  const SizeRule current = DtypeRule(request.dtype);
+  const auto linear = fit_model.sizes().LinearWeights(model, tree);
   std::vector<Candidate> candidates;
   bool wide = false;  // floating weights wider than 16 bits at the chosen dtype
   for (const auto& t : model.tensors) {
     if (t.kind == TensorKind::kParameter && IsFloatingPoint(t.dtype) &&
-        current(t) > LoadedTensorBytes(t, LoadDtype::kBFloat16)) {
+        current.size_of(t) > LoadedTensorBytes(t, LoadDtype::kBFloat16)) {
       wide = true;
       break;
     }
@@ -84,24 +73,24 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
   if (wide) {
     candidates.push_back({"load the weights in bfloat16 (torch_dtype=torch.bfloat16)", 1,
                           "bf16 inference matches fp32 closely", "2 bytes per parameter",
-                          [](const Tensor& t) { return LoadedTensorBytes(t, LoadDtype::kBFloat16); }});
+                          DtypeRule(LoadDtype::kBFloat16)});
   }
   candidates.push_back({"bitsandbytes LLM.int8 (load_in_8bit)", 1, "near-lossless (LLM.int8 paper)",
                         "block linears 1 byte/weight + fp32 scale per row; rest 16-bit",
-                        Quantized(model, linear, [](const Tensor& t) {
+                        Quantized("bnb-int8", model, linear, [](const Tensor& t) {
                           return t.numel + t.shape[0] * 4;
                         })});
   candidates.push_back({"bitsandbytes NF4 (load_in_4bit, double quant)", 2,
                         "small loss (QLoRA paper: NF4 matches 16-bit fine-tuning)",
                         "block linears 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax "
                         "= 4.127 bits; rest 16-bit",
-                        Quantized(model, linear, [](const Tensor& t) {
+                        Quantized("bnb-nf4-dq", model, linear, [](const Tensor& t) {
                           return Bits(t.numel, 4.0 + 8.0 / 64 + 32.0 / (64 * 256));
                         })});
   candidates.push_back({"GPTQ or AWQ 4-bit, group size 128", 2, "small loss at 4 bits",
                         "block linears 4 bits + fp16 scale and 4-bit zero per 128 = 4.156 bits; "
                         "rest 16-bit",
-                        Quantized(model, linear, [](const Tensor& t) {
+                        Quantized("gptq-awq-4bit-g128", model, linear, [](const Tensor& t) {
                           return Bits(t.numel, 4.0 + 16.0 / 128 + 4.0 / 128);
                         })});
   // GGUF whole-file effective bits per weight (NyxKrage's table; Q8_0/Q6_K exact block sizes).
@@ -114,21 +103,21 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
                             GgufType{"Q2_K", 3.35, 4, "large loss"}}) {
     candidates.push_back({fmt::format("GGUF {} (llama.cpp)", g.name), g.cost, g.note,
                           fmt::format("{} bits per weight over 2-D weights, norms F32", g.bpw),
-                          Gguf(g.bpw)});
+                          Gguf(g.name, g.bpw)});
   }
   candidates.push_back(
       {"prune block linears to 2:4 semi-structured sparsity", 3,
        "moderate loss unless fine-tuned after pruning (SparseGPT, Wanda)",
        "16-bit: half the values + 2-bit index per kept value = 9/16 of the bytes (PyTorch "
        "to_sparse_semi_structured)",
-       Quantized(model, linear, [](const Tensor& t) {
+       Quantized("prune-2:4", model, linear, [](const Tensor& t) {
          return LoadedTensorBytes(t, LoadDtype::kBFloat16) / 16 * 9;
        })});
   candidates.push_back(
       {"prune block linears 50% unstructured, stored as CSR", 3,
        "moderate loss; CSR saves memory only past 80% sparsity with int64 indices",
        "nnz x (2-byte value + 8-byte int64 column index) + (rows + 1) x 8 row pointers",
-       Quantized(model, linear, [](const Tensor& t) {
+       Quantized("prune-50-csr", model, linear, [](const Tensor& t) {
          return t.numel / 2 * 10 + (t.shape[0] + 1) * 8;
        })});
   if (!request.ram_bytes && plan.verdict == Verdict::kDoesNotFit && runtime.offload_allowed) {
@@ -154,7 +143,7 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
     Candidate c{alt.name, alt.quality_cost, alt.quality_note, "runtime estimate with this setting"};
     c.runtime = alt.bytes_for;
     c.context_tokens = runtime.context_tokens;
-    if (alt.weight_size_of) c.size_of = alt.weight_size_of;
+    if (alt.weight_size_of) c.rule = SizeRule{"runtime:" + alt.name, alt.weight_size_of};
     candidates.push_back(std::move(c));
   }
 
@@ -166,14 +155,12 @@ std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
       if (!b) continue;
       bytes = *b;
     }
-    const Model& target = c.model ? *c.model : model;
-    SizeFn size_of = c.size_of ? c.size_of : current;
     FitRequest req = request;
     if (c.ram_bytes) req.ram_bytes = c.ram_bytes;
-    std::optional<ModuleTree> sibling_tree;
-    if (c.model) sibling_tree = BuildModuleTree(*c.model);
-    Placement placed = Place(target, sibling_tree ? *sibling_tree : tree, req, size_of, bytes,
-                             runtime.offload_allowed);
+    std::optional<FitModel> sibling;
+    if (c.model) sibling.emplace(*c.model);
+    Placement placed = Place(sibling ? *sibling : fit_model, req, c.rule ? *c.rule : current,
+                             bytes, runtime.offload_allowed, nullptr, false);
     Advice a{.action = c.action,
              .quality_cost = c.quality_cost,
              .quality_note = c.quality_note,

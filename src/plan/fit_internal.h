@@ -1,7 +1,12 @@
 #pragma once
-// Pieces of the fit planner shared by fit.cc and fit_advice.cc.
+// Pieces of the fit planner shared by fit.cc, fit_sizes.cc and fit_advice.cc.
 
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
 
 #include "memfit/fit.h"
 #include "plan/module_tree.h"
@@ -9,6 +14,42 @@
 namespace memfit::plan {
 
 using SizeFn = std::function<uint64_t(const Tensor&)>;
+
+// How many bytes each tensor takes in a what-if (the chosen dtype, a quantization, pruning), with
+// a key that names the rule: two rules with the same key give the same sizes for the same model,
+// so their tree sizes are computed once per model (SizeCache) and shared by every plan.
+struct SizeRule {
+  std::string key;  // "dtype:bfloat16", "bnb-nf4", "gguf:Q4_K_M", ...
+  SizeFn size_of;
+};
+SizeRule DtypeRule(LoadDtype dtype);  // LoadedTensorBytes at `dtype`
+
+// A rule's sizes summed over the module tree (compute_module_sizes), parameters scaled by
+// `factor` (1 + gradient and optimizer bytes per weight byte), and the resident weights.
+struct WeightSizes {
+  TreeSizes sizes;
+  uint64_t weight_bytes = 0;  // every untied tensor at the rule, unscaled
+};
+
+// WeightSizes per (rule key, factor) for one model; thread-safe (a FitModel may serve several
+// requests at once). Bounded: past kMaxEntries it starts over.
+class SizeCache {
+ public:
+  static constexpr size_t kMaxEntries = 64;
+  std::shared_ptr<const WeightSizes> Get(const Model& model, const ModuleTree& tree,
+                                         const SizeRule& rule, double factor);
+  // Per tensor, computed on first use: whether it is a linear weight inside a no-split block
+  // (what quantization libraries replace: nn.Linear in decoder layers), and the fraction of it
+  // read per decoded token (ActiveFraction).
+  std::shared_ptr<const std::vector<char>> LinearWeights(const Model& model, const ModuleTree& tree);
+  std::shared_ptr<const std::vector<double>> ActiveFractions(const Model& model);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<std::string, double>, std::shared_ptr<const WeightSizes>> entries_;
+  std::shared_ptr<const std::vector<char>> linear_;
+  std::shared_ptr<const std::vector<double>> active_;
+};
 
 // One placement of the model on the request's devices with given weight sizes and runtime bytes.
 struct Placement {
@@ -21,16 +62,15 @@ struct Placement {
 
 // Places the model: accelerate's map first; when that offloads or fails but a packed map (no
 // reserve) fits on the GPUs, the packed one. `gpus` overrides request.gpus when given.
-// `tree`: the model's module tree (BuildModuleTree), built once per model by the caller.
-Placement Place(const Model& model, const ModuleTree& tree, const FitRequest& request,
-                const SizeFn& size_of, const RuntimeBytes& runtime, bool offload_allowed,
-                const std::vector<DeviceSpec>* gpus = nullptr);
+// `detailed` false: numbers and verdict only (no module lists or entries), for what-ifs.
+Placement Place(const FitModel& model, const FitRequest& request, const SizeRule& rule,
+                const RuntimeBytes& runtime, bool offload_allowed,
+                const std::vector<DeviceSpec>* gpus = nullptr, bool detailed = true);
 
 // Fraction of a tensor read per decoded token: k/E for routed experts, 1 otherwise.
 double ActiveFraction(const Model& model, const Tensor& tensor);
 
-std::vector<Advice> BuildAdvice(const Model& model, const ModuleTree& tree,
-                                const FitRequest& request, const RuntimeModel& runtime,
-                                const FitPlan& plan);
+std::vector<Advice> BuildAdvice(const FitModel& model, const FitRequest& request,
+                                const RuntimeModel& runtime, const FitPlan& plan);
 
 }  // namespace memfit::plan

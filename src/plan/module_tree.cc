@@ -129,6 +129,15 @@ ModuleTree BuildModuleTree(const Model& model) {
     }
     if (node.leaf_module) ++tree.leaf_module_count;
   }
+  tree.blocks_in_subtree.assign(tree.nodes.size(), 0);
+  for (size_t i = tree.nodes.size(); i-- > 0;) {
+    const TreeNode& node = tree.nodes[i];
+    if (node.no_split) {
+      ++tree.blocks_in_subtree[i];
+      if (node.leaf_module) ++tree.leaf_block_count;
+    }
+    if (i > 0) tree.blocks_in_subtree[static_cast<size_t>(node.parent)] += tree.blocks_in_subtree[i];
+  }
   auto& root = tree.nodes[0].children;
   std::stable_partition(root.begin(), root.end(), [&](int c) { return !in_head_only[c]; });
   for (const auto& target : tie_order) {
@@ -141,38 +150,55 @@ ModuleTree BuildModuleTree(const Model& model) {
 
 TreeSizes ComputeSizes(const ModuleTree& tree, const Model& model,
                        const DeviceMapOptions& options) {
+  // Bytes are added where they sit (a tensor's node, a block's extra bytes), then summed bottom-up
+  // in one pass: nodes are created parent first, so every child has a larger index than its
+  // parent. Saturating addition of non-negative sizes is associative, so this equals adding each
+  // tensor to all of its ancestors, in O(tensors + nodes) instead of O(tensors x depth).
   TreeSizes sizes;
   sizes.size.assign(tree.nodes.size(), 0);
   sizes.buffer_size.assign(tree.nodes.size(), 0);
-  auto add = [&](std::vector<uint64_t>& v, int from, uint64_t bytes) {
-    if (bytes == 0) return;
-    for (int n = from; n >= 0; n = tree.nodes[n].parent) {
-      v[n] = CheckedAdd(v[n], bytes).value_or(UINT64_MAX);
-    }
-  };
+  auto add = [](uint64_t& to, uint64_t bytes) { to = CheckedAdd(to, bytes).value_or(UINT64_MAX); };
   for (size_t i = 0; i < model.tensors.size(); ++i) {
     const Tensor& t = model.tensors[i];
     if (!t.tied_to.empty()) continue;  // counted once, under the tensor it is tied to
     uint64_t bytes = options.size_of ? options.size_of(t) : t.bytes;
-    int node = tree.tensor_node[i];
-    add(sizes.size, node, bytes);
-    int module = tree.nodes[static_cast<size_t>(node)].parent;
+    const size_t node = static_cast<size_t>(tree.tensor_node[i]);
+    add(sizes.size[node], bytes);
+    int module = tree.nodes[node].parent;
     if (module > 0 && tree.nodes[static_cast<size_t>(module)].leaf_module) {
-      sizes.leaf_module_bytes += bytes;
+      add(sizes.leaf_module_bytes, bytes);
     }
-    if (t.kind != TensorKind::kParameter) add(sizes.buffer_size, tree.tensor_node[i], bytes);
+    if (t.kind != TensorKind::kParameter) add(sizes.buffer_size[node], bytes);
   }
   // Extra bytes that travel with no-split blocks (KV cache, optimizer states).
   if (options.extra_block_bytes) {
     for (size_t i = 1; i < tree.nodes.size(); ++i) {
       if (tree.nodes[i].no_split) {
         uint64_t extra = options.extra_block_bytes(tree.nodes[i].path);
-        add(sizes.size, static_cast<int>(i), extra);
-        if (tree.nodes[i].leaf_module) sizes.leaf_module_bytes += extra;
+        add(sizes.size[i], extra);
+        if (tree.nodes[i].leaf_module) add(sizes.leaf_module_bytes, extra);
       }
     }
   }
+  for (size_t i = tree.nodes.size(); i-- > 1;) {
+    const size_t parent = static_cast<size_t>(tree.nodes[i].parent);
+    add(sizes.size[parent], sizes.size[i]);
+    add(sizes.buffer_size[parent], sizes.buffer_size[i]);
+  }
   return sizes;
+}
+
+TreeSizes AddBlockBytes(const ModuleTree& tree, const TreeSizes& sizes, uint64_t per_block) {
+  TreeSizes out = sizes;
+  if (per_block == 0) return out;
+  auto times = [per_block](uint64_t n) { return CheckedMul(per_block, n).value_or(UINT64_MAX); };
+  for (size_t i = 0; i < out.size.size(); ++i) {
+    if (tree.blocks_in_subtree[i] == 0) continue;
+    out.size[i] = CheckedAdd(out.size[i], times(tree.blocks_in_subtree[i])).value_or(UINT64_MAX);
+  }
+  out.leaf_module_bytes =
+      CheckedAdd(out.leaf_module_bytes, times(tree.leaf_block_count)).value_or(UINT64_MAX);
+  return out;
 }
 
 std::vector<int> SplitChildren(const ModuleTree& tree, int node) {

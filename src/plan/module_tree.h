@@ -37,6 +37,10 @@ struct ModuleTree {
   // get_balanced_memory inputs that depend only on the structure.
   std::vector<int> first_block_of_pattern;  // first module (node order) per no-split pattern
   uint64_t leaf_module_count = 0;
+  // No-split blocks in each node's subtree (itself included), and how many blocks are leaf
+  // modules: bytes that travel with every block (a layer's KV cache) are added with these.
+  std::vector<uint64_t> blocks_in_subtree;
+  uint64_t leaf_block_count = 0;
   int Find(const std::string& path) const;  // -1 when absent
 };
 
@@ -49,6 +53,9 @@ struct TreeSizes {
 };
 // compute_module_sizes with options.size_of and options.extra_block_bytes.
 TreeSizes ComputeSizes(const ModuleTree& tree, const Model& model, const DeviceMapOptions& options);
+// `sizes` plus `per_block` bytes with every no-split block (and so its ancestors): the same as
+// ComputeSizes with extra_block_bytes returning `per_block` for every block, without the tensors.
+TreeSizes AddBlockBytes(const ModuleTree& tree, const TreeSizes& sizes, uint64_t per_block);
 
 // infer_auto_device_map on a prebuilt tree (the planner reuses one tree for many what-ifs).
 DeviceMap InferDeviceMap(const ModuleTree& tree, const TreeSizes& sizes, const Model& model,
