@@ -83,6 +83,32 @@ TEST(FitCliTest, InferenceAndTrainTasksAreConnected) {
   EXPECT_GT(t["runtime"]["per_weight_byte"].get<double>(), 1.0);
 }
 
+// Full fine-tuning of an 8B model needs ~16 B/param: not on a 24 GiB card. The advice offers
+// LoRA (16-bit base) and QLoRA (NF4 base), and QLoRA's total is the smaller: its base weights
+// are 4.127 bits per block-linear weight instead of 16.
+TEST(FitCliTest, TrainingAdviceOffersLoraAndQlora) {
+  auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "train",
+                   "--context", "1024", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "does not fit");
+  const nlohmann::json* lora = nullptr;
+  const nlohmann::json* qlora = nullptr;
+  for (const auto& a : j["advice"]) {
+    const std::string action = a["action"];
+    if (action.starts_with("LoRA")) lora = &a;
+    if (action.starts_with("QLoRA")) qlora = &a;
+  }
+  ASSERT_NE(lora, nullptr) << j["advice"].dump();
+  ASSERT_NE(qlora, nullptr) << j["advice"].dump();
+  EXPECT_EQ((*qlora)["verdict"], "fits");
+  // The NF4 base saves ~9.6 GiB: 6.98B block-linear weights at 4.127 instead of 16 bits. QLoRA
+  // keeps every linear input for backward (bnb MatMul4Bit), ~2 GiB more at 1024 tokens
+  // (32 layers x 1024 x (4 x 4096 + 14336) x 2 bytes): at least 5 GiB smaller in all.
+  EXPECT_GT((*lora)["total_bytes"].get<uint64_t>(),
+            (*qlora)["total_bytes"].get<uint64_t>() + (uint64_t{5} << 30));
+}
+
 TEST(FitCliTest, GpusFilters) {
   auto r = Memfit({"gpus", "--vendor", "amd", "--min-memory", "192GiB", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;

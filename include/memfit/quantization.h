@@ -55,6 +55,9 @@ struct QuantizedWeights {
   uint64_t other_bytes = 0;        // integer tensors and buffers at their stored size
   uint64_t largest_linear_params = 0;  // for dequantization transients
   std::vector<std::string> notes;  // what stayed unquantized and why
+  // Bytes of each of model.tensors under the scheme, in order (0 for tied duplicates): what the
+  // fit planner places per block.
+  std::vector<uint64_t> tensor_bytes;
 };
 
 // Bytes of one quantized linear weight of shape [out, in] under `options`; nullopt on overflow.

@@ -160,17 +160,16 @@ Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const Quan
   const bool none = o.scheme == QuantScheme::kNone;
   Acc total, qbytes, kbytes, obytes;
   bool kept_head = false, kept_embed = false, kept_other = false;
+  w.tensor_bytes.assign(model.tensors.size(), 0);
   for (const auto& r : estimate::ClassifyTensors(model)) {
     const Tensor& t = *r.tensor;
     if (r.role == estimate::Role::kTied) continue;
-    if (!IsFloatingPoint(t.dtype)) {  // integer tensors, pre-quantized data: as stored
+    uint64_t& bytes_of = w.tensor_bytes[static_cast<size_t>(r.tensor - model.tensors.data())];
+    if (!IsFloatingPoint(t.dtype) || r.role == estimate::Role::kBuffer) {
+      // Integer tensors, pre-quantized data and buffers: as stored.
       obytes.Add(t.bytes);
       total.Add(t.bytes);
-      continue;
-    }
-    if (r.role == estimate::Role::kBuffer) {
-      obytes.Add(t.bytes);
-      total.Add(t.bytes);
+      bytes_of = t.bytes;
       continue;
     }
     bool quantize = false;
@@ -189,6 +188,7 @@ Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const Quan
       if (!b) return MakeError("{}: quantized size overflows", t.name);
       qbytes.Add(*b);
       total.Add(*b);
+      bytes_of = *b;
       w.quantized_params += t.numel;
       if (r.role == estimate::Role::kLinear && t.numel > w.largest_linear_params) {
         w.largest_linear_params = t.numel;
@@ -198,6 +198,7 @@ Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const Quan
       if (!b) return MakeError("{}: size overflows", t.name);
       kbytes.Add(*b);
       total.Add(*b);
+      bytes_of = *b;
       w.kept_params += t.numel;
     }
   }

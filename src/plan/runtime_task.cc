@@ -3,13 +3,16 @@
 // layer), the prefill activation peak and the CUDA context from EstimateInference; "train" takes
 // activations, logits, communication buffers and the CUDA context per GPU, and gradients plus
 // optimizer states per weight byte from EstimateTraining. Alternatives (KV dtype, flash
-// attention, gradient checkpointing, 8-bit optimizer, LoRA) feed the advice.
+// attention, gradient checkpointing, 8-bit optimizer, LoRA, QLoRA) feed the advice.
 
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
 #include "memfit/fit.h"
+#include "memfit/quantization.h"
 
 namespace memfit {
 namespace {
@@ -103,6 +106,23 @@ Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& sett
     runtime.alternatives.push_back({"LoRA (rank 16) instead of full fine-tuning", 2,
                                     "adapters only: lower capacity than full fine-tuning",
                                     TrainBytes(model, lora), {}});
+    // QLoRA: the same adapters over a base loaded in NF4 with double quantization (bitsandbytes),
+    // so the weights placed per block change too.
+    TrainOptions qlora = base;
+    qlora.method = TrainMethod::kQlora;
+    QuantOptions nf4 = qlora.qlora_quant;
+    nf4.compute_dtype = Dtype::kBF16;
+    if (auto quantized = EstimateQuantizedWeights(model, nf4)) {
+      auto bytes = std::make_shared<const std::vector<uint64_t>>(std::move(quantized->tensor_bytes));
+      const Tensor* first = model.tensors.data();
+      runtime.alternatives.push_back(
+          {"QLoRA (NF4 base with double quantization, LoRA rank 16)", 2,
+           "adapters only, over a 4-bit base (QLoRA paper: matches 16-bit LoRA)",
+           TrainBytes(model, qlora), [bytes, first](const Tensor& t) {
+             size_t i = static_cast<size_t>(&t - first);  // only this model's tensors are asked
+             return i < bytes->size() ? (*bytes)[i] : t.bytes;
+           }});
+    }
     MEMFIT_ASSIGN_OR_RETURN(RuntimeBytes probe, runtime.bytes_for(runtime.context_tokens, runtime.batch));
     (void)probe;
     return runtime;
