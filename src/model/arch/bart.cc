@@ -23,10 +23,8 @@ Result<Model> BuildBartLike(const HfConfig& c, const BuildOptions& options, bool
     return UnknownHead(c, cls, t + "Model, " + t + "ForConditionalGeneration, " + t +
                                    "ForSequenceClassification, " + t + "ForQuestionAnswering");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

@@ -76,10 +76,8 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
                                    "ForSequenceClassification, " + t + "ForTokenClassification, " +
                                    t + "ForQuestionAnswering, " + t + "ForMultipleChoice");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

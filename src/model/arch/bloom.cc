@@ -12,10 +12,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
   // BloomConfig: "n_embed" (old configs) overrides "hidden_size"; "n_layer"/"n_head" are
   // attribute-mapped to num_hidden_layers/num_attention_heads.

@@ -20,6 +20,10 @@ ModelBuilder::ModelBuilder(const HfConfig& config, Dtype dtype)
   FillCommon(config, model_);
 }
 
+ModelBuilder::ModelBuilder(const HfConfig& config) : ModelBuilder(config, Dtype::kF32) {
+  dtype_ = CheckpointDtype(config, model_.assumptions);
+}
+
 void ModelBuilder::Fail(const Error& error) {
   if (error_.message.empty()) error_ = error;
 }

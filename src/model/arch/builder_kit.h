@@ -17,7 +17,10 @@ namespace memfit::arch {
 // fails when it passes its tensor cap (BuildOptions::max_tensors) or a size overflows.
 class ModelBuilder {
  public:
-  // `dtype`: the checkpoint dtype for parameters (config "torch_dtype", float32 when absent).
+  // The checkpoint dtype the config implies (CheckpointDtype), its assumption recorded in the
+  // model.
+  explicit ModelBuilder(const HfConfig& config);
+  // `dtype`: the checkpoint dtype for parameters, chosen by the caller.
   ModelBuilder(const HfConfig& config, Dtype dtype);
 
   // A parameter in the checkpoint dtype (or `dtype` when given).

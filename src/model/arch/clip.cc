@@ -47,10 +47,8 @@ Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool
   const std::string t = siglip ? "Siglip" : "CLIP";
   const std::string cls = HeadClass(c, options, t, t + "Model");
   if (cls != t + "Model") return UnknownHead(c, cls, t + "Model");
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto text_config = c.Sub("text_config");
   auto vision_config = c.Sub("vision_config");

@@ -28,10 +28,8 @@ Result<Model> BuildDebertaV2(const HfConfig& c, const BuildOptions& options) {
                        "DebertaV2Model, DebertaV2ForMaskedLM, DebertaV2ForSequenceClassification, "
                        "DebertaV2ForTokenClassification, DebertaV2ForQuestionAnswering");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

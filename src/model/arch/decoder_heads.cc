@@ -65,4 +65,17 @@ bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
   return got_major < major || (got_major == major && got_minor < minor);
 }
 
+void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
+                                 std::string_view activation) {
+  auto& hp = b.model().hp;
+  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
+  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
+  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", tie));
+  hp.activation = Get(b, c.StringOr("activation_function", std::string(activation)));
+  hp.norm = "layernorm";
+}
+
 }  // namespace memfit::arch

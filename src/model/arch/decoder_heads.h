@@ -33,6 +33,12 @@ HeadKind ResolveHead(ModelBuilder& b, const HfConfig& config, const BuildOptions
 // others), marked in_head.
 void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels);
 
+// GPT-2-style hyperparameters (gpt2, gpt_bigcode, gptj): n_embd, n_layer, n_head, n_positions
+// (each also under its hidden_size-style name), vocab_size, tie_word_embeddings (default `tie`),
+// activation_function (default `activation`), LayerNorm. Errors are recorded in `b`.
+void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
+                                 std::string_view activation);
+
 // True when transformers' config string is older than major.minor ("4.27.4" < 4.28).
 bool TransformersVersionBefore(const HfConfig& config, int major, int minor);
 

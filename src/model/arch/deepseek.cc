@@ -63,10 +63,8 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
 }
 
 Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, bool v3) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("hidden_size"));

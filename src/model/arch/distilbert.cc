@@ -26,10 +26,8 @@ Result<Model> BuildDistilBert(const HfConfig& c, const BuildOptions& options) {
                        "DistilBertForTokenClassification, DistilBertForQuestionAnswering, "
                        "DistilBertForMultipleChoice");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

@@ -17,10 +17,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildFalcon(const HfConfig& c, const BuildOptions& options) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
   const std::string type = c.model_type();
   // RefinedWeb (40B) always had the new decoder layout; RefinedWebModel (7B) the old one.

@@ -13,10 +13,8 @@ namespace {
 enum class Gen : uint8_t { kGemma, kGemma2, kGemma3 };
 
 Result<Model> BuildGemmaLike(const HfConfig& c, const BuildOptions& o, Gen gen) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   DecoderDefaults d{.tie = true};
   if (gen == Gen::kGemma) {
     d.act_default = "gelu_pytorch_tanh";

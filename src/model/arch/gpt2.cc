@@ -27,19 +27,10 @@ void AttentionBuffers(ModelBuilder& b, const std::string& prefix, uint64_t posit
 }  // namespace
 
 Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
-  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
-  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
-  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
-  hp.activation = Get(b, c.StringOr("activation_function", "gelu_new"));
-  hp.norm = "layernorm";
+  ReadGptStyleHyperparameters(b, c, /*tie=*/true, "gelu_new");
   const bool cross = Get(b, c.BoolOr("add_cross_attention", false));
   const HeadKind head = ResolveHead(b, c, options, "gpt2");
   const uint64_t labels = NumLabels(b, c);

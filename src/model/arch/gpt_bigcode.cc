@@ -13,19 +13,10 @@
 namespace memfit::arch {
 
 Result<Model> BuildGptBigcode(const HfConfig& c, const BuildOptions& options) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
-  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
-  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
-  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
-  hp.activation = Get(b, c.StringOr("activation_function", "gelu_pytorch_tanh"));
-  hp.norm = "layernorm";
+  ReadGptStyleHyperparameters(b, c, /*tie=*/true, "gelu_pytorch_tanh");
   const bool multi_query = Get(b, c.BoolOr("multi_query", true));
   const HeadKind head = ResolveHead(b, c, options, "gpt_bigcode");
   const uint64_t labels = NumLabels(b, c);

@@ -14,10 +14,8 @@ namespace {
 enum class Kind : uint8_t { kDense, kMoe, kMoeShared };
 
 Result<Model> BuildGraniteLike(const HfConfig& c, const BuildOptions& o, Kind kind) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   ReadDecoderBasics(b, c, {});
   auto& hp = m.hp;
   hp.norm = "rmsnorm";

@@ -10,10 +10,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildInternLm2(const HfConfig& c, const BuildOptions& o) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   ReadDecoderBasics(b, c, {});
   auto& hp = m.hp;
   hp.norm = "rmsnorm";

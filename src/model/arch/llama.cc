@@ -24,10 +24,8 @@ struct LlamaSpec {
 };
 
 Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, const LlamaSpec& spec) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("hidden_size"));

@@ -56,10 +56,8 @@ Result<Model> BuildLlavaHf(const HfConfig& c, const BuildOptions& options) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(text_json, c.where() + ": text_config"));
   MEMFIT_ASSIGN_OR_RETURN(Model language, BuildLlama(text, options));
 
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   if (m.architecture.empty()) m.architecture = "LlavaForConditionalGeneration";
   b.SetComponent("vision_tower");
   const uint64_t vision_hidden =

@@ -14,10 +14,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildMpt(const HfConfig& c, const BuildOptions& options) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
   hp.hidden_size = Get(b, c.UintAny({"d_model", "hidden_size"}));
   hp.num_layers = Get(b, c.UintAny({"n_layers", "num_hidden_layers"}));

@@ -15,10 +15,8 @@ namespace {
 enum class Kind : uint8_t { kOlmo, kOlmo2, kCohere, kCohere2 };
 
 Result<Model> BuildOlmoCohere(const HfConfig& c, const BuildOptions& o, Kind kind) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   const bool cohere = kind == Kind::kCohere || kind == Kind::kCohere2;
   ReadDecoderBasics(b, c, {.tie = cohere});
   auto& hp = m.hp;

@@ -12,10 +12,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildOpt(const HfConfig& c, const BuildOptions& options) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   auto& hp = m.hp;
   hp.hidden_size = Get(b, c.Uint("hidden_size"));
   hp.num_layers = Get(b, c.Uint("num_hidden_layers"));

@@ -15,10 +15,8 @@ namespace {
 enum class Kind : uint8_t { kPhi, kStableLm, kStarcoder2 };
 
 Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Kind kind) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   DecoderDefaults d{.tie = kind == Kind::kStarcoder2};
   if (kind != Kind::kStableLm) d.act_default = "gelu_new";
   ReadDecoderBasics(b, c, d);

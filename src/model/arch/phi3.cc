@@ -9,10 +9,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildPhi3(const HfConfig& c, const BuildOptions& o) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   ReadDecoderBasics(b, c, {});
   auto& hp = m.hp;
   hp.norm = "rmsnorm";
@@ -56,10 +54,8 @@ Result<Model> BuildPhi3(const HfConfig& c, const BuildOptions& o) {
 }
 
 Result<Model> BuildPhiMoe(const HfConfig& c, const BuildOptions& o) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   ReadDecoderBasics(b, c, {});
   auto& hp = m.hp;
   hp.norm = "layernorm";

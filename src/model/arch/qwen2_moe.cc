@@ -13,10 +13,8 @@
 namespace memfit::arch {
 
 Result<Model> BuildQwen2Moe(const HfConfig& c, const BuildOptions& o) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   ReadDecoderBasics(b, c, {});
   auto& hp = m.hp;
   hp.norm = "rmsnorm";

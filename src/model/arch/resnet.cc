@@ -48,10 +48,8 @@ Result<Model> BuildResnet(const HfConfig& c, const BuildOptions& options) {
   if (cls != "ResNetModel" && !classify) {
     return UnknownHead(c, cls, "ResNetModel, ResNetForImageClassification");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   const uint64_t channels = Get(b, c.UintOr("num_channels", 3));
   const uint64_t embedding = Get(b, c.UintOr("embedding_size", 64));

@@ -30,10 +30,8 @@ Result<Model> BuildT5Like(const HfConfig& c, const BuildOptions& options, const 
     return UnknownHead(c, cls, classes[0] + ", " + classes[1] + ", " + classes[2]);
   }
   const bool encoder_only = cls == classes[2];
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

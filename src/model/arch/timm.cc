@@ -120,10 +120,8 @@ void TimmConvnext(ModelBuilder& b, const std::vector<uint64_t>& depths,
 }  // namespace
 
 Result<Model> BuildTimm(const HfConfig& c, const BuildOptions& /*options*/) {
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   const std::string arch = Get(b, c.StringOr("architecture", ""));
   const uint64_t classes = Get(b, c.UintOr("num_classes", 1000));
   if (b.failed()) return b.Finish();

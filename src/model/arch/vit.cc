@@ -44,10 +44,8 @@ Result<Model> BuildVit(const HfConfig& c, const BuildOptions& options) {
   if (cls != "ViTModel" && !classify) {
     return UnknownHead(c, cls, "ViTModel, ViTForImageClassification");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.hidden_size = Get(b, c.Uint("hidden_size"));

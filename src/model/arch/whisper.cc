@@ -16,10 +16,8 @@ Result<Model> BuildWhisper(const HfConfig& c, const BuildOptions& options) {
   if (cls != "WhisperModel" && !generation) {
     return UnknownHead(c, cls, "WhisperModel, WhisperForConditionalGeneration");
   }
-  std::vector<std::string> assumptions;
-  ModelBuilder b(c, CheckpointDtype(c, assumptions));
+  ModelBuilder b(c);
   Model& m = b.model();
-  m.assumptions = std::move(assumptions);
   m.architecture = cls;
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
