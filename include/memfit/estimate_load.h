@@ -16,6 +16,10 @@ namespace memfit {
 enum class LoadDtype : uint8_t { kAsStored, kFloat32, kFloat16, kBFloat16, kInt8, kInt4 };
 std::string_view LoadDtypeName(LoadDtype dtype);  // "float32", ..., "as stored"
 Result<LoadDtype> ParseLoadDtype(std::string_view name);
+// Bytes of a tensor loaded at `dtype`: floating-point parameters are cast, integer tensors
+// (already quantized weights, index buffers), block-quantized data and buffers keep their stored
+// size.
+uint64_t LoadedTensorBytes(const Tensor& tensor, LoadDtype dtype);
 
 struct LoadOptions {
   std::vector<LoadDtype> dtypes = {LoadDtype::kFloat32, LoadDtype::kFloat16, LoadDtype::kBFloat16,

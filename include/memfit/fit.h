@@ -135,8 +135,7 @@ Result<FitPlan> PlanFit(const FitModel& model, const FitRequest& request,
 Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
                         const RuntimeModel& runtime = {});
 
-// Bytes of a tensor loaded at `dtype` (floating-point parameters cast, the rest as stored).
-uint64_t LoadedTensorBytes(const Tensor& tensor, LoadDtype dtype);
+// LoadedTensorBytes (bytes of a tensor at a load dtype): memfit/estimate_load.h.
 
 // The runtime model for `--task`: "load" is weights only; "inference" and "train" take their
 // bytes from the inference and training estimators (src/plan/runtime_task.cc; docs/estimates.md,

@@ -50,9 +50,9 @@ uint64_t TargetBits(LoadDtype dtype) {
   return 0;
 }
 
-// Bytes of a tensor loaded at `dtype`: floating-point parameters are cast, integer tensors
-// (already quantized weights, index buffers) and buffers keep their stored size.
-uint64_t CastBytes(const Tensor& t, LoadDtype dtype) {
+}  // namespace
+
+uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
   uint64_t bits = TargetBits(dtype);
   if (bits == 0 || t.kind != TensorKind::kParameter || !IsFloatingPoint(t.dtype) ||
       t.dtype == Dtype::kBlockQuantized) {
@@ -61,8 +61,6 @@ uint64_t CastBytes(const Tensor& t, LoadDtype dtype) {
   auto total = CheckedMul(t.numel, bits);
   return total ? (*total + 7) / 8 : t.bytes;
 }
-
-}  // namespace
 
 LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
   LoadEstimate out;
@@ -88,7 +86,7 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
   for (LoadDtype dtype : options.dtypes) {
     LoadRow row{.dtype = dtype};
     TensorFilter cast;
-    cast.size_of = [dtype](const Tensor& t) { return CastBytes(t, dtype); };
+    cast.size_of = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
     for (const auto& t : model.tensors) row.total_bytes += FilteredSize(t, cast);
     auto block = largest(cast);
     row.largest_block_bytes = block ? block->bytes : 0;

@@ -84,18 +84,6 @@ namespace {
 
 using plan::Placement;
 
-uint64_t TargetBits(LoadDtype dtype) {
-  switch (dtype) {
-    case LoadDtype::kFloat32: return 32;
-    case LoadDtype::kFloat16:
-    case LoadDtype::kBFloat16: return 16;
-    case LoadDtype::kInt8: return 8;
-    case LoadDtype::kInt4: return 4;
-    case LoadDtype::kAsStored: return 0;
-  }
-  return 0;
-}
-
 // Speed upper bounds from where each weight byte sits (docs/estimates.md, "Speed bounds").
 SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
                  const plan::SizeFn& size_of, const Placement& placement,
@@ -225,16 +213,6 @@ std::string_view QualityCostName(int cost) {
   static constexpr std::string_view kNames[] = {"none", "negligible", "small", "moderate",
                                                 "large"};
   return kNames[std::clamp(cost, 0, 4)];
-}
-
-uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
-  uint64_t bits = TargetBits(dtype);
-  if (bits == 0 || t.kind != TensorKind::kParameter || !IsFloatingPoint(t.dtype) ||
-      t.dtype == Dtype::kBlockQuantized) {
-    return t.bytes;
-  }
-  auto total = CheckedMul(t.numel, bits);
-  return total ? (*total + 7) / 8 : t.bytes;
 }
 
 FitModel::FitModel(const Model& model)
