@@ -54,6 +54,9 @@ class FakeHub {
   std::atomic<bool> cdn_saw_authorization{false};
   std::atomic<bool> hub_saw_token{false};
   std::vector<std::string> paths() const;  // raw request targets, in order (hub and cdn)
+  // The same with arrival times ("   12.3 ms  hub /api/..."), ms since construction or ClearLog.
+  std::vector<std::string> timeline() const;
+  void ClearLog();
 
  private:
   struct Impl;
