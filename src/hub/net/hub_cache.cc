@@ -95,26 +95,6 @@ std::string RepoFolderName(std::string_view repo_id) {
   return out;
 }
 
-bool IsObjectId(std::string_view s) {
-  return (s.size() == 40 || s.size() == 64) &&
-         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
-bool IsSafeRepoPath(std::string_view path) {
-  if (path.empty() || path.size() > 1024 || path.front() == '/' ||
-      path.find('\0') != std::string_view::npos || path.find('\\') != std::string_view::npos) {
-    return false;
-  }
-  for (size_t start = 0; start <= path.size();) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view seg = path.substr(start, end - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 std::optional<std::string> HubCache::ReadRef(std::string_view repo_id,
                                              std::string_view revision) const {
   if (!hf_.empty()) {

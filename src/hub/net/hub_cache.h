@@ -13,25 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "hub/net/hub_api.h"
 #include "memfit/result.h"
 #include "memfit/safetensors.h"
 
 namespace memfit::hubnet {
 
-// One file of a repository, as the tree API lists it.
-struct RepoFile {
-  std::string path;
-  uint64_t size = 0;
-  std::string etag;  // lfs.oid (sha256) for LFS files, else the git blob oid (sha1)
-  bool lfs = false;
-};
-
 // "models--org--name" (REPO_ID_SEPARATOR "--").
 std::string RepoFolderName(std::string_view repo_id);
-// A git or LFS object id: 40 or 64 lowercase hex digits (safe as a file name).
-bool IsObjectId(std::string_view s);
-// A repository path safe to join under a directory: relative, no "." / ".." segments, no NUL.
-bool IsSafeRepoPath(std::string_view path);
 
 class HubCache {
  public:

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "hub/net/file_choice.h"
+#include "hub/net/hub_api.h"
 #include "hub/net/hub_cache.h"
 #include "hub/net/hub_file_source.h"
 #include "hub/net/http_client.h"
@@ -23,7 +24,7 @@ using hubnet::HttpRequest;
 using hubnet::RepoFile;
 
 constexpr uint64_t kMaxJsonBytes = 64ull << 20;  // config.json, indexes (DeepSeek-V3's is ~9 MB)
-constexpr uint64_t kMaxApiBytes = 64ull << 20;
+using hubnet::kMaxApiBytes;
 constexpr int kMaxTreePages = 1000;
 
 struct Session {
@@ -243,50 +244,6 @@ Result<std::optional<HubResolution>> Assemble(Session& s, std::string& missing) 
   return std::optional<HubResolution>(std::move(out));
 }
 
-Result<std::vector<RepoFile>> ParseTreePage(std::string_view text, const std::string& url) {
-  MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(text, url, JsonLimits{.max_bytes = kMaxApiBytes}));
-  if (!json.is_array()) return MakeError("{}: expected a JSON array of files", url);
-  std::vector<RepoFile> files;
-  for (const auto& e : json) {
-    if (!e.is_object() || !e.contains("type") || !e["type"].is_string()) {
-      return MakeError("{}: tree entry without a \"type\"", url);
-    }
-    if (e["type"] != "file") continue;
-    if (!e.contains("path") || !e["path"].is_string() || !e.contains("size") ||
-        !e["size"].is_number_unsigned() || !e.contains("oid") || !e["oid"].is_string()) {
-      return MakeError("{}: tree entry needs path, size and oid", url);
-    }
-    RepoFile f{e["path"].get<std::string>(), e["size"].get<uint64_t>(), e["oid"].get<std::string>(),
-               false};
-    if (!hubnet::IsSafeRepoPath(f.path)) return MakeError("{}: unsafe path \"{}\"", url, f.path);
-    if (e.contains("lfs") && e["lfs"].is_object()) {
-      const auto& lfs = e["lfs"];
-      if (lfs.contains("oid") && lfs["oid"].is_string()) f.etag = lfs["oid"].get<std::string>();
-      if (lfs.contains("size") && lfs["size"].is_number_unsigned()) f.size = lfs["size"].get<uint64_t>();
-      f.lfs = true;
-    }
-    files.push_back(std::move(f));
-  }
-  return files;
-}
-
-// <url>; rel="next" from a Link header.
-std::string NextLink(const std::string& link) {
-  for (size_t start = 0; start < link.size();) {
-    size_t end = link.find(',', start);
-    if (end == std::string::npos) end = link.size();
-    std::string_view part = std::string_view(link).substr(start, end - start);
-    if (part.find("rel=\"next\"") != std::string_view::npos) {
-      auto lt = part.find('<'), gt = part.find('>');
-      if (lt != std::string_view::npos && gt != std::string_view::npos && gt > lt) {
-        return std::string(part.substr(lt + 1, gt - lt - 1));
-      }
-    }
-    start = end + 1;
-  }
-  return "";
-}
-
 Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
   const std::string info_url = fmt::format("{}/api/models/{}/revision/{}", s.settings.endpoint,
                                            s.ref.repo_id, PercentEncodeSegment(s.revision));
@@ -294,12 +251,7 @@ Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
                            .timeout_ms = s.settings.metadata_timeout_ms};
   MEMFIT_ASSIGN_OR_RETURN(auto info, client.Get(info_request, s.Context(""), failure));
   if (failure) *failure = HubFailure::kOther;
-  MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(info.body, info_url, JsonLimits{.max_bytes = kMaxApiBytes}));
-  if (!json.is_object() || !json.contains("sha") || !json["sha"].is_string() ||
-      json["sha"].get<std::string>().size() != 40 || !hubnet::IsObjectId(json["sha"].get<std::string>())) {
-    return MakeError("{}: the model info has no commit \"sha\"", info_url);
-  }
-  s.commit = json["sha"].get<std::string>();
+  MEMFIT_ASSIGN_OR_RETURN(s.commit, hubnet::ParseModelInfoSha(info.body, info_url));
   std::string url = fmt::format("{}/api/models/{}/tree/{}?recursive=true", s.settings.endpoint,
                                 s.ref.repo_id, s.commit);
   std::vector<RepoFile> all;
@@ -308,9 +260,9 @@ Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
     HttpRequest request{.url = url, .max_body_bytes = kMaxApiBytes,
                         .timeout_ms = s.settings.metadata_timeout_ms};
     MEMFIT_ASSIGN_OR_RETURN(auto response, client.Get(request, s.Context("")));
-    MEMFIT_ASSIGN_OR_RETURN(auto files, ParseTreePage(response.body, hubnet::RedactUrl(url)));
+    MEMFIT_ASSIGN_OR_RETURN(auto files, hubnet::ParseTreePage(response.body, hubnet::RedactUrl(url)));
     for (auto& f : files) all.push_back(std::move(f));
-    url = NextLink(response.headers["link"]);
+    url = hubnet::NextPageLink(response.headers["link"]);
   }
   s.cache.WriteTree(s.ref.repo_id, s.commit, all);
   s.cache.WriteRef(s.ref.repo_id, s.revision, s.commit);
