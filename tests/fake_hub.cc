@@ -162,6 +162,12 @@ struct FakeHub::Impl {
     (is_cdn ? self->cdn_requests : self->hub_requests)++;
     if (int ms = self->latency_ms; ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     if (int ms = self->stall_ms; ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    if (int ms = self->slow_ms; ms > 0 && !self->slow_target.empty() &&
+                                req.target.find(self->slow_target) != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      std::lock_guard lock(mutex);
+      self->requests_before_slow_answer = log.size();
+    }
     if (self->fail_count > 0 && self->fail_count-- > 0) {
       if (self->retry_after_s >= 0) res.set_header("Retry-After", std::to_string(self->retry_after_s));
       SendError(res, self->fail_status, "", "injected failure");
@@ -328,7 +334,7 @@ void FakeHub::AddRepo(FakeRepo repo) {
   std::map<std::string, Impl::Stored> files;
   for (const auto& [path, bytes] : repo.files) {
     Impl::Stored f{.bytes = std::make_shared<const std::string>(bytes),
-                   .size = Impl::SizeOf(repo, path), .oid = FakeSha1(bytes)};
+                   .size = Impl::SizeOf(repo, path), .oid = FakeSha1(bytes), .sha256 = ""};
     if (IsLfs(path)) f.sha256 = FakeSha256(bytes + std::to_string(f.size));
     files.emplace(path, std::move(f));
   }

@@ -8,40 +8,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
-#include "hub_fixtures.h"
+#include "hub_cli_support.h"
 
 namespace memfit {
 namespace {
 using testing::FakeHub;
 using testing::ScopedEnv;
 
-struct RunResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-RunResult RunCli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-// A clean Hub environment pointing at `endpoint`, with fresh caches.
-void PointAt(ScopedEnv& env, const std::string& endpoint) {
-  static std::vector<std::string> keep;  // setenv copies, but keep the strings simple
-  keep.push_back(testing::TempDir());
-  keep.push_back(testing::TempDir());
-  env.Set("HF_ENDPOINT", endpoint.c_str());
-  env.Set("HF_HUB_CACHE", keep[keep.size() - 2].c_str());
-  env.Set("MEMFIT_CACHE", keep.back().c_str());
-  env.Set("HF_HOME", keep.back().c_str());
-  env.Set("HF_TOKEN", nullptr);
-  env.Set("HF_HUB_OFFLINE", nullptr);
-  env.Set("TRANSFORMERS_OFFLINE", nullptr);
-  env.Set("HF_HUB_DISABLE_IMPLICIT_TOKEN", nullptr);
-}
+using RunResult = testing::CliRun;
+using testing::PointAt;
+using testing::RunCli;
 
 TEST(HubIntegrationTest, HubAndLocalDirectoryGiveTheSameJson) {
   FakeHub hub;

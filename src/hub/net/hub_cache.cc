@@ -86,6 +86,8 @@ class Reader {
 
 constexpr std::string_view kHeaderMagic = "MFSTHDR1";
 constexpr std::string_view kIndexMagic = "MFWIDX01";
+constexpr std::string_view kGgufMagic = "MFGGUF01";
+constexpr uint64_t kMaxGgufPrefixBytes = 1ull << 30;
 
 }  // namespace
 
@@ -316,6 +318,29 @@ void HubCache::WriteHeader(std::string_view etag, const SafetensorsHeader& heade
   if (memfit_.empty() || !IsObjectId(etag)) return;
   WriteAtomically(fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"),
                   SerializeHeader(header));
+}
+
+// Binary GGUF prefix: magic, file size (u64 little-endian), then the bytes themselves.
+std::optional<HubCache::GgufPrefix> HubCache::ReadGgufPrefix(std::string_view etag) const {
+  if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
+  auto bytes = ReadWhole(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"),
+                         kMaxGgufPrefixBytes);
+  if (!bytes || !bytes->starts_with(kGgufMagic)) return std::nullopt;
+  Reader r(std::string_view(*bytes).substr(kGgufMagic.size()));
+  GgufPrefix prefix;
+  if (!r.U64(prefix.file_bytes)) return std::nullopt;
+  const size_t start = kGgufMagic.size() + 8;
+  if (bytes->size() - start > prefix.file_bytes) return std::nullopt;
+  prefix.bytes = bytes->substr(start);
+  return prefix;
+}
+
+void HubCache::WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const {
+  if (memfit_.empty() || !IsObjectId(etag) || prefix.bytes.size() > kMaxGgufPrefixBytes) return;
+  std::string out(kGgufMagic);
+  PutU64(out, prefix.file_bytes);
+  out += prefix.bytes;
+  WriteAtomically(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"), out);
 }
 
 }  // namespace memfit::hubnet

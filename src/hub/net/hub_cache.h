@@ -5,7 +5,9 @@
 //     refs/{revision} (text: commit);
 // - memfit's own cache ($MEMFIT_CACHE): the repository file list per commit
 //     hub/models--{org}--{name}/{commit}.tree.json, and parsed safetensors headers keyed by the
-//     file's etag (sha256 of an LFS file): safetensors-headers/{etag}.bin (binary, see .cc).
+//     file's etag (sha256 of an LFS file): safetensors-headers/{etag}.bin (binary, see .cc),
+//     parsed weight indexes (weight-indexes/{etag}.bin) and the header bytes of GGUF files
+//     (gguf-headers/{etag}.bin).
 // Cache writes are best effort (a read-only cache is not an error); reads treat anything
 // malformed as a miss.
 
@@ -53,6 +55,15 @@ class HubCache {
 
   std::optional<SafetensorsHeader> ReadHeader(std::string_view etag) const;
   void WriteHeader(std::string_view etag, const SafetensorsHeader& header) const;
+
+  // The first bytes of a GGUF file, as many as its reader read (the header and at most one read
+  // chunk more), keyed by the file's etag (gguf-headers/{etag}.bin), with the file's size.
+  struct GgufPrefix {
+    uint64_t file_bytes = 0;
+    std::string bytes;
+  };
+  std::optional<GgufPrefix> ReadGgufPrefix(std::string_view etag) const;
+  void WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const;
 
  private:
   std::string hf_;
