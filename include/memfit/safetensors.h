@@ -3,7 +3,9 @@
 // Reference: huggingface/safetensors README "Format" and safetensors/src/tensor.rs; see
 // docs/formats.md for the checks memfit performs.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,11 +54,75 @@ Result<SafetensorsHeader> ParseSafetensorsHeaderJson(std::string_view json_text,
                                                      std::optional<uint64_t> data_bytes,
                                                      const SafetensorsLimits& limits = {});
 
+// An index's "weight_map": tensor name -> shard file name, sorted by tensor name. Each entry holds
+// the tensor's name and its shard's number in a table of the distinct shard names, so the
+// 90k-tensor index of DeepSeek-V3 is 90k strings in one vector, not 90k map nodes of two strings
+// each (it is rebuilt from memfit's cache on every cached run). Iterating yields
+// (tensor, shard file name) pairs, in tensor name order, as a std::map would.
+class WeightMap {
+ public:
+  struct Entry {
+    std::string tensor;
+    uint32_t shard = 0;  // position in shard_names()
+    bool operator==(const Entry&) const = default;
+  };
+  using value_type = std::pair<const std::string&, const std::string&>;
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using difference_type = std::ptrdiff_t;
+    using value_type = WeightMap::value_type;
+    using reference = value_type;
+    const_iterator() = default;
+    value_type operator*() const { return {it_->tensor, (*names_)[it_->shard]}; }
+    const_iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++it_;
+      return old;
+    }
+    bool operator==(const const_iterator& other) const { return it_ == other.it_; }
+
+   private:
+    friend class WeightMap;
+    const_iterator(std::vector<Entry>::const_iterator it, const std::vector<std::string>* names)
+        : it_(it), names_(names) {}
+    std::vector<Entry>::const_iterator it_{};
+    const std::vector<std::string>* names_ = nullptr;
+  };
+
+  WeightMap() = default;
+  // Checks what the type promises: shard names strictly increasing, each named by an entry;
+  // entries strictly increasing by tensor, shard numbers in range. nullopt otherwise.
+  static std::optional<WeightMap> Make(std::vector<std::string> shard_names,
+                                       std::vector<Entry> entries);
+
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  const_iterator begin() const { return {entries_.begin(), &shard_names_}; }
+  const_iterator end() const { return {entries_.end(), &shard_names_}; }
+  // The shard file of `tensor`, or nullptr (binary search).
+  const std::string* find(std::string_view tensor) const;
+  bool contains(std::string_view tensor) const { return find(tensor) != nullptr; }
+  const std::vector<std::string>& shard_names() const { return shard_names_; }
+  const std::vector<Entry>& entries() const { return entries_; }
+  bool operator==(const WeightMap& other) const {
+    return shard_names_ == other.shard_names_ && entries_ == other.entries_;
+  }
+
+ private:
+  std::vector<std::string> shard_names_;
+  std::vector<Entry> entries_;
+};
+
 // A sharded checkpoint's index: model.safetensors.index.json or pytorch_model.bin.index.json.
 struct WeightIndex {
   std::optional<uint64_t> total_size;  // "metadata"."total_size" (some old indexes write a float)
-  std::map<std::string, std::string> weight_map;  // tensor name -> shard file name
-  std::vector<std::string> shards;                // distinct shard names, sorted
+  WeightMap weight_map;                // tensor name -> shard file name
+  std::vector<std::string> shards;     // distinct shard names, sorted (weight_map.shard_names())
 };
 
 Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_view what);

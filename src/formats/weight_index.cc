@@ -3,8 +3,9 @@
 // (huggingface_hub serialization/_base.py); old indexes write it as a float, some have no metadata.
 // Parsed with simdjson's DOM API: DeepSeek-V3's index maps ~91k tensors.
 
+#include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 
 #include <simdjson.h>
 
@@ -49,6 +50,33 @@ Status ReadTotalSize(simdjson::dom::element metadata, std::string_view what,
 
 }  // namespace
 
+std::optional<WeightMap> WeightMap::Make(std::vector<std::string> shard_names,
+                                         std::vector<Entry> entries) {
+  for (size_t i = 1; i < shard_names.size(); ++i) {
+    if (!(shard_names[i - 1] < shard_names[i])) return std::nullopt;
+  }
+  std::vector<bool> named(shard_names.size(), false);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].shard >= shard_names.size()) return std::nullopt;
+    if (i > 0 && !(entries[i - 1].tensor < entries[i].tensor)) return std::nullopt;
+    named[entries[i].shard] = true;
+  }
+  for (bool n : named) {
+    if (!n) return std::nullopt;
+  }
+  WeightMap map;
+  map.shard_names_ = std::move(shard_names);
+  map.entries_ = std::move(entries);
+  return map;
+}
+
+const std::string* WeightMap::find(std::string_view tensor) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), tensor,
+                             [](const Entry& e, std::string_view t) { return e.tensor < t; });
+  if (it == entries_.end() || it->tensor != tensor) return nullptr;
+  return &shard_names_[it->shard];
+}
+
 Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_view what) {
   constexpr size_t kMaxIndexBytes = 64u << 20;
   if (json_text.size() > kMaxIndexBytes) {
@@ -65,7 +93,10 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
   if (doc.get_object().get(root)) return MakeError("{}: expected a JSON object", what);
   WeightIndex index;
   bool seen_map = false;
-  std::set<std::string> shards;
+  // Shard numbers in first-seen order while reading; renumbered in name order afterwards.
+  std::vector<WeightMap::Entry> entries;
+  std::vector<std::string> files;
+  std::map<std::string_view, uint32_t> file_number;
   for (auto field : root) {
     std::string_view key;
     key = field.key;
@@ -79,29 +110,56 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
         return MakeError("{}: \"weight_map\" must be an object", what);
       }
       std::string_view last_file;
+      uint32_t last_number = 0;
       for (auto entry : map) {
         std::string_view tensor, file;
         tensor = entry.key;
-        std::string tensor_name(tensor);
         if (entry.value.get_string().get(file)) {
-          return MakeError("{}: weight_map[\"{}\"] must be a file name string", what, tensor_name);
+          return MakeError("{}: weight_map[\"{}\"] must be a file name string", what, tensor);
         }
         if (file.empty() || file.find("..") != std::string_view::npos || file.front() == '/') {
-          return MakeError("{}: weight_map[\"{}\"] names an unsafe file \"{}\"", what, tensor_name,
+          return MakeError("{}: weight_map[\"{}\"] names an unsafe file \"{}\"", what, tensor,
                            file);
         }
-        if (!index.weight_map.emplace(tensor_name, std::string(file)).second) {
-          return MakeError("{}: duplicate key \"{}\"", what, tensor_name);
-        }
-        if (file != last_file) {
-          shards.emplace(file);
+        // Consecutive tensors mostly share a shard: look the name up only when it changes.
+        if (entries.empty() || file != last_file) {
+          auto [it, added] = file_number.emplace(file, static_cast<uint32_t>(files.size()));
+          if (added) files.emplace_back(file);
           last_file = file;
+          last_number = it->second;
         }
+        entries.push_back({std::string(tensor), last_number});
       }
     }
   }
   if (!seen_map) return MakeError("{}: missing \"weight_map\"", what);
-  index.shards.assign(shards.begin(), shards.end());
+  // Shards in name order, entries in tensor order (indexes are usually written sorted).
+  std::vector<uint32_t> order(files.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
+  std::vector<uint32_t> renumber(files.size());
+  std::vector<std::string> shard_names;
+  shard_names.reserve(files.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    renumber[order[i]] = i;
+    shard_names.push_back(std::move(files[order[i]]));
+  }
+  for (auto& e : entries) e.shard = renumber[e.shard];
+  auto by_tensor = [](const WeightMap::Entry& a, const WeightMap::Entry& b) {
+    return a.tensor < b.tensor;
+  };
+  if (!std::is_sorted(entries.begin(), entries.end(), by_tensor)) {
+    std::stable_sort(entries.begin(), entries.end(), by_tensor);
+  }
+  for (size_t i = 1; i < entries.size(); ++i) {
+    if (entries[i - 1].tensor == entries[i].tensor) {
+      return MakeError("{}: duplicate key \"{}\"", what, entries[i].tensor);
+    }
+  }
+  index.shards = shard_names;
+  auto weight_map = WeightMap::Make(std::move(shard_names), std::move(entries));
+  if (!weight_map) return MakeError("{}: inconsistent weight_map", what);  // not reached
+  index.weight_map = std::move(*weight_map);
   return index;
 }
 

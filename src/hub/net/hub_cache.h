@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "hub/net/cache_codec.h"
 #include "hub/net/hub_api.h"
 #include "memfit/result.h"
 #include "memfit/safetensors.h"
@@ -70,10 +71,5 @@ class HubCache {
   std::string memfit_;
 };
 
-// The binary form of a parsed header (exposed for tests).
-std::string SerializeHeader(const SafetensorsHeader& header);
-std::optional<SafetensorsHeader> DeserializeHeader(std::string_view bytes);
-std::string SerializeIndex(const WeightIndex& index);
-std::optional<WeightIndex> DeserializeIndex(std::string_view bytes);
 
 }  // namespace memfit::hubnet
