@@ -320,6 +320,8 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
     auto local = ResolveLocalModel(ref.repo_id, local_options);
     if (local && local->kind == InputKind::kHfCache && !local->inputs.safetensors.empty()) {
       HubResolution out;
+      out.commit = s.cache.ReadRef(ref.repo_id, revision).value_or("");
+      stats.headers_cached += local->inputs.safetensors.size();
       out.inputs = std::move(local->inputs);
       out.from_cache = true;
       out.layout = "transformers";
