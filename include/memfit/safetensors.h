@@ -54,19 +54,19 @@ Result<SafetensorsHeader> ParseSafetensorsHeaderJson(std::string_view json_text,
                                                      std::optional<uint64_t> data_bytes,
                                                      const SafetensorsLimits& limits = {});
 
-// An index's "weight_map": tensor name -> shard file name, sorted by tensor name. Each entry holds
-// the tensor's name and its shard's number in a table of the distinct shard names, so the
-// 90k-tensor index of DeepSeek-V3 is 90k strings in one vector, not 90k map nodes of two strings
-// each (it is rebuilt from memfit's cache on every cached run). Iterating yields
-// (tensor, shard file name) pairs, in tensor name order, as a std::map would.
+// An index's "weight_map": tensor name -> shard file name, sorted by tensor name. The names live in
+// one buffer and each entry is an offset, a length and the shard's number in a table of the
+// distinct shard names: DeepSeek-V3's 90k-tensor index is three allocations, not 90k map nodes of
+// two strings each (it is rebuilt from memfit's cache on every cached run). Iterating yields
+// (tensor name, shard file name) pairs in tensor name order, as a std::map would.
 class WeightMap {
  public:
   struct Entry {
-    std::string tensor;
-    uint32_t shard = 0;  // position in shard_names()
-    bool operator==(const Entry&) const = default;
+    uint64_t name_offset = 0;  // in the names buffer given to Make
+    uint32_t name_bytes = 0;
+    uint32_t shard = 0;        // position in shard_names()
   };
-  using value_type = std::pair<const std::string&, const std::string&>;
+  using value_type = std::pair<std::string_view, const std::string&>;
   class const_iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
@@ -74,47 +74,50 @@ class WeightMap {
     using value_type = WeightMap::value_type;
     using reference = value_type;
     const_iterator() = default;
-    value_type operator*() const { return {it_->tensor, (*names_)[it_->shard]}; }
+    value_type operator*() const { return {map_->tensor(i_), map_->shard_names_[map_->entries_[i_].shard]}; }
     const_iterator& operator++() {
-      ++it_;
+      ++i_;
       return *this;
     }
     const_iterator operator++(int) {
       const_iterator old = *this;
-      ++it_;
+      ++i_;
       return old;
     }
-    bool operator==(const const_iterator& other) const { return it_ == other.it_; }
+    bool operator==(const const_iterator& other) const { return i_ == other.i_; }
 
    private:
     friend class WeightMap;
-    const_iterator(std::vector<Entry>::const_iterator it, const std::vector<std::string>* names)
-        : it_(it), names_(names) {}
-    std::vector<Entry>::const_iterator it_{};
-    const std::vector<std::string>* names_ = nullptr;
+    const_iterator(const WeightMap* map, size_t i) : map_(map), i_(i) {}
+    const WeightMap* map_ = nullptr;
+    size_t i_ = 0;
   };
 
   WeightMap() = default;
-  // Checks what the type promises: shard names strictly increasing, each named by an entry;
-  // entries strictly increasing by tensor, shard numbers in range. nullopt otherwise.
-  static std::optional<WeightMap> Make(std::vector<std::string> shard_names,
+  // Checks what the type promises: shard names strictly increasing and each named by an entry;
+  // entries inside `names`, strictly increasing by tensor name, shard numbers in range.
+  // nullopt otherwise.
+  static std::optional<WeightMap> Make(std::vector<std::string> shard_names, std::string names,
                                        std::vector<Entry> entries);
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
-  const_iterator begin() const { return {entries_.begin(), &shard_names_}; }
-  const_iterator end() const { return {entries_.end(), &shard_names_}; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, entries_.size()}; }
+  // Entry i: its tensor name and shard number (i < size()).
+  std::string_view tensor(size_t i) const {
+    return std::string_view(names_).substr(entries_[i].name_offset, entries_[i].name_bytes);
+  }
+  uint32_t shard(size_t i) const { return entries_[i].shard; }
   // The shard file of `tensor`, or nullptr (binary search).
   const std::string* find(std::string_view tensor) const;
   bool contains(std::string_view tensor) const { return find(tensor) != nullptr; }
   const std::vector<std::string>& shard_names() const { return shard_names_; }
-  const std::vector<Entry>& entries() const { return entries_; }
-  bool operator==(const WeightMap& other) const {
-    return shard_names_ == other.shard_names_ && entries_ == other.entries_;
-  }
+  bool operator==(const WeightMap& other) const;
 
  private:
   std::vector<std::string> shard_names_;
+  std::string names_;
   std::vector<Entry> entries_;
 };
 

@@ -50,31 +50,54 @@ Status ReadTotalSize(simdjson::dom::element metadata, std::string_view what,
 
 }  // namespace
 
-std::optional<WeightMap> WeightMap::Make(std::vector<std::string> shard_names,
+std::optional<WeightMap> WeightMap::Make(std::vector<std::string> shard_names, std::string names,
                                          std::vector<Entry> entries) {
   for (size_t i = 1; i < shard_names.size(); ++i) {
     if (!(shard_names[i - 1] < shard_names[i])) return std::nullopt;
   }
   std::vector<bool> named(shard_names.size(), false);
+  std::string_view all(names), previous;
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].shard >= shard_names.size()) return std::nullopt;
-    if (i > 0 && !(entries[i - 1].tensor < entries[i].tensor)) return std::nullopt;
-    named[entries[i].shard] = true;
+    const Entry& e = entries[i];
+    if (e.shard >= shard_names.size() || e.name_offset > all.size() ||
+        e.name_bytes > all.size() - e.name_offset) {
+      return std::nullopt;
+    }
+    std::string_view tensor = all.substr(e.name_offset, e.name_bytes);
+    if (i > 0 && !(previous < tensor)) return std::nullopt;
+    previous = tensor;
+    named[e.shard] = true;
   }
   for (bool n : named) {
     if (!n) return std::nullopt;
   }
   WeightMap map;
   map.shard_names_ = std::move(shard_names);
+  map.names_ = std::move(names);
   map.entries_ = std::move(entries);
   return map;
 }
 
 const std::string* WeightMap::find(std::string_view tensor) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), tensor,
-                             [](const Entry& e, std::string_view t) { return e.tensor < t; });
-  if (it == entries_.end() || it->tensor != tensor) return nullptr;
-  return &shard_names_[it->shard];
+  size_t lo = 0, hi = entries_.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (this->tensor(mid) < tensor) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == entries_.size() || this->tensor(lo) != tensor) return nullptr;
+  return &shard_names_[entries_[lo].shard];
+}
+
+bool WeightMap::operator==(const WeightMap& other) const {
+  if (shard_names_ != other.shard_names_ || size() != other.size()) return false;
+  for (size_t i = 0; i < size(); ++i) {
+    if (tensor(i) != other.tensor(i) || shard(i) != other.shard(i)) return false;
+  }
+  return true;
 }
 
 Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_view what) {
@@ -95,6 +118,7 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
   bool seen_map = false;
   // Shard numbers in first-seen order while reading; renumbered in name order afterwards.
   std::vector<WeightMap::Entry> entries;
+  std::string names;
   std::vector<std::string> files;
   std::map<std::string_view, uint32_t> file_number;
   for (auto field : root) {
@@ -121,6 +145,7 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
           return MakeError("{}: weight_map[\"{}\"] names an unsafe file \"{}\"", what, tensor,
                            file);
         }
+        if (tensor.size() > UINT32_MAX) return MakeError("{}: a tensor name over 4 GiB", what);
         // Consecutive tensors mostly share a shard: look the name up only when it changes.
         if (entries.empty() || file != last_file) {
           auto [it, added] = file_number.emplace(file, static_cast<uint32_t>(files.size()));
@@ -128,7 +153,8 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
           last_file = file;
           last_number = it->second;
         }
-        entries.push_back({std::string(tensor), last_number});
+        entries.push_back({names.size(), static_cast<uint32_t>(tensor.size()), last_number});
+        names += tensor;
       }
     }
   }
@@ -145,19 +171,22 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
     shard_names.push_back(std::move(files[order[i]]));
   }
   for (auto& e : entries) e.shard = renumber[e.shard];
-  auto by_tensor = [](const WeightMap::Entry& a, const WeightMap::Entry& b) {
-    return a.tensor < b.tensor;
+  auto name_of = [&names](const WeightMap::Entry& e) {
+    return std::string_view(names).substr(e.name_offset, e.name_bytes);
+  };
+  auto by_tensor = [&](const WeightMap::Entry& a, const WeightMap::Entry& b) {
+    return name_of(a) < name_of(b);
   };
   if (!std::is_sorted(entries.begin(), entries.end(), by_tensor)) {
     std::stable_sort(entries.begin(), entries.end(), by_tensor);
   }
   for (size_t i = 1; i < entries.size(); ++i) {
-    if (entries[i - 1].tensor == entries[i].tensor) {
-      return MakeError("{}: duplicate key \"{}\"", what, entries[i].tensor);
+    if (name_of(entries[i - 1]) == name_of(entries[i])) {
+      return MakeError("{}: duplicate key \"{}\"", what, name_of(entries[i]));
     }
   }
   index.shards = shard_names;
-  auto weight_map = WeightMap::Make(std::move(shard_names), std::move(entries));
+  auto weight_map = WeightMap::Make(std::move(shard_names), std::move(names), std::move(entries));
   if (!weight_map) return MakeError("{}: inconsistent weight_map", what);  // not reached
   index.weight_map = std::move(*weight_map);
   return index;

@@ -12,8 +12,8 @@
 //   u32 shard count, then str shard name each, strictly increasing
 //   u64 entry count, then (str tensor, u32 shard) each, tensors strictly increasing; every
 //   shard is named by some entry (so decoding gives what ParseWeightIndex gave)
-// The shard table makes an entry a name and a number, as WeightMap holds it: decoding is one
-// string per tensor and a check of the order.
+// The shard table makes an entry a name and a number, as WeightMap holds it: decoding appends the
+// names to one buffer and checks the order.
 
 #include "hub/net/cache_codec.h"
 
@@ -167,9 +167,9 @@ std::string SerializeIndex(const WeightIndex& index) {
     if (!PutStr(out, s)) return "";
   }
   PutU64(out, map.size());
-  for (const auto& e : map.entries()) {
-    if (!PutStr(out, e.tensor)) return "";
-    PutU32(out, e.shard);
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (!PutStr(out, map.tensor(i))) return "";
+    PutU32(out, map.shard(i));
   }
   return out;
 }
@@ -196,15 +196,19 @@ std::optional<WeightIndex> DeserializeIndex(std::string_view bytes) {
   uint64_t count = 0;
   if (!r.U64(count) || count > r.left() / 8) return std::nullopt;
   std::vector<WeightMap::Entry> entries(static_cast<size_t>(count));
+  std::string names;
+  names.reserve(r.left());
   for (auto& e : entries) {
     std::string_view tensor;
     if (!r.Str(tensor) || !r.U32(e.shard)) return std::nullopt;
-    e.tensor.assign(tensor);
+    e.name_offset = names.size();
+    e.name_bytes = static_cast<uint32_t>(tensor.size());
+    names += tensor;
   }
   if (r.left() != 0) return std::nullopt;
   index.shards = shards;
   // WeightMap::Make checks the order, the shard numbers and that every shard is named.
-  auto map = WeightMap::Make(std::move(shards), std::move(entries));
+  auto map = WeightMap::Make(std::move(shards), std::move(names), std::move(entries));
   if (!map) return std::nullopt;
   index.weight_map = std::move(*map);
   return index;

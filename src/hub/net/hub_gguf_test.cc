@@ -114,6 +114,36 @@ TEST(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
   EXPECT_EQ(offline_stats.requests.load(), 0u);
 }
 
+// Every file under `dir`, for token leak checks.
+std::string AllBytesUnder(const std::string& dir) {
+  std::string all;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) all += testing::ReadFile(e.path().string()).value_or("") + e.path().string();
+  }
+  return all;
+}
+
+TEST(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
+  FakeHub hub;
+  FakeRepo repo = GgufRepo("org/gated-GGUF");
+  repo.gated = true;
+  AddGguf(repo, "small.gguf", testing::MakeGgufWriter(GgufShape{}));
+  hub.AddRepo(repo);
+  HubSettings s = TestSettings(hub);
+  HubStats stats;
+  auto anonymous = Resolve(s, stats, "org/gated-GGUF");
+  ASSERT_FALSE(anonymous);
+  EXPECT_NE(anonymous.error().message.find("is gated: accept its terms"), std::string::npos)
+      << anonymous.error().message;
+  s.token = FakeHub::kToken;
+  auto r = Resolve(s, stats, "org/gated-GGUF");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(hub.hub_saw_token);
+  EXPECT_FALSE(hub.cdn_saw_authorization);
+  EXPECT_EQ(AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
+  EXPECT_EQ(AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
+}
+
 TEST(HubGgufTest, MalformedCacheFilesAreAMiss) {
   FakeHub hub;
   FakeRepo repo = GgufRepo("org/small-GGUF");
