@@ -2,9 +2,9 @@
 // estimator (chosen with --gguf-file, by a file URL, or as a repository's only model), the fit
 // command names the Hub file the way llama.cpp downloads it, and a second run needs no network.
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "gguf_models.h"
@@ -83,10 +83,12 @@ TEST_F(HubGgufCliTest, FitNamesTheHubFileForLlamaServer) {
 }
 
 TEST_F(HubGgufCliTest, SecondRunAndOfflineUseTheCache) {
-  auto first = RunCli({"estimate-memory", "org/quants-GGUF", "--gguf-file", "Q8_0", "--format", "json"});
+  auto first =
+      RunCli({"estimate-memory", "org/quants-GGUF", "--gguf-file", "Q8_0", "--format", "json"});
   ASSERT_EQ(first.code, 0) << first.err;
   const int requests = hub_.hub_requests + hub_.cdn_requests;
-  auto second = RunCli({"estimate-memory", "org/quants-GGUF", "--gguf-file", "Q8_0", "--format", "json"});
+  auto second =
+      RunCli({"estimate-memory", "org/quants-GGUF", "--gguf-file", "Q8_0", "--format", "json"});
   ASSERT_EQ(second.code, 0) << second.err;
   EXPECT_EQ(hub_.hub_requests + hub_.cdn_requests, requests);
   EXPECT_EQ(first.out, second.out);
@@ -94,7 +96,8 @@ TEST_F(HubGgufCliTest, SecondRunAndOfflineUseTheCache) {
                          "json", "--offline"});
   ASSERT_EQ(offline.code, 0) << offline.err;
   EXPECT_EQ(first.out, offline.out);
-  auto not_cached = RunCli({"estimate-memory", "org/quants-GGUF", "--gguf-file", "Q4_0", "--offline"});
+  auto not_cached =
+      RunCli({"estimate-memory", "org/quants-GGUF", "--gguf-file", "Q4_0", "--offline"});
   EXPECT_EQ(not_cached.code, 1);
   EXPECT_NE(not_cached.err.find("offline"), std::string::npos) << not_cached.err;
 }

@@ -1,11 +1,11 @@
 // What the Hub loader prints on stderr: the progress line only on a terminal, then one summary
 // line of requests and bytes; never the token.
 
-#include <algorithm>
-#include <sstream>
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
 
 #include "cli/model_loader.h"
 #include "hub_cli_support.h"
@@ -34,7 +34,10 @@ TEST(HubLoaderTest, ProgressOnATerminalOnlyAndOneSummaryLine) {
   ScopedEnv env;
   testing::PointAt(env, hub.endpoint());
   std::ostringstream terminal, pipe, cached;
-  ModelArgs args{.spec = "org/five", .token = FakeHub::kToken, .gguf_file = "", .log = &terminal,
+  ModelArgs args{.spec = "org/five",
+                 .token = FakeHub::kToken,
+                 .gguf_file = "",
+                 .log = &terminal,
                  .log_is_terminal = true};
   auto first = LoadHubModelInputs(args, std::getenv("HF_HUB_CACHE"));
   ASSERT_TRUE(first) << first.error().message;
@@ -53,8 +56,9 @@ TEST(HubLoaderTest, ProgressOnATerminalOnlyAndOneSummaryLine) {
   args.log_is_terminal = false;
   ASSERT_TRUE(LoadHubModelInputs(args, std::getenv("HF_HUB_CACHE")));
   const std::string p = pipe.str();
-  EXPECT_TRUE(p.starts_with("memfit: hub: 0 requests (0 retries), 0 B received, 0 weight headers "
-                            "fetched, 5 from cache, "))
+  EXPECT_TRUE(
+      p.starts_with("memfit: hub: 0 requests (0 retries), 0 B received, 0 weight headers "
+                    "fetched, 5 from cache, "))
       << p;
   EXPECT_EQ(std::count(p.begin(), p.end(), '\n'), 1) << p;
   EXPECT_EQ(p.find('\r'), std::string::npos) << p;

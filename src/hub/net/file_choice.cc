@@ -3,11 +3,11 @@
 
 #include "hub/net/file_choice.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "memfit/gguf.h"
 #include "memfit/json.h"
@@ -32,8 +32,8 @@ bool IsVariant(std::string_view name) {
 // The weights of one folder: an index if any, else model.safetensors-like files.
 std::optional<WeightGroup> GroupFor(const std::set<std::string>& names, const std::string& folder) {
   WeightGroup g{.folder = folder};
-  for (const char* index : {"model.safetensors.index.json",
-                            "diffusion_pytorch_model.safetensors.index.json"}) {
+  for (const char* index :
+       {"model.safetensors.index.json", "diffusion_pytorch_model.safetensors.index.json"}) {
     if (names.count(folder + index)) {
       g.index_path = folder + index;
       return g;
@@ -47,7 +47,8 @@ std::optional<WeightGroup> GroupFor(const std::set<std::string>& names, const st
   }
   std::vector<std::string> plain, variants;
   for (const auto& n : names) {
-    if (InFolder(n, folder) && EndsWith(n, ".safetensors")) (IsVariant(n) ? variants : plain).push_back(n);
+    if (InFolder(n, folder) && EndsWith(n, ".safetensors"))
+      (IsVariant(n) ? variants : plain).push_back(n);
   }
   if (!plain.empty()) {
     g.files = plain;
@@ -71,7 +72,8 @@ std::vector<std::string> LikelyShards(const std::set<std::string>& names, const 
   constexpr std::string_view kSuffix = ".safetensors";
   std::string_view base = std::string_view(index_path).substr(folder.size());
   if (!base.ends_with(kIndexSuffix)) return {};
-  const std::string prefix = folder + std::string(base.substr(0, base.size() - kIndexSuffix.size())) + "-";
+  const std::string prefix =
+      folder + std::string(base.substr(0, base.size() - kIndexSuffix.size())) + "-";
   std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> sets;  // "of" count -> files
   for (auto it = names.lower_bound(prefix); it != names.end() && it->starts_with(prefix); ++it) {
     std::string_view rest = std::string_view(*it).substr(prefix.size());
@@ -182,7 +184,8 @@ Status ChooseGguf(std::string_view repo_id, std::string_view choice, FilePlan& p
   }
   if (matches.size() == 1) {
     MEMFIT_RETURN_IF_ERROR(Choose(repo_id, *matches.front(), plan));
-    plan.assumptions.push_back(fmt::format("--gguf-file {}: the GGUF model {}", choice, plan.gguf_file));
+    plan.assumptions.push_back(
+        fmt::format("--gguf-file {}: the GGUF model {}", choice, plan.gguf_file));
     return Ok{};
   }
   if (matches.size() > 1) {
@@ -264,7 +267,8 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
   } else {
     plan.layout = "transformers";
     bool has_root_safetensors = false;
-    for (const auto& n : names) has_root_safetensors |= InFolder(n, "") && EndsWith(n, ".safetensors");
+    for (const auto& n : names)
+      has_root_safetensors |= InFolder(n, "") && EndsWith(n, ".safetensors");
     if (names.count("model.safetensors.index.json")) {
       plan.groups.push_back({.folder = "", .index_path = "model.safetensors.index.json"});
       plan.root_index_path = "model.safetensors.index.json";
@@ -291,9 +295,10 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
         if (!ContainsIgnoreCase(m.name, "mmproj")) candidates.push_back(&m);
       }
       if (candidates.size() != 1) {
-        return MakeError("{}: {} GGUF models; choose one with --gguf-file (a file, or a part of "
-                         "its name such as Q4_K_M): {}",
-                         repo_id, models.size(), Describe(models));
+        return MakeError(
+            "{}: {} GGUF models; choose one with --gguf-file (a file, or a part of "
+            "its name such as Q4_K_M): {}",
+            repo_id, models.size(), Describe(models));
       }
       MEMFIT_RETURN_IF_ERROR(Choose(repo_id, *candidates.front(), plan));
       if (models.size() > 1) {
@@ -301,9 +306,9 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
         for (const auto& m : models) {
           if (m.name != plan.gguf_file) projectors.push_back(m);
         }
-        plan.assumptions.push_back(fmt::format(
-            "the GGUF model {} (the repository's other GGUF files are projectors: {})",
-            plan.gguf_file, Describe(projectors)));
+        plan.assumptions.push_back(
+            fmt::format("the GGUF model {} (the repository's other GGUF files are projectors: {})",
+                        plan.gguf_file, Describe(projectors)));
       }
       return plan;
     }

@@ -32,7 +32,8 @@ bool RelIsNext(std::string_view params) {
     std::string_view param = Trim(params.substr(0, semi));
     params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
     size_t eq = param.find('=');
-    if (eq == std::string_view::npos || !EqualsIgnoreCase(Trim(param.substr(0, eq)), "rel")) continue;
+    if (eq == std::string_view::npos || !EqualsIgnoreCase(Trim(param.substr(0, eq)), "rel"))
+      continue;
     std::string_view value = Trim(param.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
       value = value.substr(1, value.size() - 2);
@@ -93,8 +94,8 @@ Result<std::vector<RepoFile>> ParseTreePage(std::string_view body, std::string_v
         !e["size"].is_number_unsigned() || !e.contains("oid") || !e["oid"].is_string()) {
       return MakeError("{}: tree entry needs path, size and oid", url);
     }
-    RepoFile f{e["path"].get<std::string>(), e["size"].get<uint64_t>(),
-               e["oid"].get<std::string>(), false};
+    RepoFile f{e["path"].get<std::string>(), e["size"].get<uint64_t>(), e["oid"].get<std::string>(),
+               false};
     if (!IsSafeRepoPath(f.path)) return MakeError("{}: unsafe path \"{}\"", url, f.path);
     if (e.contains("lfs") && e["lfs"].is_object()) {
       const auto& lfs = e["lfs"];
@@ -120,9 +121,8 @@ std::string NextPageLink(std::string_view link) {
     if (gt == std::string_view::npos) return "";
     std::string_view target = link.substr(lt + 1, gt - lt - 1);
     size_t next_lt = link.find('<', gt + 1);
-    std::string_view params = link.substr(gt + 1, next_lt == std::string_view::npos
-                                                      ? std::string_view::npos
-                                                      : next_lt - gt - 1);
+    std::string_view params = link.substr(
+        gt + 1, next_lt == std::string_view::npos ? std::string_view::npos : next_lt - gt - 1);
     if (size_t comma = params.rfind(','); comma != std::string_view::npos) {
       params = params.substr(0, comma);
     }

@@ -14,10 +14,11 @@ TEST(HubApiTest, ModelInfoSha) {
       "u");
   ASSERT_TRUE(sha) << sha.error().message;
   EXPECT_EQ(*sha, "0123456789abcdef0123456789abcdef01234567");
-  for (const char* bad : {R"({})", R"([])", R"({"sha": 3})", R"({"sha": "main"})",
-                          R"({"sha": "0123456789ABCDEF0123456789abcdef01234567"})",
-                          R"({"sha": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})",
-                          "not json"}) {
+  for (const char* bad :
+       {R"({})", R"([])", R"({"sha": 3})", R"({"sha": "main"})",
+        R"({"sha": "0123456789ABCDEF0123456789abcdef01234567"})",
+        R"({"sha": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})",
+        "not json"}) {
     EXPECT_FALSE(ParseModelInfoSha(bad, "u")) << bad;
   }
 }
@@ -49,14 +50,16 @@ TEST(HubApiTest, TreePage) {
                           R"([{"type": "file", "path": "x", "size": 1.5, "oid": "a"}])"}) {
     EXPECT_FALSE(ParseTreePage(bad, "u")) << bad;
   }
-  auto newline = ParseTreePage(R"([{"type": "file", "path": "a\nb/../c", "size": 1, "oid": "a"}])", "u");
+  auto newline =
+      ParseTreePage(R"([{"type": "file", "path": "a\nb/../c", "size": 1, "oid": "a"}])", "u");
   ASSERT_FALSE(newline);
   EXPECT_EQ(newline.error().message.find('\n'), std::string::npos);
 }
 
 TEST(HubApiTest, NextPageLink) {
-  EXPECT_EQ(NextPageLink(R"(<https://huggingface.co/api/models/x/tree/main?cursor=abc>; rel="next")"),
-            "https://huggingface.co/api/models/x/tree/main?cursor=abc");
+  EXPECT_EQ(
+      NextPageLink(R"(<https://huggingface.co/api/models/x/tree/main?cursor=abc>; rel="next")"),
+      "https://huggingface.co/api/models/x/tree/main?cursor=abc");
   EXPECT_EQ(NextPageLink(R"(<https://h/a?p=1>; rel="prev", <https://h/a?p=3>; rel="next")"),
             "https://h/a?p=3");
   EXPECT_EQ(NextPageLink(R"(<https://h/a?c=x,y>; rel=next)"), "https://h/a?c=x,y");
@@ -81,9 +84,9 @@ TEST(HubApiTest, ContentRange) {
   auto unknown_total = ParseContentRange("bytes 5-9/*");
   ASSERT_TRUE(unknown_total);
   EXPECT_FALSE(unknown_total->total);
-  for (const char* bad : {"", "bytes", "bytes 0-1", "items 0-1/2", "bytes 9-5/10", "bytes 0-10/10",
-                          "bytes -1-5/10", "bytes */*", "bytes 0-99999999999999999999/1",
-                          "bytes 0-1/18446744073709551616"}) {
+  for (const char* bad :
+       {"", "bytes", "bytes 0-1", "items 0-1/2", "bytes 9-5/10", "bytes 0-10/10", "bytes -1-5/10",
+        "bytes */*", "bytes 0-99999999999999999999/1", "bytes 0-1/18446744073709551616"}) {
     EXPECT_FALSE(ParseContentRange(bad)) << bad;
   }
 }

@@ -1,11 +1,11 @@
 // GGUF repositories over the (fake) Hub: one file, a split model, a choice among several, the
 // cached second run, offline, and truncated or hostile headers.
 
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "gguf_models.h"
 #include "hub_fixtures.h"
@@ -81,8 +81,8 @@ TEST(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
   EXPECT_EQ(r->gguf_file, "model-Q8_0.gguf");
   ASSERT_EQ(r->inputs.gguf.size(), 1u);
   EXPECT_EQ(r->inputs.gguf[0].name, "model-Q8_0.gguf");
-  EXPECT_EQ(r->inputs.gguf[0].file.header_bytes + (r->inputs.gguf[0].file.data_offset -
-                                                   r->inputs.gguf[0].file.header_bytes),
+  EXPECT_EQ(r->inputs.gguf[0].file.header_bytes +
+                (r->inputs.gguf[0].file.data_offset - r->inputs.gguf[0].file.header_bytes),
             r->inputs.gguf[0].file.data_offset);
   auto model = DescribeModel(r->inputs);
   ASSERT_TRUE(model) << model.error().message;
@@ -118,7 +118,8 @@ TEST(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
 std::string AllBytesUnder(const std::string& dir) {
   std::string all;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) all += testing::ReadFile(e.path().string()).value_or("") + e.path().string();
+    if (e.is_regular_file())
+      all += testing::ReadFile(e.path().string()).value_or("") + e.path().string();
   }
   return all;
 }
@@ -152,8 +153,9 @@ TEST(HubGgufTest, MalformedCacheFilesAreAMiss) {
   HubSettings s = TestSettings(hub);
   HubStats stats;
   ASSERT_TRUE(Resolve(s, stats, "org/small-GGUF"));
-  for (const std::string& garbage : {std::string("MFGGUF01"), std::string("MFGGUF01") + std::string(8, '\x01') + "GGUF",
-                                    std::string(100, 'x'), std::string()}) {
+  for (const std::string& garbage :
+       {std::string("MFGGUF01"), std::string("MFGGUF01") + std::string(8, '\x01') + "GGUF",
+        std::string(100, 'x'), std::string()}) {
     for (const auto& e : fs::directory_iterator(GgufCacheDir(s))) {
       std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << garbage;
     }
@@ -172,16 +174,22 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
   auto shard = [](uint16_t no, std::vector<std::string> names, bool meta) {
     GgufWriter w;
     if (meta) {
-      w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.context_length", 2048)
-          .U32("llama.embedding_length", 64).U32("llama.feed_forward_length", 128)
-          .U32("llama.attention.head_count", 4).U32("llama.vocab_size", 100);
+      w.Str("general.architecture", "llama")
+          .U32("llama.block_count", 2)
+          .U32("llama.context_length", 2048)
+          .U32("llama.embedding_length", 64)
+          .U32("llama.feed_forward_length", 128)
+          .U32("llama.attention.head_count", 4)
+          .U32("llama.vocab_size", 100);
     }
     w.U16("split.no", no).U16("split.count", 2).I32("split.tensors.count", 4);
     for (const auto& n : names) w.Tensor(n, {64, 64}, testing::kQ8_0);
     return w;
   };
-  AddGguf(repo, "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf", shard(0, {"token_embd.weight", "blk.0.attn_q.weight"}, true));
-  AddGguf(repo, "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf", shard(1, {"blk.1.attn_q.weight", "output.weight"}, false));
+  AddGguf(repo, "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf",
+          shard(0, {"token_embd.weight", "blk.0.attn_q.weight"}, true));
+  AddGguf(repo, "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf",
+          shard(1, {"blk.1.attn_q.weight", "output.weight"}, false));
   AddGguf(repo, "m-Q8_0.gguf", testing::MakeGgufWriter(GgufShape{}));
   AddGguf(repo, "mmproj-m-F16.gguf", testing::MakeGgufWriter(Projector()));
   FakeRepo broken = repo;
@@ -199,7 +207,8 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
             "name such as Q4_K_M): Q4_K_M/m-Q4_K_M-00001-of-00002.gguf (2 files), m-Q8_0.gguf, "
             "mmproj-m-F16.gguf");
   // Any file of the split names the whole split, in order.
-  auto split = Resolve(s, stats, "org/quants-GGUF", {.gguf_file = "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf"});
+  auto split =
+      Resolve(s, stats, "org/quants-GGUF", {.gguf_file = "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf"});
   ASSERT_TRUE(split) << split.error().message;
   EXPECT_EQ(split->gguf_file, "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf");
   ASSERT_EQ(split->inputs.gguf.size(), 2u);
@@ -230,9 +239,10 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
   // A split with a file missing.
   auto incomplete = Resolve(s, stats, "org/broken-split-GGUF", {.gguf_file = "Q4_K_M"});
   ASSERT_FALSE(incomplete);
-  EXPECT_EQ(incomplete.error().message,
-            "org/broken-split-GGUF: split file Q4_K_M/m-Q4_K_M-00002-of-00002.gguf of the 2 files of "
-            "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf is not in the repository");
+  EXPECT_EQ(
+      incomplete.error().message,
+      "org/broken-split-GGUF: split file Q4_K_M/m-Q4_K_M-00002-of-00002.gguf of the 2 files of "
+      "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf is not in the repository");
 }
 
 TEST(HubGgufTest, TheOneModelBesideAProjectorIsChosen) {

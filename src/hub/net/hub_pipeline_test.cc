@@ -1,10 +1,10 @@
 // How the Hub client schedules its reads: shard headers fetched with the index (guessed from the
 // file list, checked against the index afterwards), and first ranges sized to the headers seen.
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "hub/net/file_choice.h"
 #include "hub/net/weight_headers.h"
@@ -60,7 +60,8 @@ TEST(HubPipelineTest, TheIndexDecidesWhichShardsAreRead) {
   std::string index = repo.files["model.safetensors.index.json"];
   for (auto [from, to] : {std::pair{"model-00001-of-00002", "weights-a"},
                           std::pair{"model-00002-of-00002", "weights-b"}}) {
-    for (size_t at; (at = index.find(from)) != std::string::npos;) index.replace(at, std::strlen(from), to);
+    for (size_t at; (at = index.find(from)) != std::string::npos;)
+      index.replace(at, std::strlen(from), to);
   }
   repo.files["model.safetensors.index.json"] = index;
   // ...while a stale set that does (one of them not even a safetensors file) is guessed, read and
@@ -70,7 +71,8 @@ TEST(HubPipelineTest, TheIndexDecidesWhichShardsAreRead) {
   HubStats stats;
   auto r = Resolve(TestSettings(hub), stats, "org/renamed");
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(Paths(*r), (std::vector<std::string>{"weights-a.safetensors", "weights-b.safetensors"}));
+  EXPECT_EQ(Paths(*r),
+            (std::vector<std::string>{"weights-a.safetensors", "weights-b.safetensors"}));
   // The guessed good one, then the two listed: weights-a has the bytes (so the etag) of the first,
   // whose header the cache now holds.
   EXPECT_EQ(stats.headers_fetched.load(), 2u);
@@ -99,9 +101,11 @@ TEST(HubPipelineTest, LikelyShardsAreOneCompleteSet) {
             (std::vector<std::string>{"model-00001-of-00002.safetensors",
                                       "model-00002-of-00002.safetensors"}));
   // DeepSeek-V3 writes six digits for the count.
-  EXPECT_EQ(plan_for({"model-00001-of-000002.safetensors", "model-00002-of-000002.safetensors"}).size(),
-            2u);
-  EXPECT_TRUE(plan_for({"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors"}).empty());
+  EXPECT_EQ(
+      plan_for({"model-00001-of-000002.safetensors", "model-00002-of-000002.safetensors"}).size(),
+      2u);
+  EXPECT_TRUE(
+      plan_for({"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors"}).empty());
   EXPECT_TRUE(plan_for({"model-00001-of-00001.safetensors", "model-00001-of-00002.safetensors",
                         "model-00002-of-00002.safetensors"})
                   .empty());  // two complete sets: no guess
@@ -112,7 +116,8 @@ TEST(HubPipelineTest, LikelyShardsAreOneCompleteSet) {
 TEST(HubPipelineTest, FirstReadGrowsToTheLongestHeaderSeen) {
   EXPECT_EQ(hubnet::FirstReadBytes(128 << 10, 0), 128u << 10);
   EXPECT_EQ(hubnet::FirstReadBytes(128 << 10, 1000), 128u << 10);  // never below the setting
-  EXPECT_EQ(hubnet::FirstReadBytes(128 << 10, 200'000), 225'280u);  // 8 + 200000 + 25000 -> 55 pages
+  EXPECT_EQ(hubnet::FirstReadBytes(128 << 10, 200'000),
+            225'280u);  // 8 + 200000 + 25000 -> 55 pages
   EXPECT_EQ(hubnet::FirstReadBytes(128 << 10, 90'000'000), 8u << 20);  // capped
 
   // Four shards with ~150 KiB headers, read one after the other: the first costs two ranges
@@ -124,8 +129,10 @@ TEST(HubPipelineTest, FirstReadGrowsToTheLongestHeaderSeen) {
   for (int s = 1; s <= 4; ++s) {
     std::vector<testing::FakeTensor> tensors;
     for (int t = 0; t < 1500; ++t) {
-      tensors.push_back({fmt::format("model.layers.{}.mlp.experts.{}.a_rather_long_projection_name.weight", s, t),
-                         "F32", {1}});
+      tensors.push_back(
+          {fmt::format("model.layers.{}.mlp.experts.{}.a_rather_long_projection_name.weight", s, t),
+           "F32",
+           {1}});
     }
     repo.files[fmt::format("w{}.safetensors", s)] = testing::MakeSafetensors(tensors);
   }

@@ -9,10 +9,10 @@
 
 #include "hub/net/file_choice.h"
 #include "hub/net/gguf_headers.h"
+#include "hub/net/http_client.h"
 #include "hub/net/hub_api.h"
 #include "hub/net/hub_cache.h"
 #include "hub/net/hub_session.h"
-#include "hub/net/http_client.h"
 #include "hub/net/parallel.h"
 #include "hub/net/weight_headers.h"
 #include "memfit/hub.h"
@@ -29,19 +29,18 @@ using hubnet::HubSession;
 using hubnet::kMaxApiBytes;
 using hubnet::RepoFile;
 
-using Session = HubSession;
-
 constexpr int kMaxTreePages = 1000;
 
 bool IsIndex(const std::string& path) { return path.ends_with(".index.json"); }
 
 // Worker threads: network reads wait on the server, cache reads on the CPU.
-uint32_t Workers(const Session& s) {
+uint32_t Workers(const HubSession& s) {
   if (s.online) return s.settings.max_concurrency;
-  return std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, s.settings.max_concurrency);
+  return std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1,
+                              std::max<uint32_t>(1, s.settings.max_concurrency));
 }
 
-HubResolution Start(const Session& s, const hubnet::FilePlan& plan) {
+HubResolution Start(const HubSession& s, const hubnet::FilePlan& plan) {
   HubResolution out;
   out.commit = s.commit;
   out.layout = plan.layout;
@@ -56,7 +55,7 @@ HubResolution Start(const Session& s, const hubnet::FilePlan& plan) {
 }
 
 // Layout "gguf": the chosen model's files (one, or every file of a split), headers in parallel.
-Result<std::optional<HubResolution>> AssembleGguf(Session& s, const hubnet::FilePlan& plan,
+Result<std::optional<HubResolution>> AssembleGguf(HubSession& s, const hubnet::FilePlan& plan,
                                                   std::string& missing) {
   HubResolution out = Start(s, plan);
   std::vector<std::optional<GgufFile>> files(plan.gguf_paths.size());
@@ -88,7 +87,8 @@ Result<std::optional<HubResolution>> AssembleGguf(Session& s, const hubnet::File
 // (WeightGroup::likely_shards); once the index is read, the shards it lists that were not guessed
 // are fetched, and a guessed header the index does not list is dropped. Returns nullopt (with
 // `missing` set) when offline and something is not cached. `client`: the caller's (online).
-Result<std::optional<HubResolution>> Assemble(Session& s, HttpClient* client, std::string& missing) {
+Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
+                                              std::string& missing) {
   std::vector<RepoFile> list;
   for (const auto& [path, f] : s.files) list.push_back(f);
   std::string gguf_choice = s.options.gguf_file;
@@ -97,9 +97,9 @@ Result<std::optional<HubResolution>> Assemble(Session& s, HttpClient* client, st
   std::map<std::string, std::string> layout_files;
   hubnet::FilePlan plan;
   while (true) {
-    MEMFIT_ASSIGN_OR_RETURN(plan, hubnet::PlanFiles(s.ref.repo_id, list, gguf_choice,
-                                                    layout_files["model_index.json"],
-                                                    layout_files["modules.json"]));
+    MEMFIT_ASSIGN_OR_RETURN(
+        plan, hubnet::PlanFiles(s.ref.repo_id, list, gguf_choice, layout_files["model_index.json"],
+                                layout_files["modules.json"]));
     if (plan.pending_file.empty()) break;
     const std::string pending = plan.pending_file;
     if (!layout_files[pending].empty()) {
@@ -250,10 +250,11 @@ Result<std::optional<HubResolution>> Assemble(Session& s, HttpClient* client, st
   return std::optional<HubResolution>(std::move(out));
 }
 
-Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
+Status FetchCommitAndTree(HubSession& s, HttpClient& client, HubFailure* failure) {
   const std::string info_url = fmt::format("{}/api/models/{}/revision/{}", s.settings.endpoint,
                                            s.ref.repo_id, PercentEncodeSegment(s.revision));
-  HttpRequest info_request{.url = info_url, .max_body_bytes = kMaxApiBytes,
+  HttpRequest info_request{.url = info_url,
+                           .max_body_bytes = kMaxApiBytes,
                            .timeout_ms = s.settings.metadata_timeout_ms};
   MEMFIT_ASSIGN_OR_RETURN(auto info, client.Get(info_request, s.Context(""), failure));
   if (failure) *failure = HubFailure::kOther;
@@ -262,11 +263,13 @@ Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
                                 s.ref.repo_id, s.commit);
   std::vector<RepoFile> all;
   for (int page = 0; !url.empty(); ++page) {
-    if (page >= kMaxTreePages) return MakeError("{}: more than {} pages of files", url, kMaxTreePages);
-    HttpRequest request{.url = url, .max_body_bytes = kMaxApiBytes,
-                        .timeout_ms = s.settings.metadata_timeout_ms};
+    if (page >= kMaxTreePages)
+      return MakeError("{}: more than {} pages of files", url, kMaxTreePages);
+    HttpRequest request{
+        .url = url, .max_body_bytes = kMaxApiBytes, .timeout_ms = s.settings.metadata_timeout_ms};
     MEMFIT_ASSIGN_OR_RETURN(auto response, client.Get(request, s.Context("")));
-    MEMFIT_ASSIGN_OR_RETURN(auto files, hubnet::ParseTreePage(response.body, hubnet::RedactUrl(url)));
+    MEMFIT_ASSIGN_OR_RETURN(auto files,
+                            hubnet::ParseTreePage(response.body, hubnet::RedactUrl(url)));
     for (auto& f : files) all.push_back(std::move(f));
     url = hubnet::NextPageLink(response.headers["link"]);
   }
@@ -293,12 +296,17 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
   }
   MEMFIT_RETURN_IF_ERROR(ValidateRevision(revision));
   if (!ref.file.empty() && !ref.file.ends_with(".gguf")) {
-    return MakeError("{}: a URL of the file {}; pass the repository URL (file URLs are accepted "
-                     "for .gguf files)", ref.repo_id, ref.file);
+    return MakeError(
+        "{}: a URL of the file {}; pass the repository URL (file URLs are accepted "
+        "for .gguf files)",
+        ref.repo_id, ref.file);
   }
-  Session s{.ref = ref, .revision = revision, .settings = settings, .stats = stats,
-            .cache = hubnet::HubCache(settings.hub_cache, settings.memfit_cache),
-            .options = options};
+  HubSession s{.ref = ref,
+               .revision = revision,
+               .settings = settings,
+               .stats = stats,
+               .cache = hubnet::HubCache(settings.hub_cache, settings.memfit_cache),
+               .options = options};
   // 1. What an earlier run cached: no network at all.
   std::string missing = "the file list";
   if (auto commit = s.cache.ReadRef(ref.repo_id, revision)) {
@@ -315,8 +323,8 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
   }
   // 2. A Hugging Face cache snapshot that holds the weights (downloaded by huggingface_hub).
   if (ref.file.empty() && options.gguf_file.empty()) {
-    LocalResolveOptions local_options{.revision = revision, .hf_hub_cache = settings.hub_cache,
-                                      .use_catalog = false};
+    LocalResolveOptions local_options{
+        .revision = revision, .hf_hub_cache = settings.hub_cache, .use_catalog = false};
     auto local = ResolveLocalModel(ref.repo_id, local_options);
     if (local && local->kind == InputKind::kHfCache && !local->inputs.safetensors.empty()) {
       HubResolution out;
@@ -331,9 +339,10 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
   }
   if (settings.offline) {
     if (failure) *failure = HubFailure::kNotCached;
-    return MakeError("{}: offline (--offline or HF_HUB_OFFLINE) and revision {} is not in the cache "
-                     "({} missing; run once online to cache it)",
-                     ref.repo_id, revision, missing);
+    return MakeError(
+        "{}: offline (--offline or HF_HUB_OFFLINE) and revision {} is not in the cache "
+        "({} missing; run once online to cache it)",
+        ref.repo_id, revision, missing);
   }
   // 3. The Hub.
   s.online = true;
@@ -347,10 +356,11 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
 }
 
 std::string FormatHubSummary(const HubStats& stats, double seconds) {
-  return fmt::format("hub: {} requests ({} retries), {} received, {} weight headers fetched, {} "
-                     "from cache, {:.2f} s",
-                     stats.requests.load(), stats.retries.load(), FormatBytes(stats.bytes.load()),
-                     stats.headers_fetched.load(), stats.headers_cached.load(), seconds);
+  return fmt::format(
+      "hub: {} requests ({} retries), {} received, {} weight headers fetched, {} "
+      "from cache, {:.2f} s",
+      stats.requests.load(), stats.retries.load(), FormatBytes(stats.bytes.load()),
+      stats.headers_fetched.load(), stats.headers_cached.load(), seconds);
 }
 
 }  // namespace memfit

@@ -3,15 +3,15 @@
 // needs (small files here, safetensors headers in weight_headers.cc, GGUF headers in
 // gguf_headers.cc): the repository and its commit, the file list, settings, caches, counters.
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <map>
 #include <optional>
 #include <string>
 
-#include <fmt/format.h>
-
-#include "hub/net/hub_cache.h"
 #include "hub/net/http_client.h"
+#include "hub/net/hub_cache.h"
 #include "memfit/hub.h"
 
 namespace memfit::hubnet {
@@ -48,7 +48,8 @@ inline Result<std::optional<std::string>> ReadSmallFile(HubSession& s, const std
     return std::optional<std::string>(std::move(*cached));
   }
   if (!s.online || !client) return std::optional<std::string>();
-  HttpRequest request{.url = s.ResolveUrl(path), .max_body_bytes = kMaxJsonBytes,
+  HttpRequest request{.url = s.ResolveUrl(path),
+                      .max_body_bytes = kMaxJsonBytes,
                       .timeout_ms = s.settings.metadata_timeout_ms};
   MEMFIT_ASSIGN_OR_RETURN(auto response, client->Get(request, s.Context(path)));
   s.cache.WriteSnapshotFile(s.ref.repo_id, s.commit, s.files.at(path), response.body);
