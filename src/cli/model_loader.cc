@@ -29,7 +29,8 @@ void AddModelArgs(CLI::App& command, ModelArgs& args) {
   command.add_flag("--offline", args.offline, "use only local files and the cache (HF_HUB_OFFLINE=1)");
   command.add_option("--token", args.token, "Hugging Face token for gated or private repos");
   command.add_option("--gguf-file", args.gguf_file,
-                     "the GGUF file to read from a Hub repository with several (see docs/hub.md)");
+                     "the GGUF model to read from a Hub repository: a file (any file of a split), "
+                     "or a part of one name such as Q4_K_M (see docs/hub.md)");
 }
 
 Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
