@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <benchmark/benchmark.h>
@@ -151,10 +152,15 @@ void BM_HubColdAllHeaders(benchmark::State& state) {
     memfit::HubSettings s = Settings(f);
     stats.requests = 0;
     stats.bytes = 0;
+    f.hub.ClearLog();
     state.ResumeTiming();
     auto ref = memfit::ParseHubRef("deepseek-ai/DeepSeek-V3-synthetic", s.endpoint);
     auto r = memfit::ResolveHubModel(*ref, {}, s, stats);
     Check(state, r, f.tensors);
+  }
+  // MEMFIT_HUB_BENCH_TRACE=1: when each request of the last run reached the fake Hub.
+  if (std::getenv("MEMFIT_HUB_BENCH_TRACE")) {
+    for (const auto& line : f.hub.timeline()) fmt::print(stderr, "{}\n", line);
   }
   state.counters["requests"] = static_cast<double>(stats.requests.load());
   state.counters["MiB"] = static_cast<double>(stats.bytes.load()) / (1 << 20);

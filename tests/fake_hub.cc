@@ -4,6 +4,7 @@
 #include "fake_hub.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -110,14 +111,22 @@ struct FakeHub::Impl {
     uint64_t size = 0;
   };
   std::map<std::string, Blob> blobs;  // sha256 -> bytes (the CDN's store)
+  // What the real Hub keeps beside each file rather than computing per request: its bytes, its
+  // size, the git blob oid and the LFS sha256. Computed once in AddRepo.
+  struct Stored {
+    std::shared_ptr<const std::string> bytes;
+    uint64_t size = 0;
+    std::string oid;     // sha1 stand-in
+    std::string sha256;  // LFS files only
+  };
+  std::map<std::string, std::map<std::string, Stored>> stored;  // repo id -> path -> file
   std::vector<std::string> log;
+  std::vector<double> log_ms;  // arrival time of each logged request, ms since construction
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   static uint64_t SizeOf(const FakeRepo& repo, const std::string& path) {
     auto it = repo.logical_sizes.find(path);
     return it != repo.logical_sizes.end() ? it->second : repo.files.at(path).size();
-  }
-  static std::string Etag256(const FakeRepo& repo, const std::string& path) {
-    return FakeSha256(repo.files.at(path) + std::to_string(SizeOf(repo, path)));
   }
 
   // Serves bytes with or without Range, as the knobs say.
@@ -147,10 +156,18 @@ struct FakeHub::Impl {
     {
       std::lock_guard lock(mutex);
       log.push_back((is_cdn ? "cdn " : "hub ") + req.target);
+      log_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
     (is_cdn ? self->cdn_requests : self->hub_requests)++;
     if (int ms = self->latency_ms; ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     if (int ms = self->stall_ms; ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    if (int ms = self->slow_ms; ms > 0 && !self->slow_target.empty() &&
+                                req.target.find(self->slow_target) != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      std::lock_guard lock(mutex);
+      self->requests_before_slow_answer = log.size();
+    }
     if (self->fail_count > 0 && self->fail_count-- > 0) {
       if (self->retry_after_s >= 0) res.set_header("Retry-After", std::to_string(self->retry_after_s));
       SendError(res, self->fail_status, "", "injected failure");
@@ -204,10 +221,9 @@ struct FakeHub::Impl {
         for (size_t s = p.find('/'); s != std::string::npos; s = p.find('/', s + 1)) dirs.insert(p.substr(0, s));
       }
       for (const auto& d : dirs) entries.push_back({{"type", "directory"}, {"path", d}, {"oid", FakeSha1(d)}, {"size", 0}});
-      for (const auto& [p, b] : repo.files) {
-        uint64_t size = SizeOf(repo, p);
-        nlohmann::json e = {{"type", "file"}, {"path", p}, {"size", size}, {"oid", FakeSha1(b)}};
-        if (IsLfs(p)) e["lfs"] = {{"oid", Etag256(repo, p)}, {"size", size}, {"pointerSize", 134}};
+      for (const auto& [p, f] : stored.at(id)) {
+        nlohmann::json e = {{"type", "file"}, {"path", p}, {"size", f.size}, {"oid", f.oid}};
+        if (IsLfs(p)) e["lfs"] = {{"oid", f.sha256}, {"size", f.size}, {"pointerSize", 134}};
         entries.push_back(e);
       }
       size_t start = 0;
@@ -229,22 +245,22 @@ struct FakeHub::Impl {
       return SendError(res, req.has_header("Authorization") ? 403 : 401, "GatedRepo",
                        "Access to model " + id + " is restricted.");
     }
-    auto file = repo.files.find(path);
-    if (file == repo.files.end()) return SendError(res, 404, "EntryNotFound", path + " does not exist");
+    const auto& files = stored.at(id);
+    auto file = files.find(path);
+    if (file == files.end()) return SendError(res, 404, "EntryNotFound", path + " does not exist");
     res.set_header("X-Repo-Commit", commit);
     if (IsLfs(path)) {
-      std::string sha = Etag256(repo, path);
-      if (!blobs.count(sha)) blobs[sha] = Blob{std::make_shared<const std::string>(file->second), SizeOf(repo, path)};
+      const std::string& sha = file->second.sha256;
       res.status = 302;
       res.set_header("X-Linked-Etag", "\"" + sha + "\"");
-      res.set_header("X-Linked-Size", std::to_string(SizeOf(repo, path)));
+      res.set_header("X-Linked-Size", std::to_string(file->second.size));
       res.set_header("Location", fmt::format("http://127.0.0.1:{}/blob/{}?Expires=9999999999&"
                                              "Signature=fakesig&Key-Pair-Id=K",
                                              cdn_port, sha));
       return;
     }
-    res.set_header("ETag", "\"" + FakeSha1(file->second) + "\"");
-    Serve(req, res, std::make_shared<const std::string>(file->second), file->second.size());
+    res.set_header("ETag", "\"" + file->second.oid + "\"");
+    Serve(req, res, file->second.bytes, file->second.bytes->size());
   }
 
   void HandleCdn(const httplib::Request& req, httplib::Response& res) {
@@ -270,6 +286,11 @@ FakeHub::FakeHub() : impl_(std::make_unique<Impl>()) {
   for (httplib::Server* s : {&impl_->hub, &impl_->cdn}) {
     s->new_task_queue = [] { return new httplib::ThreadPool(64); };
     s->set_keep_alive_max_count(100000);
+    // Without TCP_NODELAY, a chunked answer's small writes wait for the client's delayed ACK
+    // (Nagle's algorithm; ~40 ms a stall on Linux loopback). The real Hub and CDN do not stall
+    // like that (nginx, for one, enables tcp_nodelay on keep-alive connections by default), so a
+    // fake that did would measure the fake, not the client.
+    s->set_tcp_nodelay(true);
   }
   impl_->hub.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
     impl_->HandleHub(req, res);
@@ -277,8 +298,21 @@ FakeHub::FakeHub() : impl_(std::make_unique<Impl>()) {
   impl_->cdn.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
     impl_->HandleCdn(req, res);
   });
-  impl_->hub_port = impl_->hub.bind_to_any_port("127.0.0.1");
-  impl_->cdn_port = impl_->cdn.bind_to_any_port("127.0.0.1");
+  // cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed when Debian built
+  // the library): 32 clients connecting at once overflow it, the kernel drops their SYNs and they
+  // retry after TCP's 1 s initial timeout (nstat TcpExtListenOverflows counts them). No real Hub
+  // or CDN drops connections like that, so the listening sockets get a real backlog: listen() on
+  // a listening socket only updates its backlog (Linux).
+  for (auto [server, port] : {std::pair{&impl_->hub, &impl_->hub_port},
+                              std::pair{&impl_->cdn, &impl_->cdn_port}}) {
+    int fd = -1;
+    server->set_socket_options([&fd](int sock) {
+      httplib::default_socket_options(sock);
+      fd = sock;
+    });
+    *port = server->bind_to_any_port("127.0.0.1");
+    if (fd >= 0) ::listen(fd, 1024);
+  }
   impl_->hub_thread = std::thread([this] { impl_->hub.listen_after_bind(); });
   impl_->cdn_thread = std::thread([this] { impl_->cdn.listen_after_bind(); });
   while (!impl_->hub.is_running() || !impl_->cdn.is_running()) {
@@ -297,13 +331,40 @@ std::string FakeHub::endpoint() const { return fmt::format("http://127.0.0.1:{}"
 
 void FakeHub::AddRepo(FakeRepo repo) {
   if (!repo.refs.count("main")) repo.refs["main"] = repo.commit;
+  std::map<std::string, Impl::Stored> files;
+  for (const auto& [path, bytes] : repo.files) {
+    Impl::Stored f{.bytes = std::make_shared<const std::string>(bytes),
+                   .size = Impl::SizeOf(repo, path), .oid = FakeSha1(bytes), .sha256 = ""};
+    if (IsLfs(path)) f.sha256 = FakeSha256(bytes + std::to_string(f.size));
+    files.emplace(path, std::move(f));
+  }
   std::lock_guard lock(impl_->mutex);
+  for (const auto& [path, f] : files) {
+    if (!f.sha256.empty()) impl_->blobs[f.sha256] = Impl::Blob{f.bytes, f.size};
+  }
+  impl_->stored[repo.id] = std::move(files);
   impl_->repos[repo.id] = std::move(repo);
 }
 
 std::vector<std::string> FakeHub::paths() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->log;
+}
+
+std::vector<std::string> FakeHub::timeline() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->log.size(); ++i) {
+    out.push_back(fmt::format("{:9.1f} ms  {}", impl_->log_ms[i], impl_->log[i]));
+  }
+  return out;
+}
+
+void FakeHub::ClearLog() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->log.clear();
+  impl_->log_ms.clear();
+  impl_->start = std::chrono::steady_clock::now();
 }
 
 }  // namespace memfit::testing

@@ -47,13 +47,21 @@ class FakeHub {
   std::atomic<bool> short_bodies{false};   // CDN sends half of each range
   std::atomic<int> stall_ms{0};            // sleep this long before answering (timeouts)
   std::atomic<size_t> tree_page_size{0};   // >0: paginate the tree with Link headers
+  // Requests whose target contains `slow_target` wait `slow_ms` more (set before use).
+  std::string slow_target;
+  std::atomic<int> slow_ms{0};
 
   // Observations.
   std::atomic<int> hub_requests{0};
   std::atomic<int> cdn_requests{0};
   std::atomic<bool> cdn_saw_authorization{false};
   std::atomic<bool> hub_saw_token{false};
+  // How many requests had arrived when the last slow request finished waiting.
+  std::atomic<size_t> requests_before_slow_answer{0};
   std::vector<std::string> paths() const;  // raw request targets, in order (hub and cdn)
+  // The same with arrival times ("   12.3 ms  hub /api/..."), ms since construction or ClearLog.
+  std::vector<std::string> timeline() const;
+  void ClearLog();
 
  private:
   struct Impl;

@@ -1,61 +1,59 @@
-// The same model served by the fake Hub and read from a local directory gives the same
-// `estimate-memory --format json`; the second (cached) and offline runs give the same bytes as
-// the first. The CLI reads the Hub settings from the environment, as a user's shell would set it.
+// The same model served by the fake Hub and read from an HF cache snapshot of the same repository
+// and commit gives byte-identical `estimate-memory --format json`, and so do the second (cached),
+// offline and URL runs; a plain directory of the same files differs in exactly the fields that
+// name the source. The CLI reads the Hub settings from the environment, as a user's shell would.
 
 #include <algorithm>
-#include <sstream>
+#include <cstdlib>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
-#include "hub_fixtures.h"
+#include "hub_cli_support.h"
 
 namespace memfit {
 namespace {
+namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::ScopedEnv;
 
-struct RunResult {
-  int code;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::CliRun;
+using testing::PointAt;
+using testing::RunCli;
 
-RunResult RunCli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
+// An HF cache snapshot of `repo` in huggingface_hub's layout, as `snapshot_download` leaves it:
+// refs/main, blobs/{etag} holding the bytes, snapshots/{commit}/{path} -> ../../blobs/{etag}.
+void WriteHfSnapshot(const std::string& hub_cache, const testing::FakeRepo& repo) {
+  const fs::path root = fs::path(hub_cache) / ("models--" + repo.id.substr(0, repo.id.find('/')) +
+                                               "--" + repo.id.substr(repo.id.find('/') + 1));
+  testing::WriteFiles(root.string(), {{"refs/main", repo.commit}});
+  for (const auto& [path, bytes] : repo.files) {
+    const bool lfs = path.ends_with(".safetensors");
+    const std::string etag = lfs ? testing::FakeSha256(bytes) : testing::FakeSha1(bytes);
+    testing::WriteFiles(root.string(), {{"blobs/" + etag, bytes}});
+    fs::path link = root / "snapshots" / repo.commit / path;
+    fs::create_directories(link.parent_path());
+    fs::path target = "../../blobs/" + etag;
+    for (char c : path) {
+      if (c == '/') target = ".." / target;
+    }
+    fs::create_symlink(target, link);
+  }
 }
 
-// A clean Hub environment pointing at `endpoint`, with fresh caches.
-void PointAt(ScopedEnv& env, const std::string& endpoint) {
-  static std::vector<std::string> keep;  // setenv copies, but keep the strings simple
-  keep.push_back(testing::TempDir());
-  keep.push_back(testing::TempDir());
-  env.Set("HF_ENDPOINT", endpoint.c_str());
-  env.Set("HF_HUB_CACHE", keep[keep.size() - 2].c_str());
-  env.Set("MEMFIT_CACHE", keep.back().c_str());
-  env.Set("HF_HOME", keep.back().c_str());
-  env.Set("HF_TOKEN", nullptr);
-  env.Set("HF_HUB_OFFLINE", nullptr);
-  env.Set("TRANSFORMERS_OFFLINE", nullptr);
-  env.Set("HF_HUB_DISABLE_IMPLICIT_TOKEN", nullptr);
-}
-
-TEST(HubIntegrationTest, HubAndLocalDirectoryGiveTheSameJson) {
+TEST(HubIntegrationTest, HubAndAnHfCacheSnapshotGiveByteIdenticalJson) {
+  // The same repository id, commit and files: once read from the Hub with ranges, once from the
+  // local files huggingface_hub downloaded. The output describes the model, not the transport.
   FakeHub hub;
-  hub.AddRepo(testing::TinyLlamaRepo());
+  const testing::FakeRepo repo = testing::TinyLlamaRepo();
+  hub.AddRepo(repo);
   ScopedEnv env;
   PointAt(env, hub.endpoint());
-  const std::string dir = testing::TempDir() + "/tiny-llama";
-  testing::WriteFiles(dir, testing::TinyLlamaFiles());
-
-  RunResult local = RunCli({"estimate-memory", dir, "--format", "json"});
-  ASSERT_EQ(local.code, 0) << local.err;
   RunResult online = RunCli({"estimate-memory", "org/tiny-llama", "--format", "json"});
   ASSERT_EQ(online.code, 0) << online.err;
   const int requests = hub.hub_requests + hub.cdn_requests;
+  ASSERT_GT(requests, 0);
   RunResult cached = RunCli({"estimate-memory", "org/tiny-llama", "--format", "json"});
   ASSERT_EQ(cached.code, 0) << cached.err;
   EXPECT_EQ(hub.hub_requests + hub.cdn_requests, requests) << "the second run must not use the network";
@@ -64,27 +62,46 @@ TEST(HubIntegrationTest, HubAndLocalDirectoryGiveTheSameJson) {
   RunResult by_url = RunCli({"estimate-memory", hub.endpoint() + "/org/tiny-llama", "--format", "json"});
   ASSERT_EQ(by_url.code, 0) << by_url.err;
 
-  // First, cached, offline and URL runs: byte-identical.
-  EXPECT_EQ(online.out, cached.out);
-  EXPECT_EQ(online.out, offline.out);
-  EXPECT_EQ(online.out, by_url.out);
-  // Hub vs local directory: byte-identical once the two fields that name the source are set
-  // aside: "model" (the Hub id vs the folder name) and "assumptions" (the Hub adds the commit).
-  auto hub_json = nlohmann::json::parse(online.out);
-  auto local_json = nlohmann::json::parse(local.out);
-  EXPECT_EQ(hub_json["model"], "org/tiny-llama");
-  EXPECT_EQ(local_json["model"], "tiny-llama");
-  auto hub_assumptions = hub_json["assumptions"];
-  auto local_assumptions = local_json["assumptions"];
-  ASSERT_FALSE(hub_assumptions.empty());
-  EXPECT_EQ(hub_assumptions[0], "Hub revision main is commit " + testing::kCommit);
-  hub_assumptions.erase(0);
-  EXPECT_EQ(hub_assumptions, local_assumptions);
-  for (auto* j : {&hub_json, &local_json}) {
-    j->erase("model");
-    j->erase("assumptions");
+  ScopedEnv snapshot_env;
+  PointAt(snapshot_env, hub.endpoint());  // fresh, empty caches
+  WriteHfSnapshot(std::getenv("HF_HUB_CACHE"), repo);
+  RunResult snapshot = RunCli({"estimate-memory", "org/tiny-llama", "--format", "json"});
+  ASSERT_EQ(snapshot.code, 0) << snapshot.err;
+  snapshot_env.Set("HF_HUB_OFFLINE", "1");
+  RunResult snapshot_offline = RunCli({"estimate-memory", "org/tiny-llama", "--format", "json"});
+  ASSERT_EQ(snapshot_offline.code, 0) << snapshot_offline.err;
+  EXPECT_EQ(hub.hub_requests + hub.cdn_requests, requests) << "the snapshot holds every file";
+
+  for (const RunResult* r : {&cached, &offline, &by_url, &snapshot, &snapshot_offline}) {
+    EXPECT_EQ(r->out, online.out);
   }
-  EXPECT_EQ(hub_json.dump(2), local_json.dump(2));
+  EXPECT_NE(online.out.find("\"Hub revision main is commit " + testing::kCommit + "\""),
+            std::string::npos)
+      << online.out;
+}
+
+TEST(HubIntegrationTest, HubAndAPlainDirectoryDifferOnlyInTheModelName) {
+  // A directory holding the same files names neither the repository nor the commit: the JSON
+  // differs in exactly "model" (the folder name) and the commit assumption, nothing else.
+  FakeHub hub;
+  hub.AddRepo(testing::TinyLlamaRepo());
+  ScopedEnv env;
+  PointAt(env, hub.endpoint());
+  const std::string dir = testing::TempDir() + "/tiny-llama";
+  testing::WriteFiles(dir, testing::TinyLlamaFiles());
+  RunResult local = RunCli({"estimate-memory", dir, "--format", "json"});
+  ASSERT_EQ(local.code, 0) << local.err;
+  RunResult online = RunCli({"estimate-memory", "org/tiny-llama", "--format", "json"});
+  ASSERT_EQ(online.code, 0) << online.err;
+  const auto patch = nlohmann::json::diff(nlohmann::json::parse(local.out),
+                                          nlohmann::json::parse(online.out));
+  // (The directory's assumption list is empty: the commit is appended to it.)
+  const auto expected = nlohmann::json::parse(R"([
+    {"op": "add", "path": "/assumptions/-", "value": "Hub revision main is commit )" +
+                                              testing::kCommit + R"("},
+    {"op": "replace", "path": "/model", "value": "org/tiny-llama"}
+  ])");
+  EXPECT_EQ(patch, expected) << patch.dump(2);
 }
 
 TEST(HubIntegrationTest, CliErrorsAreOneLineWithExitCodeOne) {

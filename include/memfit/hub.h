@@ -86,8 +86,9 @@ struct HubResolution {
   std::string commit;            // the commit sha the revision resolved to
   bool from_cache = false;       // no network used
   std::vector<std::string> gguf_files;  // every *.gguf file in the repository, sorted
-  std::string gguf_file;                // the chosen one, when the repository has no safetensors
-  std::unique_ptr<ByteSource> gguf_source;  // range reads of the chosen GGUF file
+  // Layout "gguf": the chosen model (its file, or the first file of a split); inputs.gguf holds
+  // the headers of all its files, named by their paths in the repository.
+  std::string gguf_file;
   std::string layout;  // "transformers", "diffusers", "sentence-transformers", "gguf"
 };
 

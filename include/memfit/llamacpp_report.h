@@ -13,7 +13,9 @@ namespace memfit {
 
 nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& estimate);
 std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& estimate, OutputFormat format);
-std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan, const std::string& model_path,
-                              OutputFormat format);
+// `model_flags`: how the printed llama-server command names the model: "-m PATH", or
+// "--hf-repo ORG/NAME --hf-file FILE" for a Hub repository.
+std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan,
+                              const std::string& model_flags, OutputFormat format);
 
 }  // namespace memfit

@@ -55,21 +55,24 @@ std::optional<Model> Sibling(const Model& model) {
   return std::move(*built);
 }
 
+// GGUF models are planned the way llama.cpp --fit does (layers, context, n-cpu-moe).
+void RunGgufFit(const FitArgs& args, Context& ctx, std::optional<LoadedInputs> loaded = std::nullopt) {
+  LlamaCppCliArgs llama;
+  llama.gpus = args.gpus;
+  llama.ram = args.ram;
+  llama.format = args.format;
+  if (args.context_tokens) {
+    llama.options.context_tokens = args.context_tokens;
+    llama.ctx_given = true;
+  }
+  RunLlamaCppFit(args.model, llama, ctx, std::move(loaded));
+}
+
 void RunFit(const FitArgs& args, Context& ctx) {
   auto format = ParseOutputFormat(args.format);
   if (!format) return ctx.Fail(format.error());
-  // GGUF files are planned the way llama.cpp --fit does (layers, context, n-cpu-moe).
-  if (args.model.spec.ends_with(".gguf")) {
-    LlamaCppCliArgs llama;
-    llama.gpus = args.gpus;
-    llama.ram = args.ram;
-    llama.format = args.format;
-    if (args.context_tokens) {
-      llama.options.context_tokens = args.context_tokens;
-      llama.ctx_given = true;
-    }
-    return RunLlamaCppFit(args.model, llama, ctx);
-  }
+  // A GGUF model named as such; one found when MODEL is resolved is routed below.
+  if (args.model.spec.ends_with(".gguf") || !args.model.gguf_file.empty()) return RunGgufFit(args, ctx);
   FitRequest request;
   for (const auto& g : args.gpus) {
     auto status = ParseDeviceArg(g, request.gpus);
@@ -103,7 +106,10 @@ void RunFit(const FitArgs& args, Context& ctx) {
   request.disk_gb_s = args.disk_gb_s;
   request.advise = !args.no_advice;
 
-  auto model = LoadModel(args.model, {});
+  auto loaded = LoadModelInputsWithOrigin(args.model);
+  if (!loaded) return ctx.Fail(loaded.error());
+  if (!loaded->inputs.gguf.empty()) return RunGgufFit(args, ctx, std::move(*loaded));
+  auto model = DescribeModel(loaded->inputs);
   if (!model) return ctx.Fail(model.error());
   auto runtime = RuntimeForTask(
       *model, TaskSettings{.task = args.task, .context_tokens = args.context_tokens,

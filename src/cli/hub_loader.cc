@@ -13,16 +13,20 @@
 
 namespace memfit::cli {
 
-Result<ModelInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache) {
+Result<LoadedInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache) {
   HubSettings settings = HubSettingsFromEnvironment(args.token, args.offline);
   MEMFIT_ASSIGN_OR_RETURN(HubRef ref, ParseHubRef(args.spec, settings.endpoint));
   std::ostream& log = args.log ? *args.log : std::cerr;
   HubResolveOptions options{.revision = args.revision, .gguf_file = args.gguf_file};
-  if (!args.log && ::isatty(STDERR_FILENO)) {
-    options.progress = [&log](size_t done, size_t total) {
+  // The progress line is redrawn in place, so only on a terminal; `line_open` says whether it
+  // still needs its newline (a guessed shard that was not needed never counts as done).
+  bool line_open = false;
+  if (args.log ? args.log_is_terminal : ::isatty(STDERR_FILENO) == 1) {
+    options.progress = [&log, &line_open](size_t done, size_t total) {
       if (total < 4) return;
       log << "\rmemfit: reading weight headers " << done << "/" << total
           << (done == total ? "\n" : "") << std::flush;
+      line_open = done != total;
     };
   }
   HubStats stats;
@@ -31,13 +35,11 @@ Result<ModelInputs> LoadHubModelInputs(const ModelArgs& args, const std::string&
   auto resolved = ResolveHubModel(ref, options, settings, stats, &failure);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (line_open) log << "\n";
   if (resolved || stats.requests > 0) log << "memfit: " << FormatHubSummary(stats, seconds) << "\n";
   if (resolved) {
-    if (resolved->layout == "gguf") {
-      return MakeError("{}: chose the GGUF file {} (of {}); this build cannot read GGUF headers yet",
-                       ref.repo_id, resolved->gguf_file, resolved->gguf_files.size());
-    }
-    return std::move(resolved->inputs);
+    return LoadedInputs{.inputs = std::move(resolved->inputs), .hub_repo_id = ref.repo_id,
+                        .hub_gguf_file = resolved->gguf_file};
   }
   // A snapshot in the HF cache (even without weights), then the catalog, beat an error; the
   // assumption quotes why the Hub was not used (gated, offline, unreachable, ...).
@@ -47,7 +49,7 @@ Result<ModelInputs> LoadHubModelInputs(const ModelArgs& args, const std::string&
   if (local && local->kind != InputKind::kNotFound) {
     local->inputs.assumptions.push_back(
         fmt::format("the Hub was not used ({})", resolved.error().message));
-    return std::move(local->inputs);
+    return LoadedInputs{.inputs = std::move(local->inputs)};
   }
   if (not_asked) {
     return MakeError("{}: model not found locally, in the Hugging Face cache or in the catalog, and "

@@ -36,13 +36,14 @@ struct InferenceArgs {
 // The single dispatch point for llama.cpp / GGUF inference: the llama.cpp estimator with this
 // command's --context, --batch (as parallel sequences) and --format; every llama.cpp flag
 // (-ngl, -ctk, -fa, ...) is available through `memfit gguf inference`.
-void RunLlamaCpp(const InferenceArgs& args, Context& ctx) {
+void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
+                 std::optional<LoadedInputs> loaded = std::nullopt) {
   LlamaCppCliArgs llama;
   llama.options.context_tokens = args.context;
   llama.ctx_given = true;
   llama.options.parallel = static_cast<uint32_t>(std::max<uint64_t>(1, args.batch));
   llama.format = args.format;
-  RunLlamaCppInference(args.model, llama, ctx);
+  RunLlamaCppInference(args.model, llama, ctx, std::move(loaded));
 }
 
 void RunInference(const InferenceArgs& args, Context& ctx) {
@@ -50,7 +51,11 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
   if (!format) return ctx.Fail(format.error());
   auto engine = ParseEngine(args.engine);
   if (!engine) return ctx.Fail(engine.error());
-  if (*engine == Engine::kLlamaCpp || args.model.spec.ends_with(".gguf")) return RunLlamaCpp(args, ctx);
+  // GGUF models go to llama.cpp: named as such here, or found when MODEL is resolved below.
+  if (*engine == Engine::kLlamaCpp || args.model.spec.ends_with(".gguf") ||
+      !args.model.gguf_file.empty()) {
+    return RunLlamaCpp(args, ctx);
+  }
   InferenceOptions o;
   o.context_tokens = args.context;
   o.batch = args.batch;
@@ -93,7 +98,10 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
     if (!bytes) return ctx.Fail(Wrap(bytes.error(), "--cuda-context"));
     o.overhead.cuda_context_bytes = *bytes;
   }
-  auto model = LoadModel(args.model, {});
+  auto loaded = LoadModelInputsWithOrigin(args.model);
+  if (!loaded) return ctx.Fail(loaded.error());
+  if (!loaded->inputs.gguf.empty()) return RunLlamaCpp(args, ctx, std::move(*loaded));
+  auto model = DescribeModel(loaded->inputs);
   if (!model) return ctx.Fail(model.error());
   auto e = EstimateInference(*model, o);
   if (!e) return ctx.Fail(e.error());

@@ -57,19 +57,29 @@ Result<LlamaCppOptions> Resolve(const LlamaCppCliArgs& a) {
 
 struct Loaded {
   Model model;
-  std::string path;
+  std::string model_flags;  // how llama-server is told the model: "-m PATH" or "--hf-repo ..."
   uint64_t projector_bytes = 0;
 };
 
-Result<Loaded> Load(const ModelArgs& m, const LlamaCppCliArgs& a) {
-  MEMFIT_ASSIGN_OR_RETURN(ModelInputs inputs, LoadModelInputs(m));
-  if (inputs.gguf.empty()) return MakeError("{}: not a GGUF model (give a .gguf file)", m.spec);
+Result<Loaded> Load(const ModelArgs& m, const LlamaCppCliArgs& a, std::optional<LoadedInputs> given) {
+  if (!given) {
+    MEMFIT_ASSIGN_OR_RETURN(given, LoadModelInputsWithOrigin(m));
+  }
+  const ModelInputs& inputs = given->inputs;
+  if (inputs.gguf.empty()) {
+    return MakeError("{}: not a GGUF model (give a .gguf file, or a Hub repository with --gguf-file)",
+                     m.spec);
+  }
   Loaded out;
   MEMFIT_ASSIGN_OR_RETURN(out.model, DescribeModel(inputs));
   if (GgufFacts(inputs.gguf).is_projector) {
     return MakeError("{}: this is a multimodal projector (mmproj); give the language model and --mmproj {}", m.spec, m.spec);
   }
-  out.path = m.spec;
+  // llama.cpp downloads a Hub file itself (common/arg.cpp: -hf/--hf-repo, -hff/--hf-file).
+  out.model_flags = given->hub_repo_id.empty()
+                        ? "-m " + m.spec
+                        : fmt::format("--hf-repo {} --hf-file {}", given->hub_repo_id,
+                                      given->hub_gguf_file);
   if (!a.mmproj.empty()) {
     auto source = OpenFileByteSource(a.mmproj);
     MEMFIT_ASSIGN_OR_RETURN(GgufFile proj, ReadGgufHeader(*source));
@@ -109,12 +119,13 @@ void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& a) {
   cmd.add_option("--format", a.format, "table, json, csv or markdown");
 }
 
-void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx) {
+void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
+                          std::optional<LoadedInputs> given) {
   auto format = ParseOutputFormat(a.format);
   if (!format) return ctx.Fail(format.error());
   auto options = Resolve(a);
   if (!options) return ctx.Fail(options.error());
-  auto loaded = Load(m, a);
+  auto loaded = Load(m, a, std::move(given));
   if (!loaded) return ctx.Fail(loaded.error());
   auto est = EstimateLlamaCpp(loaded->model, *options);
   if (!est) return ctx.Fail(Wrap(est.error(), m.spec));
@@ -125,13 +136,14 @@ void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context&
   }
 }
 
-void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx) {
+void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
+                    std::optional<LoadedInputs> given) {
   auto format = ParseOutputFormat(a.format);
   if (!format) return ctx.Fail(format.error());
   if (a.gpus.empty()) return ctx.Fail(MakeError("fit: give the memory of each GPU with --gpu SIZE"));
   auto options = Resolve(a);
   if (!options) return ctx.Fail(options.error());
-  auto loaded = Load(m, a);
+  auto loaded = Load(m, a, std::move(given));
   if (!loaded) return ctx.Fail(loaded.error());
   LlamaCppFitOptions fit;
   fit.base = *options;
@@ -157,7 +169,7 @@ void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx) 
   }
   auto plan = FitLlamaCpp(loaded->model, fit);
   if (!plan) return ctx.Fail(Wrap(plan.error(), m.spec));
-  ctx.out << RenderLlamaCppFit(loaded->model, *plan, loaded->path, *format);
+  ctx.out << RenderLlamaCppFit(loaded->model, *plan, loaded->model_flags, *format);
   if (!plan->fits) ctx.exit_code = 1;
 }
 

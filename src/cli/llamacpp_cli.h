@@ -1,7 +1,9 @@
 #pragma once
-// llama.cpp flags and the runners behind `memfit gguf inference` and `memfit gguf fit` (and, once
-// routed by the lead, `memfit inference X.gguf --engine llama.cpp` and `memfit fit X.gguf`).
+// llama.cpp flags and the runners behind `memfit gguf inference` and `memfit gguf fit`, also used
+// by `memfit inference` and `memfit fit` for GGUF models (a .gguf file, --engine llama.cpp, a Hub
+// repository's GGUF model).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,10 +34,13 @@ struct LlamaCppCliArgs {
 
 // Adds llama.cpp's flags (llama.cpp spellings where CLI11 allows them) to a subcommand.
 void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& args);
-// Per-device memory for the given flags.
-void RunLlamaCppInference(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx);
+// Per-device memory for the given flags. `loaded`: the model's inputs when the caller has already
+// resolved MODEL (and found a GGUF model); otherwise MODEL is resolved here.
+void RunLlamaCppInference(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx,
+                          std::optional<LoadedInputs> loaded = std::nullopt);
 // Like llama.cpp --fit: the largest offload and longest context for --gpu/--ram.
-void RunLlamaCppFit(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx);
+void RunLlamaCppFit(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx,
+                    std::optional<LoadedInputs> loaded = std::nullopt);
 
 // `memfit gguf inference|fit MODEL.gguf ...`.
 void AddGgufCommand(CLI::App& app, Context& ctx);

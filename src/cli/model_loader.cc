@@ -29,10 +29,16 @@ void AddModelArgs(CLI::App& command, ModelArgs& args) {
   command.add_flag("--offline", args.offline, "use only local files and the cache (HF_HUB_OFFLINE=1)");
   command.add_option("--token", args.token, "Hugging Face token for gated or private repos");
   command.add_option("--gguf-file", args.gguf_file,
-                     "the GGUF file to read from a Hub repository with several (see docs/hub.md)");
+                     "the GGUF model to read from a Hub repository: a file (any file of a split), "
+                     "or a part of one name such as Q4_K_M (see docs/hub.md)");
 }
 
 Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
+  MEMFIT_ASSIGN_OR_RETURN(LoadedInputs loaded, LoadModelInputsWithOrigin(args));
+  return std::move(loaded.inputs);
+}
+
+Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args) {
   LocalResolveOptions options{.revision = args.revision, .hf_hub_cache = DefaultHfHubCache()};
   // Hub ids and URLs that are not local paths go to the Hub client (short names without a slash
   // try the catalog first); see docs/hub.md "Resolution order".
@@ -44,7 +50,7 @@ Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
     return LoadHubModelInputs(args, options.hf_hub_cache);
   }
   MEMFIT_ASSIGN_OR_RETURN(LocalResolution local, ResolveLocalModel(args.spec, options));
-  if (local.kind != InputKind::kNotFound) return std::move(local.inputs);
+  if (local.kind != InputKind::kNotFound) return LoadedInputs{.inputs = std::move(local.inputs)};
   (void)EnvTrue;
   return MakeError(
       "{}: model not found. memfit looked for (1) a local directory with config.json or "

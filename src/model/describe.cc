@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "memfit/checked_math.h"
 
@@ -204,9 +205,11 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
           stored > declared ? stored - declared : declared - stored));
     }
     if (use_headers) {
-      std::unordered_map<std::string, bool> in_headers;
+      // Views of the model's names (alive while `model` is): no copy of 90k strings.
+      std::unordered_set<std::string_view> in_headers;
+      in_headers.reserve(model.tensors.size());
       for (const auto& t : model.tensors) {
-        if (t.stored) in_headers.emplace(t.name, true);
+        if (t.stored) in_headers.insert(t.name);
       }
       size_t missing = 0;
       for (const auto& [name, shard] : inputs.index->weight_map) {

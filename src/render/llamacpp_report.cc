@@ -94,9 +94,9 @@ std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& e
   return Summary(model, e) + RenderPlainTable(Headers(), Rows(e)) + Footer(model, e);
 }
 
-std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan, const std::string& path,
-                              OutputFormat format) {
-  std::string command = "llama-server -m " + path;
+std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan,
+                              const std::string& model_flags, OutputFormat format) {
+  std::string command = "llama-server " + model_flags;
   for (const auto& a : plan.arguments) command += " " + a;
   if (format == OutputFormat::kJson) {
     nlohmann::json j;

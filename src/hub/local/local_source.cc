@@ -211,9 +211,11 @@ Result<LocalResolution> ResolveLocalModel(std::string_view spec, const LocalReso
       if (!sha.empty() && fs::is_directory(repo / "snapshots" / sha, ec)) {
         MEMFIT_ASSIGN_OR_RETURN(out.inputs, ReadModelDirectory((repo / "snapshots" / sha).string()));
         out.inputs.name = std::string(spec);
-        out.inputs.assumptions.push_back(fmt::format(
-            "read from the local Hugging Face cache, revision {} (snapshot {})", options.revision,
-            sha.substr(0, 12)));
+        // The same words as a read from the Hub: the same files at the same commit describe
+        // the same model, wherever the bytes came from (the Hub client's summary line on stderr
+        // says that).
+        out.inputs.assumptions.push_back(
+            fmt::format("Hub revision {} is commit {}", options.revision, sha));
         out.kind = InputKind::kHfCache;
         return out;
       }

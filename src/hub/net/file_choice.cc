@@ -3,9 +3,13 @@
 
 #include "hub/net/file_choice.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "memfit/gguf.h"
 #include "memfit/json.h"
 
 namespace memfit::hubnet {
@@ -28,8 +32,8 @@ bool IsVariant(std::string_view name) {
 // The weights of one folder: an index if any, else model.safetensors-like files.
 std::optional<WeightGroup> GroupFor(const std::set<std::string>& names, const std::string& folder) {
   WeightGroup g{.folder = folder};
-  for (const char* index : {"model.safetensors.index.json",
-                            "diffusion_pytorch_model.safetensors.index.json"}) {
+  for (const char* index :
+       {"model.safetensors.index.json", "diffusion_pytorch_model.safetensors.index.json"}) {
     if (names.count(folder + index)) {
       g.index_path = folder + index;
       return g;
@@ -43,7 +47,8 @@ std::optional<WeightGroup> GroupFor(const std::set<std::string>& names, const st
   }
   std::vector<std::string> plain, variants;
   for (const auto& n : names) {
-    if (InFolder(n, folder) && EndsWith(n, ".safetensors")) (IsVariant(n) ? variants : plain).push_back(n);
+    if (InFolder(n, folder) && EndsWith(n, ".safetensors"))
+      (IsVariant(n) ? variants : plain).push_back(n);
   }
   if (!plain.empty()) {
     g.files = plain;
@@ -56,7 +61,148 @@ std::optional<WeightGroup> GroupFor(const std::set<std::string>& names, const st
   return std::nullopt;
 }
 
+bool AllDigits(std::string_view s) {
+  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// See WeightGroup::likely_shards.
+std::vector<std::string> LikelyShards(const std::set<std::string>& names, const std::string& folder,
+                                      const std::string& index_path) {
+  constexpr std::string_view kIndexSuffix = ".safetensors.index.json";
+  constexpr std::string_view kSuffix = ".safetensors";
+  std::string_view base = std::string_view(index_path).substr(folder.size());
+  if (!base.ends_with(kIndexSuffix)) return {};
+  const std::string prefix =
+      folder + std::string(base.substr(0, base.size() - kIndexSuffix.size())) + "-";
+  std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> sets;  // "of" count -> files
+  for (auto it = names.lower_bound(prefix); it != names.end() && it->starts_with(prefix); ++it) {
+    std::string_view rest = std::string_view(*it).substr(prefix.size());
+    if (!rest.ends_with(kSuffix)) continue;
+    rest.remove_suffix(kSuffix.size());
+    size_t of = rest.find("-of-");
+    if (of == std::string_view::npos) continue;
+    std::string_view number = rest.substr(0, of), count = rest.substr(of + 4);
+    if (!AllDigits(number) || !AllDigits(count)) continue;
+    sets[std::string(count)].emplace_back(std::stoull(std::string(number)), *it);
+  }
+  std::vector<std::string> out;
+  int complete = 0;
+  for (auto& [count, files] : sets) {
+    const uint64_t n = std::stoull(count);
+    if (n != files.size()) continue;
+    std::vector<bool> seen(files.size(), false);
+    bool ok = true;
+    for (const auto& [number, path] : files) {
+      ok = ok && number >= 1 && number <= n && !seen[number - 1];
+      if (ok) seen[number - 1] = true;
+    }
+    if (!ok) continue;
+    ++complete;
+    out.clear();
+    for (auto& [number, path] : files) out.push_back(path);
+  }
+  if (complete != 1) return {};
+  return out;
+}
+
+bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
+  auto lower = [](std::string_view v) {
+    std::string out(v);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  return lower(haystack).find(lower(needle)) != std::string::npos;
+}
+
+// One GGUF model of a repository: a single file or a gguf-split set.
+struct GgufModel {
+  std::string name = "";                // the file, or the first file of the split
+  std::vector<std::string> paths = {};  // split order; only the present ones when incomplete
+  uint32_t count = 1;                   // files the model consists of
+  std::string first_missing = "";       // a missing split file, or ""
+};
+
+std::vector<GgufModel> GgufModels(const std::vector<std::string>& gguf_files) {
+  const std::set<std::string> present(gguf_files.begin(), gguf_files.end());
+  std::vector<GgufModel> models;
+  std::set<std::string> done;  // split prefixes + counts already grouped
+  for (const auto& f : gguf_files) {
+    auto split = ParseGgufSplitName(f);
+    if (!split) {
+      models.push_back({.name = f, .paths = {f}});
+      continue;
+    }
+    std::string key = split->prefix + "\n" + std::to_string(split->count);
+    if (!done.insert(key).second) continue;
+    GgufModel m{.name = GgufSplitPath(split->prefix, 1, split->count), .count = split->count};
+    // A split claiming more files than the repository holds is incomplete; do not list them all.
+    for (uint32_t i = 1; i <= split->count; ++i) {
+      std::string p = GgufSplitPath(split->prefix, i, split->count);
+      if (present.count(p)) {
+        m.paths.push_back(std::move(p));
+      } else if (m.first_missing.empty()) {
+        m.first_missing = std::move(p);
+        if (split->count > gguf_files.size()) break;
+      }
+    }
+    models.push_back(std::move(m));
+  }
+  return models;
+}
+
+std::string Describe(const std::vector<GgufModel>& models) {
+  std::string list;
+  for (const auto& m : models) {
+    list += (list.empty() ? "" : ", ") + m.name;
+    if (m.count > 1) {
+      list += fmt::format(" ({} files{})", m.count, m.first_missing.empty() ? "" : ", incomplete");
+    }
+  }
+  return list.empty() ? "none" : list;
+}
+
+Status Choose(std::string_view repo_id, const GgufModel& model, FilePlan& plan) {
+  if (!model.first_missing.empty()) {
+    return MakeError("{}: split file {} of the {} files of {} is not in the repository", repo_id,
+                     model.first_missing, model.count, model.name);
+  }
+  plan.layout = "gguf";
+  plan.gguf_file = model.name;
+  plan.gguf_paths = model.paths;
+  return Ok{};
+}
+
+// --gguf-file: a path (any split file), else a unique model whose name contains it.
+Status ChooseGguf(std::string_view repo_id, std::string_view choice, FilePlan& plan) {
+  const std::vector<GgufModel> models = GgufModels(plan.gguf_files);
+  std::vector<const GgufModel*> matches;
+  for (const auto& m : models) {
+    if (std::find(m.paths.begin(), m.paths.end(), choice) != m.paths.end() || m.name == choice) {
+      return Choose(repo_id, m, plan);
+    }
+    if (ContainsIgnoreCase(m.name, choice)) matches.push_back(&m);
+  }
+  if (matches.size() == 1) {
+    MEMFIT_RETURN_IF_ERROR(Choose(repo_id, *matches.front(), plan));
+    plan.assumptions.push_back(
+        fmt::format("--gguf-file {}: the GGUF model {}", choice, plan.gguf_file));
+    return Ok{};
+  }
+  if (matches.size() > 1) {
+    std::vector<GgufModel> several;
+    for (const auto* m : matches) several.push_back(*m);
+    return MakeError("{}: --gguf-file {} matches {} GGUF models: {}", repo_id, choice,
+                     matches.size(), Describe(several));
+  }
+  return MakeError("{}: --gguf-file {} is not in the repository (GGUF files: {})", repo_id, choice,
+                   Describe(models));
+}
+
 }  // namespace
+
+std::string ListGgufModels(const std::vector<std::string>& gguf_files) {
+  return Describe(GgufModels(gguf_files));
+}
 
 Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>& files,
                            std::string_view gguf_choice, std::string_view model_index_json,
@@ -71,21 +217,16 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
   if (names.count("config.json")) plan.config_path = "config.json";
 
   if (!gguf_choice.empty()) {
-    if (!names.count(std::string(gguf_choice))) {
-      std::string list;
-      for (const auto& g : plan.gguf_files) list += (list.empty() ? "" : ", ") + g;
-      return MakeError("{}: --gguf-file {} is not in the repository (GGUF files: {})", repo_id,
-                       gguf_choice, list.empty() ? "none" : list);
-    }
-    plan.layout = "gguf";
-    plan.gguf_file = std::string(gguf_choice);
+    MEMFIT_RETURN_IF_ERROR(ChooseGguf(repo_id, gguf_choice, plan));
     return plan;
   }
 
   if (names.count("model_index.json")) {
     plan.layout = "diffusers";
-    plan.json_files.push_back("model_index.json");
-    if (model_index_json.empty()) return plan;  // the caller fetches it and asks again
+    if (model_index_json.empty()) {  // the caller fetches it and asks again
+      plan.pending_file = "model_index.json";
+      return plan;
+    }
     MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(model_index_json, "model_index.json"));
     if (!json.is_object()) return MakeError("{}: model_index.json: not a JSON object", repo_id);
     for (const auto& [component, value] : json.items()) {
@@ -102,8 +243,10 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
         "component folder as a prefix");
   } else if (names.count("modules.json")) {
     plan.layout = "sentence-transformers";
-    plan.json_files.push_back("modules.json");
-    if (modules_json.empty()) return plan;
+    if (modules_json.empty()) {
+      plan.pending_file = "modules.json";
+      return plan;
+    }
     MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(modules_json, "modules.json"));
     if (!json.is_array()) return MakeError("{}: modules.json: not a JSON array", repo_id);
     std::set<std::string> folders;
@@ -124,7 +267,8 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
   } else {
     plan.layout = "transformers";
     bool has_root_safetensors = false;
-    for (const auto& n : names) has_root_safetensors |= InFolder(n, "") && EndsWith(n, ".safetensors");
+    for (const auto& n : names)
+      has_root_safetensors |= InFolder(n, "") && EndsWith(n, ".safetensors");
     if (names.count("model.safetensors.index.json")) {
       plan.groups.push_back({.folder = "", .index_path = "model.safetensors.index.json"});
       plan.root_index_path = "model.safetensors.index.json";
@@ -144,27 +288,46 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
         return MakeError("{}: nothing memfit can read: no config.json, safetensors or GGUF files",
                          repo_id);
       }
-      plan.layout = "gguf";
-      std::vector<std::string> candidates;
-      for (const auto& g : plan.gguf_files) {
-        if (g.find("mmproj") == std::string::npos) candidates.push_back(g);
+      // A GGUF repository: its one model (projectors aside), else the user chooses.
+      const std::vector<GgufModel> models = GgufModels(plan.gguf_files);
+      std::vector<const GgufModel*> candidates;
+      for (const auto& m : models) {
+        if (!ContainsIgnoreCase(m.name, "mmproj")) candidates.push_back(&m);
       }
       if (candidates.size() != 1) {
-        std::string list;
-        for (const auto& g : plan.gguf_files) list += (list.empty() ? "" : ", ") + g;
-        return MakeError("{}: {} GGUF files; choose one with --gguf-file: {}", repo_id,
-                         plan.gguf_files.size(), list);
+        return MakeError(
+            "{}: {} GGUF models; choose one with --gguf-file (a file, or a part of "
+            "its name such as Q4_K_M): {}",
+            repo_id, models.size(), Describe(models));
       }
-      plan.gguf_file = candidates.front();
+      MEMFIT_RETURN_IF_ERROR(Choose(repo_id, *candidates.front(), plan));
+      if (models.size() > 1) {
+        std::vector<GgufModel> projectors;
+        for (const auto& m : models) {
+          if (m.name != plan.gguf_file) projectors.push_back(m);
+        }
+        plan.assumptions.push_back(
+            fmt::format("the GGUF model {} (the repository's other GGUF files are projectors: {})",
+                        plan.gguf_file, Describe(projectors)));
+      }
       return plan;
     }
+  }
+  if (!plan.gguf_files.empty()) {
+    plan.assumptions.push_back(fmt::format(
+        "{}; read one with --gguf-file: {}",
+        plan.groups.empty() ? "no safetensors weights; the repository's GGUF models"
+                            : "read the safetensors weights; the repository also has GGUF models",
+        Describe(GgufModels(plan.gguf_files))));
   }
   if (!plan.config_path.empty()) plan.json_files.insert(plan.json_files.begin(), plan.config_path);
   if (!plan.root_index_path.empty() && plan.groups.empty()) {
     plan.json_files.push_back(plan.root_index_path);
   }
-  for (const auto& g : plan.groups) {
-    if (!g.index_path.empty()) plan.json_files.push_back(g.index_path);
+  for (auto& g : plan.groups) {
+    if (g.index_path.empty()) continue;
+    plan.json_files.push_back(g.index_path);
+    g.likely_shards = LikelyShards(names, g.folder, g.index_path);
   }
   return plan;
 }

@@ -2,6 +2,8 @@
 
 #include "hub/net/http_client.h"
 
+#include "hub/net/hub_api.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -57,16 +59,6 @@ size_t WriteHeader(char* data, size_t size, size_t count, void* user) {
   }
   (*headers)[name] = std::string(value);
   return size * count;
-}
-
-std::optional<uint64_t> ParseU64(std::string_view s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return v;
 }
 
 // scheme://host:port of a URL (default ports filled in), lowercase; "" when unparsable.
@@ -207,18 +199,28 @@ Result<HttpResponse> HttpClient::GetOnce(const HttpRequest& request, Attempt& at
       // Full body: keep the asked-for window.
       uint64_t first = request.range->first;
       response.body = first < body.body.size() ? body.body.substr(first) : std::string();
-      if (auto len = ParseU64(response.headers["content-length"])) response.total_size = *len;
+      if (auto len = ParseDecimalU64(response.headers["content-length"])) response.total_size = *len;
     } else {
       response.body = std::move(body.body);
-      const std::string& content_range = response.headers["content-range"];
-      if (auto slash = content_range.rfind('/'); slash != std::string::npos) {
-        response.total_size = ParseU64(std::string_view(content_range).substr(slash + 1));
+      auto content_range = ParseContentRange(response.headers["content-range"]);
+      if (request.range && status == 206) {
+        // A 206 must hold the range asked for: bytes from another offset would be misread.
+        if (!content_range || !content_range->first || *content_range->first != request.range->first) {
+          return MakeError("{}: answered a range from byte {} with Content-Range \"{}\"",
+                           RedactUrl(url), request.range->first,
+                           OneLine(response.headers["content-range"], 80));
+        }
+      }
+      if (content_range && content_range->total) {
+        response.total_size = content_range->total;
       } else if (!request.range) {
-        response.total_size = ParseU64(response.headers["content-length"]);
+        response.total_size = ParseDecimalU64(response.headers["content-length"]);
       }
     }
     if (!response.total_size) {
-      if (auto linked = ParseU64(response.hub_headers["x-linked-size"])) response.total_size = linked;
+      if (auto linked = ParseDecimalU64(response.hub_headers["x-linked-size"])) {
+        response.total_size = linked;
+      }
     }
     return response;
   }
@@ -297,7 +299,7 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
         return MakeError("{}: HTTP {}{}{}", shown, r.status, message.empty() ? "" : ": ", message);
       }
       if (r.status == 429) {
-        if (auto after = ParseU64(r.headers["retry-after"])) {
+        if (auto after = ParseDecimalU64(r.headers["retry-after"])) {
           wait_ms = std::min<uint64_t>(settings_.retry_max_ms, *after * 1000);
         }
         final_error = MakeError("{}: rate limited (HTTP 429) after {} attempts; wait and retry, or "

@@ -6,6 +6,7 @@
 // thread.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -57,6 +58,9 @@ class HttpClient {
   HubStats& stats_;
   void* curl_;  // CURL*
 };
+
+// Makes (on first use) and returns the calling worker thread's client (see parallel.h).
+using ClientFactory = std::function<HttpClient&()>;
 
 // The URL without its query string (CDN URLs carry signatures): for messages.
 std::string RedactUrl(std::string_view url);

@@ -2,12 +2,15 @@
 
 #include "hub/net/hub_cache.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <set>
+#include <utility>
 
 #include "memfit/byte_source.h"
 #include "memfit/json.h"
@@ -55,37 +58,49 @@ bool WriteAtomically(const fs::path& path, std::string_view bytes) {
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
-void PutString(std::string& out, std::string_view s) {
-  PutU64(out, s.size());
-  out += s;
-}
 
-class Reader {
+// A cache file mapped read-only: decoding reads it in place, without a copy into a buffer
+// (a large allocation costs more than the decoding after a run has freed many small ones).
+// memfit replaces cache files by rename, never in place, so a mapping never sees one shrink.
+class MappedFile {
  public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool U64(uint64_t& v) {
-    if (bytes_.size() - pos_ < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<unsigned char>(bytes_[pos_ + i])} << (8 * i);
-    pos_ += 8;
-    return true;
+  static std::optional<MappedFile> Open(const fs::path& path, uint64_t max_bytes) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    MappedFile file;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > max_bytes) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    file.size_ = static_cast<size_t>(st.st_size);
+    if (file.size_ > 0) {
+      void* p = ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        return std::nullopt;
+      }
+      file.data_ = static_cast<const char*>(p);
+    }
+    ::close(fd);
+    return file;
   }
-  bool String(std::string& s) {
-    uint64_t n = 0;
-    if (!U64(n) || n > bytes_.size() - pos_) return false;
-    s.assign(bytes_.substr(pos_, n));
-    pos_ += n;
-    return true;
+  MappedFile(MappedFile&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  MappedFile& operator=(MappedFile&&) = delete;
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<char*>(data_), size_);
   }
-  size_t left() const { return bytes_.size() - pos_; }
+  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
 
  private:
-  std::string_view bytes_;
-  size_t pos_ = 0;
+  MappedFile() = default;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
 };
 
-constexpr std::string_view kHeaderMagic = "MFSTHDR1";
-constexpr std::string_view kIndexMagic = "MFWIDX01";
+constexpr std::string_view kGgufMagic = "MFGGUF01";
+constexpr uint64_t kMaxGgufPrefixBytes = 1ull << 30;
 
 }  // namespace
 
@@ -93,26 +108,6 @@ std::string RepoFolderName(std::string_view repo_id) {
   std::string out = "models--";
   for (char c : repo_id) out += (c == '/') ? std::string("--") : std::string(1, c);
   return out;
-}
-
-bool IsObjectId(std::string_view s) {
-  return (s.size() == 40 || s.size() == 64) &&
-         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
-bool IsSafeRepoPath(std::string_view path) {
-  if (path.empty() || path.size() > 1024 || path.front() == '/' ||
-      path.find('\0') != std::string_view::npos || path.find('\\') != std::string_view::npos) {
-    return false;
-  }
-  for (size_t start = 0; start <= path.size();) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view seg = path.substr(start, end - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    start = end + 1;
-  }
-  return true;
 }
 
 std::optional<std::string> HubCache::ReadRef(std::string_view repo_id,
@@ -211,131 +206,60 @@ void HubCache::WriteTree(std::string_view repo_id, std::string_view commit,
       json.dump());
 }
 
-// Binary header: magic, header_bytes, data_bytes, metadata count + (key, value) strings, tensor
-// count + (name, dtype name, rank, dims..., begin, end). Integers are u64 little-endian, strings
-// a u64 length and the bytes.
-std::string SerializeHeader(const SafetensorsHeader& header) {
-  std::string out(kHeaderMagic);
-  PutU64(out, header.header_bytes);
-  PutU64(out, header.data_bytes);
-  PutU64(out, header.metadata.size());
-  for (const auto& [k, v] : header.metadata) {
-    PutString(out, k);
-    PutString(out, v);
-  }
-  PutU64(out, header.tensors.size());
-  for (const auto& t : header.tensors) {
-    PutString(out, t.name);
-    PutString(out, DtypeName(t.dtype));
-    PutU64(out, t.shape.size());
-    for (uint64_t d : t.shape) PutU64(out, d);
-    PutU64(out, t.begin);
-    PutU64(out, t.end);
-  }
-  return out;
-}
-
-std::optional<SafetensorsHeader> DeserializeHeader(std::string_view bytes) {
-  if (!bytes.starts_with(kHeaderMagic)) return std::nullopt;
-  Reader r(bytes.substr(kHeaderMagic.size()));
-  SafetensorsHeader h;
-  uint64_t count = 0;
-  if (!r.U64(h.header_bytes) || !r.U64(h.data_bytes) || !r.U64(count) || count > r.left() / 16) {
-    return std::nullopt;
-  }
-  for (uint64_t i = 0; i < count; ++i) {
-    std::string k, v;
-    if (!r.String(k) || !r.String(v)) return std::nullopt;
-    h.metadata.emplace(std::move(k), std::move(v));
-  }
-  if (!r.U64(count) || count > r.left() / 40) return std::nullopt;
-  h.tensors.resize(count);
-  std::string last_dtype_name;
-  Dtype last_dtype = Dtype::kF32;
-  std::string dtype_name;
-  for (auto& t : h.tensors) {
-    uint64_t rank = 0;
-    if (!r.String(t.name) || !r.String(dtype_name) || !r.U64(rank) || rank > r.left() / 8) {
-      return std::nullopt;
-    }
-    if (dtype_name != last_dtype_name) {
-      auto dtype = ParseSafetensorsDtype(dtype_name);
-      if (!dtype) return std::nullopt;
-      last_dtype = *dtype;
-      last_dtype_name = dtype_name;
-    }
-    t.dtype = last_dtype;
-    t.shape.resize(rank);
-    for (auto& d : t.shape) {
-      if (!r.U64(d)) return std::nullopt;
-    }
-    if (!r.U64(t.begin) || !r.U64(t.end) || t.end < t.begin) return std::nullopt;
-  }
-  if (r.left() != 0) return std::nullopt;
-  return h;
-}
-
-// Binary index: magic, has_total (0/1), total, entry count + (tensor, shard) strings.
-std::string SerializeIndex(const WeightIndex& index) {
-  std::string out(kIndexMagic);
-  PutU64(out, index.total_size ? 1 : 0);
-  PutU64(out, index.total_size.value_or(0));
-  PutU64(out, index.weight_map.size());
-  for (const auto& [tensor, shard] : index.weight_map) {
-    PutString(out, tensor);
-    PutString(out, shard);
-  }
-  return out;
-}
-
-std::optional<WeightIndex> DeserializeIndex(std::string_view bytes) {
-  if (!bytes.starts_with(kIndexMagic)) return std::nullopt;
-  Reader r(bytes.substr(kIndexMagic.size()));
-  uint64_t has_total = 0, total = 0, count = 0;
-  if (!r.U64(has_total) || has_total > 1 || !r.U64(total) || !r.U64(count) || count > r.left() / 16) {
-    return std::nullopt;
-  }
-  WeightIndex index;
-  if (has_total) index.total_size = total;
-  std::set<std::string> shards;
-  auto hint = index.weight_map.end();
-  for (uint64_t i = 0; i < count; ++i) {
-    std::string tensor, shard;
-    if (!r.String(tensor) || !r.String(shard)) return std::nullopt;
-    shards.insert(shard);
-    hint = index.weight_map.emplace_hint(hint, std::move(tensor), std::move(shard));
-  }
-  if (r.left() != 0) return std::nullopt;
-  index.shards.assign(shards.begin(), shards.end());
-  return index;
-}
-
 std::optional<WeightIndex> HubCache::ReadIndex(std::string_view etag) const {
   if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
-  auto bytes = ReadWhole(fs::path(memfit_) / "weight-indexes" / (std::string(etag) + ".bin"),
-                         kMaxHeaderCacheBytes);
-  if (!bytes) return std::nullopt;
-  return DeserializeIndex(*bytes);
+  auto file = MappedFile::Open(fs::path(memfit_) / "weight-indexes" / (std::string(etag) + ".bin"),
+                               kMaxHeaderCacheBytes);
+  if (!file) return std::nullopt;
+  return DeserializeIndex(file->bytes());
 }
 
 void HubCache::WriteIndex(std::string_view etag, const WeightIndex& index) const {
   if (memfit_.empty() || !IsObjectId(etag)) return;
-  WriteAtomically(fs::path(memfit_) / "weight-indexes" / (std::string(etag) + ".bin"),
-                  SerializeIndex(index));
+  std::string bytes = SerializeIndex(index);
+  if (bytes.empty()) return;
+  WriteAtomically(fs::path(memfit_) / "weight-indexes" / (std::string(etag) + ".bin"), bytes);
 }
 
 std::optional<SafetensorsHeader> HubCache::ReadHeader(std::string_view etag) const {
   if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
-  auto bytes = ReadWhole(fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"),
-                         kMaxHeaderCacheBytes);
-  if (!bytes) return std::nullopt;
-  return DeserializeHeader(*bytes);
+  auto file = MappedFile::Open(
+      fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"), kMaxHeaderCacheBytes);
+  if (!file) return std::nullopt;
+  return DeserializeHeader(file->bytes());
 }
 
 void HubCache::WriteHeader(std::string_view etag, const SafetensorsHeader& header) const {
   if (memfit_.empty() || !IsObjectId(etag)) return;
-  WriteAtomically(fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"),
-                  SerializeHeader(header));
+  std::string bytes = SerializeHeader(header);
+  if (bytes.empty()) return;
+  WriteAtomically(fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"), bytes);
+}
+
+// Binary GGUF prefix: magic, file size (u64 little-endian), then the bytes themselves.
+std::optional<HubCache::GgufPrefix> HubCache::ReadGgufPrefix(std::string_view etag) const {
+  if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
+  auto file = MappedFile::Open(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"),
+                               kMaxGgufPrefixBytes);
+  if (!file) return std::nullopt;
+  std::string_view bytes = file->bytes();
+  const size_t start = kGgufMagic.size() + 8;
+  if (!bytes.starts_with(kGgufMagic) || bytes.size() < start) return std::nullopt;
+  GgufPrefix prefix;
+  for (int i = 0; i < 8; ++i) {
+    prefix.file_bytes |= uint64_t{static_cast<unsigned char>(bytes[kGgufMagic.size() + i])} << (8 * i);
+  }
+  if (bytes.size() - start > prefix.file_bytes) return std::nullopt;
+  prefix.bytes = bytes.substr(start);
+  return prefix;
+}
+
+void HubCache::WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const {
+  if (memfit_.empty() || !IsObjectId(etag) || prefix.bytes.size() > kMaxGgufPrefixBytes) return;
+  std::string out(kGgufMagic);
+  PutU64(out, prefix.file_bytes);
+  out += prefix.bytes;
+  WriteAtomically(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"), out);
 }
 
 }  // namespace memfit::hubnet

@@ -5,7 +5,9 @@
 //     refs/{revision} (text: commit);
 // - memfit's own cache ($MEMFIT_CACHE): the repository file list per commit
 //     hub/models--{org}--{name}/{commit}.tree.json, and parsed safetensors headers keyed by the
-//     file's etag (sha256 of an LFS file): safetensors-headers/{etag}.bin (binary, see .cc).
+//     file's etag (sha256 of an LFS file): safetensors-headers/{etag}.bin (binary, see .cc),
+//     parsed weight indexes (weight-indexes/{etag}.bin) and the header bytes of GGUF files
+//     (gguf-headers/{etag}.bin).
 // Cache writes are best effort (a read-only cache is not an error); reads treat anything
 // malformed as a miss.
 
@@ -13,25 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "hub/net/cache_codec.h"
+#include "hub/net/hub_api.h"
 #include "memfit/result.h"
 #include "memfit/safetensors.h"
 
 namespace memfit::hubnet {
 
-// One file of a repository, as the tree API lists it.
-struct RepoFile {
-  std::string path;
-  uint64_t size = 0;
-  std::string etag;  // lfs.oid (sha256) for LFS files, else the git blob oid (sha1)
-  bool lfs = false;
-};
-
 // "models--org--name" (REPO_ID_SEPARATOR "--").
 std::string RepoFolderName(std::string_view repo_id);
-// A git or LFS object id: 40 or 64 lowercase hex digits (safe as a file name).
-bool IsObjectId(std::string_view s);
-// A repository path safe to join under a directory: relative, no "." / ".." segments, no NUL.
-bool IsSafeRepoPath(std::string_view path);
 
 class HubCache {
  public:
@@ -65,15 +57,19 @@ class HubCache {
   std::optional<SafetensorsHeader> ReadHeader(std::string_view etag) const;
   void WriteHeader(std::string_view etag, const SafetensorsHeader& header) const;
 
+  // The first bytes of a GGUF file, as many as its reader read (the header and at most one read
+  // chunk more), keyed by the file's etag (gguf-headers/{etag}.bin), with the file's size.
+  struct GgufPrefix {
+    uint64_t file_bytes = 0;
+    std::string bytes;
+  };
+  std::optional<GgufPrefix> ReadGgufPrefix(std::string_view etag) const;
+  void WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const;
+
  private:
   std::string hf_;
   std::string memfit_;
 };
 
-// The binary form of a parsed header (exposed for tests).
-std::string SerializeHeader(const SafetensorsHeader& header);
-std::optional<SafetensorsHeader> DeserializeHeader(std::string_view bytes);
-std::string SerializeIndex(const WeightIndex& index);
-std::optional<WeightIndex> DeserializeIndex(std::string_view bytes);
 
 }  // namespace memfit::hubnet

@@ -317,7 +317,7 @@ TEST(HubClientTest, PaginatedTree) {
   EXPECT_EQ(r->inputs.safetensors.size(), 2u);
 }
 
-TEST(HubClientTest, DiffusersSentenceTransformersAndGgufLayouts) {
+TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
   FakeHub hub;
   FakeRepo diffusers;
   diffusers.id = "org/pipe";
@@ -341,12 +341,6 @@ TEST(HubClientTest, DiffusersSentenceTransformersAndGgufLayouts) {
   st.files["2_Dense/model.safetensors"] = testing::MakeSafetensors({{"linear.weight", "F32", {8, 64}}});
   st.files["1_Pooling/config.json"] = "{}";
   hub.AddRepo(st);
-  FakeRepo gguf;
-  gguf.id = "org/quants";
-  gguf.commit = testing::FakeSha1("quants");
-  gguf.files["model-Q4_K_M.gguf"] = std::string("GGUF\x03\0\0\0", 8) + std::string(100, 'q');
-  gguf.files["model-Q8_0.gguf"] = std::string("GGUF\x03\0\0\0", 8) + std::string(100, '8');
-  hub.AddRepo(gguf);
   HubSettings s = TestSettings(hub);
   HubStats stats;
 
@@ -367,32 +361,6 @@ TEST(HubClientTest, DiffusersSentenceTransformersAndGgufLayouts) {
   EXPECT_EQ(sbert->inputs.safetensors[0].first, "model-00001-of-00002.safetensors");
   EXPECT_EQ(sbert->inputs.safetensors[2].first, "2_Dense/model.safetensors");
   EXPECT_EQ(sbert->inputs.safetensors[2].second.tensors[0].name, "2_Dense.linear.weight");
-
-  auto ambiguous = Resolve(s, stats, "org/quants");
-  ASSERT_FALSE(ambiguous);
-  EXPECT_NE(ambiguous.error().message.find(
-                "2 GGUF files; choose one with --gguf-file: model-Q4_K_M.gguf, model-Q8_0.gguf"),
-            std::string::npos)
-      << ambiguous.error().message;
-  auto wrong = Resolve(s, stats, "org/quants", {.gguf_file = "nope.gguf"});
-  ASSERT_FALSE(wrong);
-  auto chosen = Resolve(s, stats, "org/quants", {.gguf_file = "model-Q8_0.gguf"});
-  ASSERT_TRUE(chosen) << chosen.error().message;
-  EXPECT_EQ(chosen->layout, "gguf");
-  ASSERT_TRUE(chosen->gguf_source);
-  auto size = chosen->gguf_source->Size();
-  ASSERT_TRUE(size);
-  EXPECT_EQ(*size, 108u);
-  auto magic = chosen->gguf_source->Read(0, 4);
-  ASSERT_TRUE(magic) << magic.error().message;
-  EXPECT_EQ(*magic, "GGUF");
-  auto tail = chosen->gguf_source->Read(100, 8);
-  ASSERT_TRUE(tail);
-  EXPECT_EQ(*tail, "88888888");
-  EXPECT_FALSE(chosen->gguf_source->Read(104, 8));  // past the end
-  auto by_url = Resolve(s, stats, hub.endpoint() + "/org/quants/blob/main/model-Q4_K_M.gguf");
-  ASSERT_TRUE(by_url) << by_url.error().message;
-  EXPECT_EQ(by_url->gguf_file, "model-Q4_K_M.gguf");
 }
 
 }  // namespace

@@ -3,10 +3,6 @@
 #include <algorithm>
 
 namespace memfit::hubnet {
-namespace {
-constexpr uint64_t kMinWindowBytes = 64 << 10;
-}
-
 HubFileSource::HubFileSource(HttpClient* client, const HubSettings& settings, HubStats& stats,
                              std::string resolve_url, ErrorContext context,
                              std::optional<uint64_t> size)
@@ -22,13 +18,20 @@ HubFileSource::HubFileSource(HttpClient* client, const HubSettings& settings, Hu
 }
 
 Result<uint64_t> HubFileSource::Size() {
-  if (!size_) MEMFIT_RETURN_IF_ERROR(Fetch(0, kMinWindowBytes));
+  if (!size_) MEMFIT_RETURN_IF_ERROR(Fetch(0, 1));
   return *size_;
+}
+
+void HubFileSource::SetWindow(uint64_t first_bytes, uint64_t max_bytes) {
+  next_window_bytes_ = std::max<uint64_t>(first_bytes, 1);
+  max_window_bytes_ = std::max(max_bytes, next_window_bytes_);
 }
 
 Result<Ok> HubFileSource::Fetch(uint64_t offset, uint64_t length) {
   if (length == 0) length = 1;
-  uint64_t last = offset + std::max(length, kMinWindowBytes) - 1;
+  const uint64_t window = std::max(length, next_window_bytes_);
+  next_window_bytes_ = std::min(max_window_bytes_, next_window_bytes_ * 2);
+  uint64_t last = offset + window - 1;
   if (size_) {
     if (offset >= *size_) {
       return MakeError("{}: read at offset {} past the end ({} bytes)", Name(), offset, *size_);

@@ -22,6 +22,11 @@ class HubFileSource final : public ByteSource {
   Result<std::string> Read(uint64_t offset, size_t length) override;
   std::string Name() const override { return RedactUrl(resolve_url_); }
 
+  // Read-ahead for sequential readers (the GGUF reader asks for small chunks): a read outside the
+  // window fetches at least `first_bytes`, doubling on each fetch up to `max_bytes`, so a header
+  // of H bytes costs about log2(H / first_bytes) ranges. Default: 64 KiB, no growth.
+  void SetWindow(uint64_t first_bytes, uint64_t max_bytes);
+
  private:
   Result<Ok> Fetch(uint64_t offset, uint64_t length);
 
@@ -34,6 +39,8 @@ class HubFileSource final : public ByteSource {
   std::optional<uint64_t> size_;
   uint64_t window_offset_ = 0;
   std::string window_;
+  uint64_t next_window_bytes_ = 64 << 10;
+  uint64_t max_window_bytes_ = 64 << 10;
 };
 
 // The first bytes of a file whose total size is known; reads past them fail.

@@ -1,15 +1,20 @@
 // ResolveHubModel: the cache written by an earlier run first (no network), then the Hub's API
-// (model info -> commit, tree -> files), small JSON files, and the weight headers in parallel.
+// (model info -> commit, tree -> files), then the small JSON files and the weight headers, all in
+// one bounded pool of workers.
 
-#include <chrono>
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "hub/net/file_choice.h"
-#include "hub/net/hub_cache.h"
-#include "hub/net/hub_file_source.h"
+#include "hub/net/gguf_headers.h"
 #include "hub/net/http_client.h"
+#include "hub/net/hub_api.h"
+#include "hub/net/hub_cache.h"
+#include "hub/net/hub_session.h"
 #include "hub/net/parallel.h"
+#include "hub/net/weight_headers.h"
 #include "memfit/hub.h"
 #include "memfit/json.h"
 #include "memfit/local_source.h"
@@ -17,224 +22,226 @@
 
 namespace memfit {
 namespace {
-using hubnet::ErrorContext;
+using hubnet::ClientFactory;
 using hubnet::HttpClient;
 using hubnet::HttpRequest;
+using hubnet::HubSession;
+using hubnet::kMaxApiBytes;
 using hubnet::RepoFile;
 
-constexpr uint64_t kMaxJsonBytes = 64ull << 20;  // config.json, indexes (DeepSeek-V3's is ~9 MB)
-constexpr uint64_t kMaxApiBytes = 64ull << 20;
 constexpr int kMaxTreePages = 1000;
 
-struct Session {
-  const HubRef& ref;
-  std::string revision;
-  std::string commit = {};
-  const HubSettings& settings;
-  HubStats& stats;
-  hubnet::HubCache cache;
-  bool online = false;
-  const HubResolveOptions& options;
-  std::map<std::string, RepoFile> files = {};  // by path
+bool IsIndex(const std::string& path) { return path.ends_with(".index.json"); }
 
-  std::string ResolveUrl(std::string_view path) const {
-    return fmt::format("{}/{}/resolve/{}/{}", settings.endpoint, ref.repo_id,
-                       PercentEncodeSegment(commit), PercentEncodePath(path));
-  }
-  ErrorContext Context(std::string file) const { return {ref.repo_id, revision, std::move(file)}; }
-};
-
-// A small file: the HF snapshot, else (online) the Hub. nullopt when offline and absent.
-Result<std::optional<std::string>> SmallFile(Session& s, const std::string& path, HttpClient* client) {
-  if (auto cached = s.cache.ReadSnapshotFile(s.ref.repo_id, s.commit, path, kMaxJsonBytes)) {
-    return std::optional<std::string>(std::move(*cached));
-  }
-  if (!s.online) return std::optional<std::string>();
-  HttpRequest request{.url = s.ResolveUrl(path), .max_body_bytes = kMaxJsonBytes,
-                      .timeout_ms = s.settings.metadata_timeout_ms};
-  MEMFIT_ASSIGN_OR_RETURN(auto response, client->Get(request, s.Context(path)));
-  s.cache.WriteSnapshotFile(s.ref.repo_id, s.commit, s.files.at(path), response.body);
-  return std::optional<std::string>(std::move(response.body));
+// Worker threads: network reads wait on the server, cache reads on the CPU.
+uint32_t Workers(const HubSession& s) {
+  if (s.online) return s.settings.max_concurrency;
+  return std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1,
+                              std::max<uint32_t>(1, s.settings.max_concurrency));
 }
 
-// A safetensors header over the network: one range for the first bytes (most headers fit),
-// a second for the rest when the header is longer.
-Result<SafetensorsHeader> FetchHeader(Session& s, const RepoFile& file, HttpClient& client) {
-  hubnet::HubFileSource source(&client, s.settings, s.stats, s.ResolveUrl(file.path),
-                               s.Context(file.path), file.size);
-  const std::string name = source.Name();
-  if (file.size < 8) {
-    return MakeError("{}: {} bytes is too small for a safetensors file", name, file.size);
-  }
-  MEMFIT_ASSIGN_OR_RETURN(std::string prefix,
-                          source.Read(0, static_cast<size_t>(std::min(file.size, s.settings.first_read_bytes))));
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<unsigned char>(prefix[i])} << (8 * i);
-  const SafetensorsLimits limits;
-  if (n > limits.max_header_bytes) {
-    return MakeError("{}: safetensors header length {} exceeds the cap of {} bytes", name, n,
-                     limits.max_header_bytes);
-  }
-  if (n <= file.size - 8 && 8 + n > prefix.size()) {
-    MEMFIT_ASSIGN_OR_RETURN(std::string rest,
-                            source.Read(prefix.size(), static_cast<size_t>(8 + n - prefix.size())));
-    prefix += rest;
-  }
-  hubnet::PrefixByteSource known(std::move(prefix), file.size, name);
-  return ReadSafetensorsHeader(known);
-}
-
-// A header from a local full file, the header cache, or (online) the Hub; nullopt if missing.
-Result<std::optional<SafetensorsHeader>> Header(Session& s, const RepoFile& file,
-                                                const std::function<HttpClient&()>& client) {
-  if (auto local = s.cache.FullSnapshotFile(s.ref.repo_id, s.commit, file.path, file.size)) {
-    auto source = OpenFileByteSource(*local);
-    MEMFIT_ASSIGN_OR_RETURN(auto header, ReadSafetensorsHeader(*source));
-    s.stats.headers_cached++;
-    return std::optional<SafetensorsHeader>(std::move(header));
-  }
-  if (auto cached = s.cache.ReadHeader(file.etag);
-      cached && 8 + cached->header_bytes + cached->data_bytes == file.size) {
-    s.stats.headers_cached++;
-    return std::optional<SafetensorsHeader>(std::move(*cached));
-  }
-  if (!s.online) return std::optional<SafetensorsHeader>();
-  MEMFIT_ASSIGN_OR_RETURN(auto header, FetchHeader(s, file, client()));
-  s.cache.WriteHeader(file.etag, header);
-  s.stats.headers_fetched++;
-  return std::optional<SafetensorsHeader>(std::move(header));
-}
-
-// Builds the resolution from s.files. Returns nullopt (with `missing` set) when offline and
-// something is not cached.
-Result<std::optional<HubResolution>> Assemble(Session& s, std::string& missing) {
-  std::vector<RepoFile> list;
-  for (const auto& [path, f] : s.files) list.push_back(f);
-  std::string gguf_choice = s.options.gguf_file;
-  if (gguf_choice.empty() && s.ref.file.ends_with(".gguf")) gguf_choice = s.ref.file;
-  std::map<std::string, std::string> json;  // path -> text
-  std::map<std::string, WeightIndex> indexes;  // parsed, from the cache or the text
-  auto is_index = [](const std::string& p) { return p.ends_with(".index.json"); };
-  hubnet::FilePlan plan;
-  // Up to two rounds: model_index.json / modules.json decide which other files are needed.
-  for (int round = 0; round < 2; ++round) {
-    MEMFIT_ASSIGN_OR_RETURN(plan, hubnet::PlanFiles(s.ref.repo_id, list, gguf_choice,
-                                                    json.count("model_index.json") ? json["model_index.json"] : "",
-                                                    json.count("modules.json") ? json["modules.json"] : ""));
-    std::vector<std::string> needed;
-    for (const auto& p : plan.json_files) {
-      if (json.count(p) || indexes.count(p)) continue;
-      if (is_index(p)) {
-        if (auto cached = s.cache.ReadIndex(s.files.at(p).etag)) {
-          indexes.emplace(p, std::move(*cached));
-          continue;
-        }
-      }
-      needed.push_back(p);
-    }
-    if (needed.empty()) continue;
-    std::vector<std::optional<std::string>> texts(needed.size());
-    std::vector<std::optional<WeightIndex>> parsed(needed.size());
-    MEMFIT_RETURN_IF_ERROR(hubnet::ParallelFor(
-        needed.size(), s.settings.max_concurrency, s.settings, s.stats,
-        [&](size_t i, const std::function<HttpClient&()>& client) -> Status {
-          MEMFIT_ASSIGN_OR_RETURN(texts[i], SmallFile(s, needed[i], s.online ? &client() : nullptr));
-          if (texts[i] && is_index(needed[i])) {
-            MEMFIT_ASSIGN_OR_RETURN(parsed[i], ParseWeightIndex(*texts[i], s.ref.repo_id + "/" + needed[i]));
-            s.cache.WriteIndex(s.files.at(needed[i]).etag, *parsed[i]);
-          }
-          return Ok{};
-        }));
-    for (size_t i = 0; i < needed.size(); ++i) {
-      if (!texts[i]) {
-        missing = needed[i];
-        return std::optional<HubResolution>();
-      }
-      if (parsed[i]) {
-        indexes.emplace(needed[i], std::move(*parsed[i]));
-      } else {
-        json[needed[i]] = std::move(*texts[i]);
-      }
-    }
-  }
+HubResolution Start(const HubSession& s, const hubnet::FilePlan& plan) {
   HubResolution out;
   out.commit = s.commit;
   out.layout = plan.layout;
   out.gguf_files = plan.gguf_files;
+  out.gguf_file = plan.gguf_file;
   ModelInputs& inputs = out.inputs;
   inputs.name = s.ref.repo_id;
   inputs.location = s.settings.endpoint + "/" + s.ref.repo_id;
   inputs.assumptions.push_back(fmt::format("Hub revision {} is commit {}", s.revision, s.commit));
-  for (auto& a : plan.assumptions) inputs.assumptions.push_back(std::move(a));
-  if (!plan.config_path.empty()) {
-    MEMFIT_ASSIGN_OR_RETURN(inputs.config, HfConfig::Parse(json[plan.config_path],
-                                                           s.ref.repo_id + "/" + plan.config_path));
-  }
-  if (plan.layout == "gguf") {
-    const RepoFile& f = s.files.at(plan.gguf_file);
-    out.gguf_file = plan.gguf_file;
-    if (auto local = s.cache.FullSnapshotFile(s.ref.repo_id, s.commit, f.path, f.size)) {
-      out.gguf_source = OpenFileByteSource(*local);
-    } else if (s.online) {
-      out.gguf_source = std::make_unique<hubnet::HubFileSource>(
-          nullptr, s.settings, s.stats, s.ResolveUrl(f.path), s.Context(f.path), f.size);
-    } else {
-      missing = f.path;
-      return std::optional<HubResolution>();
-    }
-    return std::optional<HubResolution>(std::move(out));
-  }
-  // Weight files, with the tensor-name prefix of their component (diffusers, sentence-transformers).
-  std::vector<std::pair<std::string, std::string>> weights;  // path, prefix
-  for (const auto& g : plan.groups) {
-    std::string prefix = g.folder.empty() ? "" : g.folder.substr(0, g.folder.size() - 1) + ".";
-    std::vector<std::string> paths = g.files;
-    if (!g.index_path.empty()) {
-      const WeightIndex& index = indexes.at(g.index_path);
-      for (const auto& shard : index.shards) {
-        std::string path = g.folder + shard;
-        if (!s.files.count(path)) {
-          return MakeError("{}: {} lists {}, which is not in the repository", s.ref.repo_id,
-                           g.index_path, path);
-        }
-        paths.push_back(path);
-      }
-      if (g.index_path == plan.root_index_path) {
-        inputs.index = index;
-        inputs.index_name = g.index_path;
-      }
-    }
-    for (auto& p : paths) weights.emplace_back(std::move(p), prefix);
-  }
-  if (plan.groups.empty() && !plan.root_index_path.empty()) {
-    inputs.index = indexes.at(plan.root_index_path);
-    inputs.index_name = plan.root_index_path;
-    inputs.assumptions.push_back(
-        "no shard files present: tensor sizes come from config.json, checked against the "
-        "index's total_size");
-  }
-  std::vector<std::optional<SafetensorsHeader>> headers(weights.size());
+  for (const auto& a : plan.assumptions) inputs.assumptions.push_back(a);
+  return out;
+}
+
+// Layout "gguf": the chosen model's files (one, or every file of a split), headers in parallel.
+Result<std::optional<HubResolution>> AssembleGguf(HubSession& s, const hubnet::FilePlan& plan,
+                                                  std::string& missing) {
+  HubResolution out = Start(s, plan);
+  std::vector<std::optional<GgufFile>> files(plan.gguf_paths.size());
   std::mutex progress_mutex;
-  std::atomic<size_t> done{0};
+  size_t done = 0;
   MEMFIT_RETURN_IF_ERROR(hubnet::ParallelFor(
-      weights.size(), s.settings.max_concurrency, s.settings, s.stats,
-      [&](size_t i, const std::function<HttpClient&()>& client) -> Status {
-        MEMFIT_ASSIGN_OR_RETURN(headers[i], Header(s, s.files.at(weights[i].first), client));
+      files.size(), Workers(s), s.settings, s.stats,
+      [&](size_t i, const ClientFactory& client) -> Status {
+        MEMFIT_ASSIGN_OR_RETURN(files[i],
+                                hubnet::ReadGgufFromHub(s, s.files.at(plan.gguf_paths[i]), client));
         if (s.options.progress) {
           std::lock_guard lock(progress_mutex);
-          s.options.progress(++done, weights.size());
+          s.options.progress(++done, files.size());
         }
         return Ok{};
       }));
-  for (size_t i = 0; i < weights.size(); ++i) {
-    if (!headers[i]) {
-      missing = weights[i].first;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!files[i]) {
+      missing = plan.gguf_paths[i];
       return std::optional<HubResolution>();
     }
-    if (!weights[i].second.empty()) {
-      for (auto& t : headers[i]->tensors) t.name = weights[i].second + t.name;
+    out.inputs.gguf.push_back({plan.gguf_paths[i], std::move(*files[i])});
+  }
+  return std::optional<HubResolution>(std::move(out));
+}
+
+// Builds the resolution from s.files: the file plan, then the small files and every weight header
+// in one pool of workers. An index's shards are fetched with it, guessed from the file list
+// (WeightGroup::likely_shards); once the index is read, the shards it lists that were not guessed
+// are fetched, and a guessed header the index does not list is dropped. Returns nullopt (with
+// `missing` set) when offline and something is not cached. `client`: the caller's (online).
+Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
+                                              std::string& missing) {
+  std::vector<RepoFile> list;
+  for (const auto& [path, f] : s.files) list.push_back(f);
+  std::string gguf_choice = s.options.gguf_file;
+  if (gguf_choice.empty() && s.ref.file.ends_with(".gguf")) gguf_choice = s.ref.file;
+  // model_index.json / modules.json decide which other files are needed: fetched first.
+  std::map<std::string, std::string> layout_files;
+  hubnet::FilePlan plan;
+  while (true) {
+    MEMFIT_ASSIGN_OR_RETURN(
+        plan, hubnet::PlanFiles(s.ref.repo_id, list, gguf_choice, layout_files["model_index.json"],
+                                layout_files["modules.json"]));
+    if (plan.pending_file.empty()) break;
+    const std::string pending = plan.pending_file;
+    if (!layout_files[pending].empty()) {
+      return MakeError("{}: {} cannot be used", s.ref.repo_id, pending);
     }
-    inputs.safetensors.emplace_back(weights[i].first, std::move(*headers[i]));
+    MEMFIT_ASSIGN_OR_RETURN(auto text, hubnet::ReadSmallFile(s, pending, client));
+    if (!text) {
+      missing = pending;
+      return std::optional<HubResolution>();
+    }
+    if (text->empty()) return MakeError("{}: {} is empty", s.ref.repo_id, pending);
+    layout_files[pending] = std::move(*text);
+  }
+  if (plan.layout == "gguf") return AssembleGguf(s, plan, missing);
+
+  // The weight headers the file list names (files, and the guessed shards of indexes).
+  struct HeaderTask {
+    std::string path;
+    std::string prefix;  // "unet." for tensors of a component folder
+    bool guessed = false;
+  };
+  std::vector<HeaderTask> tasks;
+  std::map<std::string, size_t> task_of;  // path -> index in tasks
+  auto add_task = [&](const std::string& path, const std::string& prefix, bool guessed) {
+    if (task_of.emplace(path, tasks.size()).second) tasks.push_back({path, prefix, guessed});
+  };
+  auto prefix_of = [](const hubnet::WeightGroup& g) {
+    return g.folder.empty() ? std::string() : g.folder.substr(0, g.folder.size() - 1) + ".";
+  };
+  for (const auto& g : plan.groups) {
+    for (const auto& f : g.files) add_task(f, prefix_of(g), false);
+    for (const auto& f : g.likely_shards) add_task(f, prefix_of(g), true);
+  }
+  const std::vector<std::string>& json_paths = plan.json_files;
+  std::vector<std::optional<std::string>> texts(json_paths.size());
+  std::vector<std::optional<WeightIndex>> indexes(json_paths.size());
+  // Results of header tasks; a guessed header's error waits until the index says it matters.
+  std::vector<std::optional<SafetensorsHeader>> headers(tasks.size());
+  std::vector<std::optional<Error>> deferred(tasks.size());
+  std::mutex progress_mutex;
+  size_t done = 0, total = tasks.size();
+  auto run_header = [&](size_t i, const ClientFactory& c) -> Status {
+    auto header = hubnet::ReadWeightHeader(s, s.files.at(tasks[i].path), c);
+    if (!header) {
+      if (!tasks[i].guessed) return header.error();
+      deferred[i] = header.error();
+      return Ok{};
+    }
+    headers[i] = std::move(*header);
+    if (s.options.progress) {
+      std::lock_guard lock(progress_mutex);
+      s.options.progress(++done, total);
+    }
+    return Ok{};
+  };
+  auto run_json = [&](size_t i, const ClientFactory& c) -> Status {
+    const std::string& path = json_paths[i];
+    if (IsIndex(path)) {
+      if (auto cached = s.cache.ReadIndex(s.files.at(path).etag)) {
+        indexes[i] = std::move(*cached);
+        return Ok{};
+      }
+    }
+    MEMFIT_ASSIGN_OR_RETURN(texts[i], hubnet::ReadSmallFile(s, path, s.online ? &c() : nullptr));
+    if (texts[i] && IsIndex(path)) {
+      MEMFIT_ASSIGN_OR_RETURN(indexes[i], ParseWeightIndex(*texts[i], s.ref.repo_id + "/" + path));
+      s.cache.WriteIndex(s.files.at(path).etag, *indexes[i]);
+    }
+    return Ok{};
+  };
+  // Small files first: the index is the longest transfer.
+  MEMFIT_RETURN_IF_ERROR(hubnet::ParallelFor(
+      json_paths.size() + tasks.size(), Workers(s), s.settings, s.stats,
+      [&](size_t i, const ClientFactory& c) -> Status {
+        return i < json_paths.size() ? run_json(i, c) : run_header(i - json_paths.size(), c);
+      }));
+  std::map<std::string, WeightIndex*> index_by_path;
+  std::map<std::string, const std::string*> text_by_path;
+  for (size_t i = 0; i < json_paths.size(); ++i) {
+    if (indexes[i]) {
+      index_by_path[json_paths[i]] = &*indexes[i];
+    } else if (texts[i]) {
+      text_by_path[json_paths[i]] = &*texts[i];
+    } else {
+      missing = json_paths[i];
+      return std::optional<HubResolution>();
+    }
+  }
+  // The index decides: every shard it lists must exist; those not guessed are read now.
+  std::vector<std::vector<std::string>> group_paths(plan.groups.size());
+  const size_t first_late = tasks.size();
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
+    const hubnet::WeightGroup& g = plan.groups[gi];
+    group_paths[gi] = g.files;
+    if (g.index_path.empty()) continue;
+    for (const auto& shard : index_by_path.at(g.index_path)->shards) {
+      std::string path = g.folder + shard;
+      if (!s.files.count(path)) {
+        return MakeError("{}: {} lists {}, which is not in the repository", s.ref.repo_id,
+                         g.index_path, path);
+      }
+      add_task(path, prefix_of(g), false);
+      group_paths[gi].push_back(std::move(path));
+    }
+  }
+  if (tasks.size() > first_late) {
+    headers.resize(tasks.size());
+    deferred.resize(tasks.size());
+    total += tasks.size() - first_late;
+    MEMFIT_RETURN_IF_ERROR(hubnet::ParallelFor(
+        tasks.size() - first_late, Workers(s), s.settings, s.stats,
+        [&](size_t i, const ClientFactory& c) -> Status { return run_header(first_late + i, c); }));
+  }
+
+  HubResolution out = Start(s, plan);
+  ModelInputs& inputs = out.inputs;
+  if (!plan.config_path.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(inputs.config, HfConfig::Parse(*text_by_path.at(plan.config_path),
+                                                           s.ref.repo_id + "/" + plan.config_path));
+  }
+  if (!plan.root_index_path.empty()) {
+    inputs.index = std::move(*index_by_path.at(plan.root_index_path));
+    inputs.index_name = plan.root_index_path;
+    if (plan.groups.empty()) {
+      inputs.assumptions.push_back(
+          "no shard files present: tensor sizes come from config.json, checked against the "
+          "index's total_size");
+    }
+  }
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
+    for (const auto& path : group_paths[gi]) {
+      const size_t i = task_of.at(path);
+      if (deferred[i]) return *deferred[i];
+      if (!headers[i]) {
+        missing = path;
+        return std::optional<HubResolution>();
+      }
+      if (!tasks[i].prefix.empty()) {
+        for (auto& t : headers[i]->tensors) t.name = tasks[i].prefix + t.name;
+      }
+      inputs.safetensors.emplace_back(path, std::move(*headers[i]));
+    }
   }
   if (!inputs.config && inputs.safetensors.empty()) {
     return MakeError("{}: nothing usable at revision {}: no config.json and no safetensors weights",
@@ -243,74 +250,28 @@ Result<std::optional<HubResolution>> Assemble(Session& s, std::string& missing) 
   return std::optional<HubResolution>(std::move(out));
 }
 
-Result<std::vector<RepoFile>> ParseTreePage(std::string_view text, const std::string& url) {
-  MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(text, url, JsonLimits{.max_bytes = kMaxApiBytes}));
-  if (!json.is_array()) return MakeError("{}: expected a JSON array of files", url);
-  std::vector<RepoFile> files;
-  for (const auto& e : json) {
-    if (!e.is_object() || !e.contains("type") || !e["type"].is_string()) {
-      return MakeError("{}: tree entry without a \"type\"", url);
-    }
-    if (e["type"] != "file") continue;
-    if (!e.contains("path") || !e["path"].is_string() || !e.contains("size") ||
-        !e["size"].is_number_unsigned() || !e.contains("oid") || !e["oid"].is_string()) {
-      return MakeError("{}: tree entry needs path, size and oid", url);
-    }
-    RepoFile f{e["path"].get<std::string>(), e["size"].get<uint64_t>(), e["oid"].get<std::string>(),
-               false};
-    if (!hubnet::IsSafeRepoPath(f.path)) return MakeError("{}: unsafe path \"{}\"", url, f.path);
-    if (e.contains("lfs") && e["lfs"].is_object()) {
-      const auto& lfs = e["lfs"];
-      if (lfs.contains("oid") && lfs["oid"].is_string()) f.etag = lfs["oid"].get<std::string>();
-      if (lfs.contains("size") && lfs["size"].is_number_unsigned()) f.size = lfs["size"].get<uint64_t>();
-      f.lfs = true;
-    }
-    files.push_back(std::move(f));
-  }
-  return files;
-}
-
-// <url>; rel="next" from a Link header.
-std::string NextLink(const std::string& link) {
-  for (size_t start = 0; start < link.size();) {
-    size_t end = link.find(',', start);
-    if (end == std::string::npos) end = link.size();
-    std::string_view part = std::string_view(link).substr(start, end - start);
-    if (part.find("rel=\"next\"") != std::string_view::npos) {
-      auto lt = part.find('<'), gt = part.find('>');
-      if (lt != std::string_view::npos && gt != std::string_view::npos && gt > lt) {
-        return std::string(part.substr(lt + 1, gt - lt - 1));
-      }
-    }
-    start = end + 1;
-  }
-  return "";
-}
-
-Status FetchCommitAndTree(Session& s, HttpClient& client, HubFailure* failure) {
+Status FetchCommitAndTree(HubSession& s, HttpClient& client, HubFailure* failure) {
   const std::string info_url = fmt::format("{}/api/models/{}/revision/{}", s.settings.endpoint,
                                            s.ref.repo_id, PercentEncodeSegment(s.revision));
-  HttpRequest info_request{.url = info_url, .max_body_bytes = kMaxApiBytes,
+  HttpRequest info_request{.url = info_url,
+                           .max_body_bytes = kMaxApiBytes,
                            .timeout_ms = s.settings.metadata_timeout_ms};
   MEMFIT_ASSIGN_OR_RETURN(auto info, client.Get(info_request, s.Context(""), failure));
   if (failure) *failure = HubFailure::kOther;
-  MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(info.body, info_url, JsonLimits{.max_bytes = kMaxApiBytes}));
-  if (!json.is_object() || !json.contains("sha") || !json["sha"].is_string() ||
-      json["sha"].get<std::string>().size() != 40 || !hubnet::IsObjectId(json["sha"].get<std::string>())) {
-    return MakeError("{}: the model info has no commit \"sha\"", info_url);
-  }
-  s.commit = json["sha"].get<std::string>();
+  MEMFIT_ASSIGN_OR_RETURN(s.commit, hubnet::ParseModelInfoSha(info.body, info_url));
   std::string url = fmt::format("{}/api/models/{}/tree/{}?recursive=true", s.settings.endpoint,
                                 s.ref.repo_id, s.commit);
   std::vector<RepoFile> all;
   for (int page = 0; !url.empty(); ++page) {
-    if (page >= kMaxTreePages) return MakeError("{}: more than {} pages of files", url, kMaxTreePages);
-    HttpRequest request{.url = url, .max_body_bytes = kMaxApiBytes,
-                        .timeout_ms = s.settings.metadata_timeout_ms};
+    if (page >= kMaxTreePages)
+      return MakeError("{}: more than {} pages of files", url, kMaxTreePages);
+    HttpRequest request{
+        .url = url, .max_body_bytes = kMaxApiBytes, .timeout_ms = s.settings.metadata_timeout_ms};
     MEMFIT_ASSIGN_OR_RETURN(auto response, client.Get(request, s.Context("")));
-    MEMFIT_ASSIGN_OR_RETURN(auto files, ParseTreePage(response.body, hubnet::RedactUrl(url)));
+    MEMFIT_ASSIGN_OR_RETURN(auto files,
+                            hubnet::ParseTreePage(response.body, hubnet::RedactUrl(url)));
     for (auto& f : files) all.push_back(std::move(f));
-    url = NextLink(response.headers["link"]);
+    url = hubnet::NextPageLink(response.headers["link"]);
   }
   s.cache.WriteTree(s.ref.repo_id, s.commit, all);
   s.cache.WriteRef(s.ref.repo_id, s.revision, s.commit);
@@ -335,18 +296,24 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
   }
   MEMFIT_RETURN_IF_ERROR(ValidateRevision(revision));
   if (!ref.file.empty() && !ref.file.ends_with(".gguf")) {
-    return MakeError("{}: a URL of the file {}; pass the repository URL (file URLs are accepted "
-                     "for .gguf files)", ref.repo_id, ref.file);
+    return MakeError(
+        "{}: a URL of the file {}; pass the repository URL (file URLs are accepted "
+        "for .gguf files)",
+        ref.repo_id, ref.file);
   }
-  Session s{.ref = ref, .revision = revision, .settings = settings, .stats = stats,
-            .cache = hubnet::HubCache(settings.hub_cache, settings.memfit_cache), .options = options};
+  HubSession s{.ref = ref,
+               .revision = revision,
+               .settings = settings,
+               .stats = stats,
+               .cache = hubnet::HubCache(settings.hub_cache, settings.memfit_cache),
+               .options = options};
   // 1. What an earlier run cached: no network at all.
   std::string missing = "the file list";
   if (auto commit = s.cache.ReadRef(ref.repo_id, revision)) {
     s.commit = *commit;
     if (auto tree = s.cache.ReadTree(ref.repo_id, s.commit)) {
       for (auto& f : *tree) s.files[f.path] = std::move(f);
-      MEMFIT_ASSIGN_OR_RETURN(auto cached, Assemble(s, missing));
+      MEMFIT_ASSIGN_OR_RETURN(auto cached, Assemble(s, nullptr, missing));
       if (cached) {
         cached->from_cache = true;
         if (failure) *failure = HubFailure::kNone;
@@ -356,11 +323,13 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
   }
   // 2. A Hugging Face cache snapshot that holds the weights (downloaded by huggingface_hub).
   if (ref.file.empty() && options.gguf_file.empty()) {
-    LocalResolveOptions local_options{.revision = revision, .hf_hub_cache = settings.hub_cache,
-                                      .use_catalog = false};
+    LocalResolveOptions local_options{
+        .revision = revision, .hf_hub_cache = settings.hub_cache, .use_catalog = false};
     auto local = ResolveLocalModel(ref.repo_id, local_options);
     if (local && local->kind == InputKind::kHfCache && !local->inputs.safetensors.empty()) {
       HubResolution out;
+      out.commit = s.cache.ReadRef(ref.repo_id, revision).value_or("");
+      stats.headers_cached += local->inputs.safetensors.size();
       out.inputs = std::move(local->inputs);
       out.from_cache = true;
       out.layout = "transformers";
@@ -370,26 +339,28 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
   }
   if (settings.offline) {
     if (failure) *failure = HubFailure::kNotCached;
-    return MakeError("{}: offline (--offline or HF_HUB_OFFLINE) and revision {} is not in the cache "
-                     "({} missing; run once online to cache it)",
-                     ref.repo_id, revision, missing);
+    return MakeError(
+        "{}: offline (--offline or HF_HUB_OFFLINE) and revision {} is not in the cache "
+        "({} missing; run once online to cache it)",
+        ref.repo_id, revision, missing);
   }
   // 3. The Hub.
   s.online = true;
   HttpClient client(settings, stats);
   MEMFIT_RETURN_IF_ERROR(FetchCommitAndTree(s, client, failure));
   if (failure) *failure = HubFailure::kOther;
-  MEMFIT_ASSIGN_OR_RETURN(auto fetched, Assemble(s, missing));
+  MEMFIT_ASSIGN_OR_RETURN(auto fetched, Assemble(s, &client, missing));
   if (!fetched) return MakeError("{}: {} could not be read", ref.repo_id, missing);
   if (failure) *failure = HubFailure::kNone;
   return std::move(*fetched);
 }
 
 std::string FormatHubSummary(const HubStats& stats, double seconds) {
-  return fmt::format("hub: {} requests ({} retries), {} received, {} weight headers fetched, {} "
-                     "from cache, {:.2f} s",
-                     stats.requests.load(), stats.retries.load(), FormatBytes(stats.bytes.load()),
-                     stats.headers_fetched.load(), stats.headers_cached.load(), seconds);
+  return fmt::format(
+      "hub: {} requests ({} retries), {} received, {} weight headers fetched, {} "
+      "from cache, {:.2f} s",
+      stats.requests.load(), stats.retries.load(), FormatBytes(stats.bytes.load()),
+      stats.headers_fetched.load(), stats.headers_cached.load(), seconds);
 }
 
 }  // namespace memfit

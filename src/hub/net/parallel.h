@@ -19,8 +19,7 @@ namespace memfit::hubnet {
 // of the lowest index that failed (later items are skipped after a failure). `client` is made
 // on first use in each thread.
 inline Status ParallelFor(size_t n, uint32_t max_threads, const HubSettings& settings,
-                          HubStats& stats,
-                          const std::function<Status(size_t, const std::function<HttpClient&()>&)>& fn) {
+                          HubStats& stats, const std::function<Status(size_t, const ClientFactory&)>& fn) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex mutex;
@@ -28,7 +27,7 @@ inline Status ParallelFor(size_t n, uint32_t max_threads, const HubSettings& set
   std::optional<Error> error;
   auto worker = [&] {
     std::unique_ptr<HttpClient> client;
-    std::function<HttpClient&()> get_client = [&]() -> HttpClient& {
+    ClientFactory get_client = [&]() -> HttpClient& {
       if (!client) client = std::make_unique<HttpClient>(settings, stats);
       return *client;
     };
