@@ -42,22 +42,8 @@ size_t WriteBody(char* data, size_t size, size_t count, void* user) {
 }
 
 size_t WriteHeader(char* data, size_t size, size_t count, void* user) {
-  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
-  std::string_view line(data, size * count);
-  if (line.starts_with("HTTP/")) {
-    headers->clear();
-    return size * count;
-  }
-  size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return size * count;
-  std::string name(line.substr(0, colon));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string_view value = line.substr(colon + 1);
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
-    value.remove_suffix(1);
-  }
-  (*headers)[name] = std::string(value);
+  AddHeaderLine(std::string_view(data, size * count),
+                *static_cast<std::map<std::string, std::string>*>(user));
   return size * count;
 }
 
@@ -101,19 +87,7 @@ std::string ResolveUrl(const std::string& base, const std::string& location) {
   return out;
 }
 
-std::string OneLine(std::string_view s, size_t max = 200) {
-  std::string out;
-  for (char c : s.substr(0, max)) out += (c == '\n' || c == '\r') ? ' ' : c;
-  return out;
-}
-
-bool IsRetryableStatus(long status) {
-  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
-}
-
 }  // namespace
-
-std::string RedactUrl(std::string_view url) { return std::string(url.substr(0, url.find('?'))); }
 
 struct HttpClient::Attempt {
   CURLcode code = CURLE_OK;
@@ -189,40 +163,8 @@ Result<HttpResponse> HttpClient::GetOnce(const HttpRequest& request, Attempt& at
       url = next;
       continue;
     }
-    response.status = status;
-    response.headers = std::move(headers);
-    response.final_url = url;
-    if (!request.range && body.capped) {
-      return MakeError("{}: response larger than {} bytes", RedactUrl(url), request.max_body_bytes);
-    }
-    if (request.range && status == 200) {
-      // Full body: keep the asked-for window.
-      uint64_t first = request.range->first;
-      response.body = first < body.body.size() ? body.body.substr(first) : std::string();
-      if (auto len = ParseDecimalU64(response.headers["content-length"])) response.total_size = *len;
-    } else {
-      response.body = std::move(body.body);
-      auto content_range = ParseContentRange(response.headers["content-range"]);
-      if (request.range && status == 206) {
-        // A 206 must hold the range asked for: bytes from another offset would be misread.
-        if (!content_range || !content_range->first || *content_range->first != request.range->first) {
-          return MakeError("{}: answered a range from byte {} with Content-Range \"{}\"",
-                           RedactUrl(url), request.range->first,
-                           OneLine(response.headers["content-range"], 80));
-        }
-      }
-      if (content_range && content_range->total) {
-        response.total_size = content_range->total;
-      } else if (!request.range) {
-        response.total_size = ParseDecimalU64(response.headers["content-length"]);
-      }
-    }
-    if (!response.total_size) {
-      if (auto linked = ParseDecimalU64(response.hub_headers["x-linked-size"])) {
-        response.total_size = linked;
-      }
-    }
-    return response;
+    return FinishResponse(request, std::move(url), status, std::move(headers),
+                          std::move(response.hub_headers), std::move(body.body), body.capped);
   }
   return MakeError("{}: more than {} redirects", RedactUrl(request.url), kMaxRedirects);
 }
@@ -270,33 +212,8 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
       HttpResponse& r = *result;
       if (r.status >= 200 && r.status < 300) return result;
       if (!IsRetryableStatus(r.status)) {
-        const std::string code = r.headers["x-error-code"];
-        const std::string message = OneLine(r.headers["x-error-message"]);
-        const std::string token_hint =
-            settings_.token.empty() ? "no token was sent: pass --token or set HF_TOKEN"
-                                    : "the token sent does not grant access";
-        if (code == "GatedRepo") {
-          return MakeError("{} is gated: accept its terms at {}/{} and use a token of that "
-                           "account ({}) (HTTP {})",
-                           context.repo_id, settings_.endpoint, context.repo_id, token_hint, r.status);
-        }
-        if (code == "RepoNotFound" || r.status == 401) {
-          return MakeError("{}: repository not found on {}, or private ({}) (HTTP {})",
-                           context.repo_id, settings_.endpoint, token_hint, r.status);
-        }
-        if (code == "RevisionNotFound") {
-          return MakeError("{}: revision \"{}\" not found (HTTP {})", context.repo_id,
-                           context.revision, r.status);
-        }
-        if (code == "EntryNotFound") {
-          return MakeError("{}: file {} not found at revision \"{}\" (HTTP {})", context.repo_id,
-                           context.file, context.revision, r.status);
-        }
-        if (r.status == 403) {
-          return MakeError("{}: forbidden (HTTP 403){}{}", shown, message.empty() ? "" : ": ", message);
-        }
-        if (r.status == 404) return MakeError("{}: not found (HTTP 404)", shown);
-        return MakeError("{}: HTTP {}{}{}", shown, r.status, message.empty() ? "" : ": ", message);
+        return HubStatusError(r.status, r.headers, context, settings_.endpoint,
+                              !settings_.token.empty(), shown);
       }
       if (r.status == 429) {
         if (auto after = ParseDecimalU64(r.headers["retry-after"])) {
