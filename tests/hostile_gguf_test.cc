@@ -122,5 +122,74 @@ TEST(HostileGguf, CountsNearTheFileSizeReserveOnlyWhatIsRead) {
   }
 }
 
+TEST(HostileGguf, LayerNumberInATensorNameIsNotAnAllocationSize) {
+  // ModelFromGguf sized a vector by the largest "blk.N." in the tensor names before checking N
+  // against block_count: blk.9000000000000000000 asked for 2^63 bits (std::bad_alloc, a crash).
+  GgufWriter w;
+  w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.embedding_length", 32)
+      .U32("llama.attention.head_count", 2).Tensor("blk.9000000000000000000.ffn_up_exps.weight", {32}, 0);
+  MemoryByteSource source(w.Build(), "t.gguf");
+  auto f = ReadGgufHeader(source);
+  ASSERT_TRUE(f) << f.error().message;
+  auto m = ModelFromGguf({GgufShard{"t.gguf", std::move(*f)}}, "t");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("tensor blk.9000000000000000000 beyond llama.block_count 2"), std::string::npos)
+      << m.error().message;
+}
+
+TEST(HostileGguf, ModelsBeyond2To56ElementsAreRejected) {
+  // A 2^62-byte file holding one I8 tensor of 2^31 x 2^31 elements: valid GGUF (its size fits the
+  // data section), but the model bounds every estimator relies on (2^56 elements, model.h) were
+  // only enforced for safetensors and config models; EstimateLoad's 18 B/param and float32 figures
+  // wrapped for GGUF.
+  GgufWriter w;
+  w.Str("general.architecture", "llama").U32("llama.block_count", 1).U32("llama.embedding_length", 32)
+      .U32("llama.attention.head_count", 2).Tensor("token_embd.weight", {uint64_t{1} << 31, uint64_t{1} << 31}, 24);
+  VirtualGgufSource source(w.Header(), uint64_t{1} << 62);
+  auto f = ReadGgufHeader(source);
+  ASSERT_TRUE(f) << f.error().message;
+  ModelInputs inputs;
+  inputs.name = "big";
+  inputs.gguf = {GgufShard{"big.gguf", std::move(*f)}};
+  auto m = DescribeModel(inputs);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("more than 2^56 elements"), std::string::npos) << m.error().message;
+}
+
+Result<Model> ModelOf(const GgufWriter& w) {
+  VirtualGgufSource source(w.Header(), w.DataBytes(), "t.gguf");
+  MEMFIT_ASSIGN_OR_RETURN(GgufFile f, ReadGgufHeader(source));
+  return ModelFromGguf({GgufShard{"t.gguf", std::move(f)}}, "t");
+}
+
+// A llama-like file without tensors whose hyperparameters are `set` (u32 unless given as u64).
+GgufWriter Hparams(const std::function<void(GgufWriter&)>& set) {
+  GgufWriter w;
+  w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.context_length", 4096)
+      .U32("llama.embedding_length", 64).U32("llama.feed_forward_length", 128)
+      .U32("llama.attention.head_count", 4).U32("llama.vocab_size", 100);
+  set(w);
+  return w;
+}
+
+TEST(HostileGguf, HyperparametersBeyond32BitsAreErrors) {
+  // llama.cpp holds every hyperparameter in a uint32_t; memfit took any uint64 and multiplied.
+  auto m = ModelOf(Hparams([](GgufWriter& w) { w.U64("llama.attention.key_length", uint64_t{1} << 40); }));
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("llama.attention.key_length: 1099511627776 does not fit llama.cpp's 32-bit"),
+            std::string::npos)
+      << m.error().message;
+  auto arr = ModelOf(Hparams([](GgufWriter& w) {
+    w.Raw("llama.attention.head_count_kv", 9, [&](std::string& o) {
+      w.Put<uint32_t>(o, 10);
+      w.PutCount(o, 2);
+      w.Put<uint64_t>(o, 1);
+      w.Put<uint64_t>(o, UINT64_MAX);
+    });
+  }));
+  ASSERT_FALSE(arr);
+  EXPECT_NE(arr.error().message.find("attention.head_count_kv"), std::string::npos) << arr.error().message;
+}
+
 }  // namespace
 }  // namespace memfit
