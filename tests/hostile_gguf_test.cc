@@ -191,5 +191,78 @@ TEST(HostileGguf, HyperparametersBeyond32BitsAreErrors) {
   EXPECT_NE(arr.error().message.find("attention.head_count_kv"), std::string::npos) << arr.error().message;
 }
 
+void ExpectError(const Result<LlamaCppEstimate>& e, const std::string& fragment) {
+  ASSERT_FALSE(e) << "expected an error containing: " << fragment;
+  EXPECT_NE(e.error().message.find(fragment), std::string::npos) << e.error().message;
+}
+
+TEST(HostileGguf, LlamaCppProductsThatOverflowAreErrors) {
+  // Each of these wrapped silently in EstimateLlamaCpp before the fix (unsigned arithmetic: no
+  // sanitizer report, just a wrong answer); the fuzzer's invariants recompute them in 128 bits.
+  const uint64_t kMax32 = UINT32_MAX;
+  // KV cache: 2^24 KV heads x key_length 2^24, f16, 4096 cells: 2^61 bytes of K and of V per
+  // layer; four layers hold 2^63 + 2^63 bytes, which wrapped to 0 in the device's kv_bytes.
+  GgufWriter kv_file;
+  kv_file.Str("general.architecture", "llama").U32("llama.block_count", 4).U32("llama.context_length", 4096)
+      .U32("llama.embedding_length", 64).U32("llama.attention.head_count", 4)
+      .U32("llama.attention.head_count_kv", 1u << 24).U32("llama.attention.key_length", 1u << 24)
+      .U32("llama.attention.value_length", 1u << 24);
+  auto kv = ModelOf(kv_file);
+  ASSERT_TRUE(kv) << kv.error().message;
+  ExpectError(EstimateLlamaCpp(*kv, {}), "KV cache size of layer 3 overflows 64 bits");
+  // Recurrent state: conv x (inner + 2 x groups x state).
+  auto rs = ModelOf(Hparams([&](GgufWriter& w) {
+    w.U32("llama.ssm.conv_kernel", 4).U32("llama.ssm.state_size", kMax32).U32("llama.ssm.group_count", kMax32)
+        .U32("llama.ssm.inner_size", 8).U32("llama.full_attention_interval", 2);
+  }));
+  ASSERT_TRUE(rs) << rs.error().message;
+  ExpectError(EstimateLlamaCpp(*rs, {}), "recurrent state size of layer 0 overflows 64 bits");
+  // Compute buffer: 4 x n_ubatch x (2 x n_embd + 3 x n_ff) with every term near 2^32 (and the
+  // KQ mask, 2^32 cells x 2^32 tokens).
+  auto compute = ModelOf(Hparams([&](GgufWriter& w) {
+    w.U32("llama.attention.key_length", 1).U32("llama.attention.value_length", 1);
+  }));
+  ASSERT_TRUE(compute) << compute.error().message;
+  compute->hp.hidden_size = compute->hp.layers[0].intermediate_size = kMax32;
+  ExpectError(EstimateLlamaCpp(*compute, {.context_tokens = kMax32, .batch_tokens = kMax32,
+                                          .ubatch_tokens = kMax32, .num_gpus = 1}),
+              "compute buffer size");
+  // Options: llama.cpp's n_ctx is 32-bit (Pad(2^64 - 1, 256) wrapped to 0), at most 256 sequences
+  // and 16 CUDA devices (est.devices held one entry per requested GPU: --gpus 4294967295 asked for
+  // ~0.5 TB).
+  auto small = ModelOf(Hparams([](GgufWriter&) {}));
+  ASSERT_TRUE(small) << small.error().message;
+  ExpectError(EstimateLlamaCpp(*small, {.context_tokens = UINT64_MAX}), "llama.cpp's n_ctx is a 32-bit count");
+  ExpectError(EstimateLlamaCpp(*small, {.ubatch_tokens = uint64_t{1} << 32}), "32-bit n_batch");
+  ExpectError(EstimateLlamaCpp(*small, {.parallel = 257}), "at most 256 sequences");
+  ExpectError(EstimateLlamaCpp(*small, {.num_gpus = UINT32_MAX}), "at most 16");
+  // Output buffer: 4 x vocab x sequences. Without {arch}.vocab_size the vocabulary came from
+  // token_embd's shape, any 64-bit value: 2^62 + 1 made 4 x vocab wrap to 4 bytes. Values beyond
+  // llama.cpp's 32 bits are now ignored (llama.cpp takes the vocabulary from the tokenizer).
+  GgufWriter no_vocab;
+  no_vocab.Str("general.architecture", "llama").U32("llama.block_count", 1).U32("llama.context_length", 256)
+      .U32("llama.embedding_length", 64).U32("llama.attention.head_count", 4)
+      .Tensor("token_embd.weight", {0, (uint64_t{1} << 62) + 1}, 0);
+  auto nv = ModelOf(no_vocab);
+  ASSERT_TRUE(nv) << nv.error().message;
+  EXPECT_EQ(nv->hp.vocab_size, 0u);
+  auto e = EstimateLlamaCpp(*nv, {});
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->host().output_bytes, 0u);
+}
+
+TEST(HostileGguf, FitMarginNear2To64DoesNotWrapIntoAFit) {
+  // Found by fuzz/gguf_fuzz.cc ("a plan that fits overfills a GPU"): device total + margin wrapped
+  // past 2^64, so an 8 EiB margin (-fitt) made every plan "fit" a 1 GiB GPU.
+  auto m = ModelOf(Hparams([](GgufWriter&) {}));
+  ASSERT_TRUE(m) << m.error().message;
+  LlamaCppFitOptions fit;
+  fit.gpu_bytes = {1ull << 30};
+  fit.margin_bytes = {UINT64_MAX - 1};
+  auto plan = FitLlamaCpp(*m, fit);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_FALSE(plan->fits);
+}
+
 }  // namespace
 }  // namespace memfit
