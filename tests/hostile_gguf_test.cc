@@ -264,5 +264,27 @@ TEST(HostileGguf, FitMarginNear2To64DoesNotWrapIntoAFit) {
   EXPECT_FALSE(plan->fits);
 }
 
+TEST(HostileGguf, ReportsOfNonUtf8NamesAreValidJson) {
+  // general.architecture, tensor names and the model name are bytes from the file or the command
+  // line; the llama.cpp reports used nlohmann's dump(), which throws on invalid UTF-8 (a crash of
+  // `memfit gguf inference --format json`, an internal error from the server).
+  GgufWriter w;
+  w.Str("general.architecture", "ll\xff\xfe").U32("ll\xff\xfe.block_count", 1).U32("ll\xff\xfe.context_length", 256)
+      .U32("ll\xff\xfe.embedding_length", 32).U32("ll\xff\xfe.attention.head_count", 2)
+      .Tensor("blk.0.attn_q\xc3.weight", {32, 32}, 1);
+  auto m = ModelOf(w);
+  ASSERT_TRUE(m) << m.error().message;
+  m->name = "model-\xe2\x82";
+  auto e = EstimateLlamaCpp(*m, {});
+  ASSERT_TRUE(e) << e.error().message;
+  std::string json;
+  ASSERT_NO_THROW(json = RenderLlamaCppEstimate(*m, *e, OutputFormat::kJson));
+  EXPECT_TRUE(nlohmann::json::accept(json)) << json;
+  auto plan = FitLlamaCpp(*m, {.gpu_bytes = {1ull << 34}});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_NO_THROW(json = RenderLlamaCppFit(*m, *plan, "path-\xff.gguf", OutputFormat::kJson));
+  EXPECT_TRUE(nlohmann::json::accept(json)) << json;
+}
+
 }  // namespace
 }  // namespace memfit
