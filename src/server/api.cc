@@ -12,8 +12,10 @@ namespace {
 
 constexpr std::array<std::string_view, 7> kCommands = {"estimate-memory", "inspect", "inference",
                                                        "train", "fit", "gpus", "models"};
-// Options that would make the server write files, read local files or change its output form.
-constexpr std::array<std::string_view, 4> kRefused = {"export-configs", "format", "output", "file"};
+// Options that would make the server write files, read local files or change its output form
+// (help and version print text instead of JSON).
+constexpr std::array<std::string_view, 7> kRefused = {"export-configs", "format", "output", "file",
+                                                      "help", "help-all", "version"};
 
 bool ValidOptionName(std::string_view name) {
   if (name.empty() || name.size() > 40 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
@@ -42,7 +44,8 @@ bool IsApiCommand(std::string_view command) {
 }
 
 ApiResponse ErrorResponse(int status, std::string_view message) {
-  return {status, DumpJson(nlohmann::json{{"error", message}})};
+  // One line even when the message quotes the request (a decoded path may hold "\n").
+  return {status, DumpJson(nlohmann::json{{"error", OneLine(std::string(message))}})};
 }
 
 Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body) {
@@ -59,6 +62,9 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
         spec.find("..") != std::string::npos || std::filesystem::exists(spec, ec)) {
       return MakeError("\"model\": local paths are not served; use a Hub id or a catalog name");
     }
+    // A positional argument that starts with '-' would be parsed as an option (e.g.
+    // "--export-configs=/tmp/x", which writes files); no Hub id or catalog name starts with one.
+    if (spec.front() == '-') return MakeError("\"model\" must not start with '-'");
     args.push_back(spec);
   }
   for (const auto& [key, value] : body.items()) {
@@ -74,18 +80,18 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
       continue;
     }
     if (value.is_null()) continue;
+    // Values are attached ("--key=value"), so that a value starting with '-' ("-1", or
+    // "--export-configs=/tmp/x") is never parsed as an option of its own.
     if (value.is_array()) {
       if (value.size() > 16) return MakeError("option \"{}\": at most 16 values", key);
       for (const auto& item : value) {
         MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(item, key));
-        args.push_back("--" + key);
-        args.push_back(text);
+        args.push_back("--" + key + "=" + text);
       }
       continue;
     }
     MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(value, key));
-    args.push_back("--" + key);
-    args.push_back(text);
+    args.push_back("--" + key + "=" + text);
   }
   args.push_back("--format");
   args.push_back("json");
@@ -102,6 +108,7 @@ ApiResponse RunApiCommand(const std::vector<std::string>& args) {
   for (std::string_view prefix : {"memfit: error: ", "memfit: usage error: "}) {
     if (message.starts_with(prefix)) message = message.substr(prefix.size());
   }
+  if (message.empty()) message = fmt::format("{} failed (exit code {})", args.empty() ? "memfit" : args[0], code);
   if (code == 2) return ErrorResponse(400, message);
   if (message.find("not found") != std::string::npos) return ErrorResponse(404, message);
   return ErrorResponse(422, message);

@@ -7,6 +7,7 @@
 #include <semaphore>
 #include <unordered_map>
 
+#include "memfit/hub.h"
 #include "memfit/json.h"
 #include "server/api.h"
 #include "server/hub_post.h"
@@ -62,6 +63,14 @@ std::string_view ApiCommand(std::string_view path) {
   return command;
 }
 
+// A string field of a JSON object, `fallback` when absent.
+Result<std::string> StringField(const nlohmann::json& body, const char* key, const char* fallback) {
+  auto it = body.find(key);
+  if (it == body.end()) return std::string(fallback);
+  if (!it->is_string()) return MakeError("\"{}\" must be a string", key);
+  return it->get<std::string>();
+}
+
 }  // namespace
 
 struct Router::Impl {
@@ -70,15 +79,13 @@ struct Router::Impl {
 
   // POST /api/v1/<command> (and GET models|gpus, whose query became `body_text`).
   ApiResponse Api(std::string_view command, const std::string& body_text, const std::string& authorization) {
-    nlohmann::json body;
-    if (body_text.empty()) {
-      body = nlohmann::json::object();
-    } else {
-      try {
-        body = nlohmann::json::parse(body_text);
-      } catch (const std::exception&) {
-        return ErrorResponse(400, "request body is not valid JSON");
-      }
+    nlohmann::json body = nlohmann::json::object();
+    if (!body_text.empty()) {
+      // The bounded parser (64 levels, no duplicate keys; httplib bounds the size): nlohmann's own
+      // accepts any nesting and keeps the last of duplicate keys.
+      auto parsed = ParseJson(body_text, "request body");
+      if (!parsed) return ErrorResponse(400, parsed.error().message);
+      body = std::move(*parsed);
     }
     if (!body.is_object()) return ErrorResponse(400, "request body must be a JSON object");
     // A token comes in the Authorization header (or a "token" field); it is passed to the Hub
@@ -107,15 +114,27 @@ struct Router::Impl {
 
   // POST /api/v1/hub/discussion.
   ApiResponse Discussion(const HttpRequest& req) {
+    auto parsed = ParseJson(req.body, "request body");
+    if (!parsed) return ErrorResponse(400, parsed.error().message);
+    if (!parsed->is_object()) return ErrorResponse(400, "request body must be a JSON object");
     DiscussionRequest request;
-    try {
-      auto body = nlohmann::json::parse(req.body);
-      request.model = body.value("model", "");
-      request.revision = body.value("revision", "main");
-      request.title = body.value("title", "[memfit] Model memory requirements");
-      request.description = body.value("description", "");
-    } catch (const std::exception&) {
-      return ErrorResponse(400, "request body is not valid JSON");
+    struct Field {
+      std::string* out;
+      const char* key;
+      const char* fallback;
+    };
+    const Field fields[] = {{&request.model, "model", ""},
+                            {&request.revision, "revision", "main"},
+                            {&request.title, "title", "[memfit] Model memory requirements"},
+                            {&request.description, "description", ""}};
+    for (const Field& f : fields) {
+      auto value = StringField(*parsed, f.key, f.fallback);
+      if (!value) return ErrorResponse(400, value.error().message);
+      *f.out = std::move(*value);
+    }
+    // Offline (HF_HUB_OFFLINE, like huggingface_hub): no request to the Hub at all.
+    if (EnvIsTrue("HF_HUB_OFFLINE")) {
+      return ErrorResponse(400, "post: the server runs offline (HF_HUB_OFFLINE): nothing is posted");
     }
     if (req.authorization.starts_with("Bearer ")) request.token = req.authorization.substr(7);
     const char* endpoint = std::getenv("HF_ENDPOINT");

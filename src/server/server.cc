@@ -8,6 +8,28 @@
 #include "server/router.h"
 
 namespace memfit::server {
+namespace {
+
+// The reason phrase of a status httplib answers itself (malformed request, body too large, a
+// method without routes), for the {"error": ...} body every non-200 answer carries.
+std::string_view StatusText(int status) {
+  switch (status) {
+    case 400: return "bad request";
+    case 404: return "not found";
+    case 405: return "method not allowed";
+    case 408: return "request timeout";
+    case 413: return "request body too large";
+    case 414: return "request URI too long";
+    case 416: return "range not satisfiable";
+    case 431: return "request headers too large";
+    case 500: return "internal error";
+    case 501: return "not implemented";
+    case 503: return "the server is busy; try again shortly";
+    default: return "request failed";
+  }
+}
+
+}  // namespace
 
 struct Server::Impl {
   explicit Impl(ServerOptions o) : options(std::move(o)), router(options) {}
@@ -33,6 +55,12 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     auto error = ErrorResponse(500, "internal error");
     res.status = error.status;
     res.set_content(error.body, "application/json");
+  });
+  // Errors httplib produces itself (413, 400, 404 for PUT, ...) get a JSON body too; answers from
+  // the router already have one.
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    res.set_content(ErrorResponse(res.status, StatusText(res.status)).body, "application/json");
   });
   http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     // The path only: never the query, headers or body (a token may be there).
