@@ -1,11 +1,15 @@
 #include "server/api.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "cli/app.h"
 #include "memfit/json.h"
+#include "memfit/local_source.h"
 
 namespace memfit::server {
 namespace {
@@ -33,6 +37,26 @@ Result<std::string> ScalarText(const nlohmann::json& value, std::string_view key
   else return MakeError("option \"{}\": expected a string, a number or a boolean", key);
   if (text.size() > 256 || text.find_first_of("\r\n") != std::string::npos) {
     return MakeError("option \"{}\": value too long or not one line", key);
+  }
+  return text;
+}
+
+// The server's own directories never reach a client: the CLI's messages name the Hugging Face
+// cache it looked in ("model not found ... (3) a Hub id in the local Hugging Face cache
+// (/home/user/.cache/huggingface/hub)"), which tells a remote client the account and layout.
+// Longest first, so the cache under $HOME becomes $HF_HUB_CACHE rather than ~/.cache/...
+std::string WithoutServerPaths(std::string text) {
+  std::vector<std::pair<std::string, std::string_view>> paths = {{DefaultHfHubCache(), "$HF_HUB_CACHE"}};
+  for (auto [name, shown] : {std::pair{"MEMFIT_CACHE", "$MEMFIT_CACHE"}, {"HF_HOME", "$HF_HOME"},
+                             {"XDG_CACHE_HOME", "$XDG_CACHE_HOME"}, {"HOME", "~"}}) {
+    if (const char* v = std::getenv(name)) paths.emplace_back(v, shown);
+  }
+  std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [path, shown] : paths) {
+    if (path.size() < 2) continue;  // "" or "/": nothing to hide, and every '/' would match
+    for (size_t pos = 0; (pos = text.find(path, pos)) != std::string::npos; pos += shown.size()) {
+      text.replace(pos, path.size(), shown);
+    }
   }
   return text;
 }
@@ -101,9 +125,9 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
 ApiResponse RunApiCommand(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   int code = cli::Run(args, out, err);
-  if (code == 0) return {200, out.str()};
+  if (code == 0) return {200, WithoutServerPaths(out.str())};
   // The CLI's first error line, without its "memfit: error: " / "memfit: usage error: " prefix.
-  std::string message = err.str();
+  std::string message = WithoutServerPaths(err.str());
   message = message.substr(0, message.find('\n'));
   for (std::string_view prefix : {"memfit: error: ", "memfit: usage error: "}) {
     if (message.starts_with(prefix)) message = message.substr(prefix.size());

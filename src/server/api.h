@@ -28,7 +28,9 @@ bool IsApiCommand(std::string_view command);
 Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body);
 
 // Runs the command and maps the CLI's exit code to an HTTP status: 0 -> 200, usage error -> 400,
-// model not found -> 404, other bad input -> 422. Errors are {"error": "<one line>"}.
+// model not found -> 404, other bad input -> 422. Errors are {"error": "<one line>"}. The server's
+// cache and home directories in the output become $HF_HUB_CACHE, $MEMFIT_CACHE, $HF_HOME,
+// $XDG_CACHE_HOME and ~.
 ApiResponse RunApiCommand(const std::vector<std::string>& args);
 
 // {"error": message} with the given status.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hub_fixtures.h"
+#include "memfit/local_source.h"
 #include "server/api.h"
 #include "test_support.h"
 
@@ -88,6 +89,17 @@ TEST(Router, EveryErrorIsOneLineOfJson) {
   auto health = Get(router, "/api/v1/health");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body, R"({"status":"ok"})");
+}
+
+TEST(Router, AnswersDoNotNameTheServersDirectories) {
+  // Found by fuzz/server_request_fuzz.cc: "model not found" listed the Hugging Face cache the CLI
+  // looked in, /home/<user>/.cache/huggingface/hub on a real server.
+  Router router(ServerOptions{});
+  const std::string cache = DefaultHfHubCache();
+  ASSERT_GT(cache.size(), 1u);
+  auto r = Post(router, "/api/v1/estimate-memory", R"({"model": "Llama~3.2-9B"})");
+  ExpectError(r, 404, "local Hugging Face cache ($HF_HUB_CACHE)");
+  EXPECT_EQ(r.body.find(cache), std::string::npos) << r.body;
 }
 
 TEST(Router, NoHubRequestWhenOffline) {
