@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
 #include "memfit/json.h"
+#include "memfit/local_source.h"
 #include "memfit/render.h"
 #include "memfit/render_fit.h"
 #include "memfit/safetensors.h"
@@ -249,6 +252,43 @@ TEST(HostileInput, InvalidUtf8TensorNamesRenderInTheFitReport) {
   EXPECT_TRUE(nlohmann::json::accept(RenderFitPlan(in, OutputFormat::kJson)));
   EXPECT_NE(RenderFitPlan(in, OutputFormat::kTable).find("\"out\xef\xbf\xbd\":\"cpu\""), std::string::npos)
       << RenderFitPlan(in, OutputFormat::kTable);
+}
+
+TEST(HostileInput, RevisionsDoNotLeaveTheHfCache) {
+  // The HF cache lookup joined --revision into refs/<revision> and the file's content into
+  // snapshots/<content>, unchecked: the CLI falls back to it when the Hub client fails (which it
+  // does for a revision with ".."), and the server passes a request's "revision" on. A revision
+  // "../../../pointer" whose file held "../../../secret" served the directory secret/ as the
+  // model. Found auditing what server_request_fuzz's "no local path" invariant could not see.
+  namespace fs = std::filesystem;
+  const fs::path root = testing::TempDir();
+  const fs::path repo = root / "hub" / "models--org--name";
+  const std::string sha(40, 'a');
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots" / sha);
+  fs::create_directories(root / "secret");
+  std::ofstream(repo / "refs" / "main") << sha;
+  std::ofstream(repo / "snapshots" / sha / "config.json") << Llama("");
+  std::ofstream(root / "secret" / "config.json") << Llama(R"("hidden_size": 1234, "num_attention_heads": 2)");
+  std::ofstream(root / "pointer") << "../../../secret";
+  const LocalResolveOptions base{.hf_hub_cache = (root / "hub").string(), .use_catalog = false};
+  auto ok = ResolveLocalModel("org/name", base);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->kind, InputKind::kHfCache);
+  for (const std::string revision : {"../../../pointer", "/etc/hostname", "../refs/main", "main/../../x"}) {
+    LocalResolveOptions options = base;
+    options.revision = revision;
+    auto r = ResolveLocalModel("org/name", options);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->kind, InputKind::kNotFound) << revision;
+  }
+  // A refs file that does not hold a commit sha names no snapshot either.
+  std::ofstream(repo / "refs" / "bad") << "../../../secret";
+  LocalResolveOptions bad = base;
+  bad.revision = "bad";
+  auto r = ResolveLocalModel("org/name", bad);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->kind, InputKind::kNotFound);
 }
 
 TEST(HostileInput, NamesWithNewlinesKeepErrorsOnOneLine) {
