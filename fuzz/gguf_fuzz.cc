@@ -59,7 +59,8 @@ class TailSource final : public ByteSource {
     }
     std::string out(length, '\0');
     if (offset < bytes_.size()) {
-      std::memcpy(out.data(), bytes_.data() + offset, std::min<uint64_t>(length, bytes_.size() - offset));
+      std::memcpy(out.data(), bytes_.data() + offset,
+                  std::min<uint64_t>(length, bytes_.size() - offset));
     }
     return out;
   }
@@ -100,12 +101,27 @@ GgufShape Small(std::string arch) {
 // A file of every value type (tests/gguf_writer.h), in a given version and byte order.
 std::string EveryValueType(uint32_t version, bool big_endian) {
   GgufWriter w(version, big_endian);
-  w.Str("general.architecture", "llama").U32("llama.block_count", 1).U32("llama.context_length", 256)
-      .U32("llama.embedding_length", 32).U32("llama.attention.head_count", 2)
-      .U8("u8", 200).I8("i8", -5).U16("u16", 60000).I16("i16", -300).U32("u32", 4000000000u)
-      .I32("i32", -7).F32("f32", 1.5f).Bool("b", true).U64("u64", 1ull << 40).I64("i64", -(1ll << 40))
-      .F64("f64", 0.25).U32Array("llama.feed_forward_length", {100}).I32Array("ia", {-1, 2})
-      .F32Array("fa", {0.5f, 2.0f}).BoolArray("ba", {true, false, true}).StrArray("sa", {"a", "", "ccc"});
+  w.Str("general.architecture", "llama")
+      .U32("llama.block_count", 1)
+      .U32("llama.context_length", 256)
+      .U32("llama.embedding_length", 32)
+      .U32("llama.attention.head_count", 2)
+      .U8("u8", 200)
+      .I8("i8", -5)
+      .U16("u16", 60000)
+      .I16("i16", -300)
+      .U32("u32", 4000000000u)
+      .I32("i32", -7)
+      .F32("f32", 1.5f)
+      .Bool("b", true)
+      .U64("u64", 1ull << 40)
+      .I64("i64", -(1ll << 40))
+      .F64("f64", 0.25)
+      .U32Array("llama.feed_forward_length", {100})
+      .I32Array("ia", {-1, 2})
+      .F32Array("fa", {0.5f, 2.0f})
+      .BoolArray("ba", {true, false, true})
+      .StrArray("sa", {"a", "", "ccc"});
   w.Raw("nested", 9, [&](std::string& o) {  // [[1, 2], [3]] of uint16
     w.Put<uint32_t>(o, 9);
     w.PutCount(o, 2);
@@ -117,7 +133,8 @@ std::string EveryValueType(uint32_t version, bool big_endian) {
     w.PutCount(o, 1);
     w.Put<uint16_t>(o, 3);
   });
-  w.Tensor("blk.0.attn_q.weight", {256, 3}, kQ4_K).Tensor("output_norm.weight", {5}, kF32)
+  w.Tensor("blk.0.attn_q.weight", {256, 3}, kQ4_K)
+      .Tensor("output_norm.weight", {5}, kF32)
       .Tensor("blk.0.ffn_gate_exps.weight", {64, 2}, 39);
   return w.Build();
 }
@@ -143,13 +160,19 @@ std::string SplitPair() {
   for (uint16_t no = 0; no < 2; ++no) {
     GgufWriter w;
     if (no == 0) {
-      w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.context_length", 2048)
-          .U32("llama.embedding_length", 64).U32("llama.feed_forward_length", 128)
-          .U32("llama.attention.head_count", 4).U32("llama.vocab_size", 100);
+      w.Str("general.architecture", "llama")
+          .U32("llama.block_count", 2)
+          .U32("llama.context_length", 2048)
+          .U32("llama.embedding_length", 64)
+          .U32("llama.feed_forward_length", 128)
+          .U32("llama.attention.head_count", 4)
+          .U32("llama.vocab_size", 100);
     }
     w.U16("split.no", no).U16("split.count", 2).I32("split.tensors.count", 4);
-    if (no == 0) w.Tensor("token_embd.weight", {64, 32}, kQ8_0).Tensor("blk.0.attn_q.weight", {64, 64}, kQ8_0);
-    else w.Tensor("blk.1.attn_q.weight", {64, 64}, kQ8_0).Tensor("output.weight", {64, 32}, kQ8_0);
+    if (no == 0)
+      w.Tensor("token_embd.weight", {64, 32}, kQ8_0).Tensor("blk.0.attn_q.weight", {64, 64}, kQ8_0);
+    else
+      w.Tensor("blk.1.attn_q.weight", {64, 64}, kQ8_0).Tensor("output.weight", {64, 32}, kQ8_0);
     out += w.Build();
   }
   return out;
@@ -195,8 +218,10 @@ std::vector<std::string> Seeds() {
     s.extra_keys = [](GgufWriter& w) {
       w.U32("gemma3.attention.sliding_window", 64)
           .BoolArray("gemma3.attention.sliding_window_pattern", {true, false, true, false})
-          .U32("gemma3.attention.key_length_swa", 8).U32("gemma3.attention.value_length_swa", 8)
-          .U32("gemma3.attention.sliding_window_pattern_unused", 0).Bool("gemma3.attention.causal", true);
+          .U32("gemma3.attention.key_length_swa", 8)
+          .U32("gemma3.attention.value_length_swa", 8)
+          .U32("gemma3.attention.sliding_window_pattern_unused", 0)
+          .Bool("gemma3.attention.causal", true);
     };
     files.push_back(SeedOf(testing::MakeGgufWriter(s)));
   }
@@ -204,41 +229,71 @@ std::vector<std::string> Seeds() {
     // DeepSeek-V3-like MLA + MoE with dense leading layers, metadata only (vocab-only style).
     GgufWriter w;
     const std::string a = "deepseek2";
-    w.Str("general.architecture", a).U32(a + ".block_count", 4).U32(a + ".context_length", 4096)
-        .U32(a + ".embedding_length", 64).U32(a + ".feed_forward_length", 128)
-        .U32(a + ".attention.head_count", 4).U32(a + ".attention.head_count_kv", 4)
-        .U32(a + ".attention.key_length", 24).U32(a + ".attention.value_length", 16)
-        .U32(a + ".attention.kv_lora_rank", 32).U32(a + ".rope.dimension_count", 8)
-        .U32(a + ".expert_count", 8).U32(a + ".expert_used_count", 2).U32(a + ".expert_shared_count", 1)
-        .U32(a + ".expert_feed_forward_length", 32).U32(a + ".leading_dense_block_count", 1)
-        .U32(a + ".vocab_size", 100).U32("general.file_type", 15);
+    w.Str("general.architecture", a)
+        .U32(a + ".block_count", 4)
+        .U32(a + ".context_length", 4096)
+        .U32(a + ".embedding_length", 64)
+        .U32(a + ".feed_forward_length", 128)
+        .U32(a + ".attention.head_count", 4)
+        .U32(a + ".attention.head_count_kv", 4)
+        .U32(a + ".attention.key_length", 24)
+        .U32(a + ".attention.value_length", 16)
+        .U32(a + ".attention.kv_lora_rank", 32)
+        .U32(a + ".rope.dimension_count", 8)
+        .U32(a + ".expert_count", 8)
+        .U32(a + ".expert_used_count", 2)
+        .U32(a + ".expert_shared_count", 1)
+        .U32(a + ".expert_feed_forward_length", 32)
+        .U32(a + ".leading_dense_block_count", 1)
+        .U32(a + ".vocab_size", 100)
+        .U32("general.file_type", 15);
     files.push_back(SeedOf(w));
   }
   {
     // Qwen3-Next-like hybrid: recurrent layers, every 4th full attention.
     GgufWriter w;
     const std::string a = "qwen3next";
-    w.Str("general.architecture", a).U32(a + ".block_count", 8).U32(a + ".context_length", 8192)
-        .U32(a + ".embedding_length", 64).U32(a + ".feed_forward_length", 128)
-        .U32(a + ".attention.head_count", 4).U32(a + ".attention.head_count_kv", 2)
-        .U32(a + ".attention.key_length", 16).U32(a + ".attention.value_length", 16)
-        .U32(a + ".ssm.conv_kernel", 4).U32(a + ".ssm.state_size", 16).U32(a + ".ssm.group_count", 2)
-        .U32(a + ".ssm.inner_size", 128).U32(a + ".full_attention_interval", 4)
-        .U32(a + ".expert_count", 8).U32(a + ".expert_used_count", 2).U32(a + ".vocab_size", 100);
+    w.Str("general.architecture", a)
+        .U32(a + ".block_count", 8)
+        .U32(a + ".context_length", 8192)
+        .U32(a + ".embedding_length", 64)
+        .U32(a + ".feed_forward_length", 128)
+        .U32(a + ".attention.head_count", 4)
+        .U32(a + ".attention.head_count_kv", 2)
+        .U32(a + ".attention.key_length", 16)
+        .U32(a + ".attention.value_length", 16)
+        .U32(a + ".ssm.conv_kernel", 4)
+        .U32(a + ".ssm.state_size", 16)
+        .U32(a + ".ssm.group_count", 2)
+        .U32(a + ".ssm.inner_size", 128)
+        .U32(a + ".full_attention_interval", 4)
+        .U32(a + ".expert_count", 8)
+        .U32(a + ".expert_used_count", 2)
+        .U32(a + ".vocab_size", 100);
     files.push_back(SeedOf(w));
   }
   {
     // RWKV (every layer recurrent) and a hybrid marking recurrent layers with head_count_kv 0.
     GgufWriter w;
-    w.Str("general.architecture", "rwkv6").U32("rwkv6.block_count", 2).U32("rwkv6.context_length", 1024)
-        .U32("rwkv6.embedding_length", 64).U32("rwkv6.wkv.head_size", 16).U32("rwkv6.feed_forward_length", 128)
+    w.Str("general.architecture", "rwkv6")
+        .U32("rwkv6.block_count", 2)
+        .U32("rwkv6.context_length", 1024)
+        .U32("rwkv6.embedding_length", 64)
+        .U32("rwkv6.wkv.head_size", 16)
+        .U32("rwkv6.feed_forward_length", 128)
         .U32("rwkv6.attention.head_count", 0);
     files.push_back(SeedOf(w));
     GgufWriter h;
-    h.Str("general.architecture", "jamba").U32("jamba.block_count", 4).U32("jamba.embedding_length", 64)
-        .U32("jamba.context_length", 1024).U32Array("jamba.feed_forward_length", {128, 128, 128, 128})
-        .U32("jamba.attention.head_count", 4).I32Array("jamba.attention.head_count_kv", {0, 0, 2, 0})
-        .U32("jamba.ssm.conv_kernel", 4).U32("jamba.ssm.state_size", 16).U32("jamba.ssm.inner_size", 128)
+    h.Str("general.architecture", "jamba")
+        .U32("jamba.block_count", 4)
+        .U32("jamba.embedding_length", 64)
+        .U32("jamba.context_length", 1024)
+        .U32Array("jamba.feed_forward_length", {128, 128, 128, 128})
+        .U32("jamba.attention.head_count", 4)
+        .I32Array("jamba.attention.head_count_kv", {0, 0, 2, 0})
+        .U32("jamba.ssm.conv_kernel", 4)
+        .U32("jamba.ssm.state_size", 16)
+        .U32("jamba.ssm.inner_size", 128)
         .U32("jamba.shortconv.l_cache", 3);
     files.push_back(SeedOf(h));
   }
@@ -246,26 +301,41 @@ std::vector<std::string> Seeds() {
     // A vocab-only file with a tokenizer (no tensors, ends without padding), and a non-causal
     // embedding model.
     GgufWriter w;
-    w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.context_length", 1024)
-        .U32("llama.embedding_length", 64).U32("llama.attention.head_count", 4)
-        .Str("tokenizer.ggml.model", "llama").StrArray("tokenizer.ggml.tokens", {"<s>", "</s>", "a", "b"})
-        .F32Array("tokenizer.ggml.scores", {0, 0, -1, -2}).I32Array("tokenizer.ggml.token_type", {3, 3, 1, 1});
+    w.Str("general.architecture", "llama")
+        .U32("llama.block_count", 2)
+        .U32("llama.context_length", 1024)
+        .U32("llama.embedding_length", 64)
+        .U32("llama.attention.head_count", 4)
+        .Str("tokenizer.ggml.model", "llama")
+        .StrArray("tokenizer.ggml.tokens", {"<s>", "</s>", "a", "b"})
+        .F32Array("tokenizer.ggml.scores", {0, 0, -1, -2})
+        .I32Array("tokenizer.ggml.token_type", {3, 3, 1, 1});
     files.push_back(SeedOf(w));
     GgufWriter b;
-    b.Str("general.architecture", "bert").U32("bert.block_count", 2).U32("bert.context_length", 512)
-        .U32("bert.embedding_length", 32).U32("bert.attention.head_count", 2).Bool("bert.attention.causal", false)
-        .Tensor("token_embd.weight", {32, 16}, kF16).Tensor("position_embd.weight", {32, 8}, kF16)
+    b.Str("general.architecture", "bert")
+        .U32("bert.block_count", 2)
+        .U32("bert.context_length", 512)
+        .U32("bert.embedding_length", 32)
+        .U32("bert.attention.head_count", 2)
+        .Bool("bert.attention.causal", false)
+        .Tensor("token_embd.weight", {32, 16}, kF16)
+        .Tensor("position_embd.weight", {32, 8}, kF16)
         .Tensor("token_types.weight", {32, 2}, kF32);
     files.push_back(SeedOf(b));
   }
   {
     // A multimodal projector, general.alignment 64, and a legacy Q4_0 file.
     GgufWriter p;
-    p.Str("general.architecture", "clip").Str("general.type", "mmproj").Tensor("v.patch_embd.weight", {32, 4}, kF16);
+    p.Str("general.architecture", "clip")
+        .Str("general.type", "mmproj")
+        .Tensor("v.patch_embd.weight", {32, 4}, kF16);
     files.push_back(SeedOf(p));
     GgufWriter a;
-    a.Str("general.architecture", "llama").U32("general.alignment", 64).U32("llama.block_count", 1)
-        .U32("llama.embedding_length", 32).U32("llama.attention.head_count", 1);
+    a.Str("general.architecture", "llama")
+        .U32("general.alignment", 64)
+        .U32("llama.block_count", 1)
+        .U32("llama.embedding_length", 32)
+        .U32("llama.attention.head_count", 1);
     a.set_alignment_for_offsets(64);
     a.Tensor("blk.0.attn_q.weight", {32, 32}, kQ4_0).Tensor("output.weight", {32, 8}, kF16);
     files.push_back(SeedOf(a));
@@ -277,14 +347,17 @@ std::vector<std::string> Seeds() {
   for (const auto& f : files) {
     const uint8_t tail = f.tail_shift ? 0x02 : 0, shift = static_cast<uint8_t>(f.tail_shift << 2);
     seeds.push_back(f.bytes + Trailer({tail, 0, shift}));  // defaults
-    seeds.push_back(f.bytes + Trailer({static_cast<uint8_t>(tail | 0x01), 7, shift, 0, 3, 5, 0x13, 0x12, 2}));
+    seeds.push_back(f.bytes +
+                    Trailer({static_cast<uint8_t>(tail | 0x01), 7, shift, 0, 3, 5, 0x13, 0x12, 2}));
   }
   // Split files, a large virtual file, and cache/offload variants.
   seeds.push_back(SplitPair() + Trailer({0x04}));
   seeds.push_back(SplitPair() + Trailer({0x05, 100}));
   seeds.push_back(files[0].bytes + Trailer({0x02, 0, 0xa8, 0xff}));  // a tail of 2^50 bytes
-  seeds.push_back(files[3].bytes + Trailer({0x38, 0, 0, 0, 6, 0xff, 0x34, 0x24, 4, 1, 2, 3, 40, 30, 1, 0xff}));
-  seeds.push_back(files[6].bytes + Trailer({0xc0, 0, 0, 0, 9, 1, 0x45, 0x11, 1, 2, 0, 1, 20, 0, 2, 0x0f}));
+  seeds.push_back(files[3].bytes +
+                  Trailer({0x38, 0, 0, 0, 6, 0xff, 0x34, 0x24, 4, 1, 2, 3, 40, 30, 1, 0xff}));
+  seeds.push_back(files[6].bytes +
+                  Trailer({0xc0, 0, 0, 0, 9, 1, 0x45, 0x11, 1, 2, 0, 1, 20, 0, 2, 0x0f}));
   return seeds;
 }
 
@@ -299,32 +372,50 @@ uint32_t ValueDepth(const GgufValue& v) {
 }
 
 void CheckValue(const GgufValue& v, const GgufLimits& limits) {
-  if (v.type == GgufValueType::kString) Require(v.string_value.size() <= limits.max_string_bytes, "string over the cap");
+  if (v.type == GgufValueType::kString)
+    Require(v.string_value.size() <= limits.max_string_bytes, "string over the cap");
   if (v.type == GgufValueType::kBool) Require(v.uint_value <= 1, "bool value above 1");
   if (!v.is_array()) return;
   Require(v.array_size <= limits.max_array_elements, "array over the element cap");
   size_t held = 0;
   switch (v.array_type) {
-    case GgufValueType::kString: held = v.strings.size(); break;
-    case GgufValueType::kFloat32: case GgufValueType::kFloat64: held = v.floats.size(); break;
-    case GgufValueType::kInt8: case GgufValueType::kInt16: case GgufValueType::kInt32:
-    case GgufValueType::kInt64: held = v.ints.size(); break;
-    case GgufValueType::kArray: held = v.nested.size(); break;
-    default: held = v.uints.size(); break;
+    case GgufValueType::kString:
+      held = v.strings.size();
+      break;
+    case GgufValueType::kFloat32:
+    case GgufValueType::kFloat64:
+      held = v.floats.size();
+      break;
+    case GgufValueType::kInt8:
+    case GgufValueType::kInt16:
+    case GgufValueType::kInt32:
+    case GgufValueType::kInt64:
+      held = v.ints.size();
+      break;
+    case GgufValueType::kArray:
+      held = v.nested.size();
+      break;
+    default:
+      held = v.uints.size();
+      break;
   }
   Require(held == v.array_size, "array_size differs from the elements held");
-  for (const auto& s : v.strings) Require(s.size() <= limits.max_string_bytes, "array string over the cap");
+  for (const auto& s : v.strings)
+    Require(s.size() <= limits.max_string_bytes, "array string over the cap");
   for (const auto& n : v.nested) CheckValue(n, limits);
 }
 
 bool SameValue(const GgufValue& a, const GgufValue& b) {
   if (a.type != b.type || a.uint_value != b.uint_value || a.int_value != b.int_value ||
-      std::memcmp(&a.float_value, &b.float_value, sizeof(double)) != 0 || a.string_value != b.string_value ||
-      a.array_type != b.array_type || a.array_size != b.array_size || a.uints != b.uints || a.ints != b.ints ||
-      a.strings != b.strings || a.nested.size() != b.nested.size() || a.floats.size() != b.floats.size()) {
+      std::memcmp(&a.float_value, &b.float_value, sizeof(double)) != 0 ||
+      a.string_value != b.string_value || a.array_type != b.array_type ||
+      a.array_size != b.array_size || a.uints != b.uints || a.ints != b.ints ||
+      a.strings != b.strings || a.nested.size() != b.nested.size() ||
+      a.floats.size() != b.floats.size()) {
     return false;
   }
-  if (!a.floats.empty() && std::memcmp(a.floats.data(), b.floats.data(), a.floats.size() * sizeof(double)) != 0) {
+  if (!a.floats.empty() &&
+      std::memcmp(a.floats.data(), b.floats.data(), a.floats.size() * sizeof(double)) != 0) {
     return false;  // bitwise: NaNs read from the file compare equal to themselves
   }
   for (size_t i = 0; i < a.nested.size(); ++i) {
@@ -335,13 +426,14 @@ bool SameValue(const GgufValue& a, const GgufValue& b) {
 
 bool SameFile(const GgufFile& a, const GgufFile& b) {
   if (a.version != b.version || a.big_endian != b.big_endian || a.alignment != b.alignment ||
-      a.file_bytes != b.file_bytes || a.header_bytes != b.header_bytes || a.data_offset != b.data_offset ||
-      a.tensor_bytes != b.tensor_bytes || a.metadata.size() != b.metadata.size() ||
-      a.tensors.size() != b.tensors.size()) {
+      a.file_bytes != b.file_bytes || a.header_bytes != b.header_bytes ||
+      a.data_offset != b.data_offset || a.tensor_bytes != b.tensor_bytes ||
+      a.metadata.size() != b.metadata.size() || a.tensors.size() != b.tensors.size()) {
     return false;
   }
   for (size_t i = 0; i < a.metadata.size(); ++i) {
-    if (a.metadata[i].first != b.metadata[i].first || !SameValue(a.metadata[i].second, b.metadata[i].second)) {
+    if (a.metadata[i].first != b.metadata[i].first ||
+        !SameValue(a.metadata[i].second, b.metadata[i].second)) {
       return false;
     }
   }
@@ -360,14 +452,17 @@ bool SameFile(const GgufFile& a, const GgufFile& b) {
 void CheckFile(const GgufFile& f, uint64_t source_bytes, const GgufLimits& limits) {
   Require(f.version >= 1 && f.version <= 3, "version outside 1..3");
   Require(f.file_bytes == source_bytes, "file_bytes differs from the source size");
-  Require(f.alignment > 0 && (f.alignment & (f.alignment - 1)) == 0, "alignment not a power of two");
+  Require(f.alignment > 0 && (f.alignment & (f.alignment - 1)) == 0,
+          "alignment not a power of two");
   if (const GgufValue* a = f.Find("general.alignment")) {
-    Require(a->type == GgufValueType::kUint32 && a->uint_value == f.alignment, "general.alignment not applied");
+    Require(a->type == GgufValueType::kUint32 && a->uint_value == f.alignment,
+            "general.alignment not applied");
   } else {
     Require(f.alignment == 32, "alignment without general.alignment is not 32");
   }
   Require(f.metadata.size() <= limits.max_kv, "more keys than the cap");
-  Require(f.key_index.size() == f.metadata.size(), "key_index does not index every key (duplicates?)");
+  Require(f.key_index.size() == f.metadata.size(),
+          "key_index does not index every key (duplicates?)");
   for (size_t i = 0; i < f.metadata.size(); ++i) {
     const auto& [key, value] = f.metadata[i];
     Require(key.size() <= limits.max_key_bytes, "key over the cap");
@@ -383,10 +478,13 @@ void CheckFile(const GgufFile& f, uint64_t source_bytes, const GgufLimits& limit
   for (const auto& t : f.tensors) {
     Require(t.name.size() < 64, "tensor name of 64 bytes or more");
     Require(t.dims.size() <= 4, "more than 4 dimensions");
-    Require(t.type != nullptr && FindGgmlType(t.type->id) == t.type, "tensor type not from the table");
+    Require(t.type != nullptr && FindGgmlType(t.type->id) == t.type,
+            "tensor type not from the table");
     u128 elements = 1;
-    for (uint64_t d : t.dims) elements = elements * d > (u128{1} << 64) ? (u128{1} << 64) : elements * d;
-    Require(elements == t.elements && t.elements <= static_cast<uint64_t>(INT64_MAX), "elements differ from dims");
+    for (uint64_t d : t.dims)
+      elements = elements * d > (u128{1} << 64) ? (u128{1} << 64) : elements * d;
+    Require(elements == t.elements && t.elements <= static_cast<uint64_t>(INT64_MAX),
+            "elements differ from dims");
     const uint64_t ne0 = t.dims.empty() ? 1 : t.dims[0];
     Require(ne0 % t.type->block_elements == 0, "ne0 not a whole number of blocks");
     Require(u128{t.elements} / t.type->block_elements * t.type->block_bytes == t.bytes,
@@ -401,20 +499,24 @@ void CheckFile(const GgufFile& f, uint64_t source_bytes, const GgufLimits& limit
     return;
   }
   Require(f.data_offset >= f.header_bytes && f.data_offset - f.header_bytes < f.alignment &&
-              f.data_offset % f.alignment == 0, "data_offset is not header_bytes aligned up");
+              f.data_offset % f.alignment == 0,
+          "data_offset is not header_bytes aligned up");
   Require(f.data_offset <= f.file_bytes, "data section starts past the end");
   const uint64_t data_bytes = f.file_bytes - f.data_offset;
   std::sort(extents.begin(), extents.end());
   for (size_t i = 0; i < extents.size(); ++i) {
-    Require(u128{extents[i].first} + extents[i].second <= data_bytes, "tensor data past the data section");
-    if (i > 0) Require(extents[i - 1].first + extents[i - 1].second <= extents[i].first, "tensors overlap");
+    Require(u128{extents[i].first} + extents[i].second <= data_bytes,
+            "tensor data past the data section");
+    if (i > 0)
+      Require(extents[i - 1].first + extents[i - 1].second <= extents[i].first, "tensors overlap");
   }
   Require(f.tensor_bytes <= data_bytes, "tensor bytes exceed the data section");
 }
 
 // Reads `bytes` (+ `tail` virtual zeros) with the default limits and with `chunk`, checks both
 // agree and the file's invariants. nullopt when the bytes are not a GGUF file.
-std::optional<GgufFile> Read(std::string_view bytes, uint64_t tail, size_t chunk, const std::string& name) {
+std::optional<GgufFile> Read(std::string_view bytes, uint64_t tail, size_t chunk,
+                             const std::string& name) {
   GgufLimits small;
   small.chunk_bytes = chunk;
   Result<GgufFile> a = Error{}, b = Error{};
@@ -433,8 +535,10 @@ std::optional<GgufFile> Read(std::string_view bytes, uint64_t tail, size_t chunk
   CheckResult(b);
   if (!exhausted) {
     Require(a.has_value() == b.has_value(), "the chunk size changed whether the file parses");
-    if (!a) Require(a.error().message == b.error().message, "the chunk size changed the error");
-    else Require(SameFile(*a, *b), "the chunk size changed the parsed file");
+    if (!a)
+      Require(a.error().message == b.error().message, "the chunk size changed the error");
+    else
+      Require(SameFile(*a, *b), "the chunk size changed the parsed file");
   }
   Result<GgufFile>& r = b ? b : a;
   if (!r) return std::nullopt;
@@ -445,14 +549,18 @@ std::optional<GgufFile> Read(std::string_view bytes, uint64_t tail, size_t chunk
 // ---- the llama.cpp estimate -------------------------------------------------------------------
 
 u128 DeviceTotal(const LlamaCppDevice& d) {
-  return u128{d.model_bytes} + d.kv_bytes + d.rs_bytes + d.compute_bytes + d.output_bytes + d.context_bytes;
+  return u128{d.model_bytes} + d.kv_bytes + d.rs_bytes + d.compute_bytes + d.output_bytes +
+         d.context_bytes;
 }
 
 void CheckEstimate(const Model& m, const LlamaCppOptions& o, const LlamaCppEstimate& e) {
   const Hyperparameters& hp = m.hp;
-  const size_t gpus = std::max<size_t>(o.num_gpus, std::max(o.tensor_split.size(), o.gpu_free_bytes.size()));
-  Require(e.devices.size() == gpus + 1 && e.devices.back().is_host, "devices are not the GPUs then the host");
-  Require(e.total_layers == hp.num_layers + 1 && e.offloaded_layers <= e.total_layers, "layer counts");
+  const size_t gpus =
+      std::max<size_t>(o.num_gpus, std::max(o.tensor_split.size(), o.gpu_free_bytes.size()));
+  Require(e.devices.size() == gpus + 1 && e.devices.back().is_host,
+          "devices are not the GPUs then the host");
+  Require(e.total_layers == hp.num_layers + 1 && e.offloaded_layers <= e.total_layers,
+          "layer counts");
   uint64_t layers = 0, outputs = 0;
   u128 model_bytes = 0, kv = 0, rs = 0;
   for (const auto& d : e.devices) {
@@ -467,7 +575,8 @@ void CheckEstimate(const Model& m, const LlamaCppOptions& o, const LlamaCppEstim
   Require(layers == hp.num_layers && outputs == 1, "layers placed more or less than once");
   u128 file_bytes = 0;
   for (const auto& t : m.tensors) file_bytes += t.bytes;
-  Require(file_bytes == e.model_file_tensor_bytes, "model_file_tensor_bytes differs from the tensors");
+  Require(file_bytes == e.model_file_tensor_bytes,
+          "model_file_tensor_bytes differs from the tensors");
   Require(model_bytes >= file_bytes, "device model buffers smaller than the tensors (overflow?)");
   Require(kv == u128{e.kv_k_bytes} + e.kv_v_bytes, "device KV differs from K + V (overflow?)");
   Require(rs == e.rs_bytes, "device recurrent state differs from the total (overflow?)");
@@ -478,7 +587,8 @@ void CheckEstimate(const Model& m, const LlamaCppOptions& o, const LlamaCppEstim
   const bool unified = o.kv_unified || o.parallel == 1;
   Require(e.n_ctx_seq % 256 == 0 && e.kv_cells_full == e.n_ctx, "cache cells differ from n_ctx");
   if (unified) {
-    Require(e.n_ctx >= requested && e.n_ctx % 256 == 0 && e.n_ctx_seq == e.n_ctx, "n_ctx is not -c padded to 256");
+    Require(e.n_ctx >= requested && e.n_ctx % 256 == 0 && e.n_ctx_seq == e.n_ctx,
+            "n_ctx is not -c padded to 256");
   } else {
     Require(u128{e.n_ctx_seq} * o.parallel == e.n_ctx && u128{e.n_ctx} + o.parallel > requested,
             "n_ctx is not n_ctx_seq x sequences");
@@ -494,15 +604,20 @@ void CheckEstimate(const Model& m, const LlamaCppOptions& o, const LlamaCppEstim
     k_bytes += u128{li.head_dim_k} * li.num_kv_heads / tk->block_elements * tk->block_bytes * cells;
     v_bytes += u128{li.head_dim_v} * li.num_kv_heads / tv->block_elements * tv->block_bytes * cells;
   }
-  Require(k_bytes == e.kv_k_bytes && v_bytes == e.kv_v_bytes, "KV cache differs from its formula (overflow?)");
-  const u128 output = u128{4} * (u128{hp.vocab_size} + (o.embeddings ? hp.hidden_size : 0)) * o.parallel;
-  Require(output == e.host().output_bytes, "output buffer differs from 4 x (vocab + embd) x sequences");
+  Require(k_bytes == e.kv_k_bytes && v_bytes == e.kv_v_bytes,
+          "KV cache differs from its formula (overflow?)");
+  const u128 output =
+      u128{4} * (u128{hp.vocab_size} + (o.embeddings ? hp.hidden_size : 0)) * o.parallel;
+  Require(output == e.host().output_bytes,
+          "output buffer differs from 4 x (vocab + embd) x sequences");
   // Graph inputs are part of every compute buffer in use: 4 B x n_embd x n_ubatch (+ positions on
   // the host). A smaller buffer wrapped around.
   const u128 inputs = u128{4} * hp.hidden_size * e.n_ubatch;
-  Require(e.host().compute_bytes >= inputs + u128{8} * e.n_ubatch, "host compute buffer below its inputs");
+  Require(e.host().compute_bytes >= inputs + u128{8} * e.n_ubatch,
+          "host compute buffer below its inputs");
   for (size_t g = 0; g < gpus; ++g) {
-    if (e.devices[g].compute_bytes > 0) Require(e.devices[g].compute_bytes >= inputs, "GPU compute below inputs");
+    if (e.devices[g].compute_bytes > 0)
+      Require(e.devices[g].compute_bytes >= inputs, "GPU compute below inputs");
   }
 }
 
@@ -511,7 +626,8 @@ void CheckJson(const std::string& text) {
 }
 
 void RenderAll(const Model& m, const LlamaCppEstimate& e) {
-  for (auto format : {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kMarkdown}) {
+  for (auto format :
+       {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kMarkdown}) {
     std::string out = RenderLlamaCppEstimate(m, e, format);
     Require(!out.empty(), "empty llama.cpp report");
     if (format == OutputFormat::kJson) CheckJson(out);
@@ -519,11 +635,25 @@ void RenderAll(const Model& m, const LlamaCppEstimate& e) {
 }
 
 // The llama.cpp options a trailer byte selects.
-constexpr uint64_t kContexts[] = {0, 1, 255, 256, 257, 512, 4096, 32768, 131072, uint64_t{1} << 24,
-                                  uint64_t{1} << 32, uint64_t{1} << 40, uint64_t{1} << 62,
-                                  UINT64_MAX - 255, UINT64_MAX - 1, UINT64_MAX};
-constexpr const char* kCacheTypes[] = {"f16", "f32", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0",
-                                       "q5_1", "Q4_K", "q2_k", "tq1_0", "mxfp4", "i8", "f64", "bogus"};
+constexpr uint64_t kContexts[] = {0,
+                                  1,
+                                  255,
+                                  256,
+                                  257,
+                                  512,
+                                  4096,
+                                  32768,
+                                  131072,
+                                  uint64_t{1} << 24,
+                                  uint64_t{1} << 32,
+                                  uint64_t{1} << 40,
+                                  uint64_t{1} << 62,
+                                  UINT64_MAX - 255,
+                                  UINT64_MAX - 1,
+                                  UINT64_MAX};
+constexpr const char* kCacheTypes[] = {"f16",    "f32",  "bf16", "q8_0", "q4_0", "q4_1",
+                                       "iq4_nl", "q5_0", "q5_1", "Q4_K", "q2_k", "tq1_0",
+                                       "mxfp4",  "i8",   "f64",  "bogus"};
 constexpr uint64_t kBatches[] = {1, 2, 31, 32, 64, 512, 2048, 8192, uint64_t{1} << 32, UINT64_MAX};
 
 uint64_t Pick(const uint64_t* table, size_t n, uint8_t b) { return table[b % n]; }
@@ -563,12 +693,23 @@ LlamaCppOptions Options(const uint8_t* t) {
   // -ts and free memory per GPU (t[11]): none, equal, skewed, zeros, huge.
   const uint32_t split_gpus = 1 + (t[11] >> 5);
   switch (t[11] & 7) {
-    case 1: o.tensor_split.assign(split_gpus, 1.0); break;
-    case 2: for (uint32_t g = 0; g < split_gpus; ++g) o.tensor_split.push_back(g * 3.0 + 0.5); break;
-    case 3: o.tensor_split.assign(split_gpus, 0.0); break;
-    case 4: for (uint32_t g = 0; g < split_gpus; ++g) o.gpu_free_bytes.push_back(Bytes(t[12] + g * 7)); break;
-    case 5: o.tensor_split = {1e308, 1e308, 0.0}; break;
-    default: break;
+    case 1:
+      o.tensor_split.assign(split_gpus, 1.0);
+      break;
+    case 2:
+      for (uint32_t g = 0; g < split_gpus; ++g) o.tensor_split.push_back(g * 3.0 + 0.5);
+      break;
+    case 3:
+      o.tensor_split.assign(split_gpus, 0.0);
+      break;
+    case 4:
+      for (uint32_t g = 0; g < split_gpus; ++g) o.gpu_free_bytes.push_back(Bytes(t[12] + g * 7));
+      break;
+    case 5:
+      o.tensor_split = {1e308, 1e308, 0.0};
+      break;
+    default:
+      break;
   }
   return o;
 }
@@ -581,13 +722,21 @@ LlamaCppFitOptions FitOptions(const LlamaCppOptions& base, const uint8_t* t) {
   fit.context_fixed = (t[14] & 0x01) && base.context_tokens > 0;
   fit.gpu_layers_fixed = t[14] & 0x02;
   const uint32_t gpus = 1 + ((t[14] >> 2) & 3);
-  for (uint32_t g = 0; g < gpus; ++g) fit.gpu_bytes.push_back(Bytes(static_cast<uint8_t>(t[12] + 11 * g)));
+  for (uint32_t g = 0; g < gpus; ++g)
+    fit.gpu_bytes.push_back(Bytes(static_cast<uint8_t>(t[12] + 11 * g)));
   if (t[14] & 0x10) fit.host_bytes = Bytes(t[13]);
   switch ((t[14] >> 5) & 3) {
-    case 1: fit.margin_bytes.clear(); break;
-    case 2: fit.margin_bytes.assign(gpus, Bytes(t[13])); break;
-    case 3: fit.margin_bytes = {UINT64_MAX - 1, 0}; break;  // more margins than GPUs: an error
-    default: break;
+    case 1:
+      fit.margin_bytes.clear();
+      break;
+    case 2:
+      fit.margin_bytes.assign(gpus, Bytes(t[13]));
+      break;
+    case 3:
+      fit.margin_bytes = {UINT64_MAX - 1, 0};
+      break;  // more margins than GPUs: an error
+    default:
+      break;
   }
   fit.min_context_tokens = t[15] & 0x10 ? Pick(kContexts, std::size(kContexts), t[15] >> 4) : 4096;
   return fit;
@@ -596,16 +745,21 @@ LlamaCppFitOptions FitOptions(const LlamaCppOptions& base, const uint8_t* t) {
 void CheckPlan(const Model& m, const LlamaCppFitOptions& fit, const LlamaCppFitPlan& plan) {
   CheckEstimate(m, plan.options, plan.estimate);
   Require(!plan.arguments.empty(), "a plan without llama.cpp arguments");
-  if (fit.gpu_layers_fixed) Require(plan.options.gpu_layers == fit.base.gpu_layers, "-ngl changed although fixed");
-  if (fit.context_fixed) Require(plan.options.context_tokens == fit.base.context_tokens, "-c changed although fixed");
+  if (fit.gpu_layers_fixed)
+    Require(plan.options.gpu_layers == fit.base.gpu_layers, "-ngl changed although fixed");
+  if (fit.context_fixed)
+    Require(plan.options.context_tokens == fit.base.context_tokens, "-c changed although fixed");
   if (!plan.fits) return;
   for (size_t g = 0; g < fit.gpu_bytes.size(); ++g) {
     const uint64_t margin = fit.margin_bytes.empty() ? 0
-                            : fit.margin_bytes.size() == 1 ? fit.margin_bytes[0]
-                                                           : fit.margin_bytes[std::min(g, fit.margin_bytes.size() - 1)];
-    Require(DeviceTotal(plan.estimate.devices[g]) + margin <= fit.gpu_bytes[g], "a plan that fits overfills a GPU");
+                            : fit.margin_bytes.size() == 1
+                                ? fit.margin_bytes[0]
+                                : fit.margin_bytes[std::min(g, fit.margin_bytes.size() - 1)];
+    Require(DeviceTotal(plan.estimate.devices[g]) + margin <= fit.gpu_bytes[g],
+            "a plan that fits overfills a GPU");
   }
-  if (fit.host_bytes) Require(DeviceTotal(plan.estimate.host()) <= fit.host_bytes, "a plan that fits overfills RAM");
+  if (fit.host_bytes)
+    Require(DeviceTotal(plan.estimate.host()) <= fit.host_bytes, "a plan that fits overfills RAM");
 }
 
 void LlamaCpp(Model model, std::string_view label, const uint8_t* t) {
@@ -622,7 +776,8 @@ void LlamaCpp(Model model, std::string_view label, const uint8_t* t) {
   CheckResult(plan);
   if (!plan) return;
   CheckPlan(model, fit, *plan);
-  for (auto format : {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kMarkdown}) {
+  for (auto format :
+       {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kMarkdown}) {
     std::string out = RenderLlamaCppFit(model, *plan, std::string(label), format);
     Require(!out.empty(), "empty llama.cpp fit report");
     if (format == OutputFormat::kJson) CheckJson(out);
@@ -638,8 +793,10 @@ void CheckModel(const Model& m, const std::vector<GgufShard>& shards) {
   }
   u128 model_bytes = 0;
   for (const auto& t : m.tensors) model_bytes += t.bytes;
-  Require(m.tensors.size() == tensors && model_bytes == bytes, "the Model's tensors differ from the files'");
-  Require(m.hp.layers.size() == m.hp.num_layers || GgufFacts(shards).is_projector, "one LayerInfo per layer");
+  Require(m.tensors.size() == tensors && model_bytes == bytes,
+          "the Model's tensors differ from the files'");
+  Require(m.hp.layers.size() == m.hp.num_layers || GgufFacts(shards).is_projector,
+          "one LayerInfo per layer");
   for (const auto& t : m.tensors) {
     const int64_t il = GgufLayerOf(t.name);
     Require(il < 0 || static_cast<uint64_t>(il) < m.hp.num_layers || GgufFacts(shards).is_projector,
@@ -656,7 +813,8 @@ void Run(std::string_view input) {
     file = input.substr(0, input.size() - kTrailerBytes);
     std::memcpy(t, input.data() + file.size(), kTrailerBytes);
   }
-  const size_t chunk = t[0] & 0x01 ? 1 + t[1] + static_cast<size_t>(t[2] & 3) * 256 : (size_t{1} << 20);
+  const size_t chunk =
+      t[0] & 0x01 ? 1 + t[1] + static_cast<size_t>(t[2] & 3) * 256 : (size_t{1} << 20);
   uint64_t tail = 0;
   if (t[0] & 0x02) {
     const unsigned shift = t[2] >> 2;  // 0..63

@@ -5,9 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "gguf_models.h"
 #include "gguf_writer.h"
@@ -51,14 +50,16 @@ uint64_t HeapInUse() {
 // the bytes that would justify it.
 class WatchedSource final : public ByteSource {
  public:
-  WatchedSource(std::string head, uint64_t size) : head_(std::move(head)), size_(size), base_(HeapInUse()) {}
+  WatchedSource(std::string head, uint64_t size)
+      : head_(std::move(head)), size_(size), base_(HeapInUse()) {}
   Result<uint64_t> Size() override { return size_; }
   Result<std::string> Read(uint64_t offset, size_t length) override {
     const uint64_t now = HeapInUse();
     if (now > base_) peak_ = std::max(peak_, now - base_);
     if (offset + length > (64u << 10)) return MakeError("watched.gguf: connection closed");
     std::string out(length, '\0');
-    if (offset < head_.size()) head_.copy(out.data(), std::min<uint64_t>(length, head_.size() - offset), offset);
+    if (offset < head_.size())
+      head_.copy(out.data(), std::min<uint64_t>(length, head_.size() - offset), offset);
     return out;
   }
   std::string Name() const override { return "watched.gguf"; }
@@ -126,14 +127,18 @@ TEST(HostileGguf, LayerNumberInATensorNameIsNotAnAllocationSize) {
   // ModelFromGguf sized a vector by the largest "blk.N." in the tensor names before checking N
   // against block_count: blk.9000000000000000000 asked for 2^63 bits (std::bad_alloc, a crash).
   GgufWriter w;
-  w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.embedding_length", 32)
-      .U32("llama.attention.head_count", 2).Tensor("blk.9000000000000000000.ffn_up_exps.weight", {32}, 0);
+  w.Str("general.architecture", "llama")
+      .U32("llama.block_count", 2)
+      .U32("llama.embedding_length", 32)
+      .U32("llama.attention.head_count", 2)
+      .Tensor("blk.9000000000000000000.ffn_up_exps.weight", {32}, 0);
   MemoryByteSource source(w.Build(), "t.gguf");
   auto f = ReadGgufHeader(source);
   ASSERT_TRUE(f) << f.error().message;
   auto m = ModelFromGguf({GgufShard{"t.gguf", std::move(*f)}}, "t");
   ASSERT_FALSE(m);
-  EXPECT_NE(m.error().message.find("tensor blk.9000000000000000000 beyond llama.block_count 2"), std::string::npos)
+  EXPECT_NE(m.error().message.find("tensor blk.9000000000000000000 beyond llama.block_count 2"),
+            std::string::npos)
       << m.error().message;
 }
 
@@ -143,8 +148,11 @@ TEST(HostileGguf, ModelsBeyond2To56ElementsAreRejected) {
   // only enforced for safetensors and config models; EstimateLoad's 18 B/param and float32 figures
   // wrapped for GGUF.
   GgufWriter w;
-  w.Str("general.architecture", "llama").U32("llama.block_count", 1).U32("llama.embedding_length", 32)
-      .U32("llama.attention.head_count", 2).Tensor("token_embd.weight", {uint64_t{1} << 31, uint64_t{1} << 31}, 24);
+  w.Str("general.architecture", "llama")
+      .U32("llama.block_count", 1)
+      .U32("llama.embedding_length", 32)
+      .U32("llama.attention.head_count", 2)
+      .Tensor("token_embd.weight", {uint64_t{1} << 31, uint64_t{1} << 31}, 24);
   VirtualGgufSource source(w.Header(), uint64_t{1} << 62);
   auto f = ReadGgufHeader(source);
   ASSERT_TRUE(f) << f.error().message;
@@ -153,7 +161,8 @@ TEST(HostileGguf, ModelsBeyond2To56ElementsAreRejected) {
   inputs.gguf = {GgufShard{"big.gguf", std::move(*f)}};
   auto m = DescribeModel(inputs);
   ASSERT_FALSE(m);
-  EXPECT_NE(m.error().message.find("more than 2^56 elements"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("more than 2^56 elements"), std::string::npos)
+      << m.error().message;
 }
 
 Result<Model> ModelOf(const GgufWriter& w) {
@@ -165,18 +174,24 @@ Result<Model> ModelOf(const GgufWriter& w) {
 // A llama-like file without tensors whose hyperparameters are `set` (u32 unless given as u64).
 GgufWriter Hparams(const std::function<void(GgufWriter&)>& set) {
   GgufWriter w;
-  w.Str("general.architecture", "llama").U32("llama.block_count", 2).U32("llama.context_length", 4096)
-      .U32("llama.embedding_length", 64).U32("llama.feed_forward_length", 128)
-      .U32("llama.attention.head_count", 4).U32("llama.vocab_size", 100);
+  w.Str("general.architecture", "llama")
+      .U32("llama.block_count", 2)
+      .U32("llama.context_length", 4096)
+      .U32("llama.embedding_length", 64)
+      .U32("llama.feed_forward_length", 128)
+      .U32("llama.attention.head_count", 4)
+      .U32("llama.vocab_size", 100);
   set(w);
   return w;
 }
 
 TEST(HostileGguf, HyperparametersBeyond32BitsAreErrors) {
   // llama.cpp holds every hyperparameter in a uint32_t; memfit took any uint64 and multiplied.
-  auto m = ModelOf(Hparams([](GgufWriter& w) { w.U64("llama.attention.key_length", uint64_t{1} << 40); }));
+  auto m = ModelOf(
+      Hparams([](GgufWriter& w) { w.U64("llama.attention.key_length", uint64_t{1} << 40); }));
   ASSERT_FALSE(m);
-  EXPECT_NE(m.error().message.find("llama.attention.key_length: 1099511627776 does not fit llama.cpp's 32-bit"),
+  EXPECT_NE(m.error().message.find(
+                "llama.attention.key_length: 1099511627776 does not fit llama.cpp's 32-bit"),
             std::string::npos)
       << m.error().message;
   auto arr = ModelOf(Hparams([](GgufWriter& w) {
@@ -188,7 +203,8 @@ TEST(HostileGguf, HyperparametersBeyond32BitsAreErrors) {
     });
   }));
   ASSERT_FALSE(arr);
-  EXPECT_NE(arr.error().message.find("attention.head_count_kv"), std::string::npos) << arr.error().message;
+  EXPECT_NE(arr.error().message.find("attention.head_count_kv"), std::string::npos)
+      << arr.error().message;
 }
 
 void ExpectError(const Result<LlamaCppEstimate>& e, const std::string& fragment) {
@@ -203,17 +219,24 @@ TEST(HostileGguf, LlamaCppProductsThatOverflowAreErrors) {
   // KV cache: 2^24 KV heads x key_length 2^24, f16, 4096 cells: 2^61 bytes of K and of V per
   // layer; four layers hold 2^63 + 2^63 bytes, which wrapped to 0 in the device's kv_bytes.
   GgufWriter kv_file;
-  kv_file.Str("general.architecture", "llama").U32("llama.block_count", 4).U32("llama.context_length", 4096)
-      .U32("llama.embedding_length", 64).U32("llama.attention.head_count", 4)
-      .U32("llama.attention.head_count_kv", 1u << 24).U32("llama.attention.key_length", 1u << 24)
+  kv_file.Str("general.architecture", "llama")
+      .U32("llama.block_count", 4)
+      .U32("llama.context_length", 4096)
+      .U32("llama.embedding_length", 64)
+      .U32("llama.attention.head_count", 4)
+      .U32("llama.attention.head_count_kv", 1u << 24)
+      .U32("llama.attention.key_length", 1u << 24)
       .U32("llama.attention.value_length", 1u << 24);
   auto kv = ModelOf(kv_file);
   ASSERT_TRUE(kv) << kv.error().message;
   ExpectError(EstimateLlamaCpp(*kv, {}), "KV cache size of layer 3 overflows 64 bits");
   // Recurrent state: conv x (inner + 2 x groups x state).
   auto rs = ModelOf(Hparams([&](GgufWriter& w) {
-    w.U32("llama.ssm.conv_kernel", 4).U32("llama.ssm.state_size", kMax32).U32("llama.ssm.group_count", kMax32)
-        .U32("llama.ssm.inner_size", 8).U32("llama.full_attention_interval", 2);
+    w.U32("llama.ssm.conv_kernel", 4)
+        .U32("llama.ssm.state_size", kMax32)
+        .U32("llama.ssm.group_count", kMax32)
+        .U32("llama.ssm.inner_size", 8)
+        .U32("llama.full_attention_interval", 2);
   }));
   ASSERT_TRUE(rs) << rs.error().message;
   ExpectError(EstimateLlamaCpp(*rs, {}), "recurrent state size of layer 0 overflows 64 bits");
@@ -224,15 +247,18 @@ TEST(HostileGguf, LlamaCppProductsThatOverflowAreErrors) {
   }));
   ASSERT_TRUE(compute) << compute.error().message;
   compute->hp.hidden_size = compute->hp.layers[0].intermediate_size = kMax32;
-  ExpectError(EstimateLlamaCpp(*compute, {.context_tokens = kMax32, .batch_tokens = kMax32,
-                                          .ubatch_tokens = kMax32, .num_gpus = 1}),
+  ExpectError(EstimateLlamaCpp(*compute, {.context_tokens = kMax32,
+                                          .batch_tokens = kMax32,
+                                          .ubatch_tokens = kMax32,
+                                          .num_gpus = 1}),
               "compute buffer size");
   // Options: llama.cpp's n_ctx is 32-bit (Pad(2^64 - 1, 256) wrapped to 0), at most 256 sequences
   // and 16 CUDA devices (est.devices held one entry per requested GPU: --gpus 4294967295 asked for
   // ~0.5 TB).
   auto small = ModelOf(Hparams([](GgufWriter&) {}));
   ASSERT_TRUE(small) << small.error().message;
-  ExpectError(EstimateLlamaCpp(*small, {.context_tokens = UINT64_MAX}), "llama.cpp's n_ctx is a 32-bit count");
+  ExpectError(EstimateLlamaCpp(*small, {.context_tokens = UINT64_MAX}),
+              "llama.cpp's n_ctx is a 32-bit count");
   ExpectError(EstimateLlamaCpp(*small, {.ubatch_tokens = uint64_t{1} << 32}), "32-bit n_batch");
   ExpectError(EstimateLlamaCpp(*small, {.parallel = 257}), "at most 256 sequences");
   ExpectError(EstimateLlamaCpp(*small, {.num_gpus = UINT32_MAX}), "at most 16");
@@ -240,8 +266,11 @@ TEST(HostileGguf, LlamaCppProductsThatOverflowAreErrors) {
   // token_embd's shape, any 64-bit value: 2^62 + 1 made 4 x vocab wrap to 4 bytes. Values beyond
   // llama.cpp's 32 bits are now ignored (llama.cpp takes the vocabulary from the tokenizer).
   GgufWriter no_vocab;
-  no_vocab.Str("general.architecture", "llama").U32("llama.block_count", 1).U32("llama.context_length", 256)
-      .U32("llama.embedding_length", 64).U32("llama.attention.head_count", 4)
+  no_vocab.Str("general.architecture", "llama")
+      .U32("llama.block_count", 1)
+      .U32("llama.context_length", 256)
+      .U32("llama.embedding_length", 64)
+      .U32("llama.attention.head_count", 4)
       .Tensor("token_embd.weight", {0, (uint64_t{1} << 62) + 1}, 0);
   auto nv = ModelOf(no_vocab);
   ASSERT_TRUE(nv) << nv.error().message;
@@ -269,8 +298,11 @@ TEST(HostileGguf, ReportsOfNonUtf8NamesAreValidJson) {
   // line; the llama.cpp reports used nlohmann's dump(), which throws on invalid UTF-8 (a crash of
   // `memfit gguf inference --format json`, an internal error from the server).
   GgufWriter w;
-  w.Str("general.architecture", "ll\xff\xfe").U32("ll\xff\xfe.block_count", 1).U32("ll\xff\xfe.context_length", 256)
-      .U32("ll\xff\xfe.embedding_length", 32).U32("ll\xff\xfe.attention.head_count", 2)
+  w.Str("general.architecture", "ll\xff\xfe")
+      .U32("ll\xff\xfe.block_count", 1)
+      .U32("ll\xff\xfe.context_length", 256)
+      .U32("ll\xff\xfe.embedding_length", 32)
+      .U32("ll\xff\xfe.attention.head_count", 2)
       .Tensor("blk.0.attn_q\xc3.weight", {32, 32}, 1);
   auto m = ModelOf(w);
   ASSERT_TRUE(m) << m.error().message;

@@ -51,7 +51,9 @@ class ResponseCache {
   std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> index_;
 };
 
-HttpResponse FromApi(const ApiResponse& api) { return {api.status, api.body, "application/json", false}; }
+HttpResponse FromApi(const ApiResponse& api) {
+  return {api.status, api.body, "application/json", false};
+}
 
 // The command of "/api/v1/<command>" when <command> is [a-z-]+, else "".
 std::string_view ApiCommand(std::string_view path) {
@@ -78,7 +80,8 @@ struct Router::Impl {
       : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates) {}
 
   // POST /api/v1/<command> (and GET models|gpus, whose query became `body_text`).
-  ApiResponse Api(std::string_view command, const std::string& body_text, const std::string& authorization) {
+  ApiResponse Api(std::string_view command, const std::string& body_text,
+                  const std::string& authorization) {
     nlohmann::json body = nlohmann::json::object();
     if (!body_text.empty()) {
       // The bounded parser (64 levels, no duplicate keys; httplib bounds the size): nlohmann's own
@@ -134,14 +137,17 @@ struct Router::Impl {
     }
     // Offline (HF_HUB_OFFLINE, like huggingface_hub): no request to the Hub at all.
     if (EnvIsTrue("HF_HUB_OFFLINE")) {
-      return ErrorResponse(400, "post: the server runs offline (HF_HUB_OFFLINE): nothing is posted");
+      return ErrorResponse(400,
+                           "post: the server runs offline (HF_HUB_OFFLINE): nothing is posted");
     }
     if (req.authorization.starts_with("Bearer ")) request.token = req.authorization.substr(7);
     const char* endpoint = std::getenv("HF_ENDPOINT");
     const char* home = std::getenv("HOME");
-    std::string record = std::string(home ? home : "/tmp") + "/.cache/memfit/posted-discussions.txt";
+    std::string record =
+        std::string(home ? home : "/tmp") + "/.cache/memfit/posted-discussions.txt";
     if (const char* r = std::getenv("MEMFIT_POST_RECORD")) record = r;
-    auto result = PostDiscussion(request, endpoint && *endpoint ? endpoint : "https://huggingface.co", record);
+    auto result = PostDiscussion(
+        request, endpoint && *endpoint ? endpoint : "https://huggingface.co", record);
     if (!result) {
       int status = result.error().message.find("already") != std::string::npos ? 409 : 400;
       return ErrorResponse(status, result.error().message);
@@ -159,7 +165,8 @@ struct Router::Impl {
     // Static files: only the embedded assets, by exact name; nothing on disk is ever served.
     const std::string path = req.path == "/" ? "/index.html" : req.path;
     for (const auto& asset : WebAssets()) {
-      if (asset.path == path) return {200, std::string(asset.body), std::string(asset.content_type), true};
+      if (asset.path == path)
+        return {200, std::string(asset.body), std::string(asset.content_type), true};
     }
     return FromApi(ErrorResponse(404, "not found: " + req.path));
   }

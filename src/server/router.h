@@ -17,7 +17,7 @@ struct HttpRequest {
   std::string method;  // "GET" (httplib answers HEAD with the GET route), "POST", ...
   std::string path;    // percent-decoded, without the query (httplib's Request::path)
   std::multimap<std::string, std::string> params;  // the decoded query (httplib's Request::params)
-  std::string authorization;  // the Authorization header, or ""
+  std::string authorization;                       // the Authorization header, or ""
   std::string body;
 };
 

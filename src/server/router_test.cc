@@ -4,12 +4,12 @@
 
 #include "server/router.h"
 
-#include <filesystem>
-#include <thread>
-
 #include <gtest/gtest.h>
 #include <httplib.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "hub_fixtures.h"
 #include "memfit/local_source.h"
@@ -19,13 +19,18 @@
 namespace memfit::server {
 namespace {
 
-HttpResponse Post(Router& router, std::string path, std::string body, std::string authorization = "") {
-  return router.Handle({.method = "POST", .path = std::move(path), .params = {},
-                        .authorization = std::move(authorization), .body = std::move(body)});
+HttpResponse Post(Router& router, std::string path, std::string body,
+                  std::string authorization = "") {
+  return router.Handle({.method = "POST",
+                        .path = std::move(path),
+                        .params = {},
+                        .authorization = std::move(authorization),
+                        .body = std::move(body)});
 }
 
 HttpResponse Get(Router& router, std::string path) {
-  return router.Handle({.method = "GET", .path = std::move(path), .params = {}, .authorization = "", .body = ""});
+  return router.Handle(
+      {.method = "GET", .path = std::move(path), .params = {}, .authorization = "", .body = ""});
 }
 
 // {"error": "<one line>"} with `status`, containing `fragment`.
@@ -46,33 +51,41 @@ TEST(Router, OptionsHiddenInValuesNeverReachTheCli) {
   // answered 200 with the help text instead of JSON.
   Router router(ServerOptions{});
   const std::string dir = testing::TempDir() + "/exported";
-  ExpectError(Post(router, "/api/v1/models", R"({"model": "--export-configs=)" + dir + R"("})"), 400,
-              "must not start with '-'");
+  ExpectError(Post(router, "/api/v1/models", R"({"model": "--export-configs=)" + dir + R"("})"),
+              400, "must not start with '-'");
   EXPECT_FALSE(std::filesystem::exists(dir));
-  ExpectError(Post(router, "/api/v1/estimate-memory", R"({"model": "--help"})"), 400, "must not start with '-'");
-  ExpectError(Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "help": true})"), 400,
-              "option \"help\" is not available through the API");
-  ExpectError(Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "version": true})"), 400,
-              "not available through the API");
+  ExpectError(Post(router, "/api/v1/estimate-memory", R"({"model": "--help"})"), 400,
+              "must not start with '-'");
+  ExpectError(
+      Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "help": true})"), 400,
+      "option \"help\" is not available through the API");
+  ExpectError(
+      Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "version": true})"),
+      400, "not available through the API");
   // Values are attached to their option, so a value that looks like an option stays a value.
-  auto args = ApiArguments("gpus", nlohmann::json{{"vendor", "--export-configs=x"}, {"min_memory", "-1"}});
+  auto args =
+      ApiArguments("gpus", nlohmann::json{{"vendor", "--export-configs=x"}, {"min_memory", "-1"}});
   ASSERT_TRUE(args) << args.error().message;
-  EXPECT_EQ(*args, (std::vector<std::string>{"gpus", "--min_memory=-1", "--vendor=--export-configs=x", "--format",
-                                             "json"}));
-  ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "--export-configs=x"})"), 422, "--export-configs=x");
+  EXPECT_EQ(*args, (std::vector<std::string>{"gpus", "--min_memory=-1",
+                                             "--vendor=--export-configs=x", "--format", "json"}));
+  ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "--export-configs=x"})"), 422,
+              "--export-configs=x");
 }
 
 TEST(Router, RequestBodiesAreParsedWithLimits) {
   // nlohmann's parser took any nesting and kept the last of duplicate keys; the body now goes
   // through ParseJson (64 levels, duplicates are errors), like every other JSON memfit reads.
   Router router(ServerOptions{});
-  ExpectError(Post(router, "/api/v1/estimate-memory", std::string(100, '[') + std::string(100, ']')), 400,
-              "nested deeper than 64 levels");
-  ExpectError(Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "model": "gpt2"})"), 400,
-              "duplicate key \"model\"");
+  ExpectError(
+      Post(router, "/api/v1/estimate-memory", std::string(100, '[') + std::string(100, ']')), 400,
+      "nested deeper than 64 levels");
+  ExpectError(
+      Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "model": "gpt2"})"),
+      400, "duplicate key \"model\"");
   ExpectError(Post(router, "/api/v1/hub/discussion", std::string(100, '{')), 400, "nested deeper");
   // A field of the wrong type was reported as "not valid JSON".
-  ExpectError(Post(router, "/api/v1/hub/discussion", R"({"model": 5})"), 400, "\"model\" must be a string");
+  ExpectError(Post(router, "/api/v1/hub/discussion", R"({"model": 5})"), 400,
+              "\"model\" must be a string");
   auto ok = Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased"})");
   EXPECT_EQ(ok.status, 200) << ok.body;
 }
@@ -84,7 +97,11 @@ TEST(Router, EveryErrorIsOneLineOfJson) {
   ExpectError(Get(router, "/x\r\nSet-Cookie: a"), 404, "not found: /x\\r\\nSet-Cookie: a");
   ExpectError(Post(router, "/nowhere", "{}"), 404, "not found: /nowhere");
   ExpectError(Post(router, "/api/v1/UPPER", "{}"), 404, "not found");
-  ExpectError(router.Handle({.method = "PUT", .path = "/api/v1/health", .params = {}, .authorization = "", .body = ""}),
+  ExpectError(router.Handle({.method = "PUT",
+                             .path = "/api/v1/health",
+                             .params = {},
+                             .authorization = "",
+                             .body = ""}),
               405, "method PUT not allowed");
   auto health = Get(router, "/api/v1/health");
   EXPECT_EQ(health.status, 200);
@@ -125,8 +142,8 @@ TEST(Router, NoHubRequestWhenOffline) {
   const std::string record = testing::TempDir() + "/posted.txt";
   env.Set("MEMFIT_POST_RECORD", record.c_str());
   Router router(ServerOptions{});
-  ExpectError(Post(router, "/api/v1/hub/discussion", R"({"model": "acme/tiny", "description": "| x |"})",
-                   "Bearer hf_secret"),
+  ExpectError(Post(router, "/api/v1/hub/discussion",
+                   R"({"model": "acme/tiny", "description": "| x |"})", "Bearer hf_secret"),
               400, "offline");
   EXPECT_EQ(requests, 0);
   EXPECT_FALSE(std::filesystem::exists(record));
