@@ -111,6 +111,7 @@ std::vector<std::string> Seeds() {
       Post("/api/v1/models", R"({"family": "--export-configs=x"})"),
       Post("/api/v1/estimate-memory", R"({"help": true})"),
       Post("/api/v1/rm-rf", "{}"),
+      Post("/api/v1/fit", R"({"model": "bert-base-cased", "gpu": "", "ram": ""})"),
       Post("/api/v1/estimate-memory",
            R"({"model": "Llama-3.2-1B", "a": {"b": [[[[[[[[[[[[1]]]]]]]]]]]}})"),
       Post("/api/v1/estimate-memory", std::string(200, '[') + std::string(200, ']')),
@@ -377,6 +378,10 @@ void CheckArguments(std::string_view command, const nlohmann::json& body) {
       Require(flag != refused, "a refused option passed to the CLI");
     }
     Require(body.contains(name), "an option the body did not ask for");
+    // "--key=" is "--key" to CLI11, which then takes the next argument as its value.
+    Require(arg.back() != '=', "an empty attached value");
+    if (arg.find('=') == std::string::npos && i + 3 < a.size() && a[i + 1].empty())
+      ++i;  // "--key" ""
   }
 }
 

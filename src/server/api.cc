@@ -61,6 +61,19 @@ std::string WithoutServerPaths(std::string text) {
   return text;
 }
 
+// Values are attached ("--key=value"), so that a value starting with '-' ("-1", or
+// "--export-configs=/tmp/x") is never parsed as an option of its own. An empty value stays a
+// separate argument: CLI11 reads "--key=" as "--key" and would take the next argument (another
+// option, or "--format") as its value.
+void AddOption(std::vector<std::string>& args, const std::string& key, const std::string& text) {
+  if (text.empty()) {
+    args.push_back("--" + key);
+    args.push_back("");
+  } else {
+    args.push_back("--" + key + "=" + text);
+  }
+}
+
 }  // namespace
 
 bool IsApiCommand(std::string_view command) {
@@ -104,18 +117,16 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
       continue;
     }
     if (value.is_null()) continue;
-    // Values are attached ("--key=value"), so that a value starting with '-' ("-1", or
-    // "--export-configs=/tmp/x") is never parsed as an option of its own.
     if (value.is_array()) {
       if (value.size() > 16) return MakeError("option \"{}\": at most 16 values", key);
       for (const auto& item : value) {
         MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(item, key));
-        args.push_back("--" + key + "=" + text);
+        AddOption(args, key, text);
       }
       continue;
     }
     MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(value, key));
-    args.push_back("--" + key + "=" + text);
+    AddOption(args, key, text);
   }
   args.push_back("--format");
   args.push_back("json");

@@ -70,6 +70,13 @@ TEST(Router, OptionsHiddenInValuesNeverReachTheCli) {
                                              "--vendor=--export-configs=x", "--format", "json"}));
   ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "--export-configs=x"})"), 422,
               "--export-configs=x");
+  // An empty value stays a separate argument: CLI11 reads "--gpu=" as "--gpu" and took the next
+  // argument ("--format") as its value.
+  auto empty = ApiArguments("gpus", nlohmann::json{{"vendor", ""}});
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_EQ(*empty, (std::vector<std::string>{"gpus", "--vendor", "", "--format", "json"}));
+  ExpectError(Post(router, "/api/v1/fit", R"({"model": "bert-base-cased", "gpu": ""})"), 422,
+              "--gpu \"\": empty GPU name");
 }
 
 TEST(Router, RequestBodiesAreParsedWithLimits) {
