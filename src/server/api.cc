@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -44,7 +45,13 @@ Result<std::string> ScalarText(const nlohmann::json& value, std::string_view key
 // The server's own directories never reach a client: the CLI's messages name the Hugging Face
 // cache it looked in ("model not found ... (3) a Hub id in the local Hugging Face cache
 // (/home/user/.cache/huggingface/hub)"), which tells a remote client the account and layout.
-// Longest first, so the cache under $HOME becomes $HF_HUB_CACHE rather than ~/.cache/...
+// Longest first, so the cache under $HOME becomes $HF_HUB_CACHE rather than ~/.cache/... Only
+// whole paths: "/root" in "org/rootless" (a model id) is not the home directory.
+bool IsPathChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+         c == '~' || c == '/';
+}
+
 std::string WithoutServerPaths(std::string text) {
   std::vector<std::pair<std::string, std::string_view>> paths = {{DefaultHfHubCache(), "$HF_HUB_CACHE"}};
   for (auto [name, shown] : {std::pair{"MEMFIT_CACHE", "$MEMFIT_CACHE"}, {"HF_HOME", "$HF_HOME"},
@@ -54,8 +61,16 @@ std::string WithoutServerPaths(std::string text) {
   std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   for (const auto& [path, shown] : paths) {
     if (path.size() < 2) continue;  // "" or "/": nothing to hide, and every '/' would match
-    for (size_t pos = 0; (pos = text.find(path, pos)) != std::string::npos; pos += shown.size()) {
+    for (size_t pos = 0; (pos = text.find(path, pos)) != std::string::npos;) {
+      const size_t end = pos + path.size();
+      const bool whole = (pos == 0 || !IsPathChar(text[pos - 1])) &&
+                         (end == text.size() || text[end] == '/' || !IsPathChar(text[end]));
+      if (!whole) {
+        pos = end;
+        continue;
+      }
       text.replace(pos, path.size(), shown);
+      pos += shown.size();
     }
   }
   return text;

@@ -21,7 +21,7 @@ struct ApiResponse {
 bool IsApiCommand(std::string_view command);
 
 // {"model": "org/name", "<option>": value, ...} -> ["<command>", "org/name", "--option=value",
-// ..., "--format", "json"]. Strings and numbers become one value, true becomes a bare flag, false
+// ..., "--format", "json"] (an empty value: "--option", ""). Strings and numbers become one value, true becomes a bare flag, false
 // is omitted, arrays repeat the flag. Options that touch the server's disk or print something
 // other than JSON (--help, --version) are refused, and so is a model that is a local path or
 // starts with '-'.

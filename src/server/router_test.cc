@@ -124,6 +124,11 @@ TEST(Router, AnswersDoNotNameTheServersDirectories) {
   auto r = Post(router, "/api/v1/estimate-memory", R"({"model": "Llama~3.2-9B"})");
   ExpectError(r, 404, "local Hugging Face cache ($HF_HUB_CACHE)");
   EXPECT_EQ(r.body.find(cache), std::string::npos) << r.body;
+  // Whole paths only: the home directory inside a model name is the name.
+  testing::ScopedEnv env;
+  env.Set("HOME", "/tmp/memfit-home");
+  auto named = Post(router, "/api/v1/estimate-memory", R"({"model": "a/tmp/memfit-home/b"})");
+  ExpectError(named, 404, "a/tmp/memfit-home/b: model not found");
 }
 
 TEST(Router, NoHubRequestWhenOffline) {
