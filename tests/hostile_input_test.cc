@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +16,11 @@
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
 #include "memfit/json.h"
+#include "memfit/local_source.h"
 #include "memfit/render.h"
+#include "memfit/render_fit.h"
 #include "memfit/safetensors.h"
+#include "gguf_writer.h"
 #include "test_support.h"
 
 namespace memfit {
@@ -213,6 +218,77 @@ TEST(HostileInput, InvalidUtf8NamesRenderAsJson) {
   EXPECT_NE(RenderAccelerate(model->name, *accelerate, OutputFormat::kJson).find("bad"),
             std::string::npos);
   EXPECT_NE(RenderInspect(*model, OutputFormat::kJson, 2).find("bad"), std::string::npos);
+}
+
+TEST(HostileInput, InvalidUtf8TensorNamesRenderInTheFitReport) {
+  // The fit report's table printed the device map with nlohmann's dump(), which throws on a
+  // module name that is not UTF-8. safetensors names are UTF-8 (simdjson checks), but GGUF
+  // tensor names are any bytes, and a Hub GGUF repository (`memfit fit org/name-GGUF`) goes
+  // through the accelerate planner: the report crashed. Found auditing the renderers for dump()
+  // while writing fuzz/gguf_fuzz.cc.
+  testing::GgufWriter w;
+  w.Str("general.architecture", "llama").U32("llama.block_count", 1).U32("llama.embedding_length", 16)
+      .U32("llama.attention.head_count", 1).Tensor("token_embd.weight", {16, 8}, 0)
+      .Tensor("blk.0.attn_q.weight", {16, 16}, 0).Tensor("out\xff.weight", {16, 64}, 0);
+  MemoryByteSource source(w.Build(), "m.gguf");
+  auto file = ReadGgufHeader(source);
+  ASSERT_TRUE(file) << file.error().message;
+  ModelInputs inputs;
+  inputs.name = "m";
+  inputs.gguf = {GgufShard{"m.gguf", std::move(*file)}};
+  auto model = DescribeModel(inputs);
+  ASSERT_TRUE(model) << model.error().message;
+  // A GPU too small for "out\xff": the device map names it (on the CPU).
+  FitRequest request;
+  ASSERT_TRUE(ParseDeviceArg("5KiB", request.gpus));
+  request.ram_bytes = uint64_t{1} << 30;
+  auto plan = PlanFit(*model, request);
+  ASSERT_TRUE(plan) << plan.error().message;
+  const RuntimeModel runtime;
+  const FitReportInput in{.model = &*model, .request = &request, .runtime = &runtime, .plan = &*plan};
+  for (auto format : {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kMarkdown, OutputFormat::kCsv}) {
+    EXPECT_NO_THROW((void)RenderFitPlan(in, format));
+  }
+  EXPECT_TRUE(nlohmann::json::accept(RenderFitPlan(in, OutputFormat::kJson)));
+  EXPECT_NE(RenderFitPlan(in, OutputFormat::kTable).find("\"out\xef\xbf\xbd\":\"cpu\""), std::string::npos)
+      << RenderFitPlan(in, OutputFormat::kTable);
+}
+
+TEST(HostileInput, RevisionsDoNotLeaveTheHfCache) {
+  // The HF cache lookup joined --revision into refs/<revision> and the file's content into
+  // snapshots/<content>, unchecked: the CLI falls back to it when the Hub client fails (which it
+  // does for a revision with ".."), and the server passes a request's "revision" on. A revision
+  // "../../../pointer" whose file held "../../../secret" served the directory secret/ as the
+  // model. Found auditing what server_request_fuzz's "no local path" invariant could not see.
+  namespace fs = std::filesystem;
+  const fs::path root = testing::TempDir();
+  const fs::path repo = root / "hub" / "models--org--name";
+  const std::string sha(40, 'a');
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots" / sha);
+  fs::create_directories(root / "secret");
+  std::ofstream(repo / "refs" / "main") << sha;
+  std::ofstream(repo / "snapshots" / sha / "config.json") << Llama("");
+  std::ofstream(root / "secret" / "config.json") << Llama(R"("hidden_size": 1234, "num_attention_heads": 2)");
+  std::ofstream(root / "pointer") << "../../../secret";
+  const LocalResolveOptions base{.hf_hub_cache = (root / "hub").string(), .use_catalog = false};
+  auto ok = ResolveLocalModel("org/name", base);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->kind, InputKind::kHfCache);
+  for (const std::string revision : {"../../../pointer", "/etc/hostname", "../refs/main", "main/../../x"}) {
+    LocalResolveOptions options = base;
+    options.revision = revision;
+    auto r = ResolveLocalModel("org/name", options);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->kind, InputKind::kNotFound) << revision;
+  }
+  // A refs file that does not hold a commit sha names no snapshot either.
+  std::ofstream(repo / "refs" / "bad") << "../../../secret";
+  LocalResolveOptions bad = base;
+  bad.revision = "bad";
+  auto r = ResolveLocalModel("org/name", bad);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->kind, InputKind::kNotFound);
 }
 
 TEST(HostileInput, NamesWithNewlinesKeepErrorsOnOneLine) {

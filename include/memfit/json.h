@@ -20,10 +20,11 @@ struct JsonLimits {
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  const JsonLimits& limits = {});
 
-// Serializes JSON for output with 2-space indentation. Strings memfit did not parse itself (paths,
-// model names given on the command line) may hold invalid UTF-8, on which nlohmann's dump() throws:
-// such bytes become U+FFFD instead. Every renderer uses this, never dump().
-std::string DumpJson(const nlohmann::json& value);
+// Serializes JSON for output with 2-space indentation (indent -1: on one line). Strings memfit did
+// not parse itself (paths, model names given on the command line, names and strings read from
+// GGUF and safetensors headers) may hold invalid UTF-8, on which nlohmann's dump() throws: such
+// bytes become U+FFFD instead. Every renderer uses this, never dump().
+std::string DumpJson(const nlohmann::json& value, int indent = 2);
 
 // A short description of a JSON value's type for error messages: "string", "array", ...
 std::string_view JsonTypeName(const nlohmann::json& value);

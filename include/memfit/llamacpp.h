@@ -24,6 +24,10 @@ enum class FlashAttn : uint8_t { kAuto, kOn, kOff };
 enum class NglSemantics : uint8_t { kCurrent, kLegacy };
 
 inline constexpr uint64_t kMiB = 1ull << 20;
+// llama.cpp's limits, enforced by EstimateLlamaCpp: LLAMA_MAX_SEQ (src/llama-cparams.h) and
+// GGML_CUDA_MAX_DEVICES (ggml-cuda). Context and batch sizes are 32-bit counts there too.
+inline constexpr uint32_t kLlamaMaxSequences = 256;
+inline constexpr size_t kLlamaMaxGpus = 16;
 
 // llama.cpp's options, with its defaults (common/common.h, common/arg.cpp).
 struct LlamaCppOptions {

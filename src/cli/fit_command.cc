@@ -10,6 +10,7 @@
 #include "memfit/catalog.h"
 #include "memfit/fit.h"
 #include "memfit/hf_config.h"
+#include "memfit/json.h"
 #include "memfit/render_fit.h"
 #include "memfit/units.h"
 
@@ -120,7 +121,7 @@ void RunFit(const FitArgs& args, Context& ctx) {
   auto plan = PlanFit(*model, request, *runtime);
   if (!plan) return ctx.Fail(plan.error());
   if (args.device_map_only) {
-    ctx.out << DeviceMapJson(plan->map).dump(2) << "\n";
+    ctx.out << DumpJson(DeviceMapJson(plan->map)) << "\n";
   } else {
     ctx.out << RenderFitPlan(
         FitReportInput{.model = &*model, .request = &request, .runtime = &*runtime,

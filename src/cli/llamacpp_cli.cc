@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "memfit/checked_math.h"
 #include "memfit/gguf_model.h"
 #include "memfit/llamacpp_report.h"
 #include "memfit/local_source.h"
@@ -155,7 +156,8 @@ void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
   fit.min_context_tokens = a.fit_ctx;
   if (!a.fit_target_mib.empty()) {
     fit.margin_bytes.clear();
-    for (uint64_t mib : a.fit_target_mib) fit.margin_bytes.push_back(mib * kMiB);
+    // Saturating: a margin beyond 2^64 bytes simply leaves no room.
+    for (uint64_t mib : a.fit_target_mib) fit.margin_bytes.push_back(CheckedMul(mib, kMiB).value_or(UINT64_MAX));
   }
   if (!a.ram.empty()) {
     auto ram = ParseByteSize(a.ram);
@@ -165,7 +167,9 @@ void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
   if (loaded->projector_bytes) {
     // Like Ollama: pad the first GPU's target by the projector (llama.cpp's fit ignores it).
     if (fit.margin_bytes.size() == 1) fit.margin_bytes.resize(fit.gpu_bytes.size(), fit.margin_bytes[0]);
-    if (!fit.margin_bytes.empty()) fit.margin_bytes[0] += loaded->projector_bytes;
+    if (!fit.margin_bytes.empty()) {
+      fit.margin_bytes[0] = CheckedAdd(fit.margin_bytes[0], loaded->projector_bytes).value_or(UINT64_MAX);
+    }
   }
   auto plan = FitLlamaCpp(loaded->model, fit);
   if (!plan) return ctx.Fail(Wrap(plan.error(), m.spec));

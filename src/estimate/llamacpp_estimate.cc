@@ -27,10 +27,23 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
   }
   if (o.ubatch_tokens == 0 || o.batch_tokens == 0) return MakeError("batch sizes must be positive");
   if (o.parallel == 0) return MakeError("--parallel must be at least 1");
+  // llama.cpp's own limits (llama_context_params: 32-bit counts; LLAMA_MAX_SEQ; one CUDA device
+  // per GPU, GGML_CUDA_MAX_DEVICES). They also keep every product below within 64 bits or checked.
+  if (o.batch_tokens > UINT32_MAX || o.ubatch_tokens > UINT32_MAX) {
+    return MakeError("batch sizes must be at most {} (llama.cpp's 32-bit n_batch/n_ubatch)", UINT32_MAX);
+  }
+  if (o.parallel > kLlamaMaxSequences) {
+    return MakeError("--parallel {}: llama.cpp allows at most {} sequences", o.parallel, kLlamaMaxSequences);
+  }
+  const size_t gpus = std::max<size_t>(o.num_gpus, std::max(o.tensor_split.size(), o.gpu_free_bytes.size()));
+  if (gpus > kLlamaMaxGpus) return MakeError("{} GPUs: llama.cpp's CUDA backend drives at most {}", gpus, kLlamaMaxGpus);
   LlamaCppEstimate est;
-  const uint32_t G = std::max<uint32_t>(o.num_gpus, std::max(o.tensor_split.size(), o.gpu_free_bytes.size()));
+  const uint32_t G = static_cast<uint32_t>(gpus);
   uint64_t n_ctx = o.context_tokens ? o.context_tokens : hp.max_position_embeddings;
   if (n_ctx == 0) return MakeError("{}: no context length in the file: give --ctx", model.name);
+  if (n_ctx > UINT32_MAX) {
+    return MakeError("context of {} tokens: llama.cpp's n_ctx is a 32-bit count (at most {})", n_ctx, UINT32_MAX);
+  }
   if (!o.context_tokens) {
     est.assumptions.push_back(fmt::format("context {} tokens: the model's training context (llama.cpp's default)", n_ctx));
   }
@@ -64,15 +77,19 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
   host.is_host = true;
   auto dev_of = [&](int d) -> LlamaCppDevice& { return d < 0 ? est.devices[G] : est.devices[d]; };
 
-  // Weights.
+  // Weights. Sums are checked: a Model within CheckModelBounds cannot overflow them, but the
+  // estimator does not rely on its caller for that.
+  std::vector<CheckedU64> model_bytes(G + 1);
+  CheckedU64 file_bytes;
+  auto model_bytes_of = [&](int d) -> CheckedU64& { return model_bytes[d < 0 ? G : d]; };
   std::vector<uint64_t> host_layer_peak(hp.num_layers, 0), attn_sum(hp.num_layers, 0), ffn_sum(hp.num_layers, 0);
   uint64_t host_output_weight = 0;
   const Tensor* token_embd = nullptr;
   for (const auto& t : model.tensors) {
     if (t.name == "token_embd.weight") token_embd = &t;
     int d = llamacpp::TensorDevice(t, place, o);
-    dev_of(d).model_bytes += d < 0 ? t.bytes : llamacpp::CudaAllocBytes(t);
-    est.model_file_tensor_bytes += t.bytes;
+    model_bytes_of(d) += d < 0 ? t.bytes : llamacpp::CudaAllocBytes(t);
+    file_bytes += t.bytes;
     int64_t il = GgufLayerOf(t.name);
     if (d < 0 && il >= 0 && static_cast<uint64_t>(il) < hp.num_layers) {
       if (IsAttnWeight(t.name)) attn_sum[il] += t.bytes;
@@ -87,11 +104,17 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
   if (hp.tie_word_embeddings && token_embd) {
     if (place.output_device >= 0) {
       // llama.cpp duplicates token_embd as the output matrix on the output device.
-      est.devices[place.output_device].model_bytes += llamacpp::CudaAllocBytes(*token_embd);
+      model_bytes[place.output_device] += llamacpp::CudaAllocBytes(*token_embd);
       est.notes.push_back("tied embeddings: token_embd is duplicated on the output device");
     } else {
       host_output_weight = token_embd->bytes;
     }
+  }
+  if (file_bytes.overflowed()) return MakeError("{}: tensor bytes overflow 64 bits", model.name);
+  est.model_file_tensor_bytes = file_bytes.value();
+  for (uint32_t d = 0; d <= G; ++d) {
+    if (model_bytes[d].overflowed()) return MakeError("{}: model buffer of {} overflows 64 bits", model.name, est.devices[d].name);
+    est.devices[d].model_bytes = model_bytes[d].value();
   }
   for (uint64_t il = 0; il < hp.num_layers; ++il) {
     if (place.layer_device[il] >= 0) est.devices[place.layer_device[il]].layers++;
@@ -117,12 +140,21 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
     if (place.layer_device[il] < 0 || o.n_cpu_moe > il) ci.host_layer_weight_peak.push_back(host_layer_peak[il]);
   }
   ci.host_output_weight = host_output_weight;
-  llamacpp::ComputeBytes cb = llamacpp::ComputeBuffers(ci);
-  for (uint32_t g = 0; g < G; ++g) est.devices[g].compute_bytes = cb.gpu[g];
-  host.compute_bytes = cb.host;
+  auto cb = llamacpp::ComputeBuffers(ci);
+  if (!cb) return Wrap(cb.error(), model.name);
+  for (uint32_t g = 0; g < G; ++g) est.devices[g].compute_bytes = cb->gpu[g];
+  host.compute_bytes = cb->host;
 
   // Output buffer: logits (and embeddings) for n_seq outputs, in pinned host memory.
-  host.output_bytes = 4 * (hp.vocab_size + (o.embeddings ? hp.hidden_size : 0)) * o.parallel;
+  const CheckedU64 output = CheckedU64(4) * (CheckedU64(hp.vocab_size) + (o.embeddings ? hp.hidden_size : 0)) * o.parallel;
+  if (output.overflowed()) return MakeError("{}: output buffer size overflows 64 bits", model.name);
+  host.output_bytes = output.value();
+  // Each device's total() is a plain sum: check it once here.
+  for (const auto& d : est.devices) {
+    const CheckedU64 total = CheckedU64(d.model_bytes) + d.kv_bytes + d.rs_bytes + d.compute_bytes +
+                             d.output_bytes + d.context_bytes;
+    if (total.overflowed()) return MakeError("{}: memory of {} overflows 64 bits", model.name, d.name);
+  }
 
   if (o.mmap) {
     est.notes.push_back("host weights are memory-mapped (CPU_Mapped): page cache the kernel can reclaim");

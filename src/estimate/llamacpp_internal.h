@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "memfit/checked_math.h"
 #include "memfit/llamacpp.h"
 
 namespace memfit::llamacpp {
 
+// x rounded up to a multiple of n; x must be at most 2^64 - n (callers bound it first).
 inline uint64_t Pad(uint64_t x, uint64_t n) { return (x + n - 1) / n * n; }
 
 // Where each repeating layer (0..n_layer-1) and the output layer (index n_layer) live:
@@ -24,7 +26,8 @@ int TensorDevice(const Tensor& tensor, const Placement& placement, const LlamaCp
 
 // Bytes the CUDA backend allocates for a tensor: quantized rows padded to a multiple of 512
 // elements (MATRIX_ROW_PADDING, ggml-cuda.cu get_alloc_size), then 128-byte aligned.
-uint64_t CudaAllocBytes(const Tensor& tensor);
+// Overflowed for tensors within 2^10 bytes of 2^64.
+CheckedU64 CudaAllocBytes(const Tensor& tensor);
 
 // Per-layer KV/RS bytes (index = layer), and the cache geometry.
 struct KvLayout {
@@ -51,6 +54,7 @@ struct ComputeBytes {
   std::vector<uint64_t> gpu;
   uint64_t host = 0;
 };
-ComputeBytes ComputeBuffers(const ComputeInputs& in);
+// An error when a buffer size overflows 64 bits.
+Result<ComputeBytes> ComputeBuffers(const ComputeInputs& in);
 
 }  // namespace memfit::llamacpp

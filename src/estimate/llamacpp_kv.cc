@@ -16,17 +16,18 @@
 namespace memfit::llamacpp {
 namespace {
 
-uint64_t EmbdR(const Hyperparameters& hp) {
-  if (hp.wkv_head_size) return hp.token_shift_count * hp.hidden_size;
-  if (hp.shortconv_l_cache) return hp.hidden_size * (hp.shortconv_l_cache - 1);
+// Floats of recurrent state per sequence and layer; overflowed for absurd sizes.
+CheckedU64 EmbdR(const Hyperparameters& hp) {
+  if (hp.wkv_head_size) return CheckedU64(hp.token_shift_count) * hp.hidden_size;
+  if (hp.shortconv_l_cache) return CheckedU64(hp.hidden_size) * (hp.shortconv_l_cache - 1);
   uint64_t conv = hp.ssm_conv_kernel ? hp.ssm_conv_kernel - 1 : 0;
-  return conv * (hp.ssm_inner_size + 2 * hp.ssm_group_count * hp.ssm_state_size);
+  return CheckedU64(conv) * (CheckedU64(hp.ssm_inner_size) + CheckedU64(2) * hp.ssm_group_count * hp.ssm_state_size);
 }
 
-uint64_t EmbdS(const Hyperparameters& hp) {
-  if (hp.wkv_head_size) return hp.hidden_size * hp.wkv_head_size;
+CheckedU64 EmbdS(const Hyperparameters& hp) {
+  if (hp.wkv_head_size) return CheckedU64(hp.hidden_size) * hp.wkv_head_size;
   if (hp.shortconv_l_cache) return 0;
-  return hp.ssm_state_size * hp.ssm_inner_size;
+  return CheckedU64(hp.ssm_state_size) * hp.ssm_inner_size;
 }
 
 }  // namespace
@@ -55,36 +56,46 @@ Result<KvLayout> ComputeKv(const Model& model, const LlamaCppOptions& o, uint32_
   const uint64_t base = unified ? n_ctx : kv.n_ctx_seq;  // cells per stream
   uint64_t swa = 0;
   if (hp.sliding_window) {
-    swa = o.swa_full ? base : Pad(std::min(base, hp.sliding_window * (unified ? n_seq : 1) + n_ubatch), 256);
+    const CheckedU64 window = CheckedU64(hp.sliding_window) * (unified ? n_seq : 1) + n_ubatch;
+    swa = o.swa_full || window.overflowed() ? base : Pad(std::min(base, window.value()), 256);
   }
   const size_t L = hp.layers.size();
   kv.k_bytes.assign(L, 0);
   kv.v_bytes.assign(L, 0);
   kv.rs_bytes.assign(L, 0);
   bool any_swa = false;
+  CheckedU64 k_total, v_total, rs_total;  // all layers: per-device sums cannot overflow either
   for (size_t il = 0; il < L; ++il) {
     const LayerInfo& li = hp.layers[il];
     if (li.recurrent) {
-      auto r = CheckedMul(EmbdR(hp), n_seq);
-      auto s = CheckedMul(EmbdS(hp), n_seq);
-      if (!r || !s || !CheckedMul(*r + *s, 4)) return MakeError("recurrent state size overflows");
-      kv.rs_bytes[il] = (*r + *s) * 4;
+      const CheckedU64 bytes = (EmbdR(hp) + EmbdS(hp)) * n_seq * 4;
+      rs_total += bytes;
+      if (rs_total.overflowed()) return MakeError("recurrent state size of layer {} overflows 64 bits", il);
+      kv.rs_bytes[il] = bytes.value();
       continue;
     }
     // Non-causal (embedding) models have no KV cache in llama.cpp (create_memory returns none).
     if (li.attention == AttentionKind::kNone || !hp.causal) continue;
     const bool is_swa = li.attention == AttentionKind::kSliding;
     any_swa |= is_swa;
-    const uint64_t cells = (is_swa ? swa : base) * kv.streams;
-    auto k_row = GgmlRowBytes(*tk, li.head_dim_k * li.num_kv_heads);
-    auto v_row = GgmlRowBytes(*tv, li.head_dim_v * li.num_kv_heads);
+    const CheckedU64 cells = CheckedU64(is_swa ? swa : base) * kv.streams;
+    const CheckedU64 k_elements = CheckedU64(li.head_dim_k) * li.num_kv_heads;
+    const CheckedU64 v_elements = CheckedU64(li.head_dim_v) * li.num_kv_heads;
+    if (k_elements.overflowed() || v_elements.overflowed() || cells.overflowed()) {
+      return MakeError("KV cache size of layer {} overflows 64 bits", il);
+    }
+    auto k_row = GgmlRowBytes(*tk, k_elements.value());
+    auto v_row = GgmlRowBytes(*tv, v_elements.value());
     if (!k_row) return Wrap(k_row.error(), fmt::format("K cache of layer {} ({})", il, tk->name));
     if (!v_row) return Wrap(v_row.error(), fmt::format("V cache of layer {} ({})", il, tv->name));
-    auto k = CheckedMul(*k_row, cells);
-    auto v = CheckedMul(*v_row, cells);
-    if (!k || !v) return MakeError("KV cache size of layer {} overflows", il);
-    kv.k_bytes[il] = *k;
-    kv.v_bytes[il] = *v;
+    const CheckedU64 k = CheckedU64(*k_row) * cells, v = CheckedU64(*v_row) * cells;
+    k_total += k;
+    v_total += v;
+    if ((k_total + v_total).overflowed()) {
+      return MakeError("KV cache size of layer {} overflows 64 bits", il);
+    }
+    kv.k_bytes[il] = k.value();
+    kv.v_bytes[il] = v.value();
   }
   kv.cells_full = base * kv.streams;
   kv.cells_swa = any_swa ? swa * kv.streams : 0;

@@ -68,8 +68,8 @@ int TensorDevice(const Tensor& t, const Placement& p, const LlamaCppOptions& o) 
   return p.output_device;  // output, output_norm, cls*, rope_freqs, ...
 }
 
-uint64_t CudaAllocBytes(const Tensor& t) {
-  uint64_t bytes = t.bytes;
+CheckedU64 CudaAllocBytes(const Tensor& t) {
+  CheckedU64 bytes = t.bytes;
   if (t.dtype == Dtype::kBlockQuantized && !t.shape.empty()) {
     const GgmlTypeInfo* type = FindGgmlTypeByName(t.dtype_label);
     uint64_t ne0 = t.shape.back();
@@ -78,7 +78,9 @@ uint64_t CudaAllocBytes(const Tensor& t) {
       if (pad) bytes += *pad;
     }
   }
-  return Pad(bytes, 128);
+  bytes += 127;
+  if (bytes.overflowed()) return bytes;
+  return bytes.value() / 128 * 128;
 }
 
 }  // namespace memfit::llamacpp

@@ -33,6 +33,13 @@ namespace {
 
 constexpr uint32_t kMaxDims = 4;       // GGML_MAX_DIMS
 constexpr uint64_t kMaxNameBytes = 63;  // GGML_MAX_NAME (64) including the NUL
+// Counts in the header are checked against the bytes left in the file, but the file may be far
+// larger than the header (a 100 GB model, a sparse file, a Hub Content-Range): space is reserved
+// for at most this many entries up front, and containers grow with the entries actually read, so
+// memory stays a fixed multiple of the bytes read.
+constexpr uint64_t kMaxReserve = 4096;
+
+uint64_t ReserveFor(uint64_t n) { return std::min(n, kMaxReserve); }
 
 class Cursor {
  public:
@@ -200,12 +207,12 @@ class Parser {
     out.array_size = n;
     GgufValue item;
     switch (elem) {
-      case GgufValueType::kString: out.strings.reserve(n); break;
-      case GgufValueType::kFloat32: case GgufValueType::kFloat64: out.floats.reserve(n); break;
+      case GgufValueType::kString: out.strings.reserve(ReserveFor(n)); break;
+      case GgufValueType::kFloat32: case GgufValueType::kFloat64: out.floats.reserve(ReserveFor(n)); break;
       case GgufValueType::kInt8: case GgufValueType::kInt16: case GgufValueType::kInt32:
-      case GgufValueType::kInt64: out.ints.reserve(n); break;
-      case GgufValueType::kArray: out.nested.reserve(n); break;
-      default: out.uints.reserve(n); break;
+      case GgufValueType::kInt64: out.ints.reserve(ReserveFor(n)); break;
+      case GgufValueType::kArray: out.nested.reserve(ReserveFor(n)); break;
+      default: out.uints.reserve(ReserveFor(n)); break;
     }
     for (uint64_t i = 0; i < n; ++i) {
       if (elem == GgufValueType::kArray) {
@@ -273,8 +280,8 @@ Result<GgufFile> ReadImpl(ByteSource& source, const GgufLimits& limits) {
     return MakeError("tensor_count {} cannot fit in the {} bytes left", n_tensors, cur.left());
   }
 
-  file.metadata.reserve(n_kv);
-  file.key_index.reserve(n_kv);
+  file.metadata.reserve(ReserveFor(n_kv));
+  file.key_index.reserve(ReserveFor(n_kv));
   for (uint64_t i = 0; i < n_kv; ++i) {
     MEMFIT_ASSIGN_OR_RETURN(std::string key,
                             parser.ReadString(fmt::format("key #{}", i), limits.max_key_bytes));
@@ -302,9 +309,9 @@ Result<GgufFile> ReadImpl(ByteSource& source, const GgufLimits& limits) {
     file.alignment = a->uint_value;
   }
 
-  file.tensors.reserve(n_tensors);
+  file.tensors.reserve(ReserveFor(n_tensors));
   std::unordered_set<std::string> names;
-  names.reserve(n_tensors);
+  names.reserve(ReserveFor(n_tensors));
   ByteSum total;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;

@@ -21,8 +21,8 @@ std::string_view JsonTypeName(const nlohmann::json& value) {
   }
 }
 
-std::string DumpJson(const nlohmann::json& value) {
-  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string DumpJson(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,

@@ -33,6 +33,7 @@ class Keys {
     auto u = v->AsUint();
     if (!u) return MakeError("{}.{}: expected a non-negative integer, got {}", arch_, suffix,
                              GgufValueTypeName(v->type));
+    MEMFIT_RETURN_IF_ERROR(InRange(suffix, *u));
     return std::optional<uint64_t>{*u};
   }
   // A per-layer value: scalar broadcast, or an array of n_layer entries.
@@ -45,11 +46,17 @@ class Keys {
       if (arr->size() != n_layer) {
         return MakeError("{}.{}: {} entries for {} layers", arch_, suffix, arr->size(), n_layer);
       }
+      for (uint64_t x : *arr) MEMFIT_RETURN_IF_ERROR(InRange(suffix, x));
       return *arr;
     }
     auto u = v->AsUint();
     if (!u) return MakeError("{}.{}: expected a non-negative integer", arch_, suffix);
+    MEMFIT_RETURN_IF_ERROR(InRange(suffix, *u));
     return std::vector<uint64_t>(n_layer, *u);
+  }
+  Status InRange(std::string_view suffix, uint64_t value) const {
+    if (value <= kMaxGgufHparam) return Ok{};
+    return MakeError("{}.{}: {} does not fit llama.cpp's 32-bit hyperparameters", arch_, suffix, value);
   }
   const std::string& arch() const { return arch_; }
 
@@ -57,8 +64,6 @@ class Keys {
   const GgufFile& f_;
   std::string arch_;
 };
-
-constexpr uint64_t kMaxLayers = 1 << 16;
 
 }  // namespace
 
@@ -68,7 +73,7 @@ Status ReadGgufHyperparameters(const GgufFile& f, const std::string& arch,
   Hyperparameters& hp = model.hp;
   MEMFIT_ASSIGN_OR_RETURN(auto n_layer, k.Uint("block_count"));
   if (!n_layer) return MakeError("{}.block_count is missing", arch);
-  if (*n_layer > kMaxLayers) return MakeError("{}.block_count {} is implausible", arch, *n_layer);
+  if (*n_layer > kMaxGgufLayers) return MakeError("{}.block_count {} is implausible", arch, *n_layer);
   hp.num_layers = *n_layer;
   MEMFIT_ASSIGN_OR_RETURN(auto ctx, k.Uint("context_length"));
   hp.max_position_embeddings = ctx.value_or(0);

@@ -107,8 +107,9 @@ GgufModelFacts GgufFacts(const std::vector<GgufShard>& shards) {
   const GgufFile& f = shards[0].file;
   if (auto ft = f.GetUint("general.file_type")) facts.file_type = std::string(GgufFileTypeName(*ft));
   for (const auto& s : shards) {
-    facts.file_bytes += s.file.file_bytes;
-    facts.tensor_bytes += s.file.tensor_bytes;
+    // Saturating: each file's sizes are checked, their sum over shards is only reported.
+    facts.file_bytes = CheckedAdd(facts.file_bytes, s.file.file_bytes).value_or(UINT64_MAX);
+    facts.tensor_bytes = CheckedAdd(facts.tensor_bytes, s.file.tensor_bytes).value_or(UINT64_MAX);
   }
   auto type = f.GetString("general.type");
   auto arch = f.GetString("general.architecture");
@@ -157,18 +158,27 @@ Result<Model> ModelFromGguf(const std::vector<GgufShard>& shards, std::string_vi
     }
   }
   if (total.overflowed()) return MakeError("{}: total tensor bytes overflow 64 bits", name);
+  // The bounds every estimator relies on (model.h): a sparse or remote file may claim tensors of
+  // up to 2^63 elements each.
+  MEMFIT_RETURN_IF_ERROR(CheckModelBounds(model, name));
   model.no_split_patterns = {"blk.*"};
   if (facts.is_projector) {
     model.notes.push_back("multimodal projector (mmproj) file: loaded beside a language model with --mmproj");
     return model;
   }
-  // Which layers hold routed experts.
-  std::vector<bool> layer_moe(max_layer >= 0 ? static_cast<size_t>(max_layer) + 1 : 0, false);
+  // Which layers hold routed experts. The layer numbers come from tensor names ("blk.N."), so the
+  // vector is sized by block_count, never by N: a name may say blk.9000000000000000000 (such a
+  // tensor is rejected below, once block_count has been read and checked).
+  const uint64_t block_count = meta.GetUint(*arch + ".block_count").value_or(0);
+  const uint64_t moe_layers = max_layer >= 0 ? std::min(static_cast<uint64_t>(max_layer) + 1, block_count) : 0;
+  std::vector<bool> layer_moe(static_cast<size_t>(std::min<uint64_t>(moe_layers, kMaxGgufLayers)), false);
   bool any_tensor = false;
   for (const auto& t : model.tensors) {
     any_tensor = true;
     int64_t il = GgufLayerOf(t.name);
-    if (il >= 0 && t.name.find("_exps.") != std::string::npos) layer_moe[il] = true;
+    if (il >= 0 && static_cast<uint64_t>(il) < layer_moe.size() && t.name.find("_exps.") != std::string::npos) {
+      layer_moe[il] = true;
+    }
   }
   if (!any_tensor) layer_moe.clear();
   MEMFIT_RETURN_IF_ERROR(ReadGgufHyperparameters(meta, *arch, layer_moe, model));
@@ -179,7 +189,8 @@ Result<Model> ModelFromGguf(const std::vector<GgufShard>& shards, std::string_vi
   for (const auto& t : model.tensors) {
     has_output |= t.name == "output.weight";
     has_embd |= t.name == "token_embd.weight";
-    if (t.name == "token_embd.weight" && model.hp.vocab_size == 0 && !t.shape.empty()) {
+    if (t.name == "token_embd.weight" && model.hp.vocab_size == 0 && !t.shape.empty() &&
+        t.shape.front() <= kMaxGgufHparam) {
       model.hp.vocab_size = t.shape.front();
     }
   }

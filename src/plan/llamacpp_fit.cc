@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "memfit/checked_math.h"
 #include "memfit/llamacpp.h"
 #include "memfit/units.h"
 
@@ -27,7 +28,9 @@ struct Checker {
     MEMFIT_ASSIGN_OR_RETURN(LlamaCppEstimate e, EstimateLlamaCpp(model, o));
     bool ok = true;
     for (size_t g = 0; g < fit.gpu_bytes.size(); ++g) {
-      if (e.devices[g].total() + margins[g] > fit.gpu_bytes[g]) ok = false;
+      // A margin near 2^64 (-fitt from the user) must not wrap into a fit.
+      auto needed = CheckedAdd(e.devices[g].total(), margins[g]);
+      if (!needed || *needed > fit.gpu_bytes[g]) ok = false;
     }
     if (fit.host_bytes && e.host().total() > fit.host_bytes) ok = false;
     return std::make_pair(ok, std::move(e));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "memfit/render_fit.h"
+#include "memfit/json.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -121,7 +122,7 @@ nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
 }
 
 std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
-  if (format == OutputFormat::kJson) return FitPlanJson(in).dump(2) + "\n";
+  if (format == OutputFormat::kJson) return DumpJson(FitPlanJson(in)) + "\n";
   const FitPlan& p = *in.plan;
   const FitRequest& r = *in.request;
   std::string out;
@@ -163,7 +164,7 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
   if (format == OutputFormat::kCsv) return out + RenderCsv(headers, rows);
   if (format == OutputFormat::kMarkdown) out += RenderMarkdownTable(headers, rows);
   else out += RenderPlainTable(headers, rows);
-  out += "\ndevice_map = " + DeviceMapJson(p.map).dump() + "\n\n";
+  out += "\ndevice_map = " + DumpJson(DeviceMapJson(p.map), -1) + "\n\n";
   out += fmt::format("speed (upper bounds, one sequence): decode <= {}, prefill <= {}\n",
                      Rate(p.speed.decode_tokens_per_s), Rate(p.speed.prefill_tokens_per_s));
   out += fmt::format("  {} read per token, {} active parameters\n",
@@ -215,7 +216,7 @@ std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat for
       nlohmann::ordered_json doc;
       doc["schema"] = "memfit.gpus/1";
       doc["gpus"] = json;
-      return doc.dump(2) + "\n";
+      return DumpJson(doc) + "\n";
     }
     case OutputFormat::kCsv: return RenderCsv(headers, rows);
     case OutputFormat::kMarkdown: return RenderMarkdownTable(headers, rows);

@@ -2,6 +2,7 @@
 
 #include "memfit/llamacpp_report.h"
 
+#include "memfit/json.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -86,7 +87,7 @@ nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& 
 
 std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& e, OutputFormat format) {
   switch (format) {
-    case OutputFormat::kJson: return LlamaCppEstimateJson(model, e).dump(2) + "\n";
+    case OutputFormat::kJson: return DumpJson(LlamaCppEstimateJson(model, e)) + "\n";
     case OutputFormat::kCsv: return RenderCsv(Headers(), Rows(e));
     case OutputFormat::kMarkdown: return RenderMarkdownTable(Headers(), Rows(e));
     case OutputFormat::kTable: break;
@@ -105,7 +106,7 @@ std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan,
     j["command"] = command;
     j["steps"] = plan.steps;
     j["estimate"] = LlamaCppEstimateJson(model, plan.estimate);
-    return j.dump(2) + "\n";
+    return DumpJson(j) + "\n";
   }
   std::string out;
   out += plan.fits ? "fits\n" : "does NOT fit (closest configuration shown)\n";

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "memfit/render_memory.h"
+#include "memfit/json.h"
 
 namespace memfit {
 namespace {
@@ -40,7 +41,7 @@ std::string RenderValidation(const std::vector<RowResult>& results, OutputFormat
       rows.push_back(x);
     }
     j["rows"] = rows;
-    return j.dump(2) + "\n";
+    return DumpJson(j) + "\n";
   }
   const std::vector<std::string> headers = {"id", "model", "class", "measured", "estimate",
                                             "error", "tolerance", "status", "note"};

@@ -1,19 +1,26 @@
 #include "server/api.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "cli/app.h"
 #include "memfit/json.h"
+#include "memfit/local_source.h"
 
 namespace memfit::server {
 namespace {
 
 constexpr std::array<std::string_view, 7> kCommands = {"estimate-memory", "inspect", "inference",
                                                        "train", "fit", "gpus", "models"};
-// Options that would make the server write files, read local files or change its output form.
-constexpr std::array<std::string_view, 4> kRefused = {"export-configs", "format", "output", "file"};
+// Options that would make the server write files, read local files or change its output form
+// (help and version print text instead of JSON).
+constexpr std::array<std::string_view, 7> kRefused = {"export-configs", "format", "output", "file",
+                                                      "help", "help-all", "version"};
 
 bool ValidOptionName(std::string_view name) {
   if (name.empty() || name.size() > 40 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
@@ -35,6 +42,53 @@ Result<std::string> ScalarText(const nlohmann::json& value, std::string_view key
   return text;
 }
 
+// The server's own directories never reach a client: the CLI's messages name the Hugging Face
+// cache it looked in ("model not found ... (3) a Hub id in the local Hugging Face cache
+// (/home/user/.cache/huggingface/hub)"), which tells a remote client the account and layout.
+// Longest first, so the cache under $HOME becomes $HF_HUB_CACHE rather than ~/.cache/... Only
+// whole paths: "/root" in "org/rootless" (a model id) is not the home directory.
+bool IsPathChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+         c == '~' || c == '/';
+}
+
+std::string WithoutServerPaths(std::string text) {
+  std::vector<std::pair<std::string, std::string_view>> paths = {{DefaultHfHubCache(), "$HF_HUB_CACHE"}};
+  for (auto [name, shown] : {std::pair{"MEMFIT_CACHE", "$MEMFIT_CACHE"}, {"HF_HOME", "$HF_HOME"},
+                             {"XDG_CACHE_HOME", "$XDG_CACHE_HOME"}, {"HOME", "~"}}) {
+    if (const char* v = std::getenv(name)) paths.emplace_back(v, shown);
+  }
+  std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [path, shown] : paths) {
+    if (path.size() < 2) continue;  // "" or "/": nothing to hide, and every '/' would match
+    for (size_t pos = 0; (pos = text.find(path, pos)) != std::string::npos;) {
+      const size_t end = pos + path.size();
+      const bool whole = (pos == 0 || !IsPathChar(text[pos - 1])) &&
+                         (end == text.size() || text[end] == '/' || !IsPathChar(text[end]));
+      if (!whole) {
+        pos = end;
+        continue;
+      }
+      text.replace(pos, path.size(), shown);
+      pos += shown.size();
+    }
+  }
+  return text;
+}
+
+// Values are attached ("--key=value"), so that a value starting with '-' ("-1", or
+// "--export-configs=/tmp/x") is never parsed as an option of its own. An empty value stays a
+// separate argument: CLI11 reads "--key=" as "--key" and would take the next argument (another
+// option, or "--format") as its value.
+void AddOption(std::vector<std::string>& args, const std::string& key, const std::string& text) {
+  if (text.empty()) {
+    args.push_back("--" + key);
+    args.push_back("");
+  } else {
+    args.push_back("--" + key + "=" + text);
+  }
+}
+
 }  // namespace
 
 bool IsApiCommand(std::string_view command) {
@@ -42,7 +96,8 @@ bool IsApiCommand(std::string_view command) {
 }
 
 ApiResponse ErrorResponse(int status, std::string_view message) {
-  return {status, DumpJson(nlohmann::json{{"error", message}})};
+  // One line even when the message quotes the request (a decoded path may hold "\n").
+  return {status, DumpJson(nlohmann::json{{"error", OneLine(std::string(message))}})};
 }
 
 Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body) {
@@ -59,6 +114,9 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
         spec.find("..") != std::string::npos || std::filesystem::exists(spec, ec)) {
       return MakeError("\"model\": local paths are not served; use a Hub id or a catalog name");
     }
+    // A positional argument that starts with '-' would be parsed as an option (e.g.
+    // "--export-configs=/tmp/x", which writes files); no Hub id or catalog name starts with one.
+    if (spec.front() == '-') return MakeError("\"model\" must not start with '-'");
     args.push_back(spec);
   }
   for (const auto& [key, value] : body.items()) {
@@ -78,14 +136,12 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
       if (value.size() > 16) return MakeError("option \"{}\": at most 16 values", key);
       for (const auto& item : value) {
         MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(item, key));
-        args.push_back("--" + key);
-        args.push_back(text);
+        AddOption(args, key, text);
       }
       continue;
     }
     MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(value, key));
-    args.push_back("--" + key);
-    args.push_back(text);
+    AddOption(args, key, text);
   }
   args.push_back("--format");
   args.push_back("json");
@@ -95,13 +151,14 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
 ApiResponse RunApiCommand(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   int code = cli::Run(args, out, err);
-  if (code == 0) return {200, out.str()};
+  if (code == 0) return {200, WithoutServerPaths(out.str())};
   // The CLI's first error line, without its "memfit: error: " / "memfit: usage error: " prefix.
-  std::string message = err.str();
+  std::string message = WithoutServerPaths(err.str());
   message = message.substr(0, message.find('\n'));
   for (std::string_view prefix : {"memfit: error: ", "memfit: usage error: "}) {
     if (message.starts_with(prefix)) message = message.substr(prefix.size());
   }
+  if (message.empty()) message = fmt::format("{} failed (exit code {})", args.empty() ? "memfit" : args[0], code);
   if (code == 2) return ErrorResponse(400, message);
   if (message.find("not found") != std::string::npos) return ErrorResponse(404, message);
   return ErrorResponse(422, message);

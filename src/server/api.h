@@ -20,13 +20,17 @@ struct ApiResponse {
 // The commands the API serves.
 bool IsApiCommand(std::string_view command);
 
-// {"model": "org/name", "<option>": value, ...} -> ["<command>", "org/name", "--option", "value",
-// ..., "--format", "json"]. Strings and numbers become one value, true becomes a bare flag, false
-// is omitted, arrays repeat the flag. Options that touch the server's disk are refused.
+// {"model": "org/name", "<option>": value, ...} -> ["<command>", "org/name", "--option=value",
+// ..., "--format", "json"] (an empty value: "--option", ""). Strings and numbers become one value, true becomes a bare flag, false
+// is omitted, arrays repeat the flag. Options that touch the server's disk or print something
+// other than JSON (--help, --version) are refused, and so is a model that is a local path or
+// starts with '-'.
 Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body);
 
 // Runs the command and maps the CLI's exit code to an HTTP status: 0 -> 200, usage error -> 400,
-// model not found -> 404, other bad input -> 422. Errors are {"error": "<one line>"}.
+// model not found -> 404, other bad input -> 422. Errors are {"error": "<one line>"}. The server's
+// cache and home directories in the output become $HF_HUB_CACHE, $MEMFIT_CACHE, $HF_HOME,
+// $XDG_CACHE_HOME and ~.
 ApiResponse RunApiCommand(const std::vector<std::string>& args);
 
 // {"error": message} with the given status.

@@ -5,6 +5,7 @@
 
 #include "memfit/local_source.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,6 +37,19 @@ bool IsFile(const fs::path& p) {
 
 bool IsHexSha(std::string_view s) {
   return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// A revision that stays inside refs/ when joined to it ("main", "v1.0", "refs/pr/1"): no ".."
+// segment, no absolute path, no NUL. --revision (or a server request's "revision") is joined
+// into a path below, before the Hub client would have validated it.
+bool IsSafeRevision(std::string_view r) {
+  if (r.empty() || r.front() == '/' || r.find('\0') != std::string_view::npos) return false;
+  for (size_t start = 0; start <= r.size();) {
+    size_t end = std::min(r.find('/', start), r.size());
+    if (r.substr(start, end - start) == ".." || r.substr(start, end - start) == ".") return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 // A .gguf file, with its sibling split files when its name is PREFIX-0000i-of-0000N.gguf.
@@ -200,11 +214,12 @@ Result<LocalResolution> ResolveLocalModel(std::string_view spec, const LocalReso
     std::string repo_dir = "models--" + std::string(spec);
     for (size_t pos; (pos = repo_dir.find('/')) != std::string::npos;) repo_dir.replace(pos, 1, "--");
     const fs::path repo = fs::path(options.hf_hub_cache) / repo_dir;
-    if (fs::is_directory(repo, ec)) {
+    if (IsSafeRevision(options.revision) && fs::is_directory(repo, ec)) {
       std::string sha;
       if (IsFile(repo / "refs" / options.revision)) {
         MEMFIT_ASSIGN_OR_RETURN(sha, ReadSmallFile(repo / "refs" / options.revision));
         while (!sha.empty() && std::isspace(static_cast<unsigned char>(sha.back()))) sha.pop_back();
+        if (!IsHexSha(sha)) sha.clear();  // huggingface_hub writes a commit sha; nothing else is a snapshot
       } else if (IsHexSha(options.revision)) {
         sha = options.revision;
       }

@@ -1,0 +1,196 @@
+#include "server/router.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <semaphore>
+#include <unordered_map>
+
+#include "memfit/hub.h"
+#include "memfit/json.h"
+#include "server/api.h"
+#include "server/hub_post.h"
+#include "server/web_assets.h"
+
+namespace memfit::server {
+namespace {
+
+constexpr std::string_view kApiPrefix = "/api/v1/";
+
+// A small LRU of successful API responses, keyed by command and canonical request.
+class ResponseCache {
+ public:
+  explicit ResponseCache(size_t capacity) : capacity_(capacity) {}
+  std::optional<std::string> Get(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    order_.splice(order_.begin(), order_, it->second);
+    return it->second->second;
+  }
+  void Put(const std::string& key, std::string value) {
+    std::lock_guard lock(mutex_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      it->second->second = std::move(value);
+      order_.splice(order_.begin(), order_, it->second);
+      return;
+    }
+    order_.emplace_front(key, std::move(value));
+    index_[key] = order_.begin();
+    while (order_.size() > capacity_) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+ private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::list<std::pair<std::string, std::string>> order_;
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> index_;
+};
+
+HttpResponse FromApi(const ApiResponse& api) {
+  return {api.status, api.body, "application/json", false};
+}
+
+// The command of "/api/v1/<command>" when <command> is [a-z-]+, else "".
+std::string_view ApiCommand(std::string_view path) {
+  if (!path.starts_with(kApiPrefix) || path.size() == kApiPrefix.size()) return {};
+  std::string_view command = path.substr(kApiPrefix.size());
+  for (char c : command) {
+    if (!((c >= 'a' && c <= 'z') || c == '-')) return {};
+  }
+  return command;
+}
+
+// A string field of a JSON object, `fallback` when absent.
+Result<std::string> StringField(const nlohmann::json& body, const char* key, const char* fallback) {
+  auto it = body.find(key);
+  if (it == body.end()) return std::string(fallback);
+  if (!it->is_string()) return MakeError("\"{}\" must be a string", key);
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+struct Router::Impl {
+  explicit Impl(const ServerOptions& o)
+      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates) {}
+
+  // POST /api/v1/<command> (and GET models|gpus, whose query became `body_text`).
+  ApiResponse Api(std::string_view command, const std::string& body_text,
+                  const std::string& authorization) {
+    nlohmann::json body = nlohmann::json::object();
+    if (!body_text.empty()) {
+      // The bounded parser (64 levels, no duplicate keys; httplib bounds the size): nlohmann's own
+      // accepts any nesting and keeps the last of duplicate keys.
+      auto parsed = ParseJson(body_text, "request body");
+      if (!parsed) return ErrorResponse(400, parsed.error().message);
+      body = std::move(*parsed);
+    }
+    if (!body.is_object()) return ErrorResponse(400, "request body must be a JSON object");
+    // A token comes in the Authorization header (or a "token" field); it is passed to the Hub
+    // client only, never logged, and requests that carry one are never cached.
+    bool has_token = body.contains("token");
+    if (authorization.starts_with("Bearer ") && authorization.size() > 7) {
+      body["token"] = authorization.substr(7);
+      has_token = true;
+    }
+    auto args = ApiArguments(command, body);
+    if (!args) return ErrorResponse(400, args.error().message);
+    std::string key;
+    if (!has_token) {
+      key = std::string(command) + "\n" + DumpJson(body);
+      if (auto hit = cache.Get(key)) return {200, *hit};
+    }
+    // Bounded uncached work: a slow Hub holds a slot, never the whole server.
+    if (!slots.try_acquire_for(std::chrono::seconds(30))) {
+      return ErrorResponse(503, "the server is busy; try again shortly");
+    }
+    ApiResponse response = RunApiCommand(*args);
+    slots.release();
+    if (response.status == 200 && !has_token) cache.Put(key, response.body);
+    return response;
+  }
+
+  // POST /api/v1/hub/discussion.
+  ApiResponse Discussion(const HttpRequest& req) {
+    auto parsed = ParseJson(req.body, "request body");
+    if (!parsed) return ErrorResponse(400, parsed.error().message);
+    if (!parsed->is_object()) return ErrorResponse(400, "request body must be a JSON object");
+    DiscussionRequest request;
+    struct Field {
+      std::string* out;
+      const char* key;
+      const char* fallback;
+    };
+    const Field fields[] = {{&request.model, "model", ""},
+                            {&request.revision, "revision", "main"},
+                            {&request.title, "title", "[memfit] Model memory requirements"},
+                            {&request.description, "description", ""}};
+    for (const Field& f : fields) {
+      auto value = StringField(*parsed, f.key, f.fallback);
+      if (!value) return ErrorResponse(400, value.error().message);
+      *f.out = std::move(*value);
+    }
+    // Offline (HF_HUB_OFFLINE, like huggingface_hub): no request to the Hub at all.
+    if (EnvIsTrue("HF_HUB_OFFLINE")) {
+      return ErrorResponse(400,
+                           "post: the server runs offline (HF_HUB_OFFLINE): nothing is posted");
+    }
+    if (req.authorization.starts_with("Bearer ")) request.token = req.authorization.substr(7);
+    const char* endpoint = std::getenv("HF_ENDPOINT");
+    const char* home = std::getenv("HOME");
+    std::string record =
+        std::string(home ? home : "/tmp") + "/.cache/memfit/posted-discussions.txt";
+    if (const char* r = std::getenv("MEMFIT_POST_RECORD")) record = r;
+    auto result = PostDiscussion(
+        request, endpoint && *endpoint ? endpoint : "https://huggingface.co", record);
+    if (!result) {
+      int status = result.error().message.find("already") != std::string::npos ? 409 : 400;
+      return ErrorResponse(status, result.error().message);
+    }
+    return {200, DumpJson(nlohmann::json{{"url", result->url}}, -1)};
+  }
+
+  HttpResponse Get(const HttpRequest& req) {
+    if (req.path == "/api/v1/health") return {200, R"({"status":"ok"})", "application/json", false};
+    if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
+      nlohmann::json body = nlohmann::json::object();
+      for (const auto& [key, value] : req.params) body[key] = value;
+      return FromApi(Api(req.path.substr(kApiPrefix.size()), DumpJson(body), ""));
+    }
+    // Static files: only the embedded assets, by exact name; nothing on disk is ever served.
+    const std::string path = req.path == "/" ? "/index.html" : req.path;
+    for (const auto& asset : WebAssets()) {
+      if (asset.path == path)
+        return {200, std::string(asset.body), std::string(asset.content_type), true};
+    }
+    return FromApi(ErrorResponse(404, "not found: " + req.path));
+  }
+
+  HttpResponse Post(const HttpRequest& req) {
+    if (req.path == "/api/v1/hub/discussion") return FromApi(Discussion(req));
+    if (std::string_view command = ApiCommand(req.path); !command.empty()) {
+      return FromApi(Api(command, req.body, req.authorization));
+    }
+    return FromApi(ErrorResponse(404, "not found: " + req.path));
+  }
+
+  ServerOptions options;
+  ResponseCache cache;
+  std::counting_semaphore<1024> slots;
+};
+
+Router::Router(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+Router::~Router() = default;
+
+HttpResponse Router::Handle(const HttpRequest& request) {
+  if (request.method == "GET" || request.method == "HEAD") return impl_->Get(request);
+  if (request.method == "POST") return impl_->Post(request);
+  return FromApi(ErrorResponse(405, "method " + request.method + " not allowed"));
+}
+
+}  // namespace memfit::server
