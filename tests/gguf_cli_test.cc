@@ -58,6 +58,29 @@ TEST(GgufCli, InferenceAndFitOnASmallModel) {
   EXPECT_EQ(est.code, 0) << est.err;
 }
 
+// --gpu takes what `memfit fit` takes: a catalog name is that GPU's whole memory (an RTX 4090:
+// 24 GiB), a count repeats it.
+TEST(GgufCli, CatalogGpuNamesAreTheirMemory) {
+  GgufShape s;
+  std::string path = WriteFile("named.gguf", MakeGgufWriter(s).Build());
+  for (const char* command : {"fit", "inference"}) {
+    Out by_name = RunCli({"gguf", command, path, "--gpu", "rtx4090", "--format", "json"});
+    Out by_size = RunCli({"gguf", command, path, "--gpu", "24GiB", "--format", "json"});
+    EXPECT_EQ(by_name.code, 0) << by_name.err;
+    EXPECT_EQ(by_name.out, by_size.out) << command;
+    Out two = RunCli({"gguf", command, path, "--gpu", "2xrtx4090", "--format", "json"});
+    Out sizes = RunCli({"gguf", command, path, "--gpu", "24GiB", "--gpu", "24GiB", "--format", "json"});
+    EXPECT_EQ(two.code, 0) << two.err;
+    EXPECT_EQ(two.out, sizes.out) << command;
+  }
+  // `memfit fit X.gguf` routes here with the same --gpu.
+  Out fit = RunCli({"fit", path, "--gpu", "rtx4090", "--format", "json"});
+  EXPECT_EQ(fit.code, 0) << fit.err;
+  Out unknown = RunCli({"gguf", "fit", path, "--gpu", "voodoo5"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("voodoo5"), std::string::npos) << unknown.err;
+}
+
 TEST(GgufCli, ErrorsAreOneLine) {
   GgufShape s;
   std::string path = WriteFile("e.gguf", MakeGgufWriter(s).Build());

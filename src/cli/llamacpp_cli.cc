@@ -6,6 +6,7 @@
 
 #include "memfit/checked_math.h"
 #include "memfit/gguf_model.h"
+#include "memfit/gpu.h"
 #include "memfit/llamacpp_report.h"
 #include "memfit/local_source.h"
 #include "memfit/units.h"
@@ -45,9 +46,12 @@ Result<LlamaCppOptions> Resolve(const LlamaCppCliArgs& a) {
     if (!FindGgmlTypeByName(t)) return MakeError("--cache-type-{} {}: unknown type (f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)", type, t);
   }
   MEMFIT_ASSIGN_OR_RETURN(o.cuda_context_bytes, ParseByteSize(a.cuda_context));
+  // The same forms as `memfit fit`: a size (24GiB), a catalog GPU (rtx4090: its whole memory) or a
+  // count (2xH100).
   for (const auto& g : a.gpus) {
-    MEMFIT_ASSIGN_OR_RETURN(uint64_t bytes, ParseByteSize(g));
-    o.gpu_free_bytes.push_back(bytes);
+    std::vector<DeviceSpec> devices;
+    MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(g, devices));
+    for (const auto& d : devices) o.gpu_free_bytes.push_back(d.memory_bytes);
   }
   if (!a.tensor_split.empty()) {
     MEMFIT_ASSIGN_OR_RETURN(o.tensor_split, ParseSplit(a.tensor_split));
@@ -105,7 +109,9 @@ void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& a) {
   cmd.add_option("--n-cpu-moe", o.n_cpu_moe, "keep the experts of the first N layers on the CPU");
   cmd.add_option("--ts,--tensor-split", a.tensor_split, "GPU split, e.g. 3,1 (default: by free memory)");
   cmd.add_option("--gpus", o.num_gpus, "number of GPUs (default: one per --gpu)");
-  cmd.add_option("--gpu", a.gpus, "GPU memory, once per GPU (free memory for inference, total for fit)");
+  cmd.add_option("--gpu", a.gpus,
+                 "a GPU: its memory (24GiB; free memory for inference), a catalog name (rtx4090: "
+                 "its whole memory) or a count (2xH100); once per GPU");
   cmd.add_option("--cache-type-k,--ctk", o.cache_type_k, "K cache type (f16, q8_0, q4_0, ...)");
   cmd.add_option("--cache-type-v,--ctv", o.cache_type_v, "V cache type (quantized needs flash attention)");
   cmd.add_option("--flash-attn,--fa", a.flash_attn, "on, off or auto (default auto)");
@@ -141,7 +147,9 @@ void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
                     std::optional<LoadedInputs> given) {
   auto format = ParseOutputFormat(a.format);
   if (!format) return ctx.Fail(format.error());
-  if (a.gpus.empty()) return ctx.Fail(MakeError("fit: give the memory of each GPU with --gpu SIZE"));
+  if (a.gpus.empty()) {
+    return ctx.Fail(MakeError("fit: give each GPU with --gpu (a size such as 24GiB, or a catalog name)"));
+  }
   auto options = Resolve(a);
   if (!options) return ctx.Fail(options.error());
   auto loaded = Load(m, a, std::move(given));
