@@ -285,6 +285,8 @@ async function init() {
     const preferred = $$("#gpu-select option").find((o) => /4090/.test(o.value + o.textContent));
     if (preferred) $("#gpu-select").value = preferred.value;
   } catch (_) { $("#gpu-select").innerHTML = '<option value="24GiB">24 GiB</option>'; }
+  // Estimates need the GPU list (fit mode sends the chosen GPU): the button waits for it.
+  $("#run").disabled = false;
   if (restoreFromUrl()) run();
 }
 

@@ -10,6 +10,7 @@
 #include "memfit/estimate_load.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
+#include "memfit/json.h"
 
 namespace memfit::cli {
 namespace {
@@ -24,7 +25,7 @@ Status ExportConfigs(const std::string& dir) {
     if (ec) return MakeError("{}: cannot create directory: {}", dir, ec.message());
     std::ofstream file(fs::path(dir) / folder / "config.json");
     auto json = nlohmann::json::parse(e.config_json);
-    file << json.dump(2) << "\n";
+    file << DumpJson(json) << "\n";
     if (!file) return MakeError("{}: cannot write config.json", (fs::path(dir) / folder).string());
   }
   return Ok{};
@@ -72,7 +73,7 @@ void AddModelsCommand(CLI::App& app, Context& ctx) {
     }
     auto format = *ParseOutputFormat(args->format);
     const std::vector<std::string> headers = {"id", "family", "parameters", "stored", "description"};
-    if (format == OutputFormat::kJson) ctx.out << json.dump(2) << "\n";
+    if (format == OutputFormat::kJson) ctx.out << DumpJson(json) << "\n";
     else if (format == OutputFormat::kCsv) ctx.out << RenderCsv(headers, rows);
     else if (format == OutputFormat::kMarkdown) ctx.out << RenderMarkdownTable(headers, rows);
     else ctx.out << RenderPlainTable(headers, rows);

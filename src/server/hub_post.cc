@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memfit/local_source.h"
+#include "memfit/json.h"
 
 namespace memfit::server {
 namespace {
@@ -75,7 +76,7 @@ Result<DiscussionResult> PostDiscussion(const DiscussionRequest& request, const 
                      listing->status, request.model);
   }
   nlohmann::json body = {{"title", title}, {"description", request.description}};
-  auto response = client.Post(base, headers, body.dump(), "application/json");
+  auto response = client.Post(base, headers, DumpJson(body, -1), "application/json");
   if (!response) return MakeError("post: cannot reach {}", endpoint);
   if (response->status != 200 && response->status != 201) {
     return MakeError("post: the Hub answered {} when creating the discussion", response->status);

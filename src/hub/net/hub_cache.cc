@@ -203,7 +203,7 @@ void HubCache::WriteTree(std::string_view repo_id, std::string_view commit,
   }
   WriteAtomically(
       fs::path(memfit_) / "hub" / RepoFolderName(repo_id) / (std::string(commit) + ".tree.json"),
-      json.dump());
+      DumpJson(json, -1));
 }
 
 std::optional<WeightIndex> HubCache::ReadIndex(std::string_view etag) const {

@@ -8,6 +8,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "memfit/json.h"
 
 namespace memfit::arch {
 
@@ -32,7 +33,7 @@ std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_v
   for (const auto& v : *it) {
     if (!v.is_number_unsigned() || v.get<uint64_t>() == 0 || v.get<uint64_t>() > (1u << 20)) {
       b.Fail(MakeError("{}: field \"{}\" holds {}, not a positive integer up to 2^20", c.where(),
-                       key, v.dump()));
+                       key, DumpJson(v, -1)));
       return {};
     }
     out.push_back(v.get<uint64_t>());
