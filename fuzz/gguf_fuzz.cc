@@ -122,17 +122,7 @@ std::string EveryValueType(uint32_t version, bool big_endian) {
       .F32Array("fa", {0.5f, 2.0f})
       .BoolArray("ba", {true, false, true})
       .StrArray("sa", {"a", "", "ccc"});
-  w.Raw("nested", 9, [&](std::string& o) {  // [[1, 2], [3]] of uint16
-    w.Put<uint32_t>(o, 9);
-    w.PutCount(o, 2);
-    w.Put<uint32_t>(o, 2);
-    w.PutCount(o, 2);
-    w.Put<uint16_t>(o, 1);
-    w.Put<uint16_t>(o, 2);
-    w.Put<uint32_t>(o, 2);
-    w.PutCount(o, 1);
-    w.Put<uint16_t>(o, 3);
-  });
+  w.NestedU16Array("nested", {{1, 2}, {3}});
   w.Tensor("blk.0.attn_q.weight", {256, 3}, kQ4_K)
       .Tensor("output_norm.weight", {5}, kF32)
       .Tensor("blk.0.ffn_gate_exps.weight", {64, 2}, 39);
@@ -156,26 +146,8 @@ SeedFile SeedOf(const GgufWriter& w) {
 
 // Two shards of a split model (gguf-split): metadata in the first, split.* keys in both.
 std::string SplitPair() {
-  std::string out;
-  for (uint16_t no = 0; no < 2; ++no) {
-    GgufWriter w;
-    if (no == 0) {
-      w.Str("general.architecture", "llama")
-          .U32("llama.block_count", 2)
-          .U32("llama.context_length", 2048)
-          .U32("llama.embedding_length", 64)
-          .U32("llama.feed_forward_length", 128)
-          .U32("llama.attention.head_count", 4)
-          .U32("llama.vocab_size", 100);
-    }
-    w.U16("split.no", no).U16("split.count", 2).I32("split.tensors.count", 4);
-    if (no == 0)
-      w.Tensor("token_embd.weight", {64, 32}, kQ8_0).Tensor("blk.0.attn_q.weight", {64, 64}, kQ8_0);
-    else
-      w.Tensor("blk.1.attn_q.weight", {64, 64}, kQ8_0).Tensor("output.weight", {64, 32}, kQ8_0);
-    out += w.Build();
-  }
-  return out;
+  return testing::TinySplitShard(0, {{"token_embd.weight", 32}, {"blk.0.attn_q.weight", 64}}).Build() +
+         testing::TinySplitShard(1, {{"blk.1.attn_q.weight", 64}, {"output.weight", 32}}).Build();
 }
 
 }  // namespace

@@ -97,4 +97,22 @@ inline uint32_t Q4KM(const std::string& name, int il) {
   return kQ4_K;
 }
 
+// Shard `no` (0-based) of a two-file gguf-split model of a tiny llama (2 layers, 64 wide): the
+// metadata in the first shard, split.* keys in both, the given Q8_0 [64, rows] tensors in each.
+inline GgufWriter TinySplitShard(uint16_t no, const std::vector<std::pair<std::string, uint64_t>>& tensors) {
+  GgufWriter w;
+  if (no == 0) {
+    w.Str("general.architecture", "llama")
+        .U32("llama.block_count", 2)
+        .U32("llama.context_length", 2048)
+        .U32("llama.embedding_length", 64)
+        .U32("llama.feed_forward_length", 128)
+        .U32("llama.attention.head_count", 4)
+        .U32("llama.vocab_size", 100);
+  }
+  w.U16("split.no", no).U16("split.count", 2).I32("split.tensors.count", 4);
+  for (const auto& [name, rows] : tensors) w.Tensor(name, {64, rows}, kQ8_0);
+  return w;
+}
+
 }  // namespace memfit::testing

@@ -101,6 +101,18 @@ class GgufWriter {
 
   // A tensor info; `dims` innermost first (ggml ne order). Offsets are assigned in order, each
   // aligned, unless `offset` is given.
+  // A nested array of uint16 arrays, e.g. [[1, 2], [3]].
+  GgufWriter& NestedU16Array(const std::string& k, const std::vector<std::vector<uint16_t>>& v) {
+    return Raw(k, 9, [&](std::string& o) {
+      Put<uint32_t>(o, 9);  // elements are arrays
+      PutCount(o, v.size());
+      for (const auto& inner : v) {
+        Put<uint32_t>(o, 2);  // of uint16
+        PutCount(o, inner.size());
+        for (uint16_t x : inner) Put<uint16_t>(o, x);
+      }
+    });
+  }
   GgufWriter& Tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type,
                      std::optional<uint64_t> offset = std::nullopt) {
     tensors_.push_back({name, std::move(dims), type, offset});

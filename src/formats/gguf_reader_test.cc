@@ -23,18 +23,7 @@ GgufWriter EveryValueType(uint32_t version, bool big_endian) {
       .I32("i32", -7).F32("f32", 1.5f).Bool("b", true).U64("u64", 1ull << 40).I64("i64", -(1ll << 40))
       .F64("f64", 0.25).U32Array("llama.feed_forward_length", {100, 200}).I32Array("ia", {-1, 2})
       .F32Array("fa", {0.5f, 2.0f}).BoolArray("ba", {true, false, true}).StrArray("sa", {"a", "", "ccc"});
-  // A nested array: [[1, 2], [3]] of uint16.
-  w.Raw("nested", 9, [&](std::string& o) {
-    w.Put<uint32_t>(o, 9);
-    w.PutCount(o, 2);
-    w.Put<uint32_t>(o, 2);
-    w.PutCount(o, 2);
-    w.Put<uint16_t>(o, 1);
-    w.Put<uint16_t>(o, 2);
-    w.Put<uint32_t>(o, 2);
-    w.PutCount(o, 1);
-    w.Put<uint16_t>(o, 3);
-  });
+  w.NestedU16Array("nested", {{1, 2}, {3}});  // [[1, 2], [3]] of uint16
   // Q4_K [256, 3]: 3 blocks of 144 bytes; F32 [5]; MXFP4 [64, 2]: 4 blocks of 17 bytes.
   w.Tensor("blk.0.w", {256, 3}, 12).Tensor("norm", {5}, 0).Tensor("e", {64, 2}, 39);
   return w;

@@ -171,25 +171,15 @@ TEST(HubGgufTest, MalformedCacheFilesAreAMiss) {
 TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
   FakeHub hub;
   FakeRepo repo = GgufRepo("org/quants-GGUF");
-  auto shard = [](uint16_t no, std::vector<std::string> names, bool meta) {
-    GgufWriter w;
-    if (meta) {
-      w.Str("general.architecture", "llama")
-          .U32("llama.block_count", 2)
-          .U32("llama.context_length", 2048)
-          .U32("llama.embedding_length", 64)
-          .U32("llama.feed_forward_length", 128)
-          .U32("llama.attention.head_count", 4)
-          .U32("llama.vocab_size", 100);
-    }
-    w.U16("split.no", no).U16("split.count", 2).I32("split.tensors.count", 4);
-    for (const auto& n : names) w.Tensor(n, {64, 64}, testing::kQ8_0);
-    return w;
+  auto shard = [](uint16_t no, std::vector<std::string> names) {
+    std::vector<std::pair<std::string, uint64_t>> tensors;
+    for (auto& n : names) tensors.emplace_back(std::move(n), 64);
+    return testing::TinySplitShard(no, tensors);
   };
   AddGguf(repo, "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf",
-          shard(0, {"token_embd.weight", "blk.0.attn_q.weight"}, true));
+          shard(0, {"token_embd.weight", "blk.0.attn_q.weight"}));
   AddGguf(repo, "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf",
-          shard(1, {"blk.1.attn_q.weight", "output.weight"}, false));
+          shard(1, {"blk.1.attn_q.weight", "output.weight"}));
   AddGguf(repo, "m-Q8_0.gguf", testing::MakeGgufWriter(GgufShape{}));
   AddGguf(repo, "mmproj-m-F16.gguf", testing::MakeGgufWriter(Projector()));
   FakeRepo broken = repo;
