@@ -164,7 +164,14 @@ struct FakeHub::Impl {
     if (int ms = self->stall_ms; ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     if (int ms = self->slow_ms; ms > 0 && !self->slow_target.empty() &&
                                 req.target.find(self->slow_target) != std::string::npos) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      // Wait `ms`, or less once the CDN has seen `slow_until_cdn_requests` requests (0: always
+      // the whole time), so a test can hold one answer back until others arrive, without timing.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+      const int enough = self->slow_until_cdn_requests;
+      while (std::chrono::steady_clock::now() < until &&
+             (enough == 0 || self->cdn_requests < enough)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
       std::lock_guard lock(mutex);
       self->requests_before_slow_answer = log.size();
     }

@@ -47,9 +47,11 @@ class FakeHub {
   std::atomic<bool> short_bodies{false};   // CDN sends half of each range
   std::atomic<int> stall_ms{0};            // sleep this long before answering (timeouts)
   std::atomic<size_t> tree_page_size{0};   // >0: paginate the tree with Link headers
-  // Requests whose target contains `slow_target` wait `slow_ms` more (set before use).
+  // Requests whose target contains `slow_target` wait `slow_ms` more (set before use), or less
+  // once the CDN has had `slow_until_cdn_requests` requests (when > 0).
   std::string slow_target;
   std::atomic<int> slow_ms{0};
+  std::atomic<int> slow_until_cdn_requests{0};
 
   // Observations.
   std::atomic<int> hub_requests{0};

@@ -37,8 +37,11 @@ size_t Count(const std::vector<std::string>& log, const std::string& part) {
 TEST(HubPipelineTest, ShardHeadersAreReadWhileTheIndexArrives) {
   FakeHub hub;
   hub.AddRepo(testing::TinyLlamaRepo());
+  // The index is answered only once both shard ranges have reached the CDN (or after 20 s, and
+  // then the check below fails): no timing involved for a client that reads them concurrently.
   hub.slow_target = "model.safetensors.index.json";
-  hub.slow_ms = 600;
+  hub.slow_ms = 20'000;
+  hub.slow_until_cdn_requests = 2;
   HubStats stats;
   auto r = Resolve(TestSettings(hub), stats, "org/tiny-llama");
   ASSERT_TRUE(r) << r.error().message;
