@@ -181,12 +181,12 @@ void Cache(std::string_view bytes, uint32_t choice) {
   if (auto index = hubnet::DeserializeIndex(bytes)) {
     auto round = hubnet::DeserializeIndex(hubnet::SerializeIndex(*index));
     Require(round.has_value(), "a decoded index does not re-decode");
-    Require(round->total_size == index->total_size && round->shards == index->shards,
+    Require(round->total_size == index->total_size && round->shards() == index->shards(),
             "an index changed through the cache codec");
-    Require(std::is_sorted(index->shards.begin(), index->shards.end()), "index shards not sorted");
+    Require(std::is_sorted(index->shards().begin(), index->shards().end()), "index shards not sorted");
     size_t n = 0;
     for (const auto& [tensor, shard] : index->weight_map) {
-      Require(std::binary_search(index->shards.begin(), index->shards.end(), shard),
+      Require(std::binary_search(index->shards().begin(), index->shards().end(), shard),
               "an index entry names no listed shard");
       ++n;
     }

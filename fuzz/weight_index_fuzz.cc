@@ -29,9 +29,9 @@ void Run(std::string_view input) {
   auto index = ParseWeightIndex(input, "fuzz.index.json");
   CheckResult(index);
   if (!index) return;
-  Require(std::is_sorted(index->shards.begin(), index->shards.end()), "shards not sorted");
+  Require(std::is_sorted(index->shards().begin(), index->shards().end()), "shards not sorted");
   for (const auto& [tensor, shard] : index->weight_map) {
-    Require(std::binary_search(index->shards.begin(), index->shards.end(), shard),
+    Require(std::binary_search(index->shards().begin(), index->shards().end(), shard),
             "a weight_map shard missing from shards");
     Require(!shard.empty() && shard.front() != '/' && shard.find("..") == std::string::npos,
             "an unsafe shard name accepted");

@@ -125,7 +125,8 @@ class WeightMap {
 struct WeightIndex {
   std::optional<uint64_t> total_size;  // "metadata"."total_size" (some old indexes write a float)
   WeightMap weight_map;                // tensor name -> shard file name
-  std::vector<std::string> shards;     // distinct shard names, sorted (weight_map.shard_names())
+  // The distinct shard names, sorted.
+  const std::vector<std::string>& shards() const { return weight_map.shard_names(); }
 };
 
 Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_view what);

@@ -1,6 +1,5 @@
 #include "cli/model_loader.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "memfit/catalog.h"
@@ -8,17 +7,6 @@
 #include "memfit/local_source.h"
 
 namespace memfit::cli {
-namespace {
-
-bool EnvTrue(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s == "1" || s == "ON" || s == "YES" || s == "TRUE";
-}
-
-}  // namespace
 
 void AddModelArgs(CLI::App& command, ModelArgs& args) {
   command.add_option("MODEL", args.spec,
@@ -51,7 +39,6 @@ Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args) {
   }
   MEMFIT_ASSIGN_OR_RETURN(LocalResolution local, ResolveLocalModel(args.spec, options));
   if (local.kind != InputKind::kNotFound) return LoadedInputs{.inputs = std::move(local.inputs)};
-  (void)EnvTrue;
   return MakeError(
       "{}: model not found. memfit looked for (1) a local directory with config.json or "
       "safetensors files, (2) a .safetensors or config.json file, (3) a Hub id in the local "

@@ -118,7 +118,7 @@ TEST(WeightIndex, ParsesTotalSizeAsIntegerOrFloat) {
       "index.json");
   ASSERT_TRUE(index) << index.error().message;
   EXPECT_EQ(*index->total_size, 16000000000u);
-  EXPECT_EQ(index->shards.size(), 2u);
+  EXPECT_EQ(index->shards().size(), 2u);
   auto empty = ParseWeightIndex(R"({"metadata": {}, "weight_map": {}})", "index.json");
   ASSERT_TRUE(empty);
   EXPECT_FALSE(empty->total_size);

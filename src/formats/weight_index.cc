@@ -185,7 +185,6 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
       return MakeError("{}: duplicate key \"{}\"", what, name_of(entries[i]));
     }
   }
-  index.shards = shard_names;
   auto weight_map = WeightMap::Make(std::move(shard_names), std::move(names), std::move(entries));
   if (!weight_map) return MakeError("{}: inconsistent weight_map", what);  // not reached
   index.weight_map = std::move(*weight_map);

@@ -135,19 +135,20 @@ struct Router::Impl {
       if (!value) return ErrorResponse(400, value.error().message);
       *f.out = std::move(*value);
     }
-    // Offline (HF_HUB_OFFLINE, like huggingface_hub): no request to the Hub at all.
-    if (EnvIsTrue("HF_HUB_OFFLINE")) {
+    // The Hub client's own reading of the environment: HF_ENDPOINT, and offline with
+    // HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE (no request to the Hub at all). The token is the
+    // client's (Authorization), never the server's.
+    const HubSettings hub = HubSettingsFromEnvironment();
+    if (hub.offline) {
       return ErrorResponse(400,
                            "post: the server runs offline (HF_HUB_OFFLINE): nothing is posted");
     }
     if (req.authorization.starts_with("Bearer ")) request.token = req.authorization.substr(7);
-    const char* endpoint = std::getenv("HF_ENDPOINT");
     const char* home = std::getenv("HOME");
     std::string record =
         std::string(home ? home : "/tmp") + "/.cache/memfit/posted-discussions.txt";
     if (const char* r = std::getenv("MEMFIT_POST_RECORD")) record = r;
-    auto result = PostDiscussion(
-        request, endpoint && *endpoint ? endpoint : "https://huggingface.co", record);
+    auto result = PostDiscussion(request, hub.endpoint, record);
     if (!result) {
       int status = result.error().message.find("already") != std::string::npos ? 409 : 400;
       return ErrorResponse(status, result.error().message);

@@ -122,7 +122,7 @@ Result<ModelInputs> ReadModelDirectory(const std::string& dir_string) {
   }
   if (inputs.index && inputs.index_name == "model.safetensors.index.json") {
     size_t missing = 0;
-    for (const auto& shard : inputs.index->shards) {
+    for (const auto& shard : inputs.index->shards()) {
       if (!IsFile(dir / shard)) {
         ++missing;
         continue;
@@ -132,7 +132,7 @@ Result<ModelInputs> ReadModelDirectory(const std::string& dir_string) {
     }
     if (missing > 0 && !inputs.safetensors.empty()) {
       return MakeError("{}: {} of {} shards listed in model.safetensors.index.json are missing",
-                       dir_string, missing, inputs.index->shards.size());
+                       dir_string, missing, inputs.index->shards().size());
     }
     if (missing > 0) {
       inputs.assumptions.push_back(

@@ -158,7 +158,6 @@ std::optional<SafetensorsHeader> DeserializeHeader(std::string_view bytes) {
 
 std::string SerializeIndex(const WeightIndex& index) {
   const WeightMap& map = index.weight_map;
-  if (index.shards != map.shard_names()) return "";
   std::string out(kIndexMagic);
   PutU8(out, index.total_size ? 1 : 0);
   PutU64(out, index.total_size.value_or(0));
@@ -206,7 +205,6 @@ std::optional<WeightIndex> DeserializeIndex(std::string_view bytes) {
     names += tensor;
   }
   if (r.left() != 0) return std::nullopt;
-  index.shards = shards;
   // WeightMap::Make checks the order, the shard numbers and that every shard is named.
   auto map = WeightMap::Make(std::move(shards), std::move(names), std::move(entries));
   if (!map) return std::nullopt;

@@ -53,7 +53,7 @@ TEST(CacheCodecTest, IndexRoundTrip) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->total_size, index.total_size);
   EXPECT_EQ(back->weight_map, index.weight_map);
-  EXPECT_EQ(back->shards, index.shards);
+  EXPECT_EQ(back->shards(), index.shards());
   WeightIndex no_total = index;
   no_total.total_size.reset();
   auto back2 = DeserializeIndex(SerializeIndex(no_total));

@@ -195,7 +195,7 @@ Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
     const hubnet::WeightGroup& g = plan.groups[gi];
     group_paths[gi] = g.files;
     if (g.index_path.empty()) continue;
-    for (const auto& shard : index_by_path.at(g.index_path)->shards) {
+    for (const auto& shard : index_by_path.at(g.index_path)->shards()) {
       std::string path = g.folder + shard;
       if (!s.files.count(path)) {
         return MakeError("{}: {} lists {}, which is not in the repository", s.ref.repo_id,
