@@ -39,6 +39,10 @@ Result<ModelInputs> ReadModelDirectory(const std::string& dir);
 // ~/.cache/huggingface/hub.
 std::string DefaultHfHubCache();
 
+// A repository path (or a revision) safe to join under a directory: relative, at most 1024
+// bytes, no "." / ".." or empty segments, no NUL or backslash.
+bool IsSafeRepoPath(std::string_view path);
+
 // Whether `spec` looks like a Hub id ("org/name" or "name").
 bool LooksLikeHubId(std::string_view spec);
 

@@ -39,19 +39,6 @@ bool IsHexSha(std::string_view s) {
   return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-// A revision that stays inside refs/ when joined to it ("main", "v1.0", "refs/pr/1"): no ".."
-// segment, no absolute path, no NUL. --revision (or a server request's "revision") is joined
-// into a path below, before the Hub client would have validated it.
-bool IsSafeRevision(std::string_view r) {
-  if (r.empty() || r.front() == '/' || r.find('\0') != std::string_view::npos) return false;
-  for (size_t start = 0; start <= r.size();) {
-    size_t end = std::min(r.find('/', start), r.size());
-    if (r.substr(start, end - start) == ".." || r.substr(start, end - start) == ".") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 // A .gguf file, with its sibling split files when its name is PREFIX-0000i-of-0000N.gguf.
 Result<std::vector<GgufShard>> ReadGgufFiles(const fs::path& path) {
   std::vector<fs::path> paths{path};
@@ -78,6 +65,21 @@ Result<SafetensorsHeader> ReadHeaderFile(const fs::path& path) {
 }
 
 }  // namespace
+
+bool IsSafeRepoPath(std::string_view path) {
+  if (path.empty() || path.size() > 1024 || path.front() == '/' ||
+      path.find('\0') != std::string_view::npos || path.find('\\') != std::string_view::npos) {
+    return false;
+  }
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view seg = path.substr(start, end - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
 
 bool LooksLikeHubId(std::string_view spec) {
   if (spec.empty() || spec.size() > 200) return false;
@@ -214,7 +216,9 @@ Result<LocalResolution> ResolveLocalModel(std::string_view spec, const LocalReso
     std::string repo_dir = "models--" + std::string(spec);
     for (size_t pos; (pos = repo_dir.find('/')) != std::string::npos;) repo_dir.replace(pos, 1, "--");
     const fs::path repo = fs::path(options.hf_hub_cache) / repo_dir;
-    if (IsSafeRevision(options.revision) && fs::is_directory(repo, ec)) {
+    // --revision (or a server request's "revision") is joined under refs/ before the Hub client
+    // would have validated it: it must stay inside ("main", "v1.0", "refs/pr/1").
+    if (IsSafeRepoPath(options.revision) && fs::is_directory(repo, ec)) {
       std::string sha;
       if (IsFile(repo / "refs" / options.revision)) {
         MEMFIT_ASSIGN_OR_RETURN(sha, ReadSmallFile(repo / "refs" / options.revision));

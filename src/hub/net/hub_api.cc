@@ -54,21 +54,6 @@ bool IsObjectId(std::string_view s) {
          s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-bool IsSafeRepoPath(std::string_view path) {
-  if (path.empty() || path.size() > 1024 || path.front() == '/' ||
-      path.find('\0') != std::string_view::npos || path.find('\\') != std::string_view::npos) {
-    return false;
-  }
-  for (size_t start = 0; start <= path.size();) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view seg = path.substr(start, end - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 Result<std::string> ParseModelInfoSha(std::string_view body, std::string_view url) {
   MEMFIT_ASSIGN_OR_RETURN(auto json, ParseJson(body, url, JsonLimits{.max_bytes = kMaxApiBytes}));
   if (!json.is_object() || !json.contains("sha") || !json["sha"].is_string()) {

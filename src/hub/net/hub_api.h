@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memfit/local_source.h"
 #include "memfit/result.h"
 
 namespace memfit::hubnet {
@@ -29,9 +30,8 @@ struct RepoFile {
 
 // A git or LFS object id: 40 or 64 lowercase hex digits (safe as a file name).
 bool IsObjectId(std::string_view s);
-// A repository path safe to join under a directory: relative, at most 1024 bytes, no "." / ".."
-// or empty segments, no NUL or backslash.
-bool IsSafeRepoPath(std::string_view path);
+// IsSafeRepoPath (memfit/local_source.h): the local HF-cache lookup uses it too.
+using memfit::IsSafeRepoPath;
 
 // The commit of a model info answer: "sha", 40 lowercase hex digits. `url` names it in errors.
 Result<std::string> ParseModelInfoSha(std::string_view body, std::string_view url);
