@@ -78,6 +78,7 @@ std::vector<std::string> Seeds() {
            R"({"model": "bert-base-cased", "gpu": "24GiB", "task": "train", "device-map": true})"),
       Post("/api/v1/models", R"({"family": "llama"})"),
       Post("/api/v1/gpus", R"({"min-memory": "24GiB", "vendor": "nvidia"})"),
+      Post("/api/v1/models", R"({"family": "llama="})"),  // a value ending with '='
       Post("/api/v1/inference",
            R"({"model": "Qwen/Qwen2.5-7B-Instruct", "engine": "llama.cpp", "context": 4096})"),
       Post(
@@ -378,8 +379,9 @@ void CheckArguments(std::string_view command, const nlohmann::json& body) {
       Require(flag != refused, "a refused option passed to the CLI");
     }
     Require(body.contains(name), "an option the body did not ask for");
-    // "--key=" is "--key" to CLI11, which then takes the next argument as its value.
-    Require(arg.back() != '=', "an empty attached value");
+    // "--key=" is "--key" to CLI11, which then takes the next argument as its value. (A value may
+    // itself end with '=': "--family=llama=" is fine.)
+    Require(arg.find('=') != arg.size() - 1, "an empty attached value");
     if (arg.find('=') == std::string::npos && i + 3 < a.size() && a[i + 1].empty())
       ++i;  // "--key" ""
   }

@@ -38,7 +38,11 @@ for target in "${targets[@]}"; do
       -artifact_prefix="$findings/" -print_final_stats=1 ${FUZZ_ARGS:-} \
       >"$build/$target.log" 2>&1; then
     echo "FAILED: $target (log: $build/$target.log, inputs: $findings/)"
-    tail -n 40 "$build/$target.log"
+    # What failed and the input that did it (base64), then the last lines of progress.
+    grep -E "invariant violated|ERROR:|SUMMARY:|ALARM:|out-of-memory|Base64:|Test unit written" \
+      "$build/$target.log" | cut -c1-2000 || true
+    grep -A 12 -E "^==[0-9]+==ERROR|ERROR: libFuzzer" "$build/$target.log" | head -n 14 || true
+    tail -n 5 "$build/$target.log"
     failed=1
   else
     grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)" \

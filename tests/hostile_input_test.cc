@@ -305,6 +305,13 @@ TEST(HostileInput, NamesWithNewlinesKeepErrorsOnOneLine) {
             R"(safetensors: tensor "x\x01y": unknown dtype "F32\r")");
 }
 
+TEST(HostileInput, ArchitectureNamesWithNewlinesKeepErrorsOnOneLine) {
+  // Found by config_fuzz: the encoder builders' "unknown head" error was formatted without
+  // MakeError, so an architecture name holding "\n" made a two-line error.
+  auto model = Describe(R"({"model_type": "t5", "architectures": ["T5Odd\nHead"]})");
+  ExpectErrorContaining(model, R"(architecture "T5Odd\nHead" is not built)");
+}
+
 TEST(HostileInput, JsonNestingAndSizeLimits) {
   std::string deep = std::string(65, '[') + std::string(65, ']');
   auto nested = ParseJson(deep, "x.json");

@@ -70,6 +70,12 @@ TEST(Router, OptionsHiddenInValuesNeverReachTheCli) {
                                              "--vendor=--export-configs=x", "--format", "json"}));
   ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "--export-configs=x"})"), 422,
               "--export-configs=x");
+  // A value that ends with '=' is still attached whole (the fuzzer's own check once read this as
+  // an empty value).
+  auto trailing = ApiArguments("gpus", nlohmann::json{{"vendor", "nvidia="}});
+  ASSERT_TRUE(trailing) << trailing.error().message;
+  EXPECT_EQ(*trailing, (std::vector<std::string>{"gpus", "--vendor=nvidia=", "--format", "json"}));
+  ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "nvidia="})"), 422, "nvidia=");
   // An empty value stays a separate argument: CLI11 reads "--gpu=" as "--gpu" and took the next
   // argument ("--format") as its value.
   auto empty = ApiArguments("gpus", nlohmann::json{{"vendor", ""}});

@@ -24,9 +24,9 @@ uint64_t NumLabels(ModelBuilder& b, const HfConfig& config) {
 }
 
 Error UnknownHead(const HfConfig& config, std::string_view cls, std::string_view known) {
-  return Error{fmt::format("{}: architecture \"{}\" is not built by memfit's config-only builder "
-                           "(known: {}); reading the safetensors headers gives an exact answer",
-                           config.where(), cls, known)};
+  return MakeError("{}: architecture \"{}\" is not built by memfit's config-only builder "
+                   "(known: {}); reading the safetensors headers gives an exact answer",
+                   config.where(), cls, known);
 }
 
 LayerInfo DenseLayer(AttentionKind kind, uint64_t heads, uint64_t head_dim, uint64_t intermediate) {
