@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -148,6 +149,36 @@ std::optional<std::string> HubCache::FullSnapshotFile(std::string_view repo_id,
   std::error_code ec;
   if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) != size || ec) return std::nullopt;
   return p.string();
+}
+
+std::vector<RepoFile> HubCache::SnapshotGgufFiles(std::string_view repo_id,
+                                                  std::string_view commit,
+                                                  size_t max_files) const {
+  std::vector<RepoFile> out;
+  if (hf_.empty() || !IsObjectId(commit)) return out;
+  const fs::path snapshot = fs::path(hf_) / RepoFolderName(repo_id) / "snapshots" / std::string(commit);
+  std::error_code ec;
+  if (!fs::is_directory(snapshot, ec)) return out;
+  size_t seen = 0;
+  for (auto it = fs::recursive_directory_iterator(snapshot, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (++seen > 16 * max_files || out.size() >= max_files) break;  // a bounded walk
+    if (it.depth() >= 8) it.disable_recursion_pending();
+    const fs::path& path = it->path();
+    if (path.extension() != ".gguf" || !fs::is_regular_file(path, ec)) continue;  // follows links
+    const std::string relative = path.lexically_relative(snapshot).generic_string();
+    if (!IsSafeRepoPath(relative)) continue;
+    RepoFile file{.path = relative, .size = fs::file_size(path, ec), .etag = "", .lfs = true};
+    if (ec) continue;
+    if (fs::is_symlink(fs::symlink_status(path, ec))) {
+      const std::string blob = fs::read_symlink(path, ec).filename().string();
+      if (!ec && IsObjectId(blob)) file.etag = blob;
+    }
+    out.push_back(std::move(file));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
+  return out;
 }
 
 void HubCache::WriteSnapshotFile(std::string_view repo_id, std::string_view commit,

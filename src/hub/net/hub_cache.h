@@ -40,6 +40,12 @@ class HubCache {
   // The local path of snapshots/{commit}/{path} when the whole file (`size` bytes) is there.
   std::optional<std::string> FullSnapshotFile(std::string_view repo_id, std::string_view commit,
                                               std::string_view path, uint64_t size) const;
+  // The .gguf files under snapshots/{commit} (downloaded there by huggingface_hub, e.g.
+  // `huggingface-cli download REPO FILE.gguf`), sorted by path, each with its size and, when its
+  // link names a blob that is an object id, that etag; at most `max_files`, in folders at most
+  // 8 deep, symlinked folders not followed. Empty when none.
+  std::vector<RepoFile> SnapshotGgufFiles(std::string_view repo_id, std::string_view commit,
+                                          size_t max_files = 4096) const;
   // blobs/{etag} + the snapshot symlink (a copy where symlinks fail).
   void WriteSnapshotFile(std::string_view repo_id, std::string_view commit, const RepoFile& file,
                          std::string_view bytes) const;

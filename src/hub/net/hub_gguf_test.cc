@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -233,6 +234,101 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
       incomplete.error().message,
       "org/broken-split-GGUF: split file Q4_K_M/m-Q4_K_M-00002-of-00002.gguf of the 2 files of "
       "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf is not in the repository");
+}
+
+// A GGUF file downloaded into the Hugging Face cache as huggingface_hub does it
+// (`huggingface-cli download REPO FILE`): blobs/{sha256} holds the whole file (its tensor data left
+// sparse), snapshots/{commit}/{path} links to it, refs/main names the commit. memfit never ran.
+void DownloadIntoHfCache(const HubSettings& s, const std::string& repo_id,
+                         const std::string& commit, const std::string& path, const GgufWriter& w,
+                         char etag_digit) {
+  std::string folder = "models--" + repo_id;
+  folder.replace(folder.find('/'), 1, "--");
+  const fs::path repo = fs::path(s.hub_cache) / folder;
+  const std::string etag(64, etag_digit);
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(repo / "refs");
+  fs::create_directories((repo / "snapshots" / commit / path).parent_path());
+  {
+    std::ofstream(repo / "blobs" / etag, std::ios::binary) << w.Header();
+    std::ofstream(repo / "refs" / "main") << commit;
+  }
+  fs::resize_file(repo / "blobs" / etag, w.Header().size() + w.DataBytes());
+  fs::path target = fs::path("..") / "..";
+  for (size_t i = 0; i < static_cast<size_t>(std::count(path.begin(), path.end(), '/')); ++i)
+    target /= "..";
+  fs::create_symlink(target / "blobs" / etag, repo / "snapshots" / commit / path);
+}
+
+TEST(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileList) {
+  FakeHub hub;  // online cases must not need it; the repository is there to show who decided
+  FakeRepo repo = GgufRepo("org/local-GGUF");
+  AddGguf(repo, "m-Q4_K_M.gguf", testing::MakeGgufWriter(GgufShape{}));
+  AddGguf(repo, "m-Q8_0.gguf", testing::MakeGgufWriter(GgufShape{}));
+  AddGguf(repo, "m-F16.gguf", testing::MakeGgufWriter(GgufShape{}));
+  hub.AddRepo(repo);
+  HubSettings s = TestSettings(hub);
+  GgufShape small;
+  small.n_vocab = 48;  // tells the downloaded file from the fake Hub's
+  DownloadIntoHfCache(s, "org/local-GGUF", repo.commit, "m-Q4_K_M.gguf",
+                      testing::MakeGgufWriter(small), 'a');
+
+  // Offline, one file downloaded: that model, no request, and the guess said.
+  s.offline = true;
+  HubStats stats;
+  auto one = Resolve(s, stats, "org/local-GGUF");
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_EQ(one->layout, "gguf");
+  EXPECT_EQ(one->gguf_file, "m-Q4_K_M.gguf");
+  EXPECT_TRUE(one->from_cache);
+  EXPECT_EQ(one->commit, repo.commit);
+  EXPECT_EQ(stats.requests.load(), 0u);
+  EXPECT_EQ(stats.headers_cached.load(), 1u);
+  EXPECT_NE(std::find(one->inputs.assumptions.begin(), one->inputs.assumptions.end(),
+                      "file list from the Hugging Face cache snapshot (the .gguf files downloaded "
+                      "there; the Hub may hold others)"),
+            one->inputs.assumptions.end());
+  auto model = DescribeModel(one->inputs);
+  ASSERT_TRUE(model) << model.error().message;
+  EXPECT_EQ(model->name, "org/local-GGUF");
+
+  // Two downloaded, no choice: the choice is asked for among what is in the cache.
+  DownloadIntoHfCache(s, "org/local-GGUF", repo.commit, "sub/m-Q8_0.gguf",
+                      testing::MakeGgufWriter(small), 'b');
+  auto ambiguous = Resolve(s, stats, "org/local-GGUF");
+  ASSERT_FALSE(ambiguous);
+  EXPECT_EQ(ambiguous.error().message,
+            "org/local-GGUF: 2 GGUF models; choose one with --gguf-file (a file, or a part of its "
+            "name such as Q4_K_M): m-Q4_K_M.gguf, sub/m-Q8_0.gguf (offline: only the 2 .gguf files "
+            "in the Hugging Face cache snapshot " + repo.commit.substr(0, 12) +
+                " were looked at)");
+  auto q8 = Resolve(s, stats, "org/local-GGUF", {.gguf_file = "Q8_0"});
+  ASSERT_TRUE(q8) << q8.error().message;
+  EXPECT_EQ(q8->gguf_file, "sub/m-Q8_0.gguf");
+  auto absent = Resolve(s, stats, "org/local-GGUF", {.gguf_file = "F16"});
+  ASSERT_FALSE(absent);
+  EXPECT_NE(absent.error().message.find("--gguf-file F16 is not in the repository"),
+            std::string::npos)
+      << absent.error().message;
+  EXPECT_EQ(stats.requests.load(), 0u);
+  EXPECT_EQ(hub.hub_requests + hub.cdn_requests, 0);
+
+  // Online, a choice that was downloaded: still no request.
+  s.offline = false;
+  HubStats online_stats;
+  auto chosen = Resolve(s, online_stats, "org/local-GGUF", {.gguf_file = "Q4_K_M"});
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->gguf_file, "m-Q4_K_M.gguf");
+  EXPECT_EQ(online_stats.requests.load(), 0u);
+  // Online without a choice, or with one not downloaded: the Hub's file list decides.
+  auto listed = Resolve(s, online_stats, "org/local-GGUF");
+  ASSERT_FALSE(listed);
+  EXPECT_NE(listed.error().message.find("3 GGUF models; choose one"), std::string::npos)
+      << listed.error().message;
+  auto f16 = Resolve(s, online_stats, "org/local-GGUF", {.gguf_file = "F16"});
+  ASSERT_TRUE(f16) << f16.error().message;
+  EXPECT_EQ(f16->gguf_file, "m-F16.gguf");
+  EXPECT_GT(hub.hub_requests.load(), 0);
 }
 
 TEST(HubGgufTest, TheOneModelBesideAProjectorIsChosen) {

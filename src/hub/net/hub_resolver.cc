@@ -337,6 +337,36 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
       return out;
     }
   }
+  // 3. GGUF files downloaded into the Hugging Face cache (`huggingface-cli download REPO FILE`)
+  // when no earlier memfit run cached the file list: the snapshot's .gguf files stand in for it.
+  // Offline, or online when --gguf-file (or a file URL) names one of them; online with no choice
+  // the Hub's list decides, since the snapshot holds only what was downloaded.
+  if (auto commit = s.cache.ReadRef(ref.repo_id, revision)) {
+    auto gguf = s.cache.SnapshotGgufFiles(ref.repo_id, *commit);
+    const bool chosen = !options.gguf_file.empty() || ref.file.ends_with(".gguf");
+    if (!gguf.empty() && (settings.offline || chosen)) {
+      s.commit = *commit;
+      s.files.clear();
+      for (auto& f : gguf) s.files[f.path] = std::move(f);
+      std::string snapshot_missing;
+      auto local = Assemble(s, nullptr, snapshot_missing);
+      if (!local && settings.offline) {
+        return MakeError("{} (offline: only the {} .gguf files in the Hugging Face cache snapshot "
+                         "{} were looked at)",
+                         local.error().message, gguf.size(), s.commit.substr(0, 12));
+      }
+      if (local && *local) {
+        (*local)->from_cache = true;
+        (*local)->inputs.assumptions.push_back(
+            "file list from the Hugging Face cache snapshot (the .gguf files downloaded there; the "
+            "Hub may hold others)");
+        if (failure) *failure = HubFailure::kNone;
+        return std::move(**local);
+      }
+      s.files.clear();
+      s.commit.clear();
+    }
+  }
   if (settings.offline) {
     if (failure) *failure = HubFailure::kNotCached;
     return MakeError(
@@ -344,7 +374,7 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
         "({} missing; run once online to cache it)",
         ref.repo_id, revision, missing);
   }
-  // 3. The Hub.
+  // 4. The Hub.
   s.online = true;
   HttpClient client(settings, stats);
   MEMFIT_RETURN_IF_ERROR(FetchCommitAndTree(s, client, failure));
