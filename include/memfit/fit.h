@@ -137,6 +137,12 @@ Result<FitPlan> PlanFit(const Model& model, const FitRequest& request,
 
 // LoadedTensorBytes (bytes of a tensor at a load dtype): memfit/estimate_load.h.
 
+// Attention FLOPs per token of a causal prompt of `prompt_tokens` tokens, averaged over its
+// positions (docs/estimates.md, "Speed bounds"): per layer 2 x heads x (d_k + d_v) per attended
+// token (QK^T and AV), a query at position t attending to min(t, window) tokens. 0 for layers
+// without attention and for a prompt of 0 tokens.
+double PrefillAttentionFlopsPerToken(const Hyperparameters& hp, uint64_t prompt_tokens);
+
 // The runtime model for `--task`: "load" is weights only; "inference" and "train" take their
 // bytes from the inference and training estimators (src/plan/runtime_task.cc; docs/estimates.md,
 // "Fit planner").

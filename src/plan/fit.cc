@@ -80,6 +80,25 @@ Placement Place(const FitModel& fit_model, const FitRequest& request, const Size
 
 }  // namespace plan
 
+double PrefillAttentionFlopsPerToken(const Hyperparameters& hp, uint64_t prompt_tokens) {
+  if (prompt_tokens == 0) return 0;
+  const double s = static_cast<double>(prompt_tokens);
+  double flops = 0;
+  for (const LayerInfo& layer : hp.layers) {
+    if (layer.attention == AttentionKind::kNone || layer.recurrent) continue;
+    // Sum over positions t = 1..s of min(t, w): s(s+1)/2 without a window (or a window >= s).
+    double attended = s * (s + 1) / 2;
+    if (layer.attention == AttentionKind::kSliding && layer.window_tokens > 0 &&
+        layer.window_tokens < prompt_tokens) {
+      const double w = static_cast<double>(layer.window_tokens);
+      attended = w * (w + 1) / 2 + (s - w) * w;
+    }
+    flops += 2.0 * static_cast<double>(layer.num_heads) *
+             static_cast<double>(layer.head_dim_k + layer.head_dim_v) * attended / s;
+  }
+  return flops;
+}
+
 namespace {
 
 using plan::Placement;
@@ -87,7 +106,7 @@ using plan::Placement;
 // Speed upper bounds from where each weight byte sits (docs/estimates.md, "Speed bounds").
 SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
                  const plan::SizeFn& size_of, const Placement& placement,
-                 const RuntimeBytes& runtime) {
+                 const RuntimeBytes& runtime, uint64_t prompt_tokens) {
   const Model& model = fit_model.model();
   const plan::ModuleTree& tree = fit_model.tree();
   const auto fractions = fit_model.sizes().ActiveFractions(model);
@@ -129,6 +148,18 @@ SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
     active_params[static_cast<size_t>(device)] += params;
   }
   out.active_parameters = static_cast<uint64_t>(total_active_params);
+  // Attention work of a prompt of the chosen context, shared out by each device's share of the
+  // layers (no-split blocks).
+  const double attention_flops = PrefillAttentionFlopsPerToken(model.hp, prompt_tokens);
+  uint64_t all_blocks = 0;
+  for (uint64_t b : blocks) all_blocks += b;
+  auto compute_flops = [&](size_t d) {
+    double flops = 2 * active_params[d];
+    if (all_blocks > 0) {
+      flops += attention_flops * static_cast<double>(blocks[d]) / static_cast<double>(all_blocks);
+    }
+    return flops;
+  };
   double decode_s = 0;
   double prefill_s = 0;
   double bytes = 0;
@@ -146,14 +177,14 @@ SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
       if (!gpu || gpu->bandwidth_gb_s <= 0) bandwidth_known = false;
       else decode_s += read / (gpu->bandwidth_gb_s * 1e9);
       if (!gpu || gpu->tensor_tflops <= 0) flops_known = false;
-      else prefill_s += 2 * active_params[d] / (gpu->tensor_tflops * 1e12);
+      else prefill_s += compute_flops(d) / (gpu->tensor_tflops * 1e12);
     } else {
       // Offloaded weights cross PCIe (and are read from disk first) on every forward pass and
       // run on GPU 0 (accelerate's hooks).
       decode_s += read / (request.pcie_gb_s * 1e9);
       if (dev.kind == DeviceKind::kDisk) decode_s += read / (request.disk_gb_s * 1e9);
       if (!first_gpu || first_gpu->tensor_tflops <= 0) flops_known = false;
-      else prefill_s += 2 * active_params[d] / (first_gpu->tensor_tflops * 1e12);
+      else prefill_s += compute_flops(d) / (first_gpu->tensor_tflops * 1e12);
     }
   }
   out.bytes_per_token = static_cast<uint64_t>(bytes);
@@ -277,7 +308,7 @@ Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
     });
   }
   Placement for_speed{.map = plan.map};
-  plan.speed = Speed(prepared, request, rule.size_of, for_speed, bytes);
+  plan.speed = Speed(prepared, request, rule.size_of, for_speed, bytes, runtime.context_tokens);
   if (request.advise) plan.advice = plan::BuildAdvice(prepared, request, runtime, plan);
   return plan;
 }

@@ -152,6 +152,50 @@ TEST(FitTest, SpeedBoundsFromBandwidthAndTflops) {
   EXPECT_NEAR(plan->speed.decode_tokens_per_s, 1.0 / (1e8 / 3350e9 + 9e8 / 32e9), 1e-6);
 }
 
+TEST(FitTest, PrefillAttentionFlopsByHand) {
+  // Two layers of 4 heads, d_k = d_v = 8: 2 x 4 x 16 = 128 FLOPs per attended token per layer.
+  Hyperparameters hp;
+  hp.layers.assign(2, LayerInfo{.num_heads = 4, .num_kv_heads = 4, .head_dim_k = 8,
+                                .head_dim_v = 8});
+  // A causal prompt of 100 tokens attends to (1 + ... + 100) / 100 = 50.5 tokens on average.
+  EXPECT_DOUBLE_EQ(PrefillAttentionFlopsPerToken(hp, 100), 2 * 128 * 50.5);
+  EXPECT_DOUBLE_EQ(PrefillAttentionFlopsPerToken(hp, 1), 2 * 128 * 1.0);
+  EXPECT_EQ(PrefillAttentionFlopsPerToken(hp, 0), 0.0);
+  // A window of 10 on the second layer: (1 + ... + 10 + 90 x 10) / 100 = 9.55 tokens.
+  hp.layers[1].attention = AttentionKind::kSliding;
+  hp.layers[1].window_tokens = 10;
+  EXPECT_DOUBLE_EQ(PrefillAttentionFlopsPerToken(hp, 100), 128 * 50.5 + 128 * 9.55);
+  // A window wider than the prompt changes nothing; layers without attention add nothing.
+  EXPECT_DOUBLE_EQ(PrefillAttentionFlopsPerToken(hp, 8), 2 * 128 * 4.5);
+  hp.layers[1].attention = AttentionKind::kNone;
+  EXPECT_DOUBLE_EQ(PrefillAttentionFlopsPerToken(hp, 100), 128 * 50.5);
+}
+
+TEST(FitTest, PrefillBoundCountsAttentionAtTheChosenContext) {
+  // The 1e9-parameter model above with two layers of 8 heads x 128 (d_k = d_v): at a context of
+  // 4,096 tokens, attention adds 2 layers x 2 x 8 x 256 x 4,097 / 2 = 16,781,312 FLOPs per token
+  // to 2 x 1e9, on an H100 SXM (989.5 TFLOPS).
+  Model m;
+  m.tensors = {T("emb.weight", 100'000'000), T("layers.0.w", 400'000'000),
+               T("layers.1.w", 400'000'000), T("head.weight", 100'000'000)};
+  m.no_split_patterns = {"layers.*"};
+  m.hp.layers.assign(2, LayerInfo{.num_heads = 8, .num_kv_heads = 8, .head_dim_k = 128,
+                                  .head_dim_v = 128});
+  FitRequest r;
+  r.advise = false;
+  ASSERT_TRUE(ParseDeviceArg("H100 SXM", r.gpus));
+  RuntimeModel runtime{.task = "inference", .context_tokens = 4096, .batch = 1,
+                       .max_context_tokens = 4096};
+  runtime.bytes_for = [](uint64_t, uint64_t) -> Result<RuntimeBytes> { return RuntimeBytes{}; };
+  auto plan = PlanFit(m, r, runtime);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_NEAR(plan->speed.prefill_tokens_per_s, 989.5e12 / (2e9 + 16'781'312.0), 1e-3);
+  // Weights only (no context): the parameters alone, as before.
+  auto load = PlanFit(m, r);
+  ASSERT_TRUE(load);
+  EXPECT_NEAR(load->speed.prefill_tokens_per_s, 494750.0, 1e-3);
+}
+
 TEST(FitTest, MoeReadsOnlyActiveExperts) {
   // 8 experts of 100 bytes, 2 per token, plus 200 bytes of attention: 200 + 2/8 x 800 = 400
   // bytes read per token.
