@@ -3,6 +3,7 @@
 // and two shards (hidden 64, 2 layers, vocab 128, F32/BF16 mixed so the dtype split is visible).
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <vector>
@@ -59,6 +60,37 @@ inline std::map<std::string, std::string> TinyLlamaFiles() {
   files["model.safetensors.index.json"] = "{\"metadata\": {\"total_size\": 181504}, \"weight_map\": {" + map + "}}";
   files["README.md"] = "# tiny llama\n";
   return files;
+}
+
+// One file of a Hugging Face cache snapshot in huggingface_hub's layout, as `snapshot_download` or
+// `huggingface-cli download REPO FILE` leaves it: refs/main names `commit`, blobs/{etag} holds the
+// bytes (extended to `size` with a sparse tail when larger, e.g. a GGUF file's tensor data), and
+// snapshots/{commit}/{path} links to ../../blobs/{etag} (one more ".." per folder in `path`).
+inline void WriteHfCacheFile(const std::string& hub_cache, const std::string& repo_id,
+                             const std::string& commit, const std::string& path,
+                             const std::string& bytes, const std::string& etag,
+                             uint64_t size = 0) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(hub_cache) / ("models--" + repo_id.substr(0, repo_id.find('/')) +
+                                               "--" + repo_id.substr(repo_id.find('/') + 1));
+  WriteFiles(root.string(), {{"refs/main", commit}, {"blobs/" + etag, bytes}});
+  if (size > bytes.size()) fs::resize_file(root / "blobs" / etag, size);
+  const fs::path link = root / "snapshots" / commit / path;
+  fs::create_directories(link.parent_path());
+  fs::path target = "../../blobs/" + etag;
+  for (char c : path) {
+    if (c == '/') target = ".." / target;
+  }
+  fs::create_symlink(target, link);
+}
+
+// Every file under `dir` (following no links) and its path, for token leak checks.
+inline std::string AllBytesUnder(const std::string& dir) {
+  std::string all;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) all += ReadFile(e.path().string()).value_or("") + "\n" + e.path().string();
+  }
+  return all;
 }
 
 // Settings for a test: the fake's endpoint, fresh empty caches, fast retries, short timeouts.

@@ -25,20 +25,10 @@ using testing::RunCli;
 // An HF cache snapshot of `repo` in huggingface_hub's layout, as `snapshot_download` leaves it:
 // refs/main, blobs/{etag} holding the bytes, snapshots/{commit}/{path} -> ../../blobs/{etag}.
 void WriteHfSnapshot(const std::string& hub_cache, const testing::FakeRepo& repo) {
-  const fs::path root = fs::path(hub_cache) / ("models--" + repo.id.substr(0, repo.id.find('/')) +
-                                               "--" + repo.id.substr(repo.id.find('/') + 1));
-  testing::WriteFiles(root.string(), {{"refs/main", repo.commit}});
   for (const auto& [path, bytes] : repo.files) {
     const bool lfs = path.ends_with(".safetensors");
     const std::string etag = lfs ? testing::FakeSha256(bytes) : testing::FakeSha1(bytes);
-    testing::WriteFiles(root.string(), {{"blobs/" + etag, bytes}});
-    fs::path link = root / "snapshots" / repo.commit / path;
-    fs::create_directories(link.parent_path());
-    fs::path target = "../../blobs/" + etag;
-    for (char c : path) {
-      if (c == '/') target = ".." / target;
-    }
-    fs::create_symlink(target, link);
+    testing::WriteHfCacheFile(hub_cache, repo.id, repo.commit, path, bytes, etag);
   }
 }
 

@@ -29,15 +29,6 @@ size_t TensorCount(const ModelInputs& inputs) {
   return n;
 }
 
-// Every file under `dir` (following no links), for token leak checks.
-std::string AllBytesUnder(const std::string& dir) {
-  std::string all;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) all += testing::ReadFile(e.path().string()).value_or("") + "\n" + e.path().string();
-  }
-  return all;
-}
-
 TEST(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
   FakeHub hub;
   FakeRepo repo = TinyLlamaRepo();
@@ -61,8 +52,8 @@ TEST(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
   EXPECT_GT(hub.cdn_requests.load(), 0);
   EXPECT_TRUE(hub.hub_saw_token);
   EXPECT_FALSE(hub.cdn_saw_authorization) << "the token must not follow the redirect to the CDN";
-  EXPECT_EQ(AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
-  EXPECT_EQ(AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
+  EXPECT_EQ(testing::AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
+  EXPECT_EQ(testing::AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
 }
 
 TEST(HubClientTest, SecondRunReadsOnlyTheCachesInTheHfLayout) {

@@ -115,16 +115,6 @@ TEST(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
   EXPECT_EQ(offline_stats.requests.load(), 0u);
 }
 
-// Every file under `dir`, for token leak checks.
-std::string AllBytesUnder(const std::string& dir) {
-  std::string all;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file())
-      all += testing::ReadFile(e.path().string()).value_or("") + e.path().string();
-  }
-  return all;
-}
-
 TEST(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
   FakeHub hub;
   FakeRepo repo = GgufRepo("org/gated-GGUF");
@@ -142,8 +132,8 @@ TEST(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(hub.hub_saw_token);
   EXPECT_FALSE(hub.cdn_saw_authorization);
-  EXPECT_EQ(AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
-  EXPECT_EQ(AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
+  EXPECT_EQ(testing::AllBytesUnder(s.hub_cache).find(FakeHub::kToken), std::string::npos);
+  EXPECT_EQ(testing::AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
 }
 
 TEST(HubGgufTest, MalformedCacheFilesAreAMiss) {
@@ -236,28 +226,13 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
       "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf is not in the repository");
 }
 
-// A GGUF file downloaded into the Hugging Face cache as huggingface_hub does it
-// (`huggingface-cli download REPO FILE`): blobs/{sha256} holds the whole file (its tensor data left
-// sparse), snapshots/{commit}/{path} links to it, refs/main names the commit. memfit never ran.
+// A GGUF file downloaded into the Hugging Face cache (`huggingface-cli download REPO FILE`), its
+// tensor data left sparse. memfit never ran.
 void DownloadIntoHfCache(const HubSettings& s, const std::string& repo_id,
                          const std::string& commit, const std::string& path, const GgufWriter& w,
                          char etag_digit) {
-  std::string folder = "models--" + repo_id;
-  folder.replace(folder.find('/'), 1, "--");
-  const fs::path repo = fs::path(s.hub_cache) / folder;
-  const std::string etag(64, etag_digit);
-  fs::create_directories(repo / "blobs");
-  fs::create_directories(repo / "refs");
-  fs::create_directories((repo / "snapshots" / commit / path).parent_path());
-  {
-    std::ofstream(repo / "blobs" / etag, std::ios::binary) << w.Header();
-    std::ofstream(repo / "refs" / "main") << commit;
-  }
-  fs::resize_file(repo / "blobs" / etag, w.Header().size() + w.DataBytes());
-  fs::path target = fs::path("..") / "..";
-  for (size_t i = 0; i < static_cast<size_t>(std::count(path.begin(), path.end(), '/')); ++i)
-    target /= "..";
-  fs::create_symlink(target / "blobs" / etag, repo / "snapshots" / commit / path);
+  testing::WriteHfCacheFile(s.hub_cache, repo_id, commit, path, w.Header(),
+                            std::string(64, etag_digit), w.Header().size() + w.DataBytes());
 }
 
 TEST(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileList) {

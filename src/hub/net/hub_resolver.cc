@@ -363,8 +363,6 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
         if (failure) *failure = HubFailure::kNone;
         return std::move(**local);
       }
-      s.files.clear();
-      s.commit.clear();
     }
   }
   if (settings.offline) {
