@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,22 +50,61 @@ enum class AttentionKind : uint8_t {
   kSliding,  // sliding-window attention (window in LayerInfo::window_tokens)
   kMla,      // multi-head latent attention (DeepSeek-V2/V3): compressed KV cache
   kNone,     // no KV cache (linear attention, Mamba, or no attention)
+  kChunked,  // chunked local attention (Llama 4 "attention_chunk_size"): at most one chunk cached
+};
+
+// What mixes tokens in a layer. Attention layers keep a KV cache; the others keep a fixed
+// per-sequence state (LayerInfo::state). Names as printed: LayerMixerName.
+enum class LayerMixer : uint8_t {
+  kAttention,
+  kMamba,          // Mamba-1 selective SSM (Falcon-Mamba, Jamba)
+  kMamba2,         // Mamba-2 SSD (Nemotron-H, Falcon-H1, Granite-4 hybrid, Zamba2)
+  kGatedDeltaNet,  // gated delta-net linear attention (Qwen3-Next, Qwen3.5/3.6)
+  kKimiDelta,      // Kimi delta attention (Kimi-Linear, Kimi-K3)
+  kShortConv,      // gated short convolution (LFM2)
+  kLinearAttention,  // lightning / plain linear attention (MiniMax-01/M1)
+  kNone,           // no token mixer (an MLP-only or MoE-only layer of a hybrid pattern)
+};
+std::string_view LayerMixerName(LayerMixer mixer);
+
+// The fixed per-sequence state of a non-attention layer, in elements. Engines differ in what
+// they keep (transformers keeps conv_kernel conv steps, vLLM and llama.cpp conv_kernel - 1); the
+// estimators apply that, so these are the layer's dimensions, not a byte count.
+struct RecurrentState {
+  uint64_t conv_channels = 0;  // channels of the causal conv1d state (split under TP)
+  uint64_t conv_kernel = 0;    // its kernel width ("conv_kernel", "linear_conv_kernel_dim", ...)
+  uint64_t heads = 0;          // heads of the recurrent state (split under TP)
+  uint64_t elements_per_head = 0;  // Mamba2: head_dim x d_state; delta-net: d_k x d_v
+  uint32_t state_bits = 0;     // recurrent state element bits; 0 = the model dtype
+                               // ("mamba_ssm_cache_dtype": float32 -> 32)
 };
 
 // Per decoder layer facts that KV-cache and activation estimates need.
 struct LayerInfo {
   AttentionKind attention = AttentionKind::kFull;
+  LayerMixer mixer = LayerMixer::kAttention;
   uint64_t num_heads = 0;
   uint64_t num_kv_heads = 0;
   uint64_t head_dim_k = 0;
   uint64_t head_dim_v = 0;
-  uint64_t window_tokens = 0;  // for kSliding
+  uint64_t window_tokens = 0;  // for kSliding (window) and kChunked (chunk size)
   bool moe = false;            // routed-expert MLP in this layer
   uint64_t intermediate_size = 0;  // dense MLP width (0 for MoE layers)
   // Encoder-decoder decoder layers also attend to the encoder output: a second K/V cache of
   // Hyperparameters::encoder_max_positions tokens (T5, BART, Whisper), same heads and head dims.
   bool cross_attention = false;
   bool recurrent = false;      // keeps a recurrent state (Mamba, RWKV, DeltaNet, short conv)
+  RecurrentState state;        // for recurrent layers (filled from configs; GGUF uses hp.ssm_*)
+  // DeepSeek sparse attention (DeepSeek-V3.2, GLM-5 "glm_moe_dsa"): the lightning indexer keeps
+  // its own key cache of "index_head_dim" elements per token besides the MLA cache.
+  uint64_t indexer_head_dim = 0;
+  // DeepSeek-V4 compressed attention ("compress_ratios"): one compressed KV entry per
+  // compress_ratio tokens besides the sliding window; 0 = window only.
+  uint64_t compress_ratio = 0;
+  // K and V are one tensor (Gemma 4 "attention_k_eq_v" full-attention layers).
+  bool k_eq_v = false;
+  // Reuses the KV cache of an earlier layer (Gemma 3n/4 "num_kv_shared_layers"): none of its own.
+  bool kv_shared = false;
 };
 
 // Hyperparameters, named after config.json keys (the GGUF key is given where it differs).
@@ -110,6 +150,15 @@ struct Hyperparameters {
   uint64_t wkv_head_size = 0;            // GGUF wkv.head_size (RWKV)
   uint64_t token_shift_count = 0;        // GGUF token_shift_count (RWKV, default 2)
   uint64_t shortconv_l_cache = 0;        // GGUF shortconv.l_cache (LFM2)
+  // Read from config.json by ReadTextHyperparameters (memfit/text_hparams.h).
+  uint64_t q_lora_rank = 0;              // MLA "q_lora_rank" (0: plain q_proj)
+  uint64_t qk_nope_head_dim = 0;         // MLA "qk_nope_head_dim"
+  uint64_t v_head_dim = 0;               // MLA / MiMo "v_head_dim"
+  uint64_t shared_expert_intermediate_size = 0;  // "shared_expert_intermediate_size" / ...
+  uint64_t num_mtp_layers = 0;           // "num_nextn_predict_layers" / "mtp_num_hidden_layers"
+  uint64_t index_topk = 0;               // DSA "index_topk" (bounds work, not the cache)
+  // Where the text model's keys were found: "" (top level), "text_config", "llm_config", ...
+  std::string text_config_key;
 };
 
 struct Model {

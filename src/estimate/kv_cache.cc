@@ -114,7 +114,8 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
         break;
       }
       case AttentionKind::kFull:
-      case AttentionKind::kSliding: {
+      case AttentionKind::kSliding:
+      case AttentionKind::kChunked: {
         uint64_t kv = L.num_kv_heads ? L.num_kv_heads : L.num_heads;
         if (kv < o.tp) replicated = true;
         uint64_t heads = std::max<uint64_t>(CeilDiv(kv, o.tp), 1);
@@ -122,9 +123,9 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
         per_token.Add(*BitsToBytes(elems, bits));
         uint64_t tokens = ctx;
         std::string kind = "full";
-        if (L.attention == AttentionKind::kSliding && L.window_tokens > 0) {
+        if (L.attention != AttentionKind::kFull && L.window_tokens > 0) {
           tokens = std::min(ctx, round_tokens(L.window_tokens));
-          kind = "sliding";
+          kind = L.attention == AttentionKind::kSliding ? "sliding" : "chunked";
         }
         MEMFIT_RETURN_IF_ERROR(add_layer(i, kind, tokens, elems));
         break;

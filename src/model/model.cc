@@ -220,3 +220,21 @@ std::optional<Block> LargestBlock(const Model& model, const TensorFilter& filter
 }
 
 }  // namespace memfit
+
+namespace memfit {
+
+std::string_view LayerMixerName(LayerMixer mixer) {
+  switch (mixer) {
+    case LayerMixer::kAttention: return "attention";
+    case LayerMixer::kMamba: return "mamba";
+    case LayerMixer::kMamba2: return "mamba2";
+    case LayerMixer::kGatedDeltaNet: return "gated_delta_net";
+    case LayerMixer::kKimiDelta: return "kimi_delta";
+    case LayerMixer::kShortConv: return "short_conv";
+    case LayerMixer::kLinearAttention: return "linear_attention";
+    case LayerMixer::kNone: return "none";
+  }
+  return "?";
+}
+
+}  // namespace memfit
