@@ -47,19 +47,38 @@ struct KvCacheOptions {
   uint64_t block_size = 0;           // paged engines: tokens per block (0 = no paging)
   bool mla_latent = true;            // MLA: cache the latent (vLLM/SGLang); false = decompressed K/V
   uint64_t encoder_tokens = 0;       // encoder-decoder cross-attention length (0 = model default)
+  // Recurrent layers. transformers keeps conv_kernel conv steps and a float32 SSM / delta-rule
+  // state (modeling_qwen3_next.py, modeling_nemotron_h.py); vLLM keeps conv_kernel - 1 steps and
+  // the state in "mamba_ssm_cache_dtype" or the model dtype (mamba_utils.py).
+  bool conv_full_kernel = true;
+  bool recurrent_state_fp32 = true;
+  // vLLM: a sliding-window or chunked layer keeps up to window - 1 + max_num_batched_tokens tokens
+  // (SlidingWindowSpec / ChunkedLocalAttentionSpec.max_memory_usage_bytes); 0 = the window alone.
+  uint64_t window_extra_tokens = 0;
+  // vLLM's hybrid KV manager: the attention block grows until its page holds a recurrent layer's
+  // state, and each recurrent layer takes one such page per sequence
+  // (HybridAttentionMambaModelConfig.verify_and_update_config).
+  bool pad_state_to_page = false;
+  // Paged engines store DSA indexer keys in fp8 with a float32 scale per 128 elements
+  // (vLLM DeepseekV32IndexerCache, SGLang NSATokenToKVPool); false = the model dtype.
+  bool fp8_indexer = false;
 };
 
 struct KvLayerBytes {
   uint64_t layer = 0;
-  std::string kind;        // "full", "sliding", "mla", "cross", "none"
+  // "full", "sliding", "chunked", "mla", "cross", "indexer", "compressed", "shared", "none", or
+  // the recurrent mixer's name ("mamba2", "gated_delta_net", "short_conv", ...).
+  std::string kind;
   uint64_t tokens = 0;     // cached tokens per sequence (after window and block rounding)
-  uint64_t bytes_per_token = 0;  // per GPU, all sequences excluded
+  uint64_t bytes_per_token = 0;  // per GPU, all sequences excluded (0 for recurrent state)
   uint64_t bytes = 0;      // per GPU, all sequences
 };
 
 struct KvCacheEstimate {
   uint64_t bytes = 0;               // per GPU
   uint64_t bytes_per_token = 0;     // per GPU, summed over layers, full-attention token
+  uint64_t state_bytes = 0;         // per GPU, all sequences: the recurrent layers' part of bytes
+  uint64_t block_size = 0;          // the block size used (vLLM may raise it for hybrid models)
   std::vector<KvLayerBytes> layers;
   std::vector<std::string> assumptions;
 };
@@ -96,7 +115,8 @@ struct ServingBudget {
   uint64_t page_bytes = 0;        // one block over all layers
   uint64_t num_blocks = 0;
   uint64_t token_capacity = 0;
-  uint64_t max_concurrency = 0;   // sequences of context_tokens that fit
+  uint64_t sequence_bytes = 0;    // KV cache + state of one sequence of context_tokens
+  uint64_t max_concurrency = 0;   // sequences of context_tokens that fit: pool / sequence_bytes
   bool fits = false;              // the requested batch x context fits in the pool
 };
 

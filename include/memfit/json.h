@@ -14,6 +14,9 @@ namespace memfit {
 struct JsonLimits {
   uint64_t max_bytes = 100'000'000;  // the safetensors library's MAX_HEADER_SIZE
   uint32_t max_depth = 64;
+  // Accept Python json's NaN, Infinity and -Infinity outside strings, as the doubles they stand
+  // for: config.json is written by Python's json module and read by transformers that way.
+  bool python_constants = false;
 };
 
 // Parses `text`; errors name `what` ("config.json", "safetensors header") and the position.

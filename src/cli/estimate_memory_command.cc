@@ -18,15 +18,26 @@ struct EstimateArgs {
   std::string format = "table";
 };
 
-void RunAccelerate(const EstimateArgs& args, OutputFormat format, Context& ctx) {
-  if (args.library_name == "timm") {
-    ctx.Fail(MakeError("{}: --library_name timm: memfit builds timm models from their "
-                       "architecture name; see `memfit models` for the supported ones",
-                       args.model.spec));
-    return;
+// The library accelerate would build the model with: --library_name, else the config's kind
+// (timm's config.json names an "architecture" and no "model_type"), as the Hub's library_name.
+Result<std::string> AccelerateLibrary(const EstimateArgs& args, const ModelInputs& inputs) {
+  const bool timm_config = inputs.config && inputs.config->model_type().empty() &&
+                           inputs.config->Has("architecture");
+  const std::string detected = timm_config ? "timm" : "transformers";
+  if (args.library_name.empty() || !inputs.config) return detected;
+  if (args.library_name != detected) {
+    return MakeError("{}: --library_name {}: the config is a {} config (accelerate would fail to "
+                     "build it with {})",
+                     args.model.spec, args.library_name, detected, args.library_name);
   }
+  return args.library_name;
+}
+
+void RunAccelerate(const EstimateArgs& args, OutputFormat format, Context& ctx) {
   auto inputs = LoadModelInputs(args.model);
   if (!inputs) return ctx.Fail(inputs.error());
+  auto library = AccelerateLibrary(args, *inputs);
+  if (!library) return ctx.Fail(library.error());
   DescribeOptions options{.build = {.buffers = BufferConvention::kTransformers442},
                           .prefer_config = true};
   options.build.ignore_quantization = true;  // accelerate builds the unquantized model
@@ -45,7 +56,8 @@ void RunAccelerate(const EstimateArgs& args, OutputFormat format, Context& ctx) 
   auto estimate = EstimateAccelerate(*model, acc);
   if (!estimate) return ctx.Fail(estimate.error());
   if (format == OutputFormat::kTable) {
-    ctx.out << "Loading pretrained config for `" << args.model.spec << "` from `transformers`...\n";
+    ctx.out << "Loading pretrained config for `" << args.model.spec << "` from `" << *library
+            << "`...\n";
   }
   ctx.out << RenderAccelerate(args.model.spec, *estimate, format);
   if (!inputs->config) {

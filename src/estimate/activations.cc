@@ -36,6 +36,18 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
     if (n == 0) return 0;
     return p.autocast ? n * c * width : sb * width;
   };
+  // --- recurrent mixers (Mamba, gated delta-net, short conv, ...): approximated as three
+  // conv-channel-wide tensors per token (the input projection's output, the conv output and the
+  // scan output) plus the norm; layers without a mixer (a hybrid pattern's MLP-only layers) save
+  // nothing here.
+  if (info.attention == AttentionKind::kNone) {
+    if (info.mixer != LayerMixer::kNone) {
+      per_tok += norm_saved();
+      uint64_t width = info.state.conv_channels ? info.state.conv_channels : h;
+      per_tok += 3 * c * CeilDiv(width, p.tp);
+    }
+    if (p.hidden_dropout > 0) per_tok += h;
+  } else {
   // --- attention block
   per_tok += norm_saved();
   if (full_linear) per_tok += linear_inputs(3, h);  // q, k, v (one fused qkv saves one copy)
@@ -59,6 +71,7 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   per_tok += qkv_saved;
   if (full_linear && p.attn != AttnImpl::kFlash) per_tok += linear_inputs(1, nh * dv);  // o_proj
   if (p.hidden_dropout > 0) per_tok += h;  // dropout mask after the attention output
+  }
   // --- MLP block
   per_tok += norm_saved();
   uint64_t f = info.moe ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)

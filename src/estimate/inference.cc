@@ -67,7 +67,10 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     } else {
       core = Add(out, Mul({tokens, nh, 4}));  // output + fp32 logsumexp per row
     }
-    consider(Add(Add(stream, qkv), core), attn == AttnImpl::kEager ? "attention scores" : "attention");
+    if (L.attention != AttentionKind::kNone) {
+      consider(Add(Add(stream, qkv), core),
+               attn == AttnImpl::kEager ? "attention scores" : "attention");
+    }
     uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
     f = CeilDiv(f, tp);
     uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
@@ -139,10 +142,14 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                         "replicated in practice: a small underestimate)", o.tp));
   }
   const bool paged = o.engine != Engine::kTransformers;
+  const bool vllm = o.engine == Engine::kVllm;
   KvCacheOptions kv{.context_tokens = o.context_tokens, .batch = o.batch, .dtype = o.kv_dtype,
                     .model_dtype = o.dtype, .tp = o.tp,
-                    .block_size = o.engine == Engine::kVllm ? o.block_size : 0,
-                    .mla_latent = paged, .encoder_tokens = o.encoder_tokens};
+                    .block_size = vllm ? o.block_size : 0,
+                    .mla_latent = paged, .encoder_tokens = o.encoder_tokens,
+                    .conv_full_kernel = !paged, .recurrent_state_fp32 = !paged,
+                    .window_extra_tokens = vllm ? o.max_batched_tokens : 0,
+                    .pad_state_to_page = vllm, .fp8_indexer = paged};
   MEMFIT_ASSIGN_OR_RETURN(e.kv, EstimateKvCache(model, kv));
   e.kv_cache_bytes = e.kv.bytes;
   for (auto& a : e.kv.assumptions) e.assumptions.push_back(a);
@@ -183,11 +190,13 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     e.cuda_graph_bytes = o.cuda_graph_bytes;
     ServingBudget s;
     uint64_t per_token = e.kv.bytes_per_token;
-    if (o.engine == Engine::kVllm) {
-      s.page_bytes = Mul({per_token, o.block_size});
-    } else {
-      s.page_bytes = per_token;  // SGLang: page size 1 token
-    }
+    const uint64_t bs = vllm ? std::max<uint64_t>(e.kv.block_size, 1) : 1;  // SGLang: 1 token
+    s.page_bytes = Mul({per_token, bs});
+    // One sequence of the requested context: attention pages (sliding and chunked layers capped
+    // at their window), indexer keys and recurrent state, as the KV estimate counts them.
+    kv.batch = 1;
+    MEMFIT_ASSIGN_OR_RETURN(KvCacheEstimate one, EstimateKvCache(model, kv));
+    s.sequence_bytes = one.bytes;
     if (o.gpu_memory_bytes > 0) {
       s.requested_bytes = static_cast<uint64_t>(static_cast<double>(o.gpu_memory_bytes) *
                                                 o.gpu_memory_utilization);
@@ -196,18 +205,17 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                            : e.weights_bytes;  // SGLang's static fraction: weights + KV pool
       s.kv_pool_bytes = s.requested_bytes > s.non_kv_bytes ? s.requested_bytes - s.non_kv_bytes : 0;
       s.num_blocks = s.page_bytes ? s.kv_pool_bytes / s.page_bytes : 0;
-      uint64_t bs = o.engine == Engine::kVllm ? o.block_size : 1;
       s.token_capacity = Mul({s.num_blocks, bs});
-      uint64_t seq_blocks = CeilDiv(o.context_tokens, bs);
-      s.max_concurrency = seq_blocks ? s.num_blocks / seq_blocks : 0;
+      s.max_concurrency = s.sequence_bytes ? s.kv_pool_bytes / s.sequence_bytes : 0;
       s.fits = s.max_concurrency >= o.batch;
       e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
       e.total_bytes = Add(s.requested_bytes, e.cuda_graph_bytes);
       if (o.engine == Engine::kSglang) e.total_bytes = Add(e.total_bytes, e.activation_bytes);
       e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens; "
-                                    "{} sequences of {} tokens fit", EngineName(o.engine),
-                                    s.num_blocks, FormatBytes(s.page_bytes), s.token_capacity,
-                                    s.max_concurrency, o.context_tokens));
+                                    "{} sequences of {} tokens fit ({} each)",
+                                    EngineName(o.engine), s.num_blocks, FormatBytes(s.page_bytes),
+                                    s.token_capacity, s.max_concurrency, o.context_tokens,
+                                    FormatBytes(s.sequence_bytes)));
       if (o.engine == Engine::kVllm) {
         e.notes.push_back("CUDA graphs are outside vLLM's budget (PR #21489): total = "
                           "gpu_memory x utilization + CUDA graphs");

@@ -1,5 +1,7 @@
-// KV cache bytes per layer: GQA/MQA heads, MLA latent, sliding windows, cross-attention,
-// kv dtype, paged block rounding, TP split/replication. docs/estimates.md, "KV cache".
+// KV cache bytes per layer: GQA/MQA heads, MLA latent, sliding windows, chunked attention,
+// DeepSeek-V4 compressed entries, DSA indexer keys, layers sharing a cache, cross-attention, and
+// the fixed state of recurrent layers (Mamba, gated delta-net, short conv, ...); kv dtype, paged
+// block rounding (vLLM's hybrid page padding), TP split/replication. docs/estimates.md, "KV cache".
 
 #include <algorithm>
 
@@ -7,6 +9,8 @@
 
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
+#include "memfit/recurrent_state.h"
+#include "memfit/units.h"
 
 namespace memfit {
 namespace {
@@ -18,6 +22,15 @@ std::optional<uint64_t> BitsToBytes(uint64_t elements, uint32_t bits) {
   auto b = CheckedMul(elements, bits);
   if (!b) return std::nullopt;
   return CeilDiv(*b, 8);
+}
+
+// Bytes of a recurrent layer's state for one sequence: conv steps in the model dtype, the
+// recurrent state in `state_bits`; nullopt on overflow.
+std::optional<uint64_t> StateBytes(const RecurrentElements& r, uint32_t model_bits,
+                                   uint32_t state_bits) {
+  CheckedU64 bits = r.conv * model_bits + r.recurrent * state_bits;
+  if (bits.overflowed()) return std::nullopt;
+  return CeilDiv(bits.value(), 8);
 }
 
 }  // namespace
@@ -66,8 +79,10 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
   std::vector<LayerInfo> layers = hp.layers;
   if (layers.empty()) {
     if (hp.num_layers == 0 || hp.num_attention_heads == 0) {
-      return MakeError("{}: kv cache needs the number of layers and attention heads (not in the "
-                       "model description)", model.name);
+      return MakeError("{}: the KV cache needs the number of layers and attention heads "
+                       "(\"num_hidden_layers\", \"num_attention_heads\"), which the model "
+                       "description lacks; `memfit estimate-memory` still answers",
+                       model.name);
     }
     uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / hp.num_attention_heads;
     uint64_t kv = hp.num_kv_heads ? hp.num_kv_heads : hp.num_attention_heads;
@@ -78,22 +93,84 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
                             std::to_string(hd));
   }
   const uint32_t bits = KvBits(o.dtype, o.model_dtype);
-  auto round_tokens = [&](uint64_t t) { return o.block_size ? CeilDiv(t, o.block_size) * o.block_size : t; };
+  const uint32_t model_bits = DtypeBits(o.model_dtype) ? DtypeBits(o.model_dtype) : 16;
+  // vLLM's hybrid manager: the attention block grows so that one attention page holds the
+  // largest recurrent state; that page is then what each recurrent layer takes per sequence.
+  uint64_t block = o.block_size;
+  uint64_t state_page = 0;
+  if (o.pad_state_to_page && block > 0) {
+    uint64_t attn_token = 0, largest_state = 0;
+    for (const auto& L : layers) {
+      if (L.recurrent) {
+        const uint64_t steps = L.state.conv_kernel ? L.state.conv_kernel - 1 : 0;
+        RecurrentElements r = RecurrentStateElements(L.state, steps, o.tp);
+        const uint32_t sb = L.state.state_bits ? L.state.state_bits : model_bits;
+        auto b = StateBytes(r, model_bits, sb);
+        if (!b) return MakeError("{}: recurrent state size overflows", model.name);
+        largest_state = std::max(largest_state, *b);
+      } else if (attn_token == 0 && L.attention != AttentionKind::kNone) {
+        uint64_t kv = std::max<uint64_t>(CeilDiv(L.num_kv_heads ? L.num_kv_heads : L.num_heads,
+                                                 o.tp), 1);
+        uint64_t elems = L.attention == AttentionKind::kMla && o.mla_latent
+                             ? hp.kv_lora_rank + hp.qk_rope_head_dim
+                             : kv * (L.head_dim_k + L.head_dim_v);
+        attn_token = BitsToBytes(elems, bits).value_or(0);
+      }
+    }
+    if (largest_state > 0 && attn_token > 0) {
+      // align: 16 tokens for FlashAttention/FlashInfer, 64 for MLA backends.
+      const uint64_t align = hp.kv_lora_rank > 0 ? 64 : 16;
+      const uint64_t needed = align * CeilDiv(largest_state, align * attn_token);
+      if (needed > block) {
+        e.assumptions.push_back(fmt::format(
+            "vLLM hybrid KV manager: attention block size raised from {} to {} tokens so that one "
+            "page ({} per layer) holds a recurrent layer's state",
+            block, needed, FormatBytes(needed * attn_token)));
+        block = needed;
+      }
+      state_page = block * attn_token;
+    }
+  }
+  e.block_size = block;
+  auto round_tokens = [&](uint64_t t) { return block ? CeilDiv(t, block) * block : t; };
   bool replicated = false;
-  ByteSum total, per_token;
-  auto add_layer = [&](uint64_t i, std::string kind, uint64_t tokens, uint64_t elems_per_token) -> Status {
-    auto per_tok = BitsToBytes(elems_per_token, bits);
+  bool encoder_is_context = false;
+  ByteSum total, per_token, state_total;
+  auto add = [&](uint64_t i, std::string kind, uint64_t tokens, uint64_t elems_per_token,
+                 uint32_t elem_bits) -> Status {
+    auto per_tok = BitsToBytes(elems_per_token, elem_bits);
     auto elems = CheckedMul(elems_per_token, tokens);
     auto all = elems ? CheckedMul(*elems, o.batch) : std::nullopt;
-    auto bytes = all ? BitsToBytes(*all, bits) : std::nullopt;
+    auto bytes = all ? BitsToBytes(*all, elem_bits) : std::nullopt;
     if (!per_tok || !bytes) return MakeError("{}: kv cache size overflows", model.name);
     e.layers.push_back({i, std::move(kind), tokens, *per_tok, *bytes});
     total.Add(*bytes);
     return Ok{};
   };
+  const uint64_t ctx = round_tokens(o.context_tokens);
   for (uint64_t i = 0; i < layers.size(); ++i) {
     const LayerInfo& L = layers[i];
-    const uint64_t ctx = round_tokens(o.context_tokens);
+    if (L.kv_shared && L.attention != AttentionKind::kNone) {
+      e.layers.push_back({i, "shared", 0, 0, 0});
+      continue;
+    }
+    if (L.recurrent) {
+      const uint64_t steps = o.conv_full_kernel ? L.state.conv_kernel
+                                                : (L.state.conv_kernel ? L.state.conv_kernel - 1 : 0);
+      RecurrentElements r = RecurrentStateElements(L.state, steps, o.tp);
+      const uint32_t state_bits = L.state.state_bits ? L.state.state_bits
+                                  : o.recurrent_state_fp32 ? 32
+                                                           : model_bits;
+      auto one = StateBytes(r, model_bits, state_bits);
+      if (!one) return MakeError("{}: recurrent state size overflows", model.name);
+      const uint64_t per_seq = std::max(*one, state_page);
+      auto bytes = CheckedMul(per_seq, o.batch);
+      if (!bytes) return MakeError("{}: recurrent state size overflows", model.name);
+      e.layers.push_back({i, std::string(LayerMixerName(L.mixer)), 0, 0, *bytes});
+      total.Add(*bytes);
+      state_total.Add(*bytes);
+      if (L.attention == AttentionKind::kNone) continue;
+    }
     switch (L.attention) {
       case AttentionKind::kNone:
         e.layers.push_back({i, "none", 0, 0, 0});
@@ -110,36 +187,65 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
           elems = CeilDiv(L.num_heads, o.tp) * (L.head_dim_k + L.head_dim_v);
         }
         per_token.Add(*BitsToBytes(elems, bits));
-        MEMFIT_RETURN_IF_ERROR(add_layer(i, "mla", ctx, elems));
+        MEMFIT_RETURN_IF_ERROR(add(i, "mla", ctx, elems, bits));
         break;
       }
       case AttentionKind::kFull:
       case AttentionKind::kSliding:
       case AttentionKind::kChunked: {
         uint64_t kv = L.num_kv_heads ? L.num_kv_heads : L.num_heads;
+        if (kv == 0 || L.head_dim_k == 0) {
+          return MakeError("{}: the KV cache of layer {} needs {}, which the config does not "
+                           "give; `memfit estimate-memory` still answers",
+                           model.name, i,
+                           L.num_heads == 0 ? "\"num_attention_heads\""
+                           : kv == 0        ? "\"num_key_value_heads\""
+                                            : "\"head_dim\"");
+        }
         if (kv < o.tp) replicated = true;
         uint64_t heads = std::max<uint64_t>(CeilDiv(kv, o.tp), 1);
-        uint64_t elems = heads * (L.head_dim_k + L.head_dim_v);
+        uint64_t elems = heads * (L.head_dim_k + (L.k_eq_v ? 0 : L.head_dim_v));
         per_token.Add(*BitsToBytes(elems, bits));
         uint64_t tokens = ctx;
         std::string kind = "full";
         if (L.attention != AttentionKind::kFull && L.window_tokens > 0) {
-          tokens = std::min(ctx, round_tokens(L.window_tokens));
+          uint64_t kept = L.window_tokens;
+          if (o.window_extra_tokens) kept = L.window_tokens - 1 + o.window_extra_tokens;
+          tokens = std::min(ctx, round_tokens(kept));
           kind = L.attention == AttentionKind::kSliding ? "sliding" : "chunked";
         }
-        MEMFIT_RETURN_IF_ERROR(add_layer(i, kind, tokens, elems));
+        if (L.compress_ratio > 0) {
+          // DeepSeek-V4: the window plus one compressed entry per compress_ratio tokens.
+          MEMFIT_RETURN_IF_ERROR(add(i, kind, tokens, elems, bits));
+          kind = "compressed";
+          tokens = round_tokens(CeilDiv(o.context_tokens, L.compress_ratio));
+        }
+        MEMFIT_RETURN_IF_ERROR(add(i, kind, tokens, elems, bits));
         break;
+      }
+    }
+    if (L.indexer_head_dim > 0) {
+      // DSA lightning indexer: one key of index_head_dim per token (per compressed entry in
+      // DeepSeek-V4), replicated across TP ranks. Paged engines: fp8 + a float32 scale per 128.
+      uint64_t tokens = L.compress_ratio ? round_tokens(CeilDiv(o.context_tokens, L.compress_ratio))
+                                         : ctx;
+      if (o.fp8_indexer) {
+        MEMFIT_RETURN_IF_ERROR(add(i, "indexer", tokens,
+                                   L.indexer_head_dim + CeilDiv(L.indexer_head_dim, 128) * 4, 8));
+      } else {
+        MEMFIT_RETURN_IF_ERROR(add(i, "indexer", tokens, L.indexer_head_dim, model_bits));
       }
     }
     if (hp.is_encoder_decoder) {
       uint64_t enc = o.encoder_tokens ? o.encoder_tokens : hp.encoder_max_positions;
       if (enc == 0) {
-        return MakeError("{}: encoder-decoder cross-attention cache needs the encoder length "
-                         "(--encoder-tokens)", model.name);
+        // T5-style relative positions state no maximum: the prompt (--context) is the encoder's.
+        enc = o.context_tokens;
+        encoder_is_context = true;
       }
       uint64_t kv = L.num_kv_heads ? L.num_kv_heads : L.num_heads;
       uint64_t elems = std::max<uint64_t>(CeilDiv(kv, o.tp), 1) * (L.head_dim_k + L.head_dim_v);
-      MEMFIT_RETURN_IF_ERROR(add_layer(i, "cross", round_tokens(enc), elems));
+      MEMFIT_RETURN_IF_ERROR(add(i, "cross", round_tokens(enc), elems, bits));
     }
   }
   if (total.overflowed()) return MakeError("{}: kv cache size overflows", model.name);
@@ -147,12 +253,18 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
     e.assumptions.push_back("every decoder layer has cross-attention over the encoder output with "
                             "its self-attention head layout");
   }
+  if (encoder_is_context) {
+    e.assumptions.push_back(fmt::format("the model states no encoder length: the encoder input "
+                                        "is taken as --context ({} tokens; --encoder-tokens sets "
+                                        "it)", o.context_tokens));
+  }
   if (replicated) {
     e.assumptions.push_back(fmt::format("KV heads fewer than --tp {}: each GPU keeps a replica of "
                                         "one KV head (vLLM, llm-analysis)", o.tp));
   }
   e.bytes = total.total();
   e.bytes_per_token = per_token.total();
+  e.state_bytes = state_total.total();
   return e;
 }
 

@@ -97,9 +97,14 @@ TEST(KvCacheTest, EncoderDecoderAddsCrossAttention) {
   auto e = EstimateKvCache(m, {.context_tokens = 448});
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->bytes, 4u * 2048 * (448 + 1500));  // 2 x 8 x 64 x 2 = 2048 B per token-layer
+  // T5-style models state no encoder length: the prompt (--context) is the encoder's, and the
+  // assumption says so.
   Model no_len = m;
   no_len.hp.encoder_max_positions = 0;
-  EXPECT_FALSE(EstimateKvCache(no_len, {}).has_value());
+  auto t5 = EstimateKvCache(no_len, {.context_tokens = 448});
+  ASSERT_TRUE(t5.has_value());
+  EXPECT_EQ(t5->bytes, 4u * 2048 * (448 + 448));
+  EXPECT_NE(t5->assumptions.back().find("--encoder-tokens"), std::string::npos);
 }
 
 TEST(KvCacheTest, MissingShapeIsAnError) {

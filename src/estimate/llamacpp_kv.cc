@@ -12,22 +12,24 @@
 
 #include "estimate/llamacpp_internal.h"
 #include "memfit/checked_math.h"
+#include "memfit/recurrent_state.h"
 
 namespace memfit::llamacpp {
 namespace {
 
-// Floats of recurrent state per sequence and layer; overflowed for absurd sizes.
+// Floats of recurrent state per sequence and layer (n_embd_r, n_embd_s); overflowed for absurd
+// sizes. RWKV's token-shift and wkv states are llama.cpp's own; Mamba and short-conv states use
+// the formula shared with the other engines (memfit/recurrent_state.h), keeping d_conv - 1 steps.
 CheckedU64 EmbdR(const Hyperparameters& hp) {
   if (hp.wkv_head_size) return CheckedU64(hp.token_shift_count) * hp.hidden_size;
-  if (hp.shortconv_l_cache) return CheckedU64(hp.hidden_size) * (hp.shortconv_l_cache - 1);
-  uint64_t conv = hp.ssm_conv_kernel ? hp.ssm_conv_kernel - 1 : 0;
-  return CheckedU64(conv) * (CheckedU64(hp.ssm_inner_size) + CheckedU64(2) * hp.ssm_group_count * hp.ssm_state_size);
+  RecurrentState s = RecurrentStateFromGguf(hp);
+  return RecurrentStateElements(s, s.conv_kernel ? s.conv_kernel - 1 : 0).conv;
 }
 
 CheckedU64 EmbdS(const Hyperparameters& hp) {
   if (hp.wkv_head_size) return CheckedU64(hp.hidden_size) * hp.wkv_head_size;
-  if (hp.shortconv_l_cache) return 0;
-  return CheckedU64(hp.ssm_state_size) * hp.ssm_inner_size;
+  RecurrentState s = RecurrentStateFromGguf(hp);
+  return RecurrentStateElements(s, 0).recurrent;
 }
 
 }  // namespace

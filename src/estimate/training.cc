@@ -70,12 +70,36 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   std::vector<std::string> targets = o.lora.targets;
   if (peft && targets.empty()) {
     targets = PeftDefaultTargets(model.model_type);
+    // PEFT's default names a module this model does not have (a model built by the generic
+    // builder, whose names are the usual ones): treated as no default.
+    const bool default_matches = std::any_of(targets.begin(), targets.end(), [&](const auto& tg) {
+      return std::any_of(model.tensors.begin(), model.tensors.end(), [&](const Tensor& t) {
+        return t.name.find("." + tg + ".") != std::string::npos;
+      });
+    });
+    if (!default_matches) targets.clear();
     if (targets.empty()) {
-      return MakeError("{}: PEFT has no default LoRA targets for model_type \"{}\": pass "
-                       "--lora-targets", model.name, model.model_type);
+      // PEFT itself stops here ("Please specify target_modules"); memfit answers with the usual
+      // choice and says so: q_proj and v_proj where the model has them, else every linear layer.
+      auto has = [&](std::string_view suffix) {
+        return std::any_of(model.tensors.begin(), model.tensors.end(),
+                           [&](const Tensor& t) { return t.name.ends_with(suffix); });
+      };
+      if (has(".q_proj.weight") && has(".v_proj.weight")) {
+        targets = {"q_proj", "v_proj"};
+      } else if (has(".q_b_proj.weight") && has(".kv_b_proj.weight")) {
+        targets = {"q_b_proj", "kv_b_proj"};  // MLA models
+      } else {
+        targets = {"all-linear"};
+      }
+      e.assumptions.push_back(fmt::format(
+          "LoRA targets: PEFT has no default for model_type \"{}\" (it asks for target_modules); "
+          "{} assumed (--lora-targets sets them)",
+          model.model_type, fmt::join(targets, ", ")));
+    } else {
+      e.assumptions.push_back("LoRA targets: PEFT's default for " + model.model_type + ": " +
+                              fmt::format("{}", fmt::join(targets, ", ")));
     }
-    e.assumptions.push_back("LoRA targets: PEFT's default for " + model.model_type + ": " +
-                            fmt::format("{}", fmt::join(targets, ", ")));
   }
   const bool all_linear = targets.size() == 1 && targets[0] == "all-linear";
   const uint64_t L = hp.num_layers;

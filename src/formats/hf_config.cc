@@ -8,7 +8,7 @@ namespace memfit {
 
 Result<HfConfig> HfConfig::Parse(std::string_view json_text, std::string where) {
   MEMFIT_ASSIGN_OR_RETURN(nlohmann::json json,
-                          ParseJson(json_text, where, JsonLimits{.max_bytes = 16'000'000}));
+                          ParseJson(json_text, where, JsonLimits{.max_bytes = 16'000'000, .python_constants = true}));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig config, FromJson(std::move(json), std::move(where)));
   // nlohmann::json sorts object keys; auto_map's order matters, so read it again in file order.
   if (config.json_.contains("auto_map") && config.json_["auto_map"].is_object()) {

@@ -1,11 +1,25 @@
 #include "memfit/json.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 namespace memfit {
+namespace {
+
+// Python's json module writes float('nan') and float('inf') as these bare tokens (transformers'
+// config.json of Nemotron-H holds "time_step_limit": [0.0, Infinity]). They are not JSON: the scan
+// below turns each into a string marked by a prefix no real string starts with, and the parse
+// callback turns those strings back into the double they stand for.
+constexpr std::string_view kPythonNaN = "NaN";
+constexpr std::string_view kPythonInfinity = "Infinity";
+constexpr std::string_view kPythonMinusInfinity = "-Infinity";
+constexpr std::string_view kSentinelText = "\\u0000memfit-python-constant:";  // as JSON text
+constexpr std::string_view kSentinelPrefix("\0memfit-python-constant:", 24);  // once parsed
+
+}  // namespace
 
 std::string_view JsonTypeName(const nlohmann::json& value) {
   switch (value.type()) {
@@ -32,15 +46,34 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                      limits.max_bytes);
   }
   // nlohmann's parser is recursive; reject deep nesting before it recurses. A streaming scan that
-  // skips strings is cheap and exact.
+  // skips strings is cheap and exact. The same scan finds Python's NaN / Infinity / -Infinity.
   uint32_t depth = 0;
   bool in_string = false;
+  std::string rewritten;  // the text with Python's constants replaced, when it has any
+  size_t copied = 0;      // bytes of `text` already moved into `rewritten`
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
       if (c == '\\') ++i;
       else if (c == '"') in_string = false;
       continue;
+    }
+    if (limits.python_constants && (c == 'N' || c == 'I' || c == '-')) {
+      std::string_view rest = text.substr(i);
+      std::string_view token = rest.starts_with("NaN")         ? kPythonNaN
+                               : rest.starts_with("Infinity")  ? kPythonInfinity
+                               : rest.starts_with("-Infinity") ? kPythonMinusInfinity
+                                                               : std::string_view();
+      if (!token.empty()) {
+        rewritten.append(text.substr(copied, i - copied));
+        rewritten += '"';
+        rewritten += kSentinelText;
+        rewritten.append(token);
+        rewritten += '"';
+        i += token.size() - 1;
+        copied = i + 1;
+        continue;
+      }
     }
     if (c == '"') in_string = true;
     else if (c == '{' || c == '[') {
@@ -66,9 +99,21 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
     } else if (event == Event::key && !open_keys.empty()) {
       const auto& key = parsed.get_ref<const std::string&>();
       if (!open_keys.back().insert(key).second && duplicate.empty()) duplicate = key;
+    } else if (event == Event::value && !rewritten.empty() && parsed.is_string()) {
+      const auto& value = parsed.get_ref<const std::string&>();
+      if (value.starts_with(kSentinelPrefix)) {
+        std::string_view token = std::string_view(value).substr(kSentinelPrefix.size());
+        parsed = token == kPythonNaN ? std::numeric_limits<double>::quiet_NaN()
+                 : token == kPythonInfinity ? std::numeric_limits<double>::infinity()
+                                            : -std::numeric_limits<double>::infinity();
+      }
     }
     return true;
   };
+  if (!rewritten.empty()) {
+    rewritten.append(text.substr(copied));
+    text = rewritten;
+  }
   try {
     auto json = nlohmann::json::parse(text.begin(), text.end(), callback);
     if (!duplicate.empty()) return MakeError("{}: duplicate key \"{}\"", what, duplicate);

@@ -6,6 +6,8 @@
 #include <unordered_set>
 
 #include "memfit/checked_math.h"
+#include "memfit/build_exact.h"
+#include "memfit/text_hparams.h"
 
 namespace memfit {
 namespace {
@@ -143,6 +145,40 @@ void MergeBuilt(Model& model, Model built) {
   model.quantization_config = std::move(built.quantization_config);
 }
 
+// A model no builder can build from config.json, whose weight index states the stored bytes:
+// one tensor of total_size bytes in the config's dtype, the hyperparameters from the generic
+// reader when it finds a text model. Load figures are exact; the parameter count and the layer
+// structure are not known, and the assumptions say so.
+Model IndexOnlyModel(const HfConfig& config, uint64_t total_size, const std::string& index_name,
+                     const Error& why) {
+  Model model;
+  model.model_type = config.model_type();
+  auto archs = config.architectures();
+  if (!archs.empty()) model.architecture = archs.front();
+  model.config_dtype = config.torch_dtype();
+  const Dtype dtype = model.config_dtype.value_or(Dtype::kBF16);
+  const uint64_t bytes_per = std::max<uint64_t>(DtypeBits(dtype) / 8, 1);
+  Tensor t;
+  t.name = "weights";
+  t.dtype = dtype;
+  t.dtype_label = std::string(DtypeName(dtype));
+  t.shape = {total_size / bytes_per};
+  t.numel = total_size / bytes_per;
+  t.bytes = total_size;
+  model.tensors.push_back(std::move(t));
+  model.source = index_name + " total_size (no tensor shapes)";
+  model.assumptions.push_back(fmt::format(
+      "weights: the {} total_size ({} bytes, exact); parameters = bytes / {} ({}{}); no "
+      "per-layer blocks: {}",
+      index_name, total_size, bytes_per, DtypeName(dtype),
+      model.config_dtype ? "" : ", assumed: the config names no torch_dtype", why.message));
+  if (auto text = ReadTextHyperparameters(config)) {
+    model.hp = std::move(text->hp);
+    for (auto& a : text->assumptions) model.assumptions.push_back(std::move(a));
+  }
+  return model;
+}
+
 }  // namespace
 
 Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& options) {
@@ -152,8 +188,15 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
     return model;
   }
   std::optional<Result<Model>> built;
-  if (inputs.config) built = BuildFromConfig(*inputs.config, options.build);
-  bool use_headers = !inputs.safetensors.empty() && !(options.prefer_config && built && *built);
+  const bool have_headers = !inputs.safetensors.empty();
+  if (inputs.config) {
+    // Headers give the exact tensors: the generic builder's guesses are not wanted then, only the
+    // hyperparameters (read below when no exact builder exists).
+    built = have_headers && !options.prefer_config
+                ? BuildExactFromConfig(*inputs.config, options.build)
+                : BuildFromConfig(*inputs.config, options.build);
+  }
+  bool use_headers = have_headers && !(options.prefer_config && built && *built);
   Model model;
   if (use_headers) {
     MEMFIT_ASSIGN_OR_RETURN(model, FromHeaders(inputs));
@@ -172,6 +215,17 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
         auto archs = inputs.config->architectures();
         if (!archs.empty()) model.architecture = archs.front();
         model.config_dtype = inputs.config->torch_dtype();
+        // The hyperparameters inference, training and fit need, from any config.
+        if (auto text = ReadTextHyperparameters(*inputs.config)) {
+          model.hp = std::move(text->hp);
+          for (auto& a : text->assumptions) model.assumptions.push_back(std::move(a));
+          model.assumptions.push_back(fmt::format(
+              "hyperparameters read from {} by the generic reader (no exact builder for "
+              "model_type \"{}\")", text->where, model.model_type));
+        } else {
+          model.notes.push_back("the hyperparameters could not be read from config.json: " +
+                                text.error().message);
+        }
       }
       model.no_split_patterns = GuessNoSplitPatterns(model.tensors, model.notes);
       for (auto& t : model.tensors) {
@@ -181,9 +235,16 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
           "layer blocks guessed from tensor names (no architecture builder for this config)");
     }
   } else if (built) {
-    if (!*built) return built->error();
-    model = std::move(**built);
-    model.source = "config.json (architecture builder)";
+    if (!*built) {
+      if (!inputs.index || !inputs.index->total_size || *inputs.index->total_size == 0) {
+        return built->error();
+      }
+      model = IndexOnlyModel(*inputs.config, *inputs.index->total_size, inputs.index_name,
+                             built->error());
+    } else {
+      model = std::move(**built);
+      model.source = "config.json (architecture builder)";
+    }
   } else {
     return MakeError("{}: nothing to read: no config.json and no safetensors weights",
                      inputs.location.empty() ? inputs.name : inputs.location);

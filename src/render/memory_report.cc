@@ -71,9 +71,12 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   j["kv_bytes_per_token"] = e.kv.bytes_per_token;
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : e.kv.layers) {
-    layers.push_back({{"layer", l.layer}, {"kind", l.kind}, {"tokens", l.tokens}, {"bytes", l.bytes}});
+    layers.push_back({{"layer", l.layer}, {"kind", l.kind}, {"tokens", l.tokens},
+                      {"bytes_per_token", l.bytes_per_token}, {"bytes", l.bytes}});
   }
   j["kv_layers"] = layers;
+  j["kv_state_bytes"] = e.kv.state_bytes;
+  j["kv_block_size"] = e.kv.block_size;
   j["weights"] = {{"quantized_params", e.weights.quantized_params},
                   {"quantized_bytes", e.weights.quantized_bytes},
                   {"kept_params", e.weights.kept_params}, {"kept_bytes", e.weights.kept_bytes},
@@ -83,6 +86,7 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
     j["serving"] = {{"requested", s.requested_bytes}, {"non_kv", s.non_kv_bytes},
                     {"kv_pool", s.kv_pool_bytes}, {"page_bytes", s.page_bytes},
                     {"num_blocks", s.num_blocks}, {"token_capacity", s.token_capacity},
+                    {"sequence_bytes", s.sequence_bytes},
                     {"max_concurrency", s.max_concurrency}, {"fits", s.fits}};
   } else {
     j["serving"] = nullptr;

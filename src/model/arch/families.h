@@ -66,4 +66,10 @@ Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
+// Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
+// approximate, and labelled so in the model's assumptions.
+Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
+// A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
+Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
+
 }  // namespace memfit::arch

@@ -3,10 +3,28 @@
 // families.h, add a row here, add tests (docs/ARCHITECTURE.md, "Adding an architecture").
 
 #include "memfit/architecture.h"
+
+#include <fmt/format.h>
+
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "memfit/build_exact.h"
 
 namespace memfit {
+namespace {
+
+// Classes whose model_type may be new while the architecture is one memfit builds exactly.
+constexpr std::pair<std::string_view, std::string_view> kClassTypes[] = {
+    {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+    {"LlamaForCausalLM", "llama"},            {"MistralForCausalLM", "mistral"},
+    {"MixtralForCausalLM", "mixtral"},        {"Qwen2ForCausalLM", "qwen2"},
+    {"Qwen3ForCausalLM", "qwen3"},            {"Qwen3MoeForCausalLM", "qwen3_moe"},
+    {"Qwen2MoeForCausalLM", "qwen2_moe"},     {"GptOssForCausalLM", "gpt_oss"},
+    {"Gemma3ForCausalLM", "gemma3_text"},     {"Phi3ForCausalLM", "phi3"},
+    {"GraniteForCausalLM", "granite"},        {"Olmo2ForCausalLM", "olmo2"},
+};
+
+}  // namespace
 
 const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
   static const std::vector<ArchitectureBuilder> kBuilders = {
@@ -84,7 +102,9 @@ const ArchitectureBuilder* FindArchitectureBuilder(std::string_view model_type,
   return nullptr;
 }
 
-Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& options) {
+namespace {
+
+Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
   std::string type = config.model_type();
   if (type.empty() && config.Has("architecture") && config.raw()["architecture"].is_string()) {
     type = "timm";  // timm's config.json names only the architecture
@@ -95,15 +115,51 @@ Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& option
                      config.where());
   }
   auto archs = config.architectures();
-  const auto* builder = FindArchitectureBuilder(type, archs.empty() ? "" : archs.front());
-  if (!builder) {
-    return MakeError("{}: model_type \"{}\" is not supported by memfit's config-only builders; "
-                     "point memfit at the model's .safetensors or .gguf files (or a Hub repo that "
-                     "has them) for an exact answer from the headers",
-                     config.where(), type);
-  }
+  const std::string arch = archs.empty() ? "" : archs.front();
+  const auto* builder = FindArchitectureBuilder(type, arch);
   arch::TensorLimitScope limit(options.max_tensors);
-  return builder->build(config, options);
+  if (builder) return builder->build(config, options);
+  // A new model_type whose class is one memfit builds (Kimi-K2 is "kimi_k2" with
+  // DeepseekV3ForCausalLM): the class decides.
+  for (const auto& [cls, known_type] : kClassTypes) {
+    if (arch != cls) continue;
+    const auto* by_class = FindArchitectureBuilder(known_type, "");
+    if (!by_class) break;
+    auto model = by_class->build(config, options);
+    if (model) {
+      model->assumptions.push_back(fmt::format("model_type \"{}\" built as \"{}\" (its class {})",
+                                               type, known_type, arch));
+    }
+    return model;
+  }
+  // Any other text generator: the generic decoder builder (approximate, and says so).
+  if (allow_generic && (arch.empty() || arch.ends_with("ForCausalLM") || arch.ends_with("LMHeadModel") ||
+      arch.ends_with("ForConditionalGeneration"))) {
+    auto model = arch::BuildGenericDecoder(config, options);
+    if (model) return model;
+    return MakeError("{}; model_type \"{}\" has no exact builder either: point memfit at the "
+                     "model's .safetensors or .gguf files for an exact answer from the headers",
+                     model.error().message, type);
+  }
+  if (allow_generic) {
+    // Other classes: a text model if the config has one, else a vision encoder.
+    if (auto model = arch::BuildGenericDecoder(config, options)) return model;
+    if (auto model = arch::BuildGenericVision(config, options)) return model;
+  }
+  return MakeError("{}: model_type \"{}\" ({}) is not supported by memfit's config-only builders; "
+                   "point memfit at the model's .safetensors or .gguf files (or a Hub repo that "
+                   "has them) for an exact answer from the headers",
+                   config.where(), type, arch);
+}
+
+}  // namespace
+
+Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& options) {
+  return Build(config, options, /*allow_generic=*/true);
+}
+
+Result<Model> BuildExactFromConfig(const HfConfig& config, const BuildOptions& options) {
+  return Build(config, options, /*allow_generic=*/false);
 }
 
 }  // namespace memfit

@@ -1,0 +1,348 @@
+// ReadTextHyperparameters on configs written in code: nestings, aliases, every layer-pattern key,
+// MoE patterns, recurrent state dims, Python's NaN/Infinity, and hostile values.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "memfit/text_hparams.h"
+
+namespace memfit {
+namespace {
+
+Result<TextHyperparameters> Read(const nlohmann::json& j) {
+  auto config = HfConfig::FromJson(j, "config.json");
+  if (!config) return config.error();
+  return ReadTextHyperparameters(*config);
+}
+
+Result<TextHyperparameters> ReadText(std::string_view text) {
+  auto config = HfConfig::Parse(text, "config.json");
+  if (!config) return config.error();
+  return ReadTextHyperparameters(*config);
+}
+
+nlohmann::json Small() {
+  return {{"model_type", "newthing"}, {"hidden_size", 64}, {"num_hidden_layers", 4},
+          {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 100},
+          {"intermediate_size", 128}, {"tie_word_embeddings", false}};
+}
+
+TEST(TextHparams, TopLevelDecoder) {
+  auto t = Read(Small());
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->hp.hidden_size, 64u);
+  EXPECT_EQ(t->hp.head_dim, 16u);  // 64 / 4
+  ASSERT_EQ(t->hp.layers.size(), 4u);
+  EXPECT_EQ(t->hp.layers[3].attention, AttentionKind::kFull);
+  EXPECT_EQ(t->hp.layers[3].num_kv_heads, 2u);
+  EXPECT_EQ(t->hp.layers[3].intermediate_size, 128u);
+  EXPECT_EQ(t->hp.text_config_key, "");
+}
+
+TEST(TextHparams, KnownNestingsAndTopLevelTie) {
+  for (const char* key : {"text_config", "llm_config", "language_config", "decoder"}) {
+    nlohmann::json j = {{"model_type", "vlm"}, {"tie_word_embeddings", true},
+                        {"vision_config", {{"hidden_size", 32}, {"num_hidden_layers", 2}}}};
+    j[key] = Small();
+    j[key].erase("tie_word_embeddings");
+    auto t = Read(j);
+    ASSERT_TRUE(t) << key << ": " << t.error().message;
+    EXPECT_EQ(t->hp.text_config_key, key);
+    EXPECT_EQ(t->hp.num_layers, 4u) << key;
+    EXPECT_TRUE(t->hp.tie_word_embeddings) << key;  // from the top level
+  }
+  // Omni: thinker_config.text_config.
+  nlohmann::json omni = {{"thinker_config", {{"text_config", Small()}}}};
+  auto t = Read(omni);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->hp.text_config_key, "thinker_config.text_config");
+}
+
+TEST(TextHparams, UnknownNestingIsFoundAndSaid) {
+  nlohmann::json j = {{"vision_cfg", {{"hidden_size", 32}, {"num_hidden_layers", 2}}},
+                      {"my_llm_settings", Small()}};
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->hp.text_config_key, "my_llm_settings");
+  ASSERT_FALSE(t->assumptions.empty());
+  EXPECT_NE(t->assumptions.front().find("my_llm_settings"), std::string::npos);
+}
+
+TEST(TextHparams, GptStyleAliasesAndMultiQuery) {
+  nlohmann::json j = {{"model_type", "gpt_bigcode"}, {"n_embd", 48}, {"n_layer", 3},
+                      {"n_head", 6}, {"multi_query", true}, {"vocab_size", 10},
+                      {"n_positions", 2048}, {"activation_function", "gelu_new"}};
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->hp.hidden_size, 48u);
+  EXPECT_EQ(t->hp.num_kv_heads, 1u);
+  EXPECT_EQ(t->hp.head_dim, 8u);
+  EXPECT_EQ(t->hp.max_position_embeddings, 2048u);
+  EXPECT_FALSE(t->hp.gated_mlp);
+  EXPECT_EQ(t->hp.intermediate_size, 4u * 48);  // absent: 4 x hidden, said
+}
+
+TEST(TextHparams, ChatGlmKvChannelsAndGroups) {
+  nlohmann::json j = {{"model_type", "chatglm"}, {"hidden_size", 4096}, {"num_layers", 40},
+                      {"num_attention_heads", 32}, {"kv_channels", 128},
+                      {"multi_query_attention", true}, {"multi_query_group_num", 2},
+                      {"padded_vocab_size", 151552}, {"ffn_hidden_size", 13696}};
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->hp.num_kv_heads, 2u);
+  EXPECT_EQ(t->hp.head_dim, 128u);
+  EXPECT_EQ(t->hp.vocab_size, 151552u);
+  EXPECT_EQ(t->hp.intermediate_size, 13696u);
+}
+
+TEST(TextHparams, NemotronHybridPatternWithInfinity) {
+  // The pattern is one character per layer: M Mamba2 (no MLP), * attention (no MLP), - MLP,
+  // E MoE. time_step_limit holds Python's Infinity, as the real config does.
+  std::string text = R"({"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 10,
+    "intermediate_size": 96, "hybrid_override_pattern": "M*-E", "mamba_num_heads": 8,
+    "mamba_head_dim": 16, "n_groups": 2, "ssm_state_size": 32, "conv_kernel": 4,
+    "mamba_ssm_cache_dtype": "float32", "n_routed_experts": 4, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 24, "time_step_limit": [0.0, Infinity], "tie_word_embeddings": false})";
+  auto t = ReadText(text);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  ASSERT_EQ(L.size(), 4u);
+  EXPECT_EQ(L[0].mixer, LayerMixer::kMamba2);
+  EXPECT_EQ(L[0].attention, AttentionKind::kNone);
+  EXPECT_TRUE(L[0].recurrent);
+  // conv channels = d_inner (8 x 16) + 2 x groups x d_state = 128 + 128 = 256.
+  EXPECT_EQ(L[0].state.conv_channels, 256u);
+  EXPECT_EQ(L[0].state.conv_kernel, 4u);
+  EXPECT_EQ(L[0].state.heads, 8u);
+  EXPECT_EQ(L[0].state.elements_per_head, 16u * 32);
+  EXPECT_EQ(L[0].state.state_bits, 32u);
+  EXPECT_EQ(L[0].intermediate_size, 0u);
+  EXPECT_EQ(L[1].attention, AttentionKind::kFull);
+  EXPECT_EQ(L[1].intermediate_size, 0u);
+  EXPECT_EQ(L[2].mixer, LayerMixer::kNone);
+  EXPECT_EQ(L[2].intermediate_size, 96u);
+  EXPECT_TRUE(L[3].moe);
+}
+
+TEST(TextHparams, PythonConstantsParseAsTransformersReadsThem) {
+  auto config = HfConfig::Parse(R"({"a": [NaN, Infinity, -Infinity], "s": "NaN Infinity"})");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& a = config->raw()["a"];
+  EXPECT_TRUE(std::isnan(a[0].get<double>()));
+  EXPECT_TRUE(std::isinf(a[1].get<double>()) && a[1].get<double>() > 0);
+  EXPECT_TRUE(std::isinf(a[2].get<double>()) && a[2].get<double>() < 0);
+  EXPECT_EQ(config->raw()["s"], "NaN Infinity");  // inside strings nothing changes
+  EXPECT_FALSE(HfConfig::Parse(R"({"a": Nonsense})"));
+}
+
+TEST(TextHparams, GatedDeltaNetEveryFourthLayerFull) {
+  nlohmann::json j = Small();
+  j["model_type"] = "qwen3_next";
+  j["full_attention_interval"] = 4;
+  j["linear_num_key_heads"] = 2;
+  j["linear_num_value_heads"] = 4;
+  j["linear_key_head_dim"] = 8;
+  j["linear_value_head_dim"] = 16;
+  j["linear_conv_kernel_dim"] = 4;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].mixer, LayerMixer::kGatedDeltaNet);
+  EXPECT_EQ(L[2].mixer, LayerMixer::kGatedDeltaNet);
+  EXPECT_EQ(L[3].mixer, LayerMixer::kAttention);
+  // conv channels 2 x 2 x 8 + 4 x 16 = 96; state 4 heads of 8 x 16.
+  EXPECT_EQ(L[0].state.conv_channels, 96u);
+  EXPECT_EQ(L[0].state.heads, 4u);
+  EXPECT_EQ(L[0].state.elements_per_head, 128u);
+}
+
+TEST(TextHparams, LayerTypesWordsAndWindows) {
+  nlohmann::json j = Small();
+  j["layer_types"] = {"sliding_attention", "full_attention", "linear_attention", "conv"};
+  j["sliding_window"] = 512;
+  j["model_type"] = "qwen3_5_text";
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].attention, AttentionKind::kSliding);
+  EXPECT_EQ(L[0].window_tokens, 512u);
+  EXPECT_EQ(L[1].attention, AttentionKind::kFull);
+  EXPECT_EQ(L[2].mixer, LayerMixer::kGatedDeltaNet);
+  EXPECT_EQ(L[3].mixer, LayerMixer::kShortConv);
+}
+
+TEST(TextHparams, Lfm2FullAttnIdxs) {
+  nlohmann::json j = Small();
+  j["model_type"] = "lfm2";
+  j["full_attn_idxs"] = {1, 3};
+  j["conv_L_cache"] = 3;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].mixer, LayerMixer::kShortConv);
+  EXPECT_EQ(L[0].state.conv_channels, 64u);
+  EXPECT_EQ(L[0].state.conv_kernel, 3u);
+  EXPECT_EQ(L[1].mixer, LayerMixer::kAttention);
+}
+
+TEST(TextHparams, KimiLinearOneBasedLayers) {
+  nlohmann::json j = Small();
+  j["model_type"] = "kimi_linear";
+  j["linear_attn_config"] = {{"kda_layers", {1, 2, 3}}, {"full_attn_layers", {4}},
+                             {"num_heads", 4}, {"head_dim", 8}, {"short_conv_kernel_size", 4}};
+  j["kv_lora_rank"] = 16;
+  j["qk_rope_head_dim"] = 4;
+  j["qk_nope_head_dim"] = 8;
+  j["v_head_dim"] = 8;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].mixer, LayerMixer::kKimiDelta);
+  EXPECT_EQ(L[0].state.conv_channels, 3u * 4 * 8);
+  EXPECT_EQ(L[0].state.state_bits, 32u);
+  EXPECT_EQ(L[3].attention, AttentionKind::kMla);
+  EXPECT_EQ(L[3].head_dim_k, 12u);
+}
+
+TEST(TextHparams, Llama4DefaultChunkedPattern) {
+  nlohmann::json j = Small();
+  j["model_type"] = "llama4_text";
+  j["attention_chunk_size"] = 8192;
+  j["num_local_experts"] = 4;
+  j["interleave_moe_layer_step"] = 2;
+  j["intermediate_size_mlp"] = 256;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].attention, AttentionKind::kChunked);
+  EXPECT_EQ(L[0].window_tokens, 8192u);
+  EXPECT_EQ(L[3].attention, AttentionKind::kFull);  // every 4th layer is global (NoPE)
+  EXPECT_FALSE(L[0].moe);
+  EXPECT_EQ(L[0].intermediate_size, 256u);  // dense layers use intermediate_size_mlp
+  EXPECT_TRUE(L[1].moe);
+  EXPECT_EQ(t->hp.moe_intermediate_size, 128u);  // experts use intermediate_size
+}
+
+TEST(TextHparams, DeepseekMlaDsaAndDenseLeadingLayers) {
+  nlohmann::json j = Small();
+  j["model_type"] = "deepseek_v32";
+  j["kv_lora_rank"] = 32;
+  j["qk_rope_head_dim"] = 8;
+  j["qk_nope_head_dim"] = 16;
+  j["v_head_dim"] = 16;
+  j["index_head_dim"] = 8;
+  j["n_routed_experts"] = 8;
+  j["first_k_dense_replace"] = 1;
+  j["moe_layer_freq"] = 1;
+  j["num_nextn_predict_layers"] = 1;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].attention, AttentionKind::kMla);
+  EXPECT_EQ(L[0].indexer_head_dim, 8u);
+  EXPECT_FALSE(L[0].moe);
+  EXPECT_TRUE(L[1].moe);
+  EXPECT_EQ(t->hp.num_mtp_layers, 1u);
+}
+
+TEST(TextHparams, DeepseekV4CompressedLayers) {
+  nlohmann::json j = Small();
+  j["model_type"] = "deepseek_v4";
+  j["num_key_value_heads"] = 1;
+  j["head_dim"] = 32;
+  j["sliding_window"] = 128;
+  j["compress_ratios"] = {0, 4, 128, 4};
+  j["index_head_dim"] = 8;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].attention, AttentionKind::kSliding);
+  EXPECT_EQ(L[0].compress_ratio, 0u);
+  EXPECT_EQ(L[1].compress_ratio, 4u);
+  EXPECT_EQ(L[1].indexer_head_dim, 8u);
+  EXPECT_EQ(L[2].indexer_head_dim, 0u);
+  EXPECT_TRUE(L[2].k_eq_v);
+}
+
+TEST(TextHparams, MimoSwaLayersUseTheirOwnHeads) {
+  nlohmann::json j = Small();
+  j["hybrid_layer_pattern"] = {0, 1, 1, 0};
+  j["sliding_window"] = 128;
+  j["swa_num_key_value_heads"] = 1;
+  j["swa_head_dim"] = 24;
+  j["swa_v_head_dim"] = 8;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].attention, AttentionKind::kFull);
+  EXPECT_EQ(L[1].attention, AttentionKind::kSliding);
+  EXPECT_EQ(L[1].num_kv_heads, 1u);
+  EXPECT_EQ(L[1].head_dim_k, 24u);
+  EXPECT_EQ(L[1].head_dim_v, 8u);
+}
+
+TEST(TextHparams, GemmaGlobalLayersAndSharedKv) {
+  nlohmann::json j = Small();
+  j["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention",
+                      "full_attention"};
+  j["sliding_window"] = 1024;
+  j["global_head_dim"] = 32;
+  j["attention_k_eq_v"] = true;
+  j["num_global_key_value_heads"] = 1;
+  j["num_kv_shared_layers"] = 2;
+  auto t = Read(j);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto& L = t->hp.layers;
+  EXPECT_EQ(L[0].head_dim_k, 16u);
+  EXPECT_EQ(L[1].head_dim_k, 32u);
+  EXPECT_EQ(L[1].num_kv_heads, 1u);
+  EXPECT_FALSE(L[1].kv_shared);
+  EXPECT_TRUE(L[2].kv_shared);
+  EXPECT_TRUE(L[3].kv_shared);
+}
+
+TEST(TextHparams, Qwen2MaxWindowLayersAndDisabledWindow) {
+  nlohmann::json j = Small();
+  j["sliding_window"] = 4096;
+  j["use_sliding_window"] = false;
+  auto off = Read(j);
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->hp.layers[0].attention, AttentionKind::kFull);
+  j["use_sliding_window"] = true;
+  j["max_window_layers"] = 2;
+  auto on = Read(j);
+  ASSERT_TRUE(on);
+  EXPECT_EQ(on->hp.layers[1].attention, AttentionKind::kFull);
+  EXPECT_EQ(on->hp.layers[2].attention, AttentionKind::kSliding);
+}
+
+TEST(TextHparams, MissingAndHostileFieldsAreOneLineErrors) {
+  auto none = Read({{"model_type", "x"}, {"vocab_size", 10}});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no number of layers"), std::string::npos);
+  nlohmann::json j = Small();
+  j["num_hidden_layers"] = -3;
+  auto neg = Read(j);
+  ASSERT_FALSE(neg);
+  EXPECT_NE(neg.error().message.find("num_hidden_layers"), std::string::npos);
+  j = Small();
+  j["hidden_size"] = uint64_t{1} << 50;
+  auto huge = Read(j);
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("absurdly large"), std::string::npos);
+  j = Small();
+  j["num_hidden_layers"] = uint64_t{1} << 30;
+  EXPECT_FALSE(Read(j));
+  j = Small();
+  j["layer_types"] = {"full_attention"};  // wrong length: ignored and said
+  auto short_list = Read(j);
+  ASSERT_TRUE(short_list);
+  EXPECT_FALSE(short_list->assumptions.empty());
+  for (const auto* r : {&none, &neg, &huge}) {
+    if (!*r) EXPECT_EQ(r->error().message.find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace memfit
