@@ -69,5 +69,6 @@ Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 // Issue 15 families (llama.cc, olmo.cc, nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc,
 // llama4.cc).
 Result<Model> BuildSmolLm3(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildExaone4(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

@@ -67,6 +67,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
       {"smollm3", "", arch::BuildSmolLm3, "llama"},
+      {"exaone4", "", arch::BuildExaone4, "olmo"},
   };
   return kBuilders;
 }
