@@ -68,6 +68,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
       {"smollm3", "", arch::BuildSmolLm3, "llama"},
       {"exaone4", "", arch::BuildExaone4, "olmo"},
+      {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
   };
   return kBuilders;
 }
