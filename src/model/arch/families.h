@@ -71,5 +71,6 @@ Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildSmolLm3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildExaone4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

@@ -69,6 +69,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"smollm3", "", arch::BuildSmolLm3, "llama"},
       {"exaone4", "", arch::BuildExaone4, "olmo"},
       {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
+      {"lfm2", "", arch::BuildLfm2, "lfm2"},
   };
   return kBuilders;
 }
