@@ -72,5 +72,7 @@ Result<Model> BuildSmolLm3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildExaone4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

@@ -70,6 +70,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"exaone4", "", arch::BuildExaone4, "olmo"},
       {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
       {"lfm2", "", arch::BuildLfm2, "lfm2"},
+      {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
+      {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
+      {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
   };
   return kBuilders;
 }
