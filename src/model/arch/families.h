@@ -74,5 +74,7 @@ Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

@@ -73,6 +73,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
       {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
+      {"gemma4", "", arch::BuildGemma4, "gemma4"},
+      {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
   };
   return kBuilders;
 }
