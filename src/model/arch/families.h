@@ -76,5 +76,7 @@ Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

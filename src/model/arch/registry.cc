@@ -75,6 +75,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
+      {"llama4", "", arch::BuildLlama4, "llama4"},
+      {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
   };
   return kBuilders;
 }
