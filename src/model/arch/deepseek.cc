@@ -9,6 +9,15 @@
 // does not load. Sources: deepseek-ai modeling_deepseek.py (V2, V3 repos),
 // transformers/models/deepseek_v3/modeling_deepseek_v3.py; the stored dtypes (MTP eh_proj and
 // shared_head in bfloat16) are confirmed by DeepSeek-R1's shard sizes (deepseek_test.cc).
+// DeepSeek sparse attention (deepseek_v32, GLM-5 glm_moe_dsa): each attention also holds a
+// lightning indexer, self_attn.indexer.{wq_b [index_n_heads x index_head_dim, q_lora_rank],
+// wk [index_head_dim, H], k_norm (LayerNorm with bias), weights_proj [index_n_heads, H] (not
+// quantized)}, whose key cache of index_head_dim per token sits beside the MLA cache. GLM-5 runs it
+// on the layers "indexer_types" marks "full" (all by default) and its MTP layer stores no
+// embed_tokens/shared_head.head (its FP8 release's modules_to_not_convert lists neither). Sources:
+// transformers/models/{deepseek_v32/modeling_deepseek_v32.py, glm_moe_dsa/modular_glm_moe_dsa.py}.
+
+#include <algorithm>
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
@@ -20,10 +29,23 @@ namespace {
 struct Mla {
   uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;
   bool bias = false;
+  uint64_t index_heads = 0, index_dim = 0;  // DSA lightning indexer; 0: none
 };
 
+enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa };
+
+void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const std::string x = l + ".self_attn.indexer";
+  QLinear(b, q, x + ".wq_b", a.q_lora, MulDims(b, a.index_heads, a.index_dim, "index_n_heads x "
+                                                "index_head_dim"), false);
+  QLinear(b, q, x + ".wk", h, a.index_dim, false);
+  b.LayerNorm(x + ".k_norm", a.index_dim);
+  b.Linear(x + ".weights_proj", h, a.index_heads, false);
+}
+
 void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a,
-                  bool moe, bool v3_bias, uint64_t shared) {
+                  bool moe, bool v3_bias, uint64_t shared, bool indexer) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   b.RmsNorm(l + ".input_layernorm", h);
@@ -38,6 +60,7 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
   b.RmsNorm(l + ".self_attn.kv_a_layernorm", a.kv_lora);
   QLinear(b, q, l + ".self_attn.kv_b_proj", a.kv_lora, nh * (a.nope + a.v), false);
   QLinear(b, q, l + ".self_attn.o_proj", nh * a.v, h, a.bias);
+  if (indexer) Indexer(b, q, l, a);
   if (moe) {
     b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
     if (v3_bias) {
@@ -62,7 +85,51 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
   b.RmsNorm(l + ".post_attention_layernorm", h);
 }
 
-Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, bool v3) {
+// GLM-5's per-layer indexer mode (GlmMoeDsaConfig): "indexer_types" ("full"/"shared"), else
+// "index_topk_pattern" ('F'/'S'), else full where max(i - offset + 1, 0) % freq == 0 with
+// "index_topk_freq" (default 1) and "index_skip_topk_offset" (default 2). Asked per layer.
+struct IndexerLayers {
+  IndexerLayers(ModelBuilder& b, const HfConfig& c, bool glm, uint64_t layers)
+      : glm(glm), layers(layers) {
+    if (!glm) return;
+    for (const char* key : {"indexer_types", "index_topk_pattern"}) {
+      const auto it = c.raw().find(key);
+      if (it == c.raw().end() || it->is_null()) continue;
+      listed = &*it;
+      name = key;
+      if (!it->is_array() && !it->is_string()) {
+        b.Fail(MakeError("{}: field \"{}\" must be a list or a string", c.where(), key));
+      }
+      return;
+    }
+    freq = std::max<uint64_t>(Get(b, c.UintOr("index_topk_freq", 1)), 1);
+    offset = Get(b, c.UintOr("index_skip_topk_offset", 2));
+  }
+  // False (a "shared" layer) reuses the previous layer's top-k: no indexer tensors.
+  bool operator()(ModelBuilder& b, const HfConfig& c, uint64_t i) const {
+    if (!glm || i >= layers) return true;  // MTP layers after the schedule run their indexer
+    if (!listed) return (i + 1 > offset ? i + 1 - offset : 0) % freq == 0;
+    const uint64_t n = listed->is_string() ? listed->get_ref<const std::string&>().size()
+                                           : listed->size();
+    if (i >= n) return true;
+    if (listed->is_string()) return listed->get_ref<const std::string&>()[i] != 'S';
+    const auto& v = (*listed)[i];
+    if (!v.is_string() || (v != "full" && v != "shared")) {
+      b.Fail(MakeError("{}: \"{}\"[{}] must be \"full\" or \"shared\"", c.where(), name, i));
+      return false;
+    }
+    return v == "full";
+  }
+  bool glm;
+  uint64_t layers;
+  const nlohmann::json* listed = nullptr;
+  std::string name;
+  uint64_t freq = 1, offset = 2;
+};
+
+Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant variant) {
+  const bool v3 = variant != Variant::kV2;
+  const bool dsa = variant == Variant::kV32 || variant == Variant::kGlmDsa;
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
@@ -92,6 +159,12 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, bool v3) {
   const uint64_t freq = Get(b, c.UintOr("moe_layer_freq", 1));
   const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", 0));
   const bool v3_bias = v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc";
+  if (dsa) {
+    a.index_heads = Get(b, c.Uint("index_n_heads"));
+    a.index_dim = Get(b, c.Uint("index_head_dim"));
+    hp.index_topk = Get(b, c.UintOr("index_topk", 0));
+  }
+  const IndexerLayers has_indexer(b, c, variant == Variant::kGlmDsa, hp.num_layers);
   Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
   if (hp.num_attention_heads == 0) {
@@ -106,21 +179,40 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, bool v3) {
     return MakeError("{}: \"kv_lora_rank\", \"qk_nope_head_dim\" + \"qk_rope_head_dim\" and "
                      "\"v_head_dim\" must be positive", c.where());
   }
+  if (dsa && (a.q_lora == 0 || a.index_heads == 0 || a.index_dim == 0)) {
+    return MakeError("{}: DeepSeek sparse attention needs positive \"q_lora_rank\", "
+                     "\"index_n_heads\" and \"index_head_dim\"", c.where());
+  }
   hp.head_dim = a.nope + a.rope;
+  hp.q_lora_rank = a.q_lora;
+  hp.qk_nope_head_dim = a.nope;
+  hp.v_head_dim = a.v;
+  hp.shared_expert_intermediate_size = hp.moe_intermediate_size * hp.num_shared_experts;
+  hp.num_mtp_layers = mtp;
   hp.kv_lora_rank = a.kv_lora;
   hp.qk_rope_head_dim = a.rope;
   const uint64_t shared = hp.moe_intermediate_size * hp.num_shared_experts;
   const uint64_t h = hp.hidden_size;
-  auto is_moe = [&](uint64_t i) { return hp.num_experts > 0 && i >= first_dense && i % freq == 0; };
+  // "mlp_layer_types" ("dense"/"sparse", GLM-5.2) overrides first_k_dense_replace/moe_layer_freq.
+  const auto mlp_types = c.raw().find("mlp_layer_types");
+  const nlohmann::json* mlp_list =
+      mlp_types != c.raw().end() && mlp_types->is_array() ? &*mlp_types : nullptr;
+  auto is_moe = [&](uint64_t i) {
+    if (hp.num_experts == 0) return false;
+    if (mlp_list && i < mlp_list->size()) return (*mlp_list)[i] == "sparse";
+    return i >= first_dense && i % freq == 0;
+  };
 
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
-    DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared);
+    const bool indexer = dsa && has_indexer(b, c, i);
+    DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer);
     LayerInfo info{.attention = AttentionKind::kMla, .num_heads = hp.num_attention_heads,
                    .num_kv_heads = hp.num_kv_heads, .head_dim_k = a.nope + a.rope,
                    .head_dim_v = a.v, .moe = is_moe(i),
                    .intermediate_size = is_moe(i) ? 0 : hp.intermediate_size};
+    if (indexer) info.indexer_head_dim = a.index_dim;
     hp.layers.push_back(info);
     if (o.buffers == BufferConvention::kTransformers442) {
       // deepseek-ai's remote code: a (yarn) rotary embedding per attention with float32
@@ -140,13 +232,15 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, bool v3) {
   uint64_t mtp_begin = m.tensors.size();
   for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
     const std::string l = Layer("model.layers", hp.num_layers + k);
-    b.Embedding(l + ".embed_tokens", hp.vocab_size, h);
+    const bool glm = variant == Variant::kGlmDsa;  // embeddings and head shared with the model
+    if (!glm) b.Embedding(l + ".embed_tokens", hp.vocab_size, h);
     b.RmsNorm(l + ".enorm", h);
     b.RmsNorm(l + ".hnorm", h);
     b.Linear(l + ".eh_proj", 2 * h, h, false);
-    DecoderLayer(b, q, l, a, is_moe(hp.num_layers + k), v3_bias, shared);
+    DecoderLayer(b, q, l, a, is_moe(hp.num_layers + k), v3_bias, shared,
+                 dsa && has_indexer(b, c, hp.num_layers + k));
     b.RmsNorm(l + ".shared_head.norm", h);
-    b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
+    if (!glm) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
   }
   if (mtp > 0 && !b.failed()) {
     uint64_t bytes = 0;
@@ -167,10 +261,16 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, bool v3) {
 }  // namespace
 
 Result<Model> BuildDeepseekV2(const HfConfig& c, const BuildOptions& o) {
-  return BuildDeepseek(c, o, false);
+  return BuildDeepseek(c, o, Variant::kV2);
 }
 Result<Model> BuildDeepseekV3(const HfConfig& c, const BuildOptions& o) {
-  return BuildDeepseek(c, o, true);
+  return BuildDeepseek(c, o, Variant::kV3);
+}
+Result<Model> BuildDeepseekV32(const HfConfig& c, const BuildOptions& o) {
+  return BuildDeepseek(c, o, Variant::kV32);
+}
+Result<Model> BuildGlmMoeDsa(const HfConfig& c, const BuildOptions& o) {
+  return BuildDeepseek(c, o, Variant::kGlmDsa);
 }
 
 }  // namespace memfit::arch

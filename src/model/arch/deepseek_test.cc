@@ -92,6 +92,94 @@ TEST(DeepseekBuilder, HostileConfigsNameTheField) {
   testing::ExpectError(j, "hidden_size");
 }
 
+// DeepSeek-V3.2: each attention (the MTP layer's too) adds a lightning indexer: wq_b
+// 4 x (2 x 4) = 32, wk 8 x 4 = 32, k_norm LayerNorm 4 + 4 = 8, weights_proj 8 x 2 = 16: 88.
+// Loaded 1088 + 2 x 88 = 1264; MTP 744 + 88 = 832; stored (1264 + 832) x 4 + 16 = 8400.
+TEST(DeepseekBuilder, V32IndexerCountsByHand) {
+  auto j = TinyDeepseekV3();
+  j["model_type"] = "deepseek_v32";
+  j["index_n_heads"] = 2;
+  j["index_head_dim"] = 4;
+  j["index_topk"] = 8;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1264u);
+  EXPECT_EQ(t.stored_bytes, 8400u);
+  EXPECT_EQ(m->hp.layers[0].indexer_head_dim, 4u);
+  EXPECT_EQ(m->hp.layers[1].indexer_head_dim, 4u);
+  EXPECT_EQ(m->hp.index_topk, 8u);
+  EXPECT_EQ(m->hp.q_lora_rank, 4u);
+  EXPECT_EQ(m->hp.num_mtp_layers, 1u);
+  const Tensor* wq = FindTensor(*m, "model.layers.1.self_attn.indexer.wq_b.weight");
+  ASSERT_NE(wq, nullptr);
+  EXPECT_EQ(wq->shape, (std::vector<uint64_t>{8, 4}));
+  EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.indexer.k_norm.bias"), nullptr);
+  EXPECT_NE(FindTensor(*m, "model.layers.2.self_attn.indexer.wk.weight"), nullptr);
+}
+
+// GLM-5 (glm_moe_dsa): layer 1 is "shared" (no indexer: 1088 + 88 = 1176 loaded); its MTP layer
+// has an indexer but no embed_tokens or shared_head.head (744 - 80 - 80 + 88 = 672):
+// stored (1176 + 672) x 4 + 16 = 7408.
+TEST(DeepseekBuilder, GlmMoeDsaSharedIndexerAndMtp) {
+  auto j = TinyDeepseekV3();
+  j["model_type"] = "glm_moe_dsa";
+  j["index_n_heads"] = 2;
+  j["index_head_dim"] = 4;
+  j["indexer_types"] = {"full", "shared"};
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1176u);
+  EXPECT_EQ(t.stored_bytes, 7408u);
+  EXPECT_EQ(m->hp.layers[0].indexer_head_dim, 4u);
+  EXPECT_EQ(m->hp.layers[1].indexer_head_dim, 0u);
+  EXPECT_EQ(FindTensor(*m, "model.layers.2.embed_tokens.weight"), nullptr);
+  EXPECT_NE(FindTensor(*m, "model.layers.2.shared_head.norm.weight"), nullptr);
+  j.erase("indexer_types");
+  j["index_topk_freq"] = 2;  // max(i - 1 + 1, 0) % 2 == 0: layer 0 full, 1 shared; MTP full
+  j["index_skip_topk_offset"] = 1;
+  m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1176u);
+  j["mlp_layer_types"] = {"dense", "dense"};  // GLM-5.2: overrides first_k_dense_replace
+  m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_FALSE(m->hp.layers[1].moe);
+}
+
+// kimi_k2 configs name DeepseekV3ForCausalLM: the DeepSeek-V3 builder.
+TEST(DeepseekBuilder, KimiK2IsDeepseekV3) {
+  auto j = TinyDeepseekV3();
+  j["model_type"] = "kimi_k2";
+  j["architectures"] = {"DeepseekV3ForCausalLM"};
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 7344u);
+}
+
+TEST(DeepseekBuilder, DsaHostileConfigsNameTheField) {
+  auto j = TinyDeepseekV3();
+  j["model_type"] = "deepseek_v32";
+  j["index_head_dim"] = 4;
+  testing::ExpectError(j, "index_n_heads");
+  j["index_n_heads"] = 2;
+  j["q_lora_rank"] = nullptr;
+  testing::ExpectError(j, "q_lora_rank");
+  j = TinyDeepseekV3();
+  j["model_type"] = "glm_moe_dsa";
+  j["index_n_heads"] = 2;
+  j["index_head_dim"] = 4;
+  j["indexer_types"] = {"full", "sometimes"};
+  testing::ExpectError(j, "indexer_types");
+  j["indexer_types"] = 7;
+  testing::ExpectError(j, "indexer_types");
+  j.erase("indexer_types");
+  j["index_n_heads"] = uint64_t{1} << 40;
+  j["index_head_dim"] = uint64_t{1} << 40;
+  testing::ExpectError(j, "index_n_heads");
+}
+
 }  // namespace
 }  // namespace memfit::arch
 

@@ -66,6 +66,19 @@ Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
+// Issue 15 families (llama.cc, olmo.cc, nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc,
+// llama4.cc).
+Result<Model> BuildSmolLm3(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildExaone4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
+
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);

@@ -1,9 +1,11 @@
-// Llama-style decoders: llama, mistral, qwen2, qwen3, mixtral (and their MoE variants).
+// Llama-style decoders: llama, mistral, qwen2, qwen3, mixtral (and their MoE variants), smollm3
+// (llama tensors; NoPE layers from "no_rope_layers" change no tensor; tied by default).
 // Tensor names and shapes follow transformers' modeling_<family>.py (LlamaForCausalLM and
 // siblings): embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj, mlp.{gate,up,
 // down}_proj | block_sparse_moe, post_attention_layernorm}, norm, lm_head.
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "model/arch/builder_kit.h"
@@ -21,6 +23,44 @@ struct LlamaSpec {
   bool qwen_moe = false;       // qwen3_moe / qwen2_moe: mlp.gate + mlp.experts.N.{gate,up,down}
   bool tie_default = false;    // tie_word_embeddings default of the config class
   bool sliding_default = false;  // mistral: sliding_window applies to every layer when set
+  // smollm3: "layer_types", else sliding on NoPE layers when "use_sliding_window" (SmolLM3Config);
+  // one model-level rotary buffer in both buffer conventions (the family postdates 4.42).
+  bool smollm3 = false;
+};
+
+// SmolLM3Config.__post_init__: without "layer_types", a layer slides when use_sliding_window and
+// sliding_window are set and the layer is a NoPE layer ("no_rope_layers"[i] == 0, by default
+// every "no_rope_layer_interval"-th layer). Computed per layer: the loop that asks stops at the
+// builder's tensor cap, so a hostile layer count allocates nothing here.
+class SmolLm3Sliding {
+ public:
+  SmolLm3Sliding(ModelBuilder& b, const HfConfig& c, uint64_t layers, uint64_t window) {
+    types_ = LayerTypesOrEmpty(b, c, layers);
+    use_sliding_ = Get(b, c.BoolOr("use_sliding_window", false)) && window > 0;
+    interval_ = Get(b, c.UintOr("no_rope_layer_interval", 4));
+    if (!b.failed() && interval_ == 0) {
+      b.Fail(MakeError("{}: field \"no_rope_layer_interval\" must not be zero", c.where()));
+    }
+    const auto it = c.raw().find("no_rope_layers");
+    if (it == c.raw().end() || it->is_null() || b.failed()) return;
+    if (!it->is_array() || it->size() < layers) {
+      b.Fail(MakeError("{}: \"no_rope_layers\" must list one 0/1 per layer ({} layers)",
+                       c.where(), layers));
+      return;
+    }
+    no_rope_ = &*it;
+  }
+  bool operator()(uint64_t i) const {
+    if (!types_.empty()) return types_[i];
+    const bool rope = no_rope_ ? (*no_rope_)[i] != 0 : (i + 1) % interval_ != 0;
+    return use_sliding_ && !rope;
+  }
+
+ private:
+  std::vector<bool> types_;
+  bool use_sliding_ = false;
+  uint64_t interval_ = 4;
+  const nlohmann::json* no_rope_ = nullptr;
 };
 
 Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, const LlamaSpec& spec) {
@@ -49,7 +89,9 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   bool attention_bias = Get(b, c.BoolOr("attention_bias", false));
   bool mlp_bias = Get(b, c.BoolOr("mlp_bias", false));
   uint64_t sliding_window = 0;
-  if (spec.sliding_default) sliding_window = Get(b, c.UintOr("sliding_window", 0));
+  if (spec.sliding_default || spec.smollm3) sliding_window = Get(b, c.UintOr("sliding_window", 0));
+  std::optional<SmolLm3Sliding> smollm3_sliding;
+  if (spec.smollm3 && !b.failed()) smollm3_sliding.emplace(b, c, hp.num_layers, sliding_window);
   if (spec.mixtral_moe) {
     hp.num_experts = Get(b, c.Uint("num_local_experts"));
     hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
@@ -87,7 +129,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       b.RmsNorm(l + ".self_attn.k_norm", hd);
     }
     LayerInfo info{.num_heads = nh, .num_kv_heads = nkv, .head_dim_k = hd, .head_dim_v = hd};
-    if (sliding_window > 0) {
+    if (sliding_window > 0 && (!smollm3_sliding || (*smollm3_sliding)(i))) {
       info.attention = AttentionKind::kSliding;
       info.window_tokens = sliding_window;
     }
@@ -129,7 +171,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   // - 4.42: one `inv_freq` per attention module; Qwen2 and Mixtral also cache cos and sin
   //   [max_position_embeddings, head_dim] per layer; with "rope_scaling" set, LlamaModel holds one
   //   more model-level rotary_emb. (Calibrated against accelerate_reference.jsonl.)
-  if (options.buffers == BufferConvention::kCurrent) {
+  if (options.buffers == BufferConvention::kCurrent || spec.smollm3) {
     b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   } else {
     for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
@@ -166,6 +208,9 @@ Result<Model> BuildQwen3(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildMixtral(const HfConfig& c, const BuildOptions& o) {
   return BuildLlamaLike(c, o, {.mixtral_moe = true, .sliding_default = true});
+}
+Result<Model> BuildSmolLm3(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.tie_default = true, .smollm3 = true});
 }
 Result<Model> BuildQwen3Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildLlamaLike(c, o, {.qk_norm = true, .qwen_moe = true});

@@ -84,6 +84,17 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
       {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
+      {"smollm3", "", arch::BuildSmolLm3, "llama"},
+      {"exaone4", "", arch::BuildExaone4, "olmo"},
+      {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
+      {"lfm2", "", arch::BuildLfm2, "lfm2"},
+      {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
+      {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
+      {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
+      {"gemma4", "", arch::BuildGemma4, "gemma4"},
+      {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
+      {"llama4", "", arch::BuildLlama4, "llama4"},
+      {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
   };
   return kBuilders;
 }

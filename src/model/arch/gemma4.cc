@@ -1,0 +1,253 @@
+// Gemma 4: gemma4 (Gemma4ForConditionalGeneration: model.language_model + model.vision_tower +
+// model.embed_vision) and gemma4_text (Gemma4ForCausalLM: model.*). Text layers: input norm,
+// q_proj/q_norm, k_proj/k_norm and v_proj (none on full-attention layers with
+// "attention_k_eq_v", none of k/v on the last "num_kv_shared_layers" layers), o_proj; full layers
+// use "global_head_dim" and "num_global_key_value_heads" (k_eq_v); a gated MLP (twice as wide on
+// shared-KV layers with "use_double_wide_mlp"); post-attention, pre/post-feed-forward norms; a
+// persistent layer_scalar [1]; with "enable_moe_block" also router.{proj, scale,
+// per_expert_scale}, fused experts gate_up_proj [E, 2 x moe_intermediate, H] and down_proj
+// [E, H, moe_intermediate] and three more norms; with "hidden_size_per_layer_input" the per-layer
+// embeddings (embed_tokens_per_layer, per_layer_model_projection, per_layer_projection_norm; per
+// layer per_layer_input_gate, per_layer_projection, post_per_layer_input_norm). Tied lm_head.
+// Vision tower: patch_embedder.input_proj [H, 3 x patch^2] and position_embedding_table
+// [2, position_embedding_size, H], encoder layers of Gemma4ClippableLinear projections
+// (*.linear.weight, plus four scalar clip buffers each with "use_clipped_linears"), q/k norms and
+// four layer norms, std_bias/std_scale ("standardize"); embed_vision.embedding_projection
+// [text H, vision H]. Source: transformers/models/gemma4/modeling_gemma4.py. The audio tower is
+// not built (an error points to the headers).
+
+#include "model/arch/decoder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+namespace {
+
+// nn.Linear(in, out) without bias inside a Gemma4ClippableLinear.
+void Clippable(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t out, bool clip) {
+  b.Linear(prefix + ".linear", in, out, false);
+  if (!clip) return;
+  for (const char* n : {"input_min", "input_max", "output_min", "output_max"}) {
+    b.Buffer(prefix + "." + n, {}, b.dtype(), true);
+  }
+}
+
+void VisionTower(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
+  const uint64_t h = Get(b, v.Uint("hidden_size"));
+  const uint64_t layers = Get(b, v.Uint("num_hidden_layers"));
+  const uint64_t heads = Get(b, v.Uint("num_attention_heads"));
+  const uint64_t kv_heads = Get(b, v.UintOr("num_key_value_heads", heads));
+  const uint64_t inter = Get(b, v.Uint("intermediate_size"));
+  const uint64_t patch = Get(b, v.Uint("patch_size"));
+  const uint64_t positions = Get(b, v.Uint("position_embedding_size"));
+  const bool clip = Get(b, v.BoolOr("use_clipped_linears", false));
+  const bool standardize = Get(b, v.BoolOr("standardize", false));
+  uint64_t hd = 0;
+  if (!b.failed()) {
+    hd = v.Has("head_dim") ? Get(b, v.Uint("head_dim"))
+                           : DivideExact(b, v, h, "hidden_size", heads, "num_attention_heads");
+  }
+  if (b.failed()) return;
+  const uint64_t q_width = MulDims(b, heads, hd, "vision num_attention_heads x head_dim");
+  const uint64_t kv_width = MulDims(b, kv_heads, hd, "vision num_key_value_heads x head_dim");
+  const std::string t = "model.vision_tower";
+  b.SetComponent("vision_tower");
+  b.Linear(t + ".patch_embedder.input_proj",
+           MulDims(b, 3, MulDims(b, patch, patch, "patch^2"), "3 x patch_size^2"), h, false);
+  b.Param(t + ".patch_embedder.position_embedding_table", {2, positions, h});
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer(t + ".encoder.layers", i);
+    b.RmsNorm(l + ".input_layernorm", h);
+    Clippable(b, l + ".self_attn.q_proj", h, q_width, clip);
+    Clippable(b, l + ".self_attn.k_proj", h, kv_width, clip);
+    Clippable(b, l + ".self_attn.v_proj", h, kv_width, clip);
+    Clippable(b, l + ".self_attn.o_proj", q_width, h, clip);
+    b.RmsNorm(l + ".self_attn.q_norm", hd);
+    b.RmsNorm(l + ".self_attn.k_norm", hd);
+    Clippable(b, l + ".mlp.gate_proj", h, inter, clip);
+    Clippable(b, l + ".mlp.up_proj", h, inter, clip);
+    Clippable(b, l + ".mlp.down_proj", inter, h, clip);
+    b.RmsNorm(l + ".post_attention_layernorm", h);
+    b.RmsNorm(l + ".pre_feedforward_layernorm", h);
+    b.RmsNorm(l + ".post_feedforward_layernorm", h);
+  }
+  if (standardize) {
+    b.Param(t + ".std_bias", {h});
+    b.Param(t + ".std_scale", {h});
+  }
+  b.SetComponent("embed_vision");
+  b.Linear("model.embed_vision.embedding_projection", h, text_hidden, false);
+  b.SetComponent("language_model");
+}
+
+struct TextDims {
+  uint64_t global_hd = 0, global_kv = 0, window = 0, shared_from = 0, per_layer = 0;
+  uint64_t moe_inter = 0;
+  bool k_eq_v = false, double_wide = false, moe = false, any_shared = false;
+};
+
+// One decoder layer; returns its LayerInfo.
+LayerInfo TextLayer(ModelBuilder& b, const std::string& l, uint64_t i, bool sliding,
+                    const TextDims& d) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
+  const bool full = !sliding;
+  const uint64_t hd = full && d.global_hd > 0 ? d.global_hd : hp.head_dim;
+  const bool k_eq_v = d.k_eq_v && full;
+  const uint64_t nkv = k_eq_v ? d.global_kv : hp.num_kv_heads;
+  const bool shared = d.any_shared && i >= d.shared_from;
+  const bool wide = d.double_wide && shared && d.shared_from > 0;  // Gemma4TextMLP's rule
+  const uint64_t inter = hp.intermediate_size * (wide ? 2 : 1);
+  b.RmsNorm(l + ".input_layernorm", h);
+  b.Linear(l + ".self_attn.q_proj", h, MulDims(b, nh, hd, "num_attention_heads x head_dim"), false);
+  b.RmsNorm(l + ".self_attn.q_norm", hd);
+  if (!shared) {
+    b.RmsNorm(l + ".self_attn.k_norm", hd);
+    const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
+    b.Linear(l + ".self_attn.k_proj", h, kv_width, false);
+    if (!k_eq_v) b.Linear(l + ".self_attn.v_proj", h, kv_width, false);
+  }
+  b.Linear(l + ".self_attn.o_proj", MulDims(b, nh, hd, "num_attention_heads x head_dim"), h, false);
+  b.Linear(l + ".mlp.gate_proj", h, inter, false);
+  b.Linear(l + ".mlp.up_proj", h, inter, false);
+  b.Linear(l + ".mlp.down_proj", inter, h, false);
+  b.RmsNorm(l + ".post_attention_layernorm", h);
+  b.RmsNorm(l + ".pre_feedforward_layernorm", h);
+  b.RmsNorm(l + ".post_feedforward_layernorm", h);
+  b.Buffer(l + ".layer_scalar", {1}, b.dtype(), true);
+  if (d.per_layer > 0) {
+    b.Linear(l + ".per_layer_input_gate", h, d.per_layer, false);
+    b.Linear(l + ".per_layer_projection", d.per_layer, h, false);
+    b.RmsNorm(l + ".post_per_layer_input_norm", h);
+  }
+  if (d.moe) {
+    b.Linear(l + ".router.proj", h, hp.num_experts, false);
+    b.Param(l + ".router.scale", {h});
+    b.Param(l + ".router.per_expert_scale", {hp.num_experts});
+    b.Param(l + ".experts.gate_up_proj", {hp.num_experts, 2 * d.moe_inter, h});
+    b.Param(l + ".experts.down_proj", {hp.num_experts, h, d.moe_inter});
+    b.RmsNorm(l + ".post_feedforward_layernorm_1", h);
+    b.RmsNorm(l + ".post_feedforward_layernorm_2", h);
+    b.RmsNorm(l + ".pre_feedforward_layernorm_2", h);
+  }
+  LayerInfo info = AttentionInfo(hp, sliding, d.window);
+  info.num_kv_heads = nkv;
+  info.head_dim_k = info.head_dim_v = hd;
+  info.k_eq_v = k_eq_v;
+  info.kv_shared = shared;
+  info.moe = d.moe;
+  info.intermediate_size = inter;
+  return info;
+}
+
+Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool multimodal) {
+  HfConfig c = top;
+  if (multimodal) {
+    auto text = top.Sub("text_config");
+    if (!text) return text.error();
+    c = *text;
+  }
+  ModelBuilder b(top);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  ReadDecoderBasics(
+      b, c, {.tie = true, .act_key = "hidden_activation", .act_default = "gelu_pytorch_tanh"});
+  if (multimodal) hp.tie_word_embeddings = Get(b, top.BoolOr("tie_word_embeddings", true));
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  TextDims d;
+  d.global_hd = Get(b, c.UintOr("global_head_dim", 0));
+  d.k_eq_v = Get(b, c.BoolOr("attention_k_eq_v", false));
+  d.global_kv = Get(b, d.k_eq_v ? c.Uint("num_global_key_value_heads")
+                                : c.UintOr("num_global_key_value_heads", 0));
+  d.window = Get(b, c.UintOr("sliding_window", 512));
+  const uint64_t shared_layers = Get(b, c.UintOr("num_kv_shared_layers", 0));
+  d.double_wide = Get(b, c.BoolOr("use_double_wide_mlp", false));
+  d.per_layer = Get(b, c.UintOr("hidden_size_per_layer_input", 0));
+  d.moe = Get(b, c.BoolOr("enable_moe_block", false));
+  if (d.moe) {
+    hp.num_experts = Get(b, c.Uint("num_experts"));
+    hp.experts_per_token = Get(b, c.Uint("top_k_experts"));
+    d.moe_inter = Get(b, c.Has("moe_intermediate_size") ? c.Uint("moe_intermediate_size")
+                                                        : c.Uint("expert_intermediate_size"));
+    hp.moe_intermediate_size = d.moe_inter;
+  }
+  if (ReadQuantization(b, top, o).method != QuantMethod::kNone) {
+    b.Fail(
+        MakeError("{}: quantized Gemma 4 checkpoints are not built from the config; the "
+                  "safetensors headers give an exact answer",
+                  top.where()));
+  }
+  if (multimodal && top.Has("audio_config") && !top.raw()["audio_config"].is_null()) {
+    b.Fail(
+        MakeError("{}: Gemma 4's audio tower (\"audio_config\") is not built from the config; "
+                  "the safetensors headers give an exact answer",
+                  top.where()));
+  }
+  if (b.failed()) return b.Finish();
+  if (d.k_eq_v && (d.global_kv == 0 || hp.num_attention_heads % d.global_kv != 0)) {
+    return MakeError("{}: \"num_global_key_value_heads\" = {} must divide \"num_attention_heads\"",
+                     c.where(), d.global_kv);
+  }
+  if (shared_layers > hp.num_layers) {
+    return MakeError("{}: \"num_kv_shared_layers\" = {} exceeds \"num_hidden_layers\" = {}",
+                     c.where(), shared_layers, hp.num_layers);
+  }
+  d.any_shared = shared_layers > 0;
+  d.shared_from = hp.num_layers - shared_layers;
+  std::vector<bool> sliding = LayerTypesOrEmpty(b, c, hp.num_layers);
+  if (!b.failed() && sliding.empty()) {
+    return MakeError("{}: field \"layer_types\" is missing", c.where());
+  }
+  if (b.failed()) return b.Finish();
+
+  const std::string p = multimodal ? "model.language_model" : "model";
+  const uint64_t h = hp.hidden_size;
+  if (multimodal) b.SetComponent("language_model");
+  b.Embedding(p + ".embed_tokens", hp.vocab_size, h);
+  b.Buffer(p + ".embed_tokens.embed_scale", {}, Dtype::kF32, false);
+  if (d.per_layer > 0) {
+    const uint64_t width =
+        MulDims(b, hp.num_layers, d.per_layer, "num_hidden_layers x hidden_size_per_layer_input");
+    const uint64_t vocab = Get(b, c.UintOr("vocab_size_per_layer_input", hp.vocab_size));
+    b.Embedding(p + ".embed_tokens_per_layer", vocab, width);
+    b.Buffer(p + ".embed_tokens_per_layer.embed_scale", {}, Dtype::kF32, false);
+    b.Linear(p + ".per_layer_model_projection", h, width, false);
+    b.RmsNorm(p + ".per_layer_projection_norm", d.per_layer);
+  }
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    hp.layers.push_back(TextLayer(b, Layer(p + ".layers", i), i, sliding[i], d));
+  }
+  b.RmsNorm(p + ".norm", h);
+  // Non-persistent rotary tables per layer type (inv_freq and its original copy).
+  for (const auto& [type, dim] :
+       {std::pair{"sliding_attention", hp.head_dim},
+        std::pair{"full_attention", d.global_hd ? d.global_hd : hp.head_dim}}) {
+    b.Buffer(p + ".rotary_emb." + type + "_inv_freq", {dim / 2}, Dtype::kF32, false);
+    b.Buffer(p + ".rotary_emb." + type + "_original_inv_freq", {dim / 2}, Dtype::kF32, false);
+  }
+  if (multimodal) {
+    auto vision = top.Sub("vision_config");
+    if (vision) {
+      VisionTower(b, *vision, h);
+    } else if (top.Has("vision_config") && !top.raw()["vision_config"].is_null()) {
+      b.Fail(vision.error());
+    }
+  }
+  b.SetComponent(multimodal ? "language_model" : "");
+  LmHead(b, p + ".embed_tokens");
+  m.no_split_patterns = {p + ".layers.*", "model.vision_tower.encoder.layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<Model> BuildGemma4(const HfConfig& c, const BuildOptions& o) {
+  return BuildGemma4Like(c, o, true);
+}
+Result<Model> BuildGemma4Text(const HfConfig& c, const BuildOptions& o) {
+  return BuildGemma4Like(c, o, false);
+}
+
+}  // namespace memfit::arch

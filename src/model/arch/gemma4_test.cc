@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+
+nlohmann::json TinyGemma4() {
+  nlohmann::json text = {
+      {"vocab_size", 10},         {"hidden_size", 8},
+      {"num_hidden_layers", 2},   {"num_attention_heads", 2},
+      {"num_key_value_heads", 1}, {"head_dim", 4},
+      {"global_head_dim", 8},     {"num_global_key_value_heads", 1},
+      {"attention_k_eq_v", true}, {"intermediate_size", 12},
+      {"sliding_window", 16},     {"layer_types", {"sliding_attention", "full_attention"}}};
+  return {{"model_type", "gemma4"},
+          {"architectures", {"Gemma4ForConditionalGeneration"}},
+          {"dtype", "float32"},
+          {"tie_word_embeddings", true},
+          {"text_config", text}};
+}
+
+// Layer 0 (sliding, head_dim 4, 1 KV head): input norm 8, q 8 x 8 = 64, q_norm 4, k_norm 4,
+// k 8 x 4 = 32, v 32, o 64, gate/up/down 3 x 8 x 12 = 288, three more norms 24: 520.
+// Layer 1 (full: global_head_dim 8, k_eq_v with 1 global KV head, no v_proj): 8 + q 8 x 16 = 128
+// + q/k norms 16 + k 8 x 8 = 64 + o 128 + 288 + 24 = 656. Embeddings 80 + norm 8, lm_head tied:
+// 1264 parameters; two persistent layer_scalar [1] buffers: (1264 + 2) x 4 = 5064 stored bytes.
+TEST(Gemma4Builder, TinyTextCountsByHand) {
+  auto m = BuildJson(TinyGemma4());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1264u);
+  EXPECT_EQ(t.stored_bytes, 5064u);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
+  EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
+  EXPECT_EQ(m->hp.layers[0].head_dim_k, 4u);
+  EXPECT_FALSE(m->hp.layers[0].k_eq_v);
+  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  EXPECT_EQ(m->hp.layers[1].head_dim_k, 8u);
+  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 1u);
+  EXPECT_TRUE(m->hp.layers[1].k_eq_v);
+  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.1.self_attn.v_proj.weight"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.language_model.embed_tokens.weight");
+}
+
+// Vision tower (hidden 4, 1 layer, 2 heads of 2, intermediate 6, patch 2): input_proj 4 x 12 =
+// 48, position_embedding_table 2 x 5 x 4 = 40; layer: 4 + q/k/v/o 4 x 16 + q/k norms 4 + MLP
+// 3 x 4 x 6 = 72 + three norms 12 = 156; std_bias/std_scale 8; embed_vision 4 x 8 = 32: 284.
+TEST(Gemma4Builder, VisionTowerIsAComponent) {
+  auto j = TinyGemma4();
+  j["vision_config"] = {{"hidden_size", 4},
+                        {"num_hidden_layers", 1},
+                        {"num_attention_heads", 2},
+                        {"num_key_value_heads", 2},
+                        {"head_dim", 2},
+                        {"intermediate_size", 6},
+                        {"patch_size", 2},
+                        {"position_embedding_size", 5},
+                        {"standardize", true}};
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u + 284u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 252u);
+  const Tensor* q =
+      FindTensor(*m, "model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->component, "vision_tower");
+  j["vision_config"]["use_clipped_linears"] = true;  // 7 linears x 4 scalar buffers, stored
+  auto clipped = BuildJson(j);
+  ASSERT_TRUE(clipped) << clipped.error().message;
+  EXPECT_EQ(ComputeTotals(*clipped).stored_bytes, ComputeTotals(*m).stored_bytes + 7u * 4u * 4u);
+}
+
+// enable_moe_block adds per layer: router.proj 2 x 8 = 16, router.scale 8, per_expert_scale 2,
+// gate_up_proj 2 x 6 x 8 = 96, down_proj 2 x 8 x 3 = 48, three norms 24: 194 (x 2 layers).
+TEST(Gemma4Builder, MoeBlockAndHostileConfigs) {
+  auto j = TinyGemma4();
+  j["text_config"]["enable_moe_block"] = true;
+  j["text_config"]["num_experts"] = 2;
+  j["text_config"]["top_k_experts"] = 1;
+  j["text_config"]["moe_intermediate_size"] = 3;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u + 2u * 194u);
+  EXPECT_TRUE(m->hp.layers[0].moe);
+  j["text_config"].erase("num_experts");
+  ExpectError(j, "num_experts");
+  j = TinyGemma4();
+  j["text_config"].erase("layer_types");
+  ExpectError(j, "layer_types");
+  j = TinyGemma4();
+  j["text_config"].erase("num_global_key_value_heads");
+  ExpectError(j, "num_global_key_value_heads");
+  j = TinyGemma4();
+  j["text_config"]["num_kv_shared_layers"] = 3;
+  ExpectError(j, "num_kv_shared_layers");
+  j = TinyGemma4();
+  j["audio_config"] = {{"hidden_size", 4}};
+  ExpectError(j, "audio_config");
+  j = TinyGemma4();
+  j["text_config"]["hidden_size"] = uint64_t{1} << 45;
+  ExpectError(j, "hidden_size");
+  j = TinyGemma4();
+  j.erase("text_config");
+  ExpectError(j, "text_config");
+}
+
+// Shared-KV layers (num_kv_shared_layers) hold no k/v projections or norms; with
+// use_double_wide_mlp their MLP is twice as wide. Layer 1 loses k_norm 8 + k_proj 64 and gains
+// 3 x 8 x 12 = 288.
+TEST(Gemma4Builder, SharedKvLayers) {
+  auto j = TinyGemma4();
+  j["text_config"]["num_kv_shared_layers"] = 1;
+  j["text_config"]["use_double_wide_mlp"] = true;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u - 72u + 288u);
+  EXPECT_TRUE(m->hp.layers[1].kv_shared);
+  EXPECT_FALSE(m->hp.layers[0].kv_shared);
+  EXPECT_EQ(m->hp.layers[1].intermediate_size, 24u);
+}
+
+}  // namespace
+}  // namespace memfit::arch

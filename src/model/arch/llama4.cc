@@ -1,0 +1,193 @@
+// Llama 4: llama4 (Llama4ForConditionalGeneration: language_model + vision_model +
+// multi_modal_projector) and llama4_text (Llama4ForCausalLM), with the checkpoints' names
+// (language_model.model.layers.N..., language_model.lm_head, vision_model...,
+// multi_modal_projector.linear_1). Text layers: q/k/v/o (qk_norm is a parameter-free L2 norm),
+// feed_forward either an MoE (layers in "moe_layers", default every "interleave_moe_layer_step"-th:
+// router [E, H], fused experts.gate_up_proj [E, H, 2 x intermediate_size] and down_proj
+// [E, intermediate_size, H], shared_expert gate/up/down) or a dense SwiGLU of
+// "intermediate_size_mlp". RoPE layers ("no_rope_layers" 1, default all but every fourth) use
+// chunked attention over "attention_chunk_size" tokens, NoPE layers full attention. Vision:
+// patch_embedding.linear [H, C x patch^2], class_embedding, positional_embedding_vlm
+// [(image/patch)^2 + 1, H], layernorm_pre/post, encoder layers (biased q/k/v/o, fc1/fc2,
+// LayerNorms) and vision_adapter.mlp.fc1 [projector_input_dim, intermediate_size] / fc2
+// [projector_output_dim, projector_output_dim]. A missing "vision_config" takes
+// Llama4VisionConfig's defaults, as transformers does (recorded as an assumption). Sources:
+// transformers/models/llama4/{modeling,configuration}_llama4.py.
+
+#include <algorithm>
+
+#include "model/arch/decoder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+namespace {
+
+void VisionModel(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
+  const uint64_t h = Get(b, v.UintOr("hidden_size", 768));
+  const uint64_t layers = Get(b, v.UintOr("num_hidden_layers", 34));
+  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 5632));
+  const uint64_t channels = Get(b, v.UintOr("num_channels", 3));
+  const uint64_t image = Get(b, v.UintOr("image_size", 448));
+  const uint64_t patch = Get(b, v.UintOr("patch_size", 14));
+  const uint64_t output = Get(b, v.UintOr("vision_output_dim", 7680));
+  const uint64_t proj_in = Get(b, v.UintOr("projector_input_dim", 4096));
+  const uint64_t proj_out = Get(b, v.UintOr("projector_output_dim", 4096));
+  const bool proj_bias = Get(b, v.BoolOr("multi_modal_projector_bias", false));
+  if (!b.failed() && (patch == 0 || image < patch)) {
+    b.Fail(MakeError("{}: \"patch_size\" must be positive and at most \"image_size\"", v.where()));
+  }
+  if (b.failed()) return;
+  const uint64_t side = image / patch;
+  const uint64_t patches = MulDims(b, side, side, "(image_size / patch_size)^2") + 1;
+  b.SetComponent("vision_model");
+  const std::string t = "vision_model";
+  b.Linear(t + ".patch_embedding.linear",
+           MulDims(b, channels, MulDims(b, patch, patch, "patch_size^2"), "channels x patch^2"), h,
+           false);
+  b.Param(t + ".class_embedding", {h});
+  b.Param(t + ".positional_embedding_vlm", {patches, h});
+  b.LayerNorm(t + ".layernorm_pre", h);
+  b.LayerNorm(t + ".layernorm_post", h);
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer(t + ".model.layers", i);
+    for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+      b.Linear(l + ".self_attn." + p, h, h, true);
+    }
+    b.Linear(l + ".mlp.fc1", h, inter, true);
+    b.Linear(l + ".mlp.fc2", inter, h, true);
+    b.LayerNorm(l + ".input_layernorm", h);
+    b.LayerNorm(l + ".post_attention_layernorm", h);
+  }
+  b.Linear(t + ".vision_adapter.mlp.fc1", inter, proj_in, false);
+  b.Linear(t + ".vision_adapter.mlp.fc2", proj_out, proj_out, false);
+  b.SetComponent("multi_modal_projector");
+  b.Linear("multi_modal_projector.linear_1", output, text_hidden, proj_bias);
+}
+
+Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool multimodal) {
+  HfConfig c = top;
+  if (multimodal) {
+    auto text = top.Sub("text_config");
+    if (!text) return text.error();
+    c = *text;
+  }
+  ModelBuilder b(top);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  ReadDecoderBasics(b, c, {});
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  const bool bias = Get(b, c.BoolOr("attention_bias", false));
+  const uint64_t dense_inter = Get(b, c.UintOr("intermediate_size_mlp", 16384));
+  hp.num_experts = Get(b, c.UintOr("num_local_experts", 16));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 1));
+  hp.moe_intermediate_size = hp.intermediate_size;
+  hp.num_shared_experts = 1;
+  hp.shared_expert_intermediate_size = hp.intermediate_size;
+  const uint64_t step = Get(b, c.UintOr("interleave_moe_layer_step", 1));
+  const uint64_t interval = Get(b, c.UintOr("no_rope_layer_interval", 4));
+  const uint64_t chunk = Get(b, c.UintOr("attention_chunk_size", 8192));  // null: full attention
+  Quantization q = ReadQuantization(b, top, o);
+  if (b.failed()) return b.Finish();
+  if (step == 0 || interval == 0) {
+    return MakeError(
+        "{}: \"interleave_moe_layer_step\" and \"no_rope_layer_interval\" must be "
+        "positive",
+        c.where());
+  }
+  const auto list = [&](const char* key) -> const nlohmann::json* {
+    const auto it = c.raw().find(key);
+    return it != c.raw().end() && it->is_array() && !it->empty() ? &*it : nullptr;
+  };
+  const nlohmann::json* moe_layers = list("moe_layers");
+  const nlohmann::json* no_rope = list("no_rope_layers");
+  if (no_rope && no_rope->size() < hp.num_layers) {
+    return MakeError("{}: \"no_rope_layers\" must list one 0/1 per layer ({} layers)", c.where(),
+                     hp.num_layers);
+  }
+  auto is_moe = [&](uint64_t i) {
+    if (moe_layers)
+      return std::find(moe_layers->begin(), moe_layers->end(), i) != moe_layers->end();
+    return i % step == step - 1;
+  };
+  auto uses_rope = [&](uint64_t i) {
+    return no_rope ? (*no_rope)[i] != 0 : (i + 1) % interval != 0;
+  };
+
+  const std::string p = multimodal ? "language_model." : "";
+  const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
+                 nkv = hp.num_kv_heads, e = hp.num_experts, inter = hp.intermediate_size;
+  const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
+  const uint64_t kv_width = MulDims(b, nkv, hd, "num_key_value_heads x head_dim");
+  if (multimodal) b.SetComponent("language_model");
+  b.Embedding(p + "model.embed_tokens", hp.vocab_size, h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer(p + "model.layers", i);
+    QLinear(b, q, l + ".self_attn.q_proj", h, q_width, bias);
+    QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, bias);
+    QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, bias);
+    QLinear(b, q, l + ".self_attn.o_proj", q_width, h, bias);
+    const std::string f = l + ".feed_forward";
+    LayerInfo info = AttentionInfo(hp, false, 0);
+    if (uses_rope(i) && chunk > 0) {
+      info.attention = AttentionKind::kChunked;
+      info.window_tokens = chunk;
+    }
+    if (is_moe(i)) {
+      b.Linear(f + ".router", h, e, false);
+      b.Param(f + ".experts.gate_up_proj", {e, h, MulDims(b, 2, inter, "2 x intermediate_size")});
+      b.Param(f + ".experts.down_proj", {e, inter, h});
+      QLinear(b, q, f + ".shared_expert.gate_proj", h, inter, false);
+      QLinear(b, q, f + ".shared_expert.up_proj", h, inter, false);
+      QLinear(b, q, f + ".shared_expert.down_proj", inter, h, false);
+      info.moe = true;
+    } else {
+      QLinear(b, q, f + ".gate_proj", h, dense_inter, false);
+      QLinear(b, q, f + ".up_proj", h, dense_inter, false);
+      QLinear(b, q, f + ".down_proj", dense_inter, h, false);
+      info.intermediate_size = dense_inter;
+    }
+    b.RmsNorm(l + ".input_layernorm", h);
+    b.RmsNorm(l + ".post_attention_layernorm", h);
+    hp.layers.push_back(info);
+  }
+  b.RmsNorm(p + "model.norm", h);
+  b.Buffer(p + "model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
+  b.SetHead(true);
+  if (hp.tie_word_embeddings) {
+    b.Tied(p + "lm_head.weight", {hp.vocab_size, h}, p + "model.embed_tokens.weight");
+  } else {
+    b.Linear(p + "lm_head", h, hp.vocab_size, false);
+  }
+  b.SetHead(false);
+  if (multimodal) {
+    const auto it = top.raw().find("vision_config");
+    if (it == top.raw().end() || it->is_null()) {
+      m.assumptions.push_back(
+          "no \"vision_config\": Llama4VisionConfig's defaults (hidden 768, "
+          "image 448, vision_output_dim 7680), as transformers builds it");
+      auto empty = HfConfig::FromJson(nlohmann::json::object(), top.where() + ": vision_config");
+      if (empty) VisionModel(b, *empty, h);
+    } else {
+      auto vision = top.Sub("vision_config");
+      if (!vision) return vision.error();
+      VisionModel(b, *vision, h);
+    }
+  }
+  NoteQuantization(b, q);
+  m.no_split_patterns = {p + "model.layers.*", "vision_model.model.layers.*"};
+  m.base_model_prefix = multimodal ? "" : "model.";
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<Model> BuildLlama4(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlama4Like(c, o, true);
+}
+Result<Model> BuildLlama4Text(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlama4Like(c, o, false);
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,294 @@
+// NVIDIA Nemotron-H and Nemotron-3 (nemotron_h): a hybrid stack whose blocks are each one norm and
+// one mixer, by "hybrid_override_pattern" (M = Mamba-2, * = attention, - = MLP, E = MoE) or
+// "layers_block_type" ("mamba"/"linear_attention", "attention"/"full_attention", "mlp", "moe").
+// Names as the checkpoints store them (NVIDIA's remote code, which transformers' conversion maps
+// from): backbone.embeddings, backbone.layers.N.{norm, mixer.*}, backbone.norm_f, lm_head.
+// - Mamba-2: in_proj [d_inner + conv_dim + heads, H] (d_inner = mamba_num_heads x
+//   mamba_head_dim, conv_dim = d_inner + 2 x n_groups x ssm_state_size), depthwise conv1d
+//   [conv_dim, 1, conv_kernel] (+ bias), dt_bias, A_log, D [heads], gated norm [d_inner], out_proj.
+// - attention: q/k/v/o without rotary (Nemotron-H attention has no position embedding).
+// - MLP and experts: non-gated up_proj/down_proj (relu2).
+// - MoE: router gate.weight [E, H] with a float32 e_score_correction_bias [E] buffer, experts
+//   split per expert, a shared expert of moe_shared_expert_intermediate_size, and with
+//   "moe_latent_size" (Nemotron-3 Ultra) fc1/fc2_latent_proj around experts of the latent width.
+// - MTP ("num_nextn_predict_layers", blocks "mtp_layers_block_type"): mtp.layers.N, the first with
+//   enorm/hnorm/eh_proj, the last with final_layernorm; stored, never loaded by transformers
+//   (_keys_to_ignore_on_load_unexpected "mtp.*").
+// Sources: transformers/models/nemotron_h/{modeling,configuration}_nemotron_h.py,
+// vllm/model_executor/models/nemotron_h_mtp.py (MTP layout).
+
+#include <algorithm>
+
+#include "model/arch/decoder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+namespace {
+
+enum class Block : uint8_t { kMamba, kAttention, kMlp, kMoe };
+
+// One block type per layer from a pattern string or a list of names; errors name `key`.
+// NemotronHConfig._pattern_to_list, plus the legacy names of "layers_block_type".
+std::vector<Block> ReadBlocks(ModelBuilder& b, const HfConfig& c, std::string_view key) {
+  static const std::pair<std::string_view, Block> kNames[] = {{"M", Block::kMamba},
+                                                              {"mamba", Block::kMamba},
+                                                              {"linear_attention", Block::kMamba},
+                                                              {"*", Block::kAttention},
+                                                              {"attention", Block::kAttention},
+                                                              {"full_attention", Block::kAttention},
+                                                              {"-", Block::kMlp},
+                                                              {"mlp", Block::kMlp},
+                                                              {"E", Block::kMoe},
+                                                              {"moe", Block::kMoe}};
+  std::vector<Block> out;
+  const auto it = c.raw().find(std::string(key));
+  if (it == c.raw().end()) return out;
+  std::vector<std::string> names;
+  if (it->is_string()) {
+    for (char ch : it->get<std::string>()) names.emplace_back(1, ch);
+  } else if (it->is_array()) {
+    for (const auto& e : *it) names.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+  } else {
+    b.Fail(MakeError("{}: field \"{}\" must be a pattern string or a list of block types",
+                     c.where(), key));
+    return out;
+  }
+  for (const auto& name : names) {
+    const auto* hit = std::find_if(std::begin(kNames), std::end(kNames),
+                                   [&](const auto& k) { return k.first == name; });
+    if (hit == std::end(kNames) || (it->is_string() && name.size() != 1)) {
+      b.Fail(
+          MakeError("{}: \"{}\" has an unknown block type \"{}\" (known: M * - E, or mamba, "
+                    "attention, mlp, moe)",
+                    c.where(), key, name));
+      return {};
+    }
+    out.push_back(hit->second);
+  }
+  return out;
+}
+
+struct Dims {
+  uint64_t heads = 0, kv_heads = 0, head_dim = 0, inter = 0;
+  uint64_t m_heads = 0, m_head_dim = 0, groups = 0, state = 0, kernel = 0, d_inner = 0, conv = 0;
+  uint64_t per_head = 0;  // recurrent state elements per Mamba head: mamba_head_dim x d_state
+  uint64_t experts = 0, moe_inter = 0, shared_inter = 0, latent = 0;
+  bool conv_bias = true, proj_bias = false, attn_bias = false, mlp_bias = false;
+};
+
+void EmitBlock(ModelBuilder& b, const Quantization& q, const std::string& l, Block kind,
+               const Dims& d) {
+  const uint64_t h = b.model().hp.hidden_size;
+  b.RmsNorm(l + ".norm", h);
+  const std::string x = l + ".mixer";
+  switch (kind) {
+    case Block::kMamba:
+      QLinear(b, q, x + ".in_proj", h, d.d_inner + d.conv + d.m_heads, d.proj_bias);
+      b.Conv(x + ".conv1d", d.conv, d.conv, {d.kernel}, d.conv_bias, d.conv);
+      b.Param(x + ".dt_bias", {d.m_heads});
+      b.Param(x + ".A_log", {d.m_heads});
+      b.Param(x + ".D", {d.m_heads});
+      b.RmsNorm(x + ".norm", d.d_inner);
+      QLinear(b, q, x + ".out_proj", d.d_inner, h, d.proj_bias);
+      break;
+    case Block::kAttention:
+      QLinear(b, q, x + ".q_proj", h, d.heads * d.head_dim, d.attn_bias);
+      QLinear(b, q, x + ".k_proj", h, d.kv_heads * d.head_dim, d.attn_bias);
+      QLinear(b, q, x + ".v_proj", h, d.kv_heads * d.head_dim, d.attn_bias);
+      QLinear(b, q, x + ".o_proj", d.heads * d.head_dim, h, d.attn_bias);
+      break;
+    case Block::kMlp:
+      QLinear(b, q, x + ".up_proj", h, d.inter, d.mlp_bias);
+      QLinear(b, q, x + ".down_proj", d.inter, h, d.mlp_bias);
+      break;
+    case Block::kMoe: {
+      b.Param(x + ".gate.weight", {d.experts, h});
+      b.Buffer(x + ".gate.e_score_correction_bias", {d.experts}, Dtype::kF32, true);
+      const uint64_t in = d.latent > 0 ? d.latent : h;
+      for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
+        const std::string ex = Layer(x + ".experts", e);
+        QLinear(b, q, ex + ".up_proj", in, d.moe_inter, d.mlp_bias);
+        QLinear(b, q, ex + ".down_proj", d.moe_inter, in, d.mlp_bias);
+      }
+      if (d.shared_inter > 0) {
+        QLinear(b, q, x + ".shared_experts.up_proj", h, d.shared_inter, d.mlp_bias);
+        QLinear(b, q, x + ".shared_experts.down_proj", d.shared_inter, h, d.mlp_bias);
+      }
+      if (d.latent > 0) {
+        QLinear(b, q, x + ".fc1_latent_proj", h, d.latent, d.mlp_bias);
+        QLinear(b, q, x + ".fc2_latent_proj", d.latent, h, d.mlp_bias);
+      }
+      break;
+    }
+  }
+}
+
+LayerInfo BlockInfo(Block kind, const Dims& d, uint32_t state_bits) {
+  LayerInfo info;
+  if (kind == Block::kAttention) {
+    info.num_heads = d.heads;
+    info.num_kv_heads = d.kv_heads;
+    info.head_dim_k = info.head_dim_v = d.head_dim;
+    return info;
+  }
+  info.attention = AttentionKind::kNone;
+  info.mixer = LayerMixer::kNone;
+  if (kind == Block::kMamba) {
+    info.mixer = LayerMixer::kMamba2;
+    info.recurrent = true;
+    info.state.conv_channels = d.conv;
+    info.state.conv_kernel = d.kernel;
+    info.state.heads = d.m_heads;
+    info.state.elements_per_head = d.per_head;
+    info.state.state_bits = state_bits;
+  }
+  info.moe = kind == Block::kMoe;
+  if (kind == Block::kMlp) info.intermediate_size = d.inter;
+  return info;
+}
+
+}  // namespace
+
+Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.hidden_size = Get(b, c.Uint("hidden_size"));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
+  hp.activation = Get(b, c.StringOr("mlp_hidden_act", "relu2"));
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = false;
+  if (b.failed()) return b.Finish();
+  const char* key = c.Has("layers_block_type") && !c.raw()["layers_block_type"].is_null()
+                        ? "layers_block_type"
+                        : "hybrid_override_pattern";
+  if (!c.Has(key)) {
+    return MakeError("{}: field \"hybrid_override_pattern\" (or \"layers_block_type\") is missing",
+                     c.where());
+  }
+  const std::vector<Block> blocks = ReadBlocks(b, c, key);
+  if (!b.failed() && blocks.empty()) {
+    b.Fail(MakeError("{}: field \"{}\" lists no layers", c.where(), key));
+  }
+  auto has = [&](Block k) { return std::find(blocks.begin(), blocks.end(), k) != blocks.end(); };
+  Dims d;
+  d.heads = Get(b, c.Uint("num_attention_heads"));
+  d.kv_heads = Get(b, c.UintOr("num_key_value_heads", d.heads));
+  d.attn_bias = Get(b, c.BoolOr("attention_bias", false));
+  d.mlp_bias = Get(b, c.BoolOr("mlp_bias", false));
+  d.proj_bias = Get(b, c.BoolOr("use_bias", false));
+  d.conv_bias = Get(b, c.BoolOr("use_conv_bias", true));
+  // Mamba-2 (the class defaults where the config may omit a field).
+  d.m_heads =
+      Get(b, has(Block::kMamba) ? c.Uint("mamba_num_heads") : c.UintOr("mamba_num_heads", 0));
+  d.m_head_dim = Get(b, c.UintOr("mamba_head_dim", 64));
+  d.groups = Get(b, c.UintOr("n_groups", 8));
+  d.state = Get(b, c.UintOr("ssm_state_size", 128));
+  d.kernel = Get(b, c.UintOr("conv_kernel", 4));
+  const uint32_t state_bits = Get(b, c.StringOr("mamba_ssm_cache_dtype", "")) == "float32" ? 32 : 0;
+  d.inter =
+      Get(b, has(Block::kMlp) ? c.Uint("intermediate_size") : c.UintOr("intermediate_size", 0));
+  if (has(Block::kMoe)) {
+    d.experts = Get(b, c.Uint("n_routed_experts"));
+    d.moe_inter = Get(b, c.Uint("moe_intermediate_size"));
+    d.shared_inter = Get(b, c.UintOr("moe_shared_expert_intermediate_size", 0));
+    d.latent = Get(b, c.UintOr("moe_latent_size", 0));
+    hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
+    hp.num_shared_experts = Get(b, c.UintOr("n_shared_experts", 1));
+  }
+  hp.num_mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+  Quantization q = ReadQuantization(b, c, o);
+  if (b.failed()) return b.Finish();
+  if (d.heads == 0 && has(Block::kAttention)) {
+    return MakeError("{}: field \"num_attention_heads\" must not be zero", c.where());
+  }
+  if (d.heads > 0 && (d.kv_heads == 0 || d.heads % d.kv_heads != 0)) {
+    return MakeError(
+        "{}: \"num_attention_heads\" = {} is not a multiple of "
+        "\"num_key_value_heads\" = {}",
+        c.where(), d.heads, d.kv_heads);
+  }
+  // head_dim: "head_dim" (Nemotron-3), "attention_head_dim" (Nemotron-H), else hidden / heads.
+  if (c.Has("head_dim") || c.Has("attention_head_dim")) {
+    d.head_dim = Get(b, c.UintAny({"head_dim", "attention_head_dim"}));
+  } else if (d.heads > 0) {
+    d.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", d.heads, "num_attention_heads");
+  }
+  if (has(Block::kMamba) && (d.m_head_dim == 0 || d.groups == 0 || d.state == 0 || d.kernel == 0)) {
+    return MakeError(
+        "{}: \"mamba_head_dim\", \"n_groups\", \"ssm_state_size\" and \"conv_kernel\" "
+        "must be positive",
+        c.where());
+  }
+  d.d_inner = MulDims(b, d.m_heads, d.m_head_dim, "mamba_num_heads x mamba_head_dim");
+  d.per_head = MulDims(b, d.m_head_dim, d.state, "mamba_head_dim x ssm_state_size");
+  const uint64_t bc = MulDims(b, 2 * d.groups, d.state, "2 x n_groups x ssm_state_size");
+  if (!b.failed() && (d.d_inner > kMaxModelElements || bc > kMaxModelElements)) {
+    return MakeError(
+        "{}: Mamba dimensions (\"mamba_num_heads\" x \"mamba_head_dim\", "
+        "\"n_groups\" x \"ssm_state_size\") are absurd",
+        c.where());
+  }
+  d.conv = d.d_inner + bc;  // both at most 2^56: no wrap
+  if (b.failed()) return b.Finish();
+  hp.num_layers = blocks.size();
+  hp.num_attention_heads = d.heads;
+  hp.num_kv_heads = d.kv_heads;
+  hp.head_dim = d.head_dim;
+  hp.intermediate_size = d.inter;
+  hp.num_experts = d.experts;
+  hp.moe_intermediate_size = d.moe_inter;
+  hp.shared_expert_intermediate_size = d.shared_inter;
+  hp.ssm_conv_kernel = d.kernel;
+  hp.ssm_inner_size = d.d_inner;
+  hp.ssm_state_size = d.state;
+  hp.ssm_group_count = d.groups;
+
+  const uint64_t h = hp.hidden_size;
+  b.Embedding("backbone.embeddings", hp.vocab_size, h);
+  for (uint64_t i = 0; i < blocks.size() && !b.failed(); ++i) {
+    EmitBlock(b, q, Layer("backbone.layers", i), blocks[i], d);
+    hp.layers.push_back(BlockInfo(blocks[i], d, state_bits));
+  }
+  b.RmsNorm("backbone.norm_f", h);
+  TaskHead(b, c, o, "backbone.embeddings");
+  if (hp.num_mtp_layers > 0 && !b.failed()) {
+    const char* mtp_key = c.Has("mtp_layers_block_type")         ? "mtp_layers_block_type"
+                          : c.Has("mtp_hybrid_override_pattern") ? "mtp_hybrid_override_pattern"
+                                                                 : nullptr;
+    const std::vector<Block> mtp =
+        mtp_key ? ReadBlocks(b, c, mtp_key) : std::vector<Block>{Block::kAttention, Block::kMoe};
+    const size_t begin = m.tensors.size();
+    for (uint64_t s = 0; s < hp.num_mtp_layers && !b.failed(); ++s) {
+      for (size_t k = 0; k < mtp.size() && !b.failed(); ++k) {
+        const std::string l = Layer("mtp.layers", s * mtp.size() + k);
+        if (k == 0) {
+          b.RmsNorm(l + ".enorm", h);
+          b.RmsNorm(l + ".hnorm", h);
+          QLinear(b, q, l + ".eh_proj", 2 * h, h, false);
+        }
+        EmitBlock(b, q, l, mtp[k], d);
+        if (k + 1 == mtp.size()) b.RmsNorm(l + ".final_layernorm", h);
+      }
+    }
+    for (size_t t = begin; t < m.tensors.size(); ++t) m.tensors[t].loaded = false;
+    m.notes.push_back(
+        fmt::format("{} multi-token-prediction step(s) (mtp.layers.*) are stored in "
+                    "the checkpoint but not loaded by transformers",
+                    hp.num_mtp_layers));
+  }
+  if (has(Block::kMoe)) {
+    m.assumptions.push_back(
+        "MoE router e_score_correction_bias stored in float32 (transformers "
+        "keeps it in float32); Mamba A_log/D/dt_bias in the checkpoint dtype");
+  }
+  NoteQuantization(b, q);
+  m.no_split_patterns = {"backbone.layers.*"};
+  m.base_model_prefix = "backbone.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch
