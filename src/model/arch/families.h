@@ -66,4 +66,8 @@ Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
+// Qwen hybrid and vision-language families (qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc,
+// qwen2_vl.cc; shared pieces in qwen_hybrid.h and qwen_vision.h).
+Result<Model> BuildQwen3Next(const HfConfig& config, const BuildOptions& options);
+
 }  // namespace memfit::arch

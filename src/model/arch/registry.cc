@@ -66,6 +66,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
       {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
+      {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
   };
   return kBuilders;
 }
