@@ -69,5 +69,11 @@ Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 // Qwen hybrid and vision-language families (qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc,
 // qwen2_vl.cc; shared pieces in qwen_hybrid.h and qwen_vision.h).
 Result<Model> BuildQwen3Next(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen35(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen35Moe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen25Vl(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

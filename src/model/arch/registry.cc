@@ -67,6 +67,12 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
       {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
+      {"qwen3_5", "", arch::BuildQwen35, "qwen3_5"},
+      {"qwen3_5_moe", "", arch::BuildQwen35Moe, "qwen3_5"},
+      {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
+      {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
+      {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
+      {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
   };
   return kBuilders;
 }
