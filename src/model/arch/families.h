@@ -75,5 +75,6 @@ Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen25Vl(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen(const HfConfig& config, const BuildOptions& options);  // qwen.cc (v1)
 
 }  // namespace memfit::arch

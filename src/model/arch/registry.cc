@@ -73,6 +73,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
       {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
+      {"qwen", "", arch::BuildQwen, "qwen"},
   };
   return kBuilders;
 }
