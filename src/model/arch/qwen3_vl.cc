@@ -37,8 +37,8 @@ Result<Model> BuildQwen3VlMoeText(const HfConfig& c, const BuildOptions& o) {
       Tensor f = t;
       f.name = l + name;
       f.shape = shape;
-      f.numel = shape[0] * shape[1] * shape[2];  // the experts' sizes, already checked
-      f.bytes = t.bytes / t.numel * f.numel;
+      f.numel = shape[0] * shape[1] * shape[2];  // E x (a checked expert tensor's size)
+      f.bytes = TensorBytes(f.numel, f.dtype).value_or(0);
       out.push_back(std::move(f));
     }
   }

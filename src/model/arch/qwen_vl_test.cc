@@ -165,6 +165,10 @@ TEST(Qwen3VlBuilder, MoeExpertsFusedInputFirst) {
             (std::vector<uint64_t>{2, 8, 6}));
   EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.mlp.experts.0.up_proj.weight"), nullptr);
   EXPECT_TRUE(m->hp.layers[1].moe);
+  j["text_config"]["moe_intermediate_size"] = 0;  // zero-sized experts: built, no division by 0
+  auto empty = BuildJson(j);
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_EQ(ComputeTotals(*empty).parameters, 1242u - 2 * 144);
   j["text_config"].erase("moe_intermediate_size");
   testing::ExpectError(j, "moe_intermediate_size");
 }
