@@ -6,15 +6,15 @@
 // file's size to the byte (lfs_shard_sizes.tsv); parameter counts equal the reference formula
 // of docs/architectures.md and round to the model cards' totals. Skips when eval is absent.
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "memfit/architecture.h"
 #include "memfit/safetensors.h"
@@ -26,8 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::set<std::string>& QwenFamilies() {
-  static const std::set<std::string> kTypes = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl",
-                                               "qwen3_vl_moe", "qwen2_vl", "qwen2_5_vl"};
+  static const std::set<std::string> kTypes = {
+      "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen2_vl", "qwen2_5_vl"};
   return kTypes;
 }
 
@@ -58,11 +58,12 @@ TEST(QwenGroundTruth, EveryEvalConfigBuildsAndMatchesItsIndex) {
       const std::string name = entry.path().filename().string();
       auto m = BuildFromConfig(*config);
       const nlohmann::json& raw = config->raw();
-      if (raw.contains("quantization_config") || fs::exists(entry.path() / "hf_quant_config.json")) {
+      if (raw.contains("quantization_config") ||
+          fs::exists(entry.path() / "hf_quant_config.json")) {
         // NVFP4 / mixed ModelOpt releases: not describable from config.json yet.
         if (!m) {
-          EXPECT_NE(m.error().message.find("quant"), std::string::npos) << name << ": "
-                                                                         << m.error().message;
+          EXPECT_NE(m.error().message.find("quant"), std::string::npos)
+              << name << ": " << m.error().message;
         }
         continue;
       }
@@ -80,13 +81,14 @@ TEST(QwenGroundTruth, EveryEvalConfigBuildsAndMatchesItsIndex) {
       for (const auto& t : m->tensors) {
         if (t.stored) EXPECT_EQ(indexed.erase(t.name), 1u) << name << ": " << t.name;
       }
-      EXPECT_TRUE(indexed.empty()) << name << ": " << indexed.size() << " indexed tensors not built, e.g. "
-                                   << (indexed.empty() ? "" : *indexed.begin());
+      EXPECT_TRUE(indexed.empty())
+          << name << ": " << indexed.size() << " indexed tensors not built, e.g. "
+          << (indexed.empty() ? "" : *indexed.begin());
       ++exact;
     }
   }
   EXPECT_GE(built, 12);  // 7 qwen3_vl(_moe), 3 qwen3_5(_moe), qwen3_next, qwen2_vl
-  EXPECT_GE(exact, 1);  // allenai/olmOCR-7B-0225-preview (qwen2_vl)
+  EXPECT_GE(exact, 1);   // allenai/olmOCR-7B-0225-preview (qwen2_vl)
   std::cout << "[qwen ground truth] " << built << " configs built, " << exact
             << " matched their index total_size\n";
 }
@@ -101,8 +103,7 @@ uint64_t SafetensorsFileSize(std::vector<const Tensor*> tensors) {
   for (const Tensor* t : tensors) {
     if (header.size() > 1) header += ",";
     header += fmt::format(R"("{}":{{"dtype":"{}","shape":[{}],"data_offsets":[{},{}]}})", t->name,
-                          DtypeName(t->dtype), fmt::join(t->shape, ","), offset,
-                          offset + t->bytes);
+                          DtypeName(t->dtype), fmt::join(t->shape, ","), offset, offset + t->bytes);
     offset += t->bytes;
   }
   header += "}";

@@ -26,8 +26,9 @@ Result<Model> BuildQwen(const HfConfig& c, const BuildOptions& o) {
   } else if (fp16) {
     dtype = Dtype::kF16;
   } else if (!bf16) {
-    assumptions.push_back("config.json names no dtype (bf16/fp16/fp32 all false: \"auto\"): "
-                          "bfloat16 assumed, as Qwen's remote code picks on current GPUs");
+    assumptions.push_back(
+        "config.json names no dtype (bf16/fp16/fp32 all false: \"auto\"): "
+        "bfloat16 assumed, as Qwen's remote code picks on current GPUs");
   }
   ModelBuilder b(c, dtype);
   Model& m = b.model();
@@ -40,7 +41,8 @@ Result<Model> BuildQwen(const HfConfig& c, const BuildOptions& o) {
   hp.num_kv_heads = hp.num_attention_heads;
   hp.head_dim = Get(b, c.Uint("kv_channels"));
   const uint64_t ffn = Get(b, c.Uint("intermediate_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("seq_length", Get(b, c.UintOr("max_position_embeddings", 0))));
+  hp.max_position_embeddings =
+      Get(b, c.UintOr("seq_length", Get(b, c.UintOr("max_position_embeddings", 0))));
   hp.tie_word_embeddings = false;  // QWenLMHeadModel never ties
   hp.activation = "silu";
   hp.norm = "rmsnorm";
@@ -54,8 +56,10 @@ Result<Model> BuildQwen(const HfConfig& c, const BuildOptions& o) {
                      c.where());
   }
   if (ffn % 2 != 0) {
-    return MakeError("{}: \"intermediate_size\" = {} must be even (the MLP is intermediate_size / "
-                     "2 wide)", c.where(), ffn);
+    return MakeError(
+        "{}: \"intermediate_size\" = {} must be even (the MLP is intermediate_size / "
+        "2 wide)",
+        c.where(), ffn);
   }
   if (!(rotary_pct > 0.0 && rotary_pct <= 1.0)) {
     return MakeError("{}: \"rotary_pct\" = {} must be in (0, 1]", c.where(), rotary_pct);

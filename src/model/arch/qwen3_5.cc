@@ -26,8 +26,10 @@ Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
   FillCommon(c, m);  // the top level's model_type, architecture and dtype
   if (!m.config_dtype) m.config_dtype = text.torch_dtype();
   Quantization q = ReadQuantization(b, text, o);
-  const QwenHybridSpec spec{.prefix = "model.language_model", .split_in_proj = true,
-                            .layout = ExpertLayout::kFused, .float32_gdn_params = true};
+  const QwenHybridSpec spec{.prefix = "model.language_model",
+                            .split_in_proj = true,
+                            .layout = ExpertLayout::kFused,
+                            .float32_gdn_params = true};
   b.SetComponent("language_model");
   const uint64_t mtp = EmitQwenHybridText(b, text, q, spec);
   if (b.failed()) return b.Finish();
@@ -48,7 +50,9 @@ Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
 
 }  // namespace
 
-Result<Model> BuildQwen35(const HfConfig& c, const BuildOptions& o) { return BuildQwen35Family(c, o); }
+Result<Model> BuildQwen35(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen35Family(c, o);
+}
 Result<Model> BuildQwen35Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildQwen35Family(c, o);
 }

@@ -11,15 +11,27 @@ using testing::FindTensor;
 
 // Two layers, full_attention_interval 2: layer 0 gated delta-net, layer 1 full attention.
 nlohmann::json TinyQwen3Next() {
-  return {{"model_type", "qwen3_next"}, {"architectures", {"Qwen3NextForCausalLM"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"head_dim", 4},
-          {"intermediate_size", 12}, {"full_attention_interval", 2},
-          {"linear_num_key_heads", 1}, {"linear_num_value_heads", 2},
-          {"linear_key_head_dim", 2}, {"linear_value_head_dim", 3},
-          {"linear_conv_kernel_dim", 4}, {"num_experts", 2}, {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3}, {"shared_expert_intermediate_size", 5},
-          {"partial_rotary_factor", 0.25}, {"torch_dtype", "float32"}};
+  return {{"model_type", "qwen3_next"},
+          {"architectures", {"Qwen3NextForCausalLM"}},
+          {"vocab_size", 10},
+          {"hidden_size", 8},
+          {"num_hidden_layers", 2},
+          {"num_attention_heads", 2},
+          {"num_key_value_heads", 1},
+          {"head_dim", 4},
+          {"intermediate_size", 12},
+          {"full_attention_interval", 2},
+          {"linear_num_key_heads", 1},
+          {"linear_num_value_heads", 2},
+          {"linear_key_head_dim", 2},
+          {"linear_value_head_dim", 3},
+          {"linear_conv_kernel_dim", 4},
+          {"num_experts", 2},
+          {"num_experts_per_tok", 1},
+          {"moe_intermediate_size", 3},
+          {"shared_expert_intermediate_size", 5},
+          {"partial_rotary_factor", 0.25},
+          {"torch_dtype", "float32"}};
 }
 
 // Key dim 1x2 = 2, value dim 2x3 = 6, conv channels 2x2 + 6 = 10.
@@ -117,7 +129,8 @@ TEST(Qwen3NextBuilder, HostileConfigsNameTheField) {
 TEST(Qwen3NextBuilder, Qwen3Next80BMatchesTheReferenceFormula) {
   auto eval = ::memfit::testing::EvalDir();
   if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  auto text = ::memfit::testing::ReadFile(*eval + "/recent/Qwen__Qwen3-Next-80B-A3B-Thinking/config.json");
+  auto text =
+      ::memfit::testing::ReadFile(*eval + "/recent/Qwen__Qwen3-Next-80B-A3B-Thinking/config.json");
   if (!text) GTEST_SKIP() << "Qwen3-Next config absent";
   auto config = HfConfig::Parse(*text, "Qwen3-Next/config.json");
   ASSERT_TRUE(config);

@@ -3,7 +3,8 @@
 // fused as mlp.experts.gate_up_proj [E, H, 2I] and down_proj [E, I, H]), lm_head at the top, and
 // the vision tower with deepstack mergers under model.visual (qwen_vision.h). Checked byte-exact
 // against nvidia/Cosmos-Reason2-8B's shard sizes (ground truth test).
-// Sources: transformers/models/qwen3_vl/modeling_qwen3_vl.py, qwen3_vl_moe/modeling_qwen3_vl_moe.py.
+// Sources: transformers/models/qwen3_vl/modeling_qwen3_vl.py,
+// qwen3_vl_moe/modeling_qwen3_vl_moe.py.
 
 #include "model/arch/families.h"
 #include "model/arch/qwen_hybrid.h"

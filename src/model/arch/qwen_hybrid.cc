@@ -14,13 +14,14 @@ namespace memfit::arch {
 namespace {
 
 struct HybridDims {
-  uint64_t h = 0, nh = 0, nkv = 0, hd = 0;       // full attention
+  uint64_t h = 0, nh = 0, nkv = 0, hd = 0;              // full attention
   uint64_t nk = 0, nv = 0, dk = 0, dv = 0, kernel = 0;  // gated delta-net
   uint64_t inter = 0, experts = 0, expert_width = 0, shared = 0;
   bool output_gate = true, attn_bias = false;
 };
 
-void FullAttention(ModelBuilder& b, const Quantization& q, const std::string& l, const HybridDims& d) {
+void FullAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
+                   const HybridDims& d) {
   const std::string a = l + ".self_attn";
   QLinear(b, q, a + ".q_proj", d.h, d.nh * d.hd * (d.output_gate ? 2 : 1), d.attn_bias);
   QLinear(b, q, a + ".k_proj", d.h, d.nkv * d.hd, d.attn_bias);
@@ -70,8 +71,11 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
     info.attention = AttentionKind::kNone;
     info.mixer = LayerMixer::kGatedDeltaNet;
     info.recurrent = true;
-    info.state = {.conv_channels = 2 * d.nk * d.dk + d.nv * d.dv, .conv_kernel = d.kernel,
-                  .heads = d.nv, .elements_per_head = d.dk * d.dv, .state_bits = state_bits};
+    info.state = {.conv_channels = 2 * d.nk * d.dk + d.nv * d.dv,
+                  .conv_kernel = d.kernel,
+                  .heads = d.nv,
+                  .elements_per_head = d.dk * d.dv,
+                  .state_bits = state_bits};
   } else {
     FullAttention(b, q, l, d);
     info.num_heads = d.nh;
@@ -92,8 +96,12 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
 // The dimensions of `c`, checked; records errors in `b`.
 HybridDims ReadDims(ModelBuilder& b, const HfConfig& c) {
   const auto& hp = b.model().hp;
-  HybridDims d{.h = hp.hidden_size, .nh = hp.num_attention_heads, .nkv = hp.num_kv_heads,
-               .hd = hp.head_dim, .inter = hp.intermediate_size, .experts = hp.num_experts,
+  HybridDims d{.h = hp.hidden_size,
+               .nh = hp.num_attention_heads,
+               .nkv = hp.num_kv_heads,
+               .hd = hp.head_dim,
+               .inter = hp.intermediate_size,
+               .experts = hp.num_experts,
                .expert_width = hp.moe_intermediate_size,
                .shared = hp.shared_expert_intermediate_size};
   d.nk = Get(b, c.Uint("linear_num_key_heads"));
@@ -105,12 +113,16 @@ HybridDims ReadDims(ModelBuilder& b, const HfConfig& c) {
   d.attn_bias = Get(b, c.BoolOr("attention_bias", false));
   if (b.failed()) return d;
   if (d.nk == 0 || d.nv == 0 || d.dk == 0 || d.dv == 0 || d.kernel == 0) {
-    b.Fail(MakeError("{}: \"linear_num_key_heads\", \"linear_num_value_heads\", "
-                     "\"linear_key_head_dim\", \"linear_value_head_dim\" and "
-                     "\"linear_conv_kernel_dim\" must be positive", c.where()));
+    b.Fail(
+        MakeError("{}: \"linear_num_key_heads\", \"linear_num_value_heads\", "
+                  "\"linear_key_head_dim\", \"linear_value_head_dim\" and "
+                  "\"linear_conv_kernel_dim\" must be positive",
+                  c.where()));
   } else if (d.nv % d.nk != 0) {
-    b.Fail(MakeError("{}: \"linear_num_value_heads\" = {} is not a multiple of "
-                     "\"linear_num_key_heads\" = {}", c.where(), d.nv, d.nk));
+    b.Fail(
+        MakeError("{}: \"linear_num_value_heads\" = {} is not a multiple of "
+                  "\"linear_num_key_heads\" = {}",
+                  c.where(), d.nv, d.nk));
   }
   // Every width below is a product of two config values: check them once.
   MulDims(b, MulDims(b, d.nh, d.hd, "num_attention_heads x head_dim"), 2, "q_proj width");
@@ -133,14 +145,16 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
       QLinear(b, q, x + ".down_proj", expert_width, hidden, false);
     }
   } else if (q.method != QuantMethod::kNone && !SkipsModule(q, l + ".mlp.experts")) {
-    b.Fail(MakeError("{}: quantized fused experts ({}.mlp.experts.gate_up_proj) are not "
-                     "supported; the safetensors headers give an exact answer", b.where(), l));
+    b.Fail(
+        MakeError("{}: quantized fused experts ({}.mlp.experts.gate_up_proj) are not "
+                  "supported; the safetensors headers give an exact answer",
+                  b.where(), l));
   } else {
     const uint64_t width2 = MulDims(b, expert_width, 2, "2 x moe_intermediate_size");
     const bool in_first = layout == ExpertLayout::kFusedInFirst;
-    b.Param(l + ".mlp.experts.gate_up_proj",
-            in_first ? std::vector<uint64_t>{experts, hidden, width2}
-                     : std::vector<uint64_t>{experts, width2, hidden});
+    b.Param(l + ".mlp.experts.gate_up_proj", in_first
+                                                 ? std::vector<uint64_t>{experts, hidden, width2}
+                                                 : std::vector<uint64_t>{experts, width2, hidden});
     b.Param(l + ".mlp.experts.down_proj",
             in_first ? std::vector<uint64_t>{experts, expert_width, hidden}
                      : std::vector<uint64_t>{experts, hidden, expert_width});
@@ -167,9 +181,9 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
   const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
   const uint64_t step = Get(b, c.UintOr("decoder_sparse_step", 1));
-  const uint64_t mtp = Get(b, c.UintOr("mtp_num_hidden_layers",
-                                       Get(b, c.UintOr("num_nextn_predict_layers",
-                                                       s.default_mtp_layers))));
+  const uint64_t mtp =
+      Get(b, c.UintOr("mtp_num_hidden_layers",
+                      Get(b, c.UintOr("num_nextn_predict_layers", s.default_mtp_layers))));
   const std::string ssm_dtype = Get(b, c.StringOr("mamba_ssm_dtype", ""));
   // partial_rotary_factor: at the top level (Qwen3-Next) or in rope_parameters (Qwen3.5).
   double factor = Get(b, c.NumberOr("partial_rotary_factor", 0.25));
@@ -192,13 +206,17 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   }
   if (b.failed()) return 0;
   if (hp.num_experts > 0 && (hp.moe_intermediate_size == 0 || hp.experts_per_token == 0)) {
-    b.Fail(MakeError("{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
-                     "\"num_experts_per_tok\" is missing or zero", c.where()));
+    b.Fail(
+        MakeError("{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
+                  "\"num_experts_per_tok\" is missing or zero",
+                  c.where()));
     return 0;
   }
   if (interval == 0 || step == 0) {
-    b.Fail(MakeError("{}: \"full_attention_interval\" and \"decoder_sparse_step\" must not be "
-                     "zero", c.where()));
+    b.Fail(
+        MakeError("{}: \"full_attention_interval\" and \"decoder_sparse_step\" must not be "
+                  "zero",
+                  c.where()));
     return 0;
   }
   // layer_types ("linear_attention" / "full_attention"), else Qwen3NextConfig's default: every
@@ -213,8 +231,10 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
     for (uint64_t i = 0; i < hp.num_layers; ++i) {
       const auto& v = (*it)[i];
       if (!v.is_string() || (v != "linear_attention" && v != "full_attention")) {
-        b.Fail(MakeError("{}: \"layer_types\"[{}] must be \"linear_attention\" or "
-                         "\"full_attention\"", c.where(), i));
+        b.Fail(
+            MakeError("{}: \"layer_types\"[{}] must be \"linear_attention\" or "
+                      "\"full_attention\"",
+                      c.where(), i));
         return 0;
       }
       types.push_back(v == "linear_attention");
@@ -242,8 +262,8 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   return mtp;
 }
 
-void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q,
-                 const QwenHybridSpec& s, uint64_t mtp_layers) {
+void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q, const QwenHybridSpec& s,
+                 uint64_t mtp_layers) {
   if (mtp_layers == 0 || b.failed()) return;
   Model& m = b.model();
   const auto& hp = m.hp;
@@ -265,7 +285,8 @@ void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   }
   m.notes.push_back(fmt::format(
       "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but not "
-      "loaded by transformers", mtp_layers, bytes));
+      "loaded by transformers",
+      mtp_layers, bytes));
 }
 
 Result<HfConfig> QwenTextConfig(const HfConfig& c) {

@@ -16,7 +16,7 @@ namespace memfit::arch {
 enum class ExpertLayout : uint8_t {
   kPerExpert,      // mlp.experts.N.{gate,up,down}_proj.weight (Qwen2-MoE, Qwen3-MoE, Qwen3-Next)
   kFused,          // mlp.experts.gate_up_proj [E, 2I, H], mlp.experts.down_proj [E, H, I] (Qwen3.5)
-  kFusedInFirst,   // mlp.experts.gate_up_proj [E, H, 2I], mlp.experts.down_proj [E, I, H] (Qwen3-VL)
+  kFusedInFirst,   // mlp.experts.gate_up_proj [E, H, 2I], down_proj [E, I, H] (Qwen3-VL)
 };
 
 // A Qwen MoE block under `l` (a layer path): router mlp.gate [E, H], the routed experts in
