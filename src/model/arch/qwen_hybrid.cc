@@ -259,6 +259,11 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   // inv_freq = 1 / theta^(arange(0, rotary, 2) / rotary): ceil(rotary / 2) entries.
   b.Buffer(s.prefix + ".rotary_emb.inv_freq", {(rotary + 1) / 2}, Dtype::kF32, false);
   hp.num_mtp_layers = mtp;
+  if (mtp > 0 && Get(b, c.BoolOr("mtp_use_dedicated_embeddings", false))) {
+    b.model().assumptions.push_back(
+        "\"mtp_use_dedicated_embeddings\": the MTP module's own embeddings are not counted (no "
+        "released checkpoint to take their names and shapes from)");
+  }
   return mtp;
 }
 

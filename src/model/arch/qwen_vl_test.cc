@@ -58,6 +58,12 @@ TEST(Qwen35Builder, TinyConfigCountsByHand) {
             (std::vector<uint64_t>{10, 8}));
   EXPECT_NE(FindTensor(*m, "model.visual.merger.linear_fc2.weight"), nullptr);
   EXPECT_FALSE(FindTensor(*m, "mtp.layers.0.self_attn.q_proj.weight")->loaded);
+  const size_t assumptions = m->assumptions.size();
+  auto j = TinyQwen35();
+  j["text_config"]["mtp_use_dedicated_embeddings"] = true;
+  auto dedicated = BuildJson(j);
+  ASSERT_TRUE(dedicated);
+  EXPECT_EQ(dedicated->assumptions.size(), assumptions + 1);
   // rotary over int(4 x 0.5) = 2 dimensions: one inv_freq entry.
   EXPECT_EQ(FindTensor(*m, "model.language_model.rotary_emb.inv_freq")->shape,
             (std::vector<uint64_t>{1}));
