@@ -84,5 +84,15 @@ Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
 // A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
 Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
+// Qwen hybrid and vision-language families (qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc,
+// qwen2_vl.cc; shared pieces in qwen_hybrid.h and qwen_vision.h).
+Result<Model> BuildQwen3Next(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen35(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen35Moe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen25Vl(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen(const HfConfig& config, const BuildOptions& options);  // qwen.cc (v1)
 
 }  // namespace memfit::arch

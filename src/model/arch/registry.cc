@@ -95,6 +95,14 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
       {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
+      {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
+      {"qwen3_5", "", arch::BuildQwen35, "qwen3_5"},
+      {"qwen3_5_moe", "", arch::BuildQwen35Moe, "qwen3_5"},
+      {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
+      {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
+      {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
+      {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
+      {"qwen", "", arch::BuildQwen, "qwen"},
   };
   return kBuilders;
 }

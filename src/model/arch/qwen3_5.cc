@@ -1,0 +1,60 @@
+// Qwen3.5 / Qwen3.6 (qwen3_5, qwen3_5_moe: Qwen3_5[Moe]ForConditionalGeneration): the hybrid text
+// model of qwen_hybrid.h from "text_config" under model.language_model (gated delta-net layers
+// with split in_proj_qkv/z/b/a, gated full attention every full_attention_interval-th layer,
+// dense MLPs or routed experts stored fused as mlp.experts.gate_up_proj [E, 2I, H] and
+// down_proj [E, H, I] plus a gated shared expert), lm_head at the top, the Qwen3-VL vision tower
+// without deepstack mergers under model.visual, and "mtp_num_hidden_layers" MTP layers (mtp.*,
+// experts stored per expert) that transformers does not load. A_log and linear_attn.norm.weight
+// are float32 in the Qwen3.5 checkpoints (bfloat16 in Qwen3.6's: an assumption is recorded).
+// Sources: transformers/models/qwen3_5/modular_qwen3_5.py, qwen3_5_moe/modular_qwen3_5_moe.py,
+// vLLM qwen3_5.py / qwen3_5_mtp.py; vLLM PR #51836 for the float32 tensors.
+
+#include "model/arch/decoder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/qwen_hybrid.h"
+#include "model/arch/qwen_vision.h"
+
+namespace memfit::arch {
+namespace {
+
+Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, QwenTextConfig(c));
+  auto vision = c.Sub("vision_config");
+  if (!vision) return vision.error();
+  ModelBuilder b(text);
+  Model& m = b.model();
+  FillCommon(c, m);  // the top level's model_type, architecture and dtype
+  if (!m.config_dtype) m.config_dtype = text.torch_dtype();
+  Quantization q = ReadQuantization(b, text, o);
+  const QwenHybridSpec spec{.prefix = "model.language_model",
+                            .split_in_proj = true,
+                            .layout = ExpertLayout::kFused,
+                            .float32_gdn_params = true};
+  b.SetComponent("language_model");
+  const uint64_t mtp = EmitQwenHybridText(b, text, q, spec);
+  if (b.failed()) return b.Finish();
+  m.hp.text_config_key = c.Has("text_config") ? "text_config" : "";
+  b.SetComponent("vision_tower");
+  EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size);
+  b.SetComponent("language_model");
+  LmHead(b, "model.language_model.embed_tokens");
+  EmitQwenMtp(b, text, q, spec, mtp);
+  NoteQuantization(b, q);
+  m.assumptions.push_back(
+      "linear_attn.A_log and linear_attn.norm.weight stored in float32, as in the Qwen3.5 "
+      "checkpoints (Qwen3.6 stores them in bfloat16: a few kilobytes less)");
+  m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<Model> BuildQwen35(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen35Family(c, o);
+}
+Result<Model> BuildQwen35Moe(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen35Family(c, o);
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,149 @@
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+#include "test_support.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::FindTensor;
+
+// Two layers, full_attention_interval 2: layer 0 gated delta-net, layer 1 full attention.
+nlohmann::json TinyQwen3Next() {
+  return {{"model_type", "qwen3_next"},
+          {"architectures", {"Qwen3NextForCausalLM"}},
+          {"vocab_size", 10},
+          {"hidden_size", 8},
+          {"num_hidden_layers", 2},
+          {"num_attention_heads", 2},
+          {"num_key_value_heads", 1},
+          {"head_dim", 4},
+          {"intermediate_size", 12},
+          {"full_attention_interval", 2},
+          {"linear_num_key_heads", 1},
+          {"linear_num_value_heads", 2},
+          {"linear_key_head_dim", 2},
+          {"linear_value_head_dim", 3},
+          {"linear_conv_kernel_dim", 4},
+          {"num_experts", 2},
+          {"num_experts_per_tok", 1},
+          {"moe_intermediate_size", 3},
+          {"shared_expert_intermediate_size", 5},
+          {"partial_rotary_factor", 0.25},
+          {"torch_dtype", "float32"}};
+}
+
+// Key dim 1x2 = 2, value dim 2x3 = 6, conv channels 2x2 + 6 = 10.
+// Layer 0 (delta-net): input norm 8, in_proj_qkvz 8x(2x2 + 2x6) = 128, in_proj_ba 8x(2x2) = 32,
+//   conv1d [10, 1, 4] = 40, dt_bias 2, A_log 2, norm 3, out_proj 6x8 = 48, post norm 8: 271.
+// Layer 1 (full attention): input norm 8, q_proj 8x(2x4x2) = 128 (doubled for the output gate),
+//   k and v 8x4 = 32 each, o 8x8 = 64, q_norm 4, k_norm 4, post norm 8: 280.
+// MoE per layer: router 2x8 = 16, experts 2x(3x8x3) = 144, shared expert 3x8x5 = 120, shared
+//   gate 8: 288. Loaded: embed 80 + (271 + 288) + (280 + 288) + norm 8 + lm_head 80 = 1295.
+// MTP (default one layer, stored, not loaded): fc 16x8 = 128, two pre-fc norms 16, a full
+//   attention MoE layer 280 + 288, norm 8 = 720. Stored: (1295 + 720) x 4 bytes = 8060.
+TEST(Qwen3NextBuilder, TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyQwen3Next());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1295u);
+  EXPECT_EQ(t.stored_bytes, 8060u);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  const LayerInfo& gdn = m->hp.layers[0];
+  EXPECT_EQ(gdn.mixer, LayerMixer::kGatedDeltaNet);
+  EXPECT_EQ(gdn.attention, AttentionKind::kNone);
+  EXPECT_TRUE(gdn.recurrent);
+  EXPECT_EQ(gdn.state.conv_channels, 10u);
+  EXPECT_EQ(gdn.state.conv_kernel, 4u);
+  EXPECT_EQ(gdn.state.heads, 2u);
+  EXPECT_EQ(gdn.state.elements_per_head, 6u);
+  EXPECT_TRUE(gdn.moe);
+  const LayerInfo& full = m->hp.layers[1];
+  EXPECT_EQ(full.attention, AttentionKind::kFull);
+  EXPECT_EQ(full.mixer, LayerMixer::kAttention);
+  EXPECT_FALSE(full.recurrent);
+  EXPECT_EQ(full.num_heads, 2u);
+  EXPECT_EQ(full.num_kv_heads, 1u);
+  EXPECT_EQ(full.head_dim_k, 4u);
+  EXPECT_EQ(full.head_dim_v, 4u);
+  EXPECT_EQ(m->hp.num_mtp_layers, 1u);
+  EXPECT_EQ(m->hp.shared_expert_intermediate_size, 5u);
+  const Tensor* fc = FindTensor(*m, "mtp.fc.weight");
+  ASSERT_NE(fc, nullptr);
+  EXPECT_FALSE(fc->loaded);
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
+            (std::vector<uint64_t>{10, 1, 4}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.q_proj.weight")->shape,
+            (std::vector<uint64_t>{16, 8}));
+  // rotary over int(4 x 0.25) = 1 dimension: inv_freq = arange(0, 1, 2) has 1 entry.
+  EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq")->shape, (std::vector<uint64_t>{1}));
+}
+
+// layer_types overrides full_attention_interval; mlp_only_layers makes a dense layer.
+TEST(Qwen3NextBuilder, LayerTypesAndDenseLayers) {
+  auto j = TinyQwen3Next();
+  j["layer_types"] = {"full_attention", "linear_attention"};
+  j["mlp_only_layers"] = {1};
+  j["num_nextn_predict_layers"] = 0;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
+  EXPECT_TRUE(m->hp.layers[1].recurrent);
+  EXPECT_FALSE(m->hp.layers[1].moe);
+  EXPECT_EQ(m->hp.layers[1].intermediate_size, 12u);
+  // Dense MLP 3x8x12 = 288 replaces the 288-parameter MoE block; no MTP.
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1295u);
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 1295u * 4);
+}
+
+TEST(Qwen3NextBuilder, HostileConfigsNameTheField) {
+  auto j = TinyQwen3Next();
+  j.erase("linear_num_value_heads");
+  testing::ExpectError(j, "linear_num_value_heads");
+  j = TinyQwen3Next();
+  j["linear_num_value_heads"] = 3;  // not a multiple of the key heads (1 divides; use 2 keys)
+  j["linear_num_key_heads"] = 2;
+  testing::ExpectError(j, "linear_num_key_heads");
+  j = TinyQwen3Next();
+  j["full_attention_interval"] = 0;
+  testing::ExpectError(j, "full_attention_interval");
+  j = TinyQwen3Next();
+  j["layer_types"] = {"linear_attention"};
+  testing::ExpectError(j, "layer_types");
+  j = TinyQwen3Next();
+  j["moe_intermediate_size"] = 0;
+  testing::ExpectError(j, "moe_intermediate_size");
+  j = TinyQwen3Next();
+  j["linear_key_head_dim"] = uint64_t{1} << 40;
+  j["linear_value_head_dim"] = uint64_t{1} << 40;
+  auto m = BuildJson(j);
+  EXPECT_FALSE(m);
+  j = TinyQwen3Next();
+  j["num_hidden_layers"] = uint64_t{1} << 40;
+  EXPECT_FALSE(BuildJson(j));
+}
+
+// Qwen3-Next-80B-A3B: 79,674,391,296 loaded parameters ("80B in total" on the model card) and
+// one stored MTP layer of 1,650,471,424 (the reference formula in docs/architectures.md).
+TEST(Qwen3NextBuilder, Qwen3Next80BMatchesTheReferenceFormula) {
+  auto eval = ::memfit::testing::EvalDir();
+  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
+  auto text =
+      ::memfit::testing::ReadFile(*eval + "/recent/Qwen__Qwen3-Next-80B-A3B-Thinking/config.json");
+  if (!text) GTEST_SKIP() << "Qwen3-Next config absent";
+  auto config = HfConfig::Parse(*text, "Qwen3-Next/config.json");
+  ASSERT_TRUE(config);
+  auto m = BuildFromConfig(*config);
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 79674391296u);
+  EXPECT_EQ(t.stored_bytes, (79674391296u + 1650471424u) * 2);
+  ASSERT_EQ(m->hp.layers.size(), 48u);
+  uint64_t full = 0;
+  for (const auto& l : m->hp.layers) full += l.attention == AttentionKind::kFull;
+  EXPECT_EQ(full, 12u);
+}
+
+}  // namespace
+}  // namespace memfit::arch

@@ -1,0 +1,309 @@
+// The Qwen3-Next / Qwen3.5 hybrid text model and Qwen MoE blocks (qwen_hybrid.h).
+// Sources: transformers/models/qwen3_next/modular_qwen3_next.py (Qwen3NextGatedDeltaNet,
+// Qwen3NextAttention: q_proj doubled for the sigmoid output gate, q_norm/k_norm of head_dim,
+// layer_types from full_attention_interval), qwen3_5/modular_qwen3_5.py (Qwen3_5GatedDeltaNet's
+// split in_proj_qkv/z/b/a), vLLM qwen3_next_mtp.py (mtp.* names; one MTP layer by default).
+
+#include "model/arch/qwen_hybrid.h"
+
+#include <algorithm>
+
+#include "model/arch/decoder_kit.h"
+
+namespace memfit::arch {
+namespace {
+
+struct HybridDims {
+  uint64_t h = 0, nh = 0, nkv = 0, hd = 0;              // full attention
+  uint64_t nk = 0, nv = 0, dk = 0, dv = 0, kernel = 0;  // gated delta-net
+  uint64_t inter = 0, experts = 0, expert_width = 0, shared = 0;
+  bool output_gate = true, attn_bias = false;
+};
+
+void FullAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
+                   const HybridDims& d) {
+  const std::string a = l + ".self_attn";
+  QLinear(b, q, a + ".q_proj", d.h, d.nh * d.hd * (d.output_gate ? 2 : 1), d.attn_bias);
+  QLinear(b, q, a + ".k_proj", d.h, d.nkv * d.hd, d.attn_bias);
+  QLinear(b, q, a + ".v_proj", d.h, d.nkv * d.hd, d.attn_bias);
+  QLinear(b, q, a + ".o_proj", d.nh * d.hd, d.h, d.attn_bias);
+  b.RmsNorm(a + ".q_norm", d.hd);
+  b.RmsNorm(a + ".k_norm", d.hd);
+}
+
+void GatedDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
+                   const HybridDims& d, const QwenHybridSpec& s) {
+  const std::string a = l + ".linear_attn";
+  const uint64_t key_dim = d.nk * d.dk, value_dim = d.nv * d.dv;
+  const uint64_t conv_dim = 2 * key_dim + value_dim;
+  if (s.split_in_proj) {
+    QLinear(b, q, a + ".in_proj_qkv", d.h, conv_dim, false);
+    QLinear(b, q, a + ".in_proj_z", d.h, value_dim, false);
+    QLinear(b, q, a + ".in_proj_b", d.h, d.nv, false);
+    QLinear(b, q, a + ".in_proj_a", d.h, d.nv, false);
+  } else {
+    QLinear(b, q, a + ".in_proj_qkvz", d.h, 2 * key_dim + 2 * value_dim, false);
+    QLinear(b, q, a + ".in_proj_ba", d.h, 2 * d.nv, false);
+  }
+  b.Conv(a + ".conv1d", conv_dim, conv_dim, {d.kernel}, false, conv_dim);
+  b.Param(a + ".dt_bias", {d.nv});
+  const Dtype small = s.float32_gdn_params ? Dtype::kF32 : b.dtype();
+  b.ParamAs(a + ".A_log", {d.nv}, small);
+  b.ParamAs(a + ".norm.weight", {d.dv}, small);
+  QLinear(b, q, a + ".out_proj", value_dim, d.h, false);
+}
+
+void DenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t h,
+              uint64_t inter) {
+  QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
+  QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
+  QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
+}
+
+// One decoder layer; returns its LayerInfo.
+LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string& l,
+                      const HybridDims& d, const QwenHybridSpec& s, bool linear, bool moe,
+                      ExpertLayout layout, uint32_t state_bits) {
+  b.RmsNorm(l + ".input_layernorm", d.h);
+  LayerInfo info;
+  if (linear) {
+    GatedDeltaNet(b, q, l, d, s);
+    info.attention = AttentionKind::kNone;
+    info.mixer = LayerMixer::kGatedDeltaNet;
+    info.recurrent = true;
+    info.state = {.conv_channels = 2 * d.nk * d.dk + d.nv * d.dv,
+                  .conv_kernel = d.kernel,
+                  .heads = d.nv,
+                  .elements_per_head = d.dk * d.dv,
+                  .state_bits = state_bits};
+  } else {
+    FullAttention(b, q, l, d);
+    info.num_heads = d.nh;
+    info.num_kv_heads = d.nkv;
+    info.head_dim_k = info.head_dim_v = d.hd;
+  }
+  if (moe) {
+    QwenMoeBlock(b, q, l, d.h, d.experts, d.expert_width, d.shared, layout);
+    info.moe = true;
+  } else {
+    DenseMlp(b, q, l, d.h, d.inter);
+    info.intermediate_size = d.inter;
+  }
+  b.RmsNorm(l + ".post_attention_layernorm", d.h);
+  return info;
+}
+
+// The dimensions of `c`, checked; records errors in `b`.
+HybridDims ReadDims(ModelBuilder& b, const HfConfig& c) {
+  const auto& hp = b.model().hp;
+  HybridDims d{.h = hp.hidden_size,
+               .nh = hp.num_attention_heads,
+               .nkv = hp.num_kv_heads,
+               .hd = hp.head_dim,
+               .inter = hp.intermediate_size,
+               .experts = hp.num_experts,
+               .expert_width = hp.moe_intermediate_size,
+               .shared = hp.shared_expert_intermediate_size};
+  d.nk = Get(b, c.Uint("linear_num_key_heads"));
+  d.nv = Get(b, c.Uint("linear_num_value_heads"));
+  d.dk = Get(b, c.Uint("linear_key_head_dim"));
+  d.dv = Get(b, c.Uint("linear_value_head_dim"));
+  d.kernel = Get(b, c.Uint("linear_conv_kernel_dim"));
+  d.output_gate = Get(b, c.BoolOr("attn_output_gate", true));
+  d.attn_bias = Get(b, c.BoolOr("attention_bias", false));
+  if (b.failed()) return d;
+  if (d.nk == 0 || d.nv == 0 || d.dk == 0 || d.dv == 0 || d.kernel == 0) {
+    b.Fail(
+        MakeError("{}: \"linear_num_key_heads\", \"linear_num_value_heads\", "
+                  "\"linear_key_head_dim\", \"linear_value_head_dim\" and "
+                  "\"linear_conv_kernel_dim\" must be positive",
+                  c.where()));
+  } else if (d.nv % d.nk != 0) {
+    b.Fail(
+        MakeError("{}: \"linear_num_value_heads\" = {} is not a multiple of "
+                  "\"linear_num_key_heads\" = {}",
+                  c.where(), d.nv, d.nk));
+  }
+  // Every width below is a product of two config values: check them once.
+  MulDims(b, MulDims(b, d.nh, d.hd, "num_attention_heads x head_dim"), 2, "q_proj width");
+  MulDims(b, MulDims(b, d.nv, d.dv, "value heads x head dim"), 4, "linear attention width");
+  MulDims(b, MulDims(b, d.nk, d.dk, "key heads x head dim"), 4, "linear attention width");
+  MulDims(b, d.dk, d.dv, "linear_key_head_dim x linear_value_head_dim");
+  return d;
+}
+
+}  // namespace
+
+void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t hidden,
+                  uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout) {
+  b.Linear(l + ".mlp.gate", hidden, experts, false);
+  if (layout == ExpertLayout::kPerExpert) {
+    for (uint64_t e = 0; e < experts && !b.failed(); ++e) {
+      const std::string x = Layer(l + ".mlp.experts", e);
+      QLinear(b, q, x + ".gate_proj", hidden, expert_width, false);
+      QLinear(b, q, x + ".up_proj", hidden, expert_width, false);
+      QLinear(b, q, x + ".down_proj", expert_width, hidden, false);
+    }
+  } else if (q.method != QuantMethod::kNone && !SkipsModule(q, l + ".mlp.experts")) {
+    b.Fail(
+        MakeError("{}: quantized fused experts ({}.mlp.experts.gate_up_proj) are not "
+                  "supported; the safetensors headers give an exact answer",
+                  b.where(), l));
+  } else {
+    const uint64_t width2 = MulDims(b, expert_width, 2, "2 x moe_intermediate_size");
+    const bool in_first = layout == ExpertLayout::kFusedInFirst;
+    b.Param(l + ".mlp.experts.gate_up_proj", in_first
+                                                 ? std::vector<uint64_t>{experts, hidden, width2}
+                                                 : std::vector<uint64_t>{experts, width2, hidden});
+    b.Param(l + ".mlp.experts.down_proj",
+            in_first ? std::vector<uint64_t>{experts, expert_width, hidden}
+                     : std::vector<uint64_t>{experts, hidden, expert_width});
+  }
+  if (shared > 0) {
+    const std::string x = l + ".mlp.shared_expert";
+    QLinear(b, q, x + ".gate_proj", hidden, shared, false);
+    QLinear(b, q, x + ".up_proj", hidden, shared, false);
+    QLinear(b, q, x + ".down_proj", shared, hidden, false);
+    b.Linear(l + ".mlp.shared_expert_gate", hidden, 1, false);
+  }
+}
+
+uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                            const QwenHybridSpec& s) {
+  ReadDecoderBasics(b, c, {.need_intermediate = false});
+  auto& hp = b.model().hp;
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  hp.num_experts = Get(b, c.UintOr("num_experts", 0));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
+  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 0));
+  hp.shared_expert_intermediate_size = Get(b, c.UintOr("shared_expert_intermediate_size", 0));
+  hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
+  const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
+  const uint64_t step = Get(b, c.UintOr("decoder_sparse_step", 1));
+  const uint64_t mtp =
+      Get(b, c.UintOr("mtp_num_hidden_layers",
+                      Get(b, c.UintOr("num_nextn_predict_layers", s.default_mtp_layers))));
+  const std::string ssm_dtype = Get(b, c.StringOr("mamba_ssm_dtype", ""));
+  // partial_rotary_factor: at the top level (Qwen3-Next) or in rope_parameters (Qwen3.5).
+  double factor = Get(b, c.NumberOr("partial_rotary_factor", 0.25));
+  if (auto rope = c.OptionalSub("rope_parameters")) {
+    factor = Get(b, rope->NumberOr("partial_rotary_factor", factor));
+  }
+  if (!(factor > 0.0 && factor <= 1.0)) {
+    b.Fail(MakeError("{}: \"partial_rotary_factor\" = {} must be in (0, 1]", c.where(), factor));
+  }
+  const auto rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * factor);
+  std::vector<uint64_t> mlp_only;
+  if (auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+        b.Fail(MakeError("{}: \"mlp_only_layers\" must hold layer indices", c.where()));
+        break;
+      }
+      mlp_only.push_back(static_cast<uint64_t>(v.get<int64_t>()));
+    }
+  }
+  if (b.failed()) return 0;
+  if (hp.num_experts > 0 && (hp.moe_intermediate_size == 0 || hp.experts_per_token == 0)) {
+    b.Fail(
+        MakeError("{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
+                  "\"num_experts_per_tok\" is missing or zero",
+                  c.where()));
+    return 0;
+  }
+  if (interval == 0 || step == 0) {
+    b.Fail(
+        MakeError("{}: \"full_attention_interval\" and \"decoder_sparse_step\" must not be "
+                  "zero",
+                  c.where()));
+    return 0;
+  }
+  // layer_types ("linear_attention" / "full_attention"), else Qwen3NextConfig's default: every
+  // full_attention_interval-th layer is full attention.
+  std::vector<bool> types;
+  if (auto it = c.raw().find("layer_types"); it != c.raw().end() && !it->is_null()) {
+    if (!it->is_array() || it->size() < hp.num_layers) {
+      b.Fail(MakeError("{}: \"layer_types\" must list one type per layer ({} layers)", c.where(),
+                       hp.num_layers));
+      return 0;
+    }
+    for (uint64_t i = 0; i < hp.num_layers; ++i) {
+      const auto& v = (*it)[i];
+      if (!v.is_string() || (v != "linear_attention" && v != "full_attention")) {
+        b.Fail(
+            MakeError("{}: \"layer_types\"[{}] must be \"linear_attention\" or "
+                      "\"full_attention\"",
+                      c.where(), i));
+        return 0;
+      }
+      types.push_back(v == "linear_attention");
+    }
+  }
+  auto linear = [&](uint64_t i) { return types.empty() ? (i + 1) % interval != 0 : types[i]; };
+  const HybridDims d = ReadDims(b, c);
+  if (hp.num_experts == 0 && d.inter == 0) {
+    b.Fail(MakeError("{}: field \"intermediate_size\" is missing (no \"num_experts\" either)",
+                     c.where()));
+  }
+  if (b.failed()) return 0;
+  const uint32_t state_bits = ssm_dtype == "float32" ? 32 : 0;
+  b.Embedding(s.prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const bool moe = hp.num_experts > 0 && (i + 1) % step == 0 &&
+                     std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end();
+    hp.layers.push_back(HybridLayer(b, q, Layer(s.prefix + ".layers", i), d, s, linear(i), moe,
+                                    s.layout, state_bits));
+  }
+  b.RmsNorm(s.prefix + ".norm", hp.hidden_size);
+  // inv_freq = 1 / theta^(arange(0, rotary, 2) / rotary): ceil(rotary / 2) entries.
+  b.Buffer(s.prefix + ".rotary_emb.inv_freq", {(rotary + 1) / 2}, Dtype::kF32, false);
+  hp.num_mtp_layers = mtp;
+  if (mtp > 0 && Get(b, c.BoolOr("mtp_use_dedicated_embeddings", false))) {
+    b.model().assumptions.push_back(
+        "\"mtp_use_dedicated_embeddings\": the MTP module's own embeddings are not counted (no "
+        "released checkpoint to take their names and shapes from)");
+  }
+  return mtp;
+}
+
+void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q, const QwenHybridSpec& s,
+                 uint64_t mtp_layers) {
+  if (mtp_layers == 0 || b.failed()) return;
+  Model& m = b.model();
+  const auto& hp = m.hp;
+  const HybridDims d = ReadDims(b, c);
+  const size_t begin = m.tensors.size();
+  b.Linear("mtp.fc", 2 * hp.hidden_size, hp.hidden_size, false);
+  b.RmsNorm("mtp.pre_fc_norm_embedding", hp.hidden_size);
+  b.RmsNorm("mtp.pre_fc_norm_hidden", hp.hidden_size);
+  for (uint64_t k = 0; k < mtp_layers && !b.failed(); ++k) {
+    HybridLayer(b, q, Layer("mtp.layers", k), d, s, /*linear=*/false, hp.num_experts > 0,
+                ExpertLayout::kPerExpert, 0);
+  }
+  b.RmsNorm("mtp.norm", hp.hidden_size);
+  if (b.failed()) return;
+  uint64_t bytes = 0;
+  for (size_t t = begin; t < m.tensors.size(); ++t) {
+    m.tensors[t].loaded = false;
+    bytes += m.tensors[t].bytes;
+  }
+  m.notes.push_back(fmt::format(
+      "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but not "
+      "loaded by transformers",
+      mtp_layers, bytes));
+}
+
+Result<HfConfig> QwenTextConfig(const HfConfig& c) {
+  auto sub = c.OptionalSub("text_config");
+  if (!sub) return c;
+  nlohmann::json text = sub->raw();
+  for (const char* key : {"torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"}) {
+    if (c.Has(key) && !text.contains(key)) text[key] = c.raw()[key];
+  }
+  // The top level decides the tie (transformers reads config.tie_word_embeddings).
+  if (c.Has("tie_word_embeddings")) text["tie_word_embeddings"] = c.raw()["tie_word_embeddings"];
+  return HfConfig::FromJson(std::move(text), c.where() + ": text_config");
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,58 @@
+#pragma once
+// Shared pieces of the Qwen builders: the Qwen3-Next / Qwen3.5 hybrid text model (gated delta-net
+// linear attention layers between gated full-attention layers, dense or MoE MLPs, multi-token
+// prediction layers) and Qwen MoE blocks in their per-expert or fused checkpoint layouts.
+// Used by qwen3_next.cc, qwen3_5.cc and qwen3_vl.cc.
+
+#include <cstdint>
+#include <string>
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+
+// How a checkpoint stores a layer's routed experts.
+enum class ExpertLayout : uint8_t {
+  kPerExpert,      // mlp.experts.N.{gate,up,down}_proj.weight (Qwen2-MoE, Qwen3-MoE, Qwen3-Next)
+  kFused,          // mlp.experts.gate_up_proj [E, 2I, H], mlp.experts.down_proj [E, H, I] (Qwen3.5)
+  kFusedInFirst,   // mlp.experts.gate_up_proj [E, H, 2I], down_proj [E, I, H] (Qwen3-VL)
+};
+
+// A Qwen MoE block under `l` (a layer path): router mlp.gate [E, H], the routed experts in
+// `layout`, and when shared > 0 mlp.shared_expert.{gate,up,down}_proj of width `shared` with its
+// sigmoid gate mlp.shared_expert_gate [1, H]. Fused experts cannot be quantized (the builder fails
+// naming the layout).
+void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t hidden,
+                  uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout);
+
+struct QwenHybridSpec {
+  std::string prefix = "model";    // text model path: "model" or "model.language_model"
+  bool split_in_proj = false;      // Qwen3.5: in_proj_qkv/_z/_b/_a; Qwen3-Next: in_proj_qkvz/_ba
+  ExpertLayout layout = ExpertLayout::kPerExpert;  // decoder layers (MTP layers: per expert)
+  // Qwen3.5 stores linear_attn.A_log and linear_attn.norm.weight in float32 (vLLM PR #51836,
+  // from the Qwen3.5-27B index); Qwen3-Next stores them in the model dtype.
+  bool float32_gdn_params = false;
+  uint64_t default_mtp_layers = 0;  // when the config names none
+};
+
+// Reads the hybrid text config `c` into b.model().hp (one LayerInfo per layer: gated delta-net
+// layers recurrent with their conv/state dims, full-attention layers with heads and head dims)
+// and emits <prefix>.embed_tokens, the layers, <prefix>.norm and the rotary inv_freq buffer.
+// Returns the number of MTP layers the checkpoint stores ("mtp_num_hidden_layers" /
+// "num_nextn_predict_layers", else spec.default_mtp_layers).
+uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                            const QwenHybridSpec& spec);
+
+// The multi-token-prediction module stored after the model (mtp.fc [H, 2H], mtp.pre_fc_norm_
+// {embedding,hidden}, mtp.layers.K full-attention decoder layers, mtp.norm; it shares the
+// model's embeddings and head). transformers ignores "^mtp.*" on load: the tensors are marked
+// Tensor::loaded = false and a note gives their bytes.
+void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                 const QwenHybridSpec& spec, uint64_t mtp_layers);
+
+// Copies the keys a nested text_config lacks from the top level (dtype, tie_word_embeddings) so
+// that the text builders read one config. `where` names it in errors ("config.json: text_config").
+Result<HfConfig> QwenTextConfig(const HfConfig& c);
+
+}  // namespace memfit::arch

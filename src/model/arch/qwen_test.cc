@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::FindTensor;
+
+nlohmann::json TinyQwenV1() {
+  return {{"model_type", "qwen"}, {"architectures", {"QWenLMHeadModel"}}, {"vocab_size", 10},
+          {"hidden_size", 8}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
+          {"kv_channels", 4}, {"intermediate_size", 12}, {"no_bias", true},
+          {"torch_dtype", "float32"}};
+}
+
+// Per block: ln_1 8, c_attn 8x24 + 24 = 216, c_proj 8x8 = 64, ln_2 8, w1 and w2 8x6 = 48 each,
+// mlp.c_proj 6x8 = 48: 440. Two blocks 880 + wte 80 + ln_f 8 + lm_head 80 = 1048.
+// Buffers (not stored): logn_tensor 32767 float32 per block, inv_freq [2].
+TEST(QwenV1Builder, TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyQwenV1());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1048u);
+  EXPECT_EQ(t.stored_bytes, 1048u * 4);
+  EXPECT_EQ(t.buffer_bytes, 2u * 32767 * 4 + 2 * 4);
+  EXPECT_EQ(m->hp.intermediate_size, 6u);
+  EXPECT_EQ(m->hp.head_dim, 4u);
+  EXPECT_EQ(FindTensor(*m, "transformer.h.1.attn.c_attn.weight")->shape,
+            (std::vector<uint64_t>{24, 8}));
+  // No dtype at all ("auto"): bfloat16 assumed and said.
+  auto j = TinyQwenV1();
+  j.erase("torch_dtype");
+  j["bf16"] = false;
+  auto autodtype = BuildJson(j);
+  ASSERT_TRUE(autodtype);
+  EXPECT_EQ(ComputeTotals(*autodtype).stored_bytes, 1048u * 2);
+  EXPECT_FALSE(autodtype->assumptions.empty());
+  j["fp32"] = true;
+  EXPECT_EQ(ComputeTotals(*BuildJson(j)).stored_bytes, 1048u * 4);
+}
+
+TEST(QwenV1Builder, HostileConfigsNameTheField) {
+  auto j = TinyQwenV1();
+  j.erase("kv_channels");
+  testing::ExpectError(j, "kv_channels");
+  j = TinyQwenV1();
+  j["intermediate_size"] = 13;
+  testing::ExpectError(j, "intermediate_size");
+  j = TinyQwenV1();
+  j["num_attention_heads"] = 0;
+  testing::ExpectError(j, "num_attention_heads");
+  j = TinyQwenV1();
+  j["kv_channels"] = uint64_t{1} << 40;
+  j["num_attention_heads"] = uint64_t{1} << 30;
+  EXPECT_FALSE(BuildJson(j));
+}
+
+}  // namespace
+}  // namespace memfit::arch
