@@ -167,6 +167,40 @@ TEST(IdeficsBuilder, HostileConfigsNameTheField) {
   ExpectError(j, "resampler_n_heads x resampler_head_dim");
 }
 
+// HuggingFaceM4/tiny-random-idefics, a real config.json (as printed by onnx_diagnostic's docs,
+// transformers 4.51): vector alphas, interval 1, resampler, image 30 / patch 2, intermediate
+// 11008 with hidden 16. Its legacy keys (ffn_dim, word_embed_proj_dim, ...) are ignored, as
+// transformers ignores them.
+TEST(IdeficsBuilder, TinyRandomIdeficsRealConfig) {
+  auto m = arch_test::Build(R"({"additional_vocab_size": 2, "alpha_initializer": "ones",
+    "alpha_type": "vector", "alphas_initializer_range": 0.0,
+    "architectures": ["IdeficsForVisionText2Text"], "cross_layer_activation_function": "swiglu",
+    "cross_layer_interval": 1, "dropout": 0.0, "ffn_dim": 64, "freeze_lm_head": false,
+    "freeze_text_layers": false, "freeze_vision_layers": false, "hidden_act": "silu",
+    "hidden_size": 16, "intermediate_size": 11008, "max_position_embeddings": 128,
+    "model_type": "idefics", "num_attention_heads": 4, "num_hidden_layers": 2,
+    "perceiver_config": {"model_type": "idefics_perciever", "qk_layer_norms_perceiver": false,
+      "resampler_depth": 2, "resampler_head_dim": 8, "resampler_n_heads": 2,
+      "resampler_n_latents": 16, "use_resampler": false},
+    "qk_layer_norms": false, "rms_norm_eps": 1e-06, "tie_word_embeddings": false,
+    "torch_dtype": "float16", "use_cache": true, "use_resampler": true,
+    "vision_config": {"attention_dropout": 0.0, "embed_dim": 32, "hidden_act": "gelu",
+      "image_size": 30, "intermediate_size": 37, "model_type": "idefics_vision",
+      "num_attention_heads": 4, "num_channels": 3, "num_hidden_layers": 5, "patch_size": 2},
+    "vocab_size": 32000, "word_embed_proj_dim": 16})");
+  ASSERT_TRUE(m) << m.error().message;
+  // Embeddings and head 2 x 32002 x 16 = 1,024,064; decoder layers 2 x (4 x 256 + 3 x 16 x 11008
+  // + 32) = 1,058,880; cross layers 2 x (alphas 32 + q/o 512 + k/v 2 x 16 x 32 + MLP 528,384 +
+  // norms 32) = 1,059,968; norm 16; vision (226 positions) 41,721; perceiver 21,440.
+  EXPECT_EQ(ComponentParameters(*m, "vision_model"), 41721u);
+  EXPECT_EQ(ComponentParameters(*m, "perceiver_resampler"), 21440u);
+  EXPECT_EQ(ComponentParameters(*m, "gated_cross_attn_layers"), 1059968u);
+  EXPECT_EQ(ComputeTotals(*m).parameters, 3206089u);
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 3206089u * 2);
+  EXPECT_EQ(m->hp.encoder_max_positions, 16u);
+  EXPECT_TRUE(m->hp.layers[1].cross_attention);
+}
+
 // idefics-80b(-instruct) and idefics-9b(-instruct). Their config.json files were not found in
 // the public copies memfit can read, so these are reconstructed: IdeficsConfig's fields with the
 // language models' dimensions (LLaMA-65B: hidden 8192, 80 layers, 64 heads, intermediate 22016;
