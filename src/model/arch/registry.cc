@@ -63,6 +63,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"siglip", "", arch::BuildSiglip, "siglip"},
       {"resnet", "", arch::BuildResnet, "resnet"},
       {"llava", "", arch::BuildLlava, "llava"},
+      {"idefics", "", arch::BuildIdefics, "idefics"},
       {"timm", "", arch::BuildTimm, "timm"},  // configs without model_type, see BuildFromConfig
       {"gemma", "", arch::BuildGemma, "gemma"},
       {"gemma2", "", arch::BuildGemma2, "gemma"},

@@ -1,0 +1,284 @@
+// IDEFICS v1 (model_type "idefics"): transformers' IdeficsForVisionText2Text and IdeficsModel
+// (models/idefics/modeling_idefics.py, vision.py, perceiver.py, configuration_idefics.py).
+//
+// model.embed_tokens (IdeficsDecoupledEmbedding): weight [vocab, hidden] and, when
+//   "additional_vocab_size" > 0, additional_embedding.weight [additional, hidden].
+// model.vision_model (IdeficsVisionTransformer, a CLIP vision tower): embeddings.{class_embedding,
+//   patch_embedding (no bias), position_embedding, position_ids buffer}, pre_layrnorm,
+//   encoder.layers.N, post_layernorm. vision_config keys: "embed_dim" ("hidden_size" is its alias).
+// model.perceiver_resampler (only with top-level "use_resampler"): latents [n_latents, E],
+//   blocks.N.0 (IdeficsPerceiverAttention: context_layer_norm, latents_layer_norm, q/k_layer_norm
+//   LayerNorm(head_dim) with "qk_layer_norms_perceiver", q/k/v_proj [heads*head_dim, E],
+//   output_proj [E, heads*head_dim], no biases), blocks.N.1 (IdeficsMLP: ln, fc [4E, E],
+//   c_proj [E, 4E], no biases), layer_norm; E = vision embed_dim.
+// model.layers.N (IdeficsDecoderLayer, Llama-shaped): self_attn.{q,k,v,o}_proj (no bias,
+//   multi-head: no GQA), mlp.{gate,down,up}_proj, input_layernorm, post_attention_layernorm.
+// model.gated_cross_attn_layers.M, M < num_hidden_layers / cross_layer_interval, run before decoder
+//   layer M * interval: alpha_cross_attn, alpha_dense ([1] for alpha_type "float", [1, 1, hidden]
+//   for "vector"), cross_attn.{q_proj [h, h], k_proj and v_proj [h, E], o_proj [h, h]},
+//   cross_attn.{q,k}_layer_norm RMSNorm(head_dim) with "qk_layer_norms", mlp, the two norms.
+// Every IdeficsAttention (self and cross) owns an IdeficsEmbedding: non-persistent inv_freq
+//   [ceil(head_dim / 2)] float32 and cos_cached, sin_cached [2048, head_dim] in the default dtype
+//   (float32 under accelerate's from_config; the checkpoint dtype under from_pretrained).
+// model.norm; lm_head (IdeficsDecoupledLinear, no bias): weight [vocab, hidden] and
+//   additional_fc.weight [additional, hidden]; tie_weights ties both to the embeddings when
+//   "tie_word_embeddings".
+// KV cache: the decoder layers keep the usual self-attention cache. The gated cross-attention
+//   blocks cache nothing (transformers passes past_key_value=None and recomputes K/V of the image
+//   tokens at every step), so they are not in hp.layers; the decoder layer each of them precedes
+//   is marked cross_attention, with hp.encoder_max_positions = image tokens per image (n_latents
+//   with the resampler, else patches + 1). hp.is_encoder_decoder stays false, so no cross cache
+//   is charged.
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/encoder_common.h"
+#include "model/arch/families.h"
+
+namespace memfit::arch {
+namespace {
+
+constexpr uint64_t kRotaryPositions = 2048;  // IdeficsEmbedding's max_position_embeddings default
+
+// Each layer or block emits several tensors: a count above the tensor cap fails anyway, so
+// fail at once, naming the field, instead of emitting tensors up to the cap.
+Status CheckCount(const HfConfig& c, std::string_view field, uint64_t count, uint64_t max_tensors) {
+  if (count <= max_tensors) return Ok{};
+  return MakeError("{}: \"{}\" = {} exceeds memfit's limit of {} tensors for a model built from "
+                   "config.json", c.where(), field, count, max_tensors);
+}
+
+struct VisionDims {
+  uint64_t embed = 0, tokens_per_image = 0;
+};
+
+// IdeficsVisionConfig defaults, "embed_dim" with its "hidden_size" alias, normalised to the keys
+// EmitClipVision reads.
+VisionDims EmitVision(ModelBuilder& b, const HfConfig& c, uint64_t max_tensors) {
+  nlohmann::json v = nlohmann::json::object();
+  if (c.Has("vision_config")) {
+    auto sub = c.Sub("vision_config");  // errors when it is not an object
+    if (!sub) {
+      b.Fail(sub.error());
+      return {};
+    }
+    v = sub->raw();
+  } else {
+    b.model().assumptions.push_back("no \"vision_config\": IdeficsVisionConfig defaults");
+  }
+  auto absent = [&v](const char* key) { return !v.contains(key) || v[key].is_null(); };
+  if (absent("hidden_size")) {
+    v["hidden_size"] = absent("embed_dim") ? nlohmann::json(768) : v["embed_dim"];
+  }
+  const std::pair<const char*, nlohmann::json> defaults[] = {
+      {"intermediate_size", 5120}, {"num_hidden_layers", 32}, {"num_attention_heads", 16},
+      {"num_channels", 3},         {"patch_size", 14},        {"image_size", 224}};
+  for (const auto& [key, value] : defaults) {
+    if (absent(key)) v[key] = value;
+  }
+  auto vc = HfConfig::FromJson(v, c.where() + ": vision_config");
+  if (!vc) {
+    b.Fail(vc.error());
+    return {};
+  }
+  if (auto layers = vc->UintOr("num_hidden_layers", 32); layers) {
+    if (auto s = CheckCount(*vc, "num_hidden_layers", *layers, max_tensors); !s) {
+      b.Fail(s.error());
+      return {};
+    }
+  }
+  VisionDims d;
+  d.embed = EmitClipVision(b, *vc, "model.vision_model", /*siglip=*/false);
+  if (b.failed()) return {};
+  d.tokens_per_image = Get(b, ImagePatches(*vc, "image_size", "patch_size", 224, 14)) + 1;
+  return d;
+}
+
+// IdeficsPerceiverResampler; returns n_latents (the image tokens it emits).
+uint64_t EmitPerceiver(ModelBuilder& b, const HfConfig& c, uint64_t embed, uint64_t max_tensors) {
+  auto pc_or = c.Has("perceiver_config")
+                   ? c.Sub("perceiver_config")
+                   : HfConfig::FromJson(nlohmann::json::object(), c.where() + ": perceiver_config");
+  if (!pc_or) {
+    b.Fail(pc_or.error());
+    return 0;
+  }
+  const HfConfig& pc = *pc_or;
+  const uint64_t depth = Get(b, pc.UintOr("resampler_depth", 6));
+  const uint64_t heads = Get(b, pc.UintOr("resampler_n_heads", 16));
+  const uint64_t head_dim = Get(b, pc.UintOr("resampler_head_dim", 96));
+  const uint64_t latents = Get(b, pc.UintOr("resampler_n_latents", 64));
+  const bool qk_norms = Get(b, pc.BoolOr("qk_layer_norms_perceiver", false));
+  const uint64_t inner = MulDims(b, heads, head_dim, "resampler_n_heads x resampler_head_dim");
+  const uint64_t mlp = MulDims(b, embed, 4, "4 x vision embed_dim");
+  if (b.failed()) return 0;
+  if (auto s = CheckCount(pc, "resampler_depth", depth, max_tensors); !s) {
+    b.Fail(s.error());
+    return 0;
+  }
+  const std::string p = "model.perceiver_resampler";
+  b.Param(p + ".latents", {latents, embed});
+  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
+    const std::string attn = Layer(p + ".blocks", i) + ".0";
+    b.LayerNorm(attn + ".context_layer_norm", embed);
+    b.LayerNorm(attn + ".latents_layer_norm", embed);
+    if (qk_norms) {
+      b.LayerNorm(attn + ".q_layer_norm", head_dim);
+      b.LayerNorm(attn + ".k_layer_norm", head_dim);
+    }
+    for (const char* proj : {".q_proj", ".k_proj", ".v_proj"}) {
+      b.Linear(attn + proj, embed, inner, false);
+    }
+    b.Linear(attn + ".output_proj", inner, embed, false);
+    const std::string ff = Layer(p + ".blocks", i) + ".1";
+    b.LayerNorm(ff + ".ln", embed);
+    b.Linear(ff + ".fc", embed, mlp, false);
+    b.Linear(ff + ".c_proj", mlp, embed, false);
+  }
+  b.LayerNorm(p + ".layer_norm", embed);
+  return latents;
+}
+
+struct TextDims {
+  uint64_t hidden = 0, heads = 0, head_dim = 0, intermediate = 0;
+  Dtype rotary_dtype = Dtype::kF32;  // cos_cached / sin_cached
+};
+
+// IdeficsAttention: q/o [h, h], k/v [h, kv_in], the rotary buffers; RMSNorm(head_dim) q/k norms.
+void Attention(ModelBuilder& b, const std::string& p, const TextDims& t, uint64_t kv_in,
+               bool qk_norms) {
+  b.Linear(p + ".q_proj", t.hidden, t.hidden, false);
+  b.Linear(p + ".k_proj", kv_in, t.hidden, false);
+  b.Linear(p + ".v_proj", kv_in, t.hidden, false);
+  b.Linear(p + ".o_proj", t.hidden, t.hidden, false);
+  b.Buffer(p + ".rotary_emb.inv_freq", {(t.head_dim + 1) / 2}, Dtype::kF32, false);
+  b.Buffer(p + ".rotary_emb.cos_cached", {kRotaryPositions, t.head_dim}, t.rotary_dtype, false);
+  b.Buffer(p + ".rotary_emb.sin_cached", {kRotaryPositions, t.head_dim}, t.rotary_dtype, false);
+  if (qk_norms) {
+    b.RmsNorm(p + ".q_layer_norm", t.head_dim);
+    b.RmsNorm(p + ".k_layer_norm", t.head_dim);
+  }
+}
+
+void Mlp(ModelBuilder& b, const std::string& l, const TextDims& t) {
+  b.Linear(l + ".mlp.gate_proj", t.hidden, t.intermediate, false);
+  b.Linear(l + ".mlp.down_proj", t.intermediate, t.hidden, false);
+  b.Linear(l + ".mlp.up_proj", t.hidden, t.intermediate, false);
+  b.RmsNorm(l + ".input_layernorm", t.hidden);
+  b.RmsNorm(l + ".post_attention_layernorm", t.hidden);
+}
+
+}  // namespace
+
+Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
+  const std::string cls = HeadClass(c, options, "Idefics", "IdeficsModel");
+  if (cls != "IdeficsForVisionText2Text" && cls != "IdeficsModel") {
+    return UnknownHead(c, cls, "IdeficsForVisionText2Text, IdeficsModel");
+  }
+  ModelBuilder b(c);
+  Model& m = b.model();
+  m.architecture = cls;
+  auto& hp = m.hp;
+  // IdeficsConfig has defaults for every field; like the other builders memfit requires the
+  // decoder's dimensions and takes the class defaults for the rest.
+  const uint64_t vocab = Get(b, c.Uint("vocab_size"));
+  const uint64_t additional = Get(b, c.UintOr("additional_vocab_size", 0));
+  TextDims t;
+  t.hidden = Get(b, c.Uint("hidden_size"));
+  t.intermediate = Get(b, c.Uint("intermediate_size"));
+  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
+  t.heads = Get(b, c.Uint("num_attention_heads"));
+  const uint64_t interval = Get(b, c.UintOr("cross_layer_interval", 1));
+  const bool qk_norms = Get(b, c.BoolOr("qk_layer_norms", false));
+  const bool resampler = Get(b, c.BoolOr("use_resampler", false));
+  const std::string alpha_type = Get(b, c.StringOr("alpha_type", "float"));
+  const std::string alpha_init = Get(b, c.StringOr("alpha_initializer", "zeros"));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
+  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", kRotaryPositions));
+  hp.attention_dropout = hp.hidden_dropout = Get(b, c.NumberOr("dropout", 0.0));
+  if (b.failed()) return b.Finish();
+  MEMFIT_RETURN_IF_ERROR(CheckCount(c, "num_hidden_layers", hp.num_layers, options.max_tensors));
+  t.head_dim = DivideExact(b, c, t.hidden, "hidden_size", t.heads, "num_attention_heads");
+  if (interval == 0) {
+    return MakeError("{}: \"cross_layer_interval\" must be at least 1 (transformers divides "
+                     "num_hidden_layers by it)", c.where());
+  }
+  if (alpha_type != "float" && alpha_type != "vector") {
+    return MakeError("{}: \"alpha_type\" = \"{}\" is not \"float\" or \"vector\"", c.where(),
+                     alpha_type);
+  }
+  if (alpha_init != "zeros" && alpha_init != "ones" && alpha_init != "normal" &&
+      alpha_init != "gaussian" && alpha_init != "random") {
+    return MakeError("{}: \"alpha_initializer\" = \"{}\" is not one transformers implements "
+                     "(zeros, ones, normal, gaussian, random)", c.where(), alpha_init);
+  }
+  if (b.failed()) return b.Finish();
+  // 4.42 (accelerate's from_config) builds the caches in float32; from_pretrained builds the model
+  // under the checkpoint dtype as torch's default dtype.
+  t.rotary_dtype = options.buffers == BufferConvention::kCurrent ? b.dtype() : Dtype::kF32;
+
+  hp.vocab_size = vocab + additional;  // the logits' width: lm_head plus additional_fc
+  hp.hidden_size = t.hidden;
+  hp.num_attention_heads = hp.num_kv_heads = t.heads;
+  hp.head_dim = t.head_dim;
+  hp.intermediate_size = t.intermediate;
+  hp.gated_mlp = true;
+  hp.norm = "rmsnorm";
+
+  b.SetComponent("language_model");
+  b.Embedding("model.embed_tokens", vocab, t.hidden);
+  if (additional > 0) b.Embedding("model.embed_tokens.additional_embedding", additional, t.hidden);
+  b.SetComponent("vision_model");
+  const VisionDims vision = EmitVision(b, c, options.max_tensors);
+  uint64_t image_tokens = vision.tokens_per_image;
+  if (resampler) {
+    b.SetComponent("perceiver_resampler");
+    image_tokens = EmitPerceiver(b, c, vision.embed, options.max_tensors);
+  }
+  if (b.failed()) return b.Finish();
+  hp.encoder_max_positions = image_tokens;
+
+  b.SetComponent("language_model");
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    Attention(b, l + ".self_attn", t, t.hidden, /*qk_norms=*/false);
+    Mlp(b, l, t);
+    LayerInfo info = DenseLayer(AttentionKind::kFull, t.heads, t.head_dim, t.intermediate);
+    info.cross_attention = i % interval == 0;
+    hp.layers.push_back(info);
+  }
+  b.SetComponent("gated_cross_attn_layers");
+  const std::vector<uint64_t> alpha_shape =
+      alpha_type == "vector" ? std::vector<uint64_t>{1, 1, t.hidden} : std::vector<uint64_t>{1};
+  for (uint64_t i = 0; i < hp.num_layers / interval && !b.failed(); ++i) {
+    const std::string l = Layer("model.gated_cross_attn_layers", i);
+    b.Param(l + ".alpha_cross_attn", alpha_shape);
+    b.Param(l + ".alpha_dense", alpha_shape);
+    Attention(b, l + ".cross_attn", t, vision.embed, qk_norms);
+    Mlp(b, l, t);
+  }
+  b.SetComponent("language_model");
+  b.RmsNorm("model.norm", t.hidden);
+  if (cls == "IdeficsForVisionText2Text") {
+    b.SetHead(true);
+    if (hp.tie_word_embeddings) {
+      b.Tied("lm_head.weight", {vocab, t.hidden}, "model.embed_tokens.weight");
+      if (additional > 0) {
+        b.Tied("lm_head.additional_fc.weight", {additional, t.hidden},
+               "model.embed_tokens.additional_embedding.weight");
+      }
+    } else {
+      b.Param("lm_head.weight", {vocab, t.hidden});
+      if (additional > 0) b.Param("lm_head.additional_fc.weight", {additional, t.hidden});
+    }
+    b.SetHead(false);
+  }
+  b.SetComponent("");
+  // _no_split_modules = ["IdeficsDecoderLayer", "IdeficsGatedCrossAttentionLayer"] (4.42 and
+  // current).
+  m.no_split_patterns = {"model.layers.*", "model.gated_cross_attn_layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch
