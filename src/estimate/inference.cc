@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/stored_format.h"
@@ -174,13 +175,16 @@ Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const Infer
   // run the stored format on this GPU (docs/estimates.md, "Weights as stored").
   QuantOptions q = o.quant;
   q.compute_dtype = o.dtype;
+  // One pass each over the tensors (a large MoE has ~100k), shared by the weights and the splits.
+  const StoredQuantization stored = DetectStoredQuantization(model);
+  const std::vector<estimate::RoleTensor> roles = estimate::ClassifyTensors(model);
   if (q.scheme == QuantScheme::kNone && !q.dequantize_stored && o.engine != Engine::kLlamaCpp) {
-    const StoredFormat format = DetectStoredQuantization(model).format;
     MEMFIT_ASSIGN_OR_RETURN(StoredHandling handling,
-                            HandleStoredFormat(format, o.engine, o.compute_capability, w.assumptions));
+                            HandleStoredFormat(stored.format, o.engine, o.compute_capability,
+                                               w.assumptions));
     q.dequantize_stored = handling == StoredHandling::kDequantize;
   }
-  MEMFIT_ASSIGN_OR_RETURN(w.weights, EstimateQuantizedWeights(model, q));
+  MEMFIT_ASSIGN_OR_RETURN(w.weights, estimate::QuantizedWeightsFrom(model, q, stored, roles));
   if (w.weights.stored_quantized_bytes > 0) {
     w.assumptions.push_back(fmt::format(
         "weights as stored: {} {} ({} in all); --dtype {} applies to the rest (embeddings, norms, "
@@ -191,7 +195,7 @@ Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const Infer
     w.assumptions.push_back(fmt::format("the checkpoint's {} weights dequantized to {}",
                                         w.weights.stored_format, TorchDtypeName(o.dtype)));
   }
-  w.splits = ClassifySplits(model);
+  w.splits = estimate::SplitsFrom(model, roles);
   return w;
 }
 

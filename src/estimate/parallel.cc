@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "estimate/modules.h"
+#include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 
 namespace memfit {
@@ -194,8 +195,13 @@ Result<ParallelLayout> ResolveParallel(const Model& model, const ParallelOptions
 }
 
 std::vector<TensorSplit> ClassifySplits(const Model& model) {
+  return estimate::SplitsFrom(model, estimate::ClassifyTensors(model));
+}
+
+std::vector<TensorSplit> estimate::SplitsFrom(const Model& model,
+                                              const std::vector<RoleTensor>& roles) {
   std::vector<TensorSplit> out(model.tensors.size());
-  for (const auto& r : estimate::ClassifyTensors(model)) {
+  for (const auto& r : roles) {
     const size_t i = static_cast<size_t>(r.tensor - model.tensors.data());
     const Tensor& t = *r.tensor;
     TensorSplit& x = out[i];

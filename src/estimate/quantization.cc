@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "estimate/modules.h"
+#include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/stored_format.h"
 
@@ -193,17 +194,23 @@ bool IsQuantizedData(const Tensor& t) {
 }  // namespace
 
 Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const QuantOptions& o) {
+  return estimate::QuantizedWeightsFrom(model, o, DetectStoredQuantization(model),
+                                        estimate::ClassifyTensors(model));
+}
+
+Result<QuantizedWeights> estimate::QuantizedWeightsFrom(const Model& model, const QuantOptions& o,
+                                                        const StoredQuantization& stored,
+                                                        const std::vector<RoleTensor>& roles) {
   QuantizedWeights w;
   const bool plain = o.scheme == QuantScheme::kPlainInt8 || o.scheme == QuantScheme::kPlainInt4;
   const bool none = o.scheme == QuantScheme::kNone;
-  const StoredQuantization stored = DetectStoredQuantization(model);
   w.stored_format = std::string(StoredFormatName(stored.format));
   const bool keep_stored = none && !o.dequantize_stored;
   Acc total, qbytes, kbytes, obytes, sbytes;
   bool kept_head = false, kept_embed = false, kept_other = false, kept_packed = false;
   bool skipped_unloaded = false;
   w.tensor_bytes.assign(model.tensors.size(), 0);
-  for (const auto& r : estimate::ClassifyTensors(model)) {
+  for (const auto& r : roles) {
     const Tensor& t = *r.tensor;
     if (r.role == estimate::Role::kTied) continue;
     const size_t index = static_cast<size_t>(r.tensor - model.tensors.data());

@@ -6,7 +6,8 @@
 
 #include "memfit/stored_format.h"
 
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -21,11 +22,11 @@ bool LowBitOrInteger(const Tensor& t) {
 
 // "a.b.weight" -> "a.b"; "a.b.weight.absmax" -> "a.b" (bitsandbytes' quant state hangs off the
 // weight); "a.experts.gate_up_proj_blocks" -> "a.experts".
-std::string ModuleOf(std::string_view name) {
+std::string_view ModuleOf(std::string_view name) {
   size_t dot = name.rfind('.');
   std::string_view m = dot == std::string_view::npos ? std::string_view{} : name.substr(0, dot);
   if (m.ends_with(".weight")) m.remove_suffix(7);
-  return std::string(m);
+  return m;
 }
 
 std::string QuantMethod(const Model& model) {
@@ -80,7 +81,10 @@ std::string_view StoredFormatName(StoredFormat format) {
 StoredQuantization DetectStoredQuantization(const Model& model) {
   StoredQuantization out;
   out.quantized.assign(model.tensors.size(), false);
-  std::set<std::string> modules;
+  // Views into the tensors' names (the model outlives this function): no copies for the 100k
+  // tensors of a large MoE.
+  std::unordered_set<std::string_view> modules;
+  modules.reserve(model.tensors.size());
   for (const auto& t : model.tensors) {
     if (t.tied_to.empty() && LowBitOrInteger(t) && t.kind != TensorKind::kNonPersistentBuffer) {
       modules.insert(ModuleOf(t.name));

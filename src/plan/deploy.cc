@@ -42,6 +42,13 @@ double ActiveParameters(const Model& model) {
   return total;
 }
 
+StoredFormat FormatNamed(std::string_view name) {
+  for (int f = 0; f <= static_cast<int>(StoredFormat::kOther); ++f) {
+    if (StoredFormatName(static_cast<StoredFormat>(f)) == name) return static_cast<StoredFormat>(f);
+  }
+  return StoredFormat::kOther;
+}
+
 bool Better(const DeploymentRow& a, const DeploymentRow& b) {
   if (a.runs != b.runs) return a.runs;
   if (a.fits != b.fits) return a.fits;
@@ -137,7 +144,10 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
   if (base_.quant.scheme == QuantScheme::kNone && !base_.quant.dequantize_stored) {
     const uint32_t cc = gpu.spec ? ComputeCapability(*gpu.spec) : 0;
     if (!format_known_) {
-      stored_format_ = DetectStoredQuantization(model_).format;
+      // From the weights prepared as stored (one pass over the tensors, not two).
+      Prepared* stored = WeightsFor(false);
+      stored_format_ = stored->weights ? FormatNamed(stored->weights->weights.stored_format)
+                                       : DetectStoredQuantization(model_).format;
       format_known_ = true;
     }
     auto handling = HandleStoredFormat(stored_format_, engine, cc, row.assumptions);
