@@ -4,6 +4,7 @@
 
 #include "estimate/tiny_moe_test_util.h"
 #include "memfit/estimate_inference.h"
+#include "memfit/estimate_train.h"
 #include "memfit/quantization.h"
 
 namespace memfit {
@@ -128,6 +129,25 @@ TEST(StoredFormat, InferenceWeightsFollowTheGpu) {
   ASSERT_TRUE(h100);
   EXPECT_EQ(h100->weights_bytes, 10736u);
   EXPECT_TRUE(Contains(h100->assumptions, "weights as stored"));
+}
+
+// Training over a quantized release says what it counted: FP8 dequantized (transformers' FP8
+// quantizer is not trainable), packed formats as stored.
+TEST(StoredFormat, TrainingNamesTheStoredBase) {
+  TrainOptions o;
+  o.seq = 16;
+  auto fp8 = EstimateTraining(TinyFp8Moe(), o);
+  ASSERT_TRUE(fp8) << fp8.error().message;
+  EXPECT_TRUE(Contains(fp8->assumptions, "counted dequantized"));
+  Model plain = TinyFp8Moe();
+  plain.quantization_config.reset();
+  for (auto& t : plain.tensors) {
+    if (t.dtype == Dtype::kF8E4M3) t.dtype = Dtype::kBF16;
+    if (t.name.ends_with("weight_scale_inv")) t.dtype = Dtype::kBF16;
+  }
+  auto bf16 = EstimateTraining(plain, o);
+  ASSERT_TRUE(bf16) << bf16.error().message;
+  EXPECT_FALSE(Contains(bf16->assumptions, "the checkpoint stores"));
 }
 
 }  // namespace
