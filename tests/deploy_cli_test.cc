@@ -8,6 +8,7 @@
 
 #include "cli/app.h"
 #include "memfit/gpu.h"
+#include "test_support.h"
 
 namespace memfit {
 namespace {
@@ -66,6 +67,36 @@ TEST(DeployCli, SearchAndGrid) {
   auto llama = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "vllm"});
   EXPECT_NE(llama.code, 0);
   EXPECT_NE(llama.err.find("--gpu"), std::string::npos);
+}
+
+// The command on the real DeepSeek-V3 config (skipped without ../shared/eval): FP8 as
+// stored on 8 x H200 with vLLM TP 8 serves 5 sequences of 131072 tokens (the derivation is in
+// tests/deploy_test.cc, DeployRealConfigs.DeepSeekV3Fp8OnEightH200WithVllm), through
+// `inference --gpu` and through `fit --engine`.
+TEST(DeployCli, DeepSeekV3AsStoredThroughBothCommands) {
+  auto eval = testing::EvalDir();
+  if (!eval) GTEST_SKIP() << "../shared/eval is absent: skipped";
+  const std::string dir = *eval + "/models/deepseek-ai__DeepSeek-V3";
+  auto i = Memfit({"inference", dir, "--engine", "vllm", "--tp", "8", "--gpu", "h200",
+                   "--context", "131072", "--format", "json"});
+  ASSERT_EQ(i.code, 0) << i.err;
+  auto ij = nlohmann::json::parse(i.out);
+  EXPECT_EQ(ij["settings"]["quant"], "stored");
+  EXPECT_EQ(ij["settings"]["compute_capability"], 90);
+  EXPECT_EQ(ij["weights"]["stored_format"], "fp8-block");
+  EXPECT_EQ(ij["per_gpu"]["weights"], 85140130976u);
+  EXPECT_EQ(ij["serving"]["max_concurrency"], 5);
+  auto f = Memfit({"fit", dir, "--engine", "vllm", "--gpu", "8xh200", "--context", "131072",
+                   "--format", "json"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  auto fj = nlohmann::json::parse(f.out);
+  EXPECT_EQ(fj["rows"][0]["weights_per_gpu_bytes"], 85140130976u);
+  EXPECT_EQ(fj["rows"][0]["max_sequences"], 5);
+  // --quant none: the bfloat16 weights do not leave room for one sequence.
+  auto bf16 = Memfit({"fit", dir, "--engine", "vllm", "--gpu", "8xh200", "--context", "131072",
+                      "--quant", "none", "--format", "json"});
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  EXPECT_EQ(nlohmann::json::parse(bf16.out)["rows"][0]["verdict"], "does not fit");
 }
 
 }  // namespace
