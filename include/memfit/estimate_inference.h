@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "memfit/engine.h"
 #include "memfit/model.h"
+#include "memfit/parallel.h"
 #include "memfit/quantization.h"
 #include "memfit/result.h"
 
@@ -34,9 +36,6 @@ enum class KvDtype : uint8_t { kModel, kF32, kF16, kBF16, kFp8, kInt8, kInt4 };
 std::string_view KvDtypeName(KvDtype dtype);
 Result<KvDtype> ParseKvDtype(std::string_view name);
 
-enum class Engine : uint8_t { kTransformers, kVllm, kSglang, kLlamaCpp };
-std::string_view EngineName(Engine engine);
-Result<Engine> ParseEngine(std::string_view name);
 
 struct KvCacheOptions {
   uint64_t context_tokens = 4096;  // prompt + generated, per sequence
@@ -93,6 +92,14 @@ struct InferenceOptions {
   AttnImpl attn = AttnImpl::kSdpa;
   Engine engine = Engine::kTransformers;
   uint64_t tp = 1;
+  // Parallelism beyond --tp (memfit/parallel.h): --dp, --ep, --pp, SGLang --enable-dp-attention.
+  uint64_t dp = 1;
+  uint64_t ep = 1;
+  uint64_t pp = 1;
+  bool dp_attention = false;
+  // The GPU's compute capability, major x 10 + minor (90 = H100; 0 = unknown): decides whether
+  // the engine runs a checkpoint's stored quantization or dequantizes it (memfit/stored_format.h).
+  uint32_t compute_capability = 0;
   // transformers generate(): logits for the last prompt token only (transformers >= 4.45,
   // logits_to_keep); false = logits for every prompt token, upcast to fp32 (older releases).
   bool last_token_logits = true;
@@ -116,7 +123,8 @@ struct ServingBudget {
   uint64_t num_blocks = 0;
   uint64_t token_capacity = 0;
   uint64_t sequence_bytes = 0;    // KV cache + state of one sequence of context_tokens
-  uint64_t max_concurrency = 0;   // sequences of context_tokens that fit: pool / sequence_bytes
+  uint64_t max_concurrency = 0;   // sequences of context_tokens that fit, all replicas
+  uint64_t replicas = 1;          // data-parallel ranks, each with its own KV pool
   bool fits = false;              // the requested batch x context fits in the pool
 };
 
@@ -129,6 +137,9 @@ struct InferenceEstimate {
   uint64_t cuda_graph_bytes = 0;   // serving engines
   uint64_t total_bytes = 0;        // per GPU
   uint64_t tp = 1;
+  uint64_t gpus = 1;               // GPUs of the deployment (tp x dp x pp as the engine counts)
+  ParallelLayout layout;
+  ShardedWeights sharding;         // weights_bytes = sharding.per_gpu_bytes
   std::string activation_peak_at;  // "attention scores", "mlp", "logits", ...
   KvCacheEstimate kv;
   QuantizedWeights weights;
@@ -138,6 +149,25 @@ struct InferenceEstimate {
 };
 
 Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& options);
+
+// The part of an estimate that depends only on the model, the engine, --dtype, --quant and the
+// stored format's handling on the GPU: the weights per tensor, their assumption lines and how
+// each tensor splits. Planners that try many layouts or GPUs prepare it once per handling and
+// pass it to the overload below.
+struct InferenceWeights {
+  QuantizedWeights weights;
+  std::vector<std::string> assumptions;
+  std::vector<TensorSplit> splits;
+};
+Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const InferenceOptions& options);
+Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& options,
+                                            const InferenceWeights& weights);
+
+// A serving engine's KV budget for options.gpu_memory_bytes, from an estimate of the same model,
+// engine and layout (its weights per pipeline stage, KV bytes per token, activation peak): the
+// GPU grid and the deployment search evaluate every GPU size without re-estimating the weights.
+// Zero blocks when gpu_memory_bytes is 0.
+ServingBudget ServingBudgetFor(const InferenceEstimate& estimate, const InferenceOptions& options);
 
 // Bytes of one element of the KV cache; 0.5 byte for int4 is returned as bits / 8 by callers.
 uint32_t KvBits(KvDtype dtype, Dtype model_dtype);

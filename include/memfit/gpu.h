@@ -36,6 +36,11 @@ struct GpuSpec {
 
 uint64_t MemoryBytes(const GpuSpec& gpu);
 
+// CUDA compute capability, major x 10 + minor (90 for H100, 89 for L40S/RTX 4090, 80 for A100),
+// from NVIDIA's "CUDA GPUs - Compute Capability" table; 0 for other vendors. Decides whether an
+// engine runs a checkpoint's FP8/MXFP4/NVFP4 weights as stored (memfit/stored_format.h).
+uint32_t ComputeCapability(const GpuSpec& gpu);
+
 std::span<const GpuSpec> GpuCatalog();
 
 // Tolerant lookup: case, spaces, '-', '_' and vendor/brand words ("nvidia", "geforce", "radeon",

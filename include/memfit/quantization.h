@@ -15,7 +15,10 @@
 namespace memfit {
 
 enum class QuantScheme : uint8_t {
-  kNone,        // every floating tensor at QuantOptions::compute_dtype
+  // No re-quantization: tensors the checkpoint stores quantized (FP8, NVFP4, MXFP4, GPTQ, ...;
+  // memfit/stored_format.h) keep their stored bytes unless QuantOptions::dequantize_stored; every
+  // other floating tensor at QuantOptions::compute_dtype.
+  kNone,
   kBnbInt8,     // bitsandbytes LLM.int8: int8 weight + fp32 per-row scale (SCB)
   kBnbNf4,      // bitsandbytes 4-bit NF4, block 64 (double quant optional)
   kBnbFp4,      // bitsandbytes 4-bit FP4, block 64 (double quant optional)
@@ -29,8 +32,11 @@ enum class QuantScheme : uint8_t {
   kPlainInt4,   // accelerate's what-if: every floating parameter at 0.5 byte
 };
 std::string_view QuantSchemeName(QuantScheme scheme);
-// "none", "bnb-int8" (also "int8-bnb", "llm.int8"), "nf4", "fp4", "nf4-dq", "fp4-dq", "gptq",
-// "awq", "fp8", "fp8-block", "mxfp4", "hqq", "int8", "int4". "-dq" sets double_quant.
+// "stored" (also "" and "auto": the checkpoint's own quantization), "none" (dequantize what is
+// stored quantized: everything at the compute dtype), "bnb-int8" (also "int8-bnb", "llm.int8"),
+// "nf4", "fp4", "nf4-dq", "fp4-dq", "gptq", "awq", "fp8", "fp8-block", "mxfp4", "hqq", "int8",
+// "int4". "-dq" sets double_quant. Any scheme but stored/none re-quantizes the floating weights,
+// FP8-stored ones included.
 struct QuantOptions;
 Result<QuantOptions> ParseQuant(std::string_view name);
 
@@ -44,6 +50,10 @@ struct QuantOptions {
   // Quantize the task head (lm_head) too. Off for every scheme here: bnb skips the output
   // embedding (get_keys_to_not_convert), GPTQ/AWQ/FP8 checkpoints keep lm_head in 16-bit.
   bool quantize_head = false;
+  // kNone only: dequantize what the checkpoint stores quantized to compute_dtype ("--quant none",
+  // or an engine that cannot run the stored format on the GPU). Packed integer formats are
+  // unpacked at their bits per value (4 for MXFP4/NVFP4/bnb 4-bit, "bits" for GPTQ/AWQ).
+  bool dequantize_stored = false;
 };
 
 struct QuantizedWeights {
@@ -53,6 +63,10 @@ struct QuantizedWeights {
   uint64_t kept_params = 0;        // floating parameters left at compute_dtype
   uint64_t kept_bytes = 0;
   uint64_t other_bytes = 0;        // integer tensors and buffers at their stored size
+  // Tensors kept as the checkpoint stores them quantized (data, scales, zeros; in total_bytes and
+  // in other_bytes): 0 when nothing is stored quantized or it was dequantized / re-quantized.
+  uint64_t stored_quantized_bytes = 0;
+  std::string stored_format;       // StoredFormatName of the checkpoint ("none" when plain)
   uint64_t largest_linear_params = 0;  // for dequantization transients
   std::vector<std::string> notes;  // what stayed unquantized and why
   // Bytes of each of model.tensors under the scheme, in order (0 for tied duplicates): what the

@@ -8,9 +8,11 @@
 #include "cli/model_loader.h"
 #include "memfit/architecture.h"
 #include "memfit/catalog.h"
+#include "memfit/deploy.h"
 #include "memfit/fit.h"
 #include "memfit/hf_config.h"
 #include "memfit/json.h"
+#include "memfit/render_deploy.h"
 #include "memfit/render_fit.h"
 #include "memfit/units.h"
 
@@ -33,6 +35,23 @@ struct FitArgs {
   bool no_advice = false;
   bool device_map_only = false;
   std::string format = "table";
+  // Serving deployments (--engine, --search, --all-gpus): docs/estimates.md, "Deployment planning".
+  std::string engine;
+  bool search = false;
+  bool all_gpus = false;
+  uint64_t max_gpus = 64;
+  uint64_t top = 5;
+  std::string quant = "stored";
+  std::string kv_dtype = "model";
+  double gpu_memory_utilization = -1;
+  uint64_t block_size = 16;
+  uint64_t max_num_seqs = 256;
+  uint64_t max_batched_tokens = 8192;
+  uint64_t tp = 0;
+  uint64_t dp = 1;
+  uint64_t ep = 1;
+  uint64_t pp = 1;
+  bool dp_attention = false;
 };
 
 Result<uint64_t> Size(const std::string& flag, const std::string& text) {
@@ -69,11 +88,112 @@ void RunGgufFit(const FitArgs& args, Context& ctx, std::optional<LoadedInputs> l
   RunLlamaCppFit(args.model, llama, ctx, std::move(loaded));
 }
 
+// `fit --engine vllm|sglang|transformers` (and --all-gpus): the serving estimators over GPUs and
+// parallel layouts instead of accelerate's device map.
+void RunDeploy(const FitArgs& args, Context& ctx, OutputFormat format) {
+  auto engine = ParseEngine(args.engine.empty() ? "vllm" : args.engine);
+  if (!engine) return ctx.Fail(engine.error());
+  if (*engine == Engine::kLlamaCpp) {
+    return ctx.Fail(MakeError("fit --engine llama.cpp: give a GGUF model (MODEL.gguf or "
+                              "--gguf-file); llama.cpp plans it with its --fit order"));
+  }
+  InferenceOptions o;
+  o.engine = *engine;
+  o.batch = args.batch == 0 ? 1 : args.batch;
+  o.block_size = args.block_size;
+  o.max_num_seqs = args.max_num_seqs;
+  o.max_batched_tokens = args.max_batched_tokens;
+  auto quant = ParseQuant(args.quant);
+  if (!quant) return ctx.Fail(quant.error());
+  o.quant = *quant;
+  auto kv = ParseKvDtype(args.kv_dtype);
+  if (!kv) return ctx.Fail(kv.error());
+  o.kv_dtype = *kv;
+  if (args.gpu_memory_utilization > 1) {
+    return ctx.Fail(MakeError("--gpu-memory-utilization {}: expected a fraction in (0, 1]",
+                              args.gpu_memory_utilization));
+  }
+  o.gpu_memory_utilization = args.gpu_memory_utilization > 0 ? args.gpu_memory_utilization
+                             : o.engine == Engine::kSglang ? 0.88 : 0.9;
+  // One GPU kind: --search and a fixed deployment need it; --all-gpus takes the catalog.
+  std::vector<DeviceSpec> devices;
+  for (const auto& g : args.gpus) {
+    auto status = ParseDeviceArg(g, devices);
+    if (!status) return ctx.Fail(status.error());
+  }
+  if (!args.all_gpus) {
+    if (devices.empty()) return ctx.Fail(MakeError("fit --engine: give --gpu (or --all-gpus)"));
+    for (const auto& d : devices) {
+      if (d.memory_bytes != devices.front().memory_bytes || d.gpu != devices.front().gpu) {
+        return ctx.Fail(MakeError("fit --engine: serving engines need one GPU kind; got {} and {}",
+                                  devices.front().label, d.label));
+      }
+    }
+  }
+  auto loaded = LoadModelInputsWithOrigin(args.model);
+  if (!loaded) return ctx.Fail(loaded.error());
+  if (!loaded->inputs.gguf.empty()) {
+    return ctx.Fail(MakeError("fit --engine {}: a GGUF model is planned by llama.cpp's --fit "
+                              "(drop --engine)", EngineName(o.engine)));
+  }
+  auto model = DescribeModel(loaded->inputs);
+  if (!model) return ctx.Fail(model.error());
+  // --dtype: "stored" keeps the config's 16-bit dtype for what is not quantized.
+  o.dtype = model->config_dtype && (*model->config_dtype == Dtype::kF16 ||
+                                    *model->config_dtype == Dtype::kBF16)
+                ? *model->config_dtype : Dtype::kBF16;
+  if (args.dtype != "stored" && args.dtype != "auto") {
+    auto d = ParseDtypeName(args.dtype);
+    if (!d) return ctx.Fail(Wrap(d.error(), "--dtype"));
+    o.dtype = *d;
+  }
+  const uint64_t max_position = model->hp.max_position_embeddings;
+  o.context_tokens = args.context_tokens
+                         ? args.context_tokens
+                         : std::min<uint64_t>(max_position ? max_position : 4096, 8192);
+  DeployPlanner planner(*model, o);
+  std::vector<DeploymentRow> rows;
+  std::string mode;
+  if (args.all_gpus) {
+    const uint64_t counts[] = {1, 2, 4, 8};
+    rows = planner.Grid(counts);
+    mode = "grid";
+  } else {
+    DeployGpu gpu{.name = devices.front().label, .memory_bytes = devices.front().memory_bytes,
+                  .spec = devices.front().gpu};
+    if (args.search) {
+      DeployRequest request{.inference = o, .max_gpus = args.max_gpus,
+                            .top = static_cast<size_t>(args.top)};
+      rows = planner.Search(gpu, request);
+      mode = "search";
+    } else {
+      const uint64_t n = devices.size();
+      DeployLayout layout{.tp = args.tp ? args.tp : n / std::max<uint64_t>(1, args.dp * args.pp),
+                          .dp = args.dp, .ep = args.ep, .pp = args.pp,
+                          .dp_attention = args.dp_attention};
+      if (args.dp_attention && !args.tp) layout.tp = n / std::max<uint64_t>(1, args.pp);
+      rows.push_back(planner.Evaluate(gpu, n, layout));
+      mode = "deployment";
+    }
+  }
+  ctx.out << RenderDeploy(DeployReportInput{.model = &*model, .options = &o, .mode = mode,
+                                            .rows = &rows},
+                          format);
+}
+
 void RunFit(const FitArgs& args, Context& ctx) {
   auto format = ParseOutputFormat(args.format);
   if (!format) return ctx.Fail(format.error());
   // A GGUF model named as such; one found when MODEL is resolved is routed below.
   if (args.model.spec.ends_with(".gguf") || !args.model.gguf_file.empty()) return RunGgufFit(args, ctx);
+  if (!args.engine.empty() || args.search || args.all_gpus) {
+    if (args.engine == "llama.cpp" || args.engine == "llamacpp") return RunGgufFit(args, ctx);
+    if (!args.engine.empty() && args.engine != "transformers" && args.task == "train") {
+      return ctx.Fail(MakeError("fit --engine {}: serving engines plan inference (--task "
+                                "inference), not training", args.engine));
+    }
+    return RunDeploy(args, ctx, *format);
+  }
   FitRequest request;
   for (const auto& g : args.gpus) {
     auto status = ParseDeviceArg(g, request.gpus);
@@ -142,8 +262,7 @@ void AddFitCommand(CLI::App& app, Context& ctx) {
   AddModelArgs(*cmd, args->model);
   cmd->add_option("--gpu", args->gpus,
                   "a catalog GPU (rtx4090, \"H100 SXM\", a100-80gb; `memfit gpus`), a size "
-                  "(24GiB), or a count (2xH100); repeat for several devices")
-      ->required();
+                  "(24GiB), or a count (2xH100); repeat for several devices");
   cmd->add_option("--ram", args->ram, "CPU RAM for offloaded blocks (accelerate max_memory cpu)");
   cmd->add_option("--disk", args->disk, "disk for offloaded blocks, or \"unlimited\"");
   cmd->add_option("--reserve", args->reserve, "memory kept free on every GPU (CUDA context)");
@@ -163,6 +282,29 @@ void AddFitCommand(CLI::App& app, Context& ctx) {
                 "print only the device_map JSON for from_pretrained(device_map=...)");
   cmd->add_option("--format", args->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  // Serving deployments.
+  cmd->add_option("--engine", args->engine,
+                  "plan a serving deployment: vllm, sglang, transformers (tp_plan) or llama.cpp");
+  cmd->add_flag("--search", args->search,
+                "find the smallest deployment of --gpu's kind that fits (TP/EP/DP/PP layouts)");
+  cmd->add_flag("--all-gpus", args->all_gpus,
+                "every catalog GPU at 1, 2, 4 and 8: verdict, max context, max sequences, tok/s");
+  cmd->add_option("--max-gpus", args->max_gpus, "--search: most GPUs to try (64)");
+  cmd->add_option("--top", args->top, "--search: deployments to print (5)");
+  cmd->add_option("--quant", args->quant, "stored (default), none (dequantize), or a scheme to "
+                  "re-quantize (fp8, nf4, awq, ...): --engine only");
+  cmd->add_option("--kv-dtype", args->kv_dtype, "model, float16, bfloat16, fp8, int8, int4");
+  cmd->add_option("--gpu-memory-utilization,--mem-fraction-static", args->gpu_memory_utilization,
+                  "vLLM gpu_memory_utilization (0.9) / SGLang mem_fraction_static (0.88)");
+  cmd->add_option("--block-size", args->block_size, "vLLM tokens per KV block (16)");
+  cmd->add_option("--max-num-seqs", args->max_num_seqs, "vLLM max sequences (256)");
+  cmd->add_option("--max-batched-tokens", args->max_batched_tokens,
+                  "vLLM max_num_batched_tokens (profile run, 8192)");
+  cmd->add_option("--tp", args->tp, "tensor-parallel GPUs (default: all --gpu)");
+  cmd->add_option("--dp", args->dp, "data-parallel ranks");
+  cmd->add_option("--ep", args->ep, "expert-parallel GPUs (vLLM: tp x dp; SGLang --ep-size)");
+  cmd->add_option("--pp", args->pp, "pipeline stages");
+  cmd->add_flag("--enable-dp-attention", args->dp_attention, "SGLang DP attention over --dp");
   cmd->callback([args, &ctx] { RunFit(*args, ctx); });
 }
 

@@ -5,6 +5,7 @@
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
 #include "memfit/estimate_inference.h"
+#include "memfit/gpu.h"
 #include "memfit/render_memory.h"
 #include "memfit/units.h"
 
@@ -16,7 +17,7 @@ struct InferenceArgs {
   uint64_t context = 4096;
   uint64_t batch = 1;
   std::string dtype = "bfloat16";
-  std::string quant = "none";
+  std::string quant = "stored";
   std::string kv_dtype = "model";
   std::string attn = "sdpa";
   std::string engine = "transformers";
@@ -26,6 +27,11 @@ struct InferenceArgs {
   uint64_t max_num_seqs = 256;
   uint64_t max_batched_tokens = 8192;
   uint64_t tp = 1;
+  uint64_t dp = 1;
+  uint64_t ep = 1;
+  uint64_t pp = 1;
+  bool dp_attention = false;
+  std::string gpu;
   uint64_t encoder_tokens = 0;
   std::string cuda_context;
   double allocator_reserve = 0.0;
@@ -60,6 +66,10 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
   o.context_tokens = args.context;
   o.batch = args.batch;
   o.tp = args.tp;
+  o.dp = args.dp;
+  o.ep = args.ep;
+  o.pp = args.pp;
+  o.dp_attention = args.dp_attention;
   o.engine = *engine;
   o.block_size = args.block_size;
   o.max_num_seqs = args.max_num_seqs;
@@ -87,6 +97,12 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
     o.gpu_memory_utilization = args.gpu_memory_utilization;
   } else if (o.engine == Engine::kSglang) {
     o.gpu_memory_utilization = 0.88;  // SGLang mem_fraction_static on large GPUs
+  }
+  if (!args.gpu.empty()) {
+    auto gpu = FindGpu(args.gpu);
+    if (!gpu) return ctx.Fail(Wrap(gpu.error(), "--gpu"));
+    o.gpu_memory_bytes = MemoryBytes(**gpu);
+    o.compute_capability = ComputeCapability(**gpu);
   }
   if (!args.gpu_memory.empty()) {
     auto bytes = ParseByteSize(args.gpu_memory);
@@ -119,7 +135,8 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--context", a->context, "tokens per sequence (prompt + generated)")->capture_default_str();
   cmd->add_option("--batch", a->batch, "sequences")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "weights/activations dtype (float16, bfloat16, float32)")->capture_default_str();
-  cmd->add_option("--quant", a->quant, "none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, gptq-8bit, "
+  cmd->add_option("--quant", a->quant, "stored (the checkpoint's own quantization), none "
+                  "(dequantized to --dtype), or re-quantize: bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, gptq-8bit, "
                   "awq, fp8, fp8-block, mxfp4, hqq, int8, int4 (plain)")->capture_default_str();
   cmd->add_option("--kv-dtype", a->kv_dtype, "model, float16, bfloat16, fp8, int8, int4")->capture_default_str();
   cmd->add_option("--attn", a->attn, "eager, sdpa or flash")->capture_default_str();
@@ -132,6 +149,15 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-batched-tokens", a->max_batched_tokens,
                   "vLLM max_num_batched_tokens (profile run)")->capture_default_str();
   cmd->add_option("--tp", a->tp, "tensor-parallel GPUs")->capture_default_str();
+  cmd->add_option("--dp", a->dp, "data-parallel ranks (vLLM --data-parallel-size; SGLang --dp)")
+      ->capture_default_str();
+  cmd->add_option("--ep", a->ep, "expert-parallel GPUs: vLLM tp x dp (--enable-expert-parallel), "
+                  "SGLang --ep-size")->capture_default_str();
+  cmd->add_option("--pp", a->pp, "pipeline stages (--pipeline-parallel-size)")->capture_default_str();
+  cmd->add_flag("--enable-dp-attention", a->dp_attention,
+                "SGLang: attention data parallel over --dp inside --tp");
+  cmd->add_option("--gpu", a->gpu, "a catalog GPU (h200, a100, rtx4090): its memory and compute "
+                  "capability (whether FP8/MXFP4/NVFP4 run as stored)");
   cmd->add_option("--encoder-tokens", a->encoder_tokens, "encoder length for cross-attention caches");
   cmd->add_option("--cuda-context", a->cuda_context, "CUDA context per GPU (default 1343MiB)");
   cmd->add_option("--allocator-reserve", a->allocator_reserve,

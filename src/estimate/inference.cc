@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
+#include "memfit/stored_format.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -122,7 +124,107 @@ Result<Engine> ParseEngine(std::string_view s) {
   return MakeError("--engine {}: expected transformers, vllm, sglang or llama.cpp", s);
 }
 
+// `sequence_bytes`: the KV cache and recurrent state of one sequence at the context on one GPU.
+ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOptions& o,
+                               uint64_t sequence_bytes) {
+  ServingBudget s;
+  s.replicas = e.layout.replicas;
+  s.sequence_bytes = sequence_bytes;
+  // SGLang: a page of 1 token; vLLM: the block size, raised for hybrid models (kv_cache.cc).
+  const uint64_t bs = o.engine == Engine::kVllm
+                          ? (e.kv.block_size ? e.kv.block_size : o.block_size)
+                          : 1;
+  // Per pipeline stage: its weights and the KV bytes per token of its layers. The engine
+  // allocates the same number of blocks on every GPU: the fewest any stage can hold.
+  std::vector<std::pair<uint64_t, uint64_t>> stages;  // (weights, kv bytes per token)
+  for (const auto& st : e.sharding.stages) {
+    uint64_t per_token = 0;
+    if (e.sharding.stages.size() == 1) {
+      per_token = e.kv.bytes_per_token;
+    } else {
+      for (const auto& l : e.kv.layers) {
+        if (l.layer >= st.first_layer && l.layer < st.end_layer) per_token = Add(per_token, l.bytes_per_token);
+      }
+    }
+    stages.emplace_back(st.bytes, per_token);
+  }
+  uint64_t per_token = 0;
+  for (const auto& [w, t] : stages) per_token = std::max(per_token, t);
+  s.page_bytes = Mul({per_token, bs});
+  if (o.gpu_memory_bytes > 0) {
+    s.requested_bytes = static_cast<uint64_t>(static_cast<double>(o.gpu_memory_bytes) *
+                                              o.gpu_memory_utilization);
+    s.num_blocks = UINT64_MAX;
+    for (const auto& [w, t] : stages) {
+      const uint64_t non_kv = o.engine == Engine::kVllm
+                                  ? Add(Add(w, e.activation_bytes), o.non_torch_bytes)
+                                  : w;  // SGLang's static fraction: weights + KV pool
+      const uint64_t pool = s.requested_bytes > non_kv ? s.requested_bytes - non_kv : 0;
+      const uint64_t page = Mul({t, bs});
+      const uint64_t blocks = page ? pool / page : UINT64_MAX;
+      if (blocks < s.num_blocks) {
+        s.num_blocks = blocks;
+        s.non_kv_bytes = non_kv;
+        s.kv_pool_bytes = pool;
+        s.page_bytes = page;
+      }
+    }
+    if (s.num_blocks == UINT64_MAX) s.num_blocks = 0;
+    s.token_capacity = Mul({s.num_blocks, bs});
+    if (stages.size() == 1 && sequence_bytes > 0) {
+      // Sequences of the context that the pool holds, each with its windows, indexer keys and
+      // recurrent state (not a full-context page per layer).
+      s.max_concurrency = Mul({s.kv_pool_bytes / sequence_bytes, s.replicas});
+    } else {
+      uint64_t seq_blocks = CeilDiv(o.context_tokens, bs);
+      s.max_concurrency = seq_blocks ? Mul({s.num_blocks / seq_blocks, s.replicas}) : 0;
+    }
+    s.fits = s.max_concurrency >= o.batch;
+  }
+  return s;
+}
+
+Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const InferenceOptions& o) {
+  InferenceWeights w;
+  // Weights: as the checkpoint stores them unless --quant says otherwise, or the engine cannot
+  // run the stored format on this GPU (docs/estimates.md, "Weights as stored").
+  QuantOptions q = o.quant;
+  q.compute_dtype = o.dtype;
+  // One pass each over the tensors (a large MoE has ~100k), shared by the weights and the splits.
+  const StoredQuantization stored = DetectStoredQuantization(model);
+  const std::vector<estimate::RoleTensor> roles = estimate::ClassifyTensors(model);
+  if (q.scheme == QuantScheme::kNone && !q.dequantize_stored && o.engine != Engine::kLlamaCpp) {
+    MEMFIT_ASSIGN_OR_RETURN(StoredHandling handling,
+                            HandleStoredFormat(stored.format, o.engine, o.compute_capability,
+                                               w.assumptions));
+    q.dequantize_stored = handling == StoredHandling::kDequantize;
+  }
+  MEMFIT_ASSIGN_OR_RETURN(w.weights, estimate::QuantizedWeightsFrom(model, q, stored, roles));
+  if (w.weights.stored_quantized_bytes > 0) {
+    w.assumptions.push_back(fmt::format(
+        "weights as stored: {} {} ({} in all); --dtype {} applies to the rest (embeddings, norms, "
+        "lm_head); --quant none dequantizes, --quant <scheme> re-quantizes",
+        FormatBytes(w.weights.stored_quantized_bytes), w.weights.stored_format,
+        FormatBytes(w.weights.total_bytes), TorchDtypeName(o.dtype)));
+  } else if (w.weights.stored_format != "none" && q.scheme == QuantScheme::kNone) {
+    w.assumptions.push_back(fmt::format("the checkpoint's {} weights dequantized to {}",
+                                        w.weights.stored_format, TorchDtypeName(o.dtype)));
+  }
+  w.splits = estimate::SplitsFrom(model, roles);
+  return w;
+}
+
 Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& o) {
+  if (o.engine == Engine::kLlamaCpp) {
+    return MakeError("{}: llama.cpp inference is estimated by the GGUF estimator, not here",
+                     model.name);
+  }
+  MEMFIT_ASSIGN_OR_RETURN(InferenceWeights w, PrepareInferenceWeights(model, o));
+  return EstimateInference(model, o, w);
+}
+
+Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& o,
+                                            const InferenceWeights& w) {
   if (o.engine == Engine::kLlamaCpp) {
     return MakeError("{}: llama.cpp inference is estimated by the GGUF estimator, not here",
                      model.name);
@@ -133,18 +235,26 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
   InferenceEstimate e;
   e.tp = o.tp;
   const uint32_t c = DtypeBits(o.dtype) / 8 ? DtypeBits(o.dtype) / 8 : 2;
-  QuantOptions q = o.quant;
-  q.compute_dtype = o.dtype;
-  MEMFIT_ASSIGN_OR_RETURN(e.weights, EstimateQuantizedWeights(model, q));
-  e.weights_bytes = CeilDiv(e.weights.total_bytes, o.tp);
-  if (o.tp > 1) {
-    e.assumptions.push_back(fmt::format("weights split evenly over --tp {} (norms and biases are "
-                                        "replicated in practice: a small underestimate)", o.tp));
+  e.weights = w.weights;
+  e.assumptions = w.assumptions;
+  ParallelOptions po{.engine = o.engine, .tp = o.tp, .dp = o.dp, .dp_attention = o.dp_attention,
+                     .ep = o.ep, .pp = o.pp};
+  MEMFIT_ASSIGN_OR_RETURN(e.layout, ResolveParallel(model, po));
+  MEMFIT_ASSIGN_OR_RETURN(e.sharding,
+                          ShardWeights(model, w.splits, e.weights.tensor_bytes, e.layout));
+  for (auto& a : e.layout.assumptions) e.assumptions.push_back(a);
+  e.gpus = e.layout.gpus;
+  e.weights_bytes = e.sharding.per_gpu_bytes;
+  if (e.layout.gpus > 1) {
+    e.notes.push_back(fmt::format(
+        "weights per GPU (heaviest GPU): {} replicated + {} split + {} routed experts",
+        FormatBytes(e.sharding.replicated_bytes), FormatBytes(e.sharding.sharded_bytes),
+        FormatBytes(e.sharding.expert_bytes)));
   }
   const bool paged = o.engine != Engine::kTransformers;
   const bool vllm = o.engine == Engine::kVllm;
   KvCacheOptions kv{.context_tokens = o.context_tokens, .batch = o.batch, .dtype = o.kv_dtype,
-                    .model_dtype = o.dtype, .tp = o.tp,
+                    .model_dtype = o.dtype, .tp = e.layout.attn_tp,
                     .block_size = vllm ? o.block_size : 0,
                     .mla_latent = paged, .encoder_tokens = o.encoder_tokens,
                     .conv_full_kernel = !paged, .recurrent_state_fp32 = !paged,
@@ -183,39 +293,27 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     // Profile run: a dummy batch of max_batched_tokens through the model (flash attention),
     // logits for up to max_num_seqs sampled tokens.
     uint64_t prof_tokens = o.max_batched_tokens;
-    Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, o.tp,
+    Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, e.layout.attn_tp,
                          std::min(o.max_num_seqs, prof_tokens), e.assumptions);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
     e.cuda_graph_bytes = o.cuda_graph_bytes;
-    ServingBudget s;
-    uint64_t per_token = e.kv.bytes_per_token;
-    const uint64_t bs = vllm ? std::max<uint64_t>(e.kv.block_size, 1) : 1;  // SGLang: 1 token
-    s.page_bytes = Mul({per_token, bs});
     // One sequence of the requested context: attention pages (sliding and chunked layers capped
     // at their window), indexer keys and recurrent state, as the KV estimate counts them.
     kv.batch = 1;
     MEMFIT_ASSIGN_OR_RETURN(KvCacheEstimate one, EstimateKvCache(model, kv));
-    s.sequence_bytes = one.bytes;
+    ServingBudget s = ServingBudgetFor(e, o, one.bytes);
     if (o.gpu_memory_bytes > 0) {
-      s.requested_bytes = static_cast<uint64_t>(static_cast<double>(o.gpu_memory_bytes) *
-                                                o.gpu_memory_utilization);
-      s.non_kv_bytes = o.engine == Engine::kVllm
-                           ? Add(Add(e.weights_bytes, e.activation_bytes), o.non_torch_bytes)
-                           : e.weights_bytes;  // SGLang's static fraction: weights + KV pool
-      s.kv_pool_bytes = s.requested_bytes > s.non_kv_bytes ? s.requested_bytes - s.non_kv_bytes : 0;
-      s.num_blocks = s.page_bytes ? s.kv_pool_bytes / s.page_bytes : 0;
-      s.token_capacity = Mul({s.num_blocks, bs});
-      s.max_concurrency = s.sequence_bytes ? s.kv_pool_bytes / s.sequence_bytes : 0;
-      s.fits = s.max_concurrency >= o.batch;
       e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
       e.total_bytes = Add(s.requested_bytes, e.cuda_graph_bytes);
       if (o.engine == Engine::kSglang) e.total_bytes = Add(e.total_bytes, e.activation_bytes);
-      e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens; "
-                                    "{} sequences of {} tokens fit ({} each)",
+      e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
+                                    "GPU; {} sequences of {} tokens fit ({} each){}",
                                     EngineName(o.engine), s.num_blocks, FormatBytes(s.page_bytes),
                                     s.token_capacity, s.max_concurrency, o.context_tokens,
-                                    FormatBytes(s.sequence_bytes)));
+                                    FormatBytes(s.sequence_bytes),
+                                    s.replicas > 1 ? fmt::format(" ({} replicas)", s.replicas)
+                                                   : std::string()));
       if (o.engine == Engine::kVllm) {
         e.notes.push_back("CUDA graphs are outside vLLM's budget (PR #21489): total = "
                           "gpu_memory x utilization + CUDA graphs");

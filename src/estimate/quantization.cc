@@ -2,8 +2,12 @@
 
 #include "memfit/quantization.h"
 
+#include <fmt/format.h>
+
 #include "estimate/modules.h"
+#include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
+#include "memfit/stored_format.h"
 
 namespace memfit {
 namespace {
@@ -43,7 +47,11 @@ std::string_view QuantSchemeName(QuantScheme scheme) {
 
 Result<QuantOptions> ParseQuant(std::string_view name) {
   QuantOptions o;
-  if (name == "none" || name.empty()) return o;
+  if (name == "stored" || name == "auto" || name.empty()) return o;
+  if (name == "none" || name == "dequantize") {
+    o.dequantize_stored = true;
+    return o;
+  }
   if (name == "bnb-int8" || name == "int8-bnb" || name == "llm.int8" || name == "bnb8") {
     o.scheme = QuantScheme::kBnbInt8;
   } else if (name == "nf4" || name == "bnb-nf4" || name == "bnb4") {
@@ -77,7 +85,7 @@ Result<QuantOptions> ParseQuant(std::string_view name) {
   } else if (name == "int4") {
     o.scheme = QuantScheme::kPlainInt4;
   } else {
-    return MakeError("--quant {}: expected none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, "
+    return MakeError("--quant {}: expected stored, none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, "
                      "gptq-8bit, awq, fp8, fp8-block, mxfp4, hqq, int8 or int4", name);
   }
   return o;
@@ -154,19 +162,93 @@ std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const Qu
   return a.v;
 }
 
+namespace {
+
+// Values per stored element of a packed quantized data tensor: two 4-bit values per uint8 byte
+// (MXFP4 blocks, NVFP4, bitsandbytes 4-bit), 32 / bits per int32 (GPTQ, AWQ, compressed-tensors
+// pack-quantized), one otherwise (FP8, int8).
+uint64_t ValuesPerElement(const Tensor& t, const Model& model) {
+  if (IsFloatingPoint(t.dtype)) return 1;
+  if (t.dtype == Dtype::kI32 || t.dtype == Dtype::kU32) {
+    uint64_t bits = 4;
+    if (model.quantization_config && model.quantization_config->is_object()) {
+      auto it = model.quantization_config->find("bits");
+      if (it != model.quantization_config->end() && it->is_number_unsigned() &&
+          it->get<uint64_t>() > 0 && it->get<uint64_t>() <= 32) {
+        bits = it->get<uint64_t>();
+      }
+    }
+    return 32 / bits;
+  }
+  if (t.dtype == Dtype::kU8) return 2;
+  return 1;
+}
+
+// The data tensor of a quantized module (its weight), as opposed to scales, zeros and indices.
+bool IsQuantizedData(const Tensor& t) {
+  return (t.name.ends_with(".weight") || t.name.ends_with(".qweight") ||
+          t.name.ends_with("_blocks")) &&
+         (DtypeBits(t.dtype) < 16 || !IsFloatingPoint(t.dtype));
+}
+
+}  // namespace
+
 Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const QuantOptions& o) {
+  return estimate::QuantizedWeightsFrom(model, o, DetectStoredQuantization(model),
+                                        estimate::ClassifyTensors(model));
+}
+
+Result<QuantizedWeights> estimate::QuantizedWeightsFrom(const Model& model, const QuantOptions& o,
+                                                        const StoredQuantization& stored,
+                                                        const std::vector<RoleTensor>& roles) {
   QuantizedWeights w;
   const bool plain = o.scheme == QuantScheme::kPlainInt8 || o.scheme == QuantScheme::kPlainInt4;
   const bool none = o.scheme == QuantScheme::kNone;
-  Acc total, qbytes, kbytes, obytes;
-  bool kept_head = false, kept_embed = false, kept_other = false;
+  w.stored_format = std::string(StoredFormatName(stored.format));
+  const bool keep_stored = none && !o.dequantize_stored;
+  Acc total, qbytes, kbytes, obytes, sbytes;
+  bool kept_head = false, kept_embed = false, kept_other = false, kept_packed = false;
+  bool skipped_unloaded = false;
   w.tensor_bytes.assign(model.tensors.size(), 0);
-  for (const auto& r : estimate::ClassifyTensors(model)) {
+  for (const auto& r : roles) {
     const Tensor& t = *r.tensor;
     if (r.role == estimate::Role::kTied) continue;
-    uint64_t& bytes_of = w.tensor_bytes[static_cast<size_t>(r.tensor - model.tensors.data())];
+    const size_t index = static_cast<size_t>(r.tensor - model.tensors.data());
+    uint64_t& bytes_of = w.tensor_bytes[index];
+    if (!t.loaded) {  // stored, never loaded (DeepSeek-V3's multi-token-prediction layer)
+      skipped_unloaded = true;
+      continue;
+    }
+    if (stored.quantized[index]) {
+      const bool data = IsQuantizedData(t);
+      if (keep_stored || (data && !IsFloatingPoint(t.dtype) && !none)) {
+        // As stored; a packed integer weight cannot be re-quantized from its packed form.
+        kept_packed = kept_packed || !keep_stored;
+        obytes.Add(t.bytes);
+        sbytes.Add(t.bytes);
+        total.Add(t.bytes);
+        bytes_of = t.bytes;
+        continue;
+      }
+      if (!data) continue;  // scales, zeros, indices: gone once dequantized or re-quantized
+      const uint64_t values = ValuesPerElement(t, model);
+      std::optional<uint64_t> b;
+      if (none) {
+        auto n = CheckedMul(t.numel, values);
+        b = n ? TensorBytes(*n, o.compute_dtype) : std::nullopt;
+      } else {
+        b = QuantizedLinearBytes(r.out ? r.out : 1, r.in ? r.in : t.numel, o);
+      }
+      if (!b) return MakeError("{}: size overflows", t.name);
+      (none ? kbytes : qbytes).Add(*b);
+      total.Add(*b);
+      bytes_of = *b;
+      if (none) w.kept_params += t.numel * values;
+      else w.quantized_params += t.numel;
+      continue;
+    }
     if (!IsFloatingPoint(t.dtype) || r.role == estimate::Role::kBuffer) {
-      // Integer tensors, pre-quantized data and buffers: as stored.
+      // Integer tensors and buffers: as stored.
       obytes.Add(t.bytes);
       total.Add(t.bytes);
       bytes_of = t.bytes;
@@ -201,6 +283,16 @@ Result<QuantizedWeights> EstimateQuantizedWeights(const Model& model, const Quan
       bytes_of = *b;
       w.kept_params += t.numel;
     }
+  }
+  if (sbytes.bad) return MakeError("{}: stored quantized total overflows", model.name);
+  w.stored_quantized_bytes = sbytes.v;
+  if (skipped_unloaded) {
+    w.notes.push_back("tensors stored but not loaded (multi-token-prediction layers) are left out");
+  }
+  if (kept_packed) {
+    w.notes.push_back(fmt::format("the checkpoint's packed {} weights stay as stored: --quant "
+                                  "re-quantizes floating (and FP8) weights only",
+                                  w.stored_format));
   }
   if (total.bad || qbytes.bad || kbytes.bad || obytes.bad) {
     return MakeError("{}: quantized weight total overflows", model.name);

@@ -10,6 +10,7 @@
 #include "estimate/modules.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_train.h"
+#include "memfit/stored_format.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -185,6 +186,22 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   e.trainable_params = tr.numel;
   e.frozen_params = frozen;
 
+  // A quantized release as the base: packed integer formats (bitsandbytes, GPTQ, AWQ, NVFP4,
+  // MXFP4 blocks) stay as stored under LoRA/QLoRA; FP8 weights are counted at the training
+  // precision, because transformers' FP8 quantizers are not trainable (is_trainable False in
+  // quantizer_finegrained_fp8.py): PEFT needs the base dequantized.
+  {
+    const StoredFormat stored = DetectStoredQuantization(model).format;
+    if (stored == StoredFormat::kFp8 || stored == StoredFormat::kFp8Block) {
+      e.assumptions.push_back(fmt::format(
+          "the checkpoint stores {}: transformers cannot train through its FP8 layers, so the "
+          "base is counted dequantized at the training precision", StoredFormatName(stored)));
+    } else if (stored != StoredFormat::kNone) {
+      e.assumptions.push_back(fmt::format("the checkpoint stores {}: its packed weights are "
+                                          "counted as stored (frozen base)",
+                                          StoredFormatName(stored)));
+    }
+  }
   // ---- sharding of model states (per GPU)
   const uint64_t mp = o.tp * o.pp;  // model-parallel split of every state
   if (mp > 1) {

@@ -67,6 +67,8 @@ Result<GpuVendor> ParseGpuVendor(std::string_view name) {
 
 uint64_t MemoryBytes(const GpuSpec& gpu) { return uint64_t{gpu.memory_gb} << 30; }
 
+uint32_t ComputeCapability(const GpuSpec& gpu) { return plan::TableComputeCapability(gpu.name); }
+
 std::span<const GpuSpec> GpuCatalog() { return plan::GpuTable(); }
 
 Result<const GpuSpec*> FindGpu(std::string_view name) {

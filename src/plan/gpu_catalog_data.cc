@@ -179,8 +179,36 @@ const GpuSpec kGpus[] = {
      "Intel Arc Pro B60 spec (derived: 197 INT8 TOPS / 2)"},
 };
 
+// CUDA compute capability by catalog name (developer.nvidia.com/cuda-gpus): Blackwell data
+// centre 10.0 / 10.3, Blackwell RTX 12.0, DGX Spark (GB10) 12.1, Hopper 9.0, Ada 8.9, Ampere GA10x
+// 8.6, A100/A30 8.0, Turing 7.5, Volta 7.0.
+struct Capability {
+  std::string_view name;
+  uint32_t cc;
+};
+constexpr Capability kCapabilities[] = {
+    {"B300", 103}, {"B200", 100}, {"H200 SXM", 90}, {"H200 NVL", 90}, {"GH200", 90},
+    {"H100 SXM", 90}, {"H100 PCIe", 90}, {"H100 NVL", 90}, {"A100 SXM 80GB", 80},
+    {"A100 SXM 40GB", 80}, {"A100 PCIe 80GB", 80}, {"A100 PCIe 40GB", 80}, {"A40", 86},
+    {"A30", 80}, {"A10", 86}, {"A2", 86}, {"L40S", 89}, {"L40", 89}, {"L4", 89}, {"T4", 75},
+    {"V100 SXM2 32GB", 70}, {"V100 PCIe 16GB", 70}, {"DGX Spark", 121},
+    {"RTX PRO 6000 Blackwell", 120}, {"RTX 6000 Ada", 89}, {"RTX A6000", 86}, {"RTX A5000", 86},
+    {"RTX A4000", 86}, {"RTX 5090", 120}, {"RTX 5080", 120}, {"RTX 5070 Ti", 120},
+    {"RTX 5070", 120}, {"RTX 5060 Ti 16GB", 120}, {"RTX 4090", 89}, {"RTX 4080", 89},
+    {"RTX 4070 Ti", 89}, {"RTX 4070", 89}, {"RTX 4060 Ti 16GB", 89}, {"RTX 4060", 89},
+    {"RTX 3090 Ti", 86}, {"RTX 3090", 86}, {"RTX 3080", 86}, {"RTX 3070", 86},
+    {"RTX 3060 12GB", 86}, {"RTX 2080 Ti", 75}, {"TITAN RTX", 75},
+};
+
 }  // namespace
 
 std::span<const GpuSpec> GpuTable() { return kGpus; }
+
+uint32_t TableComputeCapability(std::string_view name) {
+  for (const auto& row : kCapabilities) {
+    if (row.name == name) return row.cc;
+  }
+  return 0;
+}
 
 }  // namespace memfit::plan

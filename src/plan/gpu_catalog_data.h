@@ -9,5 +9,7 @@
 namespace memfit::plan {
 
 std::span<const GpuSpec> GpuTable();
+// 0 when the name has no row (non-NVIDIA devices).
+uint32_t TableComputeCapability(std::string_view name);
 
 }  // namespace memfit::plan

@@ -28,11 +28,14 @@ uint64_t LayerCount(const Model& model) {
 }
 
 RuntimeBytesFn InferenceBytes(const Model& model, InferenceOptions base) {
-  return [&model, base](uint64_t context, uint64_t batch) -> Result<RuntimeBytes> {
+  // The weights do not depend on context or batch: prepared once, reused by every probe.
+  auto weights = std::make_shared<const Result<InferenceWeights>>(PrepareInferenceWeights(model, base));
+  return [&model, base, weights](uint64_t context, uint64_t batch) -> Result<RuntimeBytes> {
+    if (!*weights) return weights->error();
     InferenceOptions o = base;
     o.context_tokens = context;
     o.batch = batch;
-    MEMFIT_ASSIGN_OR_RETURN(InferenceEstimate e, EstimateInference(model, o));
+    MEMFIT_ASSIGN_OR_RETURN(InferenceEstimate e, EstimateInference(model, o, **weights));
     RuntimeBytes r;
     r.per_gpu_bytes = e.activation_bytes + e.cuda_context_bytes + e.allocator_reserve_bytes;
     // The KV cache lives with its layer's weights; spread evenly over the layers.

@@ -53,10 +53,28 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   j["model"] = model.name;
   j["settings"] = {{"context", o.context_tokens}, {"batch", o.batch},
                    {"dtype", std::string(TorchDtypeName(o.dtype))},
-                   {"quant", std::string(QuantSchemeName(o.quant.scheme))},
+                   {"quant", o.quant.scheme == QuantScheme::kNone
+                                 ? std::string(o.quant.dequantize_stored ? "none" : "stored")
+                                 : std::string(QuantSchemeName(o.quant.scheme))},
                    {"kv_dtype", std::string(KvDtypeName(o.kv_dtype))},
                    {"attn", std::string(AttnImplName(o.attn))},
-                   {"engine", std::string(EngineName(o.engine))}, {"tp", o.tp}};
+                   {"engine", std::string(EngineName(o.engine))}, {"tp", o.tp},
+                   {"dp", o.dp}, {"ep", o.ep}, {"pp", o.pp}, {"dp_attention", o.dp_attention},
+                   {"compute_capability", o.compute_capability}};
+  j["gpus"] = e.gpus;
+  j["parallel"] = {{"attn_tp", e.layout.attn_tp}, {"dense_tp", e.layout.dense_tp},
+                   {"ep", e.layout.ep}, {"expert_tp", e.layout.expert_tp},
+                   {"vocab_tp", e.layout.vocab_tp}, {"head_tp", e.layout.head_tp},
+                   {"pp", e.layout.pp}, {"replicas", e.layout.replicas}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& st : e.sharding.stages) {
+    stages.push_back({{"first_layer", st.first_layer}, {"end_layer", st.end_layer},
+                      {"weights", st.bytes}});
+  }
+  j["weights_per_gpu"] = {{"total", e.sharding.per_gpu_bytes},
+                          {"replicated", e.sharding.replicated_bytes},
+                          {"sharded", e.sharding.sharded_bytes},
+                          {"experts", e.sharding.expert_bytes}, {"stages", stages}};
   j["per_gpu"] = {{"weights", e.weights_bytes}, {"kv_cache", e.kv_cache_bytes},
                   {"activations", e.activation_bytes}, {"cuda_context", e.cuda_context_bytes},
                   {"allocator_reserve", e.allocator_reserve_bytes},
@@ -80,14 +98,18 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   j["weights"] = {{"quantized_params", e.weights.quantized_params},
                   {"quantized_bytes", e.weights.quantized_bytes},
                   {"kept_params", e.weights.kept_params}, {"kept_bytes", e.weights.kept_bytes},
-                  {"other_bytes", e.weights.other_bytes}};
+                  {"other_bytes", e.weights.other_bytes},
+                  {"stored_format", e.weights.stored_format},
+                  {"stored_quantized_bytes", e.weights.stored_quantized_bytes},
+                  {"total_bytes", e.weights.total_bytes}};
   if (e.serving) {
     const auto& s = *e.serving;
     j["serving"] = {{"requested", s.requested_bytes}, {"non_kv", s.non_kv_bytes},
                     {"kv_pool", s.kv_pool_bytes}, {"page_bytes", s.page_bytes},
                     {"num_blocks", s.num_blocks}, {"token_capacity", s.token_capacity},
                     {"sequence_bytes", s.sequence_bytes},
-                    {"max_concurrency", s.max_concurrency}, {"fits", s.fits}};
+                    {"max_concurrency", s.max_concurrency}, {"replicas", s.replicas},
+                    {"fits", s.fits}};
   } else {
     j["serving"] = nullptr;
   }
@@ -111,15 +133,29 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
     Row(rows, "engine budget (gpu memory x utilization)", e.serving->requested_bytes);
   }
   Row(rows, "total per GPU", e.total_bytes);
+  std::string quant;
+  if (o.quant.scheme != QuantScheme::kNone) {
+    quant = " + " + std::string(QuantSchemeName(o.quant.scheme));
+  } else if (e.weights.stored_quantized_bytes > 0) {
+    quant = " + " + e.weights.stored_format + " as stored";
+  }
+  std::string parallel;
+  if (o.tp > 1) parallel += fmt::format(", tp {}", o.tp);
+  if (o.dp > 1) parallel += fmt::format(", dp {}{}", o.dp, o.dp_attention ? " (attention)" : "");
+  if (o.ep > 1) parallel += fmt::format(", ep {}", o.ep);
+  if (o.pp > 1) parallel += fmt::format(", pp {}", o.pp);
+  if (e.gpus > 1) parallel += fmt::format(" ({} GPUs)", e.gpus);
   std::string title = fmt::format(
       "{}: inference, {} x {} tokens, {} weights{}, kv {}, {} attention, {}{}", model.name,
-      o.batch, o.context_tokens, TorchDtypeName(o.dtype),
-      o.quant.scheme == QuantScheme::kNone ? "" : " + " + std::string(QuantSchemeName(o.quant.scheme)),
-      KvDtypeName(o.kv_dtype), AttnImplName(o.attn), EngineName(o.engine),
-      o.tp > 1 ? fmt::format(", tp {}", o.tp) : "");
+      o.batch, o.context_tokens, TorchDtypeName(o.dtype), quant, KvDtypeName(o.kv_dtype),
+      AttnImplName(o.attn), EngineName(o.engine), parallel);
   std::vector<std::string> lines;
   lines.push_back(fmt::format("kv cache: {} per token (all layers, per GPU)",
                               FormatBytes(e.kv.bytes_per_token)));
+  if (e.serving && e.serving->requested_bytes) {
+    lines.push_back(fmt::format("max concurrent sequences of {} tokens: {}", o.context_tokens,
+                                e.serving->max_concurrency));
+  }
   AddLines(lines, e.assumptions, e.notes, model);
   return Render(format, title, rows, lines, InferenceJson(model, o, e));
 }

@@ -1,0 +1,95 @@
+// Deployment planning on the largest configs of ../shared/eval (DeepSeek-V3, Qwen3-Coder-480B,
+// Qwen3-235B-FP8, gpt-oss-120b, Llama-3.1-405B): `fit --engine vllm --search` over 1..64 GPUs of
+// one kind (target: under 100 ms per model) and `fit --all-gpus` (every catalog GPU at 1/2/4/8;
+// target: under 200 ms per model). The model is built once outside the timing (resolution is not
+// what is measured); the planner is made inside it, so the weights are prepared on every run.
+// Kimi-K2/K2.5 have no config-only builder on this branch: not measured.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "memfit/architecture.h"
+#include "memfit/deploy.h"
+#include "memfit/gpu.h"
+#include "memfit/hf_config.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<memfit::Model> EvalModel(const std::string& sub) {
+  const char* env = std::getenv("MEMFIT_EVAL_DIR");
+  for (fs::path dir : {env ? fs::path(env) : fs::path(),
+                       fs::path(__FILE__).parent_path() / "../../shared/eval",
+                       fs::path("../shared/eval"), fs::path("../../shared/eval")}) {
+    if (dir.empty()) continue;
+    std::ifstream file(dir / sub / "config.json");
+    if (!file) continue;
+    std::stringstream text;
+    text << file.rdbuf();
+    auto config = memfit::HfConfig::Parse(text.str(), sub);
+    if (!config) return std::nullopt;
+    auto model = memfit::BuildFromConfig(*config);
+    if (!model) return std::nullopt;
+    model->name = sub;
+    return std::move(*model);
+  }
+  return std::nullopt;
+}
+
+const char* const kModels[] = {
+    "models/deepseek-ai__DeepSeek-V3", "recent/Qwen__Qwen3-Coder-480B-A35B-Instruct",
+    "recent/Qwen__Qwen3-235B-A22B-FP8", "recent/openai__gpt-oss-120b",
+    "recent/meta-llama__Meta-Llama-3.1-405B"};
+
+memfit::InferenceOptions Vllm() {
+  memfit::InferenceOptions o;
+  o.engine = memfit::Engine::kVllm;
+  o.context_tokens = 131072;
+  o.batch = 8;
+  return o;
+}
+
+void BM_DeploySearch64(benchmark::State& state) {
+  auto model = EvalModel(kModels[state.range(0)]);
+  if (!model) {
+    state.SkipWithError("../shared/eval config absent or not buildable from config.json");
+    return;
+  }
+  auto gpu = memfit::FindGpu("h200");
+  memfit::DeployGpu g{.name = "H200 SXM", .memory_bytes = memfit::MemoryBytes(**gpu), .spec = *gpu};
+  memfit::DeployRequest request{.inference = Vllm(), .max_gpus = 64};
+  size_t rows = 0;
+  for (auto _ : state) {
+    memfit::DeployPlanner planner(*model, Vllm());
+    rows = planner.Search(g, request).size();
+    benchmark::DoNotOptimize(rows);
+  }
+  state.SetLabel(model->name);
+}
+BENCHMARK(BM_DeploySearch64)->DenseRange(0, 4)->Unit(benchmark::kMillisecond);
+
+void BM_DeployAllGpus(benchmark::State& state) {
+  auto model = EvalModel(kModels[state.range(0)]);
+  if (!model) {
+    state.SkipWithError("../shared/eval config absent or not buildable from config.json");
+    return;
+  }
+  const uint64_t counts[] = {1, 2, 4, 8};
+  for (auto _ : state) {
+    memfit::DeployPlanner planner(*model, Vllm());
+    auto rows = planner.Grid(counts);
+    benchmark::DoNotOptimize(rows.data());
+  }
+  state.SetLabel(model->name);
+}
+BENCHMARK(BM_DeployAllGpus)->DenseRange(0, 4)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

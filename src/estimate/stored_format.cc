@@ -1,0 +1,166 @@
+// Checkpoint quantization as stored, and what each engine does with it on a given GPU.
+// Sources (docs/estimates.md, "Weights as stored"): transformers quantizer_finegrained_fp8.py
+// (compute capability >= 8.9) and quantizer_mxfp4.py (>= 7.5, else dequantize to bf16); vLLM
+// Fp8Config / Mxfp4Config / ModelOptNvFp4Config.get_min_capability() = 80 (Marlin weight-only
+// kernels below 8.9 / 9.0 / 10.0 keep the stored bytes).
+
+#include "memfit/stored_format.h"
+
+#include <string_view>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace memfit {
+namespace {
+
+bool LowBitOrInteger(const Tensor& t) {
+  if (t.dtype == Dtype::kBlockQuantized || t.dtype == Dtype::kBool) return false;
+  if (!IsFloatingPoint(t.dtype)) return t.kind == TensorKind::kParameter || DtypeBits(t.dtype) <= 8;
+  return DtypeBits(t.dtype) < 16;
+}
+
+// "a.b.weight" -> "a.b"; "a.b.weight.absmax" -> "a.b" (bitsandbytes' quant state hangs off the
+// weight); "a.experts.gate_up_proj_blocks" -> "a.experts".
+std::string_view ModuleOf(std::string_view name) {
+  size_t dot = name.rfind('.');
+  std::string_view m = dot == std::string_view::npos ? std::string_view{} : name.substr(0, dot);
+  if (m.ends_with(".weight")) m.remove_suffix(7);
+  return m;
+}
+
+std::string QuantMethod(const Model& model) {
+  if (!model.quantization_config || !model.quantization_config->is_object()) return "";
+  auto it = model.quantization_config->find("quant_method");
+  return it != model.quantization_config->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+StoredFormat FormatFromConfig(const Model& model) {
+  const std::string method = QuantMethod(model);
+  const nlohmann::json& qc = *model.quantization_config;
+  if (method == "fp8") return qc.contains("weight_block_size") ? StoredFormat::kFp8Block
+                                                               : StoredFormat::kFp8;
+  if (method == "mxfp4") return StoredFormat::kMxfp4;
+  if (method == "modelopt") {
+    auto algo = qc.find("quant_algo");
+    if (algo != qc.end() && algo->is_string() && algo->get<std::string>().find("FP4") != std::string::npos) {
+      return StoredFormat::kNvfp4;
+    }
+    return StoredFormat::kFp8;
+  }
+  if (method == "compressed-tensors") return StoredFormat::kCompressedTensors;
+  if (method == "gptq") return StoredFormat::kGptq;
+  if (method == "awq") return StoredFormat::kAwq;
+  if (method == "bitsandbytes") {
+    auto b8 = qc.find("load_in_8bit");
+    return b8 != qc.end() && b8->is_boolean() && b8->get<bool>() ? StoredFormat::kBnbInt8
+                                                                 : StoredFormat::kBnb4Bit;
+  }
+  return StoredFormat::kOther;
+}
+
+}  // namespace
+
+std::string_view StoredFormatName(StoredFormat format) {
+  switch (format) {
+    case StoredFormat::kNone: return "none";
+    case StoredFormat::kFp8: return "fp8";
+    case StoredFormat::kFp8Block: return "fp8-block";
+    case StoredFormat::kNvfp4: return "nvfp4";
+    case StoredFormat::kMxfp4: return "mxfp4";
+    case StoredFormat::kCompressedTensors: return "compressed-tensors";
+    case StoredFormat::kGptq: return "gptq";
+    case StoredFormat::kAwq: return "awq";
+    case StoredFormat::kBnbInt8: return "bnb-int8";
+    case StoredFormat::kBnb4Bit: return "bnb-4bit";
+    case StoredFormat::kOther: return "low-bit";
+  }
+  return "?";
+}
+
+StoredQuantization DetectStoredQuantization(const Model& model) {
+  StoredQuantization out;
+  out.quantized.assign(model.tensors.size(), false);
+  // Views into the tensors' names (the model outlives this function): no copies for the 100k
+  // tensors of a large MoE.
+  std::unordered_set<std::string_view> modules;
+  modules.reserve(model.tensors.size());
+  for (const auto& t : model.tensors) {
+    if (t.tied_to.empty() && LowBitOrInteger(t) && t.kind != TensorKind::kNonPersistentBuffer) {
+      modules.insert(ModuleOf(t.name));
+    }
+  }
+  if (modules.empty()) return out;
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const Tensor& t = model.tensors[i];
+    if (!t.tied_to.empty() || t.name.ends_with(".bias") || t.name.ends_with("_bias")) continue;
+    if (t.kind == TensorKind::kNonPersistentBuffer) continue;
+    if (!modules.contains(ModuleOf(t.name))) continue;
+    // Only tensors of a module that holds low-bit data: its scales, zeros and indices.
+    out.quantized[i] = true;
+    ++out.tensors;
+    if (t.loaded) out.quantized_bytes += t.bytes;
+  }
+  if (out.tensors == 0) return out;
+  out.format = model.quantization_config ? FormatFromConfig(model) : StoredFormat::kOther;
+  if (out.format == StoredFormat::kOther) {
+    for (const auto& t : model.tensors) {
+      if (t.dtype == Dtype::kF8E4M3 || t.dtype == Dtype::kF8E5M2) out.format = StoredFormat::kFp8;
+    }
+  }
+  return out;
+}
+
+Result<StoredHandling> HandleStoredFormat(StoredFormat format, Engine engine, uint32_t cc,
+                                          std::vector<std::string>& assumptions) {
+  if (format == StoredFormat::kNone) return StoredHandling::kKeep;
+  const std::string name(StoredFormatName(format));
+  const std::string gpu = cc ? fmt::format("compute capability {}.{}", cc / 10, cc % 10)
+                             : std::string("an unknown compute capability");
+  const bool fp8 = format == StoredFormat::kFp8 || format == StoredFormat::kFp8Block;
+  if (cc == 0) {
+    assumptions.push_back(fmt::format("weights as stored ({}): the GPU's compute capability is "
+                                      "unknown, so the engine is assumed to run {} natively",
+                                      name, name));
+    return StoredHandling::kKeep;
+  }
+  if (engine == Engine::kTransformers) {
+    if (fp8 && cc < 89) {
+      assumptions.push_back(fmt::format(
+          "transformers runs FP8 only at compute capability >= 8.9 (quantizer_finegrained_fp8.py); "
+          "on {} the {} weights are dequantized to the compute dtype (older releases refuse)",
+          gpu, name));
+      return StoredHandling::kDequantize;
+    }
+    if (format == StoredFormat::kMxfp4 && cc < 75) {
+      assumptions.push_back(fmt::format(
+          "transformers runs MXFP4 only at compute capability >= 7.5 (quantizer_mxfp4.py); on {} "
+          "the experts are dequantized to bfloat16", gpu));
+      return StoredHandling::kDequantize;
+    }
+    assumptions.push_back(fmt::format("weights as stored ({}): transformers runs it on {}", name, gpu));
+    return StoredHandling::kKeep;
+  }
+  // vLLM and SGLang: Fp8Config, Mxfp4Config and ModelOptNvFp4Config need compute capability 8.0;
+  // below the native one (8.9 FP8, 9.0 MXFP4, 10.0 NVFP4) Marlin weight-only kernels keep the
+  // stored bytes.
+  const std::string eng(EngineName(engine));
+  if ((fp8 || format == StoredFormat::kMxfp4 || format == StoredFormat::kNvfp4) && cc < 80) {
+    return MakeError("{}: {} checkpoints need compute capability 8.0 (get_min_capability), the GPU "
+                     "has {}.{}: use --quant none (dequantized) or another GPU", eng, name,
+                     cc / 10, cc % 10);
+  }
+  const uint32_t native = fp8 ? 89 : format == StoredFormat::kMxfp4 ? 90
+                          : format == StoredFormat::kNvfp4 ? 100 : 0;
+  if (native && cc < native) {
+    assumptions.push_back(fmt::format("weights as stored ({}): {} on {} uses Marlin weight-only "
+                                      "kernels (the weights stay {}; activations in 16-bit)",
+                                      name, eng, gpu, name));
+  } else {
+    assumptions.push_back(fmt::format("weights as stored ({}): {} runs it natively on {}", name,
+                                      eng, gpu));
+  }
+  return StoredHandling::kKeep;
+}
+
+}  // namespace memfit

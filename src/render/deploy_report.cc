@@ -1,0 +1,108 @@
+// Deployment rows: table, JSON, CSV, Markdown (docs/json.md, "memfit.deploy/1").
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "memfit/json.h"
+#include "memfit/render_deploy.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+std::string Rate(double tokens_per_s) {
+  return tokens_per_s > 0 ? fmt::format("{:.0f}", tokens_per_s) : "?";
+}
+
+std::string Verdict(const DeploymentRow& r) {
+  if (!r.runs) return "refused";
+  return r.fits ? "fits" : "does not fit";
+}
+
+}  // namespace
+
+nlohmann::json DeployJson(const DeployReportInput& in) {
+  nlohmann::json j;
+  j["schema"] = "memfit.deploy/1";
+  j["model"] = in.model->name;
+  j["mode"] = in.mode;
+  const InferenceOptions& o = *in.options;
+  j["request"] = {{"engine", std::string(EngineName(o.engine))},
+                  {"context", o.context_tokens},
+                  {"sequences", o.batch},
+                  {"kv_dtype", std::string(KvDtypeName(o.kv_dtype))},
+                  {"gpu_memory_utilization", o.gpu_memory_utilization}};
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::string> assumptions = in.model->assumptions;
+  for (const auto& r : *in.rows) {
+    nlohmann::json row = {
+        {"gpu", r.gpu}, {"gpu_memory_bytes", r.gpu_memory_bytes}, {"gpus", r.gpus},
+        {"layout", DeployLayoutName(r.layout)},
+        {"tp", r.layout.tp}, {"dp", r.layout.dp}, {"ep", r.layout.ep}, {"pp", r.layout.pp},
+        {"dp_attention", r.layout.dp_attention}, {"runs", r.runs}, {"fits", r.fits},
+        {"verdict", Verdict(r)},
+        {"weights_per_gpu_bytes", r.weights_per_gpu_bytes},
+        {"total_per_gpu_bytes", r.total_per_gpu_bytes}, {"kv_pool_bytes", r.kv_pool_bytes},
+        {"max_sequences", r.max_sequences}, {"max_context_tokens", r.max_context_tokens},
+        {"decode_tokens_per_s", r.decode_tokens_per_s},
+        {"prefill_tokens_per_s", r.prefill_tokens_per_s}};
+    if (!r.runs) row["refusal"] = r.refusal;
+    rows.push_back(std::move(row));
+    for (const auto& a : r.assumptions) {
+      if (std::find(assumptions.begin(), assumptions.end(), a) == assumptions.end()) {
+        assumptions.push_back(a);
+      }
+    }
+  }
+  j["rows"] = rows;
+  j["assumptions"] = assumptions;
+  return j;
+}
+
+std::string RenderDeploy(const DeployReportInput& in, OutputFormat format) {
+  if (format == OutputFormat::kJson) return DumpJson(DeployJson(in)) + "\n";
+  const std::vector<std::string> headers = {"gpus", "gpu", "layout", "verdict", "weights/GPU",
+                                            "total/GPU", "max seqs", "max context",
+                                            "decode tok/s", "prefill tok/s"};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : *in.rows) {
+    rows.push_back({std::to_string(r.gpus), r.gpu, DeployLayoutName(r.layout), Verdict(r),
+                    r.runs ? FormatBytes(r.weights_per_gpu_bytes) : "-",
+                    r.runs ? FormatBytes(r.total_per_gpu_bytes) : "-",
+                    r.runs ? std::to_string(r.max_sequences) : "-",
+                    r.runs ? std::to_string(r.max_context_tokens) : "-",
+                    r.runs ? Rate(r.decode_tokens_per_s) : "-",
+                    r.runs ? Rate(r.prefill_tokens_per_s) : "-"});
+  }
+  if (format == OutputFormat::kCsv) return RenderCsv(headers, rows);
+  const InferenceOptions& o = *in.options;
+  std::string title = fmt::format("{}: {} serving {} sequence(s) of {} tokens ({})",
+                                  in.model->name, EngineName(o.engine), o.batch, o.context_tokens,
+                                  in.mode);
+  std::vector<std::string> lines;
+  for (const auto& a : in.model->assumptions) lines.push_back("assumption: " + a);
+  std::vector<std::string> seen;
+  for (const auto& r : *in.rows) {
+    if (!r.runs && !r.refusal.empty()) lines.push_back("refused (" + r.gpu + " x" +
+                                                       std::to_string(r.gpus) + "): " + r.refusal);
+    for (const auto& a : r.assumptions) {
+      if (std::find(seen.begin(), seen.end(), a) != seen.end()) continue;
+      seen.push_back(a);
+      lines.push_back("assumption: " + a);
+    }
+  }
+  lines.push_back("note: decode tok/s is one sequence's memory-bandwidth bound, prefill tok/s the "
+                  "compute bound over all GPUs (docs/estimates.md, \"Deployment planning\")");
+  std::string out;
+  if (format == OutputFormat::kMarkdown) {
+    out = "**" + title + "**\n\n" + RenderMarkdownTable(headers, rows) + "\n";
+    for (const auto& l : lines) out += "- " + l + "\n";
+  } else {
+    out = title + "\n" + RenderPlainTable(headers, rows);
+    for (const auto& l : lines) out += l + "\n";
+  }
+  return out;
+}
+
+}  // namespace memfit
