@@ -121,7 +121,7 @@ TEST(Cli, BadInputIsOneLineWithExitCode1) {
   ExpectOneLineError(RunMemfit({"estimate-memory", (dir / "badjson").string()}), "config.json");
   Write(dir / "unknown" / "config.json", R"({"model_type": "frobnicator"})");
   ExpectOneLineError(RunMemfit({"estimate-memory", (dir / "unknown").string()}),
-                     "model_type \"frobnicator\" is not supported");
+                     "model_type \"frobnicator\" has no exact builder");
   Write(dir / "missing" / "config.json", R"({"model_type": "llama", "vocab_size": 10})");
   ExpectOneLineError(RunMemfit({"estimate-memory", (dir / "missing").string()}),
                      "missing required field \"hidden_size\"");

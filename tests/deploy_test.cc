@@ -107,8 +107,11 @@ TEST(DeployRealConfigs, DeepSeekV3Fp8OnEightH200WithVllm) {
 // 36 x 1748118784 + 2 x 1158266880 + 5888 = 65248815872 (60.77 GiB).
 // Profile peak: logits 8192 x 2880 x 2 + 256 x 201088 x (2 + 4) = 356057088. Budget 80 GiB x 0.9
 // = 77309411328, pool = 77309411328 - 65248815872 - 356057088 - 73400320 = 11631138048; KV per
-// token 36 layers x 8 heads x 128 x 2 = 73728, block 1179648 -> 9859 blocks = 157744 tokens:
-// one 131072-token sequence.
+// token 36 layers x 8 heads x 128 x 2 = 73728, block 1179648 -> 9859 blocks = 157744 tokens.
+// A 131072-token sequence takes 18 full layers x 131072 tokens x 2048 B = 4831838208 plus 18
+// sliding layers (window 128) x min(128 - 1 + 8192, 131072) -> 8320 tokens x 2048 B = 306708480
+// (vLLM's SlidingWindowSpec), 5138546688 B: the pool holds two (vLLM's hybrid KV manager frees
+// the sliding layers' blocks beyond the window).
 TEST(DeployRealConfigs, GptOss120bMxfp4OnOneH100) {
   EVAL_MODEL_OR_SKIP(m, "recent/openai__gpt-oss-120b");
   InferenceOptions o = OnGpu("h100", Engine::kVllm);
@@ -120,7 +123,8 @@ TEST(DeployRealConfigs, GptOss120bMxfp4OnOneH100) {
   EXPECT_EQ(e->weights_bytes, 65248815872u);
   EXPECT_EQ(e->activation_bytes, 356057088u);
   EXPECT_EQ(e->serving->num_blocks, 9859u);
-  EXPECT_EQ(e->serving->max_concurrency, 1u);
+  EXPECT_EQ(e->serving->sequence_bytes, 5138546688u);
+  EXPECT_EQ(e->serving->max_concurrency, 2u);
   // transformers on a V100 (7.0) dequantizes the experts: 36 x 128 x (5760 + 2880) x 2880 x 2
   // bytes of bf16 in place of the MXFP4 bytes.
   InferenceOptions v100 = OnGpu("v100", Engine::kTransformers);

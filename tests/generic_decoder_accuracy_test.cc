@@ -44,6 +44,9 @@ TEST(GenericDecoderAccuracy, WithinTwoPercentOfEveryExactDecoderBuilder) {
       auto archs = config->architectures();
       if (archs.empty() || !archs.front().ends_with("ForCausalLM")) continue;
       if (!FindArchitectureBuilder(config->model_type(), archs.front())) continue;
+      // Not comparable: the exact builders count gpt-oss's MXFP4 experts in packed bytes (the
+      // generic count is the logical one), and LLaVA-1.5 names its vision tower by a string.
+      if (config->model_type() == "gpt_oss" || config->model_type() == "llava") continue;
       auto exact = BuildFromConfig(*config, {});
       auto generic = arch::BuildGenericDecoder(*config, {});
       if (!exact) continue;

@@ -136,6 +136,9 @@ struct InferenceEstimate {
   uint64_t allocator_reserve_bytes = 0;
   uint64_t cuda_graph_bytes = 0;   // serving engines
   uint64_t total_bytes = 0;        // per GPU
+  // Paged engines: the KV cache and recurrent state of one sequence at the context, per GPU
+  // (windows capped, indexer keys, state pages): what each admitted sequence takes from the pool.
+  uint64_t sequence_kv_bytes = 0;
   uint64_t tp = 1;
   uint64_t gpus = 1;               // GPUs of the deployment (tp x dp x pp as the engine counts)
   ParallelLayout layout;

@@ -124,9 +124,8 @@ Result<Engine> ParseEngine(std::string_view s) {
   return MakeError("--engine {}: expected transformers, vllm, sglang or llama.cpp", s);
 }
 
-// `sequence_bytes`: the KV cache and recurrent state of one sequence at the context on one GPU.
-ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOptions& o,
-                               uint64_t sequence_bytes) {
+ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOptions& o) {
+  const uint64_t sequence_bytes = e.sequence_kv_bytes;
   ServingBudget s;
   s.replicas = e.layout.replicas;
   s.sequence_bytes = sequence_bytes;
@@ -302,7 +301,8 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     // at their window), indexer keys and recurrent state, as the KV estimate counts them.
     kv.batch = 1;
     MEMFIT_ASSIGN_OR_RETURN(KvCacheEstimate one, EstimateKvCache(model, kv));
-    ServingBudget s = ServingBudgetFor(e, o, one.bytes);
+    e.sequence_kv_bytes = one.bytes;
+    ServingBudget s = ServingBudgetFor(e, o);
     if (o.gpu_memory_bytes > 0) {
       e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
       e.total_bytes = Add(s.requested_bytes, e.cuda_graph_bytes);

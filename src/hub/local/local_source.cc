@@ -5,6 +5,8 @@
 
 #include "memfit/local_source.h"
 
+#include "memfit/hf_quant_config.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -114,6 +116,12 @@ Result<ModelInputs> ReadModelDirectory(const std::string& dir_string) {
   if (IsFile(dir / "config.json")) {
     MEMFIT_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(dir / "config.json"));
     MEMFIT_ASSIGN_OR_RETURN(inputs.config, HfConfig::Parse(text, (dir / "config.json").string()));
+    if (IsFile(dir / "hf_quant_config.json")) {  // ModelOpt's quantization, beside config.json
+      MEMFIT_ASSIGN_OR_RETURN(std::string quant, ReadSmallFile(dir / "hf_quant_config.json"));
+      MEMFIT_ASSIGN_OR_RETURN(inputs.config,
+                              MergeHfQuantConfig(*inputs.config, quant,
+                                                 (dir / "hf_quant_config.json").string()));
+    }
   }
   for (const char* index_name : {"model.safetensors.index.json", "pytorch_model.bin.index.json"}) {
     if (!IsFile(dir / index_name)) continue;

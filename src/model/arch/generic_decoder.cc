@@ -35,6 +35,7 @@ generic::Extras ReadExtras(ConfigKeys& k, const Hyperparameters& hp) {
   x.shared_expert_gate = k.Has({"shared_expert_intermediate_size"});
   x.router_bias = k.String({"topk_method"}) == "noaux_tc" ||
                   k.Bool({"use_routing_bias", "use_moe_router_bias"}, false);
+  x.moe_latent = k.Uint({"moe_latent_size", "routed_expert_hidden_size"});
   x.linear_k_heads = k.Uint({"linear_num_key_heads"}, 16);
   x.linear_k_dim = k.Uint({"linear_key_head_dim"}, 128);
   x.linear_v_heads = k.Uint({"linear_num_value_heads"}, 32);

@@ -186,8 +186,16 @@ void Mlp(ModelBuilder& b, const Quantization& q, const std::string& l, const Lay
   if (x.router_bias) {
     b.Buffer(m + ".gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
   }
+  const uint64_t e_in = x.moe_latent ? x.moe_latent : h;
+  if (x.moe_latent) {
+    QLinear(b, q, m + ".fc1_latent_proj", h, x.moe_latent, false);
+    QLinear(b, q, m + ".fc2_latent_proj", x.moe_latent, h, false);
+  }
   for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-    ffn(Layer(m + ".experts", e), hp.moe_intermediate_size);
+    const std::string ex = Layer(m + ".experts", e);
+    if (hp.gated_mlp) QLinear(b, q, ex + ".gate_proj", e_in, hp.moe_intermediate_size, false);
+    QLinear(b, q, ex + ".up_proj", e_in, hp.moe_intermediate_size, false);
+    QLinear(b, q, ex + ".down_proj", hp.moe_intermediate_size, e_in, false);
   }
   if (hp.shared_expert_intermediate_size > 0) {
     ffn(m + ".shared_experts", hp.shared_expert_intermediate_size);

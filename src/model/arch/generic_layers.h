@@ -24,6 +24,9 @@ struct Extras {
   uint64_t index_head_dim = 0;
   bool shared_expert_gate = false;  // Qwen-style sigmoid gate on the shared expert
   bool router_bias = false;     // DeepSeek-V3-style e_score_correction_bias
+  // Latent MoE (Nemotron-3 "moe_latent_size", Kimi-K3 "routed_expert_hidden_size"): the routed
+  // experts work in this width, with one projection into and out of it per MoE layer.
+  uint64_t moe_latent = 0;
   // Recurrent mixers' dimensions (RecurrentState keeps only what the state needs).
   uint64_t linear_k_heads = 0, linear_k_dim = 0, linear_v_heads = 0, linear_v_dim = 0;  // GDN
   uint64_t mamba_d_inner = 0, mamba_groups = 1, mamba_d_state = 0, mamba_heads = 0;

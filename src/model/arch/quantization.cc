@@ -1,5 +1,7 @@
 #include "model/arch/quantization.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "memfit/checked_math.h"
@@ -33,6 +35,101 @@ std::vector<std::string> StringList(const nlohmann::json& q, const char* key) {
     }
   }
   return out;
+}
+
+// A ModelOpt / compressed-tensors weight scheme: {"num_bits", "type", "group_size", "strategy"}.
+QuantMethod SchemeMethod(const nlohmann::json& w, bool* per_channel) {
+  if (!w.is_object()) return QuantMethod::kNone;
+  const int64_t bits = w.value("num_bits", int64_t{0});
+  const std::string type = w.contains("type") && w["type"].is_string() ? w["type"].get<std::string>()
+                                                                        : std::string();
+  if (bits == 4 && type == "float") return QuantMethod::kNvfp4;
+  if (bits == 8 && type == "float") {
+    if (per_channel) {
+      *per_channel = w.contains("strategy") && w["strategy"].is_string() &&
+                     w["strategy"].get<std::string>() == "channel";
+    }
+    return QuantMethod::kFp8Tensor;
+  }
+  return QuantMethod::kNone;
+}
+
+QuantMethod AlgoMethod(const std::string& algo) {
+  if (algo == "NVFP4" || algo == "W4A16_NVFP4" || algo == "W4A8_NVFP4_FP8") return QuantMethod::kNvfp4;
+  if (algo == "FP8" || algo == "FP8_PER_CHANNEL_PER_TOKEN") return QuantMethod::kFp8Tensor;
+  return QuantMethod::kNone;
+}
+
+// NVIDIA ModelOpt ("quant_method": "modelopt", "quant_algo") and compressed-tensors
+// ("config_groups".*."weights") checkpoints: NVFP4, FP8 per tensor or channel, and ModelOpt's
+// MIXED_PRECISION ("quantized_layers": module -> quant_algo). Modules in "ignore" /
+// "exclude_modules" (glob patterns) stay unquantized. Sources: NVIDIA TensorRT-Model-Optimizer
+// export (hf_quant_config.json), vLLM modelopt.py and compressed_tensors.py.
+void ReadModelOptLike(ModelBuilder& b, const HfConfig& c, const nlohmann::json& qc,
+                      Quantization& q) {
+  const std::string algo =
+      qc.contains("quant_algo") && qc["quant_algo"].is_string() ? qc["quant_algo"].get<std::string>()
+                                                                : std::string();
+  if (algo == "MIXED_PRECISION") {
+    auto layers = qc.find("quantized_layers");
+    if (layers == qc.end() || !layers->is_object()) {
+      b.Fail(MakeError("{}: quantization_config: MIXED_PRECISION needs \"quantized_layers\"",
+                       c.where()));
+      return;
+    }
+    q.method = QuantMethod::kMixed;
+    for (auto it = layers->begin(); it != layers->end(); ++it) {
+      if (!it->is_object() || !it->contains("quant_algo") || !(*it)["quant_algo"].is_string()) continue;
+      QuantMethod m = AlgoMethod((*it)["quant_algo"].get<std::string>());
+      if (m != QuantMethod::kNone) q.per_module.emplace_back(it.key(), m);
+    }
+    std::sort(q.per_module.begin(), q.per_module.end());
+  } else {
+    QuantMethod m = AlgoMethod(algo);
+    if (auto groups = qc.find("config_groups"); groups != qc.end() && groups->is_object()) {
+      for (const auto& g : *groups) {
+        if (g.is_object() && g.contains("weights")) {
+          QuantMethod from_group = SchemeMethod(g["weights"], &q.per_channel);
+          if (from_group != QuantMethod::kNone) m = from_group;
+          break;
+        }
+      }
+    }
+    if (m == QuantMethod::kNone) {
+      b.Fail(MakeError("{}: quantization_config: the ModelOpt / compressed-tensors scheme (quant_algo "
+                       "\"{}\") is not one memfit builds from config.json (NVFP4, FP8); the "
+                       "safetensors headers give the exact sizes",
+                       c.where(), algo));
+      return;
+    }
+    q.method = m;
+  }
+  q.bits = q.method == QuantMethod::kNvfp4 ? 4 : 8;
+  q.group_size = q.method == QuantMethod::kNvfp4 ? 16 : 0;
+  for (const char* key : {"ignore", "exclude_modules"}) {
+    for (auto& s : StringList(qc, key)) q.skip.push_back(std::move(s));
+  }
+}
+
+// fnmatch-style: '*' matches any run of characters (ModelOpt's "ignore" patterns).
+bool GlobMatch(std::string_view pattern, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 }  // namespace
@@ -114,6 +211,9 @@ Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOpt
     q.block_out = (*block)[0].get<uint64_t>();
     q.block_in = (*block)[1].get<uint64_t>();
     q.skip = StringList(*qc, "modules_to_not_convert");
+  } else if (method == "modelopt" || method == "compressed-tensors" ||
+             (method.empty() && (qc->contains("config_groups") || qc->contains("quant_algo")))) {
+    ReadModelOptLike(b, c, *qc, q);
   } else if (method == "mxfp4") {
     q.method = QuantMethod::kMxfp4;
     q.bits = 4;
@@ -132,6 +232,7 @@ bool SkipsModule(const Quantization& q, const std::string& module) {
       if (module.find(pattern) != std::string::npos) return true;
       continue;
     }
+    if (GlobMatch(pattern, module)) return true;  // "model.layers.0*", "mtp*"
     std::string path = module;
     while (!path.empty()) {
       if (MatchesModulePattern(path, pattern)) return true;
@@ -145,11 +246,33 @@ bool SkipsModule(const Quantization& q, const std::string& module) {
 
 void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t in,
              uint64_t out, bool bias) {
-  if (q.method == QuantMethod::kNone || q.method == QuantMethod::kMxfp4 || SkipsModule(q, m)) {
+  QuantMethod method = q.method;
+  if (method == QuantMethod::kMixed) {
+    auto it = std::lower_bound(q.per_module.begin(), q.per_module.end(),
+                               std::make_pair(m, QuantMethod::kNone));
+    method = it != q.per_module.end() && it->first == m ? it->second : QuantMethod::kNone;
+  }
+  if (method == QuantMethod::kNone || method == QuantMethod::kMxfp4 || SkipsModule(q, m)) {
     b.Linear(m, in, out, bias);
     return;
   }
-  switch (q.method) {
+  switch (method) {
+    case QuantMethod::kNvfp4:
+      // Values packed two per byte [out, in/2], an E4M3 scale per 16 inputs, two float32 scalars.
+      b.ParamAs(m + ".weight", {out, CeilDiv(in, 2)}, Dtype::kU8);
+      b.ParamAs(m + ".weight_scale", {out, CeilDiv(in, 16)}, Dtype::kF8E4M3);
+      b.ParamAs(m + ".weight_scale_2", {}, Dtype::kF32);
+      b.ParamAs(m + ".input_scale", {}, Dtype::kF32);
+      break;
+    case QuantMethod::kFp8Tensor:
+      b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
+      if (q.per_channel) {
+        b.ParamAs(m + ".weight_scale", {out, 1}, Dtype::kF32);
+      } else {
+        b.ParamAs(m + ".weight_scale", {}, Dtype::kF32);
+      }
+      b.ParamAs(m + ".input_scale", {}, Dtype::kF32);
+      break;
     case QuantMethod::kBnbInt8:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kI8);
       b.Buffer(m + ".SCB", {out}, Dtype::kF32, true);
@@ -225,6 +348,14 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
     case QuantMethod::kFp8Block:
       m.notes.push_back("fp8: quantized layers stored as float8_e4m3fn with float32 "
                         "weight_scale_inv per block");
+      break;
+    case QuantMethod::kNvfp4:
+    case QuantMethod::kFp8Tensor:
+    case QuantMethod::kMixed:
+      m.notes.push_back("ModelOpt / compressed-tensors: NVFP4 layers stored as uint8 [out, in/2] "
+                        "(two E2M1 values a byte) with an E4M3 scale per 16 and float32 "
+                        "weight_scale_2 and input_scale; FP8 layers as float8_e4m3fn with float32 "
+                        "weight_scale and input_scale. The parameter count counts packed bytes.");
       break;
     default:
       break;

@@ -15,7 +15,14 @@
 
 namespace memfit::arch {
 
-enum class QuantMethod : uint8_t { kNone, kBnbInt8, kBnb4Bit, kGptq, kAwq, kFp8Block, kMxfp4 };
+enum class QuantMethod : uint8_t {
+  kNone, kBnbInt8, kBnb4Bit, kGptq, kAwq, kFp8Block, kMxfp4,
+  kNvfp4,      // NVIDIA ModelOpt / compressed-tensors NVFP4: E2M1 values two per byte, an E4M3
+               // scale per 16, float32 weight_scale_2 and input_scale per tensor
+  kFp8Tensor,  // FP8 with a float32 scale per tensor (per output channel with `per_channel`)
+               // and a float32 input_scale (ModelOpt FP8, compressed-tensors float-quantized)
+  kMixed,      // ModelOpt MIXED_PRECISION: the method of each module in `per_module`
+};
 
 struct Quantization {
   QuantMethod method = QuantMethod::kNone;
@@ -24,7 +31,10 @@ struct Quantization {
   uint64_t block_out = 0, block_in = 0;  // fp8 weight_block_size
   bool double_quant = false;          // bnb 4-bit bnb_4bit_use_double_quant
   std::string quant_type = "nf4";     // bnb 4-bit fp4 | nf4
-  std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules
+  std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules / ignore
+  bool per_channel = false;           // kFp8Tensor: weight_scale [out, 1]
+  // kMixed: module path -> its method (kNvfp4 or kFp8Tensor); modules not listed stay unquantized.
+  std::vector<std::pair<std::string, QuantMethod>> per_module;
 };
 
 // Reads "quantization_config" (none when absent, or when options.ignore_quantization is set:

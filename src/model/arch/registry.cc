@@ -138,7 +138,25 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
   const std::string arch = archs.empty() ? "" : archs.front();
   const auto* builder = FindArchitectureBuilder(type, arch);
   arch::TensorLimitScope limit(options.max_tensors);
-  if (builder) return builder->build(config, options);
+  if (builder) {
+    auto model = builder->build(config, options);
+    // An exact builder that cannot lay out this checkpoint's quantization (quantized fused
+    // experts, a format it does not build): the generic builder answers, approximately, and says
+    // why. Any other error (a missing or malformed field) stands.
+    const auto refused_layout = [&](const Error& e) {
+      return e.message.find("quantized fused experts") != std::string::npos ||
+             e.message.find("quantized Gemma 4") != std::string::npos;
+    };
+    if (!model && allow_generic && refused_layout(model.error())) {
+      auto generic = arch::BuildGenericDecoder(config, options);
+      if (generic) {
+        generic->assumptions.push_back("the exact builder could not lay out this checkpoint: " +
+                                       model.error().message);
+        return generic;
+      }
+    }
+    return model;
+  }
   // A new model_type whose class is one memfit builds (Kimi-K2 is "kimi_k2" with
   // DeepseekV3ForCausalLM): the class decides.
   for (const auto& [cls, known_type] : kClassTypes) {

@@ -122,8 +122,25 @@ std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::s
       }
     }
   } else if (auto words = keys.StringList({"layers_block_type", "layer_types", "layers_type"})) {
+    // Nemotron-H's word list: "mamba" and "attention" layers have no MLP, "moe" and "mlp" layers
+    // are an MLP alone.
+    const bool nemotron = std::any_of(words->begin(), words->end(), [](const std::string& w) {
+      return w == "moe" || w == "mlp";
+    });
     if (list_size_ok(words->size(), "layer_types")) {
-      for (uint64_t i = 0; i < n; ++i) kinds[i] = FromWord((*words)[i], keys, model_type, unknown);
+      for (uint64_t i = 0; i < n; ++i) {
+        const std::string& w = (*words)[i];
+        if (nemotron && (w == "moe" || w == "mlp")) {
+          kinds[i] = {.mixer = LayerMixer::kNone, .attention = AttentionKind::kNone,
+                      .pattern_sets_mlp = true, .moe = w == "moe"};
+          continue;
+        }
+        kinds[i] = FromWord(w, keys, model_type, unknown);
+        if (nemotron) {
+          kinds[i].pattern_sets_mlp = true;
+          kinds[i].has_mlp = false;
+        }
+      }
     }
   } else if (auto idx = keys.UintList({"full_attn_idxs"})) {
     auto full = IndexSet(idx, 0);

@@ -3,6 +3,7 @@
 // listed in docs/architectures.md, "Hyperparameters from any config".
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -139,6 +140,55 @@ RecurrentState ReadState(ConfigKeys& keys, LayerMixer mixer, const Hyperparamete
   return s;
 }
 
+// DeciLM / Nemotron-NAS ("block_configs", one per layer): attention with its own KV-head
+// grouping or none ("no_op"), an FFN of width find_multiple(int(2 * ffn_mult * hidden / 3), 256)
+// or none (transformers-compatible modeling_decilm.py, _ffn_mult_to_intermediate_size).
+void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
+                           std::vector<std::string>& assumptions) {
+  const auto* blocks = keys.Find({"block_configs"});
+  if (!blocks || !blocks->is_array()) return;
+  if (blocks->size() != hp.layers.size()) {
+    assumptions.push_back(fmt::format("\"block_configs\" lists {} layers, the model has {}: "
+                                      "ignored", blocks->size(), hp.layers.size()));
+    return;
+  }
+  bool linear = false;
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    const auto& b = (*blocks)[i];
+    LayerInfo& L = hp.layers[i];
+    if (!b.is_object()) continue;
+    if (auto a = b.find("attention"); a != b.end() && a->is_object()) {
+      const bool no_op = a->value("no_op", false), as_linear = a->value("replace_with_linear", false);
+      if (no_op || as_linear) {
+        L.mixer = LayerMixer::kNone;
+        L.attention = AttentionKind::kNone;
+        linear = linear || as_linear;
+      } else if (auto g = a->find("n_heads_in_group"); g != a->end() && g->is_number_integer() &&
+                                                       g->get<int64_t>() > 0) {
+        L.num_kv_heads = std::max<uint64_t>(L.num_heads / g->get<uint64_t>(), 1);
+      }
+    }
+    if (auto f = b.find("ffn"); f != b.end() && f->is_object()) {
+      const bool no_op = f->value("no_op", false), as_linear = f->value("replace_with_linear", false);
+      if (no_op || as_linear) {
+        L.intermediate_size = 0;
+        L.moe = false;
+        linear = linear || as_linear;
+      } else if (auto m = f->find("ffn_mult"); m != f->end() && m->is_number()) {
+        const double mult = m->get<double>();
+        if (mult > 0 && mult < 64) {
+          const uint64_t width = static_cast<uint64_t>(2 * mult * static_cast<double>(hp.hidden_size) / 3);
+          L.intermediate_size = (width + 255) / 256 * 256;
+        }
+      }
+    }
+  }
+  if (linear) {
+    assumptions.push_back("block_configs: layers \"replace_with_linear\" are counted without "
+                          "their hidden x hidden linear");
+  }
+}
+
 }  // namespace
 
 Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
@@ -163,6 +213,14 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
                                           "model_max_length"});
   hp.num_attention_heads = keys.Uint({"num_attention_heads", "n_head", "num_heads", "n_heads",
                                       "n_attention_heads"});
+  if (hp.num_layers == 0) {
+    // Nemotron-3-Ultra's config gives the layers only as "layers_block_type".
+    if (auto words = keys.StringList({"layers_block_type", "layer_types"})) {
+      hp.num_layers = words->size();
+    } else if (const auto* p = keys.Find({"hybrid_override_pattern"}); p && p->is_string()) {
+      hp.num_layers = p->get<std::string>().size();
+    }
+  }
   if (keys.failed()) return keys.error();
   if (hp.num_layers == 0 || hp.hidden_size == 0) {
     return MakeError("{}: no number of layers (\"num_hidden_layers\", \"n_layer\", "
@@ -217,16 +275,27 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
                                          hp.intermediate_size);
   hp.activation = keys.String({"hidden_act", "hidden_activation", "activation_function",
                                "mlp_hidden_act", "activation"}, "silu");
-  hp.gated_mlp = hp.activation != "relu2" && hp.activation != "gelu_new" &&
+  // Plain (two-matrix) MLPs: the GPT-style families and squared-ReLU models; every other
+  // current decoder uses a gated one (SwiGLU, GeGLU).
+  static const std::set<std::string, std::less<>> kPlainMlp = {
+      "gpt2", "gpt_neox", "gptj", "gpt_bigcode", "opt", "bloom", "falcon", "RefinedWeb",
+      "RefinedWebModel", "mpt", "phi", "starcoder2", "codegen", "gpt_neo", "persimmon"};
+  hp.gated_mlp = hp.activation != "relu2" && !kPlainMlp.count(model_type) &&
                  keys.Bool({"block_use_swiglu", "use_swiglu", "gated_mlp"}, true);
   hp.norm = "rmsnorm";
   // Ties: the text section, then the top level; transformers' PretrainedConfig defaults to true,
   // but most decoder families override it to false: the default is stated.
+  // Config classes whose default ties the LM head (transformers' configuration_<type>.py).
+  static const std::set<std::string, std::less<>> kTiedByDefault = {
+      "gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2",
+      "gpt2", "opt", "bloom", "falcon", "mpt", "t5", "qwen3", "qwen2_vl"};
   if (keys.Has({"tie_word_embeddings"})) {
     hp.tie_word_embeddings = keys.Bool({"tie_word_embeddings"}, false);
   } else {
-    hp.tie_word_embeddings = false;
-    assumptions.push_back("no \"tie_word_embeddings\": an untied LM head assumed");
+    hp.tie_word_embeddings = kTiedByDefault.count(model_type) > 0;
+    assumptions.push_back(fmt::format("no \"tie_word_embeddings\": {} LM head assumed (the "
+                                      "config class's default)",
+                                      hp.tie_word_embeddings ? "a tied" : "an untied"));
   }
   // Mixture of experts.
   hp.num_experts = keys.Uint({"num_experts", "num_local_experts", "n_routed_experts",
@@ -344,6 +413,7 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
     hp.layers.push_back(L);
   }
   if (keys.failed()) return keys.error();
+  ApplyDeciBlockConfigs(keys, hp, assumptions);
   if (!keys.defaulted().empty()) {
     std::string list;
     for (const auto& k : keys.defaulted()) list += (list.empty() ? "" : ", ") + k;
