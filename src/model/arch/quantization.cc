@@ -40,7 +40,10 @@ std::vector<std::string> StringList(const nlohmann::json& q, const char* key) {
 // A ModelOpt / compressed-tensors weight scheme: {"num_bits", "type", "group_size", "strategy"}.
 QuantMethod SchemeMethod(const nlohmann::json& w, bool* per_channel) {
   if (!w.is_object()) return QuantMethod::kNone;
-  const int64_t bits = w.value("num_bits", int64_t{0});
+  auto num_bits = w.find("num_bits");
+  const int64_t bits = num_bits != w.end() && num_bits->is_number_integer()
+                           ? num_bits->get<int64_t>()
+                           : 0;
   const std::string type = w.contains("type") && w["type"].is_string() ? w["type"].get<std::string>()
                                                                         : std::string();
   if (bits == 4 && type == "float") return QuantMethod::kNvfp4;

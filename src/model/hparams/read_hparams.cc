@@ -140,6 +140,12 @@ RecurrentState ReadState(ConfigKeys& keys, LayerMixer mixer, const Hyperparamete
   return s;
 }
 
+// A boolean member of a JSON object; false when absent or not a boolean (never throws).
+bool FlagOf(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
 // DeciLM / Nemotron-NAS ("block_configs", one per layer): attention with its own KV-head
 // grouping or none ("no_op"), an FFN of width find_multiple(int(2 * ffn_mult * hidden / 3), 256)
 // or none (transformers-compatible modeling_decilm.py, _ffn_mult_to_intermediate_size).
@@ -158,7 +164,7 @@ void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
     LayerInfo& L = hp.layers[i];
     if (!b.is_object()) continue;
     if (auto a = b.find("attention"); a != b.end() && a->is_object()) {
-      const bool no_op = a->value("no_op", false), as_linear = a->value("replace_with_linear", false);
+      const bool no_op = FlagOf(*a, "no_op"), as_linear = FlagOf(*a, "replace_with_linear");
       if (no_op || as_linear) {
         L.mixer = LayerMixer::kNone;
         L.attention = AttentionKind::kNone;
@@ -169,7 +175,7 @@ void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
       }
     }
     if (auto f = b.find("ffn"); f != b.end() && f->is_object()) {
-      const bool no_op = f->value("no_op", false), as_linear = f->value("replace_with_linear", false);
+      const bool no_op = FlagOf(*f, "no_op"), as_linear = FlagOf(*f, "replace_with_linear");
       if (no_op || as_linear) {
         L.intermediate_size = 0;
         L.moe = false;
