@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
+#include "cli_run.h"
 #include "memfit/hf_config.h"
 #include "test_support.h"
 
@@ -25,16 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code;
-  std::string out, err;
-};
-
-RunResult RunMemfit(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::RunMemfit;
 
 struct EvalConfig {
   std::string name;

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 namespace memfit {
@@ -17,16 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code;
-  std::string out, err;
-};
-
-RunResult RunMemfit(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::RunMemfit;
 
 // Two text layers (one sliding of window 4, one global) of hidden 8, 2 heads of 4, 1 KV head.
 const char* kConfig = R"({"model_type": "gemma3", "architectures":

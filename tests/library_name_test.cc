@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/app.h"
+#include "cli_run.h"
 #include "test_support.h"
 
 namespace memfit {
@@ -16,16 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code;
-  std::string out, err;
-};
-
-RunResult RunMemfit(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::RunMemfit;
 
 std::string WriteConfig(const std::string& name, const std::string& json) {
   fs::path dir = fs::path(testing::TempDir()) / name;
