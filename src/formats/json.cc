@@ -19,6 +19,99 @@ constexpr std::string_view kPythonMinusInfinity = "-Infinity";
 constexpr std::string_view kSentinelText = "\\u0000memfit-python-constant:";  // as JSON text
 constexpr std::string_view kSentinelPrefix("\0memfit-python-constant:", 24);  // once parsed
 
+// Builds the document from nlohmann's SAX events (json::parse with a callback rescans an object's
+// members at the end of each child object: quadratic in a map of thousands of objects, such as a
+// ModelOpt "quantized_layers" list). It also rejects duplicate keys (nlohmann keeps the last
+// silently) and turns the Python-constant sentinels back into doubles.
+class DomBuilder {
+ public:
+  DomBuilder(nlohmann::json& root, bool has_sentinels) : root_(root), sentinels_(has_sentinels) {}
+  const std::string& error() const { return error_; }
+
+  bool null() { return Put(nullptr) != nullptr; }
+  bool boolean(bool v) { return Put(v) != nullptr; }
+  bool number_integer(nlohmann::json::number_integer_t v) { return Put(v) != nullptr; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t v) { return Put(v) != nullptr; }
+  bool number_float(nlohmann::json::number_float_t v, const std::string&) {
+    return Put(v) != nullptr;
+  }
+  bool string(std::string& v) {
+    if (sentinels_ && v.starts_with(kSentinelPrefix)) {
+      std::string_view token = std::string_view(v).substr(kSentinelPrefix.size());
+      return Put(token == kPythonNaN        ? std::numeric_limits<double>::quiet_NaN()
+                 : token == kPythonInfinity ? std::numeric_limits<double>::infinity()
+                                            : -std::numeric_limits<double>::infinity()) != nullptr;
+    }
+    return Put(std::move(v)) != nullptr;
+  }
+  bool binary(nlohmann::json::binary_t& v) { return Put(nlohmann::json::binary(std::move(v))) != nullptr; }
+  bool start_object(size_t) {
+    nlohmann::json* object = Put(nlohmann::json::object());
+    if (!object) return false;
+    stack_.push_back(object);
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(std::string& k) {
+    if (!keys_.back().insert(k).second) {
+      error_ = "duplicate key \"" + k + "\"";
+      return false;
+    }
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(size_t) {
+    nlohmann::json* array = Put(nlohmann::json::array());
+    if (!array) return false;
+    stack_.push_back(array);
+    return true;
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    std::string message = e.what();
+    auto pos = message.find("] ");
+    if (pos != std::string::npos) message = message.substr(pos + 2);
+    error_ = "invalid JSON: " + message;
+    return false;
+  }
+
+ private:
+  // Stores `value` where the document is now (the root, the open array, or the open object under
+  // the last key) and returns where it went. Containers on the stack stay put: an array only
+  // grows while it is the innermost open container, and object members never move.
+  template <typename T>
+  nlohmann::json* Put(T&& value) {
+    if (stack_.empty()) {
+      root_ = std::forward<T>(value);
+      return &root_;
+    }
+    nlohmann::json& top = *stack_.back();
+    if (top.is_array()) {
+      top.push_back(nlohmann::json(std::forward<T>(value)));
+      return &top.back();
+    }
+    nlohmann::json& slot = top[key_];
+    slot = std::forward<T>(value);
+    return &slot;
+  }
+
+  nlohmann::json& root_;
+  bool sentinels_;
+  std::vector<nlohmann::json*> stack_;
+  std::vector<std::unordered_set<std::string>> keys_;
+  std::string key_;
+  std::string error_;
+};
+
 }  // namespace
 
 std::string_view JsonTypeName(const nlohmann::json& value) {
@@ -85,48 +178,22 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
       if (depth > 0) --depth;
     }
   }
-  // Duplicate keys are an error (nlohmann keeps the last silently): track the keys of every open
-  // object.
-  std::vector<std::unordered_set<std::string>> open_keys;
-  std::string duplicate;
-  auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event,
-                      nlohmann::json& parsed) -> bool {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) {
-      open_keys.emplace_back();
-    } else if (event == Event::object_end) {
-      if (!open_keys.empty()) open_keys.pop_back();
-    } else if (event == Event::key && !open_keys.empty()) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (!open_keys.back().insert(key).second && duplicate.empty()) duplicate = key;
-    } else if (event == Event::value && !rewritten.empty() && parsed.is_string()) {
-      const auto& value = parsed.get_ref<const std::string&>();
-      if (value.starts_with(kSentinelPrefix)) {
-        std::string_view token = std::string_view(value).substr(kSentinelPrefix.size());
-        parsed = token == kPythonNaN ? std::numeric_limits<double>::quiet_NaN()
-                 : token == kPythonInfinity ? std::numeric_limits<double>::infinity()
-                                            : -std::numeric_limits<double>::infinity();
-      }
-    }
-    return true;
-  };
   if (!rewritten.empty()) {
     rewritten.append(text.substr(copied));
     text = rewritten;
   }
+  nlohmann::json root;
+  DomBuilder builder(root, !rewritten.empty());
+  bool ok = false;
   try {
-    auto json = nlohmann::json::parse(text.begin(), text.end(), callback);
-    if (!duplicate.empty()) return MakeError("{}: duplicate key \"{}\"", what, duplicate);
-    return json;
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    std::string message = e.what();
-    auto pos = message.find("] ");
-    if (pos != std::string::npos) message = message.substr(pos + 2);
-    return MakeError("{}: invalid JSON: {}", what, message);
+    ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const std::exception& e) {
     return MakeError("{}: invalid JSON: {}", what, e.what());
   }
+  if (!ok || !builder.error().empty()) {
+    return MakeError("{}: {}", what, builder.error().empty() ? "invalid JSON" : builder.error());
+  }
+  return root;
 }
 
 }  // namespace memfit

@@ -135,9 +135,9 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-}  // namespace
 
-Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOptions& options) {
+Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
+                                    const BuildOptions& options) {
   Quantization q;
   if (options.ignore_quantization) return q;
   const nlohmann::json* qc = c.quantization_config();
@@ -229,19 +229,56 @@ Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOpt
   return q;
 }
 
-bool SkipsModule(const Quantization& q, const std::string& module) {
-  for (const auto& pattern : q.skip) {
-    if (pattern.find('*') == std::string::npos) {
-      if (module.find(pattern) != std::string::npos) return true;
+}  // namespace
+
+Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOptions& options) {
+  Quantization q = ReadQuantizationFields(b, c, options);
+  // ModelOpt releases repeat the list under "ignore" and hf_quant_config's "exclude_modules".
+  std::sort(q.skip.begin(), q.skip.end());
+  q.skip.erase(std::unique(q.skip.begin(), q.skip.end()), q.skip.end());
+  if (!q.skip.empty()) q.skip_index = std::make_shared<const SkipIndex>(IndexSkips(q.skip));
+  return q;
+}
+
+SkipIndex IndexSkips(const std::vector<std::string>& skip) {
+  SkipIndex index;
+  for (const auto& pattern : skip) {
+    auto star = pattern.find('*');
+    if (star == std::string::npos) {
+      index.plain.push_back(pattern);
       continue;
     }
-    if (GlobMatch(pattern, module)) return true;  // "model.layers.0*", "mtp*"
-    std::string path = module;
-    while (!path.empty()) {
-      if (MatchesModulePattern(path, pattern)) return true;
-      auto dot = path.rfind('.');
-      if (dot == std::string::npos) break;
-      path.resize(dot);
+    index.prefix_lengths.push_back(star);
+    index.by_prefix[pattern.substr(0, star)].push_back(pattern);
+  }
+  std::sort(index.prefix_lengths.begin(), index.prefix_lengths.end());
+  index.prefix_lengths.erase(std::unique(index.prefix_lengths.begin(), index.prefix_lengths.end()),
+                             index.prefix_lengths.end());
+  return index;
+}
+
+bool SkipsModule(const Quantization& q, const std::string& module) {
+  if (q.skip.empty()) return false;
+  SkipIndex local;
+  const SkipIndex& index = q.skip_index ? *q.skip_index : (local = IndexSkips(q.skip));
+  for (const auto& pattern : index.plain) {
+    if (module.find(pattern) != std::string::npos) return true;
+  }
+  // A '*' pattern names the module or one of its ancestors: "model.layers.0*", "mtp*",
+  // "*.mlp.shared_expert.*". Both the glob and the segment-wise match need the literal prefix.
+  for (size_t length : index.prefix_lengths) {
+    if (length > module.size()) break;
+    auto it = index.by_prefix.find(std::string_view(module).substr(0, length));
+    if (it == index.by_prefix.end()) continue;
+    for (const auto& pattern : it->second) {
+      if (GlobMatch(pattern, module)) return true;
+      std::string_view path = module;
+      while (!path.empty()) {
+        if (MatchesModulePattern(path, pattern)) return true;
+        auto dot = path.rfind('.');
+        if (dot == std::string_view::npos) break;
+        path = path.substr(0, dot);
+      }
     }
   }
   return false;

@@ -7,7 +7,10 @@
 // auto_gptq/nn_modules/qlinear, awq/modules/linear/gemm.py, transformers/integrations/finegrained_fp8.py.
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "memfit/architecture.h"
@@ -24,6 +27,21 @@ enum class QuantMethod : uint8_t {
   kMixed,      // ModelOpt MIXED_PRECISION: the method of each module in `per_module`
 };
 
+// The skip list compiled once for SkipsModule: each '*' pattern filed under its literal prefix
+// (the text before its first '*'), so a module is tested only against the patterns that can match
+// it: one hash lookup per distinct prefix length instead of every pattern. NVFP4 releases list a
+// few hundred patterns and build ~10^5 expert linears (docs/architectures.md).
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+struct SkipIndex {
+  std::vector<std::string> plain;           // patterns without '*': matched as substrings
+  std::vector<size_t> prefix_lengths;       // distinct literal-prefix lengths, ascending
+  std::unordered_map<std::string, std::vector<std::string>, StringHash, std::equal_to<>>
+      by_prefix;  // prefix -> patterns
+};
+
 struct Quantization {
   QuantMethod method = QuantMethod::kNone;
   uint64_t bits = 16;
@@ -35,7 +53,11 @@ struct Quantization {
   bool per_channel = false;           // kFp8Tensor: weight_scale [out, 1]
   // kMixed: module path -> its method (kNvfp4 or kFp8Tensor); modules not listed stay unquantized.
   std::vector<std::pair<std::string, QuantMethod>> per_module;
+  // `skip` compiled (ReadQuantization sets it; SkipsModule compiles `skip` itself when absent).
+  std::shared_ptr<const SkipIndex> skip_index;
 };
+
+SkipIndex IndexSkips(const std::vector<std::string>& skip);
 
 // Reads "quantization_config" (none when absent, or when options.ignore_quantization is set:
 // accelerate's create_empty_model builds the unquantized model). Unknown methods fail the builder
