@@ -7,24 +7,30 @@
 
 namespace memfit {
 
+namespace {
+
+void AddToTotals(ModelTotals& totals, const Tensor& t) {
+  if (t.base_only) {
+    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += t.numel;
+    return;  // not part of architectures[0]'s class
+  }
+  if (t.stored) totals.stored_bytes += t.bytes;
+  if (!t.loaded) return;  // stored only
+  if (!t.tied_to.empty()) return;  // shares its storage: resident once
+  totals.resident_bytes += t.bytes;
+  if (t.kind == TensorKind::kParameter) {
+    totals.parameters += t.numel;
+    if (t.in_head) totals.head_parameters += t.numel;
+  } else {
+    totals.buffer_bytes += t.bytes;
+  }
+}
+
+}  // namespace
+
 ModelTotals ComputeTotals(const Model& model) {
   ModelTotals totals;
-  for (const auto& t : model.tensors) {
-    if (t.base_only) {
-      if (t.kind == TensorKind::kParameter) totals.base_only_parameters += t.numel;
-      continue;  // not part of architectures[0]'s class
-    }
-    if (t.stored) totals.stored_bytes += t.bytes;
-    if (!t.loaded) continue;  // stored only
-    if (!t.tied_to.empty()) continue;  // shares its storage: resident once
-    totals.resident_bytes += t.bytes;
-    if (t.kind == TensorKind::kParameter) {
-      totals.parameters += t.numel;
-      if (t.in_head) totals.head_parameters += t.numel;
-    } else {
-      totals.buffer_bytes += t.bytes;
-    }
-  }
+  for (const auto& t : model.tensors) AddToTotals(totals, t);
   return totals;
 }
 
@@ -33,17 +39,12 @@ std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& mo
   bool any = false;
   for (const auto& t : model.tensors) any = any || !t.component.empty();
   if (!any) return out;
-  std::vector<std::string> order;
+  // Components in order of first appearance; a model has a handful.
   for (const auto& t : model.tensors) {
-    std::string name = t.component.empty() ? "shared" : t.component;
-    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
-  }
-  for (const auto& name : order) {
-    Model part;
-    for (const auto& t : model.tensors) {
-      if ((t.component.empty() ? "shared" : t.component) == name) part.tensors.push_back(t);
-    }
-    out.emplace_back(name, ComputeTotals(part));
+    std::string_view name = t.component.empty() ? std::string_view("shared") : t.component;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
+    if (it == out.end()) it = out.emplace(out.end(), std::string(name), ModelTotals{});
+    AddToTotals(it->second, t);
   }
   return out;
 }
@@ -121,7 +122,19 @@ bool Excluded(const Tensor& t, const TensorFilter& filter) {
 
 BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
   std::vector<Node> nodes(1);  // nodes[0]: the root module
-  std::unordered_map<std::string_view, size_t> index;
+  // A child is found by (parent node, its own segment): hashing the segment alone keeps the walk
+  // linear in the name's length (hashing each whole prefix was quadratic in the depth).
+  struct ChildKey {
+    size_t parent;
+    std::string_view segment;
+    bool operator==(const ChildKey&) const = default;
+  };
+  struct ChildHash {
+    size_t operator()(const ChildKey& k) const {
+      return std::hash<std::string_view>{}(k.segment) ^ (k.parent * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  std::unordered_map<ChildKey, size_t, ChildHash> index;
   index.reserve(model.tensors.size() * 2);
   std::vector<size_t> tensor_node(model.tensors.size(), 0);
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
@@ -133,7 +146,7 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
       size_t dot = depth < kMaxModuleDepth ? name.find('.', start) : std::string_view::npos;
       bool last = dot == std::string_view::npos;
       std::string_view path = name.substr(0, last ? name.size() : dot);
-      auto [it, inserted] = index.emplace(path, nodes.size());
+      auto [it, inserted] = index.emplace(ChildKey{parent, path.substr(start)}, nodes.size());
       if (inserted) {
         nodes.push_back(Node{.path = path, .parent = parent});
         nodes[parent].children.push_back(it->second);
