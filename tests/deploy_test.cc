@@ -72,8 +72,9 @@ bool Mentions(const std::vector<std::string>& lines, std::string_view text) {
 // (234881024) + qkv 8192 x (16 x 192 + 16 x 320) x 2 (134217728) + output 8192 x 16 x 128 x 2
 // + lse 8192 x 16 x 4 (34078720) = 403177472.
 // Budget: 141 GiB x 0.9 = 136257837465; non-KV = weights + 403177472 + 70 MiB = 85616708768;
-// pool 50641128697. MLA latent per token: 61 x (512 + 64) x 2 = 70272 B; block of 16 =
-// 1124352 B -> 45040 blocks = 720640 tokens -> 45040 / (131072 / 16) = 5 sequences.
+// pool 50641128697. MLA latent per token: 61 x (512 + 64) x 2 = 70272 B; vLLM's FlashMLA backend
+// on Hopper forces blocks of 64 tokens (vllm/platforms/cuda.py): 4497408 B -> 11260 blocks =
+// 720640 tokens -> 11260 / (131072 / 64) = 5 sequences.
 TEST(DeployRealConfigs, DeepSeekV3Fp8OnEightH200WithVllm) {
   EVAL_MODEL_OR_SKIP(m, "models/deepseek-ai__DeepSeek-V3");
   InferenceOptions o = OnGpu("h200", Engine::kVllm);
@@ -87,10 +88,32 @@ TEST(DeployRealConfigs, DeepSeekV3Fp8OnEightH200WithVllm) {
             61u * 15175392 + 58u * 3671040 + 14336 + 128);
   EXPECT_EQ(e->activation_bytes, 403177472u);
   ASSERT_TRUE(e->serving);
-  EXPECT_EQ(e->serving->page_bytes, 1124352u);
-  EXPECT_EQ(e->serving->num_blocks, 45040u);
+  EXPECT_EQ(e->serving->page_bytes, 4497408u);
+  EXPECT_EQ(e->serving->num_blocks, 11260u);
   EXPECT_EQ(e->serving->max_concurrency, 5u);
   EXPECT_TRUE(Mentions(e->assumptions, "weights as stored"));
+  EXPECT_TRUE(Mentions(e->assumptions, "vLLM FlashMLA backend: KV block size 64 tokens instead of 16"));
+  // Blackwell: FlashInfer-MLA (qk_nope_head_dim 128) also runs blocks of 64; an A100 runs Triton
+  // MLA with the requested 16; a --block-size that is a multiple of 64 is kept.
+  InferenceOptions b200 = OnGpu("b200", Engine::kVllm);
+  b200.tp = 8;
+  b200.context_tokens = 131072;
+  auto on_b200 = EstimateInference(m, b200);
+  ASSERT_TRUE(on_b200) << on_b200.error().message;
+  EXPECT_EQ(on_b200->serving->page_bytes, 64u * 70272);
+  EXPECT_TRUE(Mentions(on_b200->assumptions, "FlashInfer-MLA"));
+  InferenceOptions a100 = OnGpu("a100-80gb", Engine::kVllm);
+  a100.tp = 8;
+  a100.context_tokens = 4096;
+  a100.quant.dequantize_stored = true;
+  auto on_a100 = EstimateInference(m, a100);
+  ASSERT_TRUE(on_a100) << on_a100.error().message;
+  EXPECT_EQ(on_a100->kv.block_size, 16u);
+  InferenceOptions big_blocks = o;
+  big_blocks.block_size = 128;
+  auto kept = EstimateInference(m, big_blocks);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->kv.block_size, 128u);
   // The old default, everything in bfloat16 (--quant none): ~156 GiB per GPU, nothing fits.
   o.quant.dequantize_stored = true;
   auto bf16 = EstimateInference(m, o);

@@ -17,6 +17,8 @@
 
 namespace memfit {
 
+class HubGuard;  // hub/net/hub_guard.h: single flight and failure memory
+
 // Settings, with huggingface_hub's defaults; HubSettingsFromEnvironment fills them from the
 // environment (huggingface_hub/constants.py).
 struct HubSettings {
@@ -36,6 +38,12 @@ struct HubSettings {
   uint32_t max_concurrency = 32;          // parallel shard header fetches
   uint64_t first_read_bytes = 128 << 10;  // the first range of a safetensors file (most headers fit)
   std::string ca_bundle;                  // REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE (requests' names)
+  // MEMFIT_HUB_DEADLINE (seconds): the most network time one lookup may take, retries included;
+  // past it the lookup fails as if the Hub were unreachable (0: no deadline; `memfit serve`: 5 s).
+  uint32_t deadline_ms = 0;
+  // Shares concurrent lookups of one model and remembers an unreachable Hub (docs/hub.md, "When
+  // the Hub is slow or down"). HubSettingsFromEnvironment sets the process's guard; null: none.
+  HubGuard* guard = nullptr;
 };
 
 // Reads the environment. `explicit_token` (--token) wins over every implicit source.

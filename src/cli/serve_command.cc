@@ -1,5 +1,7 @@
 // `memfit serve`: the web page and the JSON API on localhost.
 
+#include <cstdlib>
+
 #include "cli/command.h"
 #include "server/server.h"
 
@@ -11,6 +13,9 @@ void AddServeCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--host", options->host, "address to bind (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", options->port, "port (default 8000)")->check(CLI::Range(0, 65535));
   cmd->callback([options, &ctx] {
+    // A request waits at most this long for the Hub, then answers from the caches or the catalog
+    // (docs/hub.md, "When the Hub is slow or down"). Set before any worker thread exists.
+    ::setenv("MEMFIT_HUB_DEADLINE", "5", /*overwrite=*/0);
     server::Server server(*options);
     auto port = server.Bind();
     if (!port) return ctx.Fail(port.error());

@@ -222,6 +222,44 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
   return EstimateInference(model, o, w);
 }
 
+namespace {
+
+// The block size vLLM runs with. Its MLA attention backends force their own
+// (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config, v0.11-v0.13): the sparse FlashMLA
+// of DSA models (an indexer: DeepSeek-V3.2, GLM-5) 64 tokens; on Blackwell (compute capability
+// 10.x) FlashInfer-MLA 64 when qk_nope_head_dim is 128, else CUTLASS MLA 128; on Hopper (9.x)
+// FlashMLA 64. A --block-size that is already a multiple is kept; older GPUs run Triton MLA with
+// the requested size. Unknown GPU: Hopper's rule, said as an assumption.
+uint64_t VllmBlockSize(const Model& model, const InferenceOptions& o,
+                       std::vector<std::string>& assumptions) {
+  const Hyperparameters& hp = model.hp;
+  uint64_t block = o.block_size;
+  if (hp.kv_lora_rank == 0 || block == 0) return block;
+  const bool sparse = std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
+                                  [](const LayerInfo& L) { return L.indexer_head_dim > 0; });
+  const uint32_t cc = o.compute_capability;
+  uint64_t forced = 0;
+  std::string backend;
+  if (sparse) {
+    forced = 64, backend = "FlashMLA-sparse";
+  } else if (cc >= 100 && cc < 110) {
+    if (hp.qk_nope_head_dim == 128) {
+      forced = block == 32 ? 32 : 64, backend = "FlashInfer-MLA";
+    } else {
+      forced = 128, backend = "CUTLASS-MLA";
+    }
+  } else if (cc == 0 || (cc >= 90 && cc < 100)) {
+    forced = 64, backend = "FlashMLA";
+  }
+  if (forced == 0 || block % forced == 0) return block;
+  assumptions.push_back(fmt::format(
+      "vLLM {} backend{}: KV block size {} tokens instead of {} (vllm/platforms/cuda.py)", backend,
+      cc == 0 ? " (no --gpu: a Hopper GPU assumed)" : "", forced, block));
+  return forced;
+}
+
+}  // namespace
+
 Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& o,
                                             const InferenceWeights& w) {
   if (o.engine == Engine::kLlamaCpp) {
@@ -254,7 +292,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
   const bool vllm = o.engine == Engine::kVllm;
   KvCacheOptions kv{.context_tokens = o.context_tokens, .batch = o.batch, .dtype = o.kv_dtype,
                     .model_dtype = o.dtype, .tp = e.layout.attn_tp,
-                    .block_size = vllm ? o.block_size : 0,
+                    .block_size = vllm ? VllmBlockSize(model, o, e.assumptions) : 0,
                     .mla_latent = paged, .encoder_tokens = o.encoder_tokens,
                     .conv_full_kernel = !paged, .recurrent_state_fp32 = !paged,
                     .window_extra_tokens = vllm ? o.max_batched_tokens : 0,

@@ -5,16 +5,57 @@
 #include "memfit/json.h"
 
 namespace memfit {
+namespace {
+
+// The text of the value of top-level key `key` in a JSON object's text that already parsed (so it
+// is valid JSON, bar Python constants): a scan that skips strings and tracks depth.
+std::string_view TopLevelValueText(std::string_view text, std::string_view key) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (depth != 1 || text.substr(start, i - start) != key) continue;
+      size_t v = text.find_first_not_of(" \t\r\n", i + 1);
+      if (v == std::string_view::npos || text[v] != ':') continue;  // a value, not a key
+      v = text.find_first_not_of(" \t\r\n", v + 1);
+      if (v == std::string_view::npos) return {};
+      int inner = 0;
+      for (size_t j = v; j < text.size(); ++j) {
+        const char d = text[j];
+        if (d == '"') {
+          for (++j; j < text.size() && text[j] != '"'; ++j) {
+            if (text[j] == '\\') ++j;
+          }
+        } else if (d == '{' || d == '[') {
+          ++inner;
+        } else if (d == '}' || d == ']') {
+          if (--inner == 0) return text.substr(v, j + 1 - v);
+        }
+      }
+      return {};
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<HfConfig> HfConfig::Parse(std::string_view json_text, std::string where) {
   MEMFIT_ASSIGN_OR_RETURN(nlohmann::json json,
                           ParseJson(json_text, where, JsonLimits{.max_bytes = 16'000'000, .python_constants = true}));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig config, FromJson(std::move(json), std::move(where)));
-  // nlohmann::json sorts object keys; auto_map's order matters, so read it again in file order.
+  // nlohmann::json sorts object keys; auto_map's order matters, so read that object again in file
+  // order (only it: a whole config in ordered_json is quadratic in its largest object).
   if (config.json_.contains("auto_map") && config.json_["auto_map"].is_object()) {
     try {
-      auto ordered = nlohmann::ordered_json::parse(json_text);
-      for (const auto& item : ordered["auto_map"].items()) config.auto_map_keys_.push_back(item.key());
+      auto ordered = nlohmann::ordered_json::parse(TopLevelValueText(json_text, "auto_map"));
+      for (const auto& item : ordered.items()) config.auto_map_keys_.push_back(item.key());
     } catch (const std::exception&) {
       // Already parsed successfully once; unreachable in practice.
     }

@@ -96,6 +96,9 @@ struct HttpClient::Attempt {
 
 HttpClient::HttpClient(const HubSettings& settings, HubStats& stats)
     : settings_(settings), stats_(stats) {
+  if (settings.deadline_ms > 0) {
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(settings.deadline_ms);
+  }
   static CurlGlobal global;
   curl_ = curl_easy_init();
 }
@@ -174,9 +177,25 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
   if (failure) *failure = HubFailure::kOther;
   const uint32_t attempts = std::max<uint32_t>(1, settings_.max_attempts);
   const std::string shown = RedactUrl(request.url);
+  const auto remaining_ms = [&]() -> uint64_t {
+    if (deadline_ == std::chrono::steady_clock::time_point::max()) return UINT64_MAX;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline_) return 0;
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now).count());
+  };
+  const auto past_deadline = [&] {
+    if (failure) *failure = HubFailure::kUnreachable;
+    return MakeError("{}: no answer within the lookup's deadline of {} ms (MEMFIT_HUB_DEADLINE)",
+                     shown, settings_.deadline_ms);
+  };
   for (uint32_t attempt_number = 1;; ++attempt_number) {
     Attempt attempt;
-    auto result = GetOnce(request, attempt);
+    const uint64_t left = remaining_ms();
+    if (left == 0) return past_deadline();
+    HttpRequest bounded = request;
+    bounded.timeout_ms = static_cast<uint32_t>(std::min<uint64_t>(request.timeout_ms, left));
+    auto result = GetOnce(bounded, attempt);
     uint64_t wait_ms =
         std::min<uint64_t>(settings_.retry_max_ms, uint64_t{settings_.retry_base_ms}
                                                        << std::min<uint32_t>(attempt_number - 1, 20));
@@ -201,6 +220,9 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
                            "bundle if a proxy re-signs traffic)",
                            HostOf(request.url), attempt.curl_error);
         case CURLE_OPERATION_TIMEDOUT:
+          if (bounded.timeout_ms < request.timeout_ms) return past_deadline();
+          // A Hub that does not answer is as good as unreachable (HubGuard remembers it).
+          if (failure) *failure = HubFailure::kUnreachable;
           final_error = MakeError("{}: timed out after {} ms, {} attempts (raise HF_HUB_ETAG_TIMEOUT "
                                   "or HF_HUB_DOWNLOAD_TIMEOUT)",
                                   shown, request.timeout_ms, attempt_number);
@@ -228,6 +250,8 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
       }
     }
     if (attempt_number >= attempts) return *final_error;
+    if (wait_ms >= remaining_ms()) return past_deadline();
+    if (failure) *failure = HubFailure::kOther;  // retried: the next attempt decides
     stats_.retries.fetch_add(1, std::memory_order_relaxed);
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
   }

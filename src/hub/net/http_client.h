@@ -5,6 +5,7 @@
 // mapped from X-Error-Code like huggingface_hub's hf_raise_for_status. Not thread-safe: one per
 // thread.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,7 +25,8 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // GET with retries. `failure` says whether the host could not be reached at all.
+  // GET with retries. `failure` says whether the host could not be reached at all (refused, DNS,
+  // timed out, or the lookup's deadline passed: kUnreachable).
   Result<HttpResponse> Get(const HttpRequest& request, const ErrorContext& context,
                            HubFailure* failure = nullptr);
 
@@ -34,6 +36,8 @@ class HttpClient {
 
   const HubSettings& settings_;
   HubStats& stats_;
+  // settings_.deadline_ms after construction (a client lives for one lookup); max: none.
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   void* curl_;  // CURL*
 };
 

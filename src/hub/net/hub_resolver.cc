@@ -12,6 +12,7 @@
 #include "hub/net/http_client.h"
 #include "hub/net/hub_api.h"
 #include "hub/net/hub_cache.h"
+#include "hub/net/hub_guard.h"
 #include "hub/net/hub_session.h"
 #include "hub/net/parallel.h"
 #include "hub/net/weight_headers.h"
@@ -282,7 +283,7 @@ Status FetchCommitAndTree(HubSession& s, HttpClient& client, HubFailure* failure
 
 }  // namespace
 
-Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions& options,
+Result<HubResolution> ResolveUnshared(const HubRef& ref, const HubResolveOptions& options,
                                       const HubSettings& settings, HubStats& stats,
                                       HubFailure* failure) {
   if (failure) *failure = HubFailure::kOther;
@@ -372,15 +373,54 @@ Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions
         "({} missing; run once online to cache it)",
         ref.repo_id, revision, missing);
   }
-  // 4. The Hub.
+  // 4. The Hub, unless it could not be reached a moment ago (HubGuard: one outage costs one
+  // timeout, not one per lookup).
+  if (settings.guard) {
+    if (auto blocked = settings.guard->Blocked(settings.endpoint)) {
+      if (failure) *failure = HubFailure::kUnreachable;
+      return *blocked;
+    }
+  }
   s.online = true;
   HttpClient client(settings, stats);
-  MEMFIT_RETURN_IF_ERROR(FetchCommitAndTree(s, client, failure));
+  HubFailure reached = HubFailure::kOther;
+  auto tree = FetchCommitAndTree(s, client, &reached);
+  if (settings.guard) {
+    if (!tree && reached == HubFailure::kUnreachable) {
+      settings.guard->RecordOutage(settings.endpoint, tree.error());
+    } else {
+      settings.guard->RecordAnswer(settings.endpoint);
+    }
+  }
+  if (!tree) {
+    if (failure) *failure = reached;
+    return tree.error();
+  }
   if (failure) *failure = HubFailure::kOther;
   MEMFIT_ASSIGN_OR_RETURN(auto fetched, Assemble(s, &client, missing));
   if (!fetched) return MakeError("{}: {} could not be read", ref.repo_id, missing);
   if (failure) *failure = HubFailure::kNone;
   return std::move(*fetched);
+}
+
+Result<HubResolution> ResolveHubModel(const HubRef& ref, const HubResolveOptions& options,
+                                      const HubSettings& settings, HubStats& stats,
+                                      HubFailure* failure) {
+  if (!settings.guard) return ResolveUnshared(ref, options, settings, stats, failure);
+  // Lookups that would send the same requests share one (the token by a hash: it never becomes a
+  // key in memory that outlives the request).
+  const std::string key = fmt::format(
+      "{}\n{}\n{}\n{}\n{}\n{}\n{}", settings.endpoint, ref.repo_id, ref.revision, ref.file,
+      options.revision, options.gguf_file,
+      fmt::format("{}{:x}", settings.offline ? "offline:" : "",
+                  std::hash<std::string>{}(settings.token)));
+  HubOutcome outcome = settings.guard->Shared(key, [&] {
+    HubOutcome o{MakeError("no lookup"), HubFailure::kOther};
+    o.result = ResolveUnshared(ref, options, settings, stats, &o.failure);
+    return o;
+  });
+  if (failure) *failure = outcome.failure;
+  return std::move(outcome.result);
 }
 
 std::string FormatHubSummary(const HubStats& stats, double seconds) {

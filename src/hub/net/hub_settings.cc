@@ -6,6 +6,7 @@
 
 #include "memfit/byte_source.h"
 #include "memfit/hub.h"
+#include "hub/net/hub_guard.h"
 #include "memfit/local_source.h"
 
 namespace memfit {
@@ -92,6 +93,8 @@ HubSettings HubSettingsFromEnvironment(std::string explicit_token, bool offline_
   s.offline = offline_flag || EnvIsTrue("HF_HUB_OFFLINE") || EnvIsTrue("TRANSFORMERS_OFFLINE");
   s.metadata_timeout_ms = EnvSecondsAsMs("HF_HUB_ETAG_TIMEOUT", s.metadata_timeout_ms);
   s.download_timeout_ms = EnvSecondsAsMs("HF_HUB_DOWNLOAD_TIMEOUT", s.download_timeout_ms);
+  s.deadline_ms = EnvSecondsAsMs("MEMFIT_HUB_DEADLINE", s.deadline_ms);
+  s.guard = &DefaultHubGuard();
   s.ca_bundle = Env("REQUESTS_CA_BUNDLE");
   if (s.ca_bundle.empty()) s.ca_bundle = Env("CURL_CA_BUNDLE");
   return s;
