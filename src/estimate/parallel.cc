@@ -293,7 +293,9 @@ Result<ShardedWeights> ShardWeights(const Model& model, const std::vector<Tensor
         part = 2;
         if (x.expert >= 0) {
           if (static_cast<uint64_t>(x.expert) >= experts_per_gpu) continue;  // on another GPU
-          share = CeilDiv(bytes, p.expert_tp);
+          // A per-expert scalar (NVFP4 weight_scale_2, input_scale) is whole on every GPU that
+          // holds a slice of the expert (the fused-MoE layer keeps [E] scales per rank).
+          share = x.rows == 0 ? bytes : CeilDiv(bytes, p.expert_tp);
         } else {
           // A fused stack [experts, ...]: ceil(E / ep) experts of bytes / E each.
           auto b = CheckedMul(CeilDiv(bytes, experts), experts_per_gpu);

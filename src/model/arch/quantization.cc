@@ -1,6 +1,8 @@
 #include "model/arch/quantization.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -47,6 +49,7 @@ QuantMethod SchemeMethod(const nlohmann::json& w, bool* per_channel) {
   const std::string type = w.contains("type") && w["type"].is_string() ? w["type"].get<std::string>()
                                                                         : std::string();
   if (bits == 4 && type == "float") return QuantMethod::kNvfp4;
+  if ((bits == 4 || bits == 8) && type == "int") return QuantMethod::kPackedInt;
   if (bits == 8 && type == "float") {
     if (per_channel) {
       *per_channel = w.contains("strategy") && w["strategy"].is_string() &&
@@ -89,14 +92,50 @@ void ReadModelOptLike(ModelBuilder& b, const HfConfig& c, const nlohmann::json& 
     std::sort(q.per_module.begin(), q.per_module.end());
   } else {
     QuantMethod m = AlgoMethod(algo);
+    const nlohmann::json* scheme = nullptr;
     if (auto groups = qc.find("config_groups"); groups != qc.end() && groups->is_object()) {
       for (const auto& g : *groups) {
         if (g.is_object() && g.contains("weights")) {
           QuantMethod from_group = SchemeMethod(g["weights"], &q.per_channel);
           if (from_group != QuantMethod::kNone) m = from_group;
+          scheme = &g["weights"];
           break;
         }
       }
+    }
+    if (m == QuantMethod::kPackedInt) {
+      const std::string format = qc.contains("format") && qc["format"].is_string()
+                                     ? qc["format"].get<std::string>() : std::string();
+      if (format != "pack-quantized") {
+        b.Fail(MakeError("{}: quantization_config: compressed-tensors integer weights in format "
+                         "\"{}\" are not built from config.json (\"pack-quantized\" is); the "
+                         "safetensors headers give the exact sizes", c.where(), format));
+        return;
+      }
+      const auto& w = *scheme;
+      q.method = m;
+      q.bits = static_cast<uint64_t>(w["num_bits"].get<int64_t>());
+      const std::string strategy = w.contains("strategy") && w["strategy"].is_string()
+                                       ? w["strategy"].get<std::string>() : std::string("group");
+      auto gs = w.find("group_size");
+      const int64_t group = gs != w.end() && gs->is_number_integer() ? gs->get<int64_t>() : 0;
+      if (strategy == "group" && (group < 1 || group > (int64_t{1} << 20))) {
+        b.Fail(MakeError("{}: quantization_config: a \"group\" strategy needs group_size in "
+                         "1..1048576", c.where()));
+        return;
+      }
+      if (strategy != "group" && strategy != "channel") {
+        b.Fail(MakeError("{}: quantization_config: integer weights with strategy \"{}\" are not "
+                         "built from config.json (group, channel are)", c.where(), strategy));
+        return;
+      }
+      q.group_size = strategy == "group" ? static_cast<uint64_t>(group) : 0;
+      q.zero_point = w.contains("symmetric") && w["symmetric"].is_boolean() &&
+                     !w["symmetric"].get<bool>();
+      for (const char* key : {"ignore", "exclude_modules"}) {
+        for (auto& s : StringList(qc, key)) q.skip.push_back(std::move(s));
+      }
+      return;
     }
     if (m == QuantMethod::kNone) {
       b.Fail(MakeError("{}: quantization_config: the ModelOpt / compressed-tensors scheme (quant_algo "
@@ -229,6 +268,53 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
   return q;
 }
 
+
+// A compressed-tensors "re:" pattern as '*' patterns, when it only uses ".*", escaped
+// punctuation ("\\.") and one level of "(a|b|c)" alternation of plain text, which covers the
+// ignore lists of real releases ("re:.*self_attn.*", "re:.*mlp\\.(gate|up|down)_proj.*"). Python's
+// re.match anchors at the start only, so each pattern ends with '*'. nullopt: use std::regex.
+std::optional<std::vector<std::string>> RegexAsGlobs(std::string_view re) {
+  std::vector<std::string> out = {""};
+  const auto plain = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '/' ||
+           ch == ':';
+  };
+  for (size_t i = 0; i < re.size();) {
+    if (re.substr(i, 2) == ".*") {
+      for (auto& g : out) g += '*';
+      i += 2;
+    } else if (re[i] == '\\' && i + 1 < re.size() && std::ispunct(static_cast<unsigned char>(re[i + 1]))) {
+      for (auto& g : out) g += re[i + 1];
+      i += 2;
+    } else if (re[i] == '(') {
+      const size_t close = re.find(')', i);
+      if (close == std::string_view::npos) return std::nullopt;
+      std::vector<std::string> alternatives = {""};
+      for (size_t j = i + 1; j < close; ++j) {
+        if (re[j] == '|') alternatives.emplace_back();
+        else if (plain(re[j])) alternatives.back() += re[j];
+        else return std::nullopt;
+      }
+      if (out.size() * alternatives.size() > 256) return std::nullopt;
+      std::vector<std::string> next;
+      for (const auto& g : out) {
+        for (const auto& a : alternatives) next.push_back(g + a);
+      }
+      out = std::move(next);
+      i = close + 1;
+    } else if (plain(re[i])) {
+      for (auto& g : out) g += re[i];
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  for (auto& g : out) {
+    if (!g.ends_with('*')) g += '*';
+  }
+  return out;
+}
+
 }  // namespace
 
 Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOptions& options) {
@@ -242,7 +328,24 @@ Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOpt
 
 SkipIndex IndexSkips(const std::vector<std::string>& skip) {
   SkipIndex index;
+  std::vector<std::string> patterns;
   for (const auto& pattern : skip) {
+    if (!pattern.starts_with("re:")) {
+      patterns.push_back(pattern);
+      continue;
+    }
+    const std::string_view re = std::string_view(pattern).substr(3);
+    if (auto globs = RegexAsGlobs(re)) {
+      for (auto& g : *globs) patterns.push_back(std::move(g));
+      continue;
+    }
+    try {
+      index.regexes.emplace_back(std::string(re), std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error&) {
+      // Not a pattern std::regex reads: it matches nothing here (the module stays quantized).
+    }
+  }
+  for (const auto& pattern : patterns) {
     auto star = pattern.find('*');
     if (star == std::string::npos) {
       index.plain.push_back(pattern);
@@ -263,6 +366,9 @@ bool SkipsModule(const Quantization& q, const std::string& module) {
   const SkipIndex& index = q.skip_index ? *q.skip_index : (local = IndexSkips(q.skip));
   for (const auto& pattern : index.plain) {
     if (module.find(pattern) != std::string::npos) return true;
+  }
+  for (const auto& re : index.regexes) {
+    if (std::regex_search(module, re, std::regex_constants::match_continuous)) return true;
   }
   // A '*' pattern names the module or one of its ancestors: "model.layers.0*", "mtp*",
   // "*.mlp.shared_expert.*". Both the glob and the segment-wise match need the literal prefix.
@@ -304,6 +410,15 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       b.ParamAs(m + ".weight_scale_2", {}, Dtype::kF32);
       b.ParamAs(m + ".input_scale", {}, Dtype::kF32);
       break;
+    case QuantMethod::kPackedInt: {
+      const uint64_t pack = 32 / q.bits;
+      const uint64_t groups = q.group_size ? CeilDiv(in, q.group_size) : 1;
+      b.ParamAs(m + ".weight_packed", {out, CeilDiv(in, pack)}, Dtype::kI32);
+      b.Param(m + ".weight_scale", {out, groups});
+      b.ParamAs(m + ".weight_shape", {2}, Dtype::kI64);
+      if (q.zero_point) b.ParamAs(m + ".weight_zero_point", {CeilDiv(out, pack), groups}, Dtype::kI32);
+      break;
+    }
     case QuantMethod::kFp8Tensor:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
       if (q.per_channel) {
@@ -388,6 +503,15 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
     case QuantMethod::kFp8Block:
       m.notes.push_back("fp8: quantized layers stored as float8_e4m3fn with float32 "
                         "weight_scale_inv per block");
+      break;
+    case QuantMethod::kPackedInt:
+      m.notes.push_back(fmt::format(
+          "compressed-tensors pack-quantized int{}: quantized layers stored as int32 "
+          "weight_packed ({} values a word) with {} weight_scale {}{}; the parameter count counts "
+          "packed words",
+          q.bits, 32 / q.bits, DtypeName(b.dtype()),
+          q.group_size ? fmt::format("per {} inputs", q.group_size) : std::string("per channel"),
+          q.zero_point ? " and an int32 packed weight_zero_point" : ""));
       break;
     case QuantMethod::kNvfp4:
     case QuantMethod::kFp8Tensor:

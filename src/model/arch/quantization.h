@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,6 +26,9 @@ enum class QuantMethod : uint8_t {
   kFp8Tensor,  // FP8 with a float32 scale per tensor (per output channel with `per_channel`)
                // and a float32 input_scale (ModelOpt FP8, compressed-tensors float-quantized)
   kMixed,      // ModelOpt MIXED_PRECISION: the method of each module in `per_module`
+  kPackedInt,  // compressed-tensors "pack-quantized" W4A16/W8A16: int32 weight_packed
+               // [out, in x bits / 32], weight_scale [out, groups] in the model dtype, int64
+               // weight_shape [2], int32 weight_zero_point [out x bits / 32, groups] if asymmetric
 };
 
 // The skip list compiled once for SkipsModule: each '*' pattern filed under its literal prefix
@@ -37,6 +41,9 @@ struct StringHash {
 };
 struct SkipIndex {
   std::vector<std::string> plain;           // patterns without '*': matched as substrings
+  // compressed-tensors "re:" patterns (Python re.match: anchored at the start) that are not
+  // simple enough to become '*' patterns (".*", "\\.", one level of (a|b) alternation).
+  std::vector<std::regex> regexes;
   std::vector<size_t> prefix_lengths;       // distinct literal-prefix lengths, ascending
   std::unordered_map<std::string, std::vector<std::string>, StringHash, std::equal_to<>>
       by_prefix;  // prefix -> patterns
@@ -51,6 +58,7 @@ struct Quantization {
   std::string quant_type = "nf4";     // bnb 4-bit fp4 | nf4
   std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules / ignore
   bool per_channel = false;           // kFp8Tensor: weight_scale [out, 1]
+  bool zero_point = false;            // kPackedInt: asymmetric (weight_zero_point stored)
   // kMixed: module path -> its method (kNvfp4 or kFp8Tensor); modules not listed stay unquantized.
   std::vector<std::pair<std::string, QuantMethod>> per_module;
   // `skip` compiled (ReadQuantization sets it; SkipsModule compiles `skip` itself when absent).

@@ -87,3 +87,85 @@ TEST(Quantization, HostileQuantizationConfigs) {
 
 }  // namespace
 }  // namespace memfit::arch
+
+namespace memfit::arch {
+namespace {
+
+nlohmann::json PackedInt(nlohmann::json weights, nlohmann::json ignore,
+                         std::string format = "pack-quantized") {
+  return {{"quant_method", "compressed-tensors"},
+          {"format", format},
+          {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}}}}},
+          {"ignore", ignore}};
+}
+
+// compressed-tensors pack-quantized W4A16 (Kimi-K2.5's native INT4), group 4, symmetric, the
+// attention ignored by a "re:" pattern. gate/up [12, 8]: weight_packed int32 [12, 8/8 = 1] 48 B,
+// weight_scale float16 [12, 8/4 = 2] 48 B, weight_shape int64 [2] 16 B -> 112 each; down [8, 12]:
+// packed [8, 2] 64, scale [8, 3] 48, shape 16 -> 128. Attention in float16 (q 64 + k 32 + v 32 +
+// o 64) x 2 = 384; norms 32, embed 160, final norm 16, lm_head 160. Total 1104 bytes.
+// Asymmetric: + int32 weight_zero_point [ceil(12/8) = 2, 2] 16 B (gate, up) and [1, 3] 12 B
+// (down) = 1148.
+TEST(Quantization, CompressedTensorsPackQuantizedInt4) {
+  nlohmann::json w = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"},
+                      {"group_size", 4}, {"symmetric", true}};
+  auto m = BuildJson(TinyLlama(PackedInt(w, {"lm_head", "re:.*self_attn.*"})));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 1104u);
+  const Tensor* packed = FindTensor(*m, "model.layers.0.mlp.down_proj.weight_packed");
+  ASSERT_NE(packed, nullptr);
+  EXPECT_EQ(packed->dtype, Dtype::kI32);
+  EXPECT_EQ(packed->shape, (std::vector<uint64_t>{8, 2}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.down_proj.weight_scale")->shape,
+            (std::vector<uint64_t>{8, 3}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight")->dtype, Dtype::kF16);
+  w["symmetric"] = false;
+  auto asym = BuildJson(TinyLlama(PackedInt(w, {"lm_head", "re:.*self_attn.*"})));
+  ASSERT_TRUE(asym) << asym.error().message;
+  EXPECT_EQ(ComputeTotals(*asym).stored_bytes, 1148u);
+  EXPECT_EQ(FindTensor(*asym, "model.layers.0.mlp.gate_proj.weight_zero_point")->shape,
+            (std::vector<uint64_t>{2, 2}));
+  // Per channel: one scale per output row. 8-bit: 4 values a word.
+  w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
+  auto channel = BuildJson(TinyLlama(PackedInt(w, {"re:.*self_attn.*"})));
+  ASSERT_TRUE(channel) << channel.error().message;
+  EXPECT_EQ(FindTensor(*channel, "model.layers.0.mlp.up_proj.weight_packed")->shape,
+            (std::vector<uint64_t>{12, 2}));
+  EXPECT_EQ(FindTensor(*channel, "model.layers.0.mlp.up_proj.weight_scale")->shape,
+            (std::vector<uint64_t>{12, 1}));
+  // Other formats store integers differently: refused with the field named.
+  auto other = BuildJson(TinyLlama(PackedInt(w, {}, "int-quantized")));
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("int-quantized"), std::string::npos);
+  w = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 0}};
+  auto no_group = BuildJson(TinyLlama(PackedInt(w, {})));
+  ASSERT_FALSE(no_group);
+  EXPECT_NE(no_group.error().message.find("group_size"), std::string::npos);
+}
+
+// "re:" ignore patterns: simple ones become '*' patterns (alternation expanded), others go to
+// std::regex; Python's re.match anchors at the start only.
+TEST(Quantization, RegexIgnorePatterns) {
+  nlohmann::json w = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"},
+                      {"group_size", 4}, {"symmetric", true}};
+  auto alt = BuildJson(TinyLlama(PackedInt(w, {"re:.*self_attn.*", "re:.*mlp\\.(gate|up)_proj.*"})));
+  ASSERT_TRUE(alt) << alt.error().message;
+  EXPECT_NE(FindTensor(*alt, "model.layers.0.mlp.gate_proj.weight"), nullptr);
+  EXPECT_NE(FindTensor(*alt, "model.layers.0.mlp.up_proj.weight"), nullptr);
+  EXPECT_NE(FindTensor(*alt, "model.layers.0.mlp.down_proj.weight_packed"), nullptr);
+  auto classes = BuildJson(TinyLlama(PackedInt(w, {"re:model\\.layers\\.[0-9]+\\.mlp\\.down_proj",
+                                                   "re:.*self_attn.*"})));
+  ASSERT_TRUE(classes) << classes.error().message;
+  EXPECT_NE(FindTensor(*classes, "model.layers.0.mlp.down_proj.weight"), nullptr);
+  EXPECT_NE(FindTensor(*classes, "model.layers.0.mlp.gate_proj.weight_packed"), nullptr);
+  // Anchored at the start: "layers" alone does not match "model.layers...".
+  auto anchored = BuildJson(TinyLlama(PackedInt(w, {"re:layers\\.0\\.mlp", "re:.*self_attn.*"})));
+  ASSERT_TRUE(anchored) << anchored.error().message;
+  EXPECT_NE(FindTensor(*anchored, "model.layers.0.mlp.gate_proj.weight_packed"), nullptr);
+  // A pattern std::regex cannot read matches nothing.
+  auto broken = BuildJson(TinyLlama(PackedInt(w, {"re:(unclosed", "re:.*self_attn.*"})));
+  ASSERT_TRUE(broken) << broken.error().message;
+}
+
+}  // namespace
+}  // namespace memfit::arch
