@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "memfit/architecture.h"
+#include "memfit/deploy.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/gpu.h"
 #include "memfit/hf_config.h"
@@ -120,6 +121,65 @@ TEST(DeployRealConfigs, DeepSeekV3Fp8OnEightH200WithVllm) {
   ASSERT_TRUE(bf16);
   EXPECT_GT(bf16->weights_bytes, uint64_t{150} << 30);
   EXPECT_EQ(bf16->serving->max_concurrency, 0u);
+}
+
+// Kimi-K2.5 NVFP4 (NVIDIA's release, config-only: kimi_k25 builder) on 4 x B200 with vLLM --tp 4,
+// 131072 tokens per sequence. Text (Kimi-K2 dimensions: h 7168, 61 layers, 1 dense, 384 experts
+// of 2048, 1 shared, q_lora 1536, kv_lora 512, 64 heads, nope 128, rope 64, v 128, vocab 163840):
+// attention in bf16 ("ignore": every self_attn), MLPs in NVFP4: a linear [out, in] is out x in / 2
+// (uint8) + out x in / 16 (E4M3 scales), split over the 4 GPUs, + two float32 scalars (whole).
+//   attention per layer: replicated (1536 x 7168 + 1536 + 576 x 7168 + 512 + 2 x 7168) x 2 =
+//     30,310,400; split (64 x 192 x 1536 + 64 x 256 x 512 + 7168 x 8192) x 2 / 4 = 42,991,616
+//     -> 73,302,016 x 61;
+//   dense MLP (layer 0): 2 x nvfp4(7168 -> 18432) + nvfp4(18432 -> 7168) = 55,738,392;
+//   MoE layers (60): router 384 x 7168 x 2 + e_score_correction_bias 384 x 4 = 5,506,560
+//     (whole); shared expert 6,193,176; 384 routed experts, each split over the 4 GPUs (no EP),
+//     3 x (2048 x 7168 x 9 / 16 / 4 + 8) = 6,193,176 -> 2,378,179,584;
+//   embed_tokens and lm_head (bf16, vocabulary-parallel) 2 x 40960 x 14336; norm 14336; rotary
+//     inv_freq [32] float32 128 -> text 149,094,340,152.
+// Vision (bf16): patch conv 3 x 1152 x 14 x 14 + 1152, pos_emb 64 x 64 x 1152 (whole) and the
+// float32 time_weight 4 x 1152; 27 blocks of norms and biases (whole: vLLM splits the column-
+// parallel wqkv/fc0 biases, 314,280 B in all that memfit keeps whole) and wqkv/wo/fc0/fc1 split
+// / 4; final norm -> 217,144,800. Projector (ReplicatedLinear in vLLM) 54,277,888 x 2 =
+// 108,555,776. Weights per GPU: 149,420,040,728.
+// Budget: B200 180 GiB x 0.9 = 173,946,175,488; profile run (8192 tokens): the dense MLP's
+// 2 x 8192 x 7168 x 2 + 3 x 8192 x 4608 x 2 = 461,373,440 beats attention's 403,177,472; non-torch
+// 70 MiB -> pool 23,991,361,000. MLA latent 61 x 576 x 2 = 70,272 B/token; FlashInfer-MLA on
+// Blackwell (qk_nope_head_dim 128) forces blocks of 64: 4,497,408 B -> 5,334 blocks = 341,376
+// tokens -> 5334 / (131072 / 64) = 2 sequences.
+TEST(DeployRealConfigs, KimiK25Nvfp4OnFourB200WithVllm) {
+  EVAL_MODEL_OR_SKIP(m, "recent/nvidia__Kimi-K2.5-NVFP4");
+  InferenceOptions o = OnGpu("b200", Engine::kVllm);
+  o.tp = 4;
+  o.context_tokens = 131072;
+  auto e = EstimateInference(m, o);
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->weights.stored_format, "nvfp4");
+  EXPECT_EQ(e->weights_bytes, 149420040728u);
+  EXPECT_EQ(e->activation_bytes, 461373440u);
+  ASSERT_TRUE(e->serving);
+  EXPECT_EQ(e->serving->kv_pool_bytes, 23991361000u);
+  EXPECT_EQ(e->serving->page_bytes, 4497408u);
+  EXPECT_EQ(e->serving->num_blocks, 5334u);
+  EXPECT_EQ(e->serving->max_concurrency, 2u);
+  EXPECT_TRUE(Mentions(e->assumptions, "FlashInfer-MLA"));
+  // The deployment planner (fit --engine vllm --gpu 4xB200) gives the same row, with the GPU's
+  // compute capability (not an assumed Hopper) choosing the block size.
+  InferenceOptions base;
+  base.engine = Engine::kVllm;
+  base.context_tokens = 131072;
+  DeployPlanner planner(m, base);
+  auto spec = FindGpu("b200");
+  ASSERT_TRUE(spec);
+  DeployGpu gpu{.name = "B200", .memory_bytes = MemoryBytes(**spec), .spec = *spec};
+  DeploymentRow row = planner.Evaluate(gpu, 4, DeployLayout{.tp = 4});
+  ASSERT_TRUE(row.runs) << row.refusal;
+  EXPECT_EQ(row.weights_per_gpu_bytes, 149420040728u);
+  EXPECT_EQ(row.kv_pool_bytes, 23991361000u);
+  EXPECT_EQ(row.max_sequences, 2u);
+  EXPECT_TRUE(row.fits);
+  EXPECT_TRUE(Mentions(row.assumptions, "FlashInfer-MLA"));
+  EXPECT_FALSE(Mentions(row.assumptions, "Hopper GPU assumed"));
 }
 
 // gpt-oss-120b (MXFP4 experts) on one 80 GiB H100 with vLLM. Per layer (36): norms 2 x 5760,

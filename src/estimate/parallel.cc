@@ -65,6 +65,9 @@ Split Classify(const Model& model, const estimate::RoleTensor& r) {
     return !t.shape.empty() && model.hp.vocab_size && t.shape[0] >= model.hp.vocab_size
                ? Split::kVocab : Split::kReplicated;
   }
+  // Kimi-K2.5/Kimi-VL's patch-merger projector is ReplicatedLinear in vLLM and SGLang
+  // (models/kimi_k25.py, kimi_vl.py: KimiK25MultiModalProjector linear_1/linear_2).
+  if (t.name.starts_with("mm_projector.")) return Split::kReplicated;
   // Routers (ReplicatedLinear "gate", e_score_correction_bias) stay whole on every GPU.
   if (LastSegmentIs(module, {"gate", "router"}) || t.name.ends_with("e_score_correction_bias")) {
     return Split::kReplicated;

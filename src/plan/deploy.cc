@@ -18,8 +18,12 @@
 namespace memfit {
 namespace {
 
-using LayoutKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool>;
-LayoutKey Key(const DeployLayout& l) { return {l.tp, l.dp, l.ep, l.pp, l.dp_attention}; }
+// A layout, and the GPU's compute capability major (vLLM's MLA backends pick their KV block size
+// by GPU generation: inference.cc VllmBlockSize).
+using LayoutKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool, uint32_t>;
+LayoutKey Key(const DeployLayout& l, uint32_t cc) {
+  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, cc / 10};
+}
 
 // Parameters read per generated token: packed 4-bit data counts two values per uint8 and eight
 // per int32; routed experts count experts_per_token / num_experts of theirs.
@@ -141,8 +145,8 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
   }
   // The stored format on this GPU: kept, dequantized or refused.
   bool dequantize = false;
+  const uint32_t cc = gpu.spec ? ComputeCapability(*gpu.spec) : 0;
   if (base_.quant.scheme == QuantScheme::kNone && !base_.quant.dequantize_stored) {
-    const uint32_t cc = gpu.spec ? ComputeCapability(*gpu.spec) : 0;
     if (!format_known_) {
       // From the weights prepared as stored (one pass over the tensors, not two).
       Prepared* stored = WeightsFor(false);
@@ -163,16 +167,17 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     return row;
   }
   auto& cache = prepared->estimates;
-  auto it = cache.find(Key(layout));
+  auto it = cache.find(Key(layout, cc));
   if (it == cache.end()) {
     InferenceOptions o = base_;
+    o.compute_capability = cc;
     o.tp = layout.tp;
     o.dp = layout.dp;
     o.ep = layout.ep;
     o.pp = layout.pp;
     o.dp_attention = layout.dp_attention;
     o.gpu_memory_bytes = 0;
-    it = cache.emplace(Key(layout), EstimateInference(model_, o, *prepared->weights)).first;
+    it = cache.emplace(Key(layout, cc), EstimateInference(model_, o, *prepared->weights)).first;
   }
   if (!it->second) {
     row.refusal = it->second.error().message;
