@@ -74,9 +74,11 @@ class Trace:
                 best = name
         return best
 
-    def analyse(self):
+    def analyse(self, after_ns=None):
         """Running total over the session: returns a dict with peak, final, per-stage peaks,
-        and the blocks alive at the peak."""
+        and the blocks alive at the peak. With `after_ns`, the peak is taken over the events
+        after that time only (the total still counts every block allocated in the session:
+        the harness excludes the model-building stage's transients this way)."""
         live = {}
         total = 0
         peak = 0
@@ -98,7 +100,7 @@ class Trace:
             stage = self.stage_at(t)
             if total > stage_peaks.get(stage, -1):
                 stage_peaks[stage] = total
-            if total > peak:
+            if total > peak and (after_ns is None or t > after_ns):
                 peak = total
                 peak_index = i
         # Replay up to the peak to list the blocks alive there.
