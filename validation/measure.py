@@ -282,10 +282,16 @@ def measure_cpu(args):
                                                  "models")
     cpu_scenarios.write_configs(args.configs, models_dir, transformers)
     versions = cpu_versions(torch, transformers)
+    done = set()
+    if args.resume and os.path.exists(args.out):
+        with open(args.out) as f:
+            done = {r["id"] for r in csv.DictReader(f)}
     out = Writer(args.out, None, versions, decimals=4)
     start = time.time()
     for sid, model_id, task, settings in cpu_scenarios.SCENARIOS:
         if args.only and not any(o in sid for o in args.only.split(",")):
+            continue
+        if sid in done:
             continue
         if time.time() - start > args.budget_s:
             print(f"budget of {args.budget_s}s spent: stopping before {sid}", flush=True)
@@ -351,6 +357,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="cpu: OMP/OpenBLAS threads")
     parser.add_argument("--nice", type=int, default=10, help="cpu: niceness increment")
     parser.add_argument("--row-timeout-s", type=float, default=600.0)
+    parser.add_argument("--resume", action="store_true",
+                        help="cpu: skip scenario ids already in --out")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.device == "cpu" and (args.self_check or args.worker):
