@@ -84,6 +84,7 @@ class Trace:
         peak = 0
         peak_index = -1
         stage_peaks = collections.OrderedDict()
+        stage_peak_index = {}
         ignored_frees = 0
         for i, (t, _, ptr, size, node) in enumerate(self.events):
             if size > 0:
@@ -100,24 +101,39 @@ class Trace:
             stage = self.stage_at(t)
             if total > stage_peaks.get(stage, -1):
                 stage_peaks[stage] = total
+                stage_peak_index[stage] = i
             if total > peak and (after_ns is None or t > after_ns):
                 peak = total
                 peak_index = i
-        # Replay up to the peak to list the blocks alive there.
+        # Replay to list the blocks alive at the peak and at each stage's own peak.
+        snap_at = {peak_index: "__peak__"}
+        for st, idx in stage_peak_index.items():
+            snap_at.setdefault(idx, st)
+        snaps = {}
         alive = {}
-        for i, (t, _, ptr, size, node) in enumerate(self.events[:peak_index + 1]):
+
+        def listing(alive):
+            out = []
+            for ptr, (size, j) in alive.items():
+                t, _, _, _, node = self.events[j]
+                out.append({"bytes": size, "stage": self.stage_at(t), "ops": _op_path(node)})
+            return out
+
+        last = max(snap_at) if snap_at else -1
+        for i, (t, _, ptr, size, node) in enumerate(self.events[:last + 1]):
             if size > 0:
                 alive[ptr] = (size, i)
             else:
                 alive.pop(ptr, None)
-        blocks = []
-        for ptr, (size, i) in alive.items():
-            t, _, _, _, node = self.events[i]
-            blocks.append({"bytes": size, "stage": self.stage_at(t), "ops": _op_path(node)})
+            if i in snap_at:
+                snaps[i] = listing(alive)
+        blocks = snaps.get(peak_index, [])
+        stage_live = {st: snaps[idx] for st, idx in stage_peak_index.items() if idx in snaps}
         peak_stage = self.stage_at(self.events[peak_index][0]) if peak_index >= 0 else ""
         peak_ops = _op_path(self.events[peak_index][4]) if peak_index >= 0 else []
         return {"peak": peak, "final": total, "stage_peaks": dict(stage_peaks),
                 "peak_stage": peak_stage, "peak_ops": peak_ops, "live_at_peak": blocks,
+                "live_at_stage_peaks": stage_live,
                 "ignored_frees": ignored_frees, "events": len(self.events)}
 
     def total_at_stage_start(self, stage):

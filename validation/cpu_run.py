@@ -153,6 +153,9 @@ def run(sid, configs, trace_dir=None):
         "parameters": params_total, "seconds": round(time.time() - t0, 1),
         "events": r["events"], "ignored_frees": r["ignored_frees"], "notes": notes,
         "live_at_peak": cpu_memory.group_live(r["live_at_peak"], top=30),
+        "live_at_stage_peaks": {st: cpu_memory.group_live(b, top=20)
+                                for st, b in r["live_at_stage_peaks"].items()
+                                if st in ("forward", "backward", "step", "prefill", "decode")},
     }
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)

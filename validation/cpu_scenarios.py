@@ -62,8 +62,10 @@ MODELS = {
         "notes": "BERT-base-cased (BertForMaskedLM), 12 -> 4 layers; dropouts 0.1 (BertConfig "
                  "defaults)"},
     "google-t5/t5-small": {
-        "base": "google-t5/t5-small", "overrides": {},
-        "notes": "T5-small, all 6+6 layers (dropout_rate 0.1, tied embeddings)"},
+        "base": "google-t5/t5-small",
+        "overrides": {"decoder_start_token_id": 0, "pad_token_id": 0, "eos_token_id": 1},
+        "notes": "T5-small, all 6+6 layers (dropout_rate 0.1, tied embeddings; t5-small's "
+                 "decoder_start/pad 0 and eos 1, which the catalog file leaves out)"},
     "google/vit-base-patch16-224-L4": {
         "base": None, "config_class": "ViTConfig",
         "overrides": {"num_hidden_layers": 4, "num_labels": 1000,
@@ -170,6 +172,11 @@ SCENARIOS = [
     _tr(VIT, "c-vit-tr-fp32", "fp32", seq=197, batch=4),
     _tr(VIT, "c-vit-tr-bf16m", "bf16-mixed", seq=197, batch=4),
     _tr(VIT, "c-vit-tr-fp32-ckpt", "fp32", seq=197, batch=4, ckpt="full"),
+    # longer prompts: the attention scores (eager) and the all-token logits grow with them
+    _inf(Q, "c-qw-inf-fp32-2k", "float32", ctx=2048),
+    _inf(Q, "c-qw-inf-bf16-2k", "bfloat16", ctx=2048),
+    _inf(G2, "c-g2-inf-fp32-1k", "float32", ctx=1024),
+    _inf(BL, "c-bl-inf-bf16-1k", "bfloat16", ctx=1024),
     # slow on CPU (bf16 matmuls without native bf16, big layers): last
     _inf(MX, "c-mx-inf-bf16", "bfloat16"),
     _inf(GM, "c-gm-inf-bf16", "bfloat16"),
