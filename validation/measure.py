@@ -314,7 +314,7 @@ def measure_cpu(args):
         r = json.loads(lines[-1])
         s = dict(settings, device="cpu")
         layers = cpu_scenarios.MODELS[model_id]["notes"]
-        note = f"{layers}; peak in {r['peak_stage']}"
+        note = "; ".join([layers, f"peak in {r['peak_stage']}"] + r.get("notes", []))
         for measure in ("memory_after_load", "peak_forward", "peak_backward",
                         "max_memory_allocated"):
             if r.get(measure) is not None:
