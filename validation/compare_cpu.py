@@ -56,17 +56,21 @@ def run_json(cmd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv")
+    ap.add_argument("csv", nargs="+", help="one or more CSVs (a row id seen twice: first wins)")
     ap.add_argument("--memfit", default="build/memfit")
     ap.add_argument("--models", default="", help="default: the CSV's folder/models")
     ap.add_argument("--traces", default="")
     ap.add_argument("--format", choices=("markdown", "json"), default="markdown")
     args = ap.parse_args()
-    models = args.models or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "models")
-    rows = list(csv.DictReader(open(args.csv)))
+    models = args.models or os.path.join(os.path.dirname(os.path.abspath(args.csv[0])), "models")
     by_id = {}
-    for r in rows:
-        by_id.setdefault(r["id"], {})[r["measure"]] = r
+    for path in args.csv:
+        seen_here = {}
+        for r in csv.DictReader(open(path)):
+            if r["id"] in by_id and r["id"] not in seen_here:
+                continue  # measured in an earlier file
+            seen_here[r["id"]] = True
+            by_id.setdefault(r["id"], {})[r["measure"]] = r
     results = []
     for sid, measures in by_id.items():
         r = measures["max_memory_allocated"]
