@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""memfit's GPU measurement harness: real peak memory for a matrix of scenarios.
+"""memfit's measurement harness: real peak memory for a matrix of scenarios, on a GPU or on CPU.
 
-Runs on a CUDA machine with torch, transformers, accelerate and peft installed. Nothing is
+`--device cuda` (default) runs on a CUDA machine with torch, transformers, accelerate and peft
+installed. `--device cpu` runs the CPU matrix (validation/cpu_scenarios.py) on PyTorch's CPU
+allocator, reading the peak of allocated bytes from the profiler's raw memory records
+(validation/cpu_memory.py); see validation/README.md for its set-up. Nothing is
 downloaded: every model is built from a config exported by `memfit models --export-configs DIR`,
 with random weights. Each scenario is one row (model, task, settings); results are appended to a
 CSV in the format of shared/eval/measured.csv as soon as each row finishes, so a run cut short
@@ -10,6 +13,9 @@ keeps what it measured. `memfit validate FILE.csv` compares memfit's estimates w
     memfit models --export-configs /tmp/configs
     python3 validation/measure.py --configs /tmp/configs --out validation/results/h200.csv
     python3 validation/measure.py --configs /tmp/configs --dry-run     # no GPU needed (CI)
+    python3 validation/measure.py --device cpu --configs /tmp/configs --pydeps /work/pydeps \
+        --out validation/results/cpu-torch1.13-tf4.48.csv
+    python3 validation/measure.py --device cpu --self-check --pydeps /work/pydeps
 """
 
 import argparse
@@ -24,6 +30,7 @@ import time
 KNOWN_KEYS = {
     "dtype", "precision", "optimizer", "batch", "seq", "context", "decode", "attn",
     "checkpointing", "method", "rank", "alpha", "gpu",
+    "device", "foreach",  # CPU rows: device=cpu; AdamW foreach=true/false
 }
 
 # Ordered by value: the CUDA context first, then loads (cheap, exact), inference, training.
@@ -80,11 +87,11 @@ def config_dir(configs, model_id):
     return os.path.join(configs, model_id.replace("/", "__"))
 
 
-def check_scenarios(configs):
+def check_scenarios(configs, scenarios=None):
     """Validates the scenario list without a GPU; returns a list of problems."""
     problems = []
     seen = set()
-    for sid, model_id, task, settings in SCENARIOS:
+    for sid, model_id, task, settings in (SCENARIOS if scenarios is None else scenarios):
         if sid in seen:
             problems.append(f"{sid}: duplicate scenario id")
         seen.add(sid)
@@ -107,7 +114,8 @@ def check_scenarios(configs):
 
 
 class Writer:
-    def __init__(self, path, gpu, versions):
+    def __init__(self, path, gpu, versions, decimals=1):
+        self.decimals = decimals  # CPU rows: 4 (the profiler's figures are exact bytes)
         self.path = path
         self.gpu = gpu
         self.versions = versions
@@ -118,10 +126,11 @@ class Writer:
             self.csv.writeheader()
 
     def row(self, sid, model_id, task, settings, measure, value_bytes, notes=""):
-        settings = dict(settings, gpu=self.gpu)
+        if self.gpu is not None:
+            settings = dict(settings, gpu=self.gpu)
         self.csv.writerow({
             "id": sid, "model": model_id, "task": task, "settings": settings_text(settings),
-            "measure": measure, "value": round(value_bytes / 2**20, 1), "unit": "MiB",
+            "measure": measure, "value": round(value_bytes / 2**20, self.decimals), "unit": "MiB",
             "source": f"validation/measure.py ({self.versions})", "notes": notes,
         })
         self.file.flush()
@@ -225,21 +234,159 @@ def measure(args):
             print(f"{sid}: failed: {type(e).__name__}: {e}", flush=True)
 
 
+def check_cpu_scenarios(configs):
+    """The CPU matrix without torch: every base config exported, ids unique, settings known."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cpu_scenarios
+
+    problems = []
+    for mid, spec in cpu_scenarios.MODELS.items():
+        if spec["base"] and not os.path.isfile(
+                os.path.join(config_dir(configs, spec["base"]), "config.json")):
+            problems.append(f"cpu model {mid}: no exported config for {spec['base']}")
+    seen = set()
+    for sid, model_id, task, settings in cpu_scenarios.SCENARIOS:
+        if sid in seen:
+            problems.append(f"{sid}: duplicate scenario id")
+        seen.add(sid)
+        if model_id not in cpu_scenarios.MODELS:
+            problems.append(f"{sid}: model {model_id} not in cpu_scenarios.MODELS")
+        if task not in ("inference", "train"):
+            problems.append(f"{sid}: unknown task {task}")
+        unknown = set(settings) - KNOWN_KEYS
+        if unknown:
+            problems.append(f"{sid}: unknown settings {sorted(unknown)}")
+    return problems
+
+
+def cpu_versions(torch, transformers):
+    v = f"torch {torch.__version__}, transformers {transformers.__version__}"
+    try:
+        import peft
+        v += f", peft {peft.__version__}"
+    except ImportError:
+        pass
+    return v
+
+
+def measure_cpu(args):
+    """Runs each CPU scenario in a child process (fresh allocator per row), writes its rows."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    import torch
+    import transformers
+    import cpu_scenarios
+
+    models_dir = args.models_out or os.path.join(os.path.dirname(os.path.abspath(args.out)),
+                                                 "models")
+    cpu_scenarios.write_configs(args.configs, models_dir, transformers)
+    versions = cpu_versions(torch, transformers)
+    done = set()
+    if args.resume and os.path.exists(args.out):
+        with open(args.out) as f:
+            done = {r["id"] for r in csv.DictReader(f)}
+    out = Writer(args.out, None, versions, decimals=4)
+    start = time.time()
+    for sid, model_id, task, settings in cpu_scenarios.SCENARIOS:
+        if args.only and not any(o in sid for o in args.only.split(",")):
+            continue
+        if sid in done:
+            continue
+        if time.time() - start > args.budget_s:
+            print(f"budget of {args.budget_s}s spent: stopping before {sid}", flush=True)
+            break
+        cmd = [sys.executable, os.path.join(here, "measure.py"), "--device", "cpu",
+               "--worker", sid, "--configs", models_dir, "--pydeps", args.pydeps or ""]
+        if args.traces:
+            cmd += ["--traces", args.traces]
+        t0 = time.time()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.row_timeout_s)
+        except subprocess.TimeoutExpired:
+            print(f"{sid}: timed out after {args.row_timeout_s}s", flush=True)
+            continue
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+        if p.returncode != 0 or not lines:
+            tail = (p.stderr or "").strip().splitlines()[-3:]
+            print(f"{sid}: failed (rc {p.returncode}): {' | '.join(tail)}", flush=True)
+            continue
+        r = json.loads(lines[-1])
+        s = dict(settings, device="cpu")
+        layers = cpu_scenarios.MODELS[model_id]["notes"]
+        note = "; ".join([layers, f"peak in {r['peak_stage']}"] + r.get("notes", []))
+        for measure in ("memory_after_load", "peak_forward", "peak_backward",
+                        "max_memory_allocated"):
+            if r.get(measure) is not None:
+                out.row(sid, model_id, task, s, measure, r[measure], note)
+        print(f"{sid}: {r['max_memory_allocated'] / 2**20:.1f} MiB peak in {r['peak_stage']}, "
+              f"{time.time() - t0:.1f}s", flush=True)
+
+
+def setup_cpu_process(args):
+    """Thread counts and priority for the CPU harness (this process and its children only)."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(args.threads)
+    try:
+        os.nice(args.nice)
+    except OSError:
+        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import pydeps
+    return pydeps.activate(args.pydeps or os.environ.get("MEMFIT_PYDEPS", ""))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configs", required=True, help="memfit models --export-configs DIR")
+    parser.add_argument("--configs", help="memfit models --export-configs DIR")
     parser.add_argument("--out", default="validation/results/measured.csv")
     parser.add_argument("--dry-run", action="store_true", help="check scenarios and configs only")
     parser.add_argument("--only", default="", help="run scenarios whose id contains this")
     parser.add_argument("--budget-s", type=float, default=420.0, help="stop starting new rows after")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--pydeps", default="", help="cpu: folder with transformers, "
+                        "huggingface_hub, accelerate, peft sources (or env MEMFIT_PYDEPS)")
+    parser.add_argument("--self-check", action="store_true",
+                        help="cpu: check the peak-allocation method on tensors of known size")
+    parser.add_argument("--traces", default="", help="cpu: folder for per-row JSON summaries "
+                        "of the blocks alive at the peak")
+    parser.add_argument("--models-out", default="", help="cpu: where the built configs are "
+                        "written (default: the --out file's folder/models, as memfit validate reads)")
+    parser.add_argument("--threads", type=int, default=1, help="cpu: OMP/OpenBLAS threads")
+    parser.add_argument("--nice", type=int, default=10, help="cpu: niceness increment")
+    parser.add_argument("--row-timeout-s", type=float, default=600.0)
+    parser.add_argument("--resume", action="store_true",
+                        help="cpu: skip scenario ids already in --out")
+    parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    problems = check_scenarios(args.configs)
+    if args.device == "cpu" and (args.self_check or args.worker):
+        setup_cpu_process(args)
+        if args.self_check:
+            import cpu_memory
+            failures = cpu_memory.self_check()
+            print("self-check: " + ("ok" if not failures else f"{len(failures)} failed"))
+            return 1 if failures else 0
+        import cpu_run
+        r = cpu_run.run(args.worker, args.configs, args.traces or None)
+        print(json.dumps({k: v for k, v in r.items() if k != "live_at_peak"}))
+        return 0
+    if not args.configs:
+        parser.error("--configs is required")
+    problems = check_scenarios(args.configs) + check_cpu_scenarios(args.configs)
     for p in problems:
         print(f"measure.py: {p}", file=sys.stderr)
     if problems:
         return 1
     if args.dry_run:
-        print(f"{len(SCENARIOS)} scenarios checked: configs present, settings known")
+        import cpu_scenarios
+        print(f"{len(SCENARIOS)} scenarios and {len(cpu_scenarios.SCENARIOS)} CPU scenarios "
+              f"checked: configs present, settings known")
+        return 0
+    if args.device == "cpu":
+        setup_cpu_process(args)
+        measure_cpu(args)
         return 0
     measure(args)
     return 0
