@@ -32,9 +32,33 @@ struct Peak {
   std::string where;
 };
 
+// Model types whose transformers class takes no num_logits_to_keep in 4.45-4.48 (the argument
+// generate() passes to keep only the last token's logits): their prefill computes logits for
+// every prompt token (validation/FINDINGS.md 1a; grep num_logits_to_keep in
+// transformers/models/*/modeling_*.py at v4.48.3).
+bool AllTokenLogitsInGenerate(std::string_view model_type) {
+  static constexpr std::string_view kTypes[] = {
+      "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
+      "xglm", "biogpt", "mamba", "mamba2", "falcon_mamba", "recurrent_gemma", "granitemoe"};
+  return std::find(std::begin(kTypes), std::end(kTypes), model_type) != std::end(kTypes);
+}
+
+// Eager attention in transformers 4.48's refactored decoder layers returns the softmax
+// probabilities, which the layer holds in a local (self_attn_weights) through its MLP; the older
+// classes drop them inside the attention module.
+bool KeepsAttentionWeights(std::string_view model_type) {
+  static constexpr std::string_view kDrops[] = {
+      "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
+      "falcon", "xglm", "biogpt", "bert", "roberta", "t5", "vit"};
+  return std::find(std::begin(kDrops), std::end(kDrops), model_type) == std::end(kDrops);
+}
+
 // The largest transient of one forward pass over `tokens` tokens (batch x seq), per GPU.
+// `transformers`: logits as transformers' forward leaves them (all tokens in the model dtype);
+// otherwise as a serving engine's sampler takes them (logit_tokens rows upcast to float32).
 Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, AttnImpl attn,
-                 uint64_t tp, uint64_t logit_tokens, std::vector<std::string>& assumptions) {
+                 uint64_t tp, uint64_t logit_tokens, bool transformers,
+                 std::vector<std::string>& assumptions) {
   const Hyperparameters& hp = model.hp;
   const uint64_t tokens = Mul({batch, seq});
   const uint64_t h = hp.hidden_size;
@@ -64,8 +88,12 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     }
     uint64_t core = 0;
     if (attn == AttnImpl::kEager) {
-      // scores (c) + softmax in fp32 + the cast back (c), plus the 4-D causal mask (c).
-      core = Add(Mul({batch, nh, seq, kv_len, 2 * c + 4}), Mul({batch, seq, kv_len, c}));
+      // softmax(scores, dtype=float32).to(dtype), measured on CPU (validation/FINDINGS.md): in
+      // float32 the scores and the softmax output (the upcast and the cast back are no-ops,
+      // 8 B per element); in 16-bit the scores (c), their float32 copy (4) and the float32
+      // output (4) are alive together. Plus the 4-D causal mask (c).
+      const uint64_t per_score = c >= 4 ? 2 * c : c + 8;
+      core = Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c}));
     } else {
       core = Add(out, Mul({tokens, nh, 4}));  // output + fp32 logsumexp per row
     }
@@ -77,12 +105,32 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     f = CeilDiv(f, tp);
     uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
     if (L.moe && hp.num_experts) mlp = Add(mlp, Mul({tokens, hp.num_experts, 4}));
+    if (attn == AttnImpl::kEager && L.attention != AttentionKind::kNone &&
+        KeepsAttentionWeights(model.model_type)) {
+      // The decoder layer keeps the attention probabilities (self_attn_weights) until it
+      // returns, through its MLP (measured on CPU: validation/FINDINGS.md).
+      mlp = Add(mlp, Mul({batch, nh, seq, kv_len, c}));
+    }
     consider(Add(stream, mlp), "mlp");
   }
   if (logit_tokens && hp.vocab_size) {
-    // lm_head output in the model dtype plus its fp32 upcast.
     const uint64_t v = CeilDiv(hp.vocab_size, tp);
-    consider(Add(Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})), "logits");
+    if (logit_tokens < tokens || !transformers) {
+      // The last token's logits (or the sampled rows of a serving engine's profile run) in the
+      // model dtype plus their float32 upcast.
+      consider(Add(Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})), "logits");
+    } else {
+      // Logits for every token stay in the model dtype (no float32 upcast of all of them,
+      // measured: validation/FINDINGS.md 1a); generate() upcasts the last row of each sequence.
+      if (model.architecture.ends_with("ForMaskedLM")) {
+        // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
+        // of every position, in the model dtype (FINDINGS.md, "Masked LM").
+        consider(Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits");
+      } else {
+        consider(Add(Add(Mul({tokens, h, c}), Mul({tokens, v, c})), Mul({batch, v, 4})),
+                 "logits");
+      }
+    }
   }
   if (hp.layers.empty()) assumptions.push_back("no per-layer description: one generic layer used for the activation peak");
   return best;
@@ -311,9 +359,20 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
   }
 
   if (!paged) {
-    const uint64_t logit_tokens = o.last_token_logits ? o.batch : Mul({o.batch, o.context_tokens});
+    // Logits for the last token (transformers >= 4.45 for most classes), or for every token:
+    // --all-logits, classes without num_logits_to_keep, and masked LMs (a forward pass).
+    const bool masked_lm = model.architecture.ends_with("ForMaskedLM");
+    const bool class_all = AllTokenLogitsInGenerate(model.model_type);
+    if (o.last_token_logits && class_all) {
+      e.assumptions.push_back(fmt::format(
+          "transformers 4.45-4.48: the {} class computes logits for every prompt token in "
+          "generate() (no num_logits_to_keep)", model.model_type));
+    }
+    const uint64_t logit_tokens = o.last_token_logits && !class_all && !masked_lm
+                                      ? o.batch
+                                      : Mul({o.batch, o.context_tokens});
     Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
-                         e.assumptions);
+                         /*transformers=*/true, e.assumptions);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where;
     e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
@@ -331,7 +390,8 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     // logits for up to max_num_seqs sampled tokens.
     uint64_t prof_tokens = o.max_batched_tokens;
     Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, e.layout.attn_tp,
-                         std::min(o.max_num_seqs, prof_tokens), e.assumptions);
+                         std::min(o.max_num_seqs, prof_tokens), /*transformers=*/false,
+                         e.assumptions);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
     e.cuda_graph_bytes = o.cuda_graph_bytes;

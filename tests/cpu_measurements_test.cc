@@ -1,0 +1,76 @@
+// The CPU measurements in validation/results/cpu-*.csv (measured by validation/measure.py
+// --device cpu with transformers 4.48.3 on torch 1.13.1; rows are data, never edited by hand)
+// against memfit, through `memfit validate`, with issue 17's tolerances: 3% for load and
+// inference rows, 5% for training rows. The rows still outside are listed by id with the term
+// that is missing (validation/FINDINGS.md): a row that leaves its tolerance fails the test, and
+// so does a listed row that comes back into it (then take it off the list).
+
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+namespace memfit {
+namespace {
+
+// id -> why it is still off (FINDINGS.md section).
+const std::map<std::string, std::string>& KnownOff() {
+  static const std::map<std::string, std::string> kRows = {
+      {"c-t5-inf-fp32", "T5's decoder self-attention cache holds the generated tokens only (1e)"},
+      {"c-qw-tr-fp32", "tied-embedding backward, AdamW temporaries, HF loss copies (2)"},
+      {"c-qw-tr-fp32-foreach", "torch 1.13 foreach AdamW keeps two copies of the states (2)"},
+      {"c-qw-tr-fp32-ckpt", "as c-qw-tr-fp32"},
+      {"c-qw-tr-bf16m", "as c-qw-tr-fp32, under autocast"},
+      {"c-qw-tr-bf16m-ckpt", "as c-qw-tr-fp32, under autocast"},
+      {"c-qw-tr-bf16", "pure bf16 is read as bf16-mixed by validate (no precision=bf16 yet)"},
+      {"c-qw-lora-bf16", "the causal-LM loss backward counted once too often (2)"},
+      {"c-qw-lora-bf16-ckpt", "as c-qw-lora-bf16"},
+      {"c-g2-tr-fp32", "dropout masks and GELU saved tensors (2)"},
+      {"c-be-tr-fp32-foreach", "torch 1.13 foreach AdamW (2)"},
+      {"c-be-lora-bf16", "masked-LM loss in the model dtype, no shift (2)"},
+      {"c-t5-tr-fp32", "no decoder or cross-attention in T5 training (2)"},
+      {"c-t5-tr-bf16m", "as c-t5-tr-fp32"},
+  };
+  return kRows;
+}
+
+TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
+  const std::string dir = std::string(MEMFIT_SOURCE_DIR) + "/validation/results/";
+  std::set<std::string> off, seen;
+  size_t expressed = 0;
+  for (const char* file : {"cpu-torch1.13-tf4.48.csv", "cpu-torch1.13-tf4.48-b.csv"}) {
+    auto r = testing::RunMemfit({"validate", dir + file, "--format", "json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded());
+    for (const auto& row : j["rows"]) {
+      if (!row.value("expressed", false)) continue;
+      ++expressed;
+      const std::string id = row.value("id", "");
+      const std::string cls = row.value("class", "");
+      const double tolerance = cls == "training" ? 0.05 : 0.03;
+      const double error = row.value("error", 0.0);
+      seen.insert(id);
+      if (std::abs(error) > tolerance) off.insert(id + " (" + cls + ")");
+      const bool listed = KnownOff().count(id) > 0 && (cls != "load");
+      if (listed) continue;
+      EXPECT_LE(std::abs(error), tolerance)
+          << id << " " << cls << ": memfit " << row.value("estimate_bytes", 0.0) << " B, measured "
+          << row.value("measured_bytes", 0.0) << " B (" << error * 100 << "%)";
+    }
+  }
+  EXPECT_GE(expressed, 76u) << "rows went missing from validation/results";
+  for (const auto& [id, why] : KnownOff()) {
+    EXPECT_TRUE(seen.count(id)) << id << " is listed but no longer measured";
+    bool still_off = false;
+    for (const auto& o : off) still_off = still_off || o.starts_with(id + " (");
+    EXPECT_TRUE(still_off) << id << " is now within tolerance: take it off KnownOff (" << why << ")";
+  }
+}
+
+}  // namespace
+}  // namespace memfit
