@@ -141,9 +141,13 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                   FormatCount(qw.quantized_params)));
   }
   const auto roles = estimate::ClassifyTensors(model);
+  uint64_t tied_head_numel = 0;  // an output head tied to the trained input embedding
   for (const auto& r : roles) {
     const Tensor& t = *r.tensor;
-    if (r.role == Role::kTied) continue;
+    if (r.role == Role::kTied) {
+      if (t.in_head && o.method == TrainMethod::kFull) tied_head_numel = t.numel;
+      continue;
+    }
     const int64_t layer = estimate::LayerIndex(t.name);
     if (r.role == Role::kBuffer) {
       if (o.method != TrainMethod::kQlora) weights = Add(weights, t.bytes);
@@ -308,11 +312,23 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   uint64_t logits_bwd = 0;
   if (head == TaskHead::kCausalLm && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, o.tp);
-    if (o.loss == LossImpl::kHf) {
-      // logits (compute dtype), their fp32 upcast, log_softmax output (fp32).
+    const uint64_t n = Mul(tokens, v);
+    if (model.architecture.ends_with("ForMaskedLM") && o.loss != LossImpl::kFused) {
+      // A masked LM (BertForMaskedLM 4.48): CrossEntropyLoss on the logits as they are, in the
+      // compute dtype and without a shift: logits and the saved log_softmax in the forward;
+      // log_softmax, nll_loss's and log_softmax's gradients at the loss backward (measured:
+      // validation/FINDINGS.md 2h).
+      e.logits_bytes = Mul(n, 2 * compute);
+      logits_bwd = Mul(n, compute);
+      e.assumptions.push_back("task: masked-LM loss in the compute dtype at every position");
+    } else if (o.loss == LossImpl::kHf) {
+      // Forward: logits (compute dtype), their fp32 upcast, the saved log_softmax (fp32). At the
+      // loss backward three fp32 vocabulary tensors are alive: the saved log_softmax, nll_loss's
+      // gradient and log_softmax's gradient (the logits and their upcast are freed by then:
+      // measured, FINDINGS.md 2f).
       const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
-      e.logits_bytes = Mul(Mul(tokens, v), per);
-      logits_bwd = Mul(Mul(tokens, v), 4 + (compute != 4 ? compute : 0));
+      e.logits_bytes = Mul(n, per);
+      logits_bwd = Mul(n, 12) > e.logits_bytes ? Mul(n, 12) - e.logits_bytes : 0;
     } else if (o.loss == LossImpl::kLowPrecision) {
       // logits and their log_softmax in the compute dtype; the gradient in the same dtype.
       e.logits_bytes = Mul(Mul(tokens, v), 2 * compute);
@@ -330,8 +346,11 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   if (o.offload == Offload::kNone) {
     switch (o.optimizer) {
       case Optimizer::kAdamW: case Optimizer::kAdam: case Optimizer::kPagedAdamW: case Optimizer::kLion:
+        // foreach (torch 2.x): one state-sized temporary (sqrt, then divided and eps added in
+        // place). Single tensor: exp_avg_sq.sqrt() and its quotient by bias_correction2_sqrt are
+        // alive together, two temporaries of the largest tensor (measured: FINDINGS.md 2a).
         opt_tmp = o.foreach_optimizer ? CeilDiv(Mul(tr.numel, state_b), mp * (deepspeed ? dp : 1))
-                                      : Mul(tr.largest, state_b);
+                                      : Mul(tr.largest, 2 * state_b);
         break;
       case Optimizer::kAdafactor:
         opt_tmp = Mul(tr.largest, 2 * 4);
@@ -350,8 +369,14 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   const uint64_t grads = e.gradients_bytes;
   e.stages.push_back({"model loaded", w});
   e.stages.push_back({"forward", Add(Add(base, act_all), grads_persist ? grads : 0)});
-  uint64_t bwd = grads_persist ? Add(Add(act_all, grads), Add(logits_bwd, recompute))
-                               : std::max(Add(act_all, logits_bwd), Add(grads, recompute));
+  // A head tied to the input embedding: at the embedding's backward (the last op) the head's
+  // weight gradient, the embedding's dense gradient and their out-of-place sum are alive: two
+  // vocabulary x hidden gradients beyond the one kept (measured: FINDINGS.md 2c).
+  const uint64_t tied_bwd = CeilDiv(Mul(tied_head_numel, 2 * grad_b), o.tp);
+  uint64_t bwd = grads_persist ? std::max(Add(Add(act_all, grads), Add(logits_bwd, recompute)),
+                                          Add(grads, tied_bwd))
+                               : std::max(Add(act_all, logits_bwd),
+                                          Add(grads, std::max(recompute, tied_bwd)));
   e.stages.push_back({"backward", Add(base, bwd)});
   e.stages.push_back({"optimizer step", Add(Add(base, grads), opt_tmp)});
   uint64_t peak = 0;
