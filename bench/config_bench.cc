@@ -1,0 +1,70 @@
+// Config-only description of the largest configs in ../shared/eval/recent (issue 15's target:
+// under 50 ms each): config.json parsed, the model built (every tensor of every expert), and the
+// load table (EstimateLoad: totals, dtypes, largest block). Skipped where the folder is absent.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "memfit/architecture.h"
+#include "memfit/estimate_load.h"
+#include "memfit/hf_config.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> ConfigText(const std::string& sub) {
+  const char* env = std::getenv("MEMFIT_EVAL_DIR");
+  for (fs::path dir : {env ? fs::path(env) : fs::path(),
+                       fs::path(__FILE__).parent_path() / "../../shared/eval",
+                       fs::path("../shared/eval"), fs::path("../../shared/eval")}) {
+    if (dir.empty()) continue;
+    std::ifstream file(dir / sub / "config.json");
+    if (!file) continue;
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  }
+  return std::nullopt;
+}
+
+const char* const kConfigs[] = {
+    "recent/nvidia__DeepSeek-V4-Pro-NVFP4", "recent/sgl-project__DeepSeek-V4-Pro-FP8",
+    "recent/moonshotai__Kimi-K3", "recent/Qwen__Qwen3.5-397B-A17B",
+    "recent/nvidia__Qwen3.5-397B-A17B-NVFP4", "recent/moonshotai__Kimi-K2.5"};
+
+void BM_ConfigOnlyDescribe(benchmark::State& state) {
+  const std::string sub = kConfigs[state.range(0)];
+  auto text = ConfigText(sub);
+  if (!text) {
+    state.SkipWithError("../shared/eval config absent");
+    return;
+  }
+  size_t tensors = 0;
+  for (auto _ : state) {
+    auto config = memfit::HfConfig::Parse(*text, sub);
+    if (!config) {
+      state.SkipWithError(config.error().message.c_str());
+      return;
+    }
+    auto model = memfit::BuildFromConfig(*config);
+    if (!model) {
+      state.SkipWithError(model.error().message.c_str());
+      return;
+    }
+    auto load = memfit::EstimateLoad(*model, {});
+    benchmark::DoNotOptimize(load);
+    tensors = model->tensors.size();
+  }
+  state.SetLabel(sub.substr(sub.find('/') + 1) + ", " + std::to_string(tensors) + " tensors");
+}
+BENCHMARK(BM_ConfigOnlyDescribe)->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
