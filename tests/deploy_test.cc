@@ -217,6 +217,22 @@ TEST(DeployRealConfigs, GptOss120bMxfp4OnOneH100) {
   EXPECT_EQ(d->weights_bytes,
             uint64_t{65248815872} - uint64_t{36} * 1692057600 +
                 uint64_t{36} * 128 * (5760 + 2880) * 2880 * 2);
+  // Two pipeline stages on two H100s (--pp 2): layers 0-17 with the embedding and inv_freq
+  // (18 x 1748118784 + 1158266880 + 128), layers 18-35 with the norm and lm_head (+ 5760): the
+  // second is heavier, pool 77309411328 - 32624410752 - 356057088 - 73400320 = 44255543168
+  // (the first: 44255548800; both hold 75031 blocks of 16 x 18 x 2048 B, and the first is
+  // reported). A sequence takes, in each stage, 9 full layers x 131072 tokens x 2048 B + 9
+  // sliding layers x 8320 tokens x 2048 B = 2569306112 B: 17 sequences (the full-context pages of
+  // every layer would give 75031 blocks / 8192 = 9).
+  InferenceOptions pp = OnGpu("h100", Engine::kVllm);
+  pp.context_tokens = 131072;
+  pp.pp = 2;
+  auto staged = EstimateInference(m, pp);
+  ASSERT_TRUE(staged) << staged.error().message;
+  EXPECT_EQ(staged->weights_bytes, 32624410752u);
+  EXPECT_EQ(staged->serving->kv_pool_bytes, 44255548800u);
+  EXPECT_EQ(staged->serving->num_blocks, 75031u);
+  EXPECT_EQ(staged->serving->max_concurrency, 17u);
 }
 
 // Qwen3-235B-A22B-FP8 on 4 x H100 with SGLang --tp 4 --ep 4 --dp 4 --enable-dp-attention.

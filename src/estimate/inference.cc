@@ -184,16 +184,23 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
   // Per pipeline stage: its weights and the KV bytes per token of its layers. The engine
   // allocates the same number of blocks on every GPU: the fewest any stage can hold.
   std::vector<std::pair<uint64_t, uint64_t>> stages;  // (weights, kv bytes per token)
+  // Per stage: one sequence's bytes in its layers (windows, indexer keys, recurrent state), from
+  // the request's cache of o.batch sequences.
+  std::vector<uint64_t> stage_sequence;
   for (const auto& st : e.sharding.stages) {
-    uint64_t per_token = 0;
+    uint64_t per_token = 0, per_sequence = 0;
     if (e.sharding.stages.size() == 1) {
       per_token = e.kv.bytes_per_token;
     } else {
       for (const auto& l : e.kv.layers) {
-        if (l.layer >= st.first_layer && l.layer < st.end_layer) per_token = Add(per_token, l.bytes_per_token);
+        if (l.layer >= st.first_layer && l.layer < st.end_layer) {
+          per_token = Add(per_token, l.bytes_per_token);
+          per_sequence = Add(per_sequence, CeilDiv(l.bytes, std::max<uint64_t>(o.batch, 1)));
+        }
       }
     }
     stages.emplace_back(st.bytes, per_token);
+    stage_sequence.push_back(per_sequence);
   }
   uint64_t per_token = 0;
   for (const auto& [w, t] : stages) per_token = std::max(per_token, t);
@@ -202,13 +209,18 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
     s.requested_bytes = static_cast<uint64_t>(static_cast<double>(o.gpu_memory_bytes) *
                                               o.gpu_memory_utilization);
     s.num_blocks = UINT64_MAX;
-    for (const auto& [w, t] : stages) {
+    uint64_t staged_concurrency = UINT64_MAX;  // the fewest sequences any stage holds
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const auto& [w, t] = stages[i];
       const uint64_t non_kv = o.engine == Engine::kVllm
                                   ? Add(Add(w, e.activation_bytes), o.non_torch_bytes)
                                   : w;  // SGLang's static fraction: weights + KV pool
       const uint64_t pool = s.requested_bytes > non_kv ? s.requested_bytes - non_kv : 0;
       const uint64_t page = Mul({t, bs});
       const uint64_t blocks = page ? pool / page : UINT64_MAX;
+      if (stage_sequence[i] > 0) {
+        staged_concurrency = std::min(staged_concurrency, pool / stage_sequence[i]);
+      }
       if (blocks < s.num_blocks) {
         s.num_blocks = blocks;
         s.non_kv_bytes = non_kv;
@@ -222,6 +234,10 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
       // Sequences of the context that the pool holds, each with its windows, indexer keys and
       // recurrent state (not a full-context page per layer).
       s.max_concurrency = Mul({s.kv_pool_bytes / sequence_bytes, s.replicas});
+    } else if (stages.size() > 1 && staged_concurrency != UINT64_MAX) {
+      // Pipeline stages: each stage's pool over one sequence's bytes in that stage's layers
+      // (windows and recurrent state as in the single-stage case, not full-context pages).
+      s.max_concurrency = Mul({staged_concurrency, s.replicas});
     } else {
       uint64_t seq_blocks = CeilDiv(o.context_tokens, bs);
       s.max_concurrency = seq_blocks ? Mul({s.num_blocks / seq_blocks, s.replicas}) : 0;
