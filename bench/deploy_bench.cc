@@ -3,7 +3,8 @@
 // one kind (target: under 100 ms per model) and `fit --all-gpus` (every catalog GPU at 1/2/4/8;
 // target: under 200 ms per model). The model is built once outside the timing (resolution is not
 // what is measured); the planner is made inside it, so the weights are prepared on every run.
-// Kimi-K2/K2.5 have no config-only builder on this branch: not measured.
+// Also the largest configs of ../shared/eval/recent: Kimi-K3 (2.77T, 249,335 tensors),
+// DeepSeek-V4-Pro FP8 and Kimi-K2.5 NVFP4.
 
 #include <benchmark/benchmark.h>
 
@@ -45,7 +46,8 @@ std::optional<memfit::Model> EvalModel(const std::string& sub) {
 const char* const kModels[] = {
     "models/deepseek-ai__DeepSeek-V3", "recent/Qwen__Qwen3-Coder-480B-A35B-Instruct",
     "recent/Qwen__Qwen3-235B-A22B-FP8", "recent/openai__gpt-oss-120b",
-    "recent/meta-llama__Meta-Llama-3.1-405B"};
+    "recent/meta-llama__Meta-Llama-3.1-405B", "recent/moonshotai__Kimi-K3",
+    "recent/sgl-project__DeepSeek-V4-Pro-FP8", "recent/nvidia__Kimi-K2.5-NVFP4"};
 
 memfit::InferenceOptions Vllm() {
   memfit::InferenceOptions o;
@@ -72,7 +74,7 @@ void BM_DeploySearch64(benchmark::State& state) {
   }
   state.SetLabel(model->name);
 }
-BENCHMARK(BM_DeploySearch64)->DenseRange(0, 4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DeploySearch64)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
 
 void BM_DeployAllGpus(benchmark::State& state) {
   auto model = EvalModel(kModels[state.range(0)]);
@@ -88,7 +90,7 @@ void BM_DeployAllGpus(benchmark::State& state) {
   }
   state.SetLabel(model->name);
 }
-BENCHMARK(BM_DeployAllGpus)->DenseRange(0, 4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DeployAllGpus)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
