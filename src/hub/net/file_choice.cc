@@ -321,6 +321,10 @@ Result<FilePlan> PlanFiles(std::string_view repo_id, const std::vector<RepoFile>
         Describe(GgufModels(plan.gguf_files))));
   }
   if (!plan.config_path.empty()) plan.json_files.insert(plan.json_files.begin(), plan.config_path);
+  if (!plan.config_path.empty() && names.count("hf_quant_config.json")) {
+    plan.quant_config_path = "hf_quant_config.json";
+    plan.json_files.insert(plan.json_files.begin() + 1, plan.quant_config_path);
+  }
   if (!plan.root_index_path.empty() && plan.groups.empty()) {
     plan.json_files.push_back(plan.root_index_path);
   }

@@ -32,6 +32,9 @@ struct FilePlan {
   std::string pending_file;
   std::vector<std::string> json_files;  // small files to fetch: config.json, indexes, ...
   std::string config_path;              // "config.json" or ""
+  // "hf_quant_config.json" beside config.json (NVIDIA ModelOpt releases): merged into the config
+  // as its quantization_config when config.json has none (memfit/hf_quant_config.h).
+  std::string quant_config_path;
   std::string root_index_path;          // an index at the root (model or pytorch_model)
   std::vector<WeightGroup> groups;
   std::vector<std::string> gguf_files;  // every *.gguf, sorted

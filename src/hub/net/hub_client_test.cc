@@ -356,3 +356,34 @@ TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
 
 }  // namespace
 }  // namespace memfit
+
+namespace memfit {
+namespace {
+
+// NVIDIA ModelOpt releases keep their quantization in hf_quant_config.json beside config.json:
+// the Hub client fetches it with the other small files and merges it into the config, online
+// and from memfit's cache, as a local folder does.
+TEST(HubClientTest, HfQuantConfigBesideConfigIsMerged) {
+  testing::FakeHub hub;
+  testing::FakeRepo repo = testing::TinyLlamaRepo("org/tiny-nvfp4");
+  repo.files["hf_quant_config.json"] =
+      R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4",)"
+      R"( "group_size": 16, "exclude_modules": ["lm_head"]}})";
+  hub.AddRepo(repo);
+  HubSettings s = testing::TestSettings(hub);
+  for (int run = 0; run < 2; ++run) {
+    HubStats stats;
+    auto ref = ParseHubRef("org/tiny-nvfp4", s.endpoint);
+    ASSERT_TRUE(ref);
+    auto r = ResolveHubModel(*ref, {}, s, stats);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->from_cache, run == 1);
+    ASSERT_TRUE(r->inputs.config);
+    const nlohmann::json* q = r->inputs.config->quantization_config();
+    ASSERT_NE(q, nullptr) << "run " << run;
+    EXPECT_EQ(q->value("quant_algo", ""), "NVFP4");
+  }
+}
+
+}  // namespace
+}  // namespace memfit

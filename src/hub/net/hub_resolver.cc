@@ -16,6 +16,7 @@
 #include "hub/net/hub_session.h"
 #include "hub/net/parallel.h"
 #include "hub/net/weight_headers.h"
+#include "memfit/hf_quant_config.h"
 #include "memfit/hub.h"
 #include "memfit/json.h"
 #include "memfit/local_source.h"
@@ -220,6 +221,12 @@ Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
   if (!plan.config_path.empty()) {
     MEMFIT_ASSIGN_OR_RETURN(inputs.config, HfConfig::Parse(*text_by_path.at(plan.config_path),
                                                            s.ref.repo_id + "/" + plan.config_path));
+    if (!plan.quant_config_path.empty()) {  // ModelOpt's quantization, beside config.json
+      MEMFIT_ASSIGN_OR_RETURN(inputs.config,
+                              MergeHfQuantConfig(*inputs.config,
+                                                 *text_by_path.at(plan.quant_config_path),
+                                                 s.ref.repo_id + "/" + plan.quant_config_path));
+    }
   }
   if (!plan.root_index_path.empty()) {
     inputs.index = std::move(*index_by_path.at(plan.root_index_path));
