@@ -23,11 +23,12 @@ const std::map<std::string, std::string>& KnownOff() {
       {"c-t5-inf-fp32", "T5's decoder self-attention cache holds the generated tokens only (1e)"},
       {"c-qw-tr-fp32-foreach", "torch 1.13 foreach AdamW keeps two copies of the states; torch "
                                "2.x one, which memfit models (2b)"},
-      {"c-qw-tr-bf16", "pure bf16 is read as bf16-mixed by validate (no precision=bf16 yet)"},
+      {"c-qw-tr-bf16", "transformers 4.48's loss copies the shifted logits (4 B per logit): the "
+                       "forward peak (2d, 2g)"},
       {"c-qw-lora-bf16", "transformers 4.48's loss copies the shifted logits (4 B per logit); "
                          "4.50+ pads the labels instead, which memfit models (2d)"},
       {"c-qw-lora-bf16-ckpt", "as c-qw-lora-bf16"},
-      {"c-g2-tr-fp32", "dropout masks and GELU saved tensors (2)"},
+      {"c-g2-tr-fp32", "CPU dropout masks at 4 B per element and gelu_new's saved tensors (2k)"},
       {"c-be-tr-fp32-foreach", "torch 1.13 foreach AdamW (2)"},
       {"c-be-lora-bf16", "CPU dropout masks take c bytes per element, CUDA's 1 (2i)"},
       {"c-t5-tr-fp32", "no decoder or cross-attention in T5 training (2)"},

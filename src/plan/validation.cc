@@ -263,8 +263,10 @@ RowPlan PlanRow(const MeasuredRow& row) {
   TrainOptions& t = p.train;
   t.precision = p.dtype == Dtype::kF32 ? Precision::kFp32 : Precision::kBf16Mixed;
   if (auto x = get("precision"); !x.empty()) {
-    // HF Trainer's bf16=True is autocast (bf16-mixed), not pure bf16.
-    auto pr = ParsePrecision(x == "bf16" ? "bf16-mixed" : x);
+    // HF Trainer's bf16=True is autocast (bf16-mixed), not pure bf16; memfit's own harness
+    // (validation/measure.py, device=...) writes bf16-mixed for autocast and bf16 for pure bf16.
+    const bool harness = !get("device").empty();
+    auto pr = ParsePrecision(x == "bf16" && !harness ? "bf16-mixed" : x);
     if (!pr) { p.unsupported = pr.error().message; return p; }
     t.precision = *pr;
   }
@@ -311,6 +313,13 @@ RowPlan PlanRow(const MeasuredRow& row) {
   if (get("trainer") == "hf") {
     t.zero_grad_set_to_none = false;
     t.foreach_optimizer = false;
+  }
+  if (auto x = get("foreach"); !x.empty()) {  // validation/measure.py: AdamW(foreach=...)
+    if (x != "true" && x != "false") {
+      p.unsupported = "foreach " + x;
+      return p;
+    }
+    t.foreach_optimizer = x == "true";
   }
   // nvidia-smi / nvml readings include what the caching allocator holds beyond the peak.
   // ("reported" figures come from unknown tooling: allocated-only, no reserve).
