@@ -318,7 +318,8 @@ uint64_t VllmBlockSize(const Model& model, const InferenceOptions& o,
   if (forced == 0 || block % forced == 0) return block;
   assumptions.push_back(fmt::format(
       "vLLM {} backend{}: KV block size {} tokens instead of {} (vllm/platforms/cuda.py)", backend,
-      cc == 0 ? " (no --gpu: a Hopper GPU assumed)" : "", forced, block));
+      cc == 0 ? " (the GPU's compute capability is unknown: Hopper's rule assumed)" : "", forced,
+      block));
   return forced;
 }
 

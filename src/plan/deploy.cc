@@ -18,11 +18,19 @@
 namespace memfit {
 namespace {
 
-// A layout, and the GPU's compute capability major (vLLM's MLA backends pick their KV block size
-// by GPU generation: inference.cc VllmBlockSize).
+// A layout, and the class of GPUs whose estimates are the same: vLLM's MLA backends pick the KV
+// block size by GPU generation (src/estimate/inference.cc, VllmBlockSize): unknown compute
+// capability, Hopper, Blackwell, the others. Every other model and engine: one class.
 using LayoutKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool, uint32_t>;
-LayoutKey Key(const DeployLayout& l, uint32_t cc) {
-  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, cc / 10};
+uint32_t BlockClass(const Model& model, Engine engine, uint32_t cc) {
+  if (engine != Engine::kVllm || model.hp.kv_lora_rank == 0) return 0;
+  if (cc == 0) return 1;
+  if (cc >= 90 && cc < 100) return 2;
+  if (cc >= 100 && cc < 110) return 3;
+  return 4;
+}
+LayoutKey Key(const DeployLayout& l, uint32_t block_class) {
+  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, block_class};
 }
 
 // Parameters read per generated token: packed 4-bit data counts two values per uint8 and eight
@@ -167,7 +175,8 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     return row;
   }
   auto& cache = prepared->estimates;
-  auto it = cache.find(Key(layout, cc));
+  const uint32_t block_class = BlockClass(model_, engine, cc);
+  auto it = cache.find(Key(layout, block_class));
   if (it == cache.end()) {
     InferenceOptions o = base_;
     o.compute_capability = cc;
@@ -177,7 +186,7 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     o.pp = layout.pp;
     o.dp_attention = layout.dp_attention;
     o.gpu_memory_bytes = 0;
-    it = cache.emplace(Key(layout, cc), EstimateInference(model_, o, *prepared->weights)).first;
+    it = cache.emplace(Key(layout, block_class), EstimateInference(model_, o, *prepared->weights)).first;
   }
   if (!it->second) {
     row.refusal = it->second.error().message;
