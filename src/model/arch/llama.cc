@@ -26,6 +26,11 @@ struct LlamaSpec {
   // smollm3: "layer_types", else sliding on NoPE layers when "use_sliding_window" (SmolLM3Config);
   // one model-level rotary buffer in both buffer conventions (the family postdates 4.42).
   bool smollm3 = false;
+  // minimax_m2 (MiniMaxM2ForCausalLM, remote code modeling_minimax_m2.py; vLLM minimax_m2.py):
+  // mixtral's block_sparse_moe (w1/w2/w3 experts, gate) plus "use_qk_norm" RMSNorms over the
+  // whole q and k projections ("qk_norm_type" per_layer; per_head: head_dim) and, with
+  // "use_routing_bias", a float32 block_sparse_moe.e_score_correction_bias [E].
+  bool minimax_m2 = false;
 };
 
 // SmolLM3Config.__post_init__: without "layer_types", a layer slides when use_sliding_window and
@@ -109,6 +114,23 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       }
     }
   }
+  bool minimax_qk_norm = false, minimax_per_head = false, minimax_routing_bias = false;
+  if (spec.minimax_m2) {
+    minimax_qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
+    const std::string type = Get(b, c.StringOr("qk_norm_type", "per_layer"));
+    if (type != "per_layer" && type != "per_head") {
+      b.Fail(MakeError("{}: \"qk_norm_type\" = \"{}\": expected per_layer or per_head", c.where(),
+                       type));
+    }
+    minimax_per_head = type == "per_head";
+    minimax_routing_bias = Get(b, c.BoolOr("use_routing_bias", true));
+    const uint64_t mtp = Get(b, c.UintOr("num_mtp_modules", 0));
+    if (Get(b, c.BoolOr("use_mtp", false)) && mtp > 0) {
+      m.assumptions.push_back(fmt::format(
+          "{} multi-token-prediction module(s) (num_mtp_modules) not counted: "
+          "MiniMaxM2ForCausalLM builds none, and the card's 230B total leaves them out", mtp));
+    }
+  }
   Quantization q = ReadQuantization(b, c, options);
   if (b.failed()) return b.Finish();
 
@@ -128,6 +150,10 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       b.RmsNorm(l + ".self_attn.q_norm", hd);
       b.RmsNorm(l + ".self_attn.k_norm", hd);
     }
+    if (minimax_qk_norm) {
+      b.RmsNorm(l + ".self_attn.q_norm", minimax_per_head ? hd : q_width);
+      b.RmsNorm(l + ".self_attn.k_norm", minimax_per_head ? hd : kv_width);
+    }
     LayerInfo info{.num_heads = nh, .num_kv_heads = nkv, .head_dim_k = hd, .head_dim_v = hd};
     if (sliding_window > 0 && (!smollm3_sliding || (*smollm3_sliding)(i))) {
       info.attention = AttentionKind::kSliding;
@@ -141,6 +167,10 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     }
     if (spec.mixtral_moe) {
       b.Linear(l + ".block_sparse_moe.gate", h, hp.num_experts, false);
+      if (minimax_routing_bias) {
+        b.Buffer(l + ".block_sparse_moe.e_score_correction_bias", {hp.num_experts}, Dtype::kF32,
+                 true);
+      }
       for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
         const std::string x = Layer(l + ".block_sparse_moe.experts", e);
         QLinear(b, q, x + ".w1", h, inter, false);
@@ -214,6 +244,9 @@ Result<Model> BuildSmolLm3(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildQwen3Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildLlamaLike(c, o, {.qk_norm = true, .qwen_moe = true});
+}
+Result<Model> BuildMiniMaxM2(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.mixtral_moe = true, .minimax_m2 = true});
 }
 
 }  // namespace memfit::arch

@@ -93,6 +93,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
+      {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
