@@ -75,6 +75,8 @@ Result<Model> BuildExaone4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
+// ChatGLM2/3 and GLM-4 (chatglm remote code); the v1 layout goes to the generic builder.
+Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
 // MiniMax-M2/M2.5/M2.7: mixtral-style experts with whole-projection q/k norms and a routing bias.
 Result<Model> BuildMiniMaxM2(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.

@@ -94,6 +94,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
+      {"chatglm", "", arch::BuildChatGlm, "chatglm"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
@@ -147,7 +148,8 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
     // why. Any other error (a missing or malformed field) stands.
     const auto refused_layout = [&](const Error& e) {
       return e.message.find("quantized fused experts") != std::string::npos ||
-             e.message.find("quantized Gemma 4") != std::string::npos;
+             e.message.find("quantized Gemma 4") != std::string::npos ||
+             e.message.find("ChatGLM-6B (v1) layout") != std::string::npos;
     };
     if (!model && allow_generic && refused_layout(model.error())) {
       auto generic = arch::BuildGenericDecoder(config, options);
