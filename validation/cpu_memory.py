@@ -136,20 +136,22 @@ class Trace:
                 "live_at_stage_peaks": stage_live,
                 "ignored_frees": ignored_frees, "events": len(self.events)}
 
-    def total_at_stage_start(self, stage):
-        """Bytes alive (allocated in the session) when `stage` began."""
-        start = next((s for s, _, n in self.stages if n == stage), None)
-        if start is None:
-            return None
+    def total_at(self, t_ns, inclusive=True):
+        """Bytes alive (allocated in the session) at time t_ns (events at t_ns included or not)."""
         live = {}
         for t, _, ptr, size, _ in self.events:
-            if t >= start:
+            if t > t_ns or (t == t_ns and not inclusive):
                 break
             if size > 0:
                 live[ptr] = size
             else:
                 live.pop(ptr, None)
         return sum(live.values())
+
+    def total_at_stage_start(self, stage):
+        """Bytes alive (allocated in the session) when `stage` began."""
+        start = next((s for s, _, n in self.stages if n == stage), None)
+        return None if start is None else self.total_at(start, inclusive=False)
 
 
 @contextlib.contextmanager

@@ -138,7 +138,7 @@ def run(sid, configs, trace_dir=None):
     # The peak is taken after the model is built: building with random weights has transients
     # that from_pretrained does not (e.g. a tied head is created untied, then tied: + V x h).
     r = tr.analyse(after_ns=load_end)
-    loaded = _total_at(tr, load_end)
+    loaded = tr.total_at(load_end)
     sp = r["stage_peaks"]
     cum, out = 0, {}
     load_peak = sp.pop("load", 0)
@@ -168,15 +168,3 @@ def run(sid, configs, trace_dir=None):
             json.dump(result, f, indent=1)
             f.write("\n")
     return result
-
-
-def _total_at(trace, t_ns):
-    live = {}
-    for t, _, ptr, size, _ in trace.events:
-        if t > t_ns:
-            break
-        if size > 0:
-            live[ptr] = size
-        else:
-            live.pop(ptr, None)
-    return sum(live.values())
