@@ -4,34 +4,14 @@
 
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <optional>
-#include <sstream>
+#include <string>
 
+#include "eval_config.h"
 #include "memfit/architecture.h"
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
 
 namespace {
-
-namespace fs = std::filesystem;
-
-std::optional<std::string> ConfigText(const std::string& sub) {
-  const char* env = std::getenv("MEMFIT_EVAL_DIR");
-  for (fs::path dir : {env ? fs::path(env) : fs::path(),
-                       fs::path(__FILE__).parent_path() / "../../shared/eval",
-                       fs::path("../shared/eval"), fs::path("../../shared/eval")}) {
-    if (dir.empty()) continue;
-    std::ifstream file(dir / sub / "config.json");
-    if (!file) continue;
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-  return std::nullopt;
-}
 
 const char* const kConfigs[] = {
     "recent/nvidia__DeepSeek-V4-Pro-NVFP4", "recent/sgl-project__DeepSeek-V4-Pro-FP8",
@@ -40,7 +20,7 @@ const char* const kConfigs[] = {
 
 void BM_ConfigOnlyDescribe(benchmark::State& state) {
   const std::string sub = kConfigs[state.range(0)];
-  auto text = ConfigText(sub);
+  auto text = memfit::bench::EvalConfigText(sub);
   if (!text) {
     state.SkipWithError("../shared/eval config absent");
     return;

@@ -8,12 +8,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <vector>
 
+#include "eval_config.h"
 #include "memfit/architecture.h"
 #include "memfit/deploy.h"
 #include "memfit/gpu.h"
@@ -21,26 +19,15 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-
 std::optional<memfit::Model> EvalModel(const std::string& sub) {
-  const char* env = std::getenv("MEMFIT_EVAL_DIR");
-  for (fs::path dir : {env ? fs::path(env) : fs::path(),
-                       fs::path(__FILE__).parent_path() / "../../shared/eval",
-                       fs::path("../shared/eval"), fs::path("../../shared/eval")}) {
-    if (dir.empty()) continue;
-    std::ifstream file(dir / sub / "config.json");
-    if (!file) continue;
-    std::stringstream text;
-    text << file.rdbuf();
-    auto config = memfit::HfConfig::Parse(text.str(), sub);
-    if (!config) return std::nullopt;
-    auto model = memfit::BuildFromConfig(*config);
-    if (!model) return std::nullopt;
-    model->name = sub;
-    return std::move(*model);
-  }
-  return std::nullopt;
+  auto text = memfit::bench::EvalConfigText(sub);
+  if (!text) return std::nullopt;
+  auto config = memfit::HfConfig::Parse(*text, sub);
+  if (!config) return std::nullopt;
+  auto model = memfit::BuildFromConfig(*config);
+  if (!model) return std::nullopt;
+  model->name = sub;
+  return std::move(*model);
 }
 
 const char* const kModels[] = {

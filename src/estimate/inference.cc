@@ -10,6 +10,7 @@
 #include "memfit/estimate_inference.h"
 #include "memfit/stored_format.h"
 #include "memfit/units.h"
+#include "memfit/vllm_kv_block.h"
 
 namespace memfit {
 namespace {
@@ -288,39 +289,18 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
 
 namespace {
 
-// The block size vLLM runs with. Its MLA attention backends force their own
-// (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config, v0.11-v0.13): the sparse FlashMLA
-// of DSA models (an indexer: DeepSeek-V3.2, GLM-5) 64 tokens; on Blackwell (compute capability
-// 10.x) FlashInfer-MLA 64 when qk_nope_head_dim is 128, else CUTLASS MLA 128; on Hopper (9.x)
-// FlashMLA 64. A --block-size that is already a multiple is kept; older GPUs run Triton MLA with
-// the requested size. Unknown GPU: Hopper's rule, said as an assumption.
+// The block size vLLM runs with (memfit/vllm_kv_block.h), with an assumption line when an MLA
+// backend forced it.
 uint64_t VllmBlockSize(const Model& model, const InferenceOptions& o,
                        std::vector<std::string>& assumptions) {
-  const Hyperparameters& hp = model.hp;
-  uint64_t block = o.block_size;
-  if (hp.kv_lora_rank == 0 || block == 0) return block;
-  const bool sparse = std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
-                                  [](const LayerInfo& L) { return L.indexer_head_dim > 0; });
-  const uint32_t cc = o.compute_capability;
-  uint64_t forced = 0;
-  std::string backend;
-  if (sparse) {
-    forced = 64, backend = "FlashMLA-sparse";
-  } else if (cc >= 100 && cc < 110) {
-    if (hp.qk_nope_head_dim == 128) {
-      forced = block == 32 ? 32 : 64, backend = "FlashInfer-MLA";
-    } else {
-      forced = 128, backend = "CUTLASS-MLA";
-    }
-  } else if (cc == 0 || (cc >= 90 && cc < 100)) {
-    forced = 64, backend = "FlashMLA";
-  }
-  if (forced == 0 || block % forced == 0) return block;
+  const VllmKvBlock block = VllmKvBlockFor(model, o.compute_capability, o.block_size);
+  if (block.backend.empty()) return block.tokens;
   assumptions.push_back(fmt::format(
-      "vLLM {} backend{}: KV block size {} tokens instead of {} (vllm/platforms/cuda.py)", backend,
-      cc == 0 ? " (the GPU's compute capability is unknown: Hopper's rule assumed)" : "", forced,
-      block));
-  return forced;
+      "vLLM {} backend{}: KV block size {} tokens instead of {} (vllm/platforms/cuda.py)",
+      block.backend,
+      block.assumed_gpu ? " (the GPU's compute capability is unknown: Hopper's rule assumed)" : "",
+      block.tokens, o.block_size));
+  return block.tokens;
 }
 
 }  // namespace

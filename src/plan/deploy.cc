@@ -14,23 +14,17 @@
 #include "memfit/fit.h"
 #include "memfit/stored_format.h"
 #include "memfit/units.h"
+#include "memfit/vllm_kv_block.h"
 
 namespace memfit {
 namespace {
 
-// A layout, and the class of GPUs whose estimates are the same: vLLM's MLA backends pick the KV
-// block size by GPU generation (src/estimate/inference.cc, VllmBlockSize): unknown compute
-// capability, Hopper, Blackwell, the others. Every other model and engine: one class.
-using LayoutKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool, uint32_t>;
-uint32_t BlockClass(const Model& model, Engine engine, uint32_t cc) {
-  if (engine != Engine::kVllm || model.hp.kv_lora_rank == 0) return 0;
-  if (cc == 0) return 1;
-  if (cc >= 90 && cc < 100) return 2;
-  if (cc >= 100 && cc < 110) return 3;
-  return 4;
-}
-LayoutKey Key(const DeployLayout& l, uint32_t block_class) {
-  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, block_class};
+// A layout, and vLLM's KV block for the GPU (memfit/vllm_kv_block.h): the one thing of the GPU
+// an estimate depends on, so the GPUs that get the same block share it.
+using LayoutKey =
+    std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool, uint64_t, std::string_view, bool>;
+LayoutKey Key(const DeployLayout& l, const VllmKvBlock& block) {
+  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, block.tokens, block.backend, block.assumed_gpu};
 }
 
 // Parameters read per generated token: packed 4-bit data counts two values per uint8 and eight
@@ -175,8 +169,10 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     return row;
   }
   auto& cache = prepared->estimates;
-  const uint32_t block_class = BlockClass(model_, engine, cc);
-  auto it = cache.find(Key(layout, block_class));
+  const VllmKvBlock block = engine == Engine::kVllm
+                               ? VllmKvBlockFor(model_, cc, base_.block_size)
+                               : VllmKvBlock{.tokens = base_.block_size};
+  auto it = cache.find(Key(layout, block));
   if (it == cache.end()) {
     InferenceOptions o = base_;
     o.compute_capability = cc;
@@ -186,7 +182,7 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     o.pp = layout.pp;
     o.dp_attention = layout.dp_attention;
     o.gpu_memory_bytes = 0;
-    it = cache.emplace(Key(layout, block_class), EstimateInference(model_, o, *prepared->weights)).first;
+    it = cache.emplace(Key(layout, block), EstimateInference(model_, o, *prepared->weights)).first;
   }
   if (!it->second) {
     row.refusal = it->second.error().message;

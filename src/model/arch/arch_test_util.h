@@ -1,6 +1,7 @@
 #pragma once
 // Test helpers for the architecture builders: configs from JSON, built through the registry.
 
+#include <optional>
 #include <string>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "memfit/architecture.h"
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
+#include "test_support.h"
 
 namespace memfit::arch_test {
 
@@ -61,6 +63,23 @@ inline const Tensor* FindTensor(const Model& m, const std::string& name) {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+// The config.json of a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>")
+// built through the registry; nullopt when the folder is absent. A config that is there but
+// does not parse or build fails the calling test.
+inline std::optional<Model> BuildEvalConfig(const std::string& sub) {
+  auto dir = memfit::testing::EvalDir();
+  if (!dir) return std::nullopt;
+  auto text = memfit::testing::ReadFile(*dir + "/" + sub + "/config.json");
+  if (!text) return std::nullopt;
+  auto config = HfConfig::Parse(*text, sub);
+  EXPECT_TRUE(config) << config.error().message;
+  if (!config) return std::nullopt;
+  auto model = BuildFromConfig(*config);
+  EXPECT_TRUE(model) << model.error().message;
+  if (!model) return std::nullopt;
+  return std::move(*model);
 }
 
 // Expects the build to fail with a message containing `needle` (the field's name).

@@ -84,20 +84,6 @@ TEST(KimiK25Builder, HostileVisionConfigsNameTheField) {
   EXPECT_NE(bad.error().message.find("text_config.model_type"), std::string::npos);
 }
 
-std::optional<Model> RealConfig(const std::string& name) {
-  auto dir = memfit::testing::EvalDir();
-  if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/recent/" + name + "/config.json");
-  if (!text) return std::nullopt;
-  auto config = HfConfig::Parse(*text, name);
-  EXPECT_TRUE(config) << config.error().message;
-  if (!config) return std::nullopt;
-  auto m = BuildFromConfig(*config);
-  EXPECT_TRUE(m) << m.error().message;
-  if (!m) return std::nullopt;
-  return std::move(*m);
-}
-
 // The real dimensions (vt_hidden 1152, vt_intermediate 4304, 27 blocks, patch 14, pos_emb 64x64,
 // merge 2x2, text hidden 7168): proj 3x1152x14x14 + 1152 = 678528; pos_emb 4718592; per block
 // norms 4608 + fc0 4962512 + fc1 4959360 + wqkv 3984768 + wo 1328256 = 15239504, x27 =
@@ -114,7 +100,7 @@ std::optional<Model> RealConfig(const std::string& name) {
 // 7168 x 2 -> language model 594,206,457,856; plus tower and projector in bf16 (471,143,920 x 2)
 // = 595,148,745,696 (the Hub lists 595 GB).
 TEST(KimiK25Builder, RealConfigsBf16AndNvfp4) {
-  auto int4 = RealConfig("moonshotai__Kimi-K2.5");
+  auto int4 = testing::BuildEvalConfig("recent/moonshotai__Kimi-K2.5");
   if (!int4) GTEST_SKIP() << "../shared/eval/recent/moonshotai__Kimi-K2.5 not available";
   EXPECT_EQ(arch_test::ComponentParameters(*int4, "vision_tower"), 416866032u);
   EXPECT_EQ(arch_test::ComponentParameters(*int4, "mm_projector"), 54277888u);
@@ -135,7 +121,7 @@ TEST(KimiK25Builder, RealConfigsBf16AndNvfp4) {
   }
   // NVIDIA's NVFP4 release: attention (every layer's self_attn), the tower, the projector and
   // lm_head stay bf16 ("ignore"); the MLPs are NVFP4 (packed uint8 + E4M3 scales per 16).
-  auto fp4 = RealConfig("nvidia__Kimi-K2.5-NVFP4");
+  auto fp4 = testing::BuildEvalConfig("recent/nvidia__Kimi-K2.5-NVFP4");
   if (!fp4) GTEST_SKIP() << "nvidia__Kimi-K2.5-NVFP4 not available";
   const Tensor* q = FindTensor(*fp4, "language_model.model.layers.3.self_attn.q_a_proj.weight");
   ASSERT_NE(q, nullptr);

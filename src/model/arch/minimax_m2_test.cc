@@ -59,21 +59,6 @@ TEST(MiniMaxM2Builder, TinyConfigCountsByHand) {
   EXPECT_NE(bad.error().message.find("qk_norm_type"), std::string::npos);
 }
 
-std::optional<Model> RealConfig(const std::string& name) {
-  auto dir = memfit::testing::EvalDir();
-  if (!dir) return std::nullopt;
-  const std::string folder = *dir + "/recent/" + name;
-  auto text = memfit::testing::ReadFile(folder + "/config.json");
-  if (!text) return std::nullopt;
-  auto config = HfConfig::Parse(*text, name);
-  EXPECT_TRUE(config) << config.error().message;
-  if (!config) return std::nullopt;
-  auto m = BuildFromConfig(*config);
-  EXPECT_TRUE(m) << m.error().message;
-  if (!m) return std::nullopt;
-  return std::move(*m);
-}
-
 // MiniMax-M2.5 (V 200064, h 3072, 62 layers, 48 heads and 8 KV heads of 128, 256 experts of
 // 1536). FP8 with 128 x 128 blocks, config.json without a dtype (float32 assumed for the rest):
 // an FP8 linear [out, in] is out x in + ceil(out / 128) x ceil(in / 128) x 4. Per layer: norms
@@ -83,14 +68,14 @@ std::optional<Model> RealConfig(const std::string& name) {
 // 200064 x 3072 x 4, norm 3072 x 4: 232,581,673,984 bytes. NVIDIA's NVFP4 (bf16 rest, attention
 // and router ignored): experts out x in x 9 / 16 + 8 each: 134,401,757,184 bytes.
 TEST(MiniMaxM2Builder, RealReleasesByHand) {
-  auto fp8 = RealConfig("MiniMaxAI__MiniMax-M2.5");
+  auto fp8 = testing::BuildEvalConfig("recent/MiniMaxAI__MiniMax-M2.5");
   if (!fp8) GTEST_SKIP() << "../shared/eval/recent/MiniMaxAI__MiniMax-M2.5 not available";
   EXPECT_EQ(ComputeTotals(*fp8).stored_bytes, 232581673984u);
   EXPECT_EQ(FindTensor(*fp8, "model.layers.7.block_sparse_moe.experts.9.w2.weight")->dtype,
             Dtype::kF8E4M3);
   EXPECT_EQ(FindTensor(*fp8, "model.layers.7.block_sparse_moe.gate.weight")->dtype, Dtype::kF32);
   for (const auto& a : fp8->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
-  auto fp4 = RealConfig("nvidia__MiniMax-M2.5-NVFP4");
+  auto fp4 = testing::BuildEvalConfig("recent/nvidia__MiniMax-M2.5-NVFP4");
   if (!fp4) GTEST_SKIP() << "nvidia__MiniMax-M2.5-NVFP4 not available";
   EXPECT_EQ(ComputeTotals(*fp4).stored_bytes, 134401757184u);
   EXPECT_EQ(FindTensor(*fp4, "model.layers.7.self_attn.q_proj.weight")->dtype, Dtype::kBF16);
