@@ -82,3 +82,18 @@ BENCHMARK(BM_DeployAllGpus)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
 }  // namespace
 
 BENCHMARK_MAIN();
+
+// The planner's fixed cost: the weights prepared once (stored format, roles, splits, bytes).
+void BM_PrepareWeights(benchmark::State& state) {
+  auto model = EvalModel(kModels[state.range(0)]);
+  if (!model) {
+    state.SkipWithError("../shared/eval config absent or not buildable from config.json");
+    return;
+  }
+  for (auto _ : state) {
+    auto w = memfit::PrepareInferenceWeights(*model, Vllm());
+    benchmark::DoNotOptimize(w);
+  }
+  state.SetLabel(model->name + " (" + std::to_string(model->tensors.size()) + " tensors)");
+}
+BENCHMARK(BM_PrepareWeights)->DenseRange(5, 7)->Unit(benchmark::kMillisecond);

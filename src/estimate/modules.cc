@@ -38,7 +38,9 @@ int64_t LayerIndex(std::string_view name) {
     for (char c : seg) digits = digits && std::isdigit(static_cast<unsigned char>(c));
     if (digits && (prev == "layers" || prev == "h" || prev == "layer" || prev == "block" ||
                    prev == "blocks")) {
-      return std::stoll(std::string(seg));
+      int64_t v = 0;  // at most 9 digits: no overflow
+      for (char c : seg) v = v * 10 + (c - '0');
+      return v;
     }
     prev = seg;
     start = end + 1;
@@ -54,7 +56,7 @@ std::vector<RoleTensor> ClassifyTensors(const Model& model) {
     std::string_view name = t.name;
     if (name.ends_with(".weight")) name.remove_suffix(7);
     else if (name.ends_with(".bias")) name.remove_suffix(5);
-    r.module = std::string(name);
+    r.module = name;
     if (!t.tied_to.empty()) {
       r.role = Role::kTied;
     } else if (t.kind != TensorKind::kParameter) {

@@ -8,6 +8,7 @@
 
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -81,25 +82,55 @@ std::string_view StoredFormatName(StoredFormat format) {
 StoredQuantization DetectStoredQuantization(const Model& model) {
   StoredQuantization out;
   out.quantized.assign(model.tensors.size(), false);
-  // Views into the tensors' names (the model outlives this function): no copies for the 100k
-  // tensors of a large MoE.
-  std::unordered_set<std::string_view> modules;
-  modules.reserve(model.tensors.size());
-  for (const auto& t : model.tensors) {
-    if (t.tied_to.empty() && LowBitOrInteger(t) && t.kind != TensorKind::kNonPersistentBuffer) {
-      modules.insert(ModuleOf(t.name));
-    }
-  }
-  if (modules.empty()) return out;
+  // A module holds low-bit data when any of its tensors is low-bit or integer; then all of its
+  // tensors (scales, zeros, indices) are stored quantized. A module's tensors are adjacent in
+  // practice, so the work is per run of one module: only the few runs without low-bit data are
+  // hashed (views into the names: the model outlives this function), and a low-bit run looks its
+  // module up there only to catch a module split across runs. Large MoEs have ~300k tensors.
+  struct Run {
+    std::string_view module;
+    size_t begin = 0, end = 0;
+    bool low_bit = false;
+  };
+  std::vector<Run> runs;
+  size_t low_runs = 0;
   for (size_t i = 0; i < model.tensors.size(); ++i) {
     const Tensor& t = model.tensors[i];
-    if (!t.tied_to.empty() || t.name.ends_with(".bias") || t.name.ends_with("_bias")) continue;
-    if (t.kind == TensorKind::kNonPersistentBuffer) continue;
-    if (!modules.contains(ModuleOf(t.name))) continue;
-    // Only tensors of a module that holds low-bit data: its scales, zeros and indices.
-    out.quantized[i] = true;
-    ++out.tensors;
-    if (t.loaded) out.quantized_bytes += t.bytes;
+    const std::string_view m = ModuleOf(t.name);
+    if (runs.empty() || runs.back().module != m) runs.push_back({.module = m, .begin = i});
+    Run& r = runs.back();
+    r.end = i + 1;
+    if (!r.low_bit && t.tied_to.empty() && LowBitOrInteger(t) &&
+        t.kind != TensorKind::kNonPersistentBuffer) {
+      r.low_bit = true;
+      ++low_runs;
+    }
+  }
+  if (low_runs == 0) return out;
+  if (low_runs < runs.size()) {
+    std::unordered_set<std::string_view> plain;
+    for (const Run& r : runs) {
+      if (!r.low_bit) plain.insert(r.module);
+    }
+    std::unordered_set<std::string_view> split;  // plain somewhere, low-bit elsewhere
+    for (const Run& r : runs) {
+      if (r.low_bit && plain.contains(r.module)) split.insert(r.module);
+    }
+    if (!split.empty()) {
+      for (Run& r : runs) r.low_bit = r.low_bit || split.contains(r.module);
+    }
+  }
+  for (const Run& r : runs) {
+    if (!r.low_bit) continue;
+    for (size_t i = r.begin; i < r.end; ++i) {
+      const Tensor& t = model.tensors[i];
+      if (!t.tied_to.empty() || t.name.ends_with(".bias") || t.name.ends_with("_bias")) continue;
+      if (t.kind == TensorKind::kNonPersistentBuffer) continue;
+      // Only tensors of a module that holds low-bit data: its scales, zeros and indices.
+      out.quantized[i] = true;
+      ++out.tensors;
+      if (t.loaded) out.quantized_bytes += t.bytes;
+    }
   }
   if (out.tensors == 0) return out;
   out.format = model.quantization_config ? FormatFromConfig(model) : StoredFormat::kOther;

@@ -23,9 +23,9 @@ uint64_t Mul(uint64_t a, uint64_t b) { return CheckedMul(a, b).value_or(UINT64_M
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b).value_or(UINT64_MAX); }
 uint64_t Scale(uint64_t v, double f) { return static_cast<uint64_t>(static_cast<double>(v) * f); }
 
-std::string LastComponent(const std::string& module) {
+std::string LastComponent(std::string_view module) {
   size_t dot = module.rfind('.');
-  return dot == std::string::npos ? module : module.substr(dot + 1);
+  return std::string(dot == std::string_view::npos ? module : module.substr(dot + 1));
 }
 
 struct Trainable {
@@ -170,8 +170,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
       bool hit = all_linear;
       for (const auto& tg : targets) hit = hit || estimate::MatchesTarget(r.module, tg);
       if (hit) {
-        Tensor a{.name = r.module + ".lora_A", .shape = {o.lora.rank, r.in}, .numel = Mul(o.lora.rank, r.in)};
-        Tensor b{.name = r.module + ".lora_B", .shape = {r.out, o.lora.rank}, .numel = Mul(r.out, o.lora.rank)};
+        Tensor a{.name = std::string(r.module) + ".lora_A", .shape = {o.lora.rank, r.in}, .numel = Mul(o.lora.rank, r.in)};
+        Tensor b{.name = std::string(r.module) + ".lora_B", .shape = {r.out, o.lora.rank}, .numel = Mul(r.out, o.lora.rank)};
         for (const Tensor* x : {&a, &b}) {
           add_trainable(*x, 4);
           weights = Add(weights, Mul(x->numel, 4));
