@@ -3,6 +3,7 @@
 // that moving to std::expected later is mechanical. Fallible functions in memfit return Result;
 // exceptions never cross module boundaries (see docs/ARCHITECTURE.md, "Errors").
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -12,11 +13,29 @@
 
 namespace memfit {
 
+// What kind of failure an error is, for callers that answer differently (the server's HTTP
+// status, the CLI's exit code): most errors are bad input; the Hub and model resolution say
+// when a model does not exist, needs access, or could not be asked.
+enum class ErrorKind : uint8_t {
+  kBadInput,     // malformed or hostile input, impossible settings, a failed estimate
+  kNotFound,     // no such model, file or revision (locally, in the catalog, on the Hub)
+  kForbidden,    // gated or private: a token or accepted terms would help
+  kUnavailable,  // offline, or the Hub could not be reached in time
+  kUnsupported,  // a valid input memfit cannot estimate (yet)
+};
+
 // An error message that says where, lowercase, context first:
 // "safetensors: header length 9223372036854775807 exceeds file size 4096".
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kBadInput;
 };
+
+// The same error, of another kind.
+[[nodiscard]] inline Error WithKind(Error error, ErrorKind kind) {
+  error.kind = kind;
+  return error;
+}
 
 // Errors are one line even when they quote names from a file (a tensor name may hold "\n"):
 // control characters become escapes ("\n", "\x01").
@@ -43,7 +62,7 @@ template <typename... Args>
 
 // Prefixes an error with its context: Wrap(e, "model.safetensors") -> "model.safetensors: <e>".
 [[nodiscard]] inline Error Wrap(const Error& error, std::string_view context) {
-  return Error{OneLine(fmt::format("{}: {}", context, error.message))};
+  return Error{OneLine(fmt::format("{}: {}", context, error.message)), error.kind};
 }
 
 template <typename T>

@@ -8,6 +8,12 @@
 namespace memfit::cli {
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ErrorKind kind = ErrorKind::kBadInput;
+  return Run(args, out, err, kind);
+}
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        ErrorKind& error_kind) {
   CLI::App app{"memfit: how much memory a model needs to load, serve and train, and where it fits",
                "memfit"};
   app.require_subcommand(1);
@@ -41,6 +47,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     err << "run `memfit --help` for the commands and their options\n";
     return 2;
   }
+  error_kind = ctx.error_kind;
   return ctx.exit_code;
 }
 

@@ -15,10 +15,12 @@ struct Context {
   std::ostream& out;
   std::ostream& err;
   int exit_code = 0;
+  ErrorKind error_kind = ErrorKind::kBadInput;  // of the error reported, for the server's status
   // Reports an error as one line "memfit: error: <message>" and sets exit code 1.
   void Fail(const Error& error) {
     err << "memfit: error: " << error.message << "\n";
     exit_code = 1;
+    error_kind = error.kind;
   }
   void Note(const std::string& message) { err << "memfit: " << message << "\n"; }
 };

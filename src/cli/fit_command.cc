@@ -6,6 +6,8 @@
 #include "cli/command.h"
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
+#include "cli/vocabulary.h"
+#include "memfit/context_default.h"
 #include "memfit/architecture.h"
 #include "memfit/catalog.h"
 #include "memfit/deploy.h"
@@ -30,6 +32,7 @@ struct FitArgs {
   std::string strategy = "balanced";
   uint64_t context_tokens = 0;
   uint64_t batch = 1;
+  uint64_t gpu_count = 0;  // --gpus N: N of the one --gpu kind
   double pcie_gb_s = 32;
   double disk_gb_s = 3;
   bool no_advice = false;
@@ -147,10 +150,10 @@ void RunDeploy(const FitArgs& args, Context& ctx, OutputFormat format) {
     if (!d) return ctx.Fail(Wrap(d.error(), "--dtype"));
     o.dtype = *d;
   }
-  const uint64_t max_position = model->hp.max_position_embeddings;
-  o.context_tokens = args.context_tokens
-                         ? args.context_tokens
-                         : std::min<uint64_t>(max_position ? max_position : 4096, 8192);
+  const ContextChoice context =
+      ChooseContext(args.context_tokens, model->hp.max_position_embeddings, ContextUse::kServe);
+  o.context_tokens = context.tokens;
+  if (!context.assumption.empty()) model->assumptions.push_back(context.assumption);
   DeployPlanner planner(*model, o);
   std::vector<DeploymentRow> rows;
   std::string mode;
@@ -179,6 +182,17 @@ void RunDeploy(const FitArgs& args, Context& ctx, OutputFormat format) {
   ctx.out << RenderDeploy(DeployReportInput{.model = &*model, .options = &o, .mode = mode,
                                             .rows = &rows},
                           format);
+}
+
+// --gpus N with one --gpu KIND: N of that kind, as --gpu NxKIND says it.
+Status ApplyGpuCount(FitArgs& a) {
+  if (a.gpu_count == 0) return Ok{};
+  if (a.gpus.size() != 1) {
+    return MakeError("--gpus {}: give exactly one --gpu kind to count (got {})", a.gpu_count,
+                     a.gpus.size());
+  }
+  a.gpus = {fmt::format("{}x{}", a.gpu_count, a.gpus.front())};
+  return Ok{};
 }
 
 void RunFit(const FitArgs& args, Context& ctx) {
@@ -232,6 +246,12 @@ void RunFit(const FitArgs& args, Context& ctx) {
   if (!loaded->inputs.gguf.empty()) return RunGgufFit(args, ctx, std::move(*loaded));
   auto model = DescribeModel(loaded->inputs);
   if (!model) return ctx.Fail(model.error());
+  if (args.task != "load") {
+    const ContextChoice context = ChooseContext(
+        args.context_tokens, model->hp.max_position_embeddings,
+        args.task == "train" ? ContextUse::kTrain : ContextUse::kServe);
+    if (!context.assumption.empty()) model->assumptions.push_back(context.assumption);
+  }
   auto runtime = RuntimeForTask(
       *model, TaskSettings{.task = args.task, .context_tokens = args.context_tokens,
                            .batch = args.batch});
@@ -270,8 +290,12 @@ void AddFitCommand(CLI::App& app, Context& ctx) {
                   "weights as loaded: stored, float32, float16, bfloat16, int8, int4");
   cmd->add_option("--task", args->task, "load, inference or train")
       ->check(CLI::IsMember({"load", "inference", "train"}));
-  cmd->add_option("--context", args->context_tokens, "context tokens (default: the model's)");
-  cmd->add_option("--batch", args->batch, "sequences per batch");
+  AddContextOption(*cmd, args->context_tokens,
+                   "tokens per sequence (default: the model's maximum capped at 8192 for "
+                   "inference, 2048 for training; GGUF: its training context)");
+  AddBatchOption(*cmd, args->batch, "sequences at once (training: per GPU per step)");
+  cmd->add_option("--gpus", args->gpu_count,
+                  "how many GPUs of the --gpu kind (the same as --gpu NxKIND)");
   cmd->add_option("--strategy", args->strategy,
                   "balanced (transformers device_map=\"auto\") or sequential")
       ->check(CLI::IsMember({"balanced", "sequential"}));
@@ -305,7 +329,11 @@ void AddFitCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--ep", args->ep, "expert-parallel GPUs (vLLM: tp x dp; SGLang --ep-size)");
   cmd->add_option("--pp", args->pp, "pipeline stages");
   cmd->add_flag("--enable-dp-attention", args->dp_attention, "SGLang DP attention over --dp");
-  cmd->callback([args, &ctx] { RunFit(*args, ctx); });
+  cmd->callback([args, &ctx] {
+    FitArgs a = *args;
+    if (auto counted = ApplyGpuCount(a); !counted) return ctx.Fail(counted.error());
+    RunFit(a, ctx);
+  });
 }
 
 }  // namespace memfit::cli

@@ -1,9 +1,13 @@
 // `memfit inference MODEL`: weights, KV cache, prefill activations, CUDA context and the total
 // per GPU, for transformers and serving engines (vLLM, SGLang).
 
+#include <algorithm>
+
 #include "cli/command.h"
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
+#include "cli/vocabulary.h"
+#include "memfit/context_default.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/gpu.h"
 #include "memfit/render_memory.h"
@@ -14,8 +18,9 @@ namespace {
 
 struct InferenceArgs {
   ModelArgs model;
-  uint64_t context = 4096;
+  uint64_t context = 0;  // 0: memfit/context_default.h
   uint64_t batch = 1;
+  uint64_t gpus = 0;     // --gpus: all GPUs of the deployment (tp = gpus / (dp x pp))
   std::string dtype = "bfloat16";
   std::string quant = "stored";
   std::string kv_dtype = "model";
@@ -26,7 +31,7 @@ struct InferenceArgs {
   uint64_t block_size = 16;
   uint64_t max_num_seqs = 256;
   uint64_t max_batched_tokens = 8192;
-  uint64_t tp = 1;
+  uint64_t tp = 0;  // 0: from --gpus, else 1
   uint64_t dp = 1;
   uint64_t ep = 1;
   uint64_t pp = 1;
@@ -40,14 +45,17 @@ struct InferenceArgs {
 };
 
 // The single dispatch point for llama.cpp / GGUF inference: the llama.cpp estimator with this
-// command's --context, --batch (as parallel sequences) and --format; every llama.cpp flag
-// (-ngl, -ctk, -fa, ...) is available through `memfit gguf inference`.
+// command's --context (absent: the same default as `memfit gguf inference`), --batch (parallel
+// sequences), --gpu, --gpus and --format; every llama.cpp flag (-ngl, -ctk, -fa, ...) is available
+// through `memfit gguf inference`, which gives the same answer for the same flags.
 void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
                  std::optional<LoadedInputs> loaded = std::nullopt) {
   LlamaCppCliArgs llama;
   llama.options.context_tokens = args.context;
-  llama.ctx_given = true;
-  llama.options.parallel = static_cast<uint32_t>(std::max<uint64_t>(1, args.batch));
+  llama.ctx_given = args.context > 0;
+  llama.options.parallel = static_cast<uint32_t>(std::clamp<uint64_t>(args.batch, 1, UINT32_MAX));
+  if (!args.gpu.empty()) llama.gpus.push_back(args.gpu);
+  if (args.gpus > 0) llama.options.num_gpus = static_cast<uint32_t>(std::min<uint64_t>(args.gpus, UINT32_MAX));
   llama.format = args.format;
   RunLlamaCppInference(args.model, llama, ctx, std::move(loaded));
 }
@@ -63,9 +71,16 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
     return RunLlamaCpp(args, ctx);
   }
   InferenceOptions o;
-  o.context_tokens = args.context;
   o.batch = args.batch;
-  o.tp = args.tp;
+  const uint64_t replicas = std::max<uint64_t>(1, args.dp) * std::max<uint64_t>(1, args.pp);
+  if (args.gpus > 0 && args.tp == 0) {
+    if (args.gpus % replicas != 0) {
+      return ctx.Fail(MakeError("--gpus {}: not a multiple of --dp x --pp ({})", args.gpus, replicas));
+    }
+    o.tp = args.gpus / replicas;
+  } else {
+    o.tp = args.tp ? args.tp : 1;
+  }
   o.dp = args.dp;
   o.ep = args.ep;
   o.pp = args.pp;
@@ -119,8 +134,16 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
   if (!loaded->inputs.gguf.empty()) return RunLlamaCpp(args, ctx, std::move(*loaded));
   auto model = DescribeModel(loaded->inputs);
   if (!model) return ctx.Fail(model.error());
+  const ContextChoice context =
+      ChooseContext(args.context, model->hp.max_position_embeddings, ContextUse::kServe);
+  o.context_tokens = context.tokens;
   auto e = EstimateInference(*model, o);
   if (!e) return ctx.Fail(e.error());
+  if (!context.assumption.empty()) e->assumptions.push_back(context.assumption);
+  if (args.gpus > 0 && e->gpus != args.gpus) {
+    return ctx.Fail(MakeError("--gpus {}: the layout uses {} GPUs (--tp {} --dp {} --pp {})",
+                              args.gpus, e->gpus, o.tp, o.dp, o.pp));
+  }
   ctx.out << RenderInference(*model, o, *e, *format);
 }
 
@@ -132,8 +155,11 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
       "inference", "memory to serve the model: weights, KV cache, prefill activations, CUDA "
                    "context, per GPU (transformers, vLLM, SGLang)");
   AddModelArgs(*cmd, a->model);
-  cmd->add_option("--context", a->context, "tokens per sequence (prompt + generated)")->capture_default_str();
-  cmd->add_option("--batch", a->batch, "sequences")->capture_default_str();
+  AddContextOption(*cmd, a->context,
+                   "tokens per sequence, prompt + generated (default: the model's maximum capped "
+                   "at 8192; GGUF: its training context, as llama.cpp)");
+  AddBatchOption(*cmd, a->batch, "sequences at once")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "GPUs of the deployment: --tp is --gpus / (--dp x --pp)");
   cmd->add_option("--dtype", a->dtype, "weights/activations dtype (float16, bfloat16, float32)")->capture_default_str();
   cmd->add_option("--quant", a->quant, "stored (the checkpoint's own quantization), none "
                   "(dequantized to --dtype), or re-quantize: bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, gptq-8bit, "
@@ -148,7 +174,7 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-num-seqs", a->max_num_seqs, "vLLM max sequences")->capture_default_str();
   cmd->add_option("--max-batched-tokens", a->max_batched_tokens,
                   "vLLM max_num_batched_tokens (profile run)")->capture_default_str();
-  cmd->add_option("--tp", a->tp, "tensor-parallel GPUs")->capture_default_str();
+  cmd->add_option("--tp", a->tp, "tensor-parallel GPUs (default 1, or from --gpus)");
   cmd->add_option("--dp", a->dp, "data-parallel ranks (vLLM --data-parallel-size; SGLang --dp)")
       ->capture_default_str();
   cmd->add_option("--ep", a->ep, "expert-parallel GPUs: vLLM tp x dp (--enable-expert-parallel), "

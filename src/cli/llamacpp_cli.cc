@@ -1,6 +1,7 @@
 // `memfit gguf inference` / `memfit gguf fit`: llama.cpp memory for GGUF models.
 
 #include "cli/llamacpp_cli.h"
+#include "cli/vocabulary.h"
 
 #include <sstream>
 
@@ -57,6 +58,12 @@ Result<LlamaCppOptions> Resolve(const LlamaCppCliArgs& a) {
     MEMFIT_ASSIGN_OR_RETURN(o.tensor_split, ParseSplit(a.tensor_split));
   }
   o.num_gpus = static_cast<uint32_t>(std::max({size_t{o.num_gpus}, o.gpu_free_bytes.size(), o.tensor_split.size()}));
+  if (a.batch_given) {
+    if (a.batch_sequences == 0 || a.batch_sequences > UINT32_MAX) {
+      return MakeError("--batch {}: expected 1 or more sequences", a.batch_sequences);
+    }
+    o.parallel = static_cast<uint32_t>(a.batch_sequences);
+  }
   return o;
 }
 
@@ -97,9 +104,12 @@ Result<Loaded> Load(const ModelArgs& m, const LlamaCppCliArgs& a, std::optional<
 
 void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& a) {
   LlamaCppOptions& o = a.options;
-  cmd.add_option("-c,--ctx,--ctx-size", o.context_tokens, "context tokens (default: the model's training context)")
+  AddContextOption(cmd, o.context_tokens, "tokens per sequence (default: the model's training context)")
       ->each([&a](const std::string&) { a.ctx_given = true; });
-  cmd.add_option("-b,--batch,--batch-size", o.batch_tokens, "logical batch (default 2048)");
+  // --batch is sequences in every memfit command; llama.cpp's -b is its logical batch in tokens.
+  AddBatchOption(cmd, a.batch_sequences, "parallel sequences (the same as --parallel)")
+      ->each([&a](const std::string&) { a.batch_given = true; });
+  cmd.add_option("-b,--batch-size", o.batch_tokens, "llama.cpp's logical batch in tokens (default 2048)");
   cmd.add_option("--ubatch,--ubatch-size", o.ubatch_tokens, "physical batch (default 512)");
   cmd.add_option("--parallel,--np", o.parallel, "parallel sequences (default 1)");
   cmd.add_flag("--kv-unified", o.kv_unified, "one KV buffer shared by all sequences");
@@ -132,6 +142,10 @@ void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context&
   if (!format) return ctx.Fail(format.error());
   auto options = Resolve(a);
   if (!options) return ctx.Fail(options.error());
+  if (a.batch_given) {
+    ctx.Note("--batch counts sequences (llama.cpp --parallel); llama.cpp's logical batch in "
+             "tokens is -b/--batch-size");
+  }
   auto loaded = Load(m, a, std::move(given));
   if (!loaded) return ctx.Fail(loaded.error());
   auto est = EstimateLlamaCpp(loaded->model, *options);

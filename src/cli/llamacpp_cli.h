@@ -30,6 +30,8 @@ struct LlamaCppCliArgs {
   std::string mmproj;                    // --mmproj FILE
   std::string format = "table";
   bool ctx_given = false, ngl_given = false;
+  uint64_t batch_sequences = 1;  // --batch: sequences (llama.cpp --parallel)
+  bool batch_given = false;
 };
 
 // Adds llama.cpp's flags (llama.cpp spellings where CLI11 allows them) to a subcommand.

@@ -1,12 +1,45 @@
 #include "cli/model_loader.h"
 
-#include <filesystem>
+#include <unistd.h>
 
-#include "memfit/catalog.h"
-#include "memfit/hub.h"
-#include "memfit/local_source.h"
+#include <iostream>
+#include <memory>
 
 namespace memfit::cli {
+namespace {
+
+// The query, with the Hub's progress line redrawn in place on a terminal and its summary line.
+// `line_open` says whether the progress line still needs its newline (a guessed shard that was
+// not needed never counts as done).
+ModelQuery QueryFor(const ModelArgs& args, const std::shared_ptr<bool>& line_open) {
+  ModelQuery q{.spec = args.spec, .revision = args.revision, .offline = args.offline,
+               .token = args.token, .gguf_file = args.gguf_file};
+  std::ostream* log = args.log ? args.log : &std::cerr;
+  if (args.log ? args.log_is_terminal : ::isatty(STDERR_FILENO) == 1) {
+    q.progress = [log, line_open](size_t done, size_t total) {
+      if (total < 4) return;
+      *log << "\rmemfit: reading weight headers " << done << "/" << total
+           << (done == total ? "\n" : "") << std::flush;
+      *line_open = done != total;
+    };
+  }
+  q.summary = [log, line_open](const std::string& line) {
+    if (*line_open) *log << "\n";
+    *line_open = false;
+    *log << "memfit: " << line << "\n";
+  };
+  return q;
+}
+
+template <typename F>
+auto WithQuery(const ModelArgs& args, F resolve) {
+  auto line_open = std::make_shared<bool>(false);
+  auto result = resolve(QueryFor(args, line_open));
+  if (*line_open) *(args.log ? args.log : &std::cerr) << "\n";
+  return result;
+}
+
+}  // namespace
 
 void AddModelArgs(CLI::App& command, ModelArgs& args) {
   command.add_option("MODEL", args.spec,
@@ -21,34 +54,22 @@ void AddModelArgs(CLI::App& command, ModelArgs& args) {
                      "or a part of one name such as Q4_K_M (see docs/hub.md)");
 }
 
+Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args) {
+  return WithQuery(args, [](const ModelQuery& q) { return ResolveModel(q); });
+}
+
 Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
   MEMFIT_ASSIGN_OR_RETURN(LoadedInputs loaded, LoadModelInputsWithOrigin(args));
   return std::move(loaded.inputs);
 }
 
-Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args) {
-  LocalResolveOptions options{.revision = args.revision, .hf_hub_cache = DefaultHfHubCache()};
-  // Hub ids and URLs that are not local paths go to the Hub client (short names without a slash
-  // try the catalog first); see docs/hub.md "Resolution order".
-  std::error_code ec;
-  if (!std::filesystem::exists(args.spec, ec) &&
-      (LooksLikeHubUrl(args.spec) ||
-       (LooksLikeHubId(args.spec) &&
-        (args.spec.find('/') != std::string::npos || !FindCatalogEntry(args.spec))))) {
-    return LoadHubModelInputs(args, options.hf_hub_cache);
-  }
-  MEMFIT_ASSIGN_OR_RETURN(LocalResolution local, ResolveLocalModel(args.spec, options));
-  if (local.kind != InputKind::kNotFound) return LoadedInputs{.inputs = std::move(local.inputs)};
-  return MakeError(
-      "{}: model not found. memfit looked for (1) a local directory with config.json or "
-      "safetensors files, (2) a .safetensors or config.json file, (3) a Hub id in the local "
-      "Hugging Face cache ({}), (4) a name in the built-in catalog (`memfit models`)",
-      args.spec, options.hf_hub_cache);
-}
-
 Result<Model> LoadModel(const ModelArgs& args, const DescribeOptions& options) {
   MEMFIT_ASSIGN_OR_RETURN(ModelInputs inputs, LoadModelInputs(args));
   return DescribeModel(inputs, options);
+}
+
+Result<LoadedInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache) {
+  return WithQuery(args, [&](const ModelQuery& q) { return ResolveHubQuery(q, hf_hub_cache); });
 }
 
 }  // namespace memfit::cli

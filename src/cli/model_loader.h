@@ -1,6 +1,7 @@
 #pragma once
-// MODEL argument -> Model: local directory or file, the HF cache, the Hub (when built with the
-// network client), the built-in catalog. Shared by every subcommand that takes a MODEL.
+// The MODEL argument and its flags (--revision, --offline, --token, --gguf-file) -> a ModelQuery
+// for the library's resolution (memfit/resolve.h), with the Hub's progress line and summary drawn
+// on stderr. Shared by every subcommand that takes a MODEL.
 
 #include <ostream>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "memfit/describe.h"
 #include "memfit/model.h"
+#include "memfit/resolve.h"
 #include "memfit/result.h"
 
 namespace memfit::cli {
@@ -27,22 +29,14 @@ struct ModelArgs {
 // Adds MODEL, --revision, --offline, --token and --gguf-file to a subcommand.
 void AddModelArgs(CLI::App& command, ModelArgs& args);
 
-// A model's inputs and, when the Hub client gave them (from the Hub or memfit's Hub cache), which
-// repository and GGUF model: commands that print how to load the model need it
-// (`llama-server --hf-repo ... --hf-file ...`).
-struct LoadedInputs {
-  ModelInputs inputs = {};
-  std::string hub_repo_id = "";    // "" when not from the Hub client
-  std::string hub_gguf_file = "";  // the chosen GGUF model of that repository, or ""
-};
+using LoadedInputs = ResolvedModel;
 
+// Resolves (memfit/resolve.h) with the progress line on a terminal and the Hub's summary line.
+Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args);
+Result<ModelInputs> LoadModelInputs(const ModelArgs& args);
 // Resolves and describes the model. `options` selects builder conventions (accelerate mode).
 Result<Model> LoadModel(const ModelArgs& args, const DescribeOptions& options);
-// The raw inputs (for modes that need the config itself).
-Result<ModelInputs> LoadModelInputs(const ModelArgs& args);
-Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args);
-// A Hub id or URL (hub_loader.cc): memfit's Hub cache, an HF cache snapshot with the weights, the
-// Hub unless offline; when that fails, an HF snapshot without weights, then the catalog.
+// A Hub id or URL only (ResolveHubQuery), with the same printing.
 Result<LoadedInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache);
 
 }  // namespace memfit::cli

@@ -5,6 +5,9 @@
 
 #include "cli/command.h"
 #include "cli/model_loader.h"
+#include "cli/vocabulary.h"
+#include "memfit/context_default.h"
+#include "memfit/gpu.h"
 #include "memfit/estimate_train.h"
 #include "memfit/render_memory.h"
 #include "memfit/units.h"
@@ -15,7 +18,8 @@ namespace {
 struct TrainArgs {
   ModelArgs model;
   std::string method = "full", optimizer = "adamw", precision = "bf16-mixed";
-  uint64_t batch = 1, seq = 2048, grad_accum = 1, gpus = 1, tp = 1, pp = 1;
+  uint64_t batch = 1, seq = 0, grad_accum = 1, gpus = 1, tp = 1, pp = 1;  // seq 0: the default
+  std::string gpu;  // --gpu: a catalog GPU or a size, for the verdict
   std::string checkpointing = "none", attn = "sdpa", strategy = "ddp", offload = "none";
   uint64_t lora_rank = 8;
   double lora_alpha = 8, lora_dropout = 0.0;
@@ -74,10 +78,25 @@ void RunTrain(const TrainArgs& args, Context& ctx) {
   if (!format) return ctx.Fail(format.error());
   auto o = ToOptions(args);
   if (!o) return ctx.Fail(o.error());
+  std::vector<DeviceSpec> devices;
+  if (!args.gpu.empty()) {
+    if (auto parsed = ParseDeviceArg(args.gpu, devices); !parsed) return ctx.Fail(parsed.error());
+  }
   auto model = LoadModel(args.model, {});
   if (!model) return ctx.Fail(model.error());
+  const ContextChoice context =
+      ChooseContext(args.seq, model->hp.max_position_embeddings, ContextUse::kTrain);
+  o->seq = context.tokens;
   auto e = EstimateTraining(*model, *o);
   if (!e) return ctx.Fail(e.error());
+  if (!context.assumption.empty()) e->assumptions.push_back(context.assumption);
+  if (!devices.empty()) {
+    // --gpu: the peak per GPU against one GPU of that kind.
+    const DeviceSpec& d = devices.front();
+    e->notes.push_back(fmt::format("on {} ({}): the peak of {} per GPU {}", d.label,
+                                   FormatBytes(d.memory_bytes), FormatBytes(e->peak_bytes),
+                                   e->peak_bytes <= d.memory_bytes ? "fits" : "does not fit"));
+  }
   ctx.out << RenderTrain(*model, *o, *e, *format);
 }
 
@@ -93,12 +112,18 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--optimizer", a->optimizer, "adamw, adam, adamw-8bit, paged-adamw, "
                   "paged-adamw-8bit, adafactor, sgd, sgd-momentum, lion")->capture_default_str();
   cmd->add_option("--precision", a->precision, "fp32, fp16-mixed, bf16-mixed, bf16")->capture_default_str();
-  cmd->add_option("--batch", a->batch, "micro-batch per GPU")->capture_default_str();
-  cmd->add_option("--seq", a->seq, "sequence length")->capture_default_str();
+  AddBatchOption(*cmd, a->batch, "sequences per GPU per step (the micro-batch)")
+      ->capture_default_str();
+  cmd->add_option("--micro-batch", a->batch, "the same as --batch");
+  AddContextOption(*cmd, a->seq,
+                   "tokens per sequence (default: the model's maximum capped at 2048)");
+  AddDeprecatedOption(*cmd, ctx, "--seq", "--context", a->seq);
   cmd->add_option("--grad-accum", a->grad_accum, "gradient accumulation steps")->capture_default_str();
   cmd->add_option("--checkpointing", a->checkpointing, "none, full or selective")->capture_default_str();
   cmd->add_option("--attn", a->attn, "eager, sdpa or flash")->capture_default_str();
   cmd->add_option("--gpus", a->gpus, "GPUs in total")->capture_default_str();
+  cmd->add_option("--gpu", a->gpu, "a catalog GPU (h100, rtx4090) or a size (24GiB): says "
+                  "whether the peak per GPU fits one");
   cmd->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3 or fsdp")->capture_default_str();
   cmd->add_option("--offload", a->offload, "none, optimizer or params (to CPU RAM)")->capture_default_str();
   cmd->add_option("--tp", a->tp, "tensor-parallel size")->capture_default_str();

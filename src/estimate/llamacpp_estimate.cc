@@ -5,6 +5,7 @@
 
 #include "estimate/llamacpp_internal.h"
 #include "memfit/checked_math.h"
+#include "memfit/context_default.h"
 #include "memfit/gguf_model.h"
 
 namespace memfit {
@@ -39,14 +40,16 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
   if (gpus > kLlamaMaxGpus) return MakeError("{} GPUs: llama.cpp's CUDA backend drives at most {}", gpus, kLlamaMaxGpus);
   LlamaCppEstimate est;
   const uint32_t G = static_cast<uint32_t>(gpus);
-  uint64_t n_ctx = o.context_tokens ? o.context_tokens : hp.max_position_embeddings;
-  if (n_ctx == 0) return MakeError("{}: no context length in the file: give --ctx", model.name);
+  if (!o.context_tokens && !hp.max_position_embeddings) {
+    return MakeError("{}: no context length in the file: give --context", model.name);
+  }
+  const ContextChoice context =
+      ChooseContext(o.context_tokens, hp.max_position_embeddings, ContextUse::kLlamaCpp);
+  const uint64_t n_ctx = context.tokens;
   if (n_ctx > UINT32_MAX) {
     return MakeError("context of {} tokens: llama.cpp's n_ctx is a 32-bit count (at most {})", n_ctx, UINT32_MAX);
   }
-  if (!o.context_tokens) {
-    est.assumptions.push_back(fmt::format("context {} tokens: the model's training context (llama.cpp's default)", n_ctx));
-  }
+  if (!context.assumption.empty()) est.assumptions.push_back(context.assumption);
   est.n_seq = o.parallel;
   // Flash attention: auto resolves to on where the backend supports it (CUDA and CPU do for the
   // head sizes of current models); memfit assumes it does.
@@ -168,7 +171,8 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
 
 std::vector<std::string> LlamaCppArguments(const Model& model, const LlamaCppOptions& o) {
   std::vector<std::string> a;
-  uint64_t ctx = o.context_tokens ? o.context_tokens : model.hp.max_position_embeddings;
+  const uint64_t ctx =
+      ChooseContext(o.context_tokens, model.hp.max_position_embeddings, ContextUse::kLlamaCpp).tokens;
   a.push_back("-c");
   a.push_back(std::to_string(ctx));
   a.push_back("-ngl");

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "memfit/context_default.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
 #include "memfit/fit.h"
@@ -70,11 +71,9 @@ Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& sett
   runtime.batch = settings.batch == 0 ? 1 : settings.batch;
   runtime.max_context_tokens = model.hp.max_position_embeddings;
   runtime.context_tokens =
-      settings.context_tokens ? settings.context_tokens
-                              : std::min<uint64_t>(model.hp.max_position_embeddings
-                                                       ? model.hp.max_position_embeddings
-                                                       : 4096,
-                                                   settings.task == "train" ? 2048 : 8192);
+      ChooseContext(settings.context_tokens, model.hp.max_position_embeddings,
+                    settings.task == "train" ? ContextUse::kTrain : ContextUse::kServe)
+          .tokens;
   if (settings.task == "load") return runtime;
   if (settings.task == "inference") {
     InferenceOptions base{.dtype = ComputeDtype(model)};

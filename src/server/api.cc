@@ -91,6 +91,17 @@ void AddOption(std::vector<std::string>& args, const std::string& key, const std
 
 }  // namespace
 
+int StatusFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNotFound: return 404;
+    case ErrorKind::kForbidden: return 403;
+    case ErrorKind::kUnavailable: return 503;
+    case ErrorKind::kBadInput:
+    case ErrorKind::kUnsupported: return 422;
+  }
+  return 422;
+}
+
 bool IsApiCommand(std::string_view command) {
   return std::find(kCommands.begin(), kCommands.end(), command) != kCommands.end();
 }
@@ -150,7 +161,8 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
 
 ApiResponse RunApiCommand(const std::vector<std::string>& args) {
   std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
+  ErrorKind kind = ErrorKind::kBadInput;
+  int code = cli::Run(args, out, err, kind);
   if (code == 0) return {200, WithoutServerPaths(out.str())};
   // The CLI's first error line, without its "memfit: error: " / "memfit: usage error: " prefix.
   std::string message = WithoutServerPaths(err.str());
@@ -160,8 +172,7 @@ ApiResponse RunApiCommand(const std::vector<std::string>& args) {
   }
   if (message.empty()) message = fmt::format("{} failed (exit code {})", args.empty() ? "memfit" : args[0], code);
   if (code == 2) return ErrorResponse(400, message);
-  if (message.find("not found") != std::string::npos) return ErrorResponse(404, message);
-  return ErrorResponse(422, message);
+  return ErrorResponse(StatusFor(kind), message);
 }
 
 }  // namespace memfit::server

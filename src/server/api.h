@@ -27,8 +27,13 @@ bool IsApiCommand(std::string_view command);
 // starts with '-'.
 Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body);
 
+// The HTTP status of a failed request, from its error's kind: not found 404, gated or private
+// 403, the Hub unavailable (offline, unreachable, past the deadline) 503, bad input and
+// unsupported models 422.
+int StatusFor(ErrorKind kind);
+
 // Runs the command and maps the CLI's exit code to an HTTP status: 0 -> 200, usage error -> 400,
-// model not found -> 404, other bad input -> 422. Errors are {"error": "<one line>"}. The server's
+// a failure -> StatusFor(the error's kind). Errors are {"error": "<one line>"}. The server's
 // cache and home directories in the output become $HF_HUB_CACHE, $MEMFIT_CACHE, $HF_HOME,
 // $XDG_CACHE_HOME and ~.
 ApiResponse RunApiCommand(const std::vector<std::string>& args);

@@ -186,8 +186,9 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
   };
   const auto past_deadline = [&] {
     if (failure) *failure = HubFailure::kUnreachable;
-    return MakeError("{}: no answer within the lookup's deadline of {} ms (MEMFIT_HUB_DEADLINE)",
-                     shown, settings_.deadline_ms);
+    return WithKind(MakeError("{}: no answer within the lookup's deadline of {} ms "
+                              "(MEMFIT_HUB_DEADLINE)", shown, settings_.deadline_ms),
+                    ErrorKind::kUnavailable);
   };
   for (uint32_t attempt_number = 1;; ++attempt_number) {
     Attempt attempt;
@@ -209,8 +210,9 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
           if (failure) *failure = HubFailure::kUnreachable;
           // curl_easy_strerror, not the error buffer: the buffer carries timings ("after 0 ms"),
           // which would make the same request's output differ from run to run.
-          return MakeError("cannot reach {}: {} (use --offline to work from the cache)",
-                           HostOf(request.url), curl_easy_strerror(attempt.code));
+          return WithKind(MakeError("cannot reach {}: {} (use --offline to work from the cache)",
+                                    HostOf(request.url), curl_easy_strerror(attempt.code)),
+                          ErrorKind::kUnavailable);
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CERTPROBLEM:
@@ -223,9 +225,10 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
           if (bounded.timeout_ms < request.timeout_ms) return past_deadline();
           // A Hub that does not answer is as good as unreachable (HubGuard remembers it).
           if (failure) *failure = HubFailure::kUnreachable;
-          final_error = MakeError("{}: timed out after {} ms, {} attempts (raise HF_HUB_ETAG_TIMEOUT "
-                                  "or HF_HUB_DOWNLOAD_TIMEOUT)",
-                                  shown, request.timeout_ms, attempt_number);
+          final_error = WithKind(MakeError("{}: timed out after {} ms, {} attempts (raise "
+                                           "HF_HUB_ETAG_TIMEOUT or HF_HUB_DOWNLOAD_TIMEOUT)",
+                                           shown, request.timeout_ms, attempt_number),
+                                 ErrorKind::kUnavailable);
           break;
         default:
           final_error = MakeError("{}: {} ({} attempts)", shown, attempt.curl_error, attempt_number);
@@ -241,12 +244,14 @@ Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorCont
         if (auto after = ParseDecimalU64(r.headers["retry-after"])) {
           wait_ms = std::min<uint64_t>(settings_.retry_max_ms, *after * 1000);
         }
-        final_error = MakeError("{}: rate limited (HTTP 429) after {} attempts; wait and retry, or "
-                                "pass a token (authenticated requests have higher limits)",
-                                shown, attempt_number);
+        final_error = WithKind(MakeError("{}: rate limited (HTTP 429) after {} attempts; wait and "
+                                         "retry, or pass a token (authenticated requests have "
+                                         "higher limits)", shown, attempt_number),
+                               ErrorKind::kUnavailable);
       } else {
-        final_error =
-            MakeError("{}: server error (HTTP {}) after {} attempts", shown, r.status, attempt_number);
+        final_error = WithKind(MakeError("{}: server error (HTTP {}) after {} attempts", shown,
+                                         r.status, attempt_number),
+                               ErrorKind::kUnavailable);
       }
     }
     if (attempt_number >= attempts) return *final_error;

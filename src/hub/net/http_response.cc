@@ -98,26 +98,35 @@ Error HubStatusError(long status, const std::map<std::string, std::string>& head
   const std::string token_hint = token_sent ? "the token sent does not grant access"
                                             : "no token was sent: pass --token or set HF_TOKEN";
   if (code == "GatedRepo") {
-    return MakeError("{} is gated: accept its terms at {}/{} and use a token of that account ({}) "
+    return WithKind(MakeError("{} is gated: accept its terms at {}/{} and use a token of that account ({}) "
                      "(HTTP {})",
-                     context.repo_id, endpoint, context.repo_id, token_hint, status);
+                     context.repo_id, endpoint, context.repo_id, token_hint, status),
+                    ErrorKind::kForbidden);
   }
   if (code == "RepoNotFound" || status == 401) {
-    return MakeError("{}: repository not found on {}, or private ({}) (HTTP {})", context.repo_id,
-                     endpoint, token_hint, status);
+    // The Hub answers 401 for a private repository without a token as for a missing one.
+    return WithKind(MakeError("{}: repository not found on {}, or private ({}) (HTTP {})",
+                              context.repo_id, endpoint, token_hint, status),
+                    ErrorKind::kNotFound);
   }
   if (code == "RevisionNotFound") {
-    return MakeError("{}: revision \"{}\" not found (HTTP {})", context.repo_id, context.revision,
-                     status);
+    return WithKind(MakeError("{}: revision \"{}\" not found (HTTP {})", context.repo_id,
+                              context.revision, status),
+                    ErrorKind::kNotFound);
   }
   if (code == "EntryNotFound") {
-    return MakeError("{}: file {} not found at revision \"{}\" (HTTP {})", context.repo_id,
-                     context.file, context.revision, status);
+    return WithKind(MakeError("{}: file {} not found at revision \"{}\" (HTTP {})",
+                              context.repo_id, context.file, context.revision, status),
+                    ErrorKind::kNotFound);
   }
   if (status == 403) {
-    return MakeError("{}: forbidden (HTTP 403){}{}", shown_url, message.empty() ? "" : ": ", message);
+    return WithKind(MakeError("{}: forbidden (HTTP 403){}{}", shown_url,
+                              message.empty() ? "" : ": ", message),
+                    ErrorKind::kForbidden);
   }
-  if (status == 404) return MakeError("{}: not found (HTTP 404)", shown_url);
+  if (status == 404) {
+    return WithKind(MakeError("{}: not found (HTTP 404)", shown_url), ErrorKind::kNotFound);
+  }
   return MakeError("{}: HTTP {}{}{}", shown_url, status, message.empty() ? "" : ": ", message);
 }
 

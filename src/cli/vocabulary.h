@@ -1,0 +1,36 @@
+#pragma once
+// The words every command shares, so that one quantity has one name (docs/cli.md, "Shared
+// vocabulary"): --context (-c, --ctx-size, --ctx) tokens per sequence; --batch sequences;
+// --gpu a GPU kind (catalog name or size); --gpus a count of GPUs; --engine the runtime. Old
+// spellings keep working with a one-line deprecation note on stderr.
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+
+namespace memfit::cli {
+
+// --context, -c, --ctx-size, --ctx: tokens per sequence (prompt + generated); 0 or absent: the
+// default of memfit/context_default.h.
+CLI::Option* AddContextOption(CLI::App& cmd, uint64_t& tokens, const std::string& help);
+
+// --batch: sequences (at once for serving; per GPU per step for training, with --micro-batch as
+// an alias there).
+CLI::Option* AddBatchOption(CLI::App& cmd, uint64_t& sequences, const std::string& help);
+
+// An old spelling of `flag`, hidden from --help, that sets the same variable and says once on
+// stderr: "memfit: note: --seq is deprecated: use --context".
+template <typename T>
+CLI::Option* AddDeprecatedOption(CLI::App& cmd, Context& ctx, const std::string& old_flag,
+                                 const std::string& flag, T& target) {
+  return cmd.add_option(old_flag, target)
+      ->group("")
+      ->each([&ctx, old_flag, flag](const std::string&) {
+        ctx.Note(old_flag + " is deprecated: use " + flag);
+      });
+}
+
+}  // namespace memfit::cli
