@@ -79,7 +79,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!ec || ec == http::error::body_limit) {  // the request line was read
       const Request& req = parser_->get();
       method_ = std::string(View(req.method_string()));
-      path_ = ParseRequestTarget(View(req.target())).path;
+      target_ = ParseRequestTarget(View(req.target()));
+      path_ = target_.path;
     }
     if (ec) return Fail(ec);
     if (parser_->is_done()) return Dispatch();
@@ -127,10 +128,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     head_ = req.method() == http::verb::head;
     version_ = req.version();
     const bool keep_alive = req.keep_alive();
-    RequestTarget target = ParseRequestTarget(View(req.target()));
     HttpRequest request{.method = method_,
-                        .path = std::move(target.path),
-                        .params = std::move(target.params),
+                        .path = std::move(target_.path),
+                        .params = std::move(target_.params),
                         .authorization = std::string(View(req[http::field::authorization])),
                         .body = std::move(req.body())};
     stream_.expires_never();  // the worker's time is the router's to bound (Hub deadline)
@@ -207,7 +207,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::response<http::empty_body>> continue_;
   std::optional<http::response<http::string_body>> response_;
   std::string method_ = "-";
-  std::string path_ = "-";
+  std::string path_ = "-";  // for the access log
+  RequestTarget target_;
   unsigned version_ = 11;
   bool head_ = false;
   size_t drained_ = 0;

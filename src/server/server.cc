@@ -90,8 +90,9 @@ Result<int> Server::Bind() {
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
+    const std::string reason = ec.message();
     acceptor.close(ec);
-    return MakeError("serve: cannot listen on {}:{}", o.host, o.port);
+    return MakeError("serve: cannot listen on {}:{}: {}", o.host, o.port, reason);
   }
   return static_cast<int>(acceptor.local_endpoint(ec).port());
 }
