@@ -3,15 +3,20 @@
 // oversized requests get the JSON errors. Failure is a read that times out after a few seconds;
 // nothing here measures time.
 
+#include <poll.h>
+
 #include <chrono>
+#include <future>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "hub_fixtures.h"
 #include "server/server.h"
 #include "server/test_client.h"
+#include "test_support.h"
 
 namespace memfit::server {
 namespace {
@@ -204,6 +209,90 @@ TEST(ServerLimits, KeepAliveHeadAndQueries) {
   auto put = running.Ask("PUT /api/v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   ASSERT_EQ(StatusOf(put), 405);
   EXPECT_EQ(nlohmann::json::parse(BodyOf(*put))["error"], "method PUT not allowed");
+}
+
+// A loopback "Hub" that accepts one connection and says nothing until Release(): a request to it
+// holds its worker for as long as the test wants.
+class SilentHub {
+ public:
+  SilentHub() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    socklen_t size = sizeof address;
+    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), size);
+    ::listen(listen_fd_, 8);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] {
+      accepted_fd_ = ::accept(listen_fd_, nullptr, nullptr);
+      accepted_.set_value();
+      released_.get_future().wait();
+      if (accepted_fd_ >= 0) ::close(accepted_fd_);
+    });
+  }
+  ~SilentHub() {
+    Release();
+    ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept() if nothing came
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Whether a client connected within a few seconds.
+  bool WaitForClient() {
+    return accepted_future_.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  }
+  void Release() {
+    if (!released_set_) released_.set_value();
+    released_set_ = true;
+  }
+
+ private:
+  int listen_fd_ = -1;
+  int accepted_fd_ = -1;
+  int port_ = 0;
+  std::promise<void> accepted_;
+  std::future<void> accepted_future_ = accepted_.get_future();
+  std::promise<void> released_;
+  bool released_set_ = false;
+  std::thread thread_;
+};
+
+TEST(ServerLimits, AFullWorkerQueueAnswers503) {
+  // One worker, one queued request: the worker waits on a Hub that does not answer (the
+  // discussion route), a health check waits in the queue, the next one is refused at once.
+  SilentHub hub;
+  memfit::testing::ScopedEnv env;  // before the server: its threads read the environment
+  env.Set("HF_HUB_OFFLINE", nullptr);
+  env.Set("TRANSFORMERS_OFFLINE", nullptr);
+  env.Set("HF_ENDPOINT", hub.url().c_str());
+  const std::string record = memfit::testing::TempDir() + "/busy-posted.txt";
+  env.Set("MEMFIT_POST_RECORD", record.c_str());
+  RunningServer running(ServerOptions{.port = 0, .worker_threads = 1, .max_queued_requests = 1});
+  TestClient busy(running.port(), "127.0.0.1", /*timeout_s=*/30);
+  const std::string post = R"({"model": "acme/tiny", "description": "| x |"})";
+  ASSERT_TRUE(busy.Send("POST /api/v1/hub/discussion HTTP/1.1\r\nHost: x\r\n"
+                        "Authorization: Bearer hf_test\r\nContent-Length: " +
+                        std::to_string(post.size()) + "\r\n\r\n" + post));
+  ASSERT_TRUE(hub.WaitForClient());  // the worker is inside the router
+  // Two more health checks: one waits in the queue, the other is refused at once. Which is which
+  // depends on which the server read first, so the first to get an answer is the refused one.
+  TestClient first(running.port(), "127.0.0.1", 30), second(running.port(), "127.0.0.1", 30);
+  ASSERT_TRUE(first.Send(Get("/api/v1/health")));
+  ASSERT_TRUE(second.Send(Get("/api/v1/health")));
+  pollfd fds[2] = {{.fd = first.fd(), .events = POLLIN, .revents = 0},
+                   {.fd = second.fd(), .events = POLLIN, .revents = 0}};
+  ASSERT_GT(::poll(fds, 2, 10'000), 0);
+  TestClient& refused = (fds[0].revents & POLLIN) ? first : second;
+  TestClient& waiting = (fds[0].revents & POLLIN) ? second : first;
+  auto answer = refused.ReadResponse();
+  ASSERT_EQ(StatusOf(answer), 503);
+  EXPECT_EQ(nlohmann::json::parse(BodyOf(*answer))["error"], "the server is busy; try again shortly");
+  EXPECT_EQ(running.server().Stats().busy_responses, 1u);
+  hub.Release();  // the Hub hangs up: the post fails, the queue moves
+  EXPECT_EQ(StatusOf(busy.ReadResponse()), 400);
+  EXPECT_EQ(StatusOf(waiting.ReadResponse()), 200);
 }
 
 TEST(ServerLimits, StopReturnsWithConnectionsOpen) {

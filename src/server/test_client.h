@@ -44,6 +44,7 @@ class TestClient {
   TestClient& operator=(const TestClient&) = delete;
 
   bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
 
   bool Send(const std::string& bytes) {
     size_t sent = 0;
