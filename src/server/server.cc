@@ -4,6 +4,7 @@
 #include "server/server.h"
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct Server::Impl {
         acceptor(io),
         retry_timer(io),
         router(options),
-        pool(options.worker_threads, static_cast<size_t>(std::max(0, options.max_queued_requests))),
+        pool(options.worker_threads, static_cast<size_t>(std::max(1, options.max_queued_requests))),
         context{options, router, pool, *limits} {}
 
   void Accept() {
@@ -59,6 +60,19 @@ struct Server::Impl {
       }
       Accept();
     });
+  }
+
+  // One io thread. A handler that throws (out of memory) loses its connection, not the process:
+  // the connection's handlers are gone with the exception, so it closes when destroyed.
+  void Run() {
+    for (;;) {
+      try {
+        io.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "memfit serve: internal error: %s\n", e.what());
+      }
+    }
   }
 
   ServerOptions options;
@@ -102,8 +116,8 @@ void Server::Listen() {
   if (!impl.acceptor.is_open()) return;
   impl.Accept();
   std::vector<std::thread> threads;
-  for (int i = 1; i < impl.options.io_threads; ++i) threads.emplace_back([&impl] { impl.io.run(); });
-  impl.io.run();
+  for (int i = 1; i < impl.options.io_threads; ++i) threads.emplace_back([&impl] { impl.Run(); });
+  impl.Run();
   for (auto& t : threads) t.join();
 }
 

@@ -29,9 +29,9 @@ struct ServerOptions {
   int write_timeout_s = 10;  // sending one response
   int max_connections = 4096;            // open at once, all clients; more: closed at once
   int max_connections_per_address = 64;  // open at once from one client IP; more: closed at once
-  int io_threads = 2;                    // run the sockets; never call the router
-  int worker_threads = 16;               // call Router::Handle (may wait for the Hub)
-  int max_queued_requests = 1024;        // parsed requests waiting for a worker; more: 503
+  int io_threads = 2;                    // run the sockets (>= 1); never call the router
+  int worker_threads = 16;               // call Router::Handle (>= 1; may wait for the Hub)
+  int max_queued_requests = 1024;        // parsed requests waiting for a worker (>= 1); more: 503
   int max_concurrent_estimates = 4;      // uncached computations (Hub fetches) at once
   size_t cache_entries = 512;            // cached successful responses
 };
