@@ -1,5 +1,7 @@
 #include "server/connection_limits.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 
 namespace memfit::server {
@@ -44,6 +46,23 @@ ServerStats ConnectionLimits::Stats() const {
           .refused_connections = refused_,
           .timed_out_connections = timed_out_.load(std::memory_order_relaxed),
           .busy_responses = busy_.load(std::memory_order_relaxed)};
+}
+
+int ConnectionCapForDescriptors(int wanted, uint64_t descriptor_limit) {
+  const uint64_t available =
+      descriptor_limit > kReservedDescriptors ? descriptor_limit - kReservedDescriptors : 1;
+  return static_cast<int>(std::clamp<uint64_t>(available, 1, static_cast<uint64_t>(std::max(1, wanted))));
+}
+
+uint64_t RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return kReservedDescriptors * 4;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
 }
 
 }  // namespace memfit::server

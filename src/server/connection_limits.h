@@ -54,4 +54,16 @@ class ConnectionLimits : public std::enable_shared_from_this<ConnectionLimits> {
   std::atomic<uint64_t> busy_{0};
 };
 
+// File descriptors kept back from connections: the listener, the Hub client's sockets, files.
+inline constexpr uint64_t kReservedDescriptors = 256;
+
+// The connection cap that `descriptor_limit` open files allow: `wanted`, or fewer when the
+// descriptors would run out first (then accept() fails and nobody, health checks included, gets
+// in until a connection closes). At least 1.
+int ConnectionCapForDescriptors(int wanted, uint64_t descriptor_limit);
+
+// Raises the process's soft RLIMIT_NOFILE to its hard limit (Debian's default soft limit, 1,024,
+// is below the default cap of 4,096 connections); returns the soft limit in force.
+uint64_t RaiseDescriptorLimit();
+
 }  // namespace memfit::server

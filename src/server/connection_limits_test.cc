@@ -22,5 +22,14 @@ TEST(ConnectionLimits, CapsPerAddressAndInTotal) {
   EXPECT_EQ(stats.refused_connections, 2u);
 }
 
+TEST(ConnectionLimits, TheCapLeavesDescriptorsForTheRest) {
+  EXPECT_EQ(ConnectionCapForDescriptors(4096, 1024), 1024 - static_cast<int>(kReservedDescriptors));
+  EXPECT_EQ(ConnectionCapForDescriptors(4096, 1 << 20), 4096);
+  EXPECT_EQ(ConnectionCapForDescriptors(4096, UINT64_MAX), 4096);
+  EXPECT_EQ(ConnectionCapForDescriptors(4096, 100), 1);  // fewer descriptors than the reserve
+  EXPECT_EQ(ConnectionCapForDescriptors(0, 1 << 20), 1);
+  EXPECT_GE(RaiseDescriptorLimit(), 1u);
+}
+
 }  // namespace
 }  // namespace memfit::server

@@ -23,13 +23,30 @@ namespace memfit::server {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+namespace {
+
+// max_connections, or fewer when the process's descriptors would run out first (said once).
+int ConnectionCap(int wanted) {
+  const uint64_t descriptors = RaiseDescriptorLimit();
+  const int cap = ConnectionCapForDescriptors(wanted, descriptors);
+  if (cap < wanted) {
+    std::fprintf(stderr,
+                 "memfit serve: at most %d connections, not %d: %llu file descriptors "
+                 "(ulimit -n)\n",
+                 cap, wanted, static_cast<unsigned long long>(descriptors));
+  }
+  return cap;
+}
+
+}  // namespace
+
 // Members are destroyed in reverse order: the workers stop first (they call the router and post
 // to the io_context), then the router, the listening socket, and last the io_context, whose
 // destruction drops the connections still open.
 struct Server::Impl {
   explicit Impl(ServerOptions o)
       : options(std::move(o)),
-        limits(std::make_shared<ConnectionLimits>(options.max_connections,
+        limits(std::make_shared<ConnectionLimits>(ConnectionCap(options.max_connections),
                                                   options.max_connections_per_address)),
         acceptor(io),
         retry_timer(io),
