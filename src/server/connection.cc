@@ -1,14 +1,13 @@
 #include "server/connection.h"
 
-#include <chrono>
-#include <cstdio>
-#include <optional>
-#include <string>
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "server/api.h"
 #include "server/request_target.h"
@@ -69,10 +68,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(static_cast<uint32_t>(context_.options.max_header_bytes));
     parser_->body_limit(context_.options.max_body_bytes);
     stream_.expires_after(Seconds(context_.options.request_timeout_s));
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              self->OnHeader(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   void OnHeader(beast::error_code ec) {
@@ -155,7 +153,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Answer(HttpResponse response, bool keep_alive) {
     // The path only: never the query, headers or body (a token may be there).
-    std::fprintf(stderr, "memfit serve: %s %s %d\n", method_.c_str(), path_.c_str(), response.status);
+    std::fprintf(stderr, "memfit serve: %s %s %d\n", method_.c_str(), path_.c_str(),
+                 response.status);
     response_.emplace(static_cast<http::status>(response.status), version_ ? version_ : 11);
     response_->set(http::field::content_type, response.content_type);
     if (response.no_cache) response_->set(http::field::cache_control, "no-cache");
@@ -218,17 +217,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 std::string_view StatusText(int status) {
   switch (status) {
-    case 400: return "bad request";
-    case 404: return "not found";
-    case 405: return "method not allowed";
-    case 408: return "request timeout";
-    case 413: return "request body too large";
-    case 414: return "request URI too long";
-    case 431: return "request headers too large";
-    case 500: return "internal error";
-    case 501: return "not implemented";
-    case 503: return "the server is busy; try again shortly";
-    default: return "request failed";
+    case 400:
+      return "bad request";
+    case 404:
+      return "not found";
+    case 405:
+      return "method not allowed";
+    case 408:
+      return "request timeout";
+    case 413:
+      return "request body too large";
+    case 414:
+      return "request URI too long";
+    case 431:
+      return "request headers too large";
+    case 500:
+      return "internal error";
+    case 501:
+      return "not implemented";
+    case 503:
+      return "the server is busy; try again shortly";
+    default:
+      return "request failed";
   }
 }
 

@@ -9,9 +9,8 @@
 // body. A timeout closes the connection. A close after an error answer drains what the client
 // is still sending for a moment first, so that it reads the answer instead of a reset.
 
-#include <memory>
-
 #include <boost/asio/ip/tcp.hpp>
+#include <memory>
 
 #include "server/connection_limits.h"
 #include "server/router.h"

@@ -51,7 +51,8 @@ ServerStats ConnectionLimits::Stats() const {
 int ConnectionCapForDescriptors(int wanted, uint64_t descriptor_limit) {
   const uint64_t available =
       descriptor_limit > kReservedDescriptors ? descriptor_limit - kReservedDescriptors : 1;
-  return static_cast<int>(std::clamp<uint64_t>(available, 1, static_cast<uint64_t>(std::max(1, wanted))));
+  return static_cast<int>(
+      std::clamp<uint64_t>(available, 1, static_cast<uint64_t>(std::max(1, wanted))));
 }
 
 uint64_t RaiseDescriptorLimit() {

@@ -4,11 +4,11 @@
 
 #include "server/hub_post.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
 #include <httplib.h>
+
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "test_support.h"
 
@@ -45,17 +45,22 @@ TEST(HubPost, ARedirectedPostKeepsItsBodyButNotTheToken) {
     elsewhere_body = req.body;
     res.set_content(R"({"num": 3})", "application/json");
   });
-  hub.http.Get("/api/models/acme/tiny/discussions", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"discussions": []})", "application/json");
-  });
+  hub.http.Get("/api/models/acme/tiny/discussions",
+               [](const httplib::Request&, httplib::Response& res) {
+                 res.set_content(R"({"discussions": []})", "application/json");
+               });
   std::string hub_auth;
-  hub.http.Post("/api/models/acme/tiny/discussions", [&](const httplib::Request& req, httplib::Response& res) {
-    hub_auth = req.get_header_value("Authorization");
-    res.status = 307;
-    res.set_header("Location", elsewhere.url() + "/create");
-  });
-  auto result = PostDiscussion({.model = "acme/tiny", .revision = "main", .title = "[memfit] t",
-                                .description = "| x |", .token = "hf_secret"},
+  hub.http.Post("/api/models/acme/tiny/discussions",
+                [&](const httplib::Request& req, httplib::Response& res) {
+                  hub_auth = req.get_header_value("Authorization");
+                  res.status = 307;
+                  res.set_header("Location", elsewhere.url() + "/create");
+                });
+  auto result = PostDiscussion({.model = "acme/tiny",
+                                .revision = "main",
+                                .title = "[memfit] t",
+                                .description = "| x |",
+                                .token = "hf_secret"},
                                hub.url(), testing::TempDir() + "/redirected.txt");
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->url, hub.url() + "/acme/tiny/discussions/3");
@@ -70,8 +75,11 @@ TEST(HubPost, AnUnreachableHubIsAnError) {
     StandIn closed;  // a port that was just free
     port = std::stoi(closed.url().substr(closed.url().rfind(':') + 1));
   }
-  auto result = PostDiscussion({.model = "acme/tiny", .revision = "main", .title = "t",
-                                .description = "x", .token = "hf_secret"},
+  auto result = PostDiscussion({.model = "acme/tiny",
+                                .revision = "main",
+                                .title = "t",
+                                .description = "x",
+                                .token = "hf_secret"},
                                "http://127.0.0.1:" + std::to_string(port),
                                testing::TempDir() + "/unreachable.txt");
   ASSERT_FALSE(result);

@@ -3,15 +3,14 @@
 
 #include "server/server.h"
 
-#include <chrono>
-#include <cstdio>
-#include <thread>
-#include <vector>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
 
 #include "server/connection.h"
 #include "server/connection_limits.h"
@@ -55,28 +54,28 @@ struct Server::Impl {
         context{options, router, pool, *limits} {}
 
   void Accept() {
-    acceptor.async_accept(net::make_strand(io), [this](boost::system::error_code ec,
-                                                       tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (ec) {
-        // Out of descriptors or a transient error: wait a little rather than spin.
-        retry_timer.expires_after(std::chrono::milliseconds(50));
-        retry_timer.async_wait([this](boost::system::error_code wait_ec) {
-          if (!wait_ec) Accept();
+    acceptor.async_accept(
+        net::make_strand(io), [this](boost::system::error_code ec, tcp::socket socket) {
+          if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+          if (ec) {
+            // Out of descriptors or a transient error: wait a little rather than spin.
+            retry_timer.expires_after(std::chrono::milliseconds(50));
+            retry_timer.async_wait([this](boost::system::error_code wait_ec) {
+              if (!wait_ec) Accept();
+            });
+            return;
+          }
+          boost::system::error_code address_ec;
+          const std::string address = socket.remote_endpoint(address_ec).address().to_string();
+          auto admission = address_ec ? nullptr : limits->Admit(address);
+          if (!admission) {
+            socket.close(address_ec);  // over a cap: closed before a byte is read
+          } else {
+            socket.set_option(tcp::no_delay(true), address_ec);  // small answers, no Nagle delay
+            StartConnection(std::move(socket), std::move(admission), context);
+          }
+          Accept();
         });
-        return;
-      }
-      boost::system::error_code address_ec;
-      const std::string address = socket.remote_endpoint(address_ec).address().to_string();
-      auto admission = address_ec ? nullptr : limits->Admit(address);
-      if (!admission) {
-        socket.close(address_ec);  // over a cap: closed before a byte is read
-      } else {
-        socket.set_option(tcp::no_delay(true), address_ec);  // small answers, no Nagle delay
-        StartConnection(std::move(socket), std::move(admission), context);
-      }
-      Accept();
-    });
   }
 
   // One io thread. A handler that throws (out of memory) loses its connection, not the process:

@@ -18,9 +18,9 @@
 namespace memfit::server {
 
 struct ServerOptions {
-  std::string host = "127.0.0.1";  // localhost only unless asked
-  int port = 8000;                 // 0: any free port (tests)
-  size_t max_body_bytes = 64 * 1024;  // larger: 413 and the connection is closed
+  std::string host = "127.0.0.1";       // localhost only unless asked
+  int port = 8000;                      // 0: any free port (tests)
+  size_t max_body_bytes = 64 * 1024;    // larger: 413 and the connection is closed
   size_t max_header_bytes = 16 * 1024;  // request line and headers; larger: 431 and closed
   // From a request's first byte until its headers and body have arrived; past it the connection
   // is closed (a client sending one byte a second holds no thread, and not for long).
@@ -40,7 +40,7 @@ struct ServerOptions {
 struct ServerStats {
   uint64_t open_connections = 0;
   uint64_t accepted_connections = 0;
-  uint64_t refused_connections = 0;  // over max_connections or max_connections_per_address
+  uint64_t refused_connections = 0;    // over max_connections or max_connections_per_address
   uint64_t timed_out_connections = 0;  // request, idle or write timeout
   uint64_t busy_responses = 0;         // 503: the worker queue was full
 };

@@ -3,15 +3,14 @@
 // oversized requests get the JSON errors. Failure is a read that times out after a few seconds;
 // nothing here measures time.
 
+#include <gtest/gtest.h>
 #include <poll.h>
 
 #include <chrono>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "hub_fixtures.h"
 #include "server/server.h"
@@ -52,8 +51,8 @@ class RunningServer {
   Server& server() { return server_; }
 
   // One request on a fresh connection from `source`; the response, or nullopt.
-  std::optional<std::string> Ask(const std::string& request, const std::string& source = "127.0.0.1",
-                                 bool head = false) {
+  std::optional<std::string> Ask(const std::string& request,
+                                 const std::string& source = "127.0.0.1", bool head = false) {
     TestClient client(port_, source);
     if (!client.valid() || !client.Send(request)) return std::nullopt;
     return client.ReadResponse(head);
@@ -79,14 +78,17 @@ TEST(ServerLimits, HealthAndCachedEstimateAnswerUnderSlowAndIdleClients) {
 
   constexpr int kSlow = 200, kIdle = 200, kPerAddress = 20;
   std::vector<TestClient> slow, idle;
-  for (int i = 0; i < kSlow; ++i) slow.emplace_back(running.port(), SourceAddress(1, i, kPerAddress));
-  for (int i = 0; i < kIdle; ++i) idle.emplace_back(running.port(), SourceAddress(2, i, kPerAddress));
+  for (int i = 0; i < kSlow; ++i)
+    slow.emplace_back(running.port(), SourceAddress(1, i, kPerAddress));
+  for (int i = 0; i < kIdle; ++i)
+    idle.emplace_back(running.port(), SourceAddress(2, i, kPerAddress));
   for (const auto& c : slow) ASSERT_TRUE(c.valid());
   for (const auto& c : idle) ASSERT_TRUE(c.valid());
   const std::string slow_request = "GET /api/v1/health HTTP/1.1\r\nX-Slow: ";
   for (size_t byte = 0; byte < 3; ++byte) {
     // Every slow client sends one more byte of its headers, then the real clients ask.
-    for (auto& c : slow) c.Send(std::string(1, byte < slow_request.size() ? slow_request[byte] : 'a'));
+    for (auto& c : slow)
+      c.Send(std::string(1, byte < slow_request.size() ? slow_request[byte] : 'a'));
     auto health = running.Ask(Get("/api/v1/health"));
     ASSERT_EQ(StatusOf(health), 200) << "round " << byte;
     EXPECT_EQ(BodyOf(*health), R"({"status":"ok"})");
@@ -131,7 +133,8 @@ TEST(ServerLimits, AnIdleConnectionIsClosed) {
 }
 
 TEST(ServerLimits, ConnectionsOverTheCapsAreClosedAtOnce) {
-  RunningServer running(ServerOptions{.port = 0, .max_connections = 6, .max_connections_per_address = 3});
+  RunningServer running(
+      ServerOptions{.port = 0, .max_connections = 6, .max_connections_per_address = 3});
   std::vector<TestClient> held;
   for (int i = 0; i < 3; ++i) {
     held.emplace_back(running.port(), "127.0.0.1");
@@ -174,10 +177,11 @@ TEST(ServerLimits, OversizedRequestsGetJsonErrors) {
   std::string chunk(3000, ' ');
   auto chunked = running.Ask(
       "POST /api/v1/estimate-memory HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "bb8\r\n" + chunk + "\r\nbb8\r\n" + chunk + "\r\n0\r\n\r\n");
+      "bb8\r\n" +
+      chunk + "\r\nbb8\r\n" + chunk + "\r\n0\r\n\r\n");
   ASSERT_EQ(StatusOf(chunked), 413);
-  auto headers = running.Ask("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4000, 'a') +
-                             "\r\n\r\n");
+  auto headers =
+      running.Ask("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
   ASSERT_EQ(StatusOf(headers), 431);
   EXPECT_EQ(nlohmann::json::parse(BodyOf(*headers))["error"], "request headers too large");
   auto garbage = running.Ask("NOT HTTP AT ALL\r\n\r\n");
@@ -272,9 +276,10 @@ TEST(ServerLimits, AFullWorkerQueueAnswers503) {
   RunningServer running(ServerOptions{.port = 0, .worker_threads = 1, .max_queued_requests = 1});
   TestClient busy(running.port(), "127.0.0.1", /*timeout_s=*/30);
   const std::string post = R"({"model": "acme/tiny", "description": "| x |"})";
-  ASSERT_TRUE(busy.Send("POST /api/v1/hub/discussion HTTP/1.1\r\nHost: x\r\n"
-                        "Authorization: Bearer hf_test\r\nContent-Length: " +
-                        std::to_string(post.size()) + "\r\n\r\n" + post));
+  ASSERT_TRUE(
+      busy.Send("POST /api/v1/hub/discussion HTTP/1.1\r\nHost: x\r\n"
+                "Authorization: Bearer hf_test\r\nContent-Length: " +
+                std::to_string(post.size()) + "\r\n\r\n" + post));
   ASSERT_TRUE(hub.WaitForClient());  // the worker is inside the router
   // Two more health checks: one waits in the queue, the other is refused at once. Which is which
   // depends on which the server read first, so the first to get an answer is the refused one.
@@ -288,7 +293,8 @@ TEST(ServerLimits, AFullWorkerQueueAnswers503) {
   TestClient& waiting = (fds[0].revents & POLLIN) ? second : first;
   auto answer = refused.ReadResponse();
   ASSERT_EQ(StatusOf(answer), 503);
-  EXPECT_EQ(nlohmann::json::parse(BodyOf(*answer))["error"], "the server is busy; try again shortly");
+  EXPECT_EQ(nlohmann::json::parse(BodyOf(*answer))["error"],
+            "the server is busy; try again shortly");
   EXPECT_EQ(running.server().Stats().busy_responses, 1u);
   hub.Release();  // the Hub hangs up: the post fails, the queue moves
   EXPECT_EQ(StatusOf(busy.ReadResponse()), 400);

@@ -2,11 +2,11 @@
 // A fixed set of threads running tasks from a bounded queue: the server hands each parsed request
 // to it so that Router::Handle (which may wait seconds for the Hub) never runs on an io thread.
 
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <condition_variable>
 #include <thread>
 #include <vector>
 

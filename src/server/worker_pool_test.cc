@@ -1,9 +1,9 @@
 #include "server/worker_pool.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <future>
-
-#include <gtest/gtest.h>
 
 namespace memfit::server {
 namespace {

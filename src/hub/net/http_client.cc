@@ -134,7 +134,8 @@ Result<HttpResponse> HttpClient::GetOnce(const HttpRequest& request, Attempt& at
       std::fill(auth.begin(), auth.end(), '\0');
     }
     if (post_json) {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(post_json->size()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(post_json->size()));
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post_json->data());
       list = curl_slist_append(list, "Content-Type: application/json");
       list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
