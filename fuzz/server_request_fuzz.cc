@@ -1,5 +1,5 @@
-// Fuzz target: `memfit serve`'s request handling, through the same Router::Handle the httplib
-// server calls (src/server/router.h): routing, static files, the JSON API (body -> the CLI's
+// Fuzz target: `memfit serve`'s request handling, through the same Router::Handle the Beast
+// transport calls (src/server/router.h): routing, static files, the JSON API (body -> the CLI's
 // arguments -> the CLI's own command with --format json), the cache, and the Hub discussion route.
 // Catalog models resolve offline, so a fuzzed body naming one goes all the way to an estimate.
 //
@@ -8,8 +8,9 @@
 //   (Name: value LF)*                          Authorization is passed on; Content-Length, when
 //   LF                                         shorter than what follows, truncates the body
 //   body
-// (CR before LF is dropped.) The path and query are decoded with httplib's own functions, as the
-// server does; the socket, the request-line grammar and the body size limit stay httplib's.
+// (CR before LF is dropped.) The path and query are decoded with the transport's own
+// ParseRequestTarget (server/request_target.h); the socket, the request-line grammar and the body
+// size limit stay Beast's (server/connection.cc).
 //
 // Environment, set once: HF_HUB_OFFLINE=1; HF_ENDPOINT pointing at a loopback sentinel that
 // counts connections (any connection is a finding: no request may reach the network; a closed
@@ -20,7 +21,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -35,6 +35,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "server/api.h"
+#include "server/request_target.h"
 #include "server/router.h"
 #include "server/web_assets.h"
 
@@ -283,9 +284,9 @@ Parsed ParseRequest(std::string_view in) {
   if (size_t v = target.rfind(" HTTP/"); v != std::string_view::npos) target = target.substr(0, v);
   size_t q = target.find('?');
   p.raw_path = std::string(target.substr(0, q));
-  p.request.path = httplib::detail::decode_url(p.raw_path, false);
-  if (q != std::string_view::npos)
-    httplib::detail::parse_query_text(std::string(target.substr(q + 1)), p.request.params);
+  server::RequestTarget decoded = server::ParseRequestTarget(target);
+  p.request.path = std::move(decoded.path);
+  p.request.params = std::move(decoded.params);
   std::optional<uint64_t> content_length;
   bool have_auth = false;
   while (!in.empty()) {

@@ -12,10 +12,13 @@ fi
 BUILD_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev
+  libcurl4-openssl-dev libssl-dev
+  libboost-dev  # Boost.Beast and Boost.Asio (header-only): the server's transport
 )
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3
+  libcpp-httplib-dev  # the fake Hub and test clients (tests/fake_hub.cc, src/server/*_test.cc)
+  wrk  # bench/server_load.sh
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets (docs/security.md)
 )
 

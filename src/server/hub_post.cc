@@ -4,11 +4,12 @@
 #include <fstream>
 #include <mutex>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "memfit/local_source.h"
+#include "hub/net/http_client.h"
+#include "memfit/hub.h"
 #include "memfit/json.h"
+#include "memfit/local_source.h"
 
 namespace memfit::server {
 namespace {
@@ -49,16 +50,21 @@ Result<DiscussionResult> PostDiscussion(const DiscussionRequest& request, const 
   if (AlreadyRecorded(record_path, key)) {
     return MakeError("post: already posted for {} at revision {}", request.model, request.revision);
   }
-  httplib::Client client(endpoint);
-  client.set_connection_timeout(10, 0);
-  client.set_read_timeout(20, 0);
-  client.set_follow_location(false);
-  httplib::Headers headers = {{"Authorization", "Bearer " + request.token},
-                              {"User-Agent", "memfit/0.1"}};
-  const std::string base = "/api/models/" + Encode(request.model) + "/discussions";
+  // The Hub client's own rules (hub/net/http_client.h): the token goes to the endpoint's host
+  // only, also after a redirect; one attempt per request, so a discussion is never posted twice.
+  HubSettings settings;
+  settings.endpoint = endpoint;
+  settings.token = request.token;
+  settings.max_attempts = 1;
+  HubStats stats;
+  hubnet::HttpClient client(settings, stats);
+  constexpr uint32_t kTimeoutMs = 20'000;
+  const std::string url = endpoint + "/api/models/" + Encode(request.model) + "/discussions";
   // The repository's existing discussions: a title from us for this revision means "posted".
   const std::string title = request.title + " (revision " + request.revision + ")";
-  if (auto listing = client.Get(base, headers); listing && listing->status == 200) {
+  auto listing = client.Send({.url = url, .max_body_bytes = 16u << 20, .timeout_ms = kTimeoutMs});
+  if (!listing) return MakeError("post: cannot reach {}", endpoint);
+  if (listing->status == 200) {
     try {
       auto json = nlohmann::json::parse(listing->body);
       for (const auto& d : json.value("discussions", nlohmann::json::array())) {
@@ -69,14 +75,15 @@ Result<DiscussionResult> PostDiscussion(const DiscussionRequest& request, const 
     } catch (const std::exception&) {
       return MakeError("post: the Hub's discussion list was not valid JSON");
     }
-  } else if (!listing) {
-    return MakeError("post: cannot reach {}", endpoint);
   } else if (listing->status == 401 || listing->status == 403 || listing->status == 404) {
     return MakeError("post: the Hub answered {} for {} (check the token and the repository)",
                      listing->status, request.model);
   }
   nlohmann::json body = {{"title", title}, {"description", request.description}};
-  auto response = client.Post(base, headers, DumpJson(body, -1), "application/json");
+  auto response = client.Send({.url = url,
+                               .max_body_bytes = 1u << 20,
+                               .timeout_ms = kTimeoutMs,
+                               .post_json = DumpJson(body, -1)});
   if (!response) return MakeError("post: cannot reach {}", endpoint);
   if (response->status != 200 && response->status != 201) {
     return MakeError("post: the Hub answered {} when creating the discussion", response->status);

@@ -111,6 +111,7 @@ Result<HttpResponse> HttpClient::GetOnce(const HttpRequest& request, Attempt& at
   const std::string endpoint_origin = Origin(settings_.endpoint);
   HttpResponse response;
   std::string url = request.url;
+  const std::string* post_json = request.post_json ? &*request.post_json : nullptr;
   char error_buffer[CURL_ERROR_SIZE];
   for (int hop = 0; hop <= kMaxRedirects; ++hop) {
     curl_easy_reset(curl);
@@ -131,6 +132,13 @@ Result<HttpResponse> HttpClient::GetOnce(const HttpRequest& request, Attempt& at
       std::string auth = "Authorization: Bearer " + settings_.token;
       list = curl_slist_append(list, auth.c_str());
       std::fill(auth.begin(), auth.end(), '\0');
+    }
+    if (post_json) {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(post_json->size()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post_json->data());
+      list = curl_slist_append(list, "Content-Type: application/json");
+      list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
     }
     if (request.range) {
       std::string range = "Range: bytes=" + std::to_string(request.range->first) + "-" +
@@ -164,12 +172,22 @@ Result<HttpResponse> HttpClient::GetOnce(const HttpRequest& request, Attempt& at
         return MakeError("{}: bad redirect location", RedactUrl(url));
       }
       url = next;
+      if (status == 301 || status == 302 || status == 303) post_json = nullptr;
       continue;
     }
     return FinishResponse(request, std::move(url), status, std::move(headers),
                           std::move(response.hub_headers), std::move(body.body), body.capped);
   }
   return MakeError("{}: more than {} redirects", RedactUrl(request.url), kMaxRedirects);
+}
+
+Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
+  Attempt attempt;
+  auto result = GetOnce(request, attempt);
+  if (!result && attempt.code != CURLE_OK) {
+    return MakeError("cannot reach {}: {}", HostOf(request.url), curl_easy_strerror(attempt.code));
+  }
+  return result;
 }
 
 Result<HttpResponse> HttpClient::Get(const HttpRequest& request, const ErrorContext& context,

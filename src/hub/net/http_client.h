@@ -1,5 +1,6 @@
 #pragma once
-// One libcurl easy handle with the Hub's rules: redirects followed by hand (Authorization only to
+// One libcurl easy handle with the Hub's rules (GET, and a single POST for the server's Hub
+// discussions): redirects followed by hand (Authorization only to
 // the endpoint's host), bounded bodies (a server that ignores Range is cut off once the bytes
 // asked for have arrived), retries with backoff for 429, 5xx and transport errors, and errors
 // mapped from X-Error-Code like huggingface_hub's hf_raise_for_status. Not thread-safe: one per
@@ -29,6 +30,11 @@ class HttpClient {
   // timed out, or the lookup's deadline passed: kUnreachable).
   Result<HttpResponse> Get(const HttpRequest& request, const ErrorContext& context,
                            HubFailure* failure = nullptr);
+
+  // One attempt, no retry (a POST must not be sent twice), redirects followed as Get follows
+  // them: the answer whatever its status. An error only when no answer arrived (or a body over
+  // max_body_bytes).
+  Result<HttpResponse> Send(const HttpRequest& request);
 
  private:
   struct Attempt;

@@ -20,6 +20,9 @@ struct HttpRequest {
   std::optional<std::pair<uint64_t, uint64_t>> range = std::nullopt;  // inclusive [first, last]
   uint64_t max_body_bytes = 64ull << 20;  // without a range: more is an error
   uint32_t timeout_ms = 10'000;
+  // POST this body (Content-Type: application/json) instead of GET. A 301, 302 or 303 answer
+  // turns it into a GET of the new location, as curl and browsers do; 307 and 308 keep it.
+  std::optional<std::string> post_json = std::nullopt;
 };
 
 struct HttpResponse {
