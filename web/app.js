@@ -179,6 +179,9 @@ function syncSlider() {
   $("#ctx-out").textContent = formatTokens(context);
 }
 
+// llama.cpp reads GGUF files: offered for GGUF repositories only.
+function ggufOnly() { $("#engine-llamacpp").disabled = !/gguf/i.test($("#model").value); }
+
 function wire() {
   const tabs = $$(".modes button");
   tabs.forEach((b, i) => {
@@ -204,6 +207,7 @@ function wire() {
     schedule();
   });
   $("#model").addEventListener("change", () => schedule(0));
+  $("#model").addEventListener("input", ggufOnly);
   $("#extra").addEventListener("toggle", (e) => { if (e.target.id === "grid") { state.gridOpen = e.target.open; if (e.target.open && !state.grid) loadGrid(state.seq); } }, true);
   $("#extra").addEventListener("input", (e) => { if (e.target.id === "grid-vendor" || e.target.id === "grid-min") showGrid(); });
   $("#table").addEventListener("click", (e) => { if (e.target.matches("button.apply")) applyAdvice(Number(e.target.dataset.advice)); });
@@ -233,6 +237,7 @@ async function init() {
   fillGpus(await apiGet("gpus").then((g) => g.gpus || [], () => []));
   const restored = restoreFromUrl();
   syncSlider();
+  ggufOnly();
   document.body.dataset.busy = "0";
   if (restored) await recompute();
 }
