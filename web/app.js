@@ -10,6 +10,7 @@ import { stageParts, trainTables } from "./train.js";
 import { fitTables, deployTable, adviceSetting, gridRows, gridHtml } from "./fit.js";
 import { setCatalog, rememberModel, recentModels, isCatalogModel } from "./models.js";
 import { wireExports } from "./exports.js";
+import { compare } from "./compare.js";
 
 const state = { result: null, table: null, gpus: [], seq: 0, pending: 0, grid: null };
 // Timings for bench/ and the browser test's output: ms from navigation to the first result, and
@@ -128,6 +129,12 @@ function showGrid() {
   if (state.grid && $("#grid-table")) $("#grid-table").innerHTML = gridHtml(state.grid, $("#grid-vendor").value, Number($("#grid-min").value || 0));
 }
 
+async function renderCompare(body) {
+  const models = [body.model, ...["model2", "model3", "model4"].map((n) => localValue("compare", n).trim()).filter(Boolean)];
+  const out = await compare({ models: [...new Set(models)], context: body.context, batch: body.batch, gpu: body.gpu });
+  return out;
+}
+
 async function recompute() {
   const seq = ++state.seq;
   const mode = currentMode();
@@ -139,13 +146,22 @@ async function recompute() {
   status.className = ""; status.textContent = "Estimating…";
   busy(1);
   try {
-    const result = await api(command, body);
+    let compared = null;
+    if (mode === "compare") compared = await renderCompare(body);
+    const result = compared ? compared.result : await api(command, body);
     if (seq !== state.seq) return;
     state.result = result;
     $("#results").hidden = false;
     if (state.lastMode !== mode) { drawChart(null); state.lastMode = mode; }
     renderNotes(result);
-    const done = mode === "inference" ? renderInference(result, body, seq) : (mode === "load" ? renderLoad : mode === "train" ? renderTrain : renderFit)(result);
+    let done;
+    if (compared) {
+      setVerdict(compared.result.model);
+      $("#table").innerHTML = compared.html;
+      $("#extra").innerHTML = "";
+      state.table = compared.table;
+      done = drawChart(compared.chart, compared.result.model);
+    } else done = mode === "inference" ? renderInference(result, body, seq) : (mode === "load" ? renderLoad : mode === "train" ? renderTrain : renderFit)(result);
     const ms = performance.now() - started;
     if (timings.firstRender === null) timings.firstRender = performance.now();
     else timings.recomputes.push({ mode, ms });
@@ -196,7 +212,7 @@ function wire() {
   });
   $("#form").addEventListener("submit", (e) => { e.preventDefault(); schedule(0); });
   $("#form").addEventListener("input", (e) => {
-    if (e.target.id === "model") {
+    if (e.target.getAttribute("list") === "model-list") {
       // Only whole names: a half-typed Hub id is not worth a request to the Hub.
       const v = e.target.value.trim();
       if (isCatalogModel(v) || recentModels().includes(v)) schedule(0);
@@ -206,7 +222,7 @@ function wire() {
     if (e.target.id === "inference-context") syncSlider();
     schedule();
   });
-  $("#model").addEventListener("change", () => schedule(0));
+  $("#form").addEventListener("change", (e) => { if (e.target.getAttribute("list") === "model-list") schedule(0); });
   $("#model").addEventListener("input", ggufOnly);
   $("#extra").addEventListener("toggle", (e) => { if (e.target.id === "grid") { state.gridOpen = e.target.open; if (e.target.open && !state.grid) loadGrid(state.seq); } }, true);
   $("#extra").addEventListener("input", (e) => { if (e.target.id === "grid-vendor" || e.target.id === "grid-min") showGrid(); });
@@ -223,6 +239,8 @@ function fillGpus(list) {
   state.gpus = list;
   const options = list.map((g) => `<option value="${escapeHtml(g.name)}">${escapeHtml(g.name)} · ${formatBytes(g.memory_bytes)}</option>`).join("");
   $("#fit-gpu").innerHTML = options;
+  $("#compare-gpu").innerHTML = options;
+  $("#compare-gpu").value = "RTX 4090";
   $("#inference-gpus").innerHTML = options;
   $("#fit-gpu").value = "RTX 4090";
   for (const o of $("#inference-gpus").options) o.selected = o.value === "RTX 4090" || o.value === "H100 SXM";

@@ -2,7 +2,7 @@
 // hash holds it ("mode=fit&model=...&fit.gpu=RTX+4090"), so a copied link restores the page.
 import { $, $$ } from "./util.js";
 
-export const MODES = ["load", "inference", "train", "fit"];
+export const MODES = ["load", "inference", "train", "fit", "compare"];
 
 export function currentMode() {
   const tab = $('.modes [aria-selected="true"]');

@@ -268,7 +268,31 @@ test("fit: the runs-on grid of every catalog GPU, filtered and cheapest first", 
   await page.screenshot({ path: join(shots, "fit-grid.png"), fullPage: true });
 });
 
-for (const mode of ["load", "inference", "train", "fit"]) {
+test("compare: two models side by side, and one model's quantizations, are the API's numbers", async () => {
+  const page = await newPage();
+  const a = "meta-llama/Llama-3.2-1B", b = "Qwen/Qwen2.5-0.5B";
+  await open(page, `mode=compare&model=${encodeURIComponent(a)}&compare.model2=${encodeURIComponent(b)}&compare.context=8192&compare.batch=1&compare.gpu=RTX+4090`);
+  let rows = await cells(page, "#table");
+  assert.deepEqual(rows[0], ["quantity", a, b]);
+  for (const [i, model] of [a, b].entries()) {
+    const inference = await api("inference", { model, context: 8192, batch: 1 });
+    const train = await api("train", { model });
+    assert.equal(rows.find((r) => r[0].startsWith("inference per GPU"))[i + 1], formatBytes(inference.total_bytes), `${model} inference`);
+    assert.equal(rows.find((r) => r[0].startsWith("full training peak"))[i + 1], formatBytes(train.total_bytes), `${model} train`);
+  }
+  await page.screenshot({ path: join(shots, "compare.png"), fullPage: true });
+  await axe(page, "compare mode");
+  await page.fill('input[name="model2"]', "");
+  await page.dispatchEvent('input[name="model2"]', "change");
+  await page.waitForFunction(() => document.querySelector("#table caption")?.textContent.startsWith("Quantizations"));
+  await settle(page);
+  rows = await cells(page, "#table");
+  const nf4 = await api("inference", { model: a, context: 8192, batch: 1, quant: "nf4-dq" });
+  assert.deepEqual(rows.find((r) => r[0] === "nf4-dq"), ["nf4-dq", formatBytes(nf4.per_gpu.weights), formatBytes(nf4.total_bytes)]);
+  await page.screenshot({ path: join(shots, "compare-quantizations.png"), fullPage: true });
+});
+
+for (const mode of ["load", "inference", "train", "fit", "compare"]) {
   test(`${mode} mode on a phone, in the dark theme`, async () => {
     const page = await newPage({ width: 390, height: 844 }, "dark");
     await open(page, `mode=${mode}&model=${encodeURIComponent(MODEL)}`);
