@@ -96,6 +96,21 @@ test("first render from a cold server, and the page weight", async () => {
   const timings = await page.evaluate(() => window.memfitTimings);
   const weight = assets.reduce((a, b) => a + b, 0);
   console.log(`timing: first render ${timings.firstRender.toFixed(0)} ms after navigation (cold server, load mode); page weight ${weight} bytes in ${assets.length} files (HTML, CSS, JS, Chart.js)`);
+  const resources = await page.evaluate(() => performance.getEntriesByType("resource").map((r) => `${r.name.replace(/^.*\/\/[^/]+\//, "")} ${r.startTime.toFixed(0)}+${r.duration.toFixed(0)}`));
+  console.log(`timing: requests (start+duration ms): ${resources.join(", ")}`);
+  // Each mode once (the first answer of a mode is uncached on the server), then a changed setting.
+  for (const mode of ["inference", "train", "fit", "compare", "load"]) {
+    await page.click(`#tab-${mode}`);
+    await page.waitForFunction((m) => window.memfitTimings.recomputes.some((r) => r.mode === m), mode);
+    await settle(page);
+  }
+  await page.click("#tab-inference");
+  await settle(page);
+  await page.fill("#inference-context", "12345");
+  await page.waitForFunction(() => document.querySelector("#verdict").textContent.includes("12,345 tokens"));
+  await settle(page);
+  const recomputes = await page.evaluate(() => window.memfitTimings.recomputes);
+  console.log(`timing: recompute to the first numbers on the page, per mode: ${recomputes.map((r) => `${r.mode} ${r.ms.toFixed(0)} ms`).join(", ")}`);
   assert.deepEqual(page.offsite, [], "no network except the memfit server");
 });
 
