@@ -8,7 +8,7 @@ import { loadTable, loadChart } from "./load.js";
 import { inferenceCurve, inferenceTables, curveTable, sliderToContext, contextToSlider } from "./inference.js";
 import { stageParts, trainTables } from "./train.js";
 import { fitTables, deployTable, adviceSetting, gridRows, gridHtml } from "./fit.js";
-import { setCatalog, rememberModel, recentModels, isCatalogModel } from "./models.js";
+import { setCatalog, rememberModel, recentModels, isCatalogModel, searchHub } from "./models.js";
 import { wireExports } from "./exports.js";
 import { compare } from "./compare.js";
 
@@ -216,6 +216,7 @@ function wire() {
       // Only whole names: a half-typed Hub id is not worth a request to the Hub.
       const v = e.target.value.trim();
       if (isCatalogModel(v) || recentModels().includes(v)) schedule(0);
+      else searchHub(v);
       return;
     }
     if (e.target.id === "ctx-slider") { $("#inference-context").value = String(sliderToContext(Number(e.target.value))); $("#ctx-out").textContent = formatTokens($("#inference-context").value); }

@@ -6,6 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { mkdtempSync, mkdirSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -20,16 +21,23 @@ const axeSource = readFileSync(join(dirname(createRequire(import.meta.url).resol
 const MODEL = "meta-llama/Llama-3.1-8B";
 let server, browser, base;
 
-before(async () => {
-  assert.ok(existsSync(binary), `${binary} not built`);
+// memfit serve on a random loopback port: {process, base}.
+async function startServer(env = process.env) {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  server = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"], env });
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("server did not start")), 10000);
-    server.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); resolve(); } });
-    server.on("exit", (code) => reject(new Error(`server exited ${code}`)));
+    child.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); resolve(); } });
+    child.on("exit", (code) => reject(new Error(`server exited ${code}`)));
   });
-  base = `http://127.0.0.1:${port}/`;
+  return { child, base: `http://127.0.0.1:${port}/` };
+}
+
+before(async () => {
+  assert.ok(existsSync(binary), `${binary} not built`);
+  const started = await startServer();
+  server = started.child;
+  base = started.base;
   browser = await chromium.launch({
     executablePath: chromiumPath,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -319,6 +327,35 @@ for (const mode of ["load", "inference", "train", "fit", "compare"]) {
     await axe(page, `${mode} on a phone, dark`);
   });
 }
+
+test("model box: the Hub's search through the server, the token never in the page", async () => {
+  // A fake Hub answering /api/models?search=..., and a second memfit server that uses it.
+  const asked = [];
+  const hub = createServer((req, res) => {
+    asked.push({ url: req.url, authorization: req.headers.authorization || "" });
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify([{ id: "someorg/Found-Model-7B", downloads: 1234, likes: 5, pipeline_tag: "text-generation", private: false }]));
+  });
+  await new Promise((resolve) => hub.listen(0, "127.0.0.1", resolve));
+  const token = "hf_browserTestSECRET123";
+  const other = await startServer({ ...process.env, HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`, HF_TOKEN: token, HF_HUB_OFFLINE: "" });
+  try {
+    const page = await newPage();
+    const seen = [];
+    page.on("response", async (r) => { if (r.url().includes("/api/")) seen.push(await r.text()); });
+    await page.goto(other.base);
+    await page.fill("#model", "found-mod");
+    await page.waitForFunction(() => [...document.querySelectorAll("#model-list option")].some((o) => o.value === "someorg/Found-Model-7B"));
+    const label = await page.$eval('#model-list option[value="someorg/Found-Model-7B"]', (o) => o.textContent);
+    assert.equal(label, "Hub · 1,234 downloads · text-generation");
+    assert.ok(asked.some((a) => a.url.startsWith("/api/models?search=found-mod&")), JSON.stringify(asked));
+    assert.ok(asked.every((a) => a.authorization === `Bearer ${token}`), "the server's token goes to the Hub");
+    assert.ok(seen.every((body) => !body.includes(token)), "and never to the page");
+  } finally {
+    other.child.kill();
+    hub.close();
+  }
+});
 
 test("keyboard: arrow keys move between the modes", async () => {
   const page = await newPage();
