@@ -155,6 +155,7 @@ async function recompute() {
     if (state.lastMode !== mode) { drawChart(null); state.lastMode = mode; }
     renderNotes(result);
     let done;
+    $("#post").disabled = Boolean(compared);  // a comparison belongs to no one model's discussions
     if (compared) {
       setVerdict(compared.result.model);
       $("#table").innerHTML = compared.html;

@@ -3,7 +3,7 @@
 // The API gives each stage's total but not its parts: the persistent parts (weights, master
 // weights, optimizer states, communication, and gradients at the optimizer step) are the API's
 // components; the rest of a stage is shown as one part named for what it holds, so every bar
-// sums to the API's stage total exactly.
+// sums to the API's stage total exactly. What the API should add: each stage's own parts.
 import { formatBytes, tableHtml } from "./util.js";
 
 const REST = {
@@ -16,7 +16,11 @@ const REST = {
 export function stageParts(result) {
   const per = result.per_gpu;
   const persistent = ["weights", "master_weights", "optimizer_states", "communication"];
-  const alive = (stage, name) => (stage === "model loaded" ? name === "weights" : persistent.includes(name) || (name === "gradients" && stage === "optimizer step"));
+  // Gradients are kept between steps with gradient accumulation (zeroed to None otherwise: then
+  // alive as a whole only at the optimizer step).
+  const gradsKept = (result.settings.grad_accum || 1) > 1;
+  const alive = (stage, name) => (stage === "model loaded" ? name === "weights"
+    : persistent.includes(name) || (name === "gradients" && (gradsKept || stage === "optimizer step")));
   const names = [...persistent, "gradients"];
   const parts = names.map((name) => ({ label: name.replace(/_/g, " "), bytes: result.stages.map((s) => (alive(s.stage, name) ? per[name] || 0 : 0)) }));
   // One "rest" part per stage, named for what that stage holds beyond the persistent parts.
