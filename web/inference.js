@@ -31,9 +31,16 @@ async function crossing(points, limit, measure) {
   if (!fits.length) return 0;
   let lo = fits[fits.length - 1].context;
   let hi = points.find((p) => p.bytes > limit).context;
+  // Several probes per round, asked at once: rounds, not calls, cost the latency.
+  const probes = 3;
   while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if ((await measure(mid)) <= limit) lo = mid; else hi = mid;
+    const step = (hi - lo) / (probes + 1);
+    const xs = [...new Set(Array.from({ length: probes }, (_, i) => Math.floor(lo + step * (i + 1))))].filter((x) => x > lo && x < hi);
+    if (!xs.length) xs.push(Math.floor((lo + hi) / 2));
+    const bytes = await Promise.all(xs.map(measure));
+    const over = bytes.findIndex((b) => b > limit);
+    if (over === -1) lo = xs[xs.length - 1];
+    else { hi = xs[over]; if (over > 0) lo = xs[over - 1]; }
   }
   return lo;
 }
