@@ -196,6 +196,12 @@ function syncSlider() {
   $("#ctx-out").textContent = formatTokens(context);
 }
 
+// Fit with an engine plans a serving deployment: task, weights dtype and CPU RAM do not apply.
+function syncFitControls() {
+  const engine = Boolean(localValue("fit", "engine"));
+  for (const name of ["task", "dtype", "ram"]) $(`fieldset[data-for="fit"] [name="${name}"]`).disabled = engine;
+}
+
 // llama.cpp reads GGUF files: offered for GGUF repositories only.
 function ggufOnly() { $("#engine-llamacpp").disabled = !/gguf/i.test($("#model").value); }
 
@@ -222,6 +228,7 @@ function wire() {
     }
     if (e.target.id === "ctx-slider") { $("#inference-context").value = String(sliderToContext(Number(e.target.value))); $("#ctx-out").textContent = formatTokens($("#inference-context").value); }
     if (e.target.id === "inference-context") syncSlider();
+    if (e.target.name === "engine") syncFitControls();
     schedule();
   });
   $("#form").addEventListener("change", (e) => { if (e.target.getAttribute("list") === "model-list") schedule(0); });
@@ -234,7 +241,7 @@ function wire() {
     try { await navigator.clipboard.writeText(url); $("#status").textContent = "Link copied"; } catch (_) { $("#status").textContent = url; }
   });
   wireExports(() => ({ result: state.result, table: state.table }));
-  window.addEventListener("hashchange", () => { if (restoreFromUrl()) { syncSlider(); schedule(0); } });
+  window.addEventListener("hashchange", () => { if (restoreFromUrl()) { syncSlider(); syncFitControls(); schedule(0); } });
 }
 
 function fillGpus(list) {
@@ -258,6 +265,7 @@ async function init() {
   const restored = restoreFromUrl();
   syncSlider();
   ggufOnly();
+  syncFitControls();
   document.body.dataset.busy = "0";
   if (restored) await recompute();
 }

@@ -19,6 +19,7 @@ function themeColors() {
 export async function drawChart(config, caption) {
   const seq = ++drawSeq;
   const figure = $("#fig-main");
+  $('[data-export="png"]').disabled = !config;
   if (!config) { if (chart) { chart.destroy(); chart = null; } figure.hidden = true; return null; }
   await chartReady;
   if (seq !== drawSeq) return null;  // a newer chart was asked for meanwhile

@@ -276,6 +276,31 @@ test("fit: verdict, limits, device map and advice are the API's; apply switches 
   assert.match(await page.textContent("#verdict"), new RegExp(`^${formatBytes(inference.total_bytes).replace(".", "\\.")} per GPU`));
 });
 
+test("fit: a serving deployment (vLLM on two GPUs) is the API's row; the smaller-sibling advice changes the model", async () => {
+  const page = await newPage();
+  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.count=2&fit.context=8192&fit.engine=vllm`);
+  const expected = await api("fit", { model: MODEL, gpu: "2xRTX 4090", context: 8192, batch: 1, engine: "vllm" });
+  const row = expected.rows[0];
+  const rows = await cells(page, "#table");
+  assert.deepEqual(rows[1].slice(0, 6), [`${row.gpus} × ${row.gpu}`, row.layout, row.verdict, formatBytes(row.total_per_gpu_bytes),
+    formatBytes(row.kv_pool_bytes), row.max_context_tokens.toLocaleString("en-US")]);
+  await page.screenshot({ path: join(shots, "fit-vllm.png"), fullPage: true });
+  // Back to the device map on one GPU, where the advice names a smaller sibling.
+  await page.selectOption('fieldset[data-for="fit"] select[name="engine"]', "");
+  await page.selectOption('fieldset[data-for="fit"] select[name="count"]', "1");
+  await page.waitForSelector("#advice");
+  await settle(page);
+  const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  const index = fit.advice.findIndex((a) => a.action.startsWith("use the smaller sibling"));
+  assert.ok(index >= 0);
+  const sibling = /sibling (\S+)/.exec(fit.advice[index].action)[1];
+  await page.click(`button.apply[data-advice="${index}"]`);
+  await page.waitForFunction((m) => document.querySelector("#model").value === m && location.hash.includes(encodeURIComponent(m)), sibling);
+  await settle(page);
+  const smaller = await api("fit", { model: sibling, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  assert.ok((await page.textContent("#verdict")).includes(formatBytes(smaller.total_bytes)));
+});
+
 test("fit: the runs-on grid of every catalog GPU, filtered and cheapest first", async () => {
   const page = await newPage();
   await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.context=8192`);
