@@ -357,15 +357,63 @@ for (const mode of ["load", "inference", "train", "fit", "compare"]) {
   });
 }
 
-test("model box: the Hub's search through the server, the token never in the page", async () => {
-  // A fake Hub answering /api/models?search=..., and a second memfit server that uses it.
+// A fake Hub: the model search (/api/models?search=), a repository's discussions (listed empty,
+// created as number 1), 404 for anything else. Records each request.
+async function fakeHub() {
   const asked = [];
   const hub = createServer((req, res) => {
-    asked.push({ url: req.url, authorization: req.headers.authorization || "" });
-    res.setHeader("Content-Type", "application/json");
-    res.end(JSON.stringify([{ id: "someorg/Found-Model-7B", downloads: 1234, likes: 5, pipeline_tag: "text-generation", private: false }]));
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      asked.push({ method: req.method, url: req.url, authorization: req.headers.authorization || "", body });
+      res.setHeader("Content-Type", "application/json");
+      if (req.url.startsWith("/api/models?search=")) {
+        res.end(JSON.stringify([{ id: "someorg/Found-Model-7B", downloads: 1234, likes: 5, pipeline_tag: "text-generation", private: false }]));
+      } else if (req.url.endsWith("/discussions")) {
+        res.end(JSON.stringify(req.method === "POST" ? { num: 1 } : { discussions: [] }));
+      } else {
+        res.statusCode = 404;
+        res.setHeader("X-Error-Code", "RepoNotFound");
+        res.end(JSON.stringify({ error: "Repository not found" }));
+      }
+    });
   });
   await new Promise((resolve) => hub.listen(0, "127.0.0.1", resolve));
+  return { hub, asked };
+}
+
+test("post to the Hub: the exact text shown is the text posted, and only once", async () => {
+  const { hub, asked } = await fakeHub();
+  const record = join(mkdtempSync(join(tmpdir(), "memfit-post-")), "posted.txt");
+  const other = await startServer({ ...process.env, HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`, HF_HUB_OFFLINE: "", MEMFIT_POST_RECORD: record });
+  try {
+    const page = await newPage();
+    await page.goto(`${other.base}#mode=load&model=meta-llama%2FLlama-3.2-1B`);
+    await page.waitForSelector("#results:not([hidden]) #table td", { timeout: 20000 }).catch(async () => assert.fail(await page.textContent("#status")));
+    await settle(page);
+    await page.click("#post");
+    const shown = await page.textContent("#post-body");
+    assert.match(shown, /^## Memory requirements for `meta-llama\/Llama-3.2-1B`/);
+    await page.fill("#post-token", "hf_postTOKEN");
+    await page.click("#post-confirm");
+    await page.waitForFunction(() => document.querySelector("#post-status").textContent !== "");
+    assert.match(await page.textContent("#post-status"), /^Posted: .*discussions\/1$/);
+    const posted = asked.filter((a) => a.method === "POST");
+    assert.equal(posted.length, 1);
+    assert.equal(JSON.parse(posted[0].body).description, shown, "the text posted is the text shown");
+    assert.equal(posted[0].authorization, "Bearer hf_postTOKEN");
+    await page.click("#post-confirm");
+    await page.waitForFunction(() => /already/.test(document.querySelector("#post-status").textContent));
+    assert.equal(asked.filter((a) => a.method === "POST").length, 1, "never twice");
+  } finally {
+    other.child.kill();
+    hub.close();
+  }
+});
+
+test("model box: the Hub's search through the server, the token never in the page", async () => {
+  // A fake Hub answering /api/models?search=..., and a second memfit server that uses it.
+  const { hub, asked } = await fakeHub();
   const token = "hf_browserTestSECRET123";
   const other = await startServer({ ...process.env, HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`, HF_TOKEN: token, HF_HUB_OFFLINE: "" });
   try {
