@@ -4,11 +4,21 @@ import { $, gib, formatBytes, formatTokens } from "./util.js";
 
 let chart = null;
 let drawSeq = 0;
-// Chart.js loads asynchronously (the first numbers do not wait for 200 KB of charting code).
-const chartReady = new Promise((resolve) => {
-  if (typeof Chart !== "undefined") resolve();
-  else document.getElementById("chartjs").addEventListener("load", resolve);
-});
+// Chart.js (200 KB) is asked for when the first chart is drawn, after the first numbers are on
+// the page: the server compresses each answer, and the charting code would compete with them.
+let chartReady = null;
+function loadChartJs() {
+  if (!chartReady) {
+    chartReady = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "vendor/chart.umd.js";
+      script.onload = resolve;
+      script.onerror = () => { chartReady = null; reject(new Error("the charting library did not load")); };
+      document.head.append(script);
+    });
+  }
+  return chartReady;
+}
 export const PALETTE = ["#2f6fde", "#d9622b", "#2e9c68", "#c2415d", "#8a5cd1", "#b8901c", "#2b9db3", "#6b7280", "#9c5a1a", "#4f8a5f"];
 
 function themeColors() {
@@ -21,7 +31,7 @@ export async function drawChart(config, caption) {
   const figure = $("#fig-main");
   $('[data-export="png"]').disabled = !config;
   if (!config) { if (chart) { chart.destroy(); chart = null; } figure.hidden = true; return null; }
-  await chartReady;
+  await loadChartJs();
   if (seq !== drawSeq) return null;  // a newer chart was asked for meanwhile
   if (chart) { chart.destroy(); chart = null; }
   figure.hidden = false;
