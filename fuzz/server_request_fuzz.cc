@@ -94,6 +94,8 @@ std::vector<std::string> Seeds() {
       Get("/api/v1/models?family=llama"),
       Get("/api/v1/gpus?min-memory=24GiB&vendor=nvidia"),
       Get("/api/v1/health"),
+      Get("/api/v1/hub/models?search=llama"),  // the page's Hub search: offline, so a 400
+      Get("/api/v1/hub/models?search=%0Aa"),
       Get("/"),
       Get("/index.html"),
       Get("/app.js", "HEAD"),

@@ -3,11 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
-# Browser tests: Debian's Chromium and playwright-core (npm, pinned in tests/browser).
+# Browser tests: Debian's Chromium, playwright-core and axe-core (npm, pinned in tests/browser).
 if ! command -v chromium >/dev/null 2>&1; then
   $( [ "$(id -u)" -ne 0 ] && echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
 fi
-if [ ! -d tests/browser/node_modules/playwright-core ]; then
+if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/axe-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo

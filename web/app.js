@@ -1,293 +1,273 @@
-// memfit's web page: one form, four modes, results from the JSON API (the same JSON as the CLI's
-// --format json). State lives in the URL hash so a link restores it. No network but the server.
-"use strict";
+// memfit's web page: the form is the state (state.js, kept in the URL hash); any change recomputes
+// after a short pause; each mode renders the API's JSON (docs/json.md) with its own module.
+import { $, $$, formatBytes, formatTokens, escapeHtml, verdictClass } from "./util.js";
+import { api, apiGet, modelMaxContext } from "./api.js";
+import { currentMode, setMode, saveToUrl, restoreFromUrl, modeValues, setControl, localValue } from "./state.js";
+import { drawChart, contextChart, stageChart } from "./charts.js";
+import { loadTable, loadChart } from "./load.js";
+import { inferenceCurve, inferenceTables, curveTable, sliderToContext, contextToSlider } from "./inference.js";
+import { stageParts, trainTables } from "./train.js";
+import { fitTables, deployTable, adviceSetting, gridRows, gridHtml } from "./fit.js";
+import { setCatalog, rememberModel, recentModels, isCatalogModel, searchHub } from "./models.js";
+import { wireExports } from "./exports.js";
+import { compare } from "./compare.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
-const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
-const state = { mode: "load", result: null, request: null };
-let chart = null;
+const state = { result: null, table: null, gpus: [], seq: 0, pending: 0, grid: null };
+// Timings for bench/ and the browser test's output: ms from navigation to the first result, and
+// from each change to its result on the page.
+const timings = (window.memfitTimings = { firstRender: null, recomputes: [] });
 
-const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-function formatBytes(bytes) {
-  if (bytes === null || bytes === undefined) return "N/A";
-  let value = Number(bytes), unit = 0;
-  if (value < 1024) return `${value} B`;
-  while (value >= 1024 && unit < UNITS.length - 1) { value /= 1024; unit++; }
-  return `${value.toFixed(2)} ${UNITS[unit]}`;
+function busy(delta) {
+  state.pending += delta;
+  document.body.dataset.busy = state.pending > 0 ? "1" : "0";
 }
-const gib = (bytes) => Number(bytes) / 2 ** 30;
 
-function setMode(mode) {
-  state.mode = mode;
-  for (const b of $$(".modes button")) b.setAttribute("aria-selected", String(b.dataset.mode === mode));
-  for (const f of $$("fieldset[data-for]")) f.hidden = f.dataset.for !== mode;
-}
-
-// The request for the current form: {command, body}.
-function buildRequest() {
+function requestFor(mode) {
   const model = $("#model").value.trim();
-  const body = { model };
-  const fieldset = $(`fieldset[data-for="${state.mode}"]`);
-  if (state.mode === "load") {
-    body.dtypes = $$('input[name="dtypes"]:checked', fieldset).map((c) => c.value);
-    if ($('input[name="accelerate"]', fieldset).checked) {
-      // accelerate knows float32, float16, int8 and int4 only.
-      body.accelerate = true;
+  if (mode === "load") {
+    const body = { model, dtypes: $$('fieldset[data-for="load"] input[name="dtypes"]:checked').map((c) => c.value) };
+    if ($('input[name="accelerate"]').checked) {
+      body.accelerate = true;  // accelerate knows float32, float16, int8 and int4 only
       body.dtypes = body.dtypes.filter((d) => d !== "bfloat16");
     }
     return { command: "estimate-memory", body };
   }
-  for (const el of $$("input, select", fieldset)) {
-    if (!el.name || el.value === "") continue;
-    body[el.name] = el.type === "number" ? Number(el.value) : el.value;
+  const body = { model, ...modeValues(mode) };
+  if (mode === "inference" && body.engine === "llama.cpp") delete body.quant;
+  if (mode === "fit") {
+    const count = Number(body.count || 1);
+    delete body.count;
+    if (count > 1) body.gpu = `${count}x${body.gpu}`;
+    if (body.engine) { delete body.ram; delete body.dtype; delete body.task; }
+    else if (body.task === "load") { delete body.context; delete body.batch; }
   }
-  return { command: state.mode, body };
+  return { command: mode, body };
 }
 
-function saveToUrl() {
-  const params = new URLSearchParams();
-  params.set("mode", state.mode);
-  params.set("model", $("#model").value.trim());
-  for (const el of $$("fieldset[data-for] input, fieldset[data-for] select")) {
-    if (!el.name) continue;
-    const key = `${el.closest("fieldset").dataset.for}.${el.name}${el.type === "checkbox" ? "." + el.value : ""}`;
-    params.set(key, el.type === "checkbox" ? (el.checked ? "1" : "0") : el.value);
-  }
-  history.replaceState(null, "", `#${params.toString()}`);
-  return location.href;
-}
+function tableOf(headers, rows) { return { headers, rows: rows.map((r) => r.map(String)), raw: rows }; }
 
-function restoreFromUrl() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  if (!params.has("model")) return false;
-  $("#model").value = params.get("model");
-  setMode(params.get("mode") || "load");
-  for (const el of $$("fieldset[data-for] input, fieldset[data-for] select")) {
-    const key = `${el.closest("fieldset").dataset.for}.${el.name}${el.type === "checkbox" ? "." + el.value : ""}`;
-    if (!params.has(key)) continue;
-    if (el.type === "checkbox") el.checked = params.get(key) === "1";
-    else el.value = params.get(key);
-  }
-  return true;
-}
-
-async function api(command, body) {
-  const response = await fetch(`api/v1/${command}`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) throw new Error(json.error || `HTTP ${response.status}`);
-  return json;
-}
-
-// Rows for the results table and the CSV export: [[label, value], ...] or a header + rows.
-function tableFor(result) {
-  if (result.schema && result.schema.startsWith("memfit.estimate-memory")) {
-    return {
-      headers: ["dtype", "Load", "Largest block", "Training (AdamW)"],
-      rows: result.rows.map((r) => [r.dtype, formatBytes(r.total_bytes), formatBytes(r.largest_block_bytes),
-        r.training_adam_bytes === null ? "N/A" : formatBytes(r.training_adam_bytes)]),
-      raw: result.rows.map((r) => [r.dtype, r.total_bytes, r.largest_block_bytes, r.training_adam_bytes]),
-    };
-  }
-  if (result.schema && result.schema.startsWith("memfit.accelerate")) {
-    return {
-      headers: ["dtype", "Largest Layer", "Total Size", "Training using Adam"],
-      rows: result.rows.map((r) => [r.dtype, r.strings.largest_layer, r.strings.total_size, r.strings.training_adam]),
-      raw: result.rows.map((r) => [r.dtype, r.largest_layer_bytes, r.total_size_bytes, r.training_adam_bytes]),
-    };
-  }
-  const devices = devicesOf(result);
-  if (devices.length) {
-    const names = [...new Set(devices.flatMap((d) => d.components.map((c) => c.name)))];
-    return {
-      headers: ["component", ...devices.map((d) => d.name)],
-      rows: names.map((n) => [n, ...devices.map((d) => formatBytes((d.components.find((c) => c.name === n) || {}).bytes ?? 0))])
-        .concat([["total", ...devices.map((d) => formatBytes(d.total))]]),
-      raw: names.map((n) => [n, ...devices.map((d) => (d.components.find((c) => c.name === n) || {}).bytes ?? 0)]),
-    };
-  }
-  const flat = Object.entries(result).filter(([, v]) => typeof v === "number");
-  return { headers: ["field", "value"], rows: flat.map(([k, v]) => [k, k.endsWith("bytes") ? formatBytes(v) : String(v)]),
-    raw: flat };
-}
-
-// Devices with memory components, from inference/train/fit results: [{name, components, total}].
-function devicesOf(result) {
-  const list = result.devices || result.per_device || (result.plan && result.plan.devices) || null;
-  const toComponents = (obj) => (Array.isArray(obj) ? obj : Object.entries(obj || {}).map(([name, bytes]) => ({ name, bytes })))
-    .filter((c) => typeof c.bytes === "number");
-  if (Array.isArray(list)) {
-    return list.map((d, i) => {
-      let components = toComponents(d.components || d.breakdown || {});
-      // Fit plans give each device's used bytes (weights placed there plus runtime).
-      if (!components.length && typeof d.used_bytes === "number" && d.used_bytes > 0) {
-        components = [{ name: "placed", bytes: d.used_bytes }];
-      }
-      return { name: d.label || d.name || (d.device !== undefined ? String(d.device) : `device ${i}`), components,
-        total: d.total_bytes ?? components.reduce((s, c) => s + c.bytes, 0) };
-    }).filter((d) => d.components.length);
-  }
-  const components = toComponents(result.components || result.breakdown || null);
-  if (components.length) return [{ name: "per GPU", components, total: result.total_bytes ?? components.reduce((s, c) => s + c.bytes, 0) }];
-  return [];
-}
-
-const PALETTE = ["#2f6fde", "#e07b39", "#3aa675", "#c2415d", "#8a5cd1", "#d4a72c", "#4bb3c9", "#7a7f8c", "#b5651d", "#5c946e"];
-
-function drawChart(result) {
-  const canvas = $("#chart-main");
-  if (chart) { chart.destroy(); chart = null; }
-  if (typeof Chart === "undefined") return;
-  let config = null;
-  if (result.rows && result.schema && result.schema.includes("estimate-memory")) {
-    config = { type: "bar", data: { labels: result.rows.map((r) => r.dtype), datasets: [
-      { label: "Load (GiB)", data: result.rows.map((r) => gib(r.total_bytes)), backgroundColor: PALETTE[0] },
-      { label: "Training with AdamW (GiB)", data: result.rows.map((r) => r.training_adam_bytes === null ? null : gib(r.training_adam_bytes)), backgroundColor: PALETTE[1] },
-    ] }, options: { maintainAspectRatio: false, plugins: { title: { display: true, text: "Memory by dtype" } } } };
-  } else if (result.rows && result.schema && result.schema.includes("accelerate")) {
-    config = { type: "bar", data: { labels: result.rows.map((r) => r.dtype), datasets: [
-      { label: "Total Size (GiB)", data: result.rows.map((r) => gib(r.total_size_bytes)), backgroundColor: PALETTE[0] }] },
-      options: { maintainAspectRatio: false } };
-  } else {
-    const devices = devicesOf(result);
-    if (devices.length) {
-      const names = [...new Set(devices.flatMap((d) => d.components.map((c) => c.name)))];
-      config = { type: "bar", data: { labels: devices.map((d) => d.name), datasets: names.map((n, i) => ({
-        label: n, backgroundColor: PALETTE[i % PALETTE.length],
-        data: devices.map((d) => gib((d.components.find((c) => c.name === n) || {}).bytes ?? 0)) })) },
-        options: { maintainAspectRatio: false, scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: "GiB" } } },
-          plugins: { title: { display: true, text: "Memory per device" } } } };
-    }
-  }
-  if (config) chart = new Chart(canvas, config);
-  canvas.closest("figure").hidden = !config;
-}
-
-function renderTable(t) {
-  const head = `<tr>${t.headers.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr>`;
-  const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("");
-  $("#table").innerHTML = `<table>${head}${body}</table>`;
-}
-
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
-
-function renderVerdict(result) {
+function setVerdict(text, cls = "") {
   const v = $("#verdict");
-  v.className = "";
-  const verdict = result.verdict || (result.plan && result.plan.verdict);
-  if (verdict) {
-    v.textContent = String(verdict) + (result.gpus_needed ? ` · ${result.gpus_needed} GPU(s) needed` : "");
-    v.className = /not|does/.test(verdict) ? "nofit" : /offload/.test(verdict) ? "offload" : "fits";
-  } else if (result.parameters !== undefined) {
-    v.textContent = `${result.model}: ${(result.parameters / 1e9).toFixed(2)}B parameters, ${formatBytes(result.stored_bytes)} stored`;
-  } else {
-    v.textContent = result.model || "";
-  }
-  const map = result.device_map || (result.plan && result.plan.device_map);
-  $("#devicemap").innerHTML = map ? `<h3>device_map</h3><pre>${escapeHtml(JSON.stringify(map, null, 1))}</pre>` : "";
+  v.textContent = text;
+  v.className = cls;
+}
+
+function renderNotes(result) {
   const items = [...(result.assumptions || []).map((a) => `assumption: ${a}`), ...(result.notes || []).map((n) => `note: ${n}`)];
   $("#assumptions").innerHTML = items.map((i) => `<li>${escapeHtml(i)}</li>`).join("");
 }
 
-function toCsv(t) {
-  const cell = (c) => (/[",\n]/.test(String(c)) ? `"${String(c).replace(/"/g, '""')}"` : String(c ?? ""));
-  return [t.headers, ...t.raw].map((r) => r.map(cell).join(",")).join("\n") + "\n";
+function renderLoad(result) {
+  const t = loadTable(result);
+  state.table = t;
+  setVerdict(result.parameters !== undefined ? `${result.model}: ${(result.parameters / 1e9).toFixed(2)}B parameters, ${formatBytes(result.stored_bytes)} stored` : result.model);
+  $("#table").innerHTML = `<table><thead><tr>${t.headers.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join("")}</tr></thead><tbody>${t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  $("#extra").innerHTML = "";
+  return drawChart(loadChart(result), `Memory of ${result.model} by dtype`);
 }
 
-function toMarkdown(result) {
-  const t = tableFor(result);
-  const lines = [`## Memory requirements for \`${result.model || $("#model").value}\``, "",
-    `| ${t.headers.join(" | ")} |`, `|${t.headers.map((_, i) => (i ? "---:" : "---")).join("|")}|`,
-    ...t.rows.map((r) => `| ${r.join(" | ")} |`), "",
-    `Estimated by [memfit](https://github.com/) from the model's metadata (${result.source || "memfit"}).`];
-  return lines.join("\n") + "\n";
+function selectedGpus() {
+  const names = localValue("inference", "gpus").split(",").filter(Boolean);
+  return state.gpus.filter((g) => names.includes(g.name));
 }
 
-function download(name, text, type) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement("a");
-  a.href = url; a.download = name; document.body.append(a); a.click(); a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
+async function renderInference(result, body, seq) {
+  state.table = tableOf(["component", "bytes per GPU"], [...result.components.map((c) => [c.name, c.bytes]), ["total", result.total_bytes]]);
+  setVerdict(`${formatBytes(result.total_bytes)} per GPU · ${result.gpus} GPU(s) · ${formatTokens(result.settings.context)} tokens × ${result.settings.batch}`);
+  $("#table").innerHTML = inferenceTables(result);
+  $("#extra").innerHTML = '<div id="curve-table"></div>';
+  const maxContext = await modelMaxContext(body.model);
+  if (seq !== state.seq) return;
+  $("#ctx-slider").max = String(contextToSlider(maxContext));
+  const curve = await inferenceCurve(body, maxContext, selectedGpus());
+  if (seq !== state.seq) return;
+  state.curve = curve;
+  await drawChart(contextChart(curve), `${curve.title} for ${result.model}, up to the model's ${formatTokens(maxContext)} tokens`);
+  $("#curve-table").innerHTML = curveTable(curve);
 }
 
-async function run(event) {
-  if (event) event.preventDefault();
-  const request = buildRequest();
-  if (!request.body.model) return;
+function renderTrain(result) {
+  state.table = tableOf(["stage", "allocated bytes"], result.stages.map((s) => [s.stage, s.bytes]));
+  setVerdict(`peak ${formatBytes(result.total_bytes)} per GPU at the ${result.peak_stage} (${result.settings.method}, ${result.settings.optimizer}, ${result.settings.precision})`);
+  $("#table").innerHTML = trainTables(result);
+  $("#extra").innerHTML = "";
+  return drawChart(stageChart(result.stages, stageParts(result), result.peak_stage, result.total_bytes), `Training stages of ${result.model}: the parts alive at each stage`);
+}
+
+function renderFit(result) {
+  if (result.schema.startsWith("memfit.deploy")) {
+    const r = result.rows[0] || {};
+    setVerdict(r.verdict ? `${r.verdict} · ${r.gpus} × ${r.gpu} (${r.layout})` : "no deployment", verdictClass(r.verdict));
+    $("#table").innerHTML = deployTable(result);
+    state.table = tableOf(["gpu", "gpus", "layout", "verdict", "total_per_gpu_bytes", "max_context_tokens"], result.rows.map((x) => [x.gpu, x.gpus, x.layout, x.verdict, x.total_per_gpu_bytes, x.max_context_tokens]));
+  } else {
+    setVerdict(`${result.verdict} · ${formatBytes(result.total_bytes)} for ${result.task}` + (result.gpus_needed ? ` · ${result.gpus_needed} GPU(s) of this kind needed` : ""), verdictClass(result.verdict));
+    $("#table").innerHTML = fitTables(result);
+    state.table = tableOf(["advice", "total_bytes", "saved_bytes", "verdict"], (result.advice || []).map((a) => [a.action, a.total_bytes, a.saved_bytes, a.verdict]));
+  }
+  drawChart(null);
+  $("#extra").innerHTML = `<details id="grid"${state.gridOpen ? " open" : ""}><summary>Runs on: every catalog GPU at 1, 2, 4 and 8</summary>
+    <div class="grid-filters"><label>Vendor <select id="grid-vendor"><option value="">all</option>${[...new Set(state.gpus.map((g) => g.vendor))].map((v) => `<option>${escapeHtml(v)}</option>`).join("")}</select></label>
+    <label>At least <input type="number" id="grid-min" value="0" min="0" step="8"> GiB per GPU</label></div><div id="grid-table"></div></details>`;
+  if (state.gridOpen) loadGrid(state.seq);
+}
+
+async function loadGrid(seq) {
+  const fit = requestFor("fit").body;
+  const body = { model: fit.model, "all-gpus": true, engine: fit.engine || "vllm", context: fit.context || 8192, batch: fit.batch || 1 };
+  $("#grid-table").textContent = "Planning every GPU…";
+  busy(1);
+  try {
+    const result = await api("fit", body);
+    if (seq !== state.seq) return;
+    state.grid = gridRows(result, state.gpus);
+    showGrid();
+  } catch (e) { $("#grid-table").textContent = e.message; } finally { busy(-1); }
+}
+
+function showGrid() {
+  if (state.grid && $("#grid-table")) $("#grid-table").innerHTML = gridHtml(state.grid, $("#grid-vendor").value, Number($("#grid-min").value || 0));
+}
+
+async function renderCompare(body) {
+  const models = [body.model, ...["model2", "model3", "model4"].map((n) => localValue("compare", n).trim()).filter(Boolean)];
+  const out = await compare({ models: [...new Set(models)], context: body.context, batch: body.batch, gpu: body.gpu });
+  return out;
+}
+
+async function recompute() {
+  const seq = ++state.seq;
+  const mode = currentMode();
+  const { command, body } = requestFor(mode);
   saveToUrl();
+  if (!body.model) return;
+  const started = performance.now();
   const status = $("#status");
   status.className = ""; status.textContent = "Estimating…";
+  busy(1);
   try {
-    const result = await api(request.command, request.body);
-    state.result = result; state.request = request;
+    let compared = null;
+    if (mode === "compare") compared = await renderCompare(body);
+    const result = compared ? compared.result : await api(command, body);
+    if (seq !== state.seq) return;
+    state.result = result;
     $("#results").hidden = false;
-    renderVerdict(result);
-    renderTable(tableFor(result));
-    drawChart(result);
+    if (state.lastMode !== mode) { drawChart(null); state.lastMode = mode; }
+    renderNotes(result);
+    let done;
+    $("#post").disabled = Boolean(compared);  // a comparison belongs to no one model's discussions
+    if (compared) {
+      setVerdict(compared.result.model);
+      $("#table").innerHTML = compared.html;
+      $("#extra").innerHTML = "";
+      state.table = compared.table;
+      done = drawChart(compared.chart, compared.result.model);
+    } else done = mode === "inference" ? renderInference(result, body, seq) : (mode === "load" ? renderLoad : mode === "train" ? renderTrain : renderFit)(result);
+    const ms = performance.now() - started;
+    if (timings.firstRender === null) timings.firstRender = performance.now();
+    else timings.recomputes.push({ mode, ms });
     status.textContent = "";
+    rememberModel(body.model);
+    await done;
   } catch (e) {
-    status.className = "error"; status.textContent = e.message;
-  }
+    if (seq === state.seq) { status.className = "error"; status.textContent = e.message; }
+  } finally { busy(-1); }
 }
 
-async function init() {
-  for (const b of $$(".modes button")) b.addEventListener("click", () => setMode(b.dataset.mode));
-  $("#form").addEventListener("submit", run);
-  for (const b of $$("[data-export]")) {
-    b.addEventListener("click", async () => {
-      if (!state.result) return;
-      const name = (state.result.model || "model").replace(/[^\w.-]+/g, "_");
-      if (b.dataset.export === "json") download(`${name}.memfit.json`, JSON.stringify(state.result, null, 2), "application/json");
-      if (b.dataset.export === "csv") download(`${name}.memfit.csv`, toCsv(tableFor(state.result)), "text/csv");
-      if (b.dataset.export === "markdown") {
-        const md = toMarkdown(state.result);
-        try { await navigator.clipboard.writeText(md); } catch (_) { /* clipboard needs a secure context */ }
-        download(`${name}.memfit.md`, md, "text/markdown");
-      }
+let timer = null;
+function schedule(delay = 150) { clearTimeout(timer); timer = setTimeout(recompute, delay); }
+
+function applyAdvice(index) {
+  const result = state.result;
+  const advice = result && result.advice && result.advice[index];
+  const setting = advice && adviceSetting(advice.action, result.task);
+  if (!setting) return;
+  const fit = modeValues("fit");
+  if (setting.model) $("#model").value = setting.model;
+  if (setting.mode === "inference") { setControl("inference", "context", fit.context); setControl("inference", "batch", fit.batch); syncSlider(); }
+  for (const [name, value] of Object.entries(setting.set)) setControl(setting.mode, name, value);
+  setMode(setting.mode);
+  recompute();
+}
+
+function syncSlider() {
+  const context = Number($("#inference-context").value) || 1;
+  $("#ctx-slider").value = String(contextToSlider(context));
+  $("#ctx-out").textContent = formatTokens(context);
+}
+
+// Fit with an engine plans a serving deployment: task, weights dtype and CPU RAM do not apply.
+function syncFitControls() {
+  const engine = Boolean(localValue("fit", "engine"));
+  for (const name of ["task", "dtype", "ram"]) $(`fieldset[data-for="fit"] [name="${name}"]`).disabled = engine;
+}
+
+// llama.cpp reads GGUF files: offered for GGUF repositories only.
+function ggufOnly() { $("#engine-llamacpp").disabled = !/gguf/i.test($("#model").value); }
+
+function wire() {
+  const tabs = $$(".modes button");
+  tabs.forEach((b, i) => {
+    b.addEventListener("click", () => { setMode(b.dataset.mode); schedule(0); });
+    b.addEventListener("keydown", (e) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+      if (!step) return;
+      const next = tabs[(i + step + tabs.length) % tabs.length];
+      setMode(next.dataset.mode, true);
+      schedule(0);
     });
-  }
+  });
+  $("#form").addEventListener("submit", (e) => { e.preventDefault(); schedule(0); });
+  $("#form").addEventListener("input", (e) => {
+    if (e.target.getAttribute("list") === "model-list") {
+      // Only whole names: a half-typed Hub id is not worth a request to the Hub.
+      const v = e.target.value.trim();
+      if (isCatalogModel(v) || recentModels().includes(v)) schedule(0);
+      else searchHub(v);
+      return;
+    }
+    if (e.target.id === "ctx-slider") { $("#inference-context").value = String(sliderToContext(Number(e.target.value))); $("#ctx-out").textContent = formatTokens($("#inference-context").value); }
+    if (e.target.id === "inference-context") syncSlider();
+    if (e.target.name === "engine") syncFitControls();
+    schedule();
+  });
+  $("#form").addEventListener("change", (e) => { if (e.target.getAttribute("list") === "model-list") schedule(0); });
+  $("#model").addEventListener("input", ggufOnly);
+  $("#extra").addEventListener("toggle", (e) => { if (e.target.id === "grid") { state.gridOpen = e.target.open; if (e.target.open && !state.grid) loadGrid(state.seq); } }, true);
+  $("#extra").addEventListener("input", (e) => { if (e.target.id === "grid-vendor" || e.target.id === "grid-min") showGrid(); });
+  $("#table").addEventListener("click", (e) => { if (e.target.matches("button.apply")) applyAdvice(Number(e.target.dataset.advice)); });
   $("#share").addEventListener("click", async () => {
     const url = saveToUrl();
     try { await navigator.clipboard.writeText(url); $("#status").textContent = "Link copied"; } catch (_) { $("#status").textContent = url; }
   });
-  $("#post").addEventListener("click", () => {
-    if (!state.result) return;
-    $("#post-repo").textContent = state.result.model;
-    $("#post-body").textContent = toMarkdown(state.result);
-    $("#post-status").textContent = "";
-    $("#post-dialog").showModal();
-  });
-  $("#post-confirm").addEventListener("click", async (e) => {
-    e.preventDefault();
-    const token = $("#post-token").value.trim();
-    try {
-      const response = await fetch("api/v1/hub/discussion", {
-        method: "POST", headers: { "Content-Type": "application/json", Authorization: token ? `Bearer ${token}` : "" },
-        body: JSON.stringify({ model: state.result.model, revision: "main", title: "[memfit] Model memory requirements",
-          description: $("#post-body").textContent }),
-      });
-      const json = await response.json();
-      $("#post-status").textContent = response.ok ? `Posted: ${json.url || "done"}` : json.error;
-    } catch (err) { $("#post-status").textContent = err.message; }
-  });
-  try {
-    const models = await (await fetch("api/v1/models")).json();
-    if (Array.isArray(models)) $("#model-list").innerHTML = models.map((m) => `<option value="${escapeHtml(m.id)}">`).join("");
-  } catch (_) { /* suggestions are optional */ }
-  try {
-    const gpus = await (await fetch("api/v1/gpus")).json();
-    const list = Array.isArray(gpus) ? gpus : gpus.gpus || [];
-    $("#gpu-select").innerHTML = list.map((g) => `<option value="${escapeHtml(g.id || g.name)}">${escapeHtml(g.name)}${g.memory_bytes ? " · " + formatBytes(g.memory_bytes) : ""}</option>`).join("")
-      || '<option value="24GiB">24 GiB</option>';
-    const preferred = $$("#gpu-select option").find((o) => /4090/.test(o.value + o.textContent));
-    if (preferred) $("#gpu-select").value = preferred.value;
-  } catch (_) { $("#gpu-select").innerHTML = '<option value="24GiB">24 GiB</option>'; }
-  // Estimates need the GPU list (fit mode sends the chosen GPU): the button waits for it.
-  $("#run").disabled = false;
-  if (restoreFromUrl()) run();
+  wireExports(() => ({ result: state.result, table: state.table }));
+  window.addEventListener("hashchange", () => { if (restoreFromUrl()) { syncSlider(); syncFitControls(); schedule(0); } });
+}
+
+function fillGpus(list) {
+  state.gpus = list;
+  const options = list.map((g) => `<option value="${escapeHtml(g.name)}">${escapeHtml(g.name)} · ${formatBytes(g.memory_bytes)}</option>`).join("");
+  $("#fit-gpu").innerHTML = options;
+  $("#compare-gpu").innerHTML = options;
+  $("#compare-gpu").value = "RTX 4090";
+  $("#inference-gpus").innerHTML = options;
+  $("#fit-gpu").value = "RTX 4090";
+  for (const o of $("#inference-gpus").options) o.selected = o.value === "RTX 4090" || o.value === "H100 SXM";
+}
+
+async function init() {
+  wire();
+  document.body.dataset.busy = "1";
+  // The catalog only feeds suggestions: the first estimate does not wait for it. The GPU list
+  // does (the fit and chart GPU choices are restored from the URL into it).
+  apiGet("models").then(setCatalog, () => setCatalog([]));
+  fillGpus(await apiGet("gpus").then((g) => g.gpus || [], () => []));
+  const restored = restoreFromUrl();
+  syncSlider();
+  ggufOnly();
+  syncFitControls();
+  document.body.dataset.busy = "0";
+  if (restored) await recompute();
 }
 
 init();

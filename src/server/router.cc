@@ -11,6 +11,7 @@
 #include "memfit/json.h"
 #include "server/api.h"
 #include "server/hub_post.h"
+#include "server/model_search.h"
 #include "server/web_assets.h"
 
 namespace memfit::server {
@@ -158,6 +159,7 @@ struct Router::Impl {
 
   HttpResponse Get(const HttpRequest& req) {
     if (req.path == "/api/v1/health") return {200, R"({"status":"ok"})", "application/json", false};
+    if (req.path == "/api/v1/hub/models") return FromApi(SearchHubModels(req.params));
     if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
       nlohmann::json body = nlohmann::json::object();
       for (const auto& [key, value] : req.params) body[key] = value;

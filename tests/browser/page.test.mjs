@@ -1,30 +1,43 @@
 // Browser tests: memfit serve on a loopback port, Debian's Chromium driven by playwright-core,
-// going through each mode as a user would. Screenshots go to $MEMFIT_SCREENSHOTS (default a
-// temporary directory) for people to look at; none are committed.
+// going through each mode as a user would, and checking that the numbers on the page are the
+// API's. Screenshots go to $MEMFIT_SCREENSHOTS (default a temporary directory) for people to look
+// at; none are committed. Timings (first render from a cold server, recomputes) are printed.
 //   MEMFIT_BINARY=build/memfit node --test tests/browser/
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { mkdtempSync, mkdirSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, dirname } from "node:path";
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 
 const binary = process.env.MEMFIT_BINARY || "build/memfit";
 const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const shots = process.env.MEMFIT_SCREENSHOTS || mkdtempSync(join(tmpdir(), "memfit-shots-"));
+mkdirSync(shots, { recursive: true });
+const axeSource = readFileSync(join(dirname(createRequire(import.meta.url).resolve("axe-core")), "axe.min.js"), "utf8");
+const MODEL = "meta-llama/Llama-3.1-8B";
 let server, browser, base;
+
+// memfit serve on a random loopback port: {process, base}.
+async function startServer(env = process.env) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"], env });
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("server did not start")), 10000);
+    child.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); resolve(); } });
+    child.on("exit", (code) => reject(new Error(`server exited ${code}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}/` };
+}
 
 before(async () => {
   assert.ok(existsSync(binary), `${binary} not built`);
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  server = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("server did not start")), 10000);
-    server.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); resolve(); } });
-    server.on("exit", (code) => reject(new Error(`server exited ${code}`)));
-  });
-  base = `http://127.0.0.1:${port}/`;
+  const started = await startServer();
+  server = started.child;
+  base = started.base;
   browser = await chromium.launch({
     executablePath: chromiumPath,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -38,59 +51,123 @@ after(async () => {
   console.log(`screenshots in ${shots}`);
 });
 
-async function newPage(viewport = { width: 1100, height: 900 }) {
-  const context = await browser.newContext({ viewport, acceptDownloads: true });
+// The API itself, for comparing with what the page shows.
+async function api(command, body) {
+  const response = await fetch(`${base}api/v1/${command}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  assert.equal(response.status, 200, `${command} ${JSON.stringify(body)}`);
+  return response.json();
+}
+// The page's byte format (web/util.js), to compare a cell with an API number.
+function formatBytes(bytes) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = Number(bytes), unit = 0;
+  if (Math.abs(value) < 1024) return `${value} B`;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
+  return `${value.toFixed(2)} ${units[unit]}`;
+}
+
+async function newPage(viewport = { width: 1100, height: 900 }, colorScheme = "light") {
+  const context = await browser.newContext({ viewport, acceptDownloads: true, colorScheme });
   const page = await context.newPage();
   const offsite = [];
   page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("blob:") && !r.url().startsWith("data:")) offsite.push(r.url()); });
+  page.on("pageerror", (e) => offsite.push(`page error: ${e.message}`));
   page.offsite = offsite;
   return page;
 }
 
-test("load mode: type a model, read the table, see the chart", async () => {
+// Waits until the page has no request in flight (body[data-busy="0"]) after `action`.
+async function settle(page) {
+  await page.waitForFunction(() => document.body.dataset.busy === "0" && !document.querySelector("#status").textContent.startsWith("Estimating"));
+}
+
+async function open(page, hash) {
+  await page.goto(`${base}#${hash}`);
+  await page.waitForSelector("#results:not([hidden]) #verdict");
+  await settle(page);
+}
+
+const cells = (page, selector) => page.$$eval(`${selector} tr`, (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent.trim())));
+
+async function axe(page, label) {
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
+  assert.deepEqual(result, [], `${label}: axe-core violations`);
+}
+
+test("first render from a cold server, and the page weight", async () => {
+  const page = await newPage();
+  const assets = [];
+  page.on("response", async (r) => { if (!r.url().includes("/api/")) assets.push((await r.body()).length); });
+  await open(page, `mode=load&model=${encodeURIComponent(MODEL)}`);
+  const timings = await page.evaluate(() => window.memfitTimings);
+  const weight = assets.reduce((a, b) => a + b, 0);
+  console.log(`timing: first render ${timings.firstRender.toFixed(0)} ms after navigation (cold server, load mode); page weight ${weight} bytes in ${assets.length} files (HTML, CSS, JS, Chart.js)`);
+  const resources = await page.evaluate(() => performance.getEntriesByType("resource").map((r) => `${r.name.replace(/^.*\/\/[^/]+\//, "")} ${r.startTime.toFixed(0)}+${r.duration.toFixed(0)}`));
+  console.log(`timing: requests (start+duration ms): ${resources.join(", ")}`);
+  // Each mode once (the first answer of a mode is uncached on the server), then a changed setting.
+  for (const mode of ["inference", "train", "fit", "compare", "load"]) {
+    await page.click(`#tab-${mode}`);
+    await page.waitForFunction((m) => window.memfitTimings.recomputes.some((r) => r.mode === m), mode);
+    await settle(page);
+  }
+  await page.click("#tab-inference");
+  await settle(page);
+  await page.fill("#inference-context", "12345");
+  await page.waitForFunction(() => document.querySelector("#verdict").textContent.includes("12,345 tokens"));
+  await settle(page);
+  const recomputes = await page.evaluate(() => window.memfitTimings.recomputes);
+  console.log(`timing: recompute to the first numbers on the page, per mode: ${recomputes.map((r) => `${r.mode} ${r.ms.toFixed(0)} ms`).join(", ")}`);
+  assert.deepEqual(page.offsite, [], "no network except the memfit server");
+});
+
+test("load mode: type a model, read the table, change a setting, see it recompute", async () => {
   const page = await newPage();
   await page.goto(base);
   await page.fill("#model", "meta-llama/Llama-3.2-1B");
-  await page.uncheck('input[name="dtypes"][value="bfloat16"]');
-  await page.click("#run");
-  await page.waitForSelector("#results:not([hidden]) table");
-  const rows = await page.$$eval("#table tr", (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+  await page.press("#model", "Enter");
+  await page.waitForSelector("#results:not([hidden]) #table td");
+  await settle(page);
+  await page.uncheck('input[name="dtypes"][value="bfloat16"]');  // no button: the change recomputes
+  await page.waitForFunction(() => document.querySelectorAll("#table tbody tr").length === 4);
+  const rows = await cells(page, "#table");
   assert.deepEqual(rows[0], ["dtype", "Load", "Largest block", "Training (AdamW)"]);
-  assert.equal(rows.length, 5, "four dtypes and a header");
-  assert.equal(rows[2][0], "float16");
-  assert.equal(rows[2][1], "2.30 GiB");
+  const expected = await api("estimate-memory", { model: "meta-llama/Llama-3.2-1B", dtypes: ["float32", "float16", "int8", "int4"] });
+  expected.rows.forEach((r, i) => assert.deepEqual(rows[i + 1].slice(0, 3), [r.dtype, formatBytes(r.total_bytes), formatBytes(r.largest_block_bytes)]));
   const drawn = await page.$eval("#chart-main", (c) => c.width > 0 && c.getContext("2d").getImageData(0, 0, c.width, c.height).data.some((v) => v !== 0));
   assert.ok(drawn, "the chart rendered");
   assert.match(page.url(), /model=meta-llama%2FLlama-3.2-1B/);
+  assert.match(page.url(), /load.dtypes.bfloat16=0/);
   await page.screenshot({ path: join(shots, "load.png"), fullPage: true });
+  await axe(page, "load mode");
   assert.deepEqual(page.offsite, [], "no network except the memfit server");
 });
 
 test("accelerate table and a shared URL restore the whole state", async () => {
   const page = await newPage();
-  await page.goto(base);
-  await page.fill("#model", "meta-llama/Llama-3.2-1B");
+  await open(page, "mode=load&model=meta-llama%2FLlama-3.2-1B");
   await page.check('input[name="accelerate"]');
-  await page.click("#run");
-  await page.waitForSelector("#table th");
+  await page.waitForFunction(() => document.querySelector("#table th")?.textContent === "dtype" && document.querySelectorAll("#table th")[1].textContent === "Largest Layer");
   const shared = page.url();
   const other = await newPage();
   await other.goto(shared);
   await other.waitForSelector("#table th");
+  await settle(other);
   const headers = await other.$$eval("#table th", (ths) => ths.map((t) => t.textContent));
   assert.deepEqual(headers, ["dtype", "Largest Layer", "Total Size", "Training using Adam"]);
   assert.equal(await other.inputValue("#model"), "meta-llama/Llama-3.2-1B");
   assert.ok(await other.isChecked('input[name="accelerate"]'));
 });
 
-test("exports JSON, CSV and Markdown", async () => {
+test("exports JSON, CSV, Markdown and a PNG of the chart", async () => {
   const page = await newPage();
-  await page.goto(`${base}#mode=load&model=meta-llama%2FLlama-3.2-1B`);
-  await page.waitForSelector("#table th");
+  await open(page, "mode=load&model=meta-llama%2FLlama-3.2-1B");
   for (const [kind, check] of [["json", (t) => JSON.parse(t).schema === "memfit.estimate-memory/1"],
-    ["csv", (t) => t.startsWith("dtype,Load,")], ["markdown", (t) => t.includes("| dtype | Load |")]]) {
+    ["csv", (t) => t.startsWith("dtype,Load,")], ["markdown", (t) => t.includes("| dtype | Load |")],
+    ["png", (t) => t.startsWith("\x89PNG")]]) {
     const [download] = await Promise.all([page.waitForEvent("download"), page.click(`[data-export="${kind}"]`)]);
-    const text = readFileSync(await download.path(), "utf8");
+    const text = readFileSync(await download.path(), kind === "png" ? "latin1" : "utf8");
     assert.ok(check(text), `${kind} export: ${text.slice(0, 80)}`);
   }
 });
@@ -99,25 +176,270 @@ test("an unknown model shows the CLI's error", async () => {
   const page = await newPage();
   await page.goto(base);
   await page.fill("#model", "nobody/nothing-here");
-  await page.click("#run");
+  await page.press("#model", "Enter");
   await page.waitForSelector("#status.error");
   assert.match(await page.textContent("#status"), /model not found/);
 });
 
-for (const mode of ["inference", "train", "fit"]) {
-  test(`${mode} mode renders a result or a clear error`, async () => {
-    const page = await newPage({ width: 390, height: 844 });  // a phone-sized screen
-    await page.goto(base);
-    await page.fill("#model", "meta-llama/Llama-3.2-1B");
-    await page.click(`.modes button[data-mode="${mode}"]`);
-    assert.ok(await page.isVisible(`fieldset[data-for="${mode}"]`));
-    await page.click("#run");
-    await page.waitForFunction(() => !document.querySelector("#results").hidden || document.querySelector("#status.error"));
+test("inference: numbers are the API's, the context curve crosses the GPU where fit says", async () => {
+  const page = await newPage();
+  await open(page, `mode=inference&model=${encodeURIComponent(MODEL)}&inference.context=4096&inference.gpus=RTX+4090%2CH100+SXM`);
+  const expected = await api("inference", { model: MODEL, context: 4096, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1 });
+  const rows = await cells(page, "#table table:first-of-type");
+  for (const c of expected.components) assert.ok(rows.some((r) => r[0] === c.name && r[1] === formatBytes(c.bytes)), `component ${c.name}`);
+  assert.ok(rows.some((r) => r[0] === "total per GPU" && r[1] === formatBytes(expected.total_bytes)));
+  // The curve's points are the API's totals at those contexts.
+  const chart = await page.evaluate(() => { const c = Chart.getChart("chart-main"); return c.data.datasets.map((d) => ({ label: d.label, data: d.data, bytes: d.bytes, crossing: d.crossing })); });
+  const curve = chart[0];
+  for (const [i, point] of curve.data.entries()) {
+    if (i % 4) continue;  // a few of them: each is one API call
+    const r = await api("inference", { ...expected.settings && { model: MODEL, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1 }, context: point.x });
+    assert.equal(curve.bytes[i], r.total_bytes, `curve at ${point.x}`);
+  }
+  // The crossing on the RTX 4090 equals fit's longest context.
+  const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 4096, batch: 1 });
+  const marker = chart.find((d) => d.crossing !== undefined && d.label.includes("RTX 4090"));
+  assert.ok(marker, "a crossing marker for the RTX 4090");
+  assert.equal(marker.crossing, fit.limits.max_context_tokens);
+  assert.ok((await cells(page, "#curve-table")).some((r) => r[0] === "RTX 4090" && r[2] === fit.limits.max_context_tokens.toLocaleString("en-US")));
+  await page.screenshot({ path: join(shots, "inference.png"), fullPage: true });
+  await axe(page, "inference mode");
+  // The slider recomputes and the URL follows.
+  const t0 = Date.now();
+  await page.$eval("#ctx-slider", (s) => { s.value = String(4 * 15); s.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.waitForFunction(() => document.querySelector("#verdict").textContent.includes("32,768 tokens"));
+  await settle(page);
+  console.log(`timing: slider to updated page and curve ${Date.now() - t0} ms (including the 150 ms pause)`);
+  assert.match(page.url(), /inference.context=32768/);
+  assert.deepEqual(page.offsite, []);
+});
+
+test("inference with vLLM: the KV curve crosses the KV pool where fit --engine vllm says", async () => {
+  const page = await newPage();
+  await open(page, `mode=inference&model=${encodeURIComponent(MODEL)}&inference.engine=vllm&inference.context=8192&inference.gpus=RTX+4090`);
+  const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", engine: "vllm", context: 8192, batch: 1, "kv-dtype": "model", quant: "stored", tp: 1 });
+  const marker = await page.evaluate(() => Chart.getChart("chart-main").data.datasets.filter((d) => d.crossing !== undefined).map((d) => ({ label: d.label, crossing: d.crossing }))[0]);
+  assert.ok(marker, "a crossing marker");
+  assert.equal(marker.crossing, fit.rows[0].max_context_tokens);
+  await page.screenshot({ path: join(shots, "inference-vllm.png"), fullPage: true });
+});
+
+test("train: each stage's bar is the API's stage total, made of the parts alive then", async () => {
+  const page = await newPage();
+  await open(page, `mode=train&model=${encodeURIComponent(MODEL)}`);
+  const check = async (body) => {
+    const expected = await api("train", body);
+    const bars = await page.evaluate(() => { const c = Chart.getChart("chart-main"); return { labels: c.data.labels, sums: c.data.labels.map((_, j) => c.data.datasets.reduce((s, d) => s + d.bytes[j], 0)) }; });
+    assert.deepEqual(bars.sums, expected.stages.map((s) => s.bytes), "bars = stage totals");
+    assert.ok(bars.labels.includes(`${expected.peak_stage} (peak)`), "peak marked");
+    assert.match(await page.textContent("#verdict"), new RegExp(formatBytes(expected.total_bytes).replace(".", "\\.")));
+  };
+  await check({ model: MODEL, method: "full", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, seq: 2048, "grad-accum": 1, checkpointing: "none", gpus: 1, strategy: "ddp" });
+  await page.screenshot({ path: join(shots, "train.png"), fullPage: true });
+  await axe(page, "train mode");
+  await page.selectOption('fieldset[data-for="train"] select[name="method"]', "lora");
+  await page.waitForFunction(() => document.querySelector("#verdict").textContent.includes("lora"));
+  await settle(page);
+  await check({ model: MODEL, method: "lora", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, seq: 2048, "grad-accum": 1, checkpointing: "none", gpus: 1, strategy: "ddp" });
+  await page.fill('fieldset[data-for="train"] input[name="grad-accum"]', "4");
+  await page.waitForFunction(() => location.hash.includes("train.grad-accum=4"));
+  await settle(page);
+  await check({ model: MODEL, method: "lora", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, seq: 2048, "grad-accum": 4, checkpointing: "none", gpus: 1, strategy: "ddp" });
+  const recomputes = await page.evaluate(() => window.memfitTimings.recomputes);
+  console.log(`timing: recomputes ${JSON.stringify(recomputes.map((r) => `${r.mode} ${r.ms.toFixed(0)} ms`))}`);
+});
+
+test("fit: verdict, limits, device map and advice are the API's; apply switches the page", async () => {
+  const page = await newPage();
+  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.context=8192`);
+  const expected = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  assert.ok((await page.textContent("#verdict")).startsWith(expected.verdict));
+  assert.equal(await page.getAttribute("#verdict", "class"), "fits");
+  const facts = await cells(page, "#fit-facts");
+  assert.ok(facts.some((r) => r[0] === "longest context" && r[1] === expected.limits.max_context_tokens.toLocaleString("en-US")));
+  assert.ok(facts.some((r) => r[0] === "decode, upper bound" && r[1] === `${expected.speed_upper_bounds.decode_tokens_per_s.toFixed(1)} tokens/s`));
+  const map = await cells(page, "#device-map");
+  assert.equal(map.length - 1, Object.keys(expected.device_map).length);
+  const advice = await cells(page, "#advice");
+  assert.equal(advice.length - 1, expected.advice.length);
+  expected.advice.forEach((a, i) => assert.ok(advice[i + 1][0].startsWith(a.action) && advice[i + 1][1] === formatBytes(a.total_bytes), a.action));
+  await page.screenshot({ path: join(shots, "fit.png"), fullPage: true });
+  await axe(page, "fit mode");
+  // "KV cache in fp8" -> inference mode with the fp8 KV cache.
+  const index = expected.advice.findIndex((a) => a.action.startsWith("KV cache in fp8"));
+  assert.ok(index >= 0);
+  await page.click(`button.apply[data-advice="${index}"]`);
+  await page.waitForSelector('#tab-inference[aria-selected="true"]');
+  await settle(page);
+  assert.equal(await page.inputValue('fieldset[data-for="inference"] select[name="kv-dtype"]'), "fp8");
+  const inference = await api("inference", { model: MODEL, context: 8192, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "fp8", attn: "sdpa", engine: "transformers", tp: 1 });
+  assert.match(await page.textContent("#verdict"), new RegExp(`^${formatBytes(inference.total_bytes).replace(".", "\\.")} per GPU`));
+});
+
+test("fit: a serving deployment (vLLM on two GPUs) is the API's row; the smaller-sibling advice changes the model", async () => {
+  const page = await newPage();
+  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.count=2&fit.context=8192&fit.engine=vllm`);
+  const expected = await api("fit", { model: MODEL, gpu: "2xRTX 4090", context: 8192, batch: 1, engine: "vllm" });
+  const row = expected.rows[0];
+  const rows = await cells(page, "#table");
+  assert.deepEqual(rows[1].slice(0, 6), [`${row.gpus} × ${row.gpu}`, row.layout, row.verdict, formatBytes(row.total_per_gpu_bytes),
+    formatBytes(row.kv_pool_bytes), row.max_context_tokens.toLocaleString("en-US")]);
+  await page.screenshot({ path: join(shots, "fit-vllm.png"), fullPage: true });
+  // Back to the device map on one GPU, where the advice names a smaller sibling.
+  await page.selectOption('fieldset[data-for="fit"] select[name="engine"]', "");
+  await page.selectOption('fieldset[data-for="fit"] select[name="count"]', "1");
+  await page.waitForSelector("#advice");
+  await settle(page);
+  const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  const index = fit.advice.findIndex((a) => a.action.startsWith("use the smaller sibling"));
+  assert.ok(index >= 0);
+  const sibling = /sibling (\S+)/.exec(fit.advice[index].action)[1];
+  await page.click(`button.apply[data-advice="${index}"]`);
+  await page.waitForFunction((m) => document.querySelector("#model").value === m && location.hash.includes(encodeURIComponent(m)), sibling);
+  await settle(page);
+  const smaller = await api("fit", { model: sibling, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  assert.ok((await page.textContent("#verdict")).includes(formatBytes(smaller.total_bytes)));
+});
+
+test("fit: the runs-on grid of every catalog GPU, filtered and cheapest first", async () => {
+  const page = await newPage();
+  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.context=8192`);
+  await page.click("#grid summary");
+  await page.waitForSelector("#grid-table table");
+  const grid = await api("fit", { model: MODEL, "all-gpus": true, engine: "vllm", context: 8192, batch: 1 });
+  const gpus = new Set(grid.rows.map((r) => r.gpu));
+  let rows = await cells(page, "#grid-table");
+  assert.equal(rows.length - 1, gpus.size, "one row per catalog GPU");
+  const first = grid.rows.filter((r) => r.fits).sort((a, b) => a.gpus * a.gpu_memory_bytes - b.gpus * b.gpu_memory_bytes)[0];
+  assert.equal(rows[1][0], first.gpu, "the cheapest fitting GPU first");
+  const cell = rows[1][3 + [1, 2, 4, 8].indexOf(first.gpus)];
+  assert.equal(cell, `fits · ${first.max_context_tokens.toLocaleString("en-US")} ctx`);
+  await page.selectOption("#grid-vendor", "amd");
+  rows = await cells(page, "#grid-table");
+  assert.ok(rows.length > 1 && rows.slice(1).every((r) => r[1] === "amd"), "filtered by vendor");
+  await page.screenshot({ path: join(shots, "fit-grid.png"), fullPage: true });
+});
+
+test("compare: two models side by side, and one model's quantizations, are the API's numbers", async () => {
+  const page = await newPage();
+  const a = "meta-llama/Llama-3.2-1B", b = "Qwen/Qwen2.5-0.5B";
+  await open(page, `mode=compare&model=${encodeURIComponent(a)}&compare.model2=${encodeURIComponent(b)}&compare.context=8192&compare.batch=1&compare.gpu=RTX+4090`);
+  let rows = await cells(page, "#table");
+  assert.deepEqual(rows[0], ["quantity", a, b]);
+  for (const [i, model] of [a, b].entries()) {
+    const inference = await api("inference", { model, context: 8192, batch: 1 });
+    const train = await api("train", { model });
+    assert.equal(rows.find((r) => r[0].startsWith("inference per GPU"))[i + 1], formatBytes(inference.total_bytes), `${model} inference`);
+    assert.equal(rows.find((r) => r[0].startsWith("full training peak"))[i + 1], formatBytes(train.total_bytes), `${model} train`);
+  }
+  await page.screenshot({ path: join(shots, "compare.png"), fullPage: true });
+  await axe(page, "compare mode");
+  await page.fill('input[name="model2"]', "");
+  await page.dispatchEvent('input[name="model2"]', "change");
+  await page.waitForFunction(() => document.querySelector("#table caption")?.textContent.startsWith("Quantizations"));
+  await settle(page);
+  rows = await cells(page, "#table");
+  const nf4 = await api("inference", { model: a, context: 8192, batch: 1, quant: "nf4-dq" });
+  assert.deepEqual(rows.find((r) => r[0] === "nf4-dq"), ["nf4-dq", formatBytes(nf4.per_gpu.weights), formatBytes(nf4.total_bytes)]);
+  await page.screenshot({ path: join(shots, "compare-quantizations.png"), fullPage: true });
+});
+
+for (const mode of ["load", "inference", "train", "fit", "compare"]) {
+  test(`${mode} mode on a phone, in the dark theme`, async () => {
+    const page = await newPage({ width: 390, height: 844 }, "dark");
+    await open(page, `mode=${mode}&model=${encodeURIComponent(MODEL)}`);
     const error = await page.$("#status.error");
-    if (!error) await page.waitForSelector("#table td");
+    if (error) assert.fail(`${mode}: ${await page.textContent("#status")}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
     assert.equal(overflow, false, "no horizontal scrolling on a phone");
-    await page.screenshot({ path: join(shots, `${mode}.png`), fullPage: true });
-    if (error) assert.fail(`${mode}: ${await page.textContent("#status")}`);
+    await page.screenshot({ path: join(shots, `${mode}-phone-dark.png`), fullPage: true });
+    await axe(page, `${mode} on a phone, dark`);
   });
 }
+
+// A fake Hub: the model search (/api/models?search=), a repository's discussions (listed empty,
+// created as number 1), 404 for anything else. Records each request.
+async function fakeHub() {
+  const asked = [];
+  const hub = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => {
+      asked.push({ method: req.method, url: req.url, authorization: req.headers.authorization || "", body });
+      res.setHeader("Content-Type", "application/json");
+      if (req.url.startsWith("/api/models?search=")) {
+        res.end(JSON.stringify([{ id: "someorg/Found-Model-7B", downloads: 1234, likes: 5, pipeline_tag: "text-generation", private: false }]));
+      } else if (req.url.endsWith("/discussions")) {
+        res.end(JSON.stringify(req.method === "POST" ? { num: 1 } : { discussions: [] }));
+      } else {
+        res.statusCode = 404;
+        res.setHeader("X-Error-Code", "RepoNotFound");
+        res.end(JSON.stringify({ error: "Repository not found" }));
+      }
+    });
+  });
+  await new Promise((resolve) => hub.listen(0, "127.0.0.1", resolve));
+  return { hub, asked };
+}
+
+test("post to the Hub: the exact text shown is the text posted, and only once", async () => {
+  const { hub, asked } = await fakeHub();
+  const record = join(mkdtempSync(join(tmpdir(), "memfit-post-")), "posted.txt");
+  const other = await startServer({ ...process.env, HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`, HF_HUB_OFFLINE: "", MEMFIT_POST_RECORD: record });
+  try {
+    const page = await newPage();
+    await page.goto(`${other.base}#mode=load&model=meta-llama%2FLlama-3.2-1B`);
+    await page.waitForSelector("#results:not([hidden]) #table td", { timeout: 20000 }).catch(async () => assert.fail(await page.textContent("#status")));
+    await settle(page);
+    await page.click("#post");
+    const shown = await page.textContent("#post-body");
+    assert.match(shown, /^## Memory requirements for `meta-llama\/Llama-3.2-1B`/);
+    await page.fill("#post-token", "hf_postTOKEN");
+    await page.click("#post-confirm");
+    await page.waitForFunction(() => document.querySelector("#post-status").textContent !== "");
+    assert.match(await page.textContent("#post-status"), /^Posted: .*discussions\/1$/);
+    const posted = asked.filter((a) => a.method === "POST");
+    assert.equal(posted.length, 1);
+    assert.equal(JSON.parse(posted[0].body).description, shown, "the text posted is the text shown");
+    assert.equal(posted[0].authorization, "Bearer hf_postTOKEN");
+    await page.click("#post-confirm");
+    await page.waitForFunction(() => /already/.test(document.querySelector("#post-status").textContent));
+    assert.equal(asked.filter((a) => a.method === "POST").length, 1, "never twice");
+  } finally {
+    other.child.kill();
+    hub.close();
+  }
+});
+
+test("model box: the Hub's search through the server, the token never in the page", async () => {
+  // A fake Hub answering /api/models?search=..., and a second memfit server that uses it.
+  const { hub, asked } = await fakeHub();
+  const token = "hf_browserTestSECRET123";
+  const other = await startServer({ ...process.env, HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`, HF_TOKEN: token, HF_HUB_OFFLINE: "" });
+  try {
+    const page = await newPage();
+    const seen = [];
+    page.on("response", async (r) => { if (r.url().includes("/api/")) seen.push(await r.text()); });
+    await page.goto(other.base);
+    await page.fill("#model", "found-mod");
+    await page.waitForFunction(() => [...document.querySelectorAll("#model-list option")].some((o) => o.value === "someorg/Found-Model-7B"));
+    const label = await page.$eval('#model-list option[value="someorg/Found-Model-7B"]', (o) => o.textContent);
+    assert.equal(label, "Hub · 1,234 downloads · text-generation");
+    assert.ok(asked.some((a) => a.url.startsWith("/api/models?search=found-mod&")), JSON.stringify(asked));
+    assert.ok(asked.every((a) => a.authorization === `Bearer ${token}`), "the server's token goes to the Hub");
+    assert.ok(seen.every((body) => !body.includes(token)), "and never to the page");
+  } finally {
+    other.child.kill();
+    hub.close();
+  }
+});
+
+test("keyboard: arrow keys move between the modes", async () => {
+  const page = await newPage();
+  await open(page, "mode=load&model=meta-llama%2FLlama-3.2-1B");
+  await page.focus("#tab-load");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForSelector('#tab-inference[aria-selected="true"]');
+  assert.equal(await page.evaluate(() => document.activeElement.id), "tab-inference");
+  assert.ok(await page.isVisible("#panel-inference"));
+});
