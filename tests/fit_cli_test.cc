@@ -86,6 +86,33 @@ TEST(FitCliTest, InferenceAndTrainTasksAreConnected) {
 // Full fine-tuning of an 8B model needs ~16 B/param: not on a 24 GiB card. The advice offers
 // LoRA (16-bit base) and QLoRA (NF4 base), and QLoRA's total is the smaller: its base weights
 // are 4.127 bits per block-linear weight instead of 16.
+TEST(FitCliTest, KvDtypeSetsTheCacheAndEngineOnlyOptionsAreRefused) {
+  // Llama-3.1-8B on an RTX 4090: an fp8 KV cache (1 byte per element instead of 2) holds more
+  // context than the bf16 one, and the fp8 advice is not offered twice.
+  auto bf16 = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "inference",
+                      "--format", "json"});
+  auto fp8 = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "inference",
+                     "--kv-dtype", "fp8", "--format", "json"});
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  ASSERT_EQ(fp8.code, 0) << fp8.err;
+  auto a = nlohmann::json::parse(bf16.out);
+  auto b = nlohmann::json::parse(fp8.out);
+  const uint64_t ctx_bf16 = a["limits"]["max_context_tokens"].get<uint64_t>();
+  const uint64_t ctx_fp8 = b["limits"]["max_context_tokens"].get<uint64_t>();
+  // Not twice as long: the prefill activations grow with the context too (128 KiB of bf16 KV per
+  // token becomes 64 KiB; the activation peak per token stays).
+  EXPECT_EQ(ctx_bf16, 34941u);
+  EXPECT_GT(ctx_fp8, ctx_bf16 + ctx_bf16 / 4);
+  for (const auto& advice : b["advice"]) EXPECT_NE(advice["action"], "KV cache in fp8");
+  // Re-quantization and a KV dtype outside --task inference would be ignored: refused instead.
+  auto quant = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--quant", "fp8"});
+  EXPECT_EQ(quant.code, 1);
+  EXPECT_NE(quant.err.find("re-quantization is planned with --engine"), std::string::npos) << quant.err;
+  auto load_kv = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--kv-dtype", "fp8"});
+  EXPECT_EQ(load_kv.code, 1);
+  EXPECT_NE(load_kv.err.find("part of --task inference only"), std::string::npos) << load_kv.err;
+}
+
 TEST(FitCliTest, TrainingAdviceOffersLoraAndQlora) {
   auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "train",
                    "--context", "1024", "--format", "json"});

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memfit/device_map.h"
+#include "memfit/estimate_inference.h"
 #include "memfit/estimate_load.h"
 #include "memfit/gpu.h"
 #include "memfit/model.h"
@@ -148,8 +149,9 @@ double PrefillAttentionFlopsPerToken(const Hyperparameters& hp, uint64_t prompt_
 // "Fit planner").
 struct TaskSettings {
   std::string task = "load";
-  uint64_t context_tokens = 0;  // 0: the model's max_position_embeddings
+  uint64_t context_tokens = 0;  // 0: memfit/context_default.h
   uint64_t batch = 1;
+  KvDtype kv_dtype = KvDtype::kModel;  // inference: the KV cache's dtype (--kv-dtype)
 };
 Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& settings);
 

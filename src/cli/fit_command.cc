@@ -208,6 +208,19 @@ void RunFit(const FitArgs& args, Context& ctx) {
     }
     return RunDeploy(args, ctx, *format);
   }
+  // The device-map fit (accelerate's placement): the serving engines' own settings would be
+  // silently ignored here, so they are refused with the way to use them.
+  if (args.quant != "stored") {
+    return ctx.Fail(MakeError("fit --quant {}: re-quantization is planned with --engine; the "
+                              "device-map fit loads --dtype int8 or int4 (bitsandbytes)",
+                              args.quant));
+  }
+  auto kv_dtype = ParseKvDtype(args.kv_dtype);
+  if (!kv_dtype) return ctx.Fail(kv_dtype.error());
+  if (*kv_dtype != KvDtype::kModel && args.task != "inference") {
+    return ctx.Fail(MakeError("fit --kv-dtype {}: a KV cache is part of --task inference only",
+                              args.kv_dtype));
+  }
   FitRequest request;
   for (const auto& g : args.gpus) {
     auto status = ParseDeviceArg(g, request.gpus);
@@ -254,7 +267,7 @@ void RunFit(const FitArgs& args, Context& ctx) {
   }
   auto runtime = RuntimeForTask(
       *model, TaskSettings{.task = args.task, .context_tokens = args.context_tokens,
-                           .batch = args.batch});
+                           .batch = args.batch, .kv_dtype = *kv_dtype});
   if (!runtime) return ctx.Fail(runtime.error());
   std::optional<Model> sibling = Sibling(*model);
   if (sibling) request.smaller_sibling = &*sibling;

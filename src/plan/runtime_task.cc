@@ -76,12 +76,15 @@ Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& sett
           .tokens;
   if (settings.task == "load") return runtime;
   if (settings.task == "inference") {
-    InferenceOptions base{.dtype = ComputeDtype(model)};
+    InferenceOptions base{.dtype = ComputeDtype(model), .kv_dtype = settings.kv_dtype};
     runtime.bytes_for = InferenceBytes(model, base);
-    InferenceOptions fp8 = base;
-    fp8.kv_dtype = KvDtype::kFp8;
-    runtime.alternatives.push_back({"KV cache in fp8", 1, "small quality loss on long contexts",
-                                    InferenceBytes(model, fp8), {}});
+    const uint32_t kv_bits = KvBits(settings.kv_dtype, base.dtype);
+    if (kv_bits > 8) {  // advice only when fp8 would save something
+      InferenceOptions fp8 = base;
+      fp8.kv_dtype = KvDtype::kFp8;
+      runtime.alternatives.push_back({"KV cache in fp8", 1, "small quality loss on long contexts",
+                                      InferenceBytes(model, fp8), {}});
+    }
     InferenceOptions flash = base;
     flash.attn = AttnImpl::kFlash;
     runtime.alternatives.push_back({"flash attention", 0, "same results, less activation memory",

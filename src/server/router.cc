@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <list>
 #include <mutex>
-#include <semaphore>
 #include <unordered_map>
 
 #include "memfit/hub.h"
 #include "memfit/json.h"
 #include "server/api.h"
+#include "server/fifo_slots.h"
 #include "server/hub_post.h"
 #include "server/model_search.h"
 #include "server/web_assets.h"
@@ -107,11 +107,15 @@ struct Router::Impl {
       if (auto hit = cache.Get(key)) return {200, *hit};
     }
     // Bounded uncached work: a slow Hub holds a slot, never the whole server.
-    if (!slots.try_acquire_for(std::chrono::seconds(30))) {
+    // First come, first served (FifoSlots): no request waits behind later ones.
+    if (!slots.Acquire(std::chrono::seconds(30))) {
       return ErrorResponse(503, "the server is busy; try again shortly");
     }
-    ApiResponse response = RunApiCommand(*args);
-    slots.release();
+    ApiResponse response;
+    {
+      FifoSlot held(slots);
+      response = RunApiCommand(*args);
+    }
     if (response.status == 200 && !has_token) cache.Put(key, response.body);
     return response;
   }
@@ -184,7 +188,7 @@ struct Router::Impl {
 
   ServerOptions options;
   ResponseCache cache;
-  std::counting_semaphore<1024> slots;
+  FifoSlots slots;
 };
 
 Router::Router(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
