@@ -9,6 +9,7 @@ namespace memfit::cli {
 
 void AddServeCommand(CLI::App& app, Context& ctx) {
   auto options = std::make_shared<server::ServerOptions>();
+  options->warm_cache = true;
   auto* cmd = app.add_subcommand("serve", "serve the memfit web page and JSON API");
   cmd->add_option("--host", options->host, "address to bind (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", options->port, "port (default 8000)")->check(CLI::Range(0, 65535));

@@ -85,7 +85,7 @@ struct Router::Impl {
                   const std::string& authorization) {
     nlohmann::json body = nlohmann::json::object();
     if (!body_text.empty()) {
-      // The bounded parser (64 levels, no duplicate keys; httplib bounds the size): nlohmann's own
+      // The bounded parser (64 levels, no duplicate keys; the transport bounds the size): nlohmann's own
       // accepts any nesting and keeps the last of duplicate keys.
       auto parsed = ParseJson(body_text, "request body");
       if (!parsed) return ErrorResponse(400, parsed.error().message);
@@ -193,6 +193,15 @@ struct Router::Impl {
 
 Router::Router(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 Router::~Router() = default;
+
+void Router::Warm() {
+  for (const char* path : {"/api/v1/models", "/api/v1/gpus"}) {
+    HttpRequest request;
+    request.method = "GET";
+    request.path = path;
+    (void)Handle(request);
+  }
+}
 
 HttpResponse Router::Handle(const HttpRequest& request) {
   if (request.method == "GET" || request.method == "HEAD") return impl_->Get(request);

@@ -1,8 +1,9 @@
 #pragma once
-// What `memfit serve` answers, apart from the socket: the httplib server (server.cc) turns every
-// GET and POST into an HttpRequest and sends back the HttpResponse; fuzz/server_request_fuzz.cc
-// and the tests call Router::Handle directly. HTTP parsing (request line, headers, percent-
-// decoding, Content-Length and the body size limit) stays with httplib.
+// What `memfit serve` answers, apart from the socket: the Beast/Asio server (server.cc,
+// connection.cc) turns every request into an HttpRequest and sends back the HttpResponse;
+// fuzz/server_request_fuzz.cc and the tests call Router::Handle directly. HTTP parsing (request
+// line, headers, percent-decoding, Content-Length and the body size limit) stays with the
+// transport.
 
 #include <cstdint>
 #include <map>
@@ -14,9 +15,9 @@
 namespace memfit::server {
 
 struct HttpRequest {
-  std::string method;  // "GET" (httplib answers HEAD with the GET route), "POST", ...
-  std::string path;    // percent-decoded, without the query (httplib's Request::path)
-  std::multimap<std::string, std::string> params;  // the decoded query (httplib's Request::params)
+  std::string method;  // "GET" (the server answers HEAD with the GET route), "POST", ...
+  std::string path;    // percent-decoded, without the query
+  std::multimap<std::string, std::string> params;  // the decoded query
   std::string authorization;                       // the Authorization header, or ""
   std::string body;
 };
@@ -40,6 +41,9 @@ class Router {
   Router& operator=(const Router&) = delete;
 
   HttpResponse Handle(const HttpRequest& request);
+  // Computes the answers every page load asks for first (the model catalog and the GPU list), so
+  // that they come from the cache.
+  void Warm();
 
  private:
   struct Impl;

@@ -110,6 +110,7 @@ Server::~Server() {
 
 Result<int> Server::Bind() {
   auto& o = impl_->options;
+  if (o.warm_cache) impl_->router.Warm();
   boost::system::error_code ec;
   const auto address = net::ip::make_address(o.host, ec);
   if (ec) return MakeError("serve: {} is not an IP address", o.host);

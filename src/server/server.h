@@ -34,6 +34,9 @@ struct ServerOptions {
   int max_queued_requests = 1024;        // parsed requests waiting for a worker (>= 1); more: 503
   int max_concurrent_estimates = 4;      // uncached computations (Hub fetches) at once
   size_t cache_entries = 512;            // cached successful responses
+  // Answer the catalog and GPU lists once before listening, so that the page's first load finds
+  // them cached (`memfit serve` sets it; tests that start many servers do not).
+  bool warm_cache = false;
 };
 
 // Counters since the server was made (for tests and logs).
