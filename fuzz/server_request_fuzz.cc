@@ -393,8 +393,9 @@ void CheckArguments(std::string_view command, const nlohmann::json& body) {
 void Check(const Parsed& p, const server::HttpResponse& r) {
   const auto& req = p.request;
   const bool get = req.method == "GET" || req.method == "HEAD";
-  Require(r.status == 200 || r.status == 400 || r.status == 404 || r.status == 405 ||
-              r.status == 409 || r.status == 422,
+  // 403 (gated), 503 (the Hub unavailable, or the server busy): StatusFor in server/api.cc.
+  Require(r.status == 200 || r.status == 400 || r.status == 403 || r.status == 404 ||
+              r.status == 405 || r.status == 409 || r.status == 422 || r.status == 503,
           "a status outside the documented ones (500: an internal error)");
   if (r.status != 200) {
     CheckErrorBody(r);
