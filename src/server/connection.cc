@@ -131,6 +131,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
                         .params = std::move(target_.params),
                         .authorization = std::string(View(req[http::field::authorization])),
                         .body = std::move(req.body())};
+    // Health, static files and cached answers need no worker: answered here, on the io thread.
+    std::optional<HttpResponse> now;
+    try {
+      now = context_.router.AnswerNow(request);
+    } catch (const std::exception&) {
+      now = Transport(500);
+    }
+    if (now) return Answer(std::move(*now), keep_alive);
     stream_.expires_never();  // the worker's time is the router's to bound (Hub deadline)
     std::function<void()> task = [self = shared_from_this(), request = std::move(request),
                                   keep_alive]() mutable {

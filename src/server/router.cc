@@ -80,32 +80,25 @@ struct Router::Impl {
   explicit Impl(const ServerOptions& o)
       : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates) {}
 
+  // An API request checked and looked up: `answer` is set for an error or a cache hit; otherwise
+  // `args` are the CLI's arguments to run and `key` the cache key ("" when not cacheable).
+  struct Prepared {
+    std::optional<ApiResponse> answer;
+    std::vector<std::string> args;
+    std::string key;
+  };
+
+  static Prepared Answered(ApiResponse response) {
+    Prepared p;
+    p.answer = std::move(response);
+    return p;
+  }
+
   // POST /api/v1/<command> (and GET models|gpus, whose query became `body_text`).
   ApiResponse Api(std::string_view command, const std::string& body_text,
                   const std::string& authorization) {
-    nlohmann::json body = nlohmann::json::object();
-    if (!body_text.empty()) {
-      // The bounded parser (64 levels, no duplicate keys; the transport bounds the size): nlohmann's own
-      // accepts any nesting and keeps the last of duplicate keys.
-      auto parsed = ParseJson(body_text, "request body");
-      if (!parsed) return ErrorResponse(400, parsed.error().message);
-      body = std::move(*parsed);
-    }
-    if (!body.is_object()) return ErrorResponse(400, "request body must be a JSON object");
-    // A token comes in the Authorization header (or a "token" field); it is passed to the Hub
-    // client only, never logged, and requests that carry one are never cached.
-    bool has_token = body.contains("token");
-    if (authorization.starts_with("Bearer ") && authorization.size() > 7) {
-      body["token"] = authorization.substr(7);
-      has_token = true;
-    }
-    auto args = ApiArguments(command, body);
-    if (!args) return ErrorResponse(400, args.error().message);
-    std::string key;
-    if (!has_token) {
-      key = std::string(command) + "\n" + DumpJson(body);
-      if (auto hit = cache.Get(key)) return {200, *hit};
-    }
+    Prepared p = PrepareApi(command, body_text, authorization);
+    if (p.answer) return std::move(*p.answer);
     // Bounded uncached work: a slow Hub holds a slot, never the whole server.
     // First come, first served (FifoSlots): no request waits behind later ones.
     if (!slots.Acquire(std::chrono::seconds(30))) {
@@ -114,10 +107,64 @@ struct Router::Impl {
     ApiResponse response;
     {
       FifoSlot held(slots);
-      response = RunApiCommand(*args);
+      response = RunApiCommand(p.args);
     }
-    if (response.status == 200 && !has_token) cache.Put(key, response.body);
+    if (response.status == 200 && !p.key.empty()) cache.Put(p.key, response.body);
     return response;
+  }
+
+  Prepared PrepareApi(std::string_view command, const std::string& body_text,
+                      const std::string& authorization) {
+    nlohmann::json body = nlohmann::json::object();
+    if (!body_text.empty()) {
+      // The bounded parser (64 levels, no duplicate keys; the transport bounds the size): nlohmann's own
+      // accepts any nesting and keeps the last of duplicate keys.
+      auto parsed = ParseJson(body_text, "request body");
+      if (!parsed) return Answered(ErrorResponse(400, parsed.error().message));
+      body = std::move(*parsed);
+    }
+    if (!body.is_object()) return Answered(ErrorResponse(400, "request body must be a JSON object"));
+    // A token comes in the Authorization header (or a "token" field); it is passed to the Hub
+    // client only, never logged, and requests that carry one are never cached.
+    bool has_token = body.contains("token");
+    if (authorization.starts_with("Bearer ") && authorization.size() > 7) {
+      body["token"] = authorization.substr(7);
+      has_token = true;
+    }
+    auto args = ApiArguments(command, body);
+    if (!args) return Answered(ErrorResponse(400, args.error().message));
+    Prepared p;
+    p.args = std::move(*args);
+    if (!has_token) {
+      p.key = std::string(command) + "\n" + DumpJson(body);
+      if (auto hit = cache.Get(p.key)) p.answer = ApiResponse{200, std::move(*hit)};
+    }
+    return p;
+  }
+
+  // What can be answered without blocking: health, static files, errors found by checking, and
+  // cached API answers; nullopt for work (an estimate, the Hub).
+  std::optional<HttpResponse> Now(const HttpRequest& req) {
+    if (req.method == "GET" || req.method == "HEAD") {
+      if (req.path == "/api/v1/hub/models") return std::nullopt;
+      if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
+        nlohmann::json body = nlohmann::json::object();
+        for (const auto& [key, value] : req.params) body[key] = value;
+        Prepared p = PrepareApi(req.path.substr(kApiPrefix.size()), DumpJson(body), "");
+        if (!p.answer) return std::nullopt;
+        return FromApi(*p.answer);
+      }
+      return Get(req);
+    }
+    if (req.method == "POST") {
+      if (req.path == "/api/v1/hub/discussion") return std::nullopt;
+      std::string_view command = ApiCommand(req.path);
+      if (command.empty()) return FromApi(ErrorResponse(404, "not found: " + req.path));
+      Prepared p = PrepareApi(command, req.body, req.authorization);
+      if (!p.answer) return std::nullopt;
+      return FromApi(*p.answer);
+    }
+    return FromApi(ErrorResponse(405, "method " + req.method + " not allowed"));
   }
 
   // POST /api/v1/hub/discussion.
@@ -193,6 +240,10 @@ struct Router::Impl {
 
 Router::Router(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 Router::~Router() = default;
+
+std::optional<HttpResponse> Router::AnswerNow(const HttpRequest& request) {
+  return impl_->Now(request);
+}
 
 void Router::Warm() {
   for (const char* path : {"/api/v1/models", "/api/v1/gpus"}) {

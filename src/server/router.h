@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,10 @@ class Router {
   Router& operator=(const Router&) = delete;
 
   HttpResponse Handle(const HttpRequest& request);
+  // The same answer when it needs no work (health, static files, request errors, cached API
+  // answers), so the transport can give it without handing the request to a worker; nullopt
+  // when Handle must run.
+  std::optional<HttpResponse> AnswerNow(const HttpRequest& request);
   // Computes the answers every page load asks for first (the model catalog and the GPU list), so
   // that they come from the cache.
   void Warm();

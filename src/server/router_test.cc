@@ -171,3 +171,37 @@ TEST(Router, NoHubRequestWhenOffline) {
 
 }  // namespace
 }  // namespace memfit::server
+
+namespace memfit::server {
+namespace {
+
+TEST(Router, AnswerNowGivesWhatNeedsNoWorkAndTheSameAnswerAsHandle) {
+  Router router(ServerOptions{});
+  const HttpRequest health{.method = "GET", .path = "/api/v1/health", .params = {},
+                           .authorization = "", .body = ""};
+  auto now = router.AnswerNow(health);
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(now->status, 200);
+  const HttpRequest gpus{.method = "POST", .path = "/api/v1/gpus", .params = {},
+                         .authorization = "", .body = R"({"vendor": "nvidia"})"};
+  // Uncached: work for a worker.
+  EXPECT_FALSE(router.AnswerNow(gpus).has_value());
+  const HttpResponse handled = router.Handle(gpus);
+  ASSERT_EQ(handled.status, 200);
+  // Cached now: the same bytes, without a worker.
+  auto cached = router.AnswerNow(gpus);
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(cached->body, handled.body);
+  // Errors found by checking the request need no worker either.
+  auto bad = router.AnswerNow({.method = "POST", .path = "/api/v1/gpus", .params = {},
+                               .authorization = "", .body = "{nope"});
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, 400);
+  // The Hub's routes always go to a worker.
+  EXPECT_FALSE(router.AnswerNow({.method = "GET", .path = "/api/v1/hub/models",
+                                 .params = {{"search", "llama"}}, .authorization = "", .body = ""})
+                   .has_value());
+}
+
+}  // namespace
+}  // namespace memfit::server

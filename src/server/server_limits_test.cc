@@ -281,11 +281,17 @@ TEST(ServerLimits, AFullWorkerQueueAnswers503) {
                 "Authorization: Bearer hf_test\r\nContent-Length: " +
                 std::to_string(post.size()) + "\r\n\r\n" + post));
   ASSERT_TRUE(hub.WaitForClient());  // the worker is inside the router
-  // Two more health checks: one waits in the queue, the other is refused at once. Which is which
-  // depends on which the server read first, so the first to get an answer is the refused one.
+  // Two uncached requests (work for a worker): one waits in the queue, the other is refused at
+  // once. Which is which depends on which the server read first, so the first to get an answer is
+  // the refused one.
+  const auto gpus = [](const std::string& vendor) {
+    const std::string body = R"({"vendor": ")" + vendor + R"("})";
+    return "POST /api/v1/gpus HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
   TestClient first(running.port(), "127.0.0.1", 30), second(running.port(), "127.0.0.1", 30);
-  ASSERT_TRUE(first.Send(Get("/api/v1/health")));
-  ASSERT_TRUE(second.Send(Get("/api/v1/health")));
+  ASSERT_TRUE(first.Send(gpus("nvidia")));
+  ASSERT_TRUE(second.Send(gpus("amd")));
   pollfd fds[2] = {{.fd = first.fd(), .events = POLLIN, .revents = 0},
                    {.fd = second.fd(), .events = POLLIN, .revents = 0}};
   ASSERT_GT(::poll(fds, 2, 10'000), 0);
@@ -296,6 +302,10 @@ TEST(ServerLimits, AFullWorkerQueueAnswers503) {
   EXPECT_EQ(nlohmann::json::parse(BodyOf(*answer))["error"],
             "the server is busy; try again shortly");
   EXPECT_EQ(running.server().Stats().busy_responses, 1u);
+  // Health needs no worker: it answers while the worker and the queue are full.
+  TestClient health(running.port(), "127.0.0.1", 30);
+  ASSERT_TRUE(health.Send(Get("/api/v1/health")));
+  EXPECT_EQ(StatusOf(health.ReadResponse()), 200);
   hub.Release();  // the Hub hangs up: the post fails, the queue moves
   EXPECT_EQ(StatusOf(busy.ReadResponse()), 400);
   EXPECT_EQ(StatusOf(waiting.ReadResponse()), 200);
