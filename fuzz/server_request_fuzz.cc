@@ -450,6 +450,12 @@ void Run(std::string_view input) {
     Require(again.status == r.status && again.body == r.body,
             "a repeated request got another answer");
   }
+  // What the transport answers without a worker is what Handle answers (a successful answer is
+  // cached by now, so it can be given at once too).
+  if (auto now = router.AnswerNow(p.request)) {
+    Require(now->status == r.status && now->body == r.body && now->content_type == r.content_type,
+            "AnswerNow differs from Handle");
+  }
   if (p.request.method == "POST" && p.request.path.starts_with("/api/v1/")) {
     auto body = nlohmann::json::parse(p.request.body, nullptr, false);
     if (body.is_object()) CheckArguments(p.request.path.substr(8), body);
