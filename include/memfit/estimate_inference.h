@@ -145,7 +145,7 @@ struct InferenceEstimate {
   ShardedWeights sharding;         // weights_bytes = sharding.per_gpu_bytes
   std::string activation_peak_at;  // "attention scores", "mlp", "logits", ...
   KvCacheEstimate kv;
-  QuantizedWeights weights;        // the summary: tensor_bytes stays in InferenceWeights
+  QuantizedWeightsSummary weights;  // tensor_bytes stays in InferenceWeights
   std::optional<ServingBudget> serving;
   std::vector<std::string> assumptions;
   std::vector<std::string> notes;

@@ -56,7 +56,8 @@ struct QuantOptions {
   bool dequantize_stored = false;
 };
 
-struct QuantizedWeights {
+// The totals of quantized weights: what an estimate keeps (not the bytes of every tensor).
+struct QuantizedWeightsSummary {
   uint64_t total_bytes = 0;        // resident weights and buffers
   uint64_t quantized_params = 0;   // elements stored quantized
   uint64_t quantized_bytes = 0;    // their bytes incl. scales, zeros, indices
@@ -69,6 +70,9 @@ struct QuantizedWeights {
   std::string stored_format;       // StoredFormatName of the checkpoint ("none" when plain)
   uint64_t largest_linear_params = 0;  // for dequantization transients
   std::vector<std::string> notes;  // what stayed unquantized and why
+};
+
+struct QuantizedWeights : QuantizedWeightsSummary {
   // Bytes of each of model.tensors under the scheme, in order (0 for tied duplicates): what the
   // fit planner places per block.
   std::vector<uint64_t> tensor_bytes;

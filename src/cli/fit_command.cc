@@ -259,14 +259,15 @@ void RunFit(const FitArgs& args, Context& ctx) {
   if (!loaded->inputs.gguf.empty()) return RunGgufFit(args, ctx, std::move(*loaded));
   auto model = DescribeModel(loaded->inputs);
   if (!model) return ctx.Fail(model.error());
-  if (args.task != "load") {
-    const ContextChoice context = ChooseContext(
-        args.context_tokens, model->hp.max_position_embeddings,
-        args.task == "train" ? ContextUse::kTrain : ContextUse::kServe);
-    if (!context.assumption.empty()) model->assumptions.push_back(context.assumption);
+  // The context is chosen here, once, with its assumption line; the runtime takes it as given.
+  const ContextChoice context =
+      ChooseContext(args.context_tokens, model->hp.max_position_embeddings,
+                    args.task == "train" ? ContextUse::kTrain : ContextUse::kServe);
+  if (args.task != "load" && !context.assumption.empty()) {
+    model->assumptions.push_back(context.assumption);
   }
   auto runtime = RuntimeForTask(
-      *model, TaskSettings{.task = args.task, .context_tokens = args.context_tokens,
+      *model, TaskSettings{.task = args.task, .context_tokens = context.tokens,
                            .batch = args.batch, .kv_dtype = *kv_dtype});
   if (!runtime) return ctx.Fail(runtime.error());
   std::optional<Model> sibling = Sibling(*model);

@@ -303,21 +303,6 @@ uint64_t VllmBlockSize(const Model& model, const InferenceOptions& o,
   return block.tokens;
 }
 
-QuantizedWeights WeightsSummary(const QuantizedWeights& q) {
-  QuantizedWeights s;
-  s.total_bytes = q.total_bytes;
-  s.quantized_params = q.quantized_params;
-  s.quantized_bytes = q.quantized_bytes;
-  s.kept_params = q.kept_params;
-  s.kept_bytes = q.kept_bytes;
-  s.other_bytes = q.other_bytes;
-  s.stored_quantized_bytes = q.stored_quantized_bytes;
-  s.stored_format = q.stored_format;
-  s.largest_linear_params = q.largest_linear_params;
-  s.notes = q.notes;
-  return s;
-}
-
 }  // namespace
 
 Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& o,
@@ -334,7 +319,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
   const uint32_t c = DtypeBits(o.dtype) / 8 ? DtypeBits(o.dtype) / 8 : 2;
   // The estimate keeps the weights' summary, not their bytes per tensor: 2 MB for Kimi-K3's
   // 249k tensors, which the deployment planner would copy for every layout it evaluates.
-  e.weights = WeightsSummary(w.weights);
+  e.weights = static_cast<const QuantizedWeightsSummary&>(w.weights);
   e.assumptions = w.assumptions;
   ParallelOptions po{.engine = o.engine, .tp = o.tp, .dp = o.dp, .dp_attention = o.dp_attention,
                      .ep = o.ep, .pp = o.pp};

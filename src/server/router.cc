@@ -52,6 +52,13 @@ class ResponseCache {
   std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> index_;
 };
 
+// GET models|gpus: the query as the JSON body the POST form takes.
+std::string QueryBody(const HttpRequest& req) {
+  nlohmann::json body = nlohmann::json::object();
+  for (const auto& [key, value] : req.params) body[key] = value;
+  return DumpJson(body);
+}
+
 HttpResponse FromApi(const ApiResponse& api) {
   return {api.status, api.body, "application/json", false};
 }
@@ -148,9 +155,7 @@ struct Router::Impl {
     if (req.method == "GET" || req.method == "HEAD") {
       if (req.path == "/api/v1/hub/models") return std::nullopt;
       if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
-        nlohmann::json body = nlohmann::json::object();
-        for (const auto& [key, value] : req.params) body[key] = value;
-        Prepared p = PrepareApi(req.path.substr(kApiPrefix.size()), DumpJson(body), "");
+        Prepared p = PrepareApi(req.path.substr(kApiPrefix.size()), QueryBody(req), "");
         if (!p.answer) return std::nullopt;
         return FromApi(*p.answer);
       }
@@ -212,9 +217,7 @@ struct Router::Impl {
     if (req.path == "/api/v1/health") return {200, R"({"status":"ok"})", "application/json", false};
     if (req.path == "/api/v1/hub/models") return FromApi(SearchHubModels(req.params));
     if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
-      nlohmann::json body = nlohmann::json::object();
-      for (const auto& [key, value] : req.params) body[key] = value;
-      return FromApi(Api(req.path.substr(kApiPrefix.size()), DumpJson(body), ""));
+      return FromApi(Api(req.path.substr(kApiPrefix.size()), QueryBody(req), ""));
     }
     // Static files: only the embedded assets, by exact name; nothing on disk is ever served.
     const std::string path = req.path == "/" ? "/index.html" : req.path;
