@@ -14,15 +14,3 @@ export async function apiGet(command) {
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   return response.json();
 }
-
-// The model's longest context (max_position_embeddings): no JSON states it, so fit on a GPU too
-// large to be the limit answers it (limits.max_context_tokens, capped at the model's maximum).
-const maxContextCache = new Map();
-export function modelMaxContext(model) {
-  if (!maxContextCache.has(model)) {
-    maxContextCache.set(model, api("fit", { model, gpu: "64TiB", task: "inference", "no-advice": true })
-      .then((r) => (r.limits && r.limits.max_context_tokens) || 131072)
-      .catch((e) => { maxContextCache.delete(model); throw e; }));
-  }
-  return maxContextCache.get(model);
-}

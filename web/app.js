@@ -1,7 +1,7 @@
 // memfit's web page: the form is the state (state.js, kept in the URL hash); any change recomputes
 // after a short pause; each mode renders the API's JSON (docs/json.md) with its own module.
 import { $, $$, formatBytes, formatTokens, escapeHtml, verdictClass } from "./util.js";
-import { api, apiGet, modelMaxContext } from "./api.js";
+import { api, apiGet } from "./api.js";
 import { currentMode, setMode, saveToUrl, restoreFromUrl, modeValues, setControl, localValue } from "./state.js";
 import { drawChart, contextChart, stageChart } from "./charts.js";
 import { loadTable, loadChart } from "./load.js";
@@ -12,10 +12,12 @@ import { setCatalog, rememberModel, recentModels, isCatalogModel, searchHub } fr
 import { wireExports } from "./exports.js";
 import { compare } from "./compare.js";
 
-const state = { result: null, table: null, gpus: [], seq: 0, pending: 0, grid: null };
+const state = { result: null, table: null, gpus: [], gpusReady: null, seq: 0, pending: 0, grid: null };
 // Timings for bench/ and the browser test's output: ms from navigation to the first result, and
 // from each change to its result on the page.
 const timings = (window.memfitTimings = { firstRender: null, recomputes: [] });
+let firstRendered;
+const firstRender = new Promise((resolve) => { firstRendered = resolve; });
 
 function busy(delta) {
   state.pending += delta;
@@ -76,13 +78,18 @@ async function renderInference(result, body, seq) {
   setVerdict(`${formatBytes(result.total_bytes)} per GPU · ${result.gpus} GPU(s) · ${formatTokens(result.settings.context)} tokens × ${result.settings.batch}`);
   $("#table").innerHTML = inferenceTables(result);
   $("#extra").innerHTML = '<div id="curve-table"></div>';
-  const maxContext = await modelMaxContext(body.model);
-  if (seq !== state.seq) return;
+  const maxContext = result.model_max_context || 131072;
   $("#ctx-slider").max = String(contextToSlider(maxContext));
-  const curve = await inferenceCurve(body, maxContext, selectedGpus());
+  await state.gpusReady;  // the chart's GPU choices (the first answer may come before the list)
+  if (seq !== state.seq) return;
+  let curve;
+  try { curve = await inferenceCurve(body, selectedGpus()); } catch (e) {
+    if (seq === state.seq) { $("#curve-table").textContent = `No context curve: ${e.message}`; drawChart(null); }
+    return;
+  }
   if (seq !== state.seq) return;
   state.curve = curve;
-  await drawChart(contextChart(curve), `${curve.title} for ${result.model}, up to the model's ${formatTokens(maxContext)} tokens`);
+  await drawChart(contextChart(curve), `${curve.title} for ${result.model}, up to the model's ${formatTokens(curve.maxContext)} tokens`);
   $("#curve-table").innerHTML = curveTable(curve);
 }
 
@@ -139,16 +146,18 @@ async function recompute() {
   const seq = ++state.seq;
   const mode = currentMode();
   const { command, body } = requestFor(mode);
-  saveToUrl();
-  if (!body.model) return;
+  if (!body.model) { saveToUrl(); return; }
   const started = performance.now();
   const status = $("#status");
   status.className = ""; status.textContent = "Estimating…";
   busy(1);
   try {
-    let compared = null;
-    if (mode === "compare") compared = await renderCompare(body);
-    const result = compared ? compared.result : await api(command, body);
+    if (timings.firstRender === null) performance.mark("memfit:ask");
+    const asked = mode === "compare" ? renderCompare(body) : api(command, body);
+    saveToUrl();  // while the server answers
+    const compared = mode === "compare" ? await asked : null;
+    const result = compared ? compared.result : await asked;
+    if (timings.firstRender === null) performance.mark("memfit:answer");
     if (seq !== state.seq) return;
     state.result = result;
     $("#results").hidden = false;
@@ -164,7 +173,7 @@ async function recompute() {
       done = drawChart(compared.chart, compared.result.model);
     } else done = mode === "inference" ? renderInference(result, body, seq) : (mode === "load" ? renderLoad : mode === "train" ? renderTrain : renderFit)(result);
     const ms = performance.now() - started;
-    if (timings.firstRender === null) timings.firstRender = performance.now();
+    if (timings.firstRender === null) { timings.firstRender = performance.now(); firstRendered(); }
     else timings.recomputes.push({ mode, ms });
     status.textContent = "";
     rememberModel(body.model);
@@ -256,18 +265,32 @@ function fillGpus(list) {
 }
 
 async function init() {
+  performance.mark("memfit:start");
   wire();
-  document.body.dataset.busy = "1";
-  // The catalog only feeds suggestions: the first estimate does not wait for it. The GPU list
-  // does (the fit and chart GPU choices are restored from the URL into it).
-  apiGet("models").then(setCatalog, () => setCatalog([]));
-  fillGpus(await apiGet("gpus").then((g) => g.gpus || [], () => []));
-  const restored = restoreFromUrl();
+  busy(1);
+  // Load, inference and train ask the API without the GPU list, so their first answer is asked
+  // for at once and the list is put in the page after it is shown; fit and compare send a GPU
+  // chosen from it, so they wait for it. The URL is restored again once the list is in (its GPU
+  // choices need the options). The catalog only feeds suggestions: it is asked for last.
+  const list = apiGet("gpus").then((g) => g.gpus || [], () => []);
+  const hash = location.hash;
+  let restored = restoreFromUrl(hash);
+  syncSlider();
+  ggufOnly();
+  const first = restored && !["fit", "compare"].includes(currentMode()) ? recompute() : null;
+  const gpus = (first ? Promise.all([list, Promise.race([firstRender, first])]).then(([l]) => l) : list).then(fillGpus);
+  state.gpusReady = gpus;
+  await gpus;
+  performance.mark("memfit:gpus");
+  restored = restoreFromUrl(hash);
+  if (first) saveToUrl();  // the first request saved the form before the GPU choices were in
   syncSlider();
   ggufOnly();
   syncFitControls();
-  document.body.dataset.busy = "0";
-  if (restored) await recompute();
+  busy(-1);
+  if (first) await first;
+  else if (restored) await recompute();
+  apiGet("models").then(setCatalog, () => setCatalog([]));
 }
 
 init();

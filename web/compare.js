@@ -1,7 +1,7 @@
 // Compare mode: up to four models side by side at one inference setting, or, for one model, its
 // quantizations. Every cell is one API answer (estimate-memory, inference, train, fit).
 import { api } from "./api.js";
-import { formatBytes, formatTokens, tableHtml, escapeHtml, verdictClass } from "./util.js";
+import { formatBytes, formatTokens, tableHtml, escapeHtml, verdictClass, formatCount } from "./util.js";
 import { dtypeBars } from "./charts.js";
 
 export const QUANTS = ["stored", "none", "bnb-int8", "nf4-dq", "gptq", "awq", "fp8", "int4"];
@@ -20,7 +20,7 @@ export async function compare(s) {
   if (s.models.length === 1) return compareQuants(s.models[0], s);
   const columns = await Promise.all(s.models.map((m) => modelColumn(m, s)));
   const rows = [
-    ["parameters", (c) => c.load.parameters.toLocaleString("en-US"), (c) => c.load.parameters],
+    ["parameters", (c) => formatCount(c.load.parameters), (c) => c.load.parameters],
     ["stored", (c) => formatBytes(c.load.stored_bytes), (c) => c.load.stored_bytes],
     ["load at bfloat16", (c) => formatBytes(c.load.rows[0].total_bytes), (c) => c.load.rows[0].total_bytes],
     [`inference per GPU (${formatTokens(s.context)} tokens × ${s.batch})`, (c) => formatBytes(c.inference.total_bytes), (c) => c.inference.total_bytes],

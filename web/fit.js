@@ -1,6 +1,6 @@
 // Fit mode: the verdict, where each module goes (device map), limits, speed bounds, the ranked
 // advice (with "apply" for the ones the page can set), and the "runs on" grid of every catalog GPU.
-import { formatBytes, formatTokens, tableHtml, escapeHtml, verdictClass } from "./util.js";
+import { formatBytes, formatTokens, tableHtml, escapeHtml, verdictClass, formatCount } from "./util.js";
 
 // An advice action -> the page setting that computes it: {mode, set: {control: value}, model?}.
 // Actions the page has no control for (GGUF, pruning, offload) get no "apply".
@@ -32,7 +32,7 @@ export function fitTables(result) {
   const speed = result.speed_upper_bounds;
   if (speed) {
     facts.push(["decode, upper bound", speed.decode_tokens_per_s ? `${speed.decode_tokens_per_s.toFixed(1)} tokens/s` : "unknown"]);
-    facts.push(["prefill, upper bound", speed.prefill_tokens_per_s ? `${Math.round(speed.prefill_tokens_per_s).toLocaleString("en-US")} tokens/s` : "unknown"]);
+    facts.push(["prefill, upper bound", speed.prefill_tokens_per_s ? `${formatCount(Math.round(speed.prefill_tokens_per_s))} tokens/s` : "unknown"]);
   }
   html += `<div id="fit-facts">${tableHtml(["limit", "value"], facts, "Limits and speed bounds")}</div>`;
   html += tableHtml(["device", "memory", "used", "modules"], result.devices.map((d) => [d.label,

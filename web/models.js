@@ -1,7 +1,7 @@
 // The model box: the built-in catalog (GET api/v1/models, offline) as suggestions, the models
 // used recently first (kept in this browser's localStorage, never sent anywhere), and models found
 // by the Hub's search through the server (GET api/v1/hub/models?search=...), when it can reach it.
-import { $, escapeHtml, formatBytes } from "./util.js";
+import { $, escapeHtml, formatBytes, formatCount } from "./util.js";
 
 const KEY = "memfit.recent-models";
 let catalog = [];
@@ -26,7 +26,7 @@ export function fillSuggestions() {
   }
   const shown = new Set([...recent, ...catalog.map((m) => m.id)]);
   for (const m of hubFound) {
-    if (!shown.has(m.id)) options.push(`<option value="${escapeHtml(m.id)}">${escapeHtml(`Hub · ${m.downloads.toLocaleString("en-US")} downloads${m.pipeline_tag ? " · " + m.pipeline_tag : ""}`)}</option>`);
+    if (!shown.has(m.id)) options.push(`<option value="${escapeHtml(m.id)}">${escapeHtml(`Hub · ${formatCount(m.downloads)} downloads${m.pipeline_tag ? " · " + m.pipeline_tag : ""}`)}</option>`);
   }
   $("#model-list").innerHTML = options.join("");
 }

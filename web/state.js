@@ -56,8 +56,8 @@ export function saveToUrl() {
 }
 
 // Restores the form from the hash; false when the hash names no model.
-export function restoreFromUrl() {
-  const params = new URLSearchParams(location.hash.slice(1));
+export function restoreFromUrl(hash = location.hash) {
+  const params = new URLSearchParams(hash.slice(1));
   if (!params.has("model")) return false;
   $("#model").value = params.get("model");
   setMode(params.get("mode") || "load");

@@ -81,9 +81,15 @@ struct TrainOptions {
   OverheadOptions overhead;
 };
 
+// One kind of tensor alive at a stage's peak ("weights", "activations", "loss backward", ...).
+struct StagePart {
+  std::string name;
+  uint64_t bytes = 0;
+};
 struct StageMemory {
   std::string stage;   // "model loaded", "forward", "backward", "optimizer step"
   uint64_t bytes = 0;  // allocated tensors on the GPU at this stage's peak
+  std::vector<StagePart> parts;  // what is alive then, non-zero parts only; they sum to bytes
 };
 
 struct TrainEstimate {

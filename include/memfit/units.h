@@ -20,5 +20,7 @@ std::string FormatBytesAccelerate(double bytes);
 Result<uint64_t> ParseByteSize(std::string_view text);
 // Parameter counts: "108.3M", "8.03B".
 std::string FormatCount(uint64_t count);
+// Exact counts with thousands separators: "34,941".
+std::string FormatGrouped(uint64_t n);
 
 }  // namespace memfit

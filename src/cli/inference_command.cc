@@ -7,6 +7,7 @@
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
 #include "cli/vocabulary.h"
+#include "memfit/context_curve.h"
 #include "memfit/context_default.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/gpu.h"
@@ -41,6 +42,8 @@ struct InferenceArgs {
   std::string cuda_context;
   double allocator_reserve = 0.0;
   bool all_logits = false;
+  bool curve = false;
+  std::vector<std::string> curve_gpus;
   std::string format = "table";
 };
 
@@ -50,6 +53,10 @@ struct InferenceArgs {
 // through `memfit gguf inference`, which gives the same answer for the same flags.
 void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
                  std::optional<LoadedInputs> loaded = std::nullopt) {
+  if (args.curve) {
+    return ctx.Fail(MakeError("--curve: not available for GGUF models (llama.cpp) yet; ask "
+                              "`memfit gguf fit MODEL --gpu NAME` for the longest context"));
+  }
   LlamaCppCliArgs llama;
   llama.options.context_tokens = args.context;
   llama.ctx_given = args.context > 0;
@@ -144,7 +151,24 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
     return ctx.Fail(MakeError("--gpus {}: the layout uses {} GPUs (--tp {} --dp {} --pp {})",
                               args.gpus, e->gpus, o.tp, o.dp, o.pp));
   }
-  ctx.out << RenderInference(*model, o, *e, *format);
+  if (!args.curve) {
+    if (!args.curve_gpus.empty()) return ctx.Fail(MakeError("--curve-gpu needs --curve"));
+    ctx.out << RenderInference(*model, o, *e, *format);
+    return;
+  }
+  // The curve's GPUs: --curve-gpu, else the deployment's --gpu.
+  std::vector<CurveGpu> gpus;
+  const std::vector<std::string> names =
+      !args.curve_gpus.empty() ? args.curve_gpus
+                               : (args.gpu.empty() ? std::vector<std::string>{} : std::vector{args.gpu});
+  for (const auto& name : names) {
+    auto gpu = FindGpu(name);
+    if (!gpu) return ctx.Fail(Wrap(gpu.error(), "--curve-gpu"));
+    gpus.push_back({std::string((*gpu)->name), MemoryBytes(**gpu), ComputeCapability(**gpu)});
+  }
+  auto curve = EstimateContextCurve(*model, o, gpus);
+  if (!curve) return ctx.Fail(curve.error());
+  ctx.out << RenderInference(*model, o, *e, *format, &*curve);
 }
 
 }  // namespace
@@ -190,6 +214,12 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
                   "allocator cache as a fraction of the allocated peak (default 0)");
   cmd->add_flag("--all-logits", a->all_logits,
                 "logits for every prompt token (transformers < 4.45) instead of the last");
+  cmd->add_flag("--curve", a->curve,
+                "memory against context (256 tokens to the model's maximum) and the longest "
+                "context on each --curve-gpu (transformers: the total per GPU; vLLM/SGLang: the "
+                "batch's KV cache against the engine's pool)");
+  cmd->add_option("--curve-gpu", a->curve_gpus,
+                  "a catalog GPU for --curve (repeat for more; default --gpu)");
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
   cmd->callback([a, &ctx] { RunInference(*a, ctx); });

@@ -363,22 +363,58 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
 
   // ---- stages (allocated bytes on the GPU, steady state)
   const bool grads_persist = o.grad_accum > 1 || !o.zero_grad_set_to_none;
-  const uint64_t states = Add(e.optimizer_bytes, master);
-  const uint64_t base = Add(Add(w, states), comm);
-  const uint64_t act_all = Add(Add(act, e.logits_bytes), autocast ? CeilDiv(autocast_copy, mp) : 0);
   const uint64_t grads = e.gradients_bytes;
-  e.stages.push_back({"model loaded", w});
-  e.stages.push_back({"forward", Add(Add(base, act_all), grads_persist ? grads : 0)});
+  // Each stage with the parts alive at its peak; a stage's bytes are their sum.
+  const auto stage = [&e](std::string name, std::vector<StagePart> parts) {
+    StageMemory st{std::move(name), 0, {}};
+    for (auto& p : parts) {
+      if (p.bytes == 0) continue;
+      st.bytes = Add(st.bytes, p.bytes);
+      st.parts.push_back(std::move(p));
+    }
+    e.stages.push_back(std::move(st));
+  };
+  const uint64_t autocast_part = autocast ? CeilDiv(autocast_copy, mp) : 0;
+  const auto with_base = [&](std::vector<StagePart> more) {
+    std::vector<StagePart> parts{{"weights", w}, {"master weights", master},
+                                 {"optimizer states", e.optimizer_bytes}, {"communication", comm}};
+    parts.insert(parts.end(), more.begin(), more.end());
+    return parts;
+  };
+  const std::vector<StagePart> forward_working{{"activations", act},
+                                               {"logits and loss", e.logits_bytes},
+                                               {"autocast weight copies", autocast_part}};
+  stage("model loaded", {{"weights", w}});
+  {
+    auto parts = with_base(forward_working);
+    parts.push_back({"gradients", grads_persist ? grads : 0});
+    stage("forward", std::move(parts));
+  }
   // A head tied to the input embedding: at the embedding's backward (the last op) the head's
   // weight gradient, the embedding's dense gradient and their out-of-place sum are alive: two
   // vocabulary x hidden gradients beyond the one kept (measured: FINDINGS.md 2c).
   const uint64_t tied_bwd = CeilDiv(Mul(tied_head_numel, 2 * grad_b), o.tp);
-  uint64_t bwd = grads_persist ? std::max(Add(Add(act_all, grads), Add(logits_bwd, recompute)),
-                                          Add(grads, tied_bwd))
-                               : std::max(Add(act_all, logits_bwd),
-                                          Add(grads, std::max(recompute, tied_bwd)));
-  e.stages.push_back({"backward", Add(base, bwd)});
-  e.stages.push_back({"optimizer step", Add(Add(base, grads), opt_tmp)});
+  // The backward's peak is either while the loss's and the layers' gradients are computed (the
+  // saved tensors still alive) or at its end (all gradients, plus the tied head's sum).
+  std::vector<StagePart> during = forward_working;
+  during.push_back({"loss backward", logits_bwd});
+  std::vector<StagePart> at_end{{"gradients", grads}};
+  if (grads_persist) {
+    during.push_back({"gradients", grads});
+    during.push_back({"layer backward and recompute", recompute});
+    at_end.push_back({"tied embedding gradients", tied_bwd});
+  } else if (recompute >= tied_bwd) {
+    at_end.push_back({"layer backward and recompute", recompute});
+  } else {
+    at_end.push_back({"tied embedding gradients", tied_bwd});
+  }
+  const auto sum = [](const std::vector<StagePart>& parts) {
+    uint64_t total = 0;
+    for (const auto& p : parts) total = Add(total, p.bytes);
+    return total;
+  };
+  stage("backward", with_base(sum(during) >= sum(at_end) ? during : at_end));
+  stage("optimizer step", with_base({{"gradients", grads}, {"optimizer temporaries", opt_tmp}}));
   uint64_t peak = 0;
   for (const auto& st : e.stages) {
     if (st.bytes >= peak) { peak = st.bytes; e.peak_stage = st.stage; }

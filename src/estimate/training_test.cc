@@ -1,3 +1,5 @@
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "estimate/activations.h"
@@ -117,6 +119,41 @@ TEST(TrainingTest, PeakStageAndContext) {
   for (const auto& s : e->stages) max_stage = std::max(max_stage, s.bytes);
   EXPECT_EQ(e->peak_bytes, max_stage + 1000);
   EXPECT_FALSE(e->peak_stage.empty());
+}
+
+// Each stage names the parts alive at its peak, and they sum to the stage's bytes: the web page
+// draws them as the stage's bar. fp32 AdamW, no head: the optimizer step holds the weights, two
+// fp32 states per parameter, the gradients and foreach AdamW's one state-sized temporary; the
+// gradients are alive in the forward only with gradient accumulation (zero_grad frees them).
+TEST(TrainingTest, StagePartsSumToTheStageAndNameWhatIsAlive) {
+  auto parts_of = [](const StageMemory& s) {
+    std::map<std::string, uint64_t> m;
+    uint64_t sum = 0;
+    for (const auto& p : s.parts) {
+      EXPECT_GT(p.bytes, 0u) << s.stage << " " << p.name;
+      m[p.name] += p.bytes;
+      sum += p.bytes;
+    }
+    EXPECT_EQ(sum, s.bytes) << s.stage;
+    return m;
+  };
+  for (uint64_t accum : {1, 4}) {
+    TrainOptions o{.precision = Precision::kFp32, .grad_accum = accum, .head = TaskHead::kNone};
+    auto e = EstimateTraining(LinearOnly(), o);
+    ASSERT_TRUE(e.has_value()) << e.error().message;
+    ASSERT_EQ(e->stages.size(), 4u);
+    const uint64_t w = e->weights_bytes;
+    EXPECT_EQ(parts_of(e->stages[0]), (std::map<std::string, uint64_t>{{"weights", w}}));
+    auto forward = parts_of(e->stages[1]);
+    EXPECT_EQ(forward["weights"], w);
+    EXPECT_EQ(forward["optimizer states"], 2 * w);
+    EXPECT_EQ(forward.count("gradients"), accum > 1 ? 1u : 0u);
+    EXPECT_EQ(forward["activations"], e->activation_bytes);
+    parts_of(e->stages[2]);
+    EXPECT_EQ(parts_of(e->stages[3]),
+              (std::map<std::string, uint64_t>{{"weights", w}, {"optimizer states", 2 * w},
+                                               {"gradients", w}, {"optimizer temporaries", w}}));
+  }
 }
 
 TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {

@@ -10,15 +10,6 @@
 namespace memfit {
 namespace {
 
-std::string Grouped(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::vector<std::string> LoadHeaders() {
   return {"dtype", "Load", "Largest block", "Training (AdamW)"};
 }
@@ -101,7 +92,7 @@ std::string RenderLoadEstimate(const Model& model, const LoadEstimate& e, Output
   }
   out += fmt::format("\nSource      {}\n", model.source);
   out += fmt::format("Parameters  {} ({})", FormatCount(e.totals.parameters),
-                     Grouped(e.totals.parameters));
+                     FormatGrouped(e.totals.parameters));
   if (e.totals.head_parameters > 0) {
     out += fmt::format(", of which task head {}", FormatCount(e.totals.head_parameters));
   }

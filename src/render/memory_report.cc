@@ -47,7 +47,7 @@ void AddLines(std::vector<std::string>& lines, const std::vector<std::string>& a
 }  // namespace
 
 nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
-                             const InferenceEstimate& e) {
+                             const InferenceEstimate& e, const ContextCurve* curve) {
   nlohmann::json j;
   j["schema"] = "memfit.inference/1";
   j["model"] = model.name;
@@ -61,6 +61,7 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
                    {"engine", std::string(EngineName(o.engine))}, {"tp", o.tp},
                    {"dp", o.dp}, {"ep", o.ep}, {"pp", o.pp}, {"dp_attention", o.dp_attention},
                    {"compute_capability", o.compute_capability}};
+  j["model_max_context"] = model.hp.max_position_embeddings;
   j["gpus"] = e.gpus;
   j["parallel"] = {{"attn_tp", e.layout.attn_tp}, {"dense_tp", e.layout.dense_tp},
                    {"ep", e.layout.ep}, {"expert_tp", e.layout.expert_tp},
@@ -113,15 +114,30 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   } else {
     j["serving"] = nullptr;
   }
+  if (curve) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : curve->points) points.push_back({{"context", p.context}, {"bytes", p.bytes}});
+    nlohmann::json limits = nlohmann::json::array();
+    for (const auto& l : curve->limits) {
+      limits.push_back({{"gpu", l.gpu}, {"budget_bytes", l.budget_bytes},
+                        {"longest_context", l.longest_context ? nlohmann::json(*l.longest_context)
+                                                              : nlohmann::json(nullptr)},
+                        {"note", l.note}});
+    }
+    j["curve"] = {{"metric", curve->metric}, {"max_context", curve->max_context},
+                  {"points", points}, {"limits", limits}};
+  }
   std::vector<std::string> assumptions = model.assumptions;
   assumptions.insert(assumptions.end(), e.assumptions.begin(), e.assumptions.end());
+  if (curve) assumptions.insert(assumptions.end(), curve->assumptions.begin(), curve->assumptions.end());
   j["assumptions"] = assumptions;
   j["notes"] = e.notes;
   return j;
 }
 
 std::string RenderInference(const Model& model, const InferenceOptions& o,
-                            const InferenceEstimate& e, OutputFormat format) {
+                            const InferenceEstimate& e, OutputFormat format,
+                            const ContextCurve* curve) {
   Rows rows;
   Row(rows, "weights", e.weights_bytes);
   Row(rows, "kv cache", e.kv_cache_bytes);
@@ -156,8 +172,26 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
     lines.push_back(fmt::format("max concurrent sequences of {} tokens: {}", o.context_tokens,
                                 e.serving->max_concurrency));
   }
-  AddLines(lines, e.assumptions, e.notes, model);
-  return Render(format, title, rows, lines, InferenceJson(model, o, e));
+  if (curve) {
+    const bool paged = curve->metric == "kv_cache";
+    for (const auto& p : curve->points) {
+      Row(rows, fmt::format("{} at {} tokens", paged ? "kv cache for the batch" : "total per GPU",
+                            FormatGrouped(p.context)), p.bytes);
+    }
+    for (const auto& l : curve->limits) {
+      std::string longest = !l.longest_context ? fmt::format("all {} tokens (the curve's end)",
+                                                             FormatGrouped(curve->max_context))
+                            : *l.longest_context == 0 ? std::string("none")
+                                                      : FormatGrouped(*l.longest_context) + " tokens";
+      lines.push_back(fmt::format("longest context on {} ({} {}): {}{}", l.gpu,
+                                  paged ? "KV pool" : "memory", FormatBytes(l.budget_bytes),
+                                  longest, l.note.empty() ? "" : " (" + l.note + ")"));
+    }
+  }
+  std::vector<std::string> assumptions = e.assumptions;
+  if (curve) assumptions.insert(assumptions.end(), curve->assumptions.begin(), curve->assumptions.end());
+  AddLines(lines, assumptions, e.notes, model);
+  return Render(format, title, rows, lines, InferenceJson(model, o, e, curve));
 }
 
 nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainEstimate& e) {
@@ -188,7 +222,11 @@ nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainE
   j["total_bytes"] = e.peak_bytes;  // the peak, not the sum of components
   j["peak_stage"] = e.peak_stage;
   nlohmann::json stages = nlohmann::json::array();
-  for (const auto& s : e.stages) stages.push_back({{"stage", s.stage}, {"bytes", s.bytes}});
+  for (const auto& s : e.stages) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& p : s.parts) parts.push_back({{"name", p.name}, {"bytes", p.bytes}});
+    stages.push_back({{"stage", s.stage}, {"bytes", s.bytes}, {"parts", parts}});
+  }
   j["stages"] = stages;
   j["cpu_ram"] = e.cpu_bytes;
   std::vector<std::string> assumptions = model.assumptions;

@@ -65,6 +65,16 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   return static_cast<uint64_t>(std::llround(bytes));
 }
 
+std::string FormatGrouped(uint64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string FormatCount(uint64_t count) {
   if (count < 1000) return fmt::format("{}", count);
   static constexpr std::array<std::string_view, 4> kUnits = {"K", "M", "B", "T"};

@@ -196,6 +196,11 @@ test("inference: numbers are the API's, the context curve crosses the GPU where 
     const r = await api("inference", { ...expected.settings && { model: MODEL, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1 }, context: point.x });
     assert.equal(curve.bytes[i], r.total_bytes, `curve at ${point.x}`);
   }
+  // One API call gives the whole curve: the chart is that call's points.
+  const oneCall = await api("inference", { model: MODEL, context: 4096, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1, curve: true, "curve-gpu": ["RTX 4090", "H100 SXM"] });
+  assert.deepEqual(curve.bytes, oneCall.curve.points.map((p) => p.bytes));
+  assert.deepEqual(curve.data.map((p) => p.x), oneCall.curve.points.map((p) => p.context));
+  assert.equal(oneCall.curve.max_context, expected.model_max_context);
   // The crossing on the RTX 4090 equals fit's longest context.
   const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 4096, batch: 1 });
   const marker = chart.find((d) => d.crossing !== undefined && d.label.includes("RTX 4090"));
@@ -229,8 +234,11 @@ test("train: each stage's bar is the API's stage total, made of the parts alive 
   await open(page, `mode=train&model=${encodeURIComponent(MODEL)}`);
   const check = async (body) => {
     const expected = await api("train", body);
-    const bars = await page.evaluate(() => { const c = Chart.getChart("chart-main"); return { labels: c.data.labels, sums: c.data.labels.map((_, j) => c.data.datasets.reduce((s, d) => s + d.bytes[j], 0)) }; });
+    const bars = await page.evaluate(() => { const c = Chart.getChart("chart-main"); return { labels: c.data.labels, sums: c.data.labels.map((_, j) => c.data.datasets.reduce((s, d) => s + d.bytes[j], 0)),
+      parts: c.data.labels.map((_, j) => Object.fromEntries(c.data.datasets.filter((d) => d.bytes[j] > 0).map((d) => [d.label, d.bytes[j]]))) }; });
     assert.deepEqual(bars.sums, expected.stages.map((s) => s.bytes), "bars = stage totals");
+    // Each bar is made of the parts the API says are alive at that stage, with their bytes.
+    assert.deepEqual(bars.parts, expected.stages.map((s) => Object.fromEntries(s.parts.map((p) => [p.name, p.bytes]))), "bar parts = the API's stage parts");
     assert.ok(bars.labels.includes(`${expected.peak_stage} (peak)`), "peak marked");
     assert.match(await page.textContent("#verdict"), new RegExp(formatBytes(expected.total_bytes).replace(".", "\\.")));
   };
