@@ -44,7 +44,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The web page's charting library (npm, pinned in web/package-lock.json), embedded at build time.
-if [ ! -f web/node_modules/chart.js/dist/chart.umd.js ]; then
-  (cd web && npm ci --no-audit --no-fund --loglevel=error)
+# The web page's charting library and the bundler that makes its modules one file (npm, pinned in
+# web/package-lock.json), both used at build time.
+if [ ! -f web/node_modules/chart.js/dist/chart.umd.js ] || [ ! -x web/node_modules/.bin/esbuild ]; then
+  (cd web && npm ci --no-audit --no-fund --include=dev --loglevel=error)
 fi
