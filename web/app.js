@@ -5,7 +5,7 @@ import { api, apiGet } from "./api.js";
 import { currentMode, setMode, saveToUrl, restoreFromUrl, modeValues, setControl, localValue } from "./state.js";
 import { drawChart, contextChart, stageChart } from "./charts.js";
 import { loadTable, loadChart } from "./load.js";
-import { inferenceCurve, inferenceTables, curveTable, sliderToContext, contextToSlider } from "./inference.js";
+import { inferenceCurve, inferenceTables, llamaCppTables, curveTable, sliderToContext, contextToSlider } from "./inference.js";
 import { stageParts, trainTables } from "./train.js";
 import { fitTables, deployTable, adviceSetting, gridRows, gridHtml } from "./fit.js";
 import { setCatalog, rememberModel, recentModels, isCatalogModel, searchHub } from "./models.js";
@@ -35,7 +35,13 @@ function requestFor(mode) {
     return { command: "estimate-memory", body };
   }
   const body = { model, ...modeValues(mode) };
-  if (mode === "inference" && body.engine === "llama.cpp") delete body.quant;
+  if (mode === "inference" && body.engine === "llama.cpp") {
+    // llama.cpp runs the GGUF file as stored: no dtype, quantization, attention or tensor-parallel
+    // choice; its devices are the first GPU chosen for the chart.
+    for (const name of ["quant", "dtype", "attn", "tp", "kv-dtype"]) delete body[name];
+    const gpu = localValue("inference", "gpus").split(",").filter(Boolean)[0];
+    if (gpu) body.gpu = gpu;
+  }
   if (mode === "fit") {
     const count = Number(body.count || 1);
     delete body.count;
@@ -74,9 +80,17 @@ function selectedGpus() {
 }
 
 async function renderInference(result, body, seq) {
-  state.table = tableOf(["component", "bytes per GPU"], [...result.components.map((c) => [c.name, c.bytes]), ["total", result.total_bytes]]);
-  setVerdict(`${formatBytes(result.total_bytes)} per GPU · ${result.gpus} GPU(s) · ${formatTokens(result.settings.context)} tokens × ${result.settings.batch}`);
-  $("#table").innerHTML = inferenceTables(result);
+  if (result.devices) {  // llama.cpp: per device
+    state.table = tableOf(["device", "layers", "model_bytes", "kv_bytes", "compute_bytes", "total_bytes"], result.devices.map((d) => [d.name, d.layers, d.model_bytes, d.kv_bytes, d.compute_bytes, d.total_bytes]));
+    const gpus = result.devices.filter((d) => !d.host);
+    const largest = Math.max(0, ...gpus.map((d) => d.total_bytes));
+    setVerdict(`${gpus.length ? `${formatBytes(largest)} on the largest GPU` : "CPU only"} · ${formatTokens(result.n_ctx)} tokens × ${result.n_seq} · llama.cpp`);
+    $("#table").innerHTML = llamaCppTables(result);
+  } else {
+    state.table = tableOf(["component", "bytes per GPU"], [...result.components.map((c) => [c.name, c.bytes]), ["total", result.total_bytes]]);
+    setVerdict(`${formatBytes(result.total_bytes)} per GPU · ${result.gpus} GPU(s) · ${formatTokens(result.settings.context)} tokens × ${result.settings.batch}`);
+    $("#table").innerHTML = inferenceTables(result);
+  }
   $("#extra").innerHTML = '<div id="curve-table"></div>';
   const maxContext = result.model_max_context || 131072;
   $("#ctx-slider").max = String(contextToSlider(maxContext));
@@ -205,10 +219,13 @@ function syncSlider() {
   $("#ctx-out").textContent = formatTokens(context);
 }
 
-// Fit with an engine plans a serving deployment: task, weights dtype and CPU RAM do not apply.
+// Fit with an engine plans a serving deployment: task, weights dtype and CPU RAM do not apply; nor
+// do dtype, quantization, KV dtype, attention and tensor parallel to llama.cpp (the GGUF as stored).
 function syncFitControls() {
   const engine = Boolean(localValue("fit", "engine"));
   for (const name of ["task", "dtype", "ram"]) $(`fieldset[data-for="fit"] [name="${name}"]`).disabled = engine;
+  const llama = localValue("inference", "engine") === "llama.cpp";
+  for (const name of ["dtype", "quant", "kv-dtype", "attn", "tp"]) $(`fieldset[data-for="inference"] [name="${name}"]`).disabled = llama;
 }
 
 // llama.cpp reads GGUF files: offered for GGUF repositories only.
@@ -269,15 +286,16 @@ async function init() {
   wire();
   busy(1);
   // Load, inference and train ask the API without the GPU list, so their first answer is asked
-  // for at once and the list is put in the page after it is shown; fit and compare send a GPU
-  // chosen from it, so they wait for it. The URL is restored again once the list is in (its GPU
+  // for at once and the list is put in the page after it is shown; fit, compare and llama.cpp
+  // inference send a GPU chosen from it, so they wait for it. The URL is restored again once the list is in (its GPU
   // choices need the options). The catalog only feeds suggestions: it is asked for last.
   const list = apiGet("gpus").then((g) => g.gpus || [], () => []);
   const hash = location.hash;
   let restored = restoreFromUrl(hash);
   syncSlider();
   ggufOnly();
-  const first = restored && !["fit", "compare"].includes(currentMode()) ? recompute() : null;
+  const needsGpus = ["fit", "compare"].includes(currentMode()) || (currentMode() === "inference" && localValue("inference", "engine") === "llama.cpp");
+  const first = restored && !needsGpus ? recompute() : null;
   const gpus = (first ? Promise.all([list, Promise.race([firstRender, first])]).then(([l]) => l) : list).then(fillGpus);
   state.gpusReady = gpus;
   await gpus;

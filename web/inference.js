@@ -17,11 +17,24 @@ export async function inferenceCurve(body, gpus) {
   const result = await api("inference", { ...body, curve: true, "curve-gpu": gpus.map((g) => g.name) });
   const c = result.curve;
   const paged = c.metric === "kv_cache";
-  const metric = paged ? "KV cache for the batch" : "total per GPU";
+  const metric = paged ? "KV cache for the batch" : c.metric === "largest_gpu" ? "largest GPU, every layer offloaded" : "total per GPU";
   const lines = c.limits.map((l) => ({ gpu: paged ? `${l.gpu} KV pool` : l.gpu, bytes: l.budget_bytes,
     crossing: l.longest_context, note: l.note || "" }));
   return { metric, points: c.points, lines, maxContext: c.max_context,
     title: `${metric} against context (batch ${body.batch}, ${body.engine})` };
+}
+
+// llama.cpp (GGUF): the API's per-device table (docs/json.md), as `memfit gguf inference`.
+export function llamaCppTables(result) {
+  const rows = result.devices.map((d) => [d.name, `${d.layers}${d.output_layer ? " + output" : ""}${d.host ? " + input" : ""}`,
+    formatBytes(d.model_bytes), formatBytes(d.kv_bytes), formatBytes(d.rs_bytes), formatBytes(d.compute_bytes),
+    formatBytes(d.output_bytes), formatBytes(d.context_bytes), formatBytes(d.total_bytes)]);
+  let html = tableHtml(["device", "layers", "model", "KV cache", "recurrent", "compute", "output", "CUDA context", "total"], rows,
+    "Memory per device (llama.cpp)");
+  html += tableHtml(["fact", "value"], [["context", `${formatTokens(result.n_ctx)} tokens (${result.n_seq} sequence${result.n_seq === 1 ? "" : "s"})`],
+    ["KV cache", `K ${formatBytes(result.kv_k_bytes)} + V ${formatBytes(result.kv_v_bytes)}`],
+    ["layers on the GPU", `${result.offloaded_layers} of ${result.total_layers}`], ["flash attention", result.flash_attn ? "on" : "off"]]);
+  return html;
 }
 
 export function inferenceTables(result) {

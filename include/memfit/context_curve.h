@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memfit/estimate_inference.h"
+#include "memfit/llamacpp.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
 
@@ -38,8 +39,9 @@ struct CurveLimit {
 };
 
 struct ContextCurve {
-  // "total_per_gpu" (transformers: everything per GPU) or "kv_cache" (vLLM, SGLang: the batch's
-  // KV cache, held against the engine's pre-allocated pool).
+  // "total_per_gpu" (transformers: everything per GPU), "kv_cache" (vLLM, SGLang: the batch's
+  // KV cache, held against the engine's pre-allocated pool) or "largest_gpu" (llama.cpp: the
+  // largest GPU's allocations with every layer offloaded).
   std::string metric;
   uint64_t max_context = 0;  // the curve's last point: the model's longest context
   std::vector<CurvePoint> points;
@@ -52,5 +54,9 @@ struct ContextCurve {
 // limit per GPU, found by bisection on exact estimates.
 Result<ContextCurve> EstimateContextCurve(const Model& model, const InferenceOptions& options,
                                           const std::vector<CurveGpu>& gpus);
+// The same for llama.cpp (GGUF): every layer on the GPU(s) (-ngl all) and the largest GPU's
+// allocations (weights, KV cache, compute buffers, CUDA context) against its memory.
+Result<ContextCurve> EstimateLlamaCppContextCurve(const Model& model, const LlamaCppOptions& options,
+                                                  const std::vector<CurveGpu>& gpus);
 
 }  // namespace memfit

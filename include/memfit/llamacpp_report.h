@@ -5,14 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memfit/context_curve.h"
 #include "memfit/llamacpp.h"
 #include "memfit/model.h"
 #include "memfit/render.h"
 
 namespace memfit {
 
-nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& estimate);
-std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& estimate, OutputFormat format);
+// `curve` (--curve): memory against context and each GPU's longest context, as JSON's "curve"
+// and, in the table, lines after it.
+nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& estimate,
+                                    const ContextCurve* curve = nullptr);
+std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& estimate, OutputFormat format,
+                                   const ContextCurve* curve = nullptr);
 // `model_flags`: how the printed llama-server command names the model: "-m PATH", or
 // "--hf-repo ORG/NAME --hf-file FILE" for a Hub repository.
 std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan,

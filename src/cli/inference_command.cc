@@ -53,10 +53,6 @@ struct InferenceArgs {
 // through `memfit gguf inference`, which gives the same answer for the same flags.
 void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
                  std::optional<LoadedInputs> loaded = std::nullopt) {
-  if (args.curve) {
-    return ctx.Fail(MakeError("--curve: not available for GGUF models (llama.cpp) yet; ask "
-                              "`memfit gguf fit MODEL --gpu NAME` for the longest context"));
-  }
   LlamaCppCliArgs llama;
   llama.options.context_tokens = args.context;
   llama.ctx_given = args.context > 0;
@@ -64,6 +60,8 @@ void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
   if (!args.gpu.empty()) llama.gpus.push_back(args.gpu);
   if (args.gpus > 0) llama.options.num_gpus = static_cast<uint32_t>(std::min<uint64_t>(args.gpus, UINT32_MAX));
   llama.format = args.format;
+  llama.curve = args.curve;
+  llama.curve_gpus = args.curve_gpus;
   RunLlamaCppInference(args.model, llama, ctx, std::move(loaded));
 }
 
@@ -157,16 +155,11 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
     return;
   }
   // The curve's GPUs: --curve-gpu, else the deployment's --gpu.
-  std::vector<CurveGpu> gpus;
-  const std::vector<std::string> names =
-      !args.curve_gpus.empty() ? args.curve_gpus
-                               : (args.gpu.empty() ? std::vector<std::string>{} : std::vector{args.gpu});
-  for (const auto& name : names) {
-    auto gpu = FindGpu(name);
-    if (!gpu) return ctx.Fail(Wrap(gpu.error(), "--curve-gpu"));
-    gpus.push_back({std::string((*gpu)->name), MemoryBytes(**gpu), ComputeCapability(**gpu)});
-  }
-  auto curve = EstimateContextCurve(*model, o, gpus);
+  auto gpus = CurveGpus(!args.curve_gpus.empty() ? args.curve_gpus
+                        : args.gpu.empty()       ? std::vector<std::string>{}
+                                                 : std::vector{args.gpu});
+  if (!gpus) return ctx.Fail(gpus.error());
+  auto curve = EstimateContextCurve(*model, o, *gpus);
   if (!curve) return ctx.Fail(curve.error());
   ctx.out << RenderInference(*model, o, *e, *format, &*curve);
 }
@@ -214,12 +207,7 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
                   "allocator cache as a fraction of the allocated peak (default 0)");
   cmd->add_flag("--all-logits", a->all_logits,
                 "logits for every prompt token (transformers < 4.45) instead of the last");
-  cmd->add_flag("--curve", a->curve,
-                "memory against context (256 tokens to the model's maximum) and the longest "
-                "context on each --curve-gpu (transformers: the total per GPU; vLLM/SGLang: the "
-                "batch's KV cache against the engine's pool)");
-  cmd->add_option("--curve-gpu", a->curve_gpus,
-                  "a catalog GPU for --curve (repeat for more; default --gpu)");
+  AddCurveOptions(*cmd, a->curve, a->curve_gpus);
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
   cmd->callback([a, &ctx] { RunInference(*a, ctx); });

@@ -150,7 +150,16 @@ void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context&
   if (!loaded) return ctx.Fail(loaded.error());
   auto est = EstimateLlamaCpp(loaded->model, *options);
   if (!est) return ctx.Fail(Wrap(est.error(), m.spec));
-  ctx.out << RenderLlamaCppEstimate(loaded->model, *est, *format);
+  if (!a.curve && !a.curve_gpus.empty()) return ctx.Fail(MakeError("--curve-gpu needs --curve"));
+  std::optional<ContextCurve> curve;
+  if (a.curve) {
+    auto gpus = CurveGpus(a.curve_gpus.empty() ? a.gpus : a.curve_gpus);
+    if (!gpus) return ctx.Fail(gpus.error());
+    auto c = EstimateLlamaCppContextCurve(loaded->model, *options, *gpus);
+    if (!c) return ctx.Fail(Wrap(c.error(), m.spec));
+    curve = std::move(*c);
+  }
+  ctx.out << RenderLlamaCppEstimate(loaded->model, *est, *format, curve ? &*curve : nullptr);
   if (loaded->projector_bytes && *format == OutputFormat::kTable) {
     ctx.out << "projector (mmproj): " << FormatBytes(loaded->projector_bytes)
             << " of weights, loaded by llama-mtmd on the first GPU; not included above\n";
@@ -210,6 +219,7 @@ void AddGgufCommand(CLI::App& app, Context& ctx) {
   auto* inference = gguf->add_subcommand("inference", "per-device llama.cpp memory for the given flags");
   AddModelArgs(*inference, inference_state->model);
   AddLlamaCppOptions(*inference, inference_state->args);
+  AddCurveOptions(*inference, inference_state->args.curve, inference_state->args.curve_gpus);
   inference->callback([inference_state, &ctx] { RunLlamaCppInference(inference_state->model, inference_state->args, ctx); });
 
   auto fit_state = std::make_shared<State>();

@@ -32,6 +32,8 @@ struct LlamaCppCliArgs {
   bool ctx_given = false, ngl_given = false;
   uint64_t batch_sequences = 1;  // --batch: sequences (llama.cpp --parallel)
   bool batch_given = false;
+  bool curve = false;                    // --curve: memory against context (inference)
+  std::vector<std::string> curve_gpus;   // --curve-gpu NAME|SIZE (default: --gpu)
 };
 
 // Adds llama.cpp's flags (llama.cpp spellings where CLI11 allows them) to a subcommand.

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "memfit/context_curve.h"
+#include "memfit/result.h"
 
 namespace memfit::cli {
 
@@ -20,6 +23,13 @@ CLI::Option* AddContextOption(CLI::App& cmd, uint64_t& tokens, const std::string
 // --batch: sequences (at once for serving; per GPU per step for training, with --micro-batch as
 // an alias there).
 CLI::Option* AddBatchOption(CLI::App& cmd, uint64_t& sequences, const std::string& help);
+
+// --curve and --curve-gpu (inference, gguf inference): memory against context and the longest
+// context on each GPU (docs/cli.md, "Memory against context").
+void AddCurveOptions(CLI::App& cmd, bool& curve, std::vector<std::string>& gpus);
+// The curve's GPUs from their words: a catalog name (its memory and compute capability) or a size
+// ("24GiB").
+Result<std::vector<CurveGpu>> CurveGpus(const std::vector<std::string>& words);
 
 // An old spelling of `flag`, hidden from --help, that sets the same variable and says once on
 // stderr: "memfit: note: --seq is deprecated: use --context".

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "estimate/tiny_moe_test_util.h"
+#include "gguf_models.h"
 
 namespace memfit {
 namespace {
@@ -83,6 +84,40 @@ TEST(ContextCurve, TransformersCrossingIsExactAndSmallGpusHoldNothing) {
   EXPECT_GT(at(longest + 1), budget);
   ASSERT_TRUE(curve->limits[1].longest_context.has_value());
   EXPECT_EQ(*curve->limits[1].longest_context, 0u);
+}
+
+// llama.cpp: the largest GPU with every layer offloaded, against its memory. The tiny GGUF Llama
+// (2 layers, hidden 256, F16) has a 4,096-token training context: a GPU that holds it at 2,048
+// but not at 4,096 tokens stops in between, exactly where one token more no longer fits.
+TEST(ContextCurve, LlamaCppCrossingIsExact) {
+  auto model = testing::MakeGgufModel(testing::GgufShape{});
+  ASSERT_TRUE(model) << model.error().message;
+  LlamaCppOptions o;
+  auto at = [&](uint64_t c) {
+    LlamaCppOptions x = o;
+    x.context_tokens = c;
+    x.num_gpus = 1;
+    auto e = EstimateLlamaCpp(*model, x);
+    EXPECT_TRUE(e);
+    uint64_t largest = 0;
+    for (const auto& d : e->devices) {
+      if (!d.is_host) largest = std::max(largest, d.total());
+    }
+    return largest;
+  };
+  const uint64_t budget = (at(2048) + at(4096)) / 2;
+  auto curve = EstimateLlamaCppContextCurve(*model, o, {{"half-way", budget, 0}, {"tiny", 1 << 20, 0}});
+  ASSERT_TRUE(curve) << curve.error().message;
+  EXPECT_EQ(curve->metric, "largest_gpu");
+  EXPECT_EQ(curve->max_context, 4096u);
+  EXPECT_EQ(curve->points.back().bytes, at(4096));
+  ASSERT_TRUE(curve->limits[0].longest_context.has_value());
+  const uint64_t longest = *curve->limits[0].longest_context;
+  EXPECT_GT(longest, 2048u);
+  EXPECT_LT(longest, 4096u);
+  EXPECT_LE(at(longest), budget);
+  EXPECT_GT(at(longest + 1), budget);
+  EXPECT_EQ(curve->limits[1].longest_context, std::optional<uint64_t>(0));
 }
 
 }  // namespace

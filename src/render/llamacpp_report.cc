@@ -3,6 +3,7 @@
 #include "memfit/llamacpp_report.h"
 
 #include "memfit/json.h"
+#include "memfit/render_curve.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -56,10 +57,11 @@ std::string Footer(const Model& model, const LlamaCppEstimate& e) {
 
 }  // namespace
 
-nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& e) {
+nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& e, const ContextCurve* curve) {
   nlohmann::json j;
   j["model"] = model.name;
   j["architecture"] = model.model_type;
+  j["model_max_context"] = model.hp.max_position_embeddings;
   j["n_ctx"] = e.n_ctx;
   j["n_ctx_seq"] = e.n_ctx_seq;
   j["n_seq"] = e.n_seq;
@@ -80,19 +82,30 @@ nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& 
   }
   j["assumptions"] = model.assumptions;
   for (const auto& a : e.assumptions) j["assumptions"].push_back(a);
+  if (curve) {
+    j["curve"] = ContextCurveJson(*curve);
+    for (const auto& a : curve->assumptions) j["assumptions"].push_back(a);
+  }
   j["notes"] = model.notes;
   for (const auto& n : e.notes) j["notes"].push_back(n);
   return j;
 }
 
-std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& e, OutputFormat format) {
+std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& e, OutputFormat format,
+                                   const ContextCurve* curve) {
   switch (format) {
-    case OutputFormat::kJson: return DumpJson(LlamaCppEstimateJson(model, e)) + "\n";
+    case OutputFormat::kJson: return DumpJson(LlamaCppEstimateJson(model, e, curve)) + "\n";
     case OutputFormat::kCsv: return RenderCsv(Headers(), Rows(e));
     case OutputFormat::kMarkdown: return RenderMarkdownTable(Headers(), Rows(e));
     case OutputFormat::kTable: break;
   }
-  return Summary(model, e) + RenderPlainTable(Headers(), Rows(e)) + Footer(model, e);
+  std::string out = Summary(model, e) + RenderPlainTable(Headers(), Rows(e));
+  if (curve) {
+    out += "\n";
+    for (const auto& [label, bytes] : ContextCurveRows(*curve)) out += label + ": " + FormatBytes(bytes) + "\n";
+    for (const auto& line : ContextCurveLines(*curve)) out += line + "\n";
+  }
+  return out + Footer(model, e);
 }
 
 std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan,

@@ -4,6 +4,8 @@
 
 #include "memfit/json.h"
 #include "memfit/render_memory.h"
+
+#include "memfit/render_curve.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -114,19 +116,7 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   } else {
     j["serving"] = nullptr;
   }
-  if (curve) {
-    nlohmann::json points = nlohmann::json::array();
-    for (const auto& p : curve->points) points.push_back({{"context", p.context}, {"bytes", p.bytes}});
-    nlohmann::json limits = nlohmann::json::array();
-    for (const auto& l : curve->limits) {
-      limits.push_back({{"gpu", l.gpu}, {"budget_bytes", l.budget_bytes},
-                        {"longest_context", l.longest_context ? nlohmann::json(*l.longest_context)
-                                                              : nlohmann::json(nullptr)},
-                        {"note", l.note}});
-    }
-    j["curve"] = {{"metric", curve->metric}, {"max_context", curve->max_context},
-                  {"points", points}, {"limits", limits}};
-  }
+  if (curve) j["curve"] = ContextCurveJson(*curve);
   std::vector<std::string> assumptions = model.assumptions;
   assumptions.insert(assumptions.end(), e.assumptions.begin(), e.assumptions.end());
   if (curve) assumptions.insert(assumptions.end(), curve->assumptions.begin(), curve->assumptions.end());
@@ -173,19 +163,9 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
                                 e.serving->max_concurrency));
   }
   if (curve) {
-    const bool paged = curve->metric == "kv_cache";
-    for (const auto& p : curve->points) {
-      Row(rows, fmt::format("{} at {} tokens", paged ? "kv cache for the batch" : "total per GPU",
-                            FormatGrouped(p.context)), p.bytes);
-    }
-    for (const auto& l : curve->limits) {
-      std::string longest = !l.longest_context ? fmt::format("all {} tokens (the curve's end)",
-                                                             FormatGrouped(curve->max_context))
-                            : *l.longest_context == 0 ? std::string("none")
-                                                      : FormatGrouped(*l.longest_context) + " tokens";
-      lines.push_back(fmt::format("longest context on {} ({} {}): {}{}", l.gpu,
-                                  paged ? "KV pool" : "memory", FormatBytes(l.budget_bytes),
-                                  longest, l.note.empty() ? "" : " (" + l.note + ")"));
+    for (const auto& [label, bytes] : ContextCurveRows(*curve)) Row(rows, label, bytes);
+    for (auto& line : ContextCurveLines(*curve)) {
+      if (!line.starts_with("assumption: ")) lines.push_back(std::move(line));
     }
   }
   std::vector<std::string> assumptions = e.assumptions;

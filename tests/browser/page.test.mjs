@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
+import { tinyLlamaGguf } from "./gguf.mjs";
 
 const binary = process.env.MEMFIT_BINARY || "build/memfit";
 const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -367,6 +368,33 @@ for (const mode of ["load", "inference", "train", "fit", "compare"]) {
 
 // A fake Hub: the model search (/api/models?search=), a repository's discussions (listed empty,
 // created as number 1), 404 for anything else. Records each request.
+// One GGUF repository on the fake Hub, with the Hub's URL scheme (model info, recursive tree,
+// /resolve/ with Range: 206 and Content-Range), the tensor data as zeros.
+const GGUF_REPO = "someorg/Tiny-Llama-GGUF", GGUF_FILE = "tiny-llama-F16.gguf", GGUF_SHA = "1".repeat(40);
+const gguf = tinyLlamaGguf();
+function serveGguf(req, res) {
+  const base = `/api/models/${GGUF_REPO}/`;
+  if (req.url.startsWith(`${base}revision/`)) {
+    res.end(JSON.stringify({ id: GGUF_REPO, sha: GGUF_SHA, private: false, gated: false, siblings: [{ rfilename: GGUF_FILE }] }));
+    return true;
+  }
+  if (req.url.startsWith(`${base}tree/`)) {
+    res.end(JSON.stringify([{ type: "file", path: GGUF_FILE, size: gguf.size, oid: "2".repeat(40), lfs: { oid: "3".repeat(64), size: gguf.size, pointerSize: 134 } }]));
+    return true;
+  }
+  if (!req.url.startsWith(`/${GGUF_REPO}/resolve/`) || !req.url.endsWith(`/${GGUF_FILE}`)) return false;
+  res.setHeader("Content-Type", "application/octet-stream");
+  res.setHeader("X-Repo-Commit", GGUF_SHA);
+  res.setHeader("ETag", `"${"3".repeat(64)}"`);
+  const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range || "");
+  const start = m ? Number(m[1]) : 0, end = Math.min(m ? Number(m[2]) : gguf.size - 1, gguf.size - 1);
+  const body = Buffer.alloc(end - start + 1);
+  if (start < gguf.header.length) gguf.header.copy(body, 0, start, Math.min(gguf.header.length, end + 1));
+  if (m) { res.statusCode = 206; res.setHeader("Content-Range", `bytes ${start}-${end}/${gguf.size}`); }
+  res.end(body);
+  return true;
+}
+
 async function fakeHub() {
   const asked = [];
   const hub = createServer((req, res) => {
@@ -377,6 +405,8 @@ async function fakeHub() {
       res.setHeader("Content-Type", "application/json");
       if (req.url.startsWith("/api/models?search=")) {
         res.end(JSON.stringify([{ id: "someorg/Found-Model-7B", downloads: 1234, likes: 5, pipeline_tag: "text-generation", private: false }]));
+      } else if (serveGguf(req, res)) {
+        // answered: the GGUF repository
       } else if (req.url.endsWith("/discussions")) {
         res.end(JSON.stringify(req.method === "POST" ? { num: 1 } : { discussions: [] }));
       } else {
@@ -436,6 +466,47 @@ test("model box: the Hub's search through the server, the token never in the pag
     assert.ok(asked.some((a) => a.url.startsWith("/api/models?search=found-mod&")), JSON.stringify(asked));
     assert.ok(asked.every((a) => a.authorization === `Bearer ${token}`), "the server's token goes to the Hub");
     assert.ok(seen.every((body) => !body.includes(token)), "and never to the page");
+  } finally {
+    other.child.kill();
+    hub.close();
+  }
+});
+
+test("inference with llama.cpp: a GGUF repository's devices and context curve are the API's", async () => {
+  const { hub } = await fakeHub();
+  const other = await startServer({ ...process.env, HF_ENDPOINT: `http://127.0.0.1:${hub.address().port}`, HF_HUB_OFFLINE: "" });
+  const call = async (body) => {
+    const response = await fetch(`${other.base}api/v1/inference`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const json = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(json));
+    return json;
+  };
+  try {
+    const page = await newPage();
+    await page.goto(`${other.base}#mode=inference&model=${encodeURIComponent(GGUF_REPO)}&inference.engine=llama.cpp&inference.context=2048&inference.gpus=RTX+4090`);
+    await page.waitForSelector("#results:not([hidden]) #table td", { timeout: 20000 }).catch(async () => assert.fail(await page.textContent("#status")));
+    await settle(page);
+    assert.equal(await page.$eval("#engine-llamacpp", (o) => o.disabled), false, "llama.cpp is offered for a GGUF repository");
+    // The page's own request: the GGUF as stored on the first chart GPU (dtype, quantization,
+    // attention and tensor parallel are not llama.cpp's choices and are disabled).
+    const body = { model: GGUF_REPO, context: 2048, batch: 1, engine: "llama.cpp", gpu: "RTX 4090" };
+    for (const name of ["dtype", "quant", "kv-dtype", "attn", "tp"]) assert.ok(await page.$eval(`fieldset[data-for="inference"] [name="${name}"]`, (e) => e.disabled), name);
+    const expected = await call(body);
+    assert.ok(expected.devices, "the llama.cpp estimate");
+    const rows = await cells(page, "#table table:first-of-type");
+    for (const d of expected.devices) assert.ok(rows.some((r) => r[0] === d.name && r.at(-1) === formatBytes(d.total_bytes)), `device ${d.name}`);
+    assert.ok(expected.devices.some((d) => d.name === "CUDA0" && d.layers === 2), "every layer on the RTX 4090");
+    assert.match(await page.textContent("#verdict"), new RegExp(`^${formatBytes(expected.devices.find((d) => d.name === "CUDA0").total_bytes).replace(".", "\\.")} on the largest GPU`));
+    // The chart is the API's one-call curve: the largest GPU with every layer offloaded.
+    const curve = await call({ ...body, curve: true, "curve-gpu": ["RTX 4090"] });
+    assert.equal(curve.curve.metric, "largest_gpu");
+    const chart = await page.evaluate(() => Chart.getChart("chart-main").data.datasets[0].bytes);
+    assert.deepEqual(chart, curve.curve.points.map((p) => p.bytes));
+    assert.equal(curve.curve.max_context, 4096);
+    assert.ok((await cells(page, "#curve-table")).some((r) => r[0] === "RTX 4090" && r[2] === "all 4,096 (the model's maximum)"));
+    await page.screenshot({ path: join(shots, "inference-llamacpp.png"), fullPage: true });
+    await axe(page, "llama.cpp inference");
+    assert.deepEqual(page.offsite.filter((u) => !u.startsWith(other.base)), [], "nothing but this server");
   } finally {
     other.child.kill();
     hub.close();
