@@ -57,8 +57,8 @@ export function deployTable(result) {
     formatTokens(r.max_context_tokens), String(r.max_sequences), r.decode_tokens_per_s ? r.decode_tokens_per_s.toFixed(1) : "—"]), "Deployment");
 }
 
-// The "runs on" grid from fit --all-gpus: per GPU the counts 1/2/4/8, cheapest fitting first
-// (the catalog has no prices: GPUs x memory stands for cost).
+// The "runs on" grid from fit --all-gpus: per GPU the counts 1/2/4/8, fitting first by the GPU
+// memory they take (GPUs x memory; the catalog has no prices, so this is the stand-in for cost).
 export function gridRows(result, catalog) {
   const vendors = new Map(catalog.map((g) => [g.name, g.vendor]));
   const byGpu = new Map();
@@ -76,5 +76,5 @@ export function gridHtml(rows, vendor, minGib) {
     ...[1, 2, 4, 8].map((n) => { const r = g.counts[n]; if (!r) return "—";
       const text = r.fits ? `fits · ${formatTokens(r.max_context_tokens)} ctx` : r.verdict;
       return { html: `<span class="chip ${verdictClass(r.verdict)}" title="${escapeHtml(r.refusal || r.layout)}">${escapeHtml(text)}</span>` }; })]),
-    `Runs on (${shown.length} of ${rows.length} GPUs, cheapest that fits first)`);
+    `Runs on (${shown.length} of ${rows.length} GPUs; those that fit first, by the least GPU memory they take: the catalog has no prices)`);
 }

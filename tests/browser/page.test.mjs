@@ -310,7 +310,7 @@ test("fit: a serving deployment (vLLM on two GPUs) is the API's row; the smaller
   assert.ok((await page.textContent("#verdict")).includes(formatBytes(smaller.total_bytes)));
 });
 
-test("fit: the runs-on grid of every catalog GPU, filtered and cheapest first", async () => {
+test("fit: the runs-on grid of every catalog GPU, filtered, fitting first by the least GPU memory", async () => {
   const page = await newPage();
   await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.context=8192`);
   await page.click("#grid summary");
@@ -320,7 +320,7 @@ test("fit: the runs-on grid of every catalog GPU, filtered and cheapest first", 
   let rows = await cells(page, "#grid-table");
   assert.equal(rows.length - 1, gpus.size, "one row per catalog GPU");
   const first = grid.rows.filter((r) => r.fits).sort((a, b) => a.gpus * a.gpu_memory_bytes - b.gpus * b.gpu_memory_bytes)[0];
-  assert.equal(rows[1][0], first.gpu, "the cheapest fitting GPU first");
+  assert.equal(rows[1][0], first.gpu, "the fitting GPU with the least memory first");
   const cell = rows[1][3 + [1, 2, 4, 8].indexOf(first.gpus)];
   assert.equal(cell, `fits · ${first.max_context_tokens.toLocaleString("en-US")} ctx`);
   await page.selectOption("#grid-vendor", "amd");
