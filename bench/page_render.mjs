@@ -55,6 +55,7 @@ for (let i = 0; i < runs; i++) {
   server.child.kill();
 }
 await browser.close();
+console.log(`runs: ${first.map((x) => x.toFixed(0)).join(" ")}`);
 console.log(`first render from a cold server (${runs} runs): median ${median(first).toFixed(0)} ms, min ${Math.min(...first).toFixed(0)}, max ${Math.max(...first).toFixed(0)}`);
 console.log(`recompute to the first numbers (median per mode): ${Object.entries(recompute).map(([m, xs]) => `${m} ${median(xs).toFixed(0)} ms`).join(", ")}`);
 console.log(`page weight: ${weight} bytes in ${files} files`);

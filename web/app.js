@@ -289,7 +289,8 @@ async function init() {
   // for at once and the list is put in the page after it is shown; fit, compare and llama.cpp
   // inference send a GPU chosen from it, so they wait for it. The URL is restored again once the list is in (its GPU
   // choices need the options). The catalog only feeds suggestions: it is asked for last.
-  const list = apiGet("gpus").then((g) => g.gpus || [], () => []);
+  const embedded = document.getElementById("gpu-list");  // the server's copy of GET gpus
+  const list = (embedded ? Promise.resolve(JSON.parse(embedded.textContent)) : apiGet("gpus")).then((g) => g.gpus || [], () => []);
   const hash = location.hash;
   let restored = restoreFromUrl(hash);
   syncSlider();

@@ -85,7 +85,29 @@ Result<std::string> StringField(const nlohmann::json& body, const char* key, con
 
 struct Router::Impl {
   explicit Impl(const ServerOptions& o)
-      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates) {}
+      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates), page(Page()) {}
+
+  // index.html with the GPU catalog in it (where it says <!--memfit:gpus-->), as the JSON of GET
+  // /api/v1/gpus: the page's first estimate then waits for no second request. "</" is written
+  // "<\/" (the same JSON string) so that nothing in it can close the script element.
+  std::string Page() {
+    std::string html;
+    for (const auto& asset : WebAssets()) {
+      if (asset.path == "/index.html") html = std::string(asset.body);
+    }
+    const std::string marker = "<!--memfit:gpus-->";
+    const size_t at = html.find(marker);
+    if (at == std::string::npos) return html;
+    ApiResponse gpus = Api("gpus", "{}", "");
+    if (gpus.status != 200) return html;
+    std::string json;
+    for (size_t i = 0; i < gpus.body.size(); ++i) {
+      json += gpus.body[i];
+      if (gpus.body[i] == '<' && i + 1 < gpus.body.size() && gpus.body[i + 1] == '/') json += '\\';
+    }
+    return html.replace(at, marker.size(),
+                        "<script type=\"application/json\" id=\"gpu-list\">" + json + "</script>");
+  }
 
   // An API request checked and looked up: `answer` is set for an error or a cache hit; otherwise
   // `args` are the CLI's arguments to run and `key` the cache key ("" when not cacheable).
@@ -221,6 +243,7 @@ struct Router::Impl {
     }
     // Static files: only the embedded assets, by exact name; nothing on disk is ever served.
     const std::string path = req.path == "/" ? "/index.html" : req.path;
+    if (path == "/index.html" && !page.empty()) return {200, page, "text/html; charset=utf-8", true};
     for (const auto& asset : WebAssets()) {
       if (asset.path == path)
         return {200, std::string(asset.body), std::string(asset.content_type), true};
@@ -239,6 +262,7 @@ struct Router::Impl {
   ServerOptions options;
   ResponseCache cache;
   FifoSlots slots;
+  const std::string page;  // index.html with the GPU list (Page)
 };
 
 Router::Router(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}

@@ -1,0 +1,22 @@
+# Makes the page one document: index.html with style.css in a <style> element and the bundled
+# app.js in a <script type="module"> element, so the first answer waits for no second file.
+# Usage: cmake -DHTML=index.html -DCSS=style.css -DJS=app.js -DOUTPUT=index.html -P inline_page.cmake
+file(READ "${HTML}" html)
+file(READ "${CSS}" css)
+file(READ "${JS}" js)
+string(FIND "${js}" "</script" bad_js)
+string(FIND "${css}" "</style" bad_css)
+if(NOT bad_js EQUAL -1 OR NOT bad_css EQUAL -1)
+  message(FATAL_ERROR "inline_page: the bundle or the stylesheet contains a closing tag")
+endif()
+set(link "<link rel=\"stylesheet\" href=\"style.css\">")
+set(script "<script type=\"module\" src=\"app.js\"></script>")
+string(FIND "${html}" "${link}" at_link)
+string(FIND "${html}" "${script}" at_script)
+if(at_link EQUAL -1 OR at_script EQUAL -1)
+  message(FATAL_ERROR "inline_page: index.html must have ${link} and ${script}")
+endif()
+string(REPLACE "${link}" "<style>${css}</style>" html "${html}")
+string(REPLACE "${script}" "<script type=\"module\">${js}</script>" html "${html}")
+file(WRITE "${OUTPUT}.tmp" "${html}")
+file(RENAME "${OUTPUT}.tmp" "${OUTPUT}")
