@@ -2,16 +2,13 @@
 // The web page's files, embedded into the binary at build time (cmake/embed_assets.cmake).
 
 #include <span>
-#include <string_view>
+
+#include "memfit/embedded_file.h"
 
 namespace memfit::server {
 
-struct WebAsset {
-  std::string_view path;          // served path, e.g. "/index.html"
-  std::string_view content_type;
-  std::string_view body;
-};
+using WebAsset = EmbeddedFile;
 
-std::span<const WebAsset> WebAssets();
+std::span<const EmbeddedFile> WebAssets();
 
 }  // namespace memfit::server

@@ -12,6 +12,8 @@
 #include "memfit/architecture.h"
 #include "memfit/catalog.h"
 #include "memfit/estimate_load.h"
+#include "model/catalog/catalog_files.h"
+#include "model/catalog/entries.h"
 
 namespace memfit {
 namespace {
@@ -94,6 +96,15 @@ TEST_P(CatalogEntryTest, BuildsFromItsConfig) {
 
 INSTANTIATE_TEST_SUITE_P(Catalog, CatalogEntryTest, ::testing::Range<size_t>(0, Catalog().size()),
                          [](const auto& info) { return TestName(Catalog()[info.param].id); });
+
+// The catalog is data: every embedded file is an entry (no file is dropped as malformed), and no
+// id is there twice.
+TEST(Catalog, EveryConfigFileIsOneEntry) {
+  EXPECT_TRUE(catalog::LoadErrors().empty()) << catalog::LoadErrors().front();
+  EXPECT_EQ(Catalog().size(), catalog::CatalogFiles().size());
+  std::set<std::string_view> ids;
+  for (const auto& e : Catalog()) EXPECT_TRUE(ids.insert(e.id).second) << e.id << " twice";
+}
 
 TEST(Catalog, HasTheRequiredBreadth) {
   std::set<std::string_view> ids, families;

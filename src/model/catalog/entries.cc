@@ -1,23 +1,60 @@
-// The built-in catalog: the per-family lists of entries_<family>.cc, in one list. Each entry's
+// The built-in catalog: one JSON file per model under src/model/catalog/models/, embedded at build
+// time (catalog_files.h). Each file is {id, family, description, smaller_sibling, config}; the
 // config is memfit's own data, written from the hyperparameters the model's authors published
 // (model cards, papers, config.json on the Hub); see docs/catalog.md.
 
 #include "model/catalog/entries.h"
 
+#include <deque>
+#include <string>
 #include <vector>
 
-namespace memfit::catalog {
+#include <nlohmann/json.hpp>
 
-std::span<const CatalogEntry> Entries() {
-  static const std::vector<CatalogEntry> kEntries = [] {
-    std::vector<CatalogEntry> all;
-    for (auto list : {EntriesEncoders(), EntriesGpt(), EntriesLlama(), EntriesMistral(),
-                      EntriesQwen(), EntriesGemmaPhi()}) {
-      all.insert(all.end(), list.begin(), list.end());
+#include "model/catalog/catalog_files.h"
+
+namespace memfit::catalog {
+namespace {
+
+struct Loaded {
+  std::deque<std::string> text;  // the strings the entries' views point into
+  std::vector<CatalogEntry> entries;
+  std::vector<std::string> errors;
+};
+
+std::string_view Keep(Loaded& l, std::string s) { return l.text.emplace_back(std::move(s)); }
+
+Loaded Load() {
+  Loaded l;
+  for (const EmbeddedFile& file : CatalogFiles()) {
+    const std::string where(file.path);
+    auto j = nlohmann::json::parse(file.body, nullptr, /*allow_exceptions=*/false);
+    auto text = [&](const char* key) -> std::optional<std::string> {
+      if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return std::nullopt;
+      return j[key].get<std::string>();
+    };
+    const auto id = text("id"), family = text("family"), description = text("description"),
+               sibling = text("smaller_sibling");
+    if (!id || !family || !description || !sibling || !j.contains("config") ||
+        !j["config"].is_object()) {
+      l.errors.push_back(where + ": expected {id, family, description, smaller_sibling, config}");
+      continue;
     }
-    return all;
-  }();
-  return kEntries;
+    l.entries.push_back({Keep(l, *id), Keep(l, *family), Keep(l, *description),
+                         Keep(l, j["config"].dump()), Keep(l, *sibling)});
+  }
+  return l;
 }
+
+const Loaded& Catalog() {
+  static const Loaded kLoaded = Load();
+  return kLoaded;
+}
+
+}  // namespace
+
+std::span<const CatalogEntry> Entries() { return Catalog().entries; }
+
+std::span<const std::string> LoadErrors() { return Catalog().errors; }
 
 }  // namespace memfit::catalog
