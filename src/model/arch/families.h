@@ -79,6 +79,8 @@ Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
 // MiniMax-M2/M2.5/M2.7: mixtral-style experts with whole-projection q/k norms and a routing bias.
 Result<Model> BuildMiniMaxM2(const HfConfig& config, const BuildOptions& options);
+// Llama-Nemotron Super/Ultra (nemotron_nas.cc): DeciLM per-layer block_configs.
+Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
 // MiMo-7B (remote code modeling_mimo.py): qwen2 plus model.mtp_layers (llama.cc).
 Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.

@@ -95,6 +95,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
       {"mimo", "", arch::BuildMiMo, "qwen2"},
+      {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
