@@ -126,9 +126,6 @@ const std::map<std::string, std::string>& NameExceptions() {
       {"Mayursoni08__LLaVA-NeXT-Video-7B-32K-finetune-bnb4-derived",
        "bnb 4-bit: packed uint8 elements (two weights a byte) are counted, as transformers counts "
        "them after loading; 7.06B logical"},
-      {"ibm-granite__granite-docling-258M",
-       "idefics3 has no exact builder: the generic vision tower and connector are approximate "
-       "(250.7M counted, -2.8%)"},
   };
   return k;
 }

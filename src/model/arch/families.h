@@ -43,6 +43,8 @@ Result<Model> BuildResnet(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlava(const HfConfig& config, const BuildOptions& options);
 // IDEFICS v1 (idefics.cc): Llama decoder + gated cross-attention, CLIP vision, perceiver.
 Result<Model> BuildIdefics(const HfConfig& config, const BuildOptions& options);
+// Idefics3 (idefics3.cc): SigLIP-style vision + pixel-shuffle connector + llama text model.
+Result<Model> BuildIdefics3(const HfConfig& config, const BuildOptions& options);
 // timm models: config.json has no model_type, only "architecture" (e.g. "resnet50.a1_in1k").
 Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 

@@ -64,6 +64,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"resnet", "", arch::BuildResnet, "resnet"},
       {"llava", "", arch::BuildLlava, "llava"},
       {"idefics", "", arch::BuildIdefics, "idefics"},
+      {"idefics3", "", arch::BuildIdefics3, "idefics"},
       {"timm", "", arch::BuildTimm, "timm"},  // configs without model_type, see BuildFromConfig
       {"gemma", "", arch::BuildGemma, "gemma"},
       {"gemma2", "", arch::BuildGemma2, "gemma"},
