@@ -246,6 +246,14 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
   b.SetComponent(multimodal ? "language_model" : "");
   LmHead(b, p + ".embed_tokens");
   NoteQuantization(b, q);
+  if (const auto* qc = top.quantization_config();
+      q.method != QuantMethod::kNone && qc && qc->is_object() &&
+      ((qc->contains("kv_cache_scheme") && !(*qc)["kv_cache_scheme"].is_null()) ||
+       qc->contains("kv_cache_quant_algo"))) {
+    m.assumptions.push_back(
+        "FP8 KV-cache scales (float32 k_scale / v_scale scalars that ModelOpt may export per "
+        "attention layer) not counted: at most 8 bytes a layer");
+  }
   m.no_split_patterns = {p + ".layers.*", "model.vision_tower.encoder.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
