@@ -181,7 +181,9 @@ TEST(Gemma4Builder, RealNvfp4ThirtyOneB) {
   if (!eval) GTEST_SKIP() << "../shared/eval is absent: the real Gemma 4 configs need it";
   auto fp4 = testing::BuildEvalConfig("recent/nvidia__Gemma-4-31B-IT-NVFP4");
   auto bf16 = testing::BuildEvalConfig("models/google__gemma-4-31B-it");
-  if (!fp4 || !bf16) GTEST_SKIP() << "nvidia__Gemma-4-31B-IT-NVFP4 or google__gemma-4-31B-it absent";
+  if (!fp4 || !bf16) {
+    GTEST_SKIP() << "nvidia__Gemma-4-31B-IT-NVFP4 or google__gemma-4-31B-it absent";
+  }
   EXPECT_EQ(ComputeTotals(*bf16).stored_bytes, 62546177752u);
   EXPECT_EQ(ComputeTotals(*fp4).stored_bytes, 32633255032u);
   const Tensor* gate = FindTensor(*fp4, "model.language_model.layers.0.mlp.gate_proj.weight_scale");

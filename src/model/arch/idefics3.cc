@@ -22,17 +22,20 @@ Result<Model> BuildIdefics3(const HfConfig& c, const BuildOptions& o) {
   nlohmann::json text_json = text_sub->raw();
   const std::string text_type = text_json.value("model_type", "llama");
   if (text_type != "llama") {
-    return MakeError("{}: text_config.model_type \"{}\": memfit builds Idefics3 with a llama "
-                     "language model only; reading the safetensors headers gives an exact answer",
-                     c.where(), text_type);
+    return MakeError(
+        "{}: text_config.model_type \"{}\": memfit builds Idefics3 with a llama "
+        "language model only; reading the safetensors headers gives an exact answer",
+        c.where(), text_type);
   }
   // The text model inherits the top level's dtype and tie (tie_weights reads the top config).
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (!text_json.contains(key) && c.Has(key)) text_json[key] = c.raw()[key];
   }
-  if (c.Has("tie_word_embeddings")) text_json["tie_word_embeddings"] = c.raw()["tie_word_embeddings"];
+  if (c.Has("tie_word_embeddings"))
+    text_json["tie_word_embeddings"] = c.raw()["tie_word_embeddings"];
   text_json["architectures"] = {"LlamaForCausalLM"};
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(text_json, c.where() + ": text_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
+                          HfConfig::FromJson(text_json, c.where() + ": text_config"));
   BuildOptions text_options = o;
   text_options.head_class.clear();
   MEMFIT_ASSIGN_OR_RETURN(Model language, BuildLlama(text, text_options));
@@ -77,7 +80,8 @@ Result<Model> BuildIdefics3(const HfConfig& c, const BuildOptions& o) {
   m.hp.text_config_key = "text_config";
   for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
   for (const auto& n : language.notes) m.notes.push_back("text_config: " + n);
-  m.no_split_patterns = {"model.vision_model.encoder.layers.*.self_attn", "model.text_model.layers.*"};
+  m.no_split_patterns = {"model.vision_model.encoder.layers.*.self_attn",
+                         "model.text_model.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
 }

@@ -54,8 +54,8 @@ BlockConfig ReadBlock(ModelBuilder& b, const HfConfig& block, uint64_t hidden) {
     // int(2 * ffn_mult * n_embd / 3), evaluated left to right in doubles as Python does.
     const double width = 2.0 * mult * static_cast<double>(hidden) / 3.0;
     if (!(mult > 0.0) || !(width < 1e15)) {
-      b.Fail(MakeError("{}: \"ffn_mult\" = {} gives no usable intermediate size", ffn->where(),
-                       mult));
+      b.Fail(
+          MakeError("{}: \"ffn_mult\" = {} gives no usable intermediate size", ffn->where(), mult));
       return out;
     }
     const auto size = static_cast<uint64_t>(width);
@@ -91,7 +91,8 @@ Result<Model> BuildNemotronNas(const HfConfig& c, const BuildOptions& o) {
   bool first_attention = true;
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    auto block = HfConfig::FromJson((*blocks)[i], fmt::format("{}: block_configs[{}]", c.where(), i));
+    auto block =
+        HfConfig::FromJson((*blocks)[i], fmt::format("{}: block_configs[{}]", c.where(), i));
     if (!block) return block.error();
     const BlockConfig bc = ReadBlock(b, *block, h);
     if (b.failed()) break;
@@ -105,9 +106,10 @@ Result<Model> BuildNemotronNas(const HfConfig& c, const BuildOptions& o) {
         QLinear(b, q, l + ".self_attn.linear_attn", h, h, false);
       } else {
         if (bc.n_heads_in_group == 0 || nh % bc.n_heads_in_group != 0) {
-          return MakeError("{}: block_configs[{}]: \"n_heads_in_group\" = {} must divide "
-                           "\"num_attention_heads\" = {}",
-                           c.where(), i, bc.n_heads_in_group, nh);
+          return MakeError(
+              "{}: block_configs[{}]: \"n_heads_in_group\" = {} must divide "
+              "\"num_attention_heads\" = {}",
+              c.where(), i, bc.n_heads_in_group, nh);
         }
         const uint64_t nkv = nh / bc.n_heads_in_group;
         const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
