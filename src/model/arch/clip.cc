@@ -117,7 +117,7 @@ Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool
 }  // namespace
 
 uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vc, const std::string& prefix,
-                        bool siglip) {
+                        bool siglip, bool position_ids) {
   // CLIPVisionConfig / SiglipVisionConfig defaults.
   const TowerDims v = ReadTower(b, vc, {768, 12, 12, 3072});
   const uint64_t channels = Get(b, vc.UintOr("num_channels", 3));
@@ -128,7 +128,9 @@ uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vc, const std::string& 
   if (!siglip) b.Param(prefix + ".embeddings.class_embedding", {v.hidden});
   b.Conv(prefix + ".embeddings.patch_embedding", channels, v.hidden, {patch, patch}, siglip);
   b.Embedding(prefix + ".embeddings.position_embedding", positions, v.hidden);
-  b.Buffer(prefix + ".embeddings.position_ids", {1, positions}, Dtype::kI64, false);
+  if (position_ids) {
+    b.Buffer(prefix + ".embeddings.position_ids", {1, positions}, Dtype::kI64, false);
+  }
   if (!siglip) b.LayerNorm(prefix + ".pre_layrnorm", v.hidden);
   EmitEncoder(b, prefix, v);
   b.LayerNorm(prefix + ".post_layernorm", v.hidden);

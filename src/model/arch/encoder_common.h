@@ -36,9 +36,10 @@ Result<uint64_t> ImagePatches(const HfConfig& config, std::string_view image_key
 // A CLIP or SigLIP vision transformer under `prefix` (e.g. "vision_model" or
 // "vision_tower.vision_model") from its vision config, with transformers' config-class defaults.
 // SigLIP: patch embedding with a bias, no class token, optional attention-pooling head.
-// Returns the hidden size (0 after an error, recorded in `b`).
+// Returns the hidden size (0 after an error, recorded in `b`). `position_ids`: the
+// non-persistent position_ids buffer (Idefics2/3's NaViT-style embeddings register none).
 uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix,
-                        bool siglip);
+                        bool siglip, bool position_ids = true);
 
 // nn.BatchNorm2d(channels): weight, bias, and the persistent buffers running_mean, running_var
 // (checkpoint dtype) and num_batches_tracked (int64 scalar).

@@ -43,6 +43,8 @@ Result<Model> BuildResnet(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlava(const HfConfig& config, const BuildOptions& options);
 // IDEFICS v1 (idefics.cc): Llama decoder + gated cross-attention, CLIP vision, perceiver.
 Result<Model> BuildIdefics(const HfConfig& config, const BuildOptions& options);
+// Idefics3 (idefics3.cc): SigLIP-style vision + pixel-shuffle connector + llama text model.
+Result<Model> BuildIdefics3(const HfConfig& config, const BuildOptions& options);
 // timm models: config.json has no model_type, only "architecture" (e.g. "resnet50.a1_in1k").
 Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 
@@ -79,6 +81,10 @@ Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
 // MiniMax-M2/M2.5/M2.7: mixtral-style experts with whole-projection q/k norms and a routing bias.
 Result<Model> BuildMiniMaxM2(const HfConfig& config, const BuildOptions& options);
+// Llama-Nemotron Super/Ultra (nemotron_nas.cc): DeciLM per-layer block_configs.
+Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
+// MiMo-7B (remote code modeling_mimo.py): qwen2 plus model.mtp_layers (llama.cc).
+Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);

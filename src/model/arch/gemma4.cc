@@ -14,7 +14,9 @@
 // (*.linear.weight, plus four scalar clip buffers each with "use_clipped_linears"), q/k norms and
 // four layer norms, std_bias/std_scale ("standardize"); embed_vision.embedding_projection
 // [text H, vision H]. Source: transformers/models/gemma4/modeling_gemma4.py. The audio tower is
-// not built (an error points to the headers).
+// not built (an error points to the headers). Quantized checkpoints (NVIDIA's ModelOpt NVFP4):
+// every nn.Linear not in the "ignore" list as quantization.h stores it; quantized fused experts
+// are an error (their scale layout is not in the config).
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
@@ -24,15 +26,16 @@ namespace memfit::arch {
 namespace {
 
 // nn.Linear(in, out) without bias inside a Gemma4ClippableLinear.
-void Clippable(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t out, bool clip) {
-  b.Linear(prefix + ".linear", in, out, false);
+void Clippable(ModelBuilder& b, const Quantization& q, const std::string& prefix, uint64_t in,
+               uint64_t out, bool clip) {
+  QLinear(b, q, prefix + ".linear", in, out, false);
   if (!clip) return;
   for (const char* n : {"input_min", "input_max", "output_min", "output_max"}) {
     b.Buffer(prefix + "." + n, {}, b.dtype(), true);
   }
 }
 
-void VisionTower(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
+void VisionTower(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint64_t text_hidden) {
   const uint64_t h = Get(b, v.Uint("hidden_size"));
   const uint64_t layers = Get(b, v.Uint("num_hidden_layers"));
   const uint64_t heads = Get(b, v.Uint("num_attention_heads"));
@@ -52,21 +55,21 @@ void VisionTower(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
   const uint64_t kv_width = MulDims(b, kv_heads, hd, "vision num_key_value_heads x head_dim");
   const std::string t = "model.vision_tower";
   b.SetComponent("vision_tower");
-  b.Linear(t + ".patch_embedder.input_proj",
+  QLinear(b, q, t + ".patch_embedder.input_proj",
            MulDims(b, 3, MulDims(b, patch, patch, "patch^2"), "3 x patch_size^2"), h, false);
   b.Param(t + ".patch_embedder.position_embedding_table", {2, positions, h});
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(t + ".encoder.layers", i);
     b.RmsNorm(l + ".input_layernorm", h);
-    Clippable(b, l + ".self_attn.q_proj", h, q_width, clip);
-    Clippable(b, l + ".self_attn.k_proj", h, kv_width, clip);
-    Clippable(b, l + ".self_attn.v_proj", h, kv_width, clip);
-    Clippable(b, l + ".self_attn.o_proj", q_width, h, clip);
+    Clippable(b, q, l + ".self_attn.q_proj", h, q_width, clip);
+    Clippable(b, q, l + ".self_attn.k_proj", h, kv_width, clip);
+    Clippable(b, q, l + ".self_attn.v_proj", h, kv_width, clip);
+    Clippable(b, q, l + ".self_attn.o_proj", q_width, h, clip);
     b.RmsNorm(l + ".self_attn.q_norm", hd);
     b.RmsNorm(l + ".self_attn.k_norm", hd);
-    Clippable(b, l + ".mlp.gate_proj", h, inter, clip);
-    Clippable(b, l + ".mlp.up_proj", h, inter, clip);
-    Clippable(b, l + ".mlp.down_proj", inter, h, clip);
+    Clippable(b, q, l + ".mlp.gate_proj", h, inter, clip);
+    Clippable(b, q, l + ".mlp.up_proj", h, inter, clip);
+    Clippable(b, q, l + ".mlp.down_proj", inter, h, clip);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     b.RmsNorm(l + ".pre_feedforward_layernorm", h);
     b.RmsNorm(l + ".post_feedforward_layernorm", h);
@@ -76,7 +79,7 @@ void VisionTower(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
     b.Param(t + ".std_scale", {h});
   }
   b.SetComponent("embed_vision");
-  b.Linear("model.embed_vision.embedding_projection", h, text_hidden, false);
+  QLinear(b, q, "model.embed_vision.embedding_projection", h, text_hidden, false);
   b.SetComponent("language_model");
 }
 
@@ -87,8 +90,8 @@ struct TextDims {
 };
 
 // One decoder layer; returns its LayerInfo.
-LayerInfo TextLayer(ModelBuilder& b, const std::string& l, uint64_t i, bool sliding,
-                    const TextDims& d) {
+LayerInfo TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t i,
+                    bool sliding, const TextDims& d) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   const bool full = !sliding;
@@ -99,29 +102,31 @@ LayerInfo TextLayer(ModelBuilder& b, const std::string& l, uint64_t i, bool slid
   const bool wide = d.double_wide && shared && d.shared_from > 0;  // Gemma4TextMLP's rule
   const uint64_t inter = hp.intermediate_size * (wide ? 2 : 1);
   b.RmsNorm(l + ".input_layernorm", h);
-  b.Linear(l + ".self_attn.q_proj", h, MulDims(b, nh, hd, "num_attention_heads x head_dim"), false);
+  QLinear(b, q, l + ".self_attn.q_proj", h, MulDims(b, nh, hd, "num_attention_heads x head_dim"),
+          false);
   b.RmsNorm(l + ".self_attn.q_norm", hd);
   if (!shared) {
     b.RmsNorm(l + ".self_attn.k_norm", hd);
     const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
-    b.Linear(l + ".self_attn.k_proj", h, kv_width, false);
-    if (!k_eq_v) b.Linear(l + ".self_attn.v_proj", h, kv_width, false);
+    QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
+    if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
   }
-  b.Linear(l + ".self_attn.o_proj", MulDims(b, nh, hd, "num_attention_heads x head_dim"), h, false);
-  b.Linear(l + ".mlp.gate_proj", h, inter, false);
-  b.Linear(l + ".mlp.up_proj", h, inter, false);
-  b.Linear(l + ".mlp.down_proj", inter, h, false);
+  QLinear(b, q, l + ".self_attn.o_proj", MulDims(b, nh, hd, "num_attention_heads x head_dim"), h,
+          false);
+  QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
+  QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
+  QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
   b.RmsNorm(l + ".post_attention_layernorm", h);
   b.RmsNorm(l + ".pre_feedforward_layernorm", h);
   b.RmsNorm(l + ".post_feedforward_layernorm", h);
   b.Buffer(l + ".layer_scalar", {1}, b.dtype(), true);
   if (d.per_layer > 0) {
-    b.Linear(l + ".per_layer_input_gate", h, d.per_layer, false);
-    b.Linear(l + ".per_layer_projection", d.per_layer, h, false);
+    QLinear(b, q, l + ".per_layer_input_gate", h, d.per_layer, false);
+    QLinear(b, q, l + ".per_layer_projection", d.per_layer, h, false);
     b.RmsNorm(l + ".post_per_layer_input_norm", h);
   }
   if (d.moe) {
-    b.Linear(l + ".router.proj", h, hp.num_experts, false);
+    QLinear(b, q, l + ".router.proj", h, hp.num_experts, false);
     b.Param(l + ".router.scale", {h});
     b.Param(l + ".router.per_expert_scale", {hp.num_experts});
     b.Param(l + ".experts.gate_up_proj", {hp.num_experts, 2 * d.moe_inter, h});
@@ -172,10 +177,14 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
                                                         : c.Uint("expert_intermediate_size"));
     hp.moe_intermediate_size = d.moe_inter;
   }
-  if (ReadQuantization(b, top, o).method != QuantMethod::kNone) {
+  // ModelOpt NVFP4 releases quantize nn.Linear modules (the dense MLPs of gemma-4-31B); the
+  // layout of quantized fused experts (gate_up_proj [E, 2I, H] as one module: its per-expert
+  // weight_scale_2 / input_scale shapes) is not known without the headers.
+  const Quantization q = ReadQuantization(b, top, o);
+  if (q.method != QuantMethod::kNone && d.moe) {
     b.Fail(
-        MakeError("{}: quantized Gemma 4 checkpoints are not built from the config; the "
-                  "safetensors headers give an exact answer",
+        MakeError("{}: quantized Gemma 4 checkpoints with fused MoE experts are not built from the "
+                  "config; the safetensors headers give an exact answer",
                   top.where()));
   }
   if (multimodal && top.Has("audio_config") && !top.raw()["audio_config"].is_null()) {
@@ -212,11 +221,11 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
     const uint64_t vocab = Get(b, c.UintOr("vocab_size_per_layer_input", hp.vocab_size));
     b.Embedding(p + ".embed_tokens_per_layer", vocab, width);
     b.Buffer(p + ".embed_tokens_per_layer.embed_scale", {}, Dtype::kF32, false);
-    b.Linear(p + ".per_layer_model_projection", h, width, false);
+    QLinear(b, q, p + ".per_layer_model_projection", h, width, false);
     b.RmsNorm(p + ".per_layer_projection_norm", d.per_layer);
   }
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    hp.layers.push_back(TextLayer(b, Layer(p + ".layers", i), i, sliding[i], d));
+    hp.layers.push_back(TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d));
   }
   b.RmsNorm(p + ".norm", h);
   // Non-persistent rotary tables per layer type (inv_freq and its original copy).
@@ -229,13 +238,22 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
   if (multimodal) {
     auto vision = top.Sub("vision_config");
     if (vision) {
-      VisionTower(b, *vision, h);
+      VisionTower(b, q, *vision, h);
     } else if (top.Has("vision_config") && !top.raw()["vision_config"].is_null()) {
       b.Fail(vision.error());
     }
   }
   b.SetComponent(multimodal ? "language_model" : "");
   LmHead(b, p + ".embed_tokens");
+  NoteQuantization(b, q);
+  if (const auto* qc = top.quantization_config();
+      q.method != QuantMethod::kNone && qc && qc->is_object() &&
+      ((qc->contains("kv_cache_scheme") && !(*qc)["kv_cache_scheme"].is_null()) ||
+       qc->contains("kv_cache_quant_algo"))) {
+    m.assumptions.push_back(
+        "FP8 KV-cache scales (float32 k_scale / v_scale scalars that ModelOpt may export per "
+        "attention layer) not counted: at most 8 bytes a layer");
+  }
   m.no_split_patterns = {p + ".layers.*", "model.vision_tower.encoder.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();

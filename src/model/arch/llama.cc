@@ -1,5 +1,8 @@
 // Llama-style decoders: llama, mistral, qwen2, qwen3, mixtral (and their MoE variants), smollm3
-// (llama tensors; NoPE layers from "no_rope_layers" change no tensor; tied by default).
+// (llama tensors; NoPE layers from "no_rope_layers" change no tensor; tied by default), mimo
+// (qwen2 plus "num_nextn_predict_layers" MTP layers model.mtp_layers.N: token_layernorm,
+// hidden_layernorm, input_proj [H, 2H], a qwen2 decoder layer, final_layernorm; remote code
+// modeling_mimo.py MiMoMTPLayers, loaded by MiMoForCausalLM).
 // Tensor names and shapes follow transformers' modeling_<family>.py (LlamaForCausalLM and
 // siblings): embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj, mlp.{gate,up,
 // down}_proj | block_sparse_moe, post_attention_layernorm}, norm, lm_head.
@@ -31,6 +34,7 @@ struct LlamaSpec {
   // whole q and k projections ("qk_norm_type" per_layer; per_head: head_dim) and, with
   // "use_routing_bias", a float32 block_sparse_moe.e_score_correction_bias [E].
   bool minimax_m2 = false;
+  bool mimo_mtp = false;       // mimo: qwen2 + model.mtp_layers (MiMoModel builds and loads them)
 };
 
 // SmolLM3Config.__post_init__: without "layer_types", a layer slides when use_sliding_window and
@@ -131,6 +135,15 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
           "MiniMaxM2ForCausalLM builds none, and the card's 230B total leaves them out", mtp));
     }
   }
+  uint64_t mtp_layers = 0;
+  if (spec.mimo_mtp) {
+    mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+    if (!b.failed() && mtp_layers > hp.num_layers) {
+      b.Fail(MakeError("{}: \"num_nextn_predict_layers\" = {} exceeds \"num_hidden_layers\" = {}",
+                       c.where(), mtp_layers, hp.num_layers));
+    }
+    hp.num_mtp_layers = mtp_layers;
+  }
   Quantization q = ReadQuantization(b, c, options);
   if (b.failed()) return b.Finish();
 
@@ -139,13 +152,14 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
   const uint64_t kv_width = MulDims(b, nkv, hd, "num_key_value_heads x head_dim");
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
-  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const std::string l = Layer("model.layers", i);
+  // Qwen2Attention: q/k/v always biased, o_proj never ("attention_bias" is not read).
+  const bool o_bias = attention_bias && !spec.qkv_bias;
+  const auto attention = [&](const std::string& l) {
     b.RmsNorm(l + ".input_layernorm", h);
     QLinear(b, q, l + ".self_attn.q_proj", h, q_width, attention_bias || spec.qkv_bias);
     QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, attention_bias || spec.qkv_bias);
     QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, attention_bias || spec.qkv_bias);
-    QLinear(b, q, l + ".self_attn.o_proj", q_width, h, attention_bias);
+    QLinear(b, q, l + ".self_attn.o_proj", q_width, h, o_bias);
     if (spec.qk_norm) {
       b.RmsNorm(l + ".self_attn.q_norm", hd);
       b.RmsNorm(l + ".self_attn.k_norm", hd);
@@ -154,6 +168,15 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       b.RmsNorm(l + ".self_attn.q_norm", minimax_per_head ? hd : q_width);
       b.RmsNorm(l + ".self_attn.k_norm", minimax_per_head ? hd : kv_width);
     }
+  };
+  const auto dense_mlp = [&](const std::string& l) {
+    QLinear(b, q, l + ".mlp.gate_proj", h, inter, mlp_bias);
+    QLinear(b, q, l + ".mlp.up_proj", h, inter, mlp_bias);
+    QLinear(b, q, l + ".mlp.down_proj", inter, h, mlp_bias);
+  };
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    attention(l);
     LayerInfo info{.num_heads = nh, .num_kv_heads = nkv, .head_dim_k = hd, .head_dim_v = hd};
     if (sliding_window > 0 && (!smollm3_sliding || (*smollm3_sliding)(i))) {
       info.attention = AttentionKind::kSliding;
@@ -186,9 +209,7 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
         QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
       }
     } else {
-      QLinear(b, q, l + ".mlp.gate_proj", h, inter, mlp_bias);
-      QLinear(b, q, l + ".mlp.up_proj", h, inter, mlp_bias);
-      QLinear(b, q, l + ".mlp.down_proj", inter, h, mlp_bias);
+      dense_mlp(l);
       info.intermediate_size = inter;
     }
     info.moe = moe_layer;
@@ -196,6 +217,16 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     hp.layers.push_back(info);
   }
   b.RmsNorm("model.norm", h);
+  for (uint64_t i = 0; i < mtp_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.mtp_layers", i);
+    b.RmsNorm(l + ".token_layernorm", h);
+    b.RmsNorm(l + ".hidden_layernorm", h);
+    QLinear(b, q, l + ".input_proj", MulDims(b, 2, h, "2 x hidden_size"), h, false);
+    attention(l);
+    dense_mlp(l);
+    b.RmsNorm(l + ".post_attention_layernorm", h);
+    b.RmsNorm(l + ".final_layernorm", h);
+  }
   // Rotary embedding buffers (all non-persistent, float32):
   // - transformers >= 4.48: one `inv_freq` [head_dim / 2] in model.rotary_emb;
   // - 4.42: one `inv_freq` per attention module; Qwen2 and Mixtral also cache cos and sin
@@ -244,6 +275,9 @@ Result<Model> BuildSmolLm3(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildQwen3Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildLlamaLike(c, o, {.qk_norm = true, .qwen_moe = true});
+}
+Result<Model> BuildMiMo(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.qkv_bias = true, .mimo_mtp = true});
 }
 Result<Model> BuildMiniMaxM2(const HfConfig& c, const BuildOptions& o) {
   return BuildLlamaLike(c, o, {.mixtral_moe = true, .minimax_m2 = true});

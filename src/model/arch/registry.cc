@@ -64,6 +64,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"resnet", "", arch::BuildResnet, "resnet"},
       {"llava", "", arch::BuildLlava, "llava"},
       {"idefics", "", arch::BuildIdefics, "idefics"},
+      {"idefics3", "", arch::BuildIdefics3, "idefics"},
       {"timm", "", arch::BuildTimm, "timm"},  // configs without model_type, see BuildFromConfig
       {"gemma", "", arch::BuildGemma, "gemma"},
       {"gemma2", "", arch::BuildGemma2, "gemma"},
@@ -94,6 +95,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
+      {"mimo", "", arch::BuildMiMo, "qwen2"},
+      {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},

@@ -1,0 +1,105 @@
+// Idefics3: a tiny config counted by hand, the real granite-docling-258M config against its
+// card, hostile configs.
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+using testing::TinyDecoder;
+
+nlohmann::json TinyIdefics3() {
+  auto text = TinyDecoder("llama");
+  text.erase("torch_dtype");
+  return {{"model_type", "idefics3"},
+          {"architectures", {"Idefics3ForConditionalGeneration"}},
+          {"torch_dtype", "float32"},
+          {"tie_word_embeddings", true},
+          {"scale_factor", 2},
+          {"text_config", text},
+          {"vision_config",
+           {{"hidden_size", 4},
+            {"num_hidden_layers", 1},
+            {"num_attention_heads", 2},
+            {"intermediate_size", 6},
+            {"patch_size", 2},
+            {"image_size", 4}}}};
+}
+
+// Vision (hidden 4, patch 2, image 4: 4 patches): patch conv 4 x 3 x 2 x 2 + 4 = 52, positions
+// 4 x 4 = 16, one layer: q/k/v/out 4 x (16 + 4) = 80, two LayerNorms 16, fc1 4 x 6 + 6 = 30, fc2
+// 6 x 4 + 4 = 28 (154), post_layernorm 8: 230. Connector: (4 x 2^2) -> 8 without bias: 128. Text
+// (llama, hidden 8): embed 80 + 2 x 496 + norm 8 = 1080, lm_head tied. 1438 parameters, float32:
+// 5752 bytes; no position_ids buffer, no pooling head.
+TEST(Idefics3Builder, TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyIdefics3());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1438u);
+  EXPECT_EQ(t.stored_bytes, 5752u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 230u);
+  EXPECT_EQ(FindTensor(*m, "model.connector.modality_projection.proj.weight")->shape,
+            (std::vector<uint64_t>{8, 16}));
+  EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.text_model.embed_tokens.weight");
+  EXPECT_NE(FindTensor(*m, "model.text_model.layers.1.mlp.down_proj.weight"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "model.vision_model.embeddings.position_ids"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "model.vision_model.head.probe"), nullptr);
+  EXPECT_EQ(m->hp.layers.size(), 2u);
+  for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
+  // An untied head is its own Linear.
+  auto j = TinyIdefics3();
+  j["tie_word_embeddings"] = false;
+  auto untied = BuildJson(j);
+  ASSERT_TRUE(untied) << untied.error().message;
+  EXPECT_EQ(ComputeTotals(*untied).parameters, 1438u + 80u);
+}
+
+TEST(Idefics3Builder, HostileConfigsNameTheField) {
+  auto j = TinyIdefics3();
+  j["vision_config"].erase("image_size");
+  ExpectError(j, "image_size");
+  j = TinyIdefics3();
+  j["vision_config"]["num_attention_heads"] = 3;
+  ExpectError(j, "num_attention_heads");
+  j = TinyIdefics3();
+  j["scale_factor"] = 0;
+  ExpectError(j, "scale_factor");
+  j = TinyIdefics3();
+  j["text_config"]["model_type"] = "mistral";
+  ExpectError(j, "text_config.model_type");
+  j = TinyIdefics3();
+  j["text_config"].erase("hidden_size");
+  ExpectError(j, "hidden_size");
+  j = TinyIdefics3();
+  j["text_config"]["vocab_size"] = uint64_t{1} << 50;
+  ExpectError(j, "vocab_size");
+  j = TinyIdefics3();
+  j.erase("vision_config");
+  ExpectError(j, "vision_config");
+  j = TinyIdefics3();
+  j["vision_config"]["hidden_size"] = uint64_t{1} << 40;
+  ASSERT_FALSE(BuildJson(j));
+}
+
+// ibm-granite/granite-docling-258M. Vision (768, 12 layers, patch 16, image 512: 1024 patches):
+// conv 768 x 3 x 16 x 16 + 768 = 590,592, positions 786,432, a layer 4 x 590,592 + 3,072 +
+// 2,362,368 + 2,360,064 = 7,087,872 (x 12 = 85,054,464), post LN 1,536: 86,433,024. Connector
+// (768 x 16) -> 576: 7,077,888. Text (llama, 576, 30 layers, 9 heads / 3 KV heads of 64, MLP 1536,
+// vocab 100352, tied): 57,802,752 + 30 x 3,540,096 + 576 = 164,006,208. 257,517,120 parameters
+// (the card: 258M), bfloat16: 515,034,240 bytes.
+TEST(Idefics3Builder, RealGraniteDocling) {
+  auto m = testing::BuildEvalConfig("recent/ibm-granite__granite-docling-258M");
+  if (!m) GTEST_SKIP() << "../shared/eval/recent/ibm-granite__granite-docling-258M is absent";
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 257517120u);
+  EXPECT_EQ(t.stored_bytes, 515034240u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 86433024u);
+}
+
+}  // namespace
+}  // namespace memfit::arch
