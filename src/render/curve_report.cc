@@ -1,6 +1,6 @@
-// A context curve as JSON, table rows and lines (memfit/render_curve.h).
+// A context curve as JSON, table rows and lines (curve_report.h).
 
-#include "memfit/render_curve.h"
+#include "render/curve_report.h"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 #include "memfit/llamacpp_report.h"
 
 #include "memfit/json.h"
-#include "memfit/render_curve.h"
+#include "render/curve_report.h"
 #include "memfit/units.h"
 
 namespace memfit {

@@ -5,7 +5,7 @@
 #include "memfit/json.h"
 #include "memfit/render_memory.h"
 
-#include "memfit/render_curve.h"
+#include "render/curve_report.h"
 #include "memfit/units.h"
 
 namespace memfit {

@@ -88,6 +88,9 @@ TEST_P(CatalogEntryTest, BuildsFromItsConfig) {
   ASSERT_TRUE(model) << e.id << ": " << model.error().message;
   auto totals = ComputeTotals(*model);
   EXPECT_GT(totals.parameters, 0u) << e.id;
+  // The totals written in the entry's file (what `memfit models` lists) are the build's.
+  EXPECT_EQ(e.parameters, totals.parameters) << e.id;
+  EXPECT_EQ(e.stored_bytes, totals.stored_bytes) << e.id;
   // Catalog configs name their dtype: it is never guessed. (A family's own facts, such as
   // Qwen3.5 keeping A_log in float32, are assumption lines of the builder, not guesses.)
   for (const auto& a : model->assumptions) {

@@ -1,11 +1,13 @@
 // The built-in catalog: one JSON file per model under src/model/catalog/models/, embedded at build
-// time (catalog_files.h). Each file is {id, family, description, smaller_sibling, config}; the
+// time (catalog_files.h). Each file is {id, family, description, smaller_sibling, parameters,
+// stored_bytes, config}; the
 // config is memfit's own data, written from the hyperparameters the model's authors published
 // (model cards, papers, config.json on the Hub); see docs/catalog.md.
 
 #include "model/catalog/entries.h"
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,13 +37,19 @@ Loaded Load() {
     };
     const auto id = text("id"), family = text("family"), description = text("description"),
                sibling = text("smaller_sibling");
-    if (!id || !family || !description || !sibling || !j.contains("config") ||
-        !j["config"].is_object()) {
-      l.errors.push_back(where + ": expected {id, family, description, smaller_sibling, config}");
+    auto count = [&](const char* key) -> std::optional<uint64_t> {
+      if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned()) return std::nullopt;
+      return j[key].get<uint64_t>();
+    };
+    const auto parameters = count("parameters"), stored_bytes = count("stored_bytes");
+    if (!id || !family || !description || !sibling || !parameters || !stored_bytes ||
+        !j.contains("config") || !j["config"].is_object()) {
+      l.errors.push_back(where + ": expected {id, family, description, smaller_sibling, "
+                                 "parameters, stored_bytes, config}");
       continue;
     }
     l.entries.push_back({Keep(l, *id), Keep(l, *family), Keep(l, *description),
-                         Keep(l, j["config"].dump()), Keep(l, *sibling)});
+                         Keep(l, j["config"].dump()), Keep(l, *sibling), *parameters, *stored_bytes});
   }
   return l;
 }

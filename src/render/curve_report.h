@@ -1,5 +1,5 @@
 #pragma once
-// Rendering a context curve (memfit/context_curve.h) for `inference --curve` and
+// Rendering a context curve (memfit/context_curve.h), private to render/ for `inference --curve` and
 // `gguf inference --curve`: its JSON object and its table rows and lines (strings only).
 
 #include <string>
