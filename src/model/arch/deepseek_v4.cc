@@ -38,10 +38,10 @@
 // transformers' non-persistent rotary tables (main and compress inv_freq and original_inv_freq,
 // float32 [rope / 2]) are built once for the model and once per compressor and indexer.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
@@ -192,9 +192,11 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   const auto& q = *raw;
   const std::string method = q.value("quant_method", std::string());
   if (method != "fp8") {
-    b.Fail(MakeError("{}: quantization_config: DeepSeek-V4 is built for quant_method \"fp8\" "
-                     "(deepseek-ai's block FP8, optionally with ModelOpt NVFP4 experts), not "
-                     "\"{}\"; the safetensors headers give the exact sizes", c.where(), method));
+    b.Fail(
+        MakeError("{}: quantization_config: DeepSeek-V4 is built for quant_method \"fp8\" "
+                  "(deepseek-ai's block FP8, optionally with ModelOpt NVFP4 experts), not "
+                  "\"{}\"; the safetensors headers give the exact sizes",
+                  c.where(), method));
     return s;
   }
   s.fp8 = true;
@@ -203,8 +205,10 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   if (block == q.end() || !block->is_array() || block->size() != 2 ||
       !InRange((*block)[0], 1, kMaxConfigDimension) ||
       !InRange((*block)[1], 1, kMaxConfigDimension)) {
-    b.Fail(MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
-                     "integers", c.where()));
+    b.Fail(
+        MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
+                  "integers",
+                  c.where()));
     return s;
   }
   s.block_out = (*block)[0].get<uint64_t>();
@@ -213,8 +217,8 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   if (scale_dtype == "fp32") {
     s.scale = Dtype::kF32;
   } else if (scale_dtype != "fp8") {
-    b.Fail(MakeError("{}: field \"scale_dtype\" must be \"fp8\" or \"fp32\", not \"{}\"",
-                     c.where(), scale_dtype));
+    b.Fail(MakeError("{}: field \"scale_dtype\" must be \"fp8\" or \"fp32\", not \"{}\"", c.where(),
+                     scale_dtype));
   }
   if (q.value("quant_algo", std::string()) == "MIXED_PRECISION") {
     auto layers = q.find("quantized_layers");
@@ -227,15 +231,17 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
       const std::string algo =
           it->is_object() ? it->value("quant_algo", std::string()) : std::string();
       if (algo != "NVFP4") {
-        b.Fail(MakeError("{}: quantization_config: quantized_layers \"{}\" has quant_algo \"{}\"; "
-                         "DeepSeek-V4 is built with NVFP4 experts only", c.where(), it.key(),
-                         algo));
+        b.Fail(
+            MakeError("{}: quantization_config: quantized_layers \"{}\" has quant_algo \"{}\"; "
+                      "DeepSeek-V4 is built with NVFP4 experts only",
+                      c.where(), it.key(), algo));
         return s;
       }
       if (!it.key().ends_with(".ffn.experts")) {
-        b.Fail(MakeError("{}: quantization_config: quantized_layers \"{}\" is not a layer's "
-                         "ffn.experts; DeepSeek-V4 is built with NVFP4 experts only", c.where(),
-                         it.key()));
+        b.Fail(
+            MakeError("{}: quantization_config: quantized_layers \"{}\" is not a layer's "
+                      "ffn.experts; DeepSeek-V4 is built with NVFP4 experts only",
+                      c.where(), it.key()));
         return s;
       }
       s.nvfp4.push_back(it.key());
@@ -284,26 +290,36 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
     return std::nullopt;
   };
   for (const auto& [v, key] : {std::pair{d.heads, "num_attention_heads"},
-                               {d.head_dim, "head_dim"}, {d.q_lora, "q_lora_rank"},
-                               {d.o_groups, "o_groups"}, {d.o_lora, "o_lora_rank"},
-                               {d.index_heads, "index_n_heads"}, {d.index_dim, "index_head_dim"},
-                               {d.experts, "n_routed_experts"}, {d.top_k, "num_experts_per_tok"},
-                               {d.inter, "moe_intermediate_size"}, {d.hc, "hc_mult"},
+                               {d.head_dim, "head_dim"},
+                               {d.q_lora, "q_lora_rank"},
+                               {d.o_groups, "o_groups"},
+                               {d.o_lora, "o_lora_rank"},
+                               {d.index_heads, "index_n_heads"},
+                               {d.index_dim, "index_head_dim"},
+                               {d.experts, "n_routed_experts"},
+                               {d.top_k, "num_experts_per_tok"},
+                               {d.inter, "moe_intermediate_size"},
+                               {d.hc, "hc_mult"},
                                {d.h, "hidden_size"}}) {
     if (auto e = positive(v, key)) return *e;
   }
   if (hp.num_shared_experts != 1) {
-    return MakeError("{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "
-                     "it), not {}", c.where(), hp.num_shared_experts);
+    return MakeError(
+        "{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "
+        "it), not {}",
+        c.where(), hp.num_shared_experts);
   }
   if (hp.num_kv_heads != 1) {
-    return MakeError("{}: field \"num_key_value_heads\" must be 1 (DeepSeek-V4 caches one "
-                     "shared key-value head), not {}", c.where(), hp.num_kv_heads);
+    return MakeError(
+        "{}: field \"num_key_value_heads\" must be 1 (DeepSeek-V4 caches one "
+        "shared key-value head), not {}",
+        c.where(), hp.num_kv_heads);
   }
   if (d.rope > d.head_dim || d.rope % 2 != 0 || d.rope > d.index_dim) {
-    return MakeError("{}: field \"qk_rope_head_dim\" ({}) must be even and at most \"head_dim\" "
-                     "({}) and \"index_head_dim\" ({})", c.where(), d.rope, d.head_dim,
-                     d.index_dim);
+    return MakeError(
+        "{}: field \"qk_rope_head_dim\" ({}) must be even and at most \"head_dim\" "
+        "({}) and \"index_head_dim\" ({})",
+        c.where(), d.rope, d.head_dim, d.index_dim);
   }
   if (d.top_k > d.experts) {
     return MakeError("{}: field \"num_experts_per_tok\" ({}) exceeds \"n_routed_experts\" ({})",
@@ -321,13 +337,17 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
   MulDims(b, d.index_heads, d.index_dim, "index_n_heads x index_head_dim");
   auto ratios_it = c.raw().find("compress_ratios");
   if (ratios_it == c.raw().end() || !ratios_it->is_array()) {
-    return MakeError("{}: field \"compress_ratios\" (one entry per layer) is missing or not a "
-                     "list", c.where());
+    return MakeError(
+        "{}: field \"compress_ratios\" (one entry per layer) is missing or not a "
+        "list",
+        c.where());
   }
   const auto& ratios = *ratios_it;
   if (ratios.size() < hp.num_layers) {
-    return MakeError("{}: field \"compress_ratios\" has {} entries for {} layers (\"num_hidden_"
-                     "layers\")", c.where(), ratios.size(), hp.num_layers);
+    return MakeError(
+        "{}: field \"compress_ratios\" has {} entries for {} layers (\"num_hidden_"
+        "layers\")",
+        c.where(), ratios.size(), hp.num_layers);
   }
   std::vector<uint64_t> ratio(std::min<uint64_t>(ratios.size(), hp.num_layers + mtp), 0);
   for (uint64_t i = 0; i < ratio.size(); ++i) {
@@ -346,8 +366,9 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
         "storage (block FP8 with float8_e8m0fnu scales; FP4 routed experts in mtp.*)");
   }
   if (c.model_type() == "deepseek_ref" && s.fp8 && !s.fp4_experts) {
-    m.notes.push_back("no \"expert_dtype\": routed experts stored as block FP8, as model.py "
-                      "stores them without expert_dtype");
+    m.notes.push_back(
+        "no \"expert_dtype\": routed experts stored as block FP8, as model.py "
+        "stores them without expert_dtype");
   }
 
   b.Embedding("embed", d.vocab, d.h);
@@ -373,7 +394,8 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
   b.SetHead(true);
   b.Param("head.weight", {d.vocab, d.h});
   b.SetHead(false);
-  // Multi-token prediction: stored, not loaded by transformers (_keys_to_ignore_on_load_unexpected).
+  // Multi-token prediction: stored, not loaded by transformers
+  // (_keys_to_ignore_on_load_unexpected).
   const size_t mtp_begin = m.tensors.size();
   for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
     const uint64_t id = hp.num_layers + k;
@@ -395,12 +417,14 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
     }
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but "
-        "not loaded by transformers", mtp, bytes));
+        "not loaded by transformers",
+        mtp, bytes));
   }
   if (s.fp8) {
     m.notes.push_back(fmt::format(
         "DeepSeek-V4 native storage: FP8 linears as float8_e4m3fn with a {} scale per {}x{} "
-        "block{}", DtypeName(s.scale), s.block_out, s.block_in,
+        "block{}",
+        DtypeName(s.scale), s.block_out, s.block_in,
         s.fp4_experts ? "; routed experts as int8 (two E2M1 values a byte) with a float8_e8m0fnu "
                         "scale per 32 inputs: the parameter count counts packed bytes"
                       : ""));

@@ -15,15 +15,31 @@ using testing::FindTensor;
 // 4, 2 experts of width 4 (top 1), hc_mult 2, one hash layer, one MTP layer; layer 0 compresses
 // by 4 (CSA with indexer), layer 1 by 2 (HCA), the MTP layer is window-only.
 nlohmann::json TinyV4() {
-  return {{"model_type", "deepseek_v4"}, {"architectures", {"DeepseekV4ForCausalLM"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"head_dim", 8},
-          {"qk_rope_head_dim", 4}, {"q_lora_rank", 4}, {"o_groups", 2}, {"o_lora_rank", 3},
-          {"index_n_heads", 2}, {"index_head_dim", 4}, {"index_topk", 2},
-          {"n_routed_experts", 2}, {"num_experts_per_tok", 1}, {"n_shared_experts", 1},
-          {"moe_intermediate_size", 4}, {"hc_mult", 2}, {"num_hash_layers", 1},
-          {"num_nextn_predict_layers", 1}, {"sliding_window", 4},
-          {"compress_ratios", {4, 2, 0}}, {"torch_dtype", "bfloat16"}};
+  return {{"model_type", "deepseek_v4"},
+          {"architectures", {"DeepseekV4ForCausalLM"}},
+          {"vocab_size", 10},
+          {"hidden_size", 8},
+          {"num_hidden_layers", 2},
+          {"num_attention_heads", 2},
+          {"num_key_value_heads", 1},
+          {"head_dim", 8},
+          {"qk_rope_head_dim", 4},
+          {"q_lora_rank", 4},
+          {"o_groups", 2},
+          {"o_lora_rank", 3},
+          {"index_n_heads", 2},
+          {"index_head_dim", 4},
+          {"index_topk", 2},
+          {"n_routed_experts", 2},
+          {"num_experts_per_tok", 1},
+          {"n_shared_experts", 1},
+          {"moe_intermediate_size", 4},
+          {"hc_mult", 2},
+          {"num_hash_layers", 1},
+          {"num_nextn_predict_layers", 1},
+          {"sliding_window", 4},
+          {"compress_ratios", {4, 2, 0}},
+          {"torch_dtype", "bfloat16"}};
 }
 
 // Elements (bf16 unless marked f32). mix = (2 + hc) x hc = 8.
@@ -79,8 +95,8 @@ TEST(DeepseekV4Builder, NativeFp8AndFp4Experts) {
   j["hidden_size"] = 32;
   j["moe_intermediate_size"] = 32;
   j["expert_dtype"] = "fp4";
-  j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}},
-                              {"scale_fmt", "ue8m0"}};
+  j["quantization_config"] = {
+      {"quant_method", "fp8"}, {"weight_block_size", {128, 128}}, {"scale_fmt", "ue8m0"}};
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   const Tensor* wq = FindTensor(*m, "layers.0.attn.wq_a.weight");
@@ -263,6 +279,16 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   auto j = EvalJson(sgl);
   ASSERT_TRUE(j);
   EXPECT_EQ(BuiltLogical(*fp8, false), ReferenceLogical(*j, false));
+
+  // DeepSeek-V4-Pro (SGLang's FP8 config): 1,572,997,179,491 logical parameters by the formula
+  // (card: 1.6T total, 49B activated).
+  const std::string pro = "recent/sgl-project__DeepSeek-V4-Pro-FP8";
+  if (auto p = BuildEvalConfig(pro)) {
+    auto pj = EvalJson(pro);
+    ASSERT_TRUE(pj);
+    EXPECT_EQ(BuiltLogical(*p, false), ReferenceLogical(*pj, false));
+    EXPECT_EQ(BuiltLogical(*p, false), 1572997179491u);
+  }
 
   const std::string nv = "recent/nvidia__DeepSeek-V4-Flash-NVFP4";
   auto nvfp4 = BuildEvalConfig(nv);
