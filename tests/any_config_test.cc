@@ -213,6 +213,9 @@ TEST_F(AnyConfig, KvBytesPerTokenOfEachAttentionKind) {
       {"recent/deepseek-ai__DeepSeek-V3", "vllm", 70272, "MLA: 61 x (512 + 64) x 2 B"},
       {"recent/deepseek-ai__DeepSeek-V3.2", "vllm", 70272,
        "DSA: the MLA latent per token (indexer keys are counted per layer, not here)"},
+      {"recent/deepseek-ai__DeepSeek-V4-Flash", "vllm", 44032,
+       "compressed sparse attention: 43 layers x one shared K = V entry of 512 x 2 B (window and "
+       "compressed entries and indexer keys are counted per layer, not here)"},
       {"recent/nvidia__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "vllm", 6144,
        "Mamba2 hybrid: 6 attention layers x 2 x 2 x 128 x 2 B"},
       {"recent/Qwen__Qwen3-Next-80B-A3B-Thinking", "vllm", 24576,

@@ -52,6 +52,13 @@ TEST(GenericDecoderAccuracy, WithinTwoPercentOfEveryExactDecoderBuilder) {
           config->model_type() == "mimo") {
         continue;
       }
+      // DeepSeek-V4 with "expert_dtype": "fp4" (and NVIDIA's NVFP4 re-quantization): packed
+      // experts, as gpt-oss. Logically DeepSeek-V4-Flash is 284,332,230,231 (deepseek_v4_test.cc),
+      // the generic count 284,021,062,528 (-0.11%); SGLang's FP8 releases stay in the sweep.
+      if (config->model_type() == "deepseek_v4" &&
+          config->raw().value("expert_dtype", std::string()) == "fp4") {
+        continue;
+      }
       auto exact = BuildFromConfig(*config, {});
       auto generic = arch::BuildGenericDecoder(*config, {});
       if (!exact) continue;

@@ -92,6 +92,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"lfm2", "", arch::BuildLfm2, "lfm2"},
       {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
       {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
+      {"deepseek_v4", "", arch::BuildDeepseekV4, "deepseek_v4"},
+      {"deepseek_ref", "", arch::BuildDeepseekV4, "deepseek_v4"},  // SGLang's V4 FP8 releases
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},

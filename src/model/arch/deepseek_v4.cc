@@ -1,0 +1,441 @@
+// DeepSeek-V4 (model_type "deepseek_v4", DeepseekV4ForCausalLM; SGLang's FP8 re-releases say
+// "deepseek_ref"), as its checkpoints store it: deepseek-ai's own tensor names and dtypes
+// (DeepSeek-V4-Flash inference/model.py), which transformers' DeepseekV4ForCausalLM
+// (transformers/models/deepseek_v4/modular_deepseek_v4.py) renames on load (attn.wq_a ->
+// self_attn.q_a_proj, ...) and whose multi-token-prediction layers ("mtp.*") it never loads.
+// H = hidden_size, E = n_routed_experts, hc = hc_mult, D = head_dim:
+//   embed.weight, head.weight [vocab, H]; norm.weight [H]; hc_head_fn [hc, hc x H],
+//   hc_head_base [hc], hc_head_scale [1]
+//   layers.{i}: attn_norm, ffn_norm [H]; hc_attn_fn, hc_ffn_fn [(2 + hc) x hc, hc x H],
+//     hc_attn_base, hc_ffn_base [(2 + hc) x hc], hc_attn_scale, hc_ffn_scale [3]
+//     attn (shared-KV MQA with a grouped low-rank output): wq_a [q_lora_rank, H], q_norm
+//       [q_lora_rank], wq_b [heads x D, q_lora_rank], wkv [D, H], kv_norm [D], wo_a
+//       [o_groups x o_lora_rank, heads x D / o_groups], wo_b [H, o_groups x o_lora_rank],
+//       attn_sink [heads]
+//     attn.compressor where r = compress_ratios[i] > 0, c = 2 when r == 4 (overlapping
+//       windows) else 1: wkv, wgate [c x D, H], ape [r, c x D], norm [D]
+//     attn.indexer where r == 4: wq_b [index_n_heads x index_head_dim, q_lora_rank],
+//       weights_proj [index_n_heads, H], and a compressor as above at index_head_dim
+//     ffn.gate.weight [E, H]; ffn.gate.tid2eid [vocab, num_experts_per_tok] in the first
+//       num_hash_layers layers (hash routing), else ffn.gate.bias [E]
+//     ffn.experts.{e}.w1, w3 [moe_intermediate_size, H], w2 [H, moe_intermediate_size];
+//       ffn.shared_experts.w1, w3, w2 of the same widths (model.py asserts n_shared_experts == 1)
+//   mtp.{k} (num_nextn_predict_layers; layer index num_hidden_layers + k, whose
+//     compress_ratios entry, 0 when the list stops, picks its attention): a layer as above plus
+//     e_proj, h_proj [H, H], enorm, hnorm, norm [H], hc_head_fn/base/scale; it shares embed and
+//     head with the model.
+// Storage: float32 for hc_*, attn_sink, ape and gate.bias; int64 for tid2eid; the checkpoint
+// dtype (bfloat16) for embed, head, norms, gate.weight, the compressors' wkv/wgate and the
+// indexer's weights_proj. With quantization_config (quant_method "fp8", weight_block_size) the
+// linears model.py makes in its default dtype (wq_a, wq_b, wkv, wo_a, wo_b, indexer.wq_b, the
+// experts, e_proj, h_proj) are float8_e4m3fn with "<linear>.scale" per block in float8_e8m0fnu
+// (float32 with "scale_dtype": "fp32"); "expert_dtype": "fp4" stores the routed experts as
+// int8 [out, in / 2] (two E2M1 values a byte) with a float8_e8m0fnu scale [out, in / 32].
+// Checked tensor for tensor against the DeepSeek-V4-Flash checkpoint's manifest
+// (deepseek_v4_test.cc). NVIDIA's NVFP4 releases (ModelOpt MIXED_PRECISION, "quantized_layers"
+// layers.{i}.ffn.experts) store those experts as NVFP4 (quantization.h); the modules they
+// "ignore" are assumed to keep the original release's storage (recorded as an assumption).
+// transformers' non-persistent rotary tables (main and compress inv_freq and original_inv_freq,
+// float32 [rope / 2]) are built once for the model and once per compressor and indexer.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
+
+// An integer JSON value in [lo, hi] (nlohmann keeps parsed positives unsigned, built ones signed).
+bool InRange(const nlohmann::json& v, uint64_t lo, uint64_t hi) {
+  if (!v.is_number_integer()) return false;
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0) return false;
+  const uint64_t x = v.get<uint64_t>();
+  return x >= lo && x <= hi;
+}
+
+enum class Store : uint8_t { kPlain, kFp8, kFp4 };
+
+struct V4Storage {
+  bool fp8 = false;          // quantization_config: block FP8 for the default-dtype linears
+  bool fp4_experts = false;  // "expert_dtype": "fp4"
+  uint64_t block_out = 128, block_in = 128;
+  Dtype scale = Dtype::kF8E8M0;
+  std::vector<std::string> nvfp4;  // ModelOpt "quantized_layers" module prefixes
+  Quantization nvfp4_q;            // QLinear's NVFP4 layout
+};
+
+struct V4Dims {
+  uint64_t h = 0, heads = 0, head_dim = 0, rope = 0, q_lora = 0, o_groups = 0, o_lora = 0;
+  uint64_t index_heads = 0, index_dim = 0, experts = 0, top_k = 0, inter = 0, vocab = 0, hc = 0;
+  uint64_t hash_layers = 0;
+};
+
+void V4Linear(ModelBuilder& b, const V4Storage& s, Store kind, const std::string& m, uint64_t in,
+              uint64_t out) {
+  if (kind == Store::kPlain || !s.fp8) {
+    b.Linear(m, in, out, false);
+  } else if (kind == Store::kFp4) {
+    b.ParamAs(m + ".weight", {out, in / 2}, Dtype::kI8);
+    b.ParamAs(m + ".scale", {out, in / 32}, Dtype::kF8E8M0);
+  } else {
+    b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
+    b.ParamAs(m + ".scale", {CeilDiv(out, s.block_out), CeilDiv(in, s.block_in)}, s.scale);
+  }
+}
+
+void RotaryTables(ModelBuilder& b, const BuildOptions& o, const std::string& prefix,
+                  uint64_t rope) {
+  if (o.buffers != BufferConvention::kCurrent) return;
+  for (const char* type : {"main", "compress"}) {
+    for (const char* which : {"_inv_freq", "_original_inv_freq"}) {
+      b.Buffer(prefix + "rotary_emb." + type + which, {rope / 2}, Dtype::kF32, false);
+    }
+  }
+}
+
+void Compressor(ModelBuilder& b, const std::string& x, const V4Dims& d, uint64_t ratio,
+                uint64_t dim) {
+  const uint64_t c = ratio == 4 ? 2 : 1;
+  b.Linear(x + ".wkv", d.h, c * dim, false);
+  b.Linear(x + ".wgate", d.h, c * dim, false);
+  b.ParamAs(x + ".ape", {ratio, c * dim}, Dtype::kF32);
+  b.RmsNorm(x + ".norm", dim);
+}
+
+void Block(ModelBuilder& b, const V4Storage& s, const BuildOptions& o, const std::string& l,
+           const V4Dims& d, uint64_t layer, uint64_t ratio, bool loaded_by_transformers) {
+  const uint64_t mix = (2 + d.hc) * d.hc;
+  b.RmsNorm(l + ".attn_norm", d.h);
+  b.RmsNorm(l + ".ffn_norm", d.h);
+  for (const char* site : {"attn", "ffn"}) {
+    const std::string p = l + ".hc_" + site;
+    b.ParamAs(p + "_fn", {mix, d.hc * d.h}, Dtype::kF32);
+    b.ParamAs(p + "_base", {mix}, Dtype::kF32);
+    b.ParamAs(p + "_scale", {3}, Dtype::kF32);
+  }
+  const std::string a = l + ".attn";
+  V4Linear(b, s, Store::kFp8, a + ".wq_a", d.h, d.q_lora);
+  b.RmsNorm(a + ".q_norm", d.q_lora);
+  V4Linear(b, s, Store::kFp8, a + ".wq_b", d.q_lora, d.heads * d.head_dim);
+  V4Linear(b, s, Store::kFp8, a + ".wkv", d.h, d.head_dim);
+  b.RmsNorm(a + ".kv_norm", d.head_dim);
+  V4Linear(b, s, Store::kFp8, a + ".wo_a", d.heads * d.head_dim / d.o_groups,
+           d.o_groups * d.o_lora);
+  V4Linear(b, s, Store::kFp8, a + ".wo_b", d.o_groups * d.o_lora, d.h);
+  b.ParamAs(a + ".attn_sink", {d.heads}, Dtype::kF32);
+  if (ratio > 0) {
+    Compressor(b, a + ".compressor", d, ratio, d.head_dim);
+    if (loaded_by_transformers) RotaryTables(b, o, a + ".compressor.", d.rope);
+  }
+  if (ratio == 4) {
+    V4Linear(b, s, Store::kFp8, a + ".indexer.wq_b", d.q_lora, d.index_heads * d.index_dim);
+    b.Linear(a + ".indexer.weights_proj", d.h, d.index_heads, false);
+    Compressor(b, a + ".indexer.compressor", d, ratio, d.index_dim);
+    if (loaded_by_transformers) RotaryTables(b, o, a + ".indexer.", d.rope);
+  }
+  const std::string f = l + ".ffn";
+  b.Param(f + ".gate.weight", {d.experts, d.h});
+  if (layer < d.hash_layers) {
+    b.Buffer(f + ".gate.tid2eid", {d.vocab, d.top_k}, Dtype::kI64, true);
+  } else {
+    b.Buffer(f + ".gate.bias", {d.experts}, Dtype::kF32, true);
+  }
+  const std::string experts = f + ".experts";
+  const bool nvfp4 = std::find(s.nvfp4.begin(), s.nvfp4.end(), experts) != s.nvfp4.end();
+  const Store routed = s.fp4_experts ? Store::kFp4 : Store::kFp8;
+  for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
+    const std::string x = Layer(experts, e);
+    for (const char* w : {"w1", "w2", "w3"}) {
+      const bool down = w[1] == '2';
+      const uint64_t in = down ? d.inter : d.h, out = down ? d.h : d.inter;
+      if (nvfp4) {
+        QLinear(b, s.nvfp4_q, x + "." + w, in, out, false);
+      } else {
+        V4Linear(b, s, routed, x + "." + w, in, out);
+      }
+    }
+  }
+  for (const char* w : {"w1", "w2", "w3"}) {
+    const bool down = w[1] == '2';
+    V4Linear(b, s, Store::kFp8, f + ".shared_experts." + w, down ? d.inter : d.h,
+             down ? d.h : d.inter);
+  }
+}
+
+void HcHead(ModelBuilder& b, const std::string& prefix, const V4Dims& d) {
+  b.ParamAs(prefix + "hc_head_fn", {d.hc, d.hc * d.h}, Dtype::kF32);
+  b.ParamAs(prefix + "hc_head_base", {d.hc}, Dtype::kF32);
+  b.ParamAs(prefix + "hc_head_scale", {1}, Dtype::kF32);
+}
+
+// Reads the storage from quantization_config and "expert_dtype".
+V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o) {
+  V4Storage s;
+  const std::string expert_dtype = Get(b, c.StringOr("expert_dtype", ""));
+  if (!expert_dtype.empty() && expert_dtype != "fp4" && expert_dtype != "fp8") {
+    b.Fail(MakeError("{}: field \"expert_dtype\" must be \"fp4\" (or absent), not \"{}\"",
+                     c.where(), expert_dtype));
+  }
+  auto raw = c.raw().find("quantization_config");
+  if (o.ignore_quantization || raw == c.raw().end() || raw->is_null()) return s;
+  if (!raw->is_object()) {
+    b.Fail(MakeError("{}: \"quantization_config\" must be an object", c.where()));
+    return s;
+  }
+  const auto& q = *raw;
+  const std::string method = q.value("quant_method", std::string());
+  if (method != "fp8") {
+    b.Fail(
+        MakeError("{}: quantization_config: DeepSeek-V4 is built for quant_method \"fp8\" "
+                  "(deepseek-ai's block FP8, optionally with ModelOpt NVFP4 experts), not "
+                  "\"{}\"; the safetensors headers give the exact sizes",
+                  c.where(), method));
+    return s;
+  }
+  s.fp8 = true;
+  s.fp4_experts = expert_dtype == "fp4";
+  auto block = q.find("weight_block_size");
+  if (block == q.end() || !block->is_array() || block->size() != 2 ||
+      !InRange((*block)[0], 1, kMaxConfigDimension) ||
+      !InRange((*block)[1], 1, kMaxConfigDimension)) {
+    b.Fail(
+        MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
+                  "integers",
+                  c.where()));
+    return s;
+  }
+  s.block_out = (*block)[0].get<uint64_t>();
+  s.block_in = (*block)[1].get<uint64_t>();
+  const std::string scale_dtype = Get(b, c.StringOr("scale_dtype", "fp8"));
+  if (scale_dtype == "fp32") {
+    s.scale = Dtype::kF32;
+  } else if (scale_dtype != "fp8") {
+    b.Fail(MakeError("{}: field \"scale_dtype\" must be \"fp8\" or \"fp32\", not \"{}\"", c.where(),
+                     scale_dtype));
+  }
+  if (q.value("quant_algo", std::string()) == "MIXED_PRECISION") {
+    auto layers = q.find("quantized_layers");
+    if (layers == q.end() || !layers->is_object()) {
+      b.Fail(MakeError("{}: quantization_config: MIXED_PRECISION needs \"quantized_layers\"",
+                       c.where()));
+      return s;
+    }
+    for (auto it = layers->begin(); it != layers->end(); ++it) {
+      const std::string algo =
+          it->is_object() ? it->value("quant_algo", std::string()) : std::string();
+      if (algo != "NVFP4") {
+        b.Fail(
+            MakeError("{}: quantization_config: quantized_layers \"{}\" has quant_algo \"{}\"; "
+                      "DeepSeek-V4 is built with NVFP4 experts only",
+                      c.where(), it.key(), algo));
+        return s;
+      }
+      if (!it.key().ends_with(".ffn.experts")) {
+        b.Fail(
+            MakeError("{}: quantization_config: quantized_layers \"{}\" is not a layer's "
+                      "ffn.experts; DeepSeek-V4 is built with NVFP4 experts only",
+                      c.where(), it.key()));
+        return s;
+      }
+      s.nvfp4.push_back(it.key());
+    }
+    s.nvfp4_q.method = QuantMethod::kNvfp4;
+    s.nvfp4_q.bits = 4;
+    s.nvfp4_q.group_size = 16;
+  }
+  return s;
+}
+
+Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  V4Dims d;
+  d.vocab = hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  d.h = hp.hidden_size = Get(b, c.Uint("hidden_size"));
+  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
+  d.heads = hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
+  d.head_dim = hp.head_dim = Get(b, c.Uint("head_dim"));
+  d.rope = hp.qk_rope_head_dim = Get(b, c.Uint("qk_rope_head_dim"));
+  d.q_lora = hp.q_lora_rank = Get(b, c.Uint("q_lora_rank"));
+  d.o_groups = Get(b, c.Uint("o_groups"));
+  d.o_lora = Get(b, c.Uint("o_lora_rank"));
+  d.index_heads = Get(b, c.Uint("index_n_heads"));
+  d.index_dim = Get(b, c.Uint("index_head_dim"));
+  hp.index_topk = Get(b, c.UintOr("index_topk", 0));
+  d.experts = hp.num_experts = Get(b, c.Uint("n_routed_experts"));
+  d.top_k = hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
+  d.inter = hp.moe_intermediate_size = Get(b, c.Uint("moe_intermediate_size"));
+  hp.num_shared_experts = Get(b, c.UintOr("n_shared_experts", 1));
+  d.hc = Get(b, c.Uint("hc_mult"));
+  d.hash_layers = Get(b, c.UintOr("num_hash_layers", 0));
+  const uint64_t mtp = hp.num_mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+  const uint64_t window = hp.sliding_window = Get(b, c.Uint("sliding_window"));
+  hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", 1));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
+  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  V4Storage s = ReadStorage(b, c, o);
+  if (b.failed()) return b.Finish();
+  const auto positive = [&](uint64_t v, const char* key) -> std::optional<Error> {
+    if (v == 0) return MakeError("{}: field \"{}\" must not be zero", c.where(), key);
+    return std::nullopt;
+  };
+  for (const auto& [v, key] : {std::pair{d.heads, "num_attention_heads"},
+                               {d.head_dim, "head_dim"},
+                               {d.q_lora, "q_lora_rank"},
+                               {d.o_groups, "o_groups"},
+                               {d.o_lora, "o_lora_rank"},
+                               {d.index_heads, "index_n_heads"},
+                               {d.index_dim, "index_head_dim"},
+                               {d.experts, "n_routed_experts"},
+                               {d.top_k, "num_experts_per_tok"},
+                               {d.inter, "moe_intermediate_size"},
+                               {d.hc, "hc_mult"},
+                               {d.h, "hidden_size"}}) {
+    if (auto e = positive(v, key)) return *e;
+  }
+  if (hp.num_shared_experts != 1) {
+    return MakeError(
+        "{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "
+        "it), not {}",
+        c.where(), hp.num_shared_experts);
+  }
+  if (hp.num_kv_heads != 1) {
+    return MakeError(
+        "{}: field \"num_key_value_heads\" must be 1 (DeepSeek-V4 caches one "
+        "shared key-value head), not {}",
+        c.where(), hp.num_kv_heads);
+  }
+  if (d.rope > d.head_dim || d.rope % 2 != 0 || d.rope > d.index_dim) {
+    return MakeError(
+        "{}: field \"qk_rope_head_dim\" ({}) must be even and at most \"head_dim\" "
+        "({}) and \"index_head_dim\" ({})",
+        c.where(), d.rope, d.head_dim, d.index_dim);
+  }
+  if (d.top_k > d.experts) {
+    return MakeError("{}: field \"num_experts_per_tok\" ({}) exceeds \"n_routed_experts\" ({})",
+                     c.where(), d.top_k, d.experts);
+  }
+  const uint64_t q_width = MulDims(b, d.heads, d.head_dim, "num_attention_heads x head_dim");
+  DivideExact(b, c, q_width, "num_attention_heads x head_dim", d.o_groups, "o_groups");
+  if (s.fp4_experts) {
+    DivideExact(b, c, d.h, "hidden_size", 32, "32 (the FP4 experts' scale block)");
+    DivideExact(b, c, d.inter, "moe_intermediate_size", 32, "32 (the FP4 experts' scale block)");
+  }
+  MulDims(b, (2 + d.hc), d.hc, "(2 + hc_mult) x hc_mult");
+  MulDims(b, d.hc, d.h, "hc_mult x hidden_size");
+  MulDims(b, d.o_groups, d.o_lora, "o_groups x o_lora_rank");
+  MulDims(b, d.index_heads, d.index_dim, "index_n_heads x index_head_dim");
+  auto ratios_it = c.raw().find("compress_ratios");
+  if (ratios_it == c.raw().end() || !ratios_it->is_array()) {
+    return MakeError(
+        "{}: field \"compress_ratios\" (one entry per layer) is missing or not a "
+        "list",
+        c.where());
+  }
+  const auto& ratios = *ratios_it;
+  if (ratios.size() < hp.num_layers) {
+    return MakeError(
+        "{}: field \"compress_ratios\" has {} entries for {} layers (\"num_hidden_"
+        "layers\")",
+        c.where(), ratios.size(), hp.num_layers);
+  }
+  std::vector<uint64_t> ratio(std::min<uint64_t>(ratios.size(), hp.num_layers + mtp), 0);
+  for (uint64_t i = 0; i < ratio.size(); ++i) {
+    const auto& r = ratios[i];
+    if (!InRange(r, 0, uint64_t{1} << 20)) {
+      return MakeError("{}: \"compress_ratios\"[{}] must be an integer in 0..1048576", c.where(),
+                       i);
+    }
+    ratio[i] = r.get<uint64_t>();
+  }
+  if (b.failed()) return b.Finish();
+  if (s.fp8 && !s.nvfp4.empty()) {
+    m.assumptions.push_back(
+        "NVFP4 experts (ModelOpt MIXED_PRECISION): the modules quantization_config \"ignore\"s "
+        "(attention, shared experts, head, mtp.*) are assumed to keep the original release's "
+        "storage (block FP8 with float8_e8m0fnu scales; FP4 routed experts in mtp.*)");
+  }
+  if (c.model_type() == "deepseek_ref" && s.fp8 && !s.fp4_experts) {
+    m.notes.push_back(
+        "no \"expert_dtype\": routed experts stored as block FP8, as model.py "
+        "stores them without expert_dtype");
+  }
+
+  b.Embedding("embed", d.vocab, d.h);
+  RotaryTables(b, o, "", d.rope);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const uint64_t r = ratio[i];
+    Block(b, s, o, Layer("layers", i), d, i, r, true);
+    LayerInfo info;
+    info.attention = AttentionKind::kSliding;
+    info.num_heads = d.heads;
+    info.num_kv_heads = 1;
+    info.head_dim_k = d.head_dim;
+    info.head_dim_v = 0;  // K = V: one shared entry per token
+    info.window_tokens = window;
+    info.moe = true;
+    info.compress_ratio = r;
+    info.k_eq_v = true;
+    if (r == 4) info.indexer_head_dim = d.index_dim;
+    hp.layers.push_back(info);
+  }
+  b.RmsNorm("norm", d.h);
+  HcHead(b, "", d);
+  b.SetHead(true);
+  b.Param("head.weight", {d.vocab, d.h});
+  b.SetHead(false);
+  // Multi-token prediction: stored, not loaded by transformers
+  // (_keys_to_ignore_on_load_unexpected).
+  const size_t mtp_begin = m.tensors.size();
+  for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
+    const uint64_t id = hp.num_layers + k;
+    const std::string l = Layer("mtp", k);
+    // model.py: the MTP experts are FP4 like the others; NVFP4 releases "ignore" mtp.*.
+    Block(b, s, o, l, d, id, id < ratio.size() ? ratio[id] : 0, false);
+    V4Linear(b, s, Store::kFp8, l + ".e_proj", d.h, d.h);
+    V4Linear(b, s, Store::kFp8, l + ".h_proj", d.h, d.h);
+    b.RmsNorm(l + ".enorm", d.h);
+    b.RmsNorm(l + ".hnorm", d.h);
+    b.RmsNorm(l + ".norm", d.h);
+    HcHead(b, l + ".", d);
+  }
+  if (mtp > 0 && !b.failed()) {
+    uint64_t bytes = 0;
+    for (size_t t = mtp_begin; t < m.tensors.size(); ++t) {
+      bytes += m.tensors[t].bytes;
+      m.tensors[t].loaded = false;
+    }
+    m.notes.push_back(fmt::format(
+        "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but "
+        "not loaded by transformers",
+        mtp, bytes));
+  }
+  if (s.fp8) {
+    m.notes.push_back(fmt::format(
+        "DeepSeek-V4 native storage: FP8 linears as float8_e4m3fn with a {} scale per {}x{} "
+        "block{}",
+        DtypeName(s.scale), s.block_out, s.block_in,
+        s.fp4_experts ? "; routed experts as int8 (two E2M1 values a byte) with a float8_e8m0fnu "
+                        "scale per 32 inputs: the parameter count counts packed bytes"
+                      : ""));
+  }
+  if (!s.nvfp4.empty()) NoteQuantization(b, s.nvfp4_q);
+  m.no_split_patterns = {"layers.*", "mtp.*"};
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<Model> BuildDeepseekV4(const HfConfig& c, const BuildOptions& o) { return BuildV4(c, o); }
+
+}  // namespace memfit::arch
