@@ -87,8 +87,8 @@ struct Router::Impl {
   explicit Impl(const ServerOptions& o)
       : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates), page(Page()) {}
 
-  // index.html with the GPU catalog in it (where it says <!--memfit:gpus-->), as the JSON of GET
-  // /api/v1/gpus: the page's first estimate then waits for no second request. "</" is written
+  // index.html with the GPU catalog in it (where it says <!--memfit:gpus-->): each GPU's name,
+  // vendor and memory from GET /api/v1/gpus: the page's first estimate waits for no second request. "</" is written
   // "<\/" (the same JSON string) so that nothing in it can close the script element.
   std::string Page() {
     std::string html;
@@ -100,10 +100,20 @@ struct Router::Impl {
     if (at == std::string::npos) return html;
     ApiResponse gpus = Api("gpus", "{}", "");
     if (gpus.status != 200) return html;
+    // Only what the page's GPU choices show (name, vendor, memory): a quarter of GET gpus's bytes,
+    // each of which the browser parses before the first answer.
+    auto full = ParseJson(gpus.body, "gpus");
+    if (!full || !full->contains("gpus")) return html;
+    nlohmann::json slim = {{"gpus", nlohmann::json::array()}};
+    for (const auto& g : (*full)["gpus"]) {
+      slim["gpus"].push_back({{"name", g.value("name", "")}, {"vendor", g.value("vendor", "")},
+                              {"memory_bytes", g.value("memory_bytes", uint64_t{0})}});
+    }
+    const std::string dumped = slim.dump();
     std::string json;
-    for (size_t i = 0; i < gpus.body.size(); ++i) {
-      json += gpus.body[i];
-      if (gpus.body[i] == '<' && i + 1 < gpus.body.size() && gpus.body[i + 1] == '/') json += '\\';
+    for (size_t i = 0; i < dumped.size(); ++i) {
+      json += dumped[i];
+      if (dumped[i] == '<' && i + 1 < dumped.size() && dumped[i + 1] == '/') json += '\\';
     }
     return html.replace(at, marker.size(),
                         "<script type=\"application/json\" id=\"gpu-list\">" + json + "</script>");

@@ -117,18 +117,23 @@ TEST_F(ServerTest, ServesOnlyEmbeddedFiles) {
     EXPECT_EQ(res->status, 200) << asset.path;
     if (asset.path != "/index.html") EXPECT_EQ(res->body, asset.body) << asset.path;
   }
-  // The page carries the GPU catalog where index.html says <!--memfit:gpus-->: GET gpus's JSON,
-  // with "</" written "<\/" so that it cannot close its script element.
+  // The page carries the GPU catalog where index.html says <!--memfit:gpus-->: each GPU of GET
+  // gpus with its name, vendor and memory, in a JSON script element.
   auto gpus = client.Get("/api/v1/gpus");
   ASSERT_TRUE(gpus);
-  std::string escaped;
-  for (size_t i = 0; i < gpus->body.size(); ++i) {
-    escaped += gpus->body[i];
-    if (gpus->body[i] == '<' && i + 1 < gpus->body.size() && gpus->body[i + 1] == '/') escaped += '\\';
-  }
+  const auto full = nlohmann::json::parse(gpus->body);
   EXPECT_EQ(index->body.find("<!--memfit:gpus-->"), std::string::npos);
-  EXPECT_NE(index->body.find("<script type=\"application/json\" id=\"gpu-list\">" + escaped + "</script>"),
-            std::string::npos);
+  const std::string open = "<script type=\"application/json\" id=\"gpu-list\">";
+  const size_t at = index->body.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = index->body.find("</script>", at);
+  const auto embedded = nlohmann::json::parse(index->body.substr(at + open.size(), end - at - open.size()));
+  ASSERT_EQ(embedded["gpus"].size(), full["gpus"].size());
+  for (size_t i = 0; i < full["gpus"].size(); ++i) {
+    EXPECT_EQ(embedded["gpus"][i]["name"], full["gpus"][i]["name"]);
+    EXPECT_EQ(embedded["gpus"][i]["vendor"], full["gpus"][i]["vendor"]);
+    EXPECT_EQ(embedded["gpus"][i]["memory_bytes"], full["gpus"][i]["memory_bytes"]);
+  }
 }
 
 // A query string that is not valid UTF-8 is a client error, never an internal one.
