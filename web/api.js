@@ -14,3 +14,16 @@ export async function apiGet(command) {
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   return response.json();
 }
+
+// Several answers in one round trip (POST api/v1/batch): [{command, body}] -> [{status, body}], in
+// order; each answer is what POST api/v1/<command> gives.
+export async function apiBatch(requests) {
+  const result = await api("batch", { requests });
+  return result.results;
+}
+
+// An answer of a batch, or its error thrown as api() throws it.
+export function answerOf(item) {
+  if (item.status !== 200) throw new Error((item.body && item.body.error) || `HTTP ${item.status}`);
+  return item.body;
+}

@@ -1,24 +1,29 @@
 // Compare mode: up to four models side by side at one inference setting, or, for one model, its
-// quantizations. Every cell is one API answer (estimate-memory, inference, train, fit).
-import { api } from "./api.js";
+// quantizations. Every cell is one API answer (estimate-memory, inference, train, fit), all asked
+// for in one batch.
+import { apiBatch, answerOf } from "./api.js";
 import { formatBytes, formatTokens, tableHtml, escapeHtml, verdictClass, formatCount } from "./util.js";
 import { dtypeBars } from "./charts.js";
 
 export const QUANTS = ["stored", "none", "bnb-int8", "nf4-dq", "gptq", "awq", "fp8", "int4"];
 
-async function modelColumn(model, s) {
-  const [load, inference, train, fit] = await Promise.all([
-    api("estimate-memory", { model, dtypes: ["bfloat16"] }),
-    api("inference", { model, context: s.context, batch: s.batch }),
-    api("train", { model }),
-    api("fit", { model, gpu: s.gpu, task: "inference", context: s.context, batch: s.batch, "no-advice": true })]);
-  return { model, load, inference, train, fit };
+// The four answers of one model's column.
+function columnRequests(model, s) {
+  return [
+    { command: "estimate-memory", body: { model, dtypes: ["bfloat16"] } },
+    { command: "inference", body: { model, context: s.context, batch: s.batch } },
+    { command: "train", body: { model } },
+    { command: "fit", body: { model, gpu: s.gpu, task: "inference", context: s.context, batch: s.batch, "no-advice": true } }];
 }
 
 // s: {models, context, batch, gpu}. Returns {kind, columns | rows, table (for exports), html, chart}.
 export async function compare(s) {
   if (s.models.length === 1) return compareQuants(s.models[0], s);
-  const columns = await Promise.all(s.models.map((m) => modelColumn(m, s)));
+  const answers = await apiBatch(s.models.flatMap((m) => columnRequests(m, s)));
+  const columns = s.models.map((model, i) => {
+    const [load, inference, train, fit] = answers.slice(4 * i, 4 * i + 4).map(answerOf);
+    return { model, load, inference, train, fit };
+  });
   const rows = [
     ["parameters", (c) => formatCount(c.load.parameters), (c) => c.load.parameters],
     ["stored", (c) => formatBytes(c.load.stored_bytes), (c) => c.load.stored_bytes],
@@ -41,8 +46,8 @@ export async function compare(s) {
 }
 
 async function compareQuants(model, s) {
-  const answers = await Promise.all(QUANTS.map((quant) => api("inference", { model, context: s.context, batch: s.batch, quant })
-    .then((r) => ({ quant, r }), (e) => ({ quant, error: e.message }))));
+  const batch = await apiBatch(QUANTS.map((quant) => ({ command: "inference", body: { model, context: s.context, batch: s.batch, quant } })));
+  const answers = batch.map((item, i) => { try { return { quant: QUANTS[i], r: answerOf(item) }; } catch (e) { return { quant: QUANTS[i], error: e.message }; } });
   const ok = answers.filter((a) => a.r);
   const rows = answers.map((a) => (a.r ? [a.quant, formatBytes(a.r.per_gpu.weights), formatBytes(a.r.total_bytes)] : [a.quant, "—", a.error]));
   return {

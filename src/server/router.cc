@@ -6,6 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "memfit/hub.h"
 #include "memfit/json.h"
 #include "server/api.h"
@@ -194,7 +196,7 @@ struct Router::Impl {
       return Get(req);
     }
     if (req.method == "POST") {
-      if (req.path == "/api/v1/hub/discussion") return std::nullopt;
+      if (req.path == "/api/v1/hub/discussion" || req.path == "/api/v1/batch") return std::nullopt;
       std::string_view command = ApiCommand(req.path);
       if (command.empty()) return FromApi(ErrorResponse(404, "not found: " + req.path));
       Prepared p = PrepareApi(command, req.body, req.authorization);
@@ -202,6 +204,41 @@ struct Router::Impl {
       return FromApi(*p.answer);
     }
     return FromApi(ErrorResponse(405, "method " + req.method + " not allowed"));
+  }
+
+  // POST /api/v1/batch: {"requests": [{"command": "inference", "body": {...}}, ...]} (1 to 32),
+  // each answered as POST /api/v1/<command> would be (same checks, cache and work slots), in
+  // order: {"results": [{"status": 200, "body": <that answer>}, ...]}. The page's comparisons ask
+  // for 8 to 16 answers at once: one round trip instead of one per answer (each answer the
+  // browser receives costs it a main-thread task).
+  ApiResponse Batch(const HttpRequest& req) {
+    constexpr size_t kMaxRequests = 32;
+    auto parsed = ParseJson(req.body, "request body");
+    if (!parsed) return ErrorResponse(400, parsed.error().message);
+    if (!parsed->is_object() || !parsed->contains("requests") || !(*parsed)["requests"].is_array()) {
+      return ErrorResponse(400, "batch: expected {\"requests\": [{\"command\": ..., \"body\": {...}}, ...]}");
+    }
+    const auto& requests = (*parsed)["requests"];
+    if (requests.empty() || requests.size() > kMaxRequests) {
+      return ErrorResponse(400, fmt::format("batch: 1 to {} requests, not {}", kMaxRequests, requests.size()));
+    }
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const auto& r = requests[i];
+      if (!r.is_object() || !r.contains("command") || !r["command"].is_string() ||
+          !IsApiCommand(r["command"].get<std::string>()) || !r.contains("body") || !r["body"].is_object()) {
+        return ErrorResponse(400, fmt::format("batch: request {}: expected {{\"command\": one of the API's "
+                                              "commands, \"body\": an object}}", i));
+      }
+    }
+    std::string out = "{\"results\":[";
+    for (size_t i = 0; i < requests.size(); ++i) {
+      ApiResponse answer = Api(requests[i]["command"].get<std::string>(), requests[i]["body"].dump(),
+                               req.authorization);
+      if (i) out += ',';
+      out += fmt::format("{{\"status\":{},\"body\":{}}}", answer.status, answer.body);
+    }
+    out += "]}";
+    return {200, std::move(out)};
   }
 
   // POST /api/v1/hub/discussion.
@@ -263,6 +300,7 @@ struct Router::Impl {
 
   HttpResponse Post(const HttpRequest& req) {
     if (req.path == "/api/v1/hub/discussion") return FromApi(Discussion(req));
+    if (req.path == "/api/v1/batch") return FromApi(Batch(req));
     if (std::string_view command = ApiCommand(req.path); !command.empty()) {
       return FromApi(Api(command, req.body, req.authorization));
     }

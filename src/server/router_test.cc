@@ -103,6 +103,39 @@ TEST(Router, RequestBodiesAreParsedWithLimits) {
   EXPECT_EQ(ok.status, 200) << ok.body;
 }
 
+// A batch answers each request as its own POST would (the same bytes, errors included, in
+// order), and refuses a malformed batch as a whole.
+TEST(Router, BatchAnswersEachRequestAsItsOwnPost) {
+  Router router(ServerOptions{});
+  const std::string a = R"({"model": "bert-base-cased"})";
+  const std::string b = R"({"model": "meta-llama/Llama-3.2-1B", "context": 1024, "quant": "nf4-dq"})";
+  const std::string bad = R"({"model": "bert-base-cased", "context": -1})";
+  auto batch = Post(router, "/api/v1/batch",
+                    R"({"requests": [{"command": "estimate-memory", "body": )" + a +
+                        R"(}, {"command": "inference", "body": )" + b +
+                        R"(}, {"command": "inference", "body": )" + bad + "}]}");
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  auto results = nlohmann::json::parse(batch.body)["results"];
+  ASSERT_EQ(results.size(), 3u);
+  const std::pair<std::string, std::string> alone[] = {
+      {"/api/v1/estimate-memory", a}, {"/api/v1/inference", b}, {"/api/v1/inference", bad}};
+  for (size_t i = 0; i < 3; ++i) {
+    auto single = Post(router, alone[i].first, alone[i].second);
+    EXPECT_EQ(results[i]["status"], single.status) << i;
+    EXPECT_EQ(results[i]["body"], nlohmann::json::parse(single.body)) << i;
+  }
+  EXPECT_NE(results[2]["status"], 200);
+  ExpectError(Post(router, "/api/v1/batch", R"({"requests": []})"), 400, "1 to 32 requests");
+  std::string many = R"({"requests": [)";
+  for (int i = 0; i < 33; ++i) many += std::string(i ? "," : "") + R"({"command": "models", "body": {}})";
+  ExpectError(Post(router, "/api/v1/batch", many + "]}"), 400, "not 33");
+  ExpectError(Post(router, "/api/v1/batch", R"({"requests": [{"command": "serve", "body": {}}]})"), 400,
+              "request 0");
+  ExpectError(Post(router, "/api/v1/batch", R"([1, 2])"), 400, "expected");
+  EXPECT_FALSE(router.AnswerNow({.method = "POST", .path = "/api/v1/batch", .params = {},
+                                 .authorization = "", .body = "{}"}).has_value());
+}
+
 TEST(Router, EveryErrorIsOneLineOfJson) {
   // "not found: " + a decoded path holding "\n" was a multi-line error; an unknown POST path was
   // httplib's 404 with an empty body.
