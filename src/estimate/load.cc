@@ -63,10 +63,14 @@ uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
 }
 
 LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
+  return EstimateLoad(model, options, AssignBlocks(model, TensorFilter{}));
+}
+
+LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
+                          const BlockAssignment& blocks) {
   LoadEstimate out;
   out.totals = ComputeTotals(model);
   TensorFilter resident;  // everything resident after loading, ties once
-  const BlockAssignment blocks = AssignBlocks(model, resident);
   auto largest = [&](const TensorFilter& filter) {
     std::optional<Block> best;
     for (auto& block : SumBlocks(model, blocks, filter)) {

@@ -8,6 +8,7 @@
 
 #include "memfit/hub.h"
 #include "memfit/json.h"
+#include "memfit/resolve.h"
 #include "server/api.h"
 #include "server/fifo_slots.h"
 #include "server/hub_post.h"
@@ -85,7 +86,11 @@ Result<std::string> StringField(const nlohmann::json& body, const char* key, con
 
 struct Router::Impl {
   explicit Impl(const ServerOptions& o)
-      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates) {}
+      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates) {
+    ConfigureModelCache({.max_entries = o.model_cache_entries,
+                         .max_tensors = o.model_cache_tensors,
+                         .hub_ttl_ms = o.model_cache_ttl_ms});
+  }
 
   // An API request checked and looked up: `answer` is set for an error or a cache hit; otherwise
   // `args` are the CLI's arguments to run and `key` the cache key ("" when not cacheable).
