@@ -45,6 +45,10 @@ struct LoadEstimate {
 };
 
 LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options = {});
+// The same, with the model's blocks for every resident tensor (AssignBlocks(model, {})) computed
+// once by the caller: a model kept for many estimates (the server) pays for its tree once.
+LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
+                          const BlockAssignment& resident_blocks);
 
 // Reproduces `accelerate estimate-memory` (accelerate 0.31+/transformers 4.42 semantics, see
 // docs/estimates.md): base model unless auto_map names AutoModelFor*, every buffer counted, bool

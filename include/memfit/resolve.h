@@ -5,7 +5,10 @@
 // line go to callbacks). Order and fallbacks: docs/hub.md, "Resolution order".
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "memfit/describe.h"
@@ -45,5 +48,49 @@ Result<ResolvedModel> ResolveHubQuery(const ModelQuery& query, const std::string
 
 // Resolves and describes the model (`options`: builder conventions, e.g. accelerate mode).
 Result<Model> ResolveAndDescribe(const ModelQuery& query, const DescribeOptions& options = {});
+
+// A described model kept for many requests: the model and, on first use, what every load
+// estimate of it computes first (thread-safe).
+class DescribedModel {
+ public:
+  explicit DescribedModel(Model model) : model_(std::move(model)) {}
+  const Model& model() const { return model_; }
+  // AssignBlocks(model(), TensorFilter{}): for EstimateLoad(model, options, blocks).
+  const BlockAssignment& ResidentBlocks() const;
+
+ private:
+  Model model_;
+  mutable std::once_flag blocks_once_;
+  mutable BlockAssignment blocks_;
+};
+
+// The same answers, shared and immutable, through the process's model cache when it is on
+// (ConfigureModelCache): a model asked for moments ago is neither resolved nor built again.
+// The key is everything that changes the answer: the query (spec, revision, offline, GGUF file,
+// a hash of the token), the Hub settings from the environment (endpoint, effective token, caches,
+// offline), the working directory and, for a described model, `options`. A hit calls neither
+// `progress` nor `summary`. Errors are never kept (HubGuard alone remembers an unreachable Hub).
+Result<std::shared_ptr<const ResolvedModel>> ResolveModelShared(const ModelQuery& query);
+Result<std::shared_ptr<const DescribedModel>> ResolveAndDescribeShared(
+    const ModelQuery& query, const DescribeOptions& options = {});
+
+// How long a kept model stays valid (docs/hub.md, "The server's model cache"):
+// - a catalog name: while no file of that name appears (the catalog is compiled in);
+// - a local directory or file: while the files it was read from keep their size and mtime (and a
+//   directory its entries), and at most `hub_ttl_ms`;
+// - anything that went through the Hub client (the Hub, memfit's Hub cache, the HF cache, or the
+//   catalog standing in after the Hub failed or was not asked): `hub_ttl_ms`.
+struct ModelCacheOptions {
+  size_t max_entries = 0;         // resolved models kept, and as many described ones; 0: off
+  // All kept models together, in tensors (about 300 bytes each; a GGUF header counts one per 256
+  // bytes): a model over half of it is answered but not kept.
+  uint64_t max_tensors = 2'000'000;
+  uint32_t hub_ttl_ms = 10'000;  // see above
+};
+// Sets the process's model cache (thread-safe); entries over the new size go, least recently used
+// first. Off by default: the CLI resolves once per run. `memfit serve` turns it on.
+void ConfigureModelCache(const ModelCacheOptions& options);
+// Drops every kept model (tests).
+void ClearModelCache();
 
 }  // namespace memfit

@@ -19,16 +19,24 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.require_subcommand(1);
   app.set_version_flag("--version", "memfit 0.1.0");
   Context ctx{out, err};
-  AddEstimateMemoryCommand(app, ctx);
-  AddInspectCommand(app, ctx);
-  AddModelsCommand(app, ctx);
-  AddServeCommand(app, ctx);
-  AddFitCommand(app, ctx);
-  AddGpusCommand(app, ctx);
-  AddInferenceCommand(app, ctx);
-  AddTrainCommand(app, ctx);
-  AddValidateCommand(app, ctx);
-  AddGgufCommand(app, ctx);
+  // When the first argument names a command, only that command is built: parsing then goes the
+  // same way, and the server (one run per request) skips building every other command's options.
+  struct Command {
+    std::string_view name;
+    void (*add)(CLI::App&, Context&);
+  };
+  static constexpr Command kCommands[] = {
+      {"estimate-memory", AddEstimateMemoryCommand}, {"inspect", AddInspectCommand},
+      {"models", AddModelsCommand}, {"serve", AddServeCommand}, {"fit", AddFitCommand},
+      {"gpus", AddGpusCommand}, {"inference", AddInferenceCommand}, {"train", AddTrainCommand},
+      {"validate", AddValidateCommand}, {"gguf", AddGgufCommand}};
+  const Command* named = nullptr;
+  for (const Command& command : kCommands) {
+    if (!args.empty() && args[0] == command.name) named = &command;
+  }
+  for (const Command& command : kCommands) {
+    if (!named || named == &command) command.add(app, ctx);
+  }
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

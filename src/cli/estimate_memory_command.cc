@@ -85,10 +85,11 @@ void RunEstimate(const EstimateArgs& args, Context& ctx) {
       options.dtypes.push_back(*dtype);
     }
   }
-  auto model = LoadModel(args.model, {});
+  auto model = LoadSharedModel(args.model, {});
   if (!model) return ctx.Fail(model.error());
-  auto estimate = EstimateLoad(*model, options);
-  ctx.out << RenderLoadEstimate(*model, estimate, *format);
+  const Model& described = (*model)->model();
+  auto estimate = EstimateLoad(described, options, (*model)->ResidentBlocks());
+  ctx.out << RenderLoadEstimate(described, estimate, *format);
 }
 
 }  // namespace

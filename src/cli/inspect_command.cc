@@ -20,9 +20,9 @@ void AddInspectCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--format", args->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
   cmd->callback([args, &ctx] {
-    auto model = LoadModel(args->model, {});
+    auto model = LoadSharedModel(args->model, {});
     if (!model) return ctx.Fail(model.error());
-    ctx.out << RenderInspect(*model, *ParseOutputFormat(args->format), args->depth);
+    ctx.out << RenderInspect((*model)->model(), *ParseOutputFormat(args->format), args->depth);
   });
 }
 

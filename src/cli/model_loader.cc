@@ -64,8 +64,12 @@ Result<ModelInputs> LoadModelInputs(const ModelArgs& args) {
 }
 
 Result<Model> LoadModel(const ModelArgs& args, const DescribeOptions& options) {
-  MEMFIT_ASSIGN_OR_RETURN(ModelInputs inputs, LoadModelInputs(args));
-  return DescribeModel(inputs, options);
+  return WithQuery(args, [&](const ModelQuery& q) { return ResolveAndDescribe(q, options); });
+}
+
+Result<std::shared_ptr<const DescribedModel>> LoadSharedModel(const ModelArgs& args,
+                                                              const DescribeOptions& options) {
+  return WithQuery(args, [&](const ModelQuery& q) { return ResolveAndDescribeShared(q, options); });
 }
 
 Result<LoadedInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache) {

@@ -3,6 +3,7 @@
 // for the library's resolution (memfit/resolve.h), with the Hub's progress line and summary drawn
 // on stderr. Shared by every subcommand that takes a MODEL.
 
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -36,6 +37,10 @@ Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args);
 Result<ModelInputs> LoadModelInputs(const ModelArgs& args);
 // Resolves and describes the model. `options` selects builder conventions (accelerate mode).
 Result<Model> LoadModel(const ModelArgs& args, const DescribeOptions& options);
+// The same model, shared and immutable: from the process's model cache when it is on
+// (ResolveAndDescribeShared), without a copy.
+Result<std::shared_ptr<const DescribedModel>> LoadSharedModel(const ModelArgs& args,
+                                                              const DescribeOptions& options);
 // A Hub id or URL only (ResolveHubQuery), with the same printing.
 Result<LoadedInputs> LoadHubModelInputs(const ModelArgs& args, const std::string& hf_hub_cache);
 

@@ -63,18 +63,46 @@ uint64_t LoadedTensorBytes(const Tensor& t, LoadDtype dtype) {
 }
 
 LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
+  return EstimateLoad(model, options, AssignBlocks(model, TensorFilter{}));
+}
+
+LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
+                          const BlockAssignment& blocks) {
   LoadEstimate out;
   out.totals = ComputeTotals(model);
-  TensorFilter resident;  // everything resident after loading, ties once
-  const BlockAssignment blocks = AssignBlocks(model, resident);
-  auto largest = [&](const TensorFilter& filter) {
-    std::optional<Block> best;
-    for (auto& block : SumBlocks(model, blocks, filter)) {
-      if (!best || block.bytes > best->bytes) best = std::move(block);
+  // Everything resident after loading, ties once (TensorFilter's defaults): which tensors count,
+  // found once for every view below.
+  const TensorFilter one{.size_of = [](const Tensor&) -> uint64_t { return 1; }};
+  std::vector<bool> resident(model.tensors.size());
+  for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
+    resident[ti] = FilteredSize(model.tensors[ti], one) == 1;
+  }
+  // The total and the largest block (the first on ties) of one view, in one pass: what
+  // SumBlocks + the largest of them give, without a Block per block.
+  std::vector<uint64_t> block_bytes(blocks.names.size()), block_params(blocks.names.size());
+  auto view = [&](auto size_of) {
+    std::fill(block_bytes.begin(), block_bytes.end(), 0);
+    std::fill(block_params.begin(), block_params.end(), 0);
+    uint64_t total = 0;
+    for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
+      if (!resident[ti]) continue;
+      const Tensor& t = model.tensors[ti];
+      const uint64_t size = size_of(t);
+      total += size;
+      const int32_t b = blocks.tensor_block[ti];
+      if (b < 0) continue;
+      block_bytes[b] += size;
+      if (t.kind == TensorKind::kParameter && size > 0) block_params[b] += t.numel;
     }
-    return best;
+    std::optional<Block> best;
+    if (!block_bytes.empty()) {
+      const size_t b = static_cast<size_t>(
+          std::max_element(block_bytes.begin(), block_bytes.end()) - block_bytes.begin());
+      best = Block{.name = blocks.names[b], .bytes = block_bytes[b], .parameters = block_params[b]};
+    }
+    return std::pair(total, best);
   };
-  out.largest_block = largest(resident);
+  out.largest_block = view([](const Tensor& t) { return t.bytes; }).second;
   std::map<std::string, uint64_t> by_dtype;
   for (const auto& t : model.tensors) {
     if (t.stored) by_dtype[t.dtype_label] += t.bytes;
@@ -85,10 +113,8 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
 
   for (LoadDtype dtype : options.dtypes) {
     LoadRow row{.dtype = dtype};
-    TensorFilter cast;
-    cast.size_of = [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); };
-    for (const auto& t : model.tensors) row.total_bytes += FilteredSize(t, cast);
-    auto block = largest(cast);
+    auto [total, block] = view([dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); });
+    row.total_bytes = total;
     row.largest_block_bytes = block ? block->bytes : 0;
     const uint64_t params = out.totals.parameters;
     switch (dtype) {

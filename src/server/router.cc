@@ -10,6 +10,7 @@
 
 #include "memfit/hub.h"
 #include "memfit/json.h"
+#include "memfit/resolve.h"
 #include "server/api.h"
 #include "server/fifo_slots.h"
 #include "server/hub_post.h"
@@ -87,11 +88,15 @@ Result<std::string> StringField(const nlohmann::json& body, const char* key, con
 
 struct Router::Impl {
   explicit Impl(const ServerOptions& o)
-      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates), page(Page()) {}
+      : options(o), cache(o.cache_entries), slots(o.max_concurrent_estimates), page(Page()) {
+    ConfigureModelCache({.max_entries = o.model_cache_entries,
+                         .max_tensors = o.model_cache_tensors,
+                         .hub_ttl_ms = o.model_cache_ttl_ms});
+  }
 
   // index.html with the GPU catalog in it (where it says <!--memfit:gpus-->): each GPU's name,
-  // vendor and memory from GET /api/v1/gpus: the page's first estimate waits for no second request. "</" is written
-  // "<\/" (the same JSON string) so that nothing in it can close the script element.
+  // vendor and memory from GET /api/v1/gpus, so the page's first estimate waits for no second
+  // request. "</" is written "<\/" (the same JSON string): nothing in it can close the element.
   std::string Page() {
     std::string html;
     for (const auto& asset : WebAssets()) {

@@ -34,6 +34,13 @@ struct ServerOptions {
   int max_queued_requests = 1024;        // parsed requests waiting for a worker (>= 1); more: 503
   int max_concurrent_estimates = 4;      // uncached computations (Hub fetches) at once
   size_t cache_entries = 512;            // cached successful responses
+  // Resolved and described models the process keeps (memfit/resolve.h, ConfigureModelCache), so
+  // that a new request for a model seen moments ago pays only for its estimate: at most this many
+  // models, this many tensors in all (about 300 bytes each), and what went through the Hub client
+  // for this long. 0 entries: off.
+  size_t model_cache_entries = 256;
+  uint64_t model_cache_tensors = 2'000'000;
+  uint32_t model_cache_ttl_ms = 10'000;
   // Answer the catalog and GPU lists once before listening, so that the page's first load finds
   // them cached (`memfit serve` sets it; tests that start many servers do not).
   bool warm_cache = false;

@@ -62,7 +62,8 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   else return MakeError("size \"{}\": unknown unit \"{}\" (use B, KiB, MiB, GiB, TiB, or KB/MB/GB/TB for powers of 1000)", text, unit);
   double bytes = value * scale;
   if (!(bytes >= 0) || bytes >= 1.8e19) return MakeError("size \"{}\" is out of range", text);
-  return static_cast<uint64_t>(std::llround(bytes));
+  // Not llround: a long long ends at 2^63 (9.2e18), below the range accepted here.
+  return static_cast<uint64_t>(std::round(bytes));
 }
 
 std::string FormatGrouped(uint64_t n) {
