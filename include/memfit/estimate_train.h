@@ -31,6 +31,10 @@ enum class TaskHead : uint8_t { kAuto, kCausalLm, kSequenceClassification, kNone
 // log_softmax), a fused/chunked kernel (Liger, Apple CCE: no vocabulary-sized tensors), or
 // log_softmax in the compute dtype (TRL's selective_log_softmax for DPO/GRPO).
 enum class LossImpl : uint8_t { kHf, kFused, kLowPrecision };
+// Where the tensors live. PyTorch's CUDA dropout keeps a bool mask (native_dropout: 1 B per
+// element); its CPU dropout keeps `empty_like(input).bernoulli_()` in the input's dtype
+// (validation/FINDINGS.md 2i). kCpu: the rows of validation/measure.py --device cpu.
+enum class ComputeDevice : uint8_t { kCuda, kCpu };
 Result<LossImpl> ParseLossImpl(std::string_view s);
 std::string_view LossImplName(LossImpl v);
 
@@ -83,6 +87,7 @@ struct TrainOptions {
   // stay resident through the next forward and backward.
   std::optional<bool> zero_grad_set_to_none;
   LossImpl loss = LossImpl::kHf;
+  ComputeDevice device = ComputeDevice::kCuda;
   OverheadOptions overhead;
 };
 

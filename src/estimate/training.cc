@@ -271,7 +271,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 .autocast = autocast, .attn = o.attn,
                                 .hidden_dropout = hp.hidden_dropout, .attention_dropout = hp.attention_dropout,
                                 .lora_rank = peft ? o.lora.rank : 0, .lora_dropout = o.lora.dropout,
-                                .tp = o.tp};
+                                .tp = o.tp,
+                                .dropout_mask_in_input_dtype = o.device == ComputeDevice::kCpu};
   std::vector<LayerInfo> infos = hp.layers;
   if (infos.empty()) {
     uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / std::max<uint64_t>(hp.num_attention_heads, 1);
@@ -299,7 +300,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   act = Mul(act, in_flight);
   // Embedding output: dropout mask, LayerNorm (encoders) and the token ids.
   const uint64_t tokens = Mul(o.batch, o.seq);
-  act = Add(act, Mul(tokens, 8 + (hp.hidden_dropout > 0 ? hp.hidden_size : 0) +
+  const uint64_t embed_mask = o.device == ComputeDevice::kCpu ? ap.stream_bytes : 1;
+  act = Add(act, Mul(tokens, 8 + (hp.hidden_dropout > 0 ? embed_mask * hp.hidden_size : 0) +
                                  (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
   e.activation_bytes = act;
   e.activation_per_layer_bytes = per_layer_max;
@@ -454,8 +456,11 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                   "flight (1F1B)", stage_layers, in_flight));
   }
   if (hp.hidden_dropout > 0 || hp.attention_dropout > 0) {
-    e.notes.push_back(fmt::format("dropout masks counted (hidden {}, attention {})",
-                                  hp.hidden_dropout, hp.attention_dropout));
+    e.notes.push_back(fmt::format("dropout masks counted (hidden {}, attention {}), {}",
+                                  hp.hidden_dropout, hp.attention_dropout,
+                                  o.device == ComputeDevice::kCpu
+                                      ? "in the input's dtype (torch's CPU dropout)"
+                                      : "1 byte per element (CUDA)"));
   }
   return e;
 }

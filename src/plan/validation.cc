@@ -342,6 +342,7 @@ RowPlan PlanRow(const MeasuredRow& row) {
   if (!get("device").empty()) {
     // validation/measure.py calls opt.zero_grad(set_to_none=True) whatever torch's default.
     t.zero_grad_set_to_none = true;
+    if (get("device") == "cpu") t.device = ComputeDevice::kCpu;
   }
   if (auto x = get("foreach"); !x.empty()) {  // validation/measure.py: AdamW(foreach=...)
     if (x != "true" && x != "false") {

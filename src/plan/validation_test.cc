@@ -38,7 +38,7 @@ TEST(ValidationHarnessRows, PlansRowsOfTheGpuHarness) {
 }
 
 // A CPU harness row is estimated with the versions its source names (torch 1.13,
-// transformers 4.48), with the harness's zero_grad(set_to_none=True);
+// transformers 4.48), with the harness's zero_grad(set_to_none=True) and CPU dropout masks;
 // a row that names no versions keeps the current releases.
 TEST(ValidationHarnessRows, RowsCarryTheirLibraryVersions) {
   MeasuredRow row{.id = "c-tr", .model = "Qwen/Qwen2.5-0.5B-L2", .task = "train",
@@ -54,6 +54,7 @@ TEST(ValidationHarnessRows, RowsCarryTheirLibraryVersions) {
   EXPECT_EQ(p.inference.versions.transformers, (LibraryVersion{4, 48}));
   EXPECT_EQ(p.train.zero_grad_set_to_none, std::optional<bool>(true));
   EXPECT_EQ(p.train.foreach_optimizer, std::optional<bool>(false));
+  EXPECT_EQ(p.train.device, ComputeDevice::kCpu);
   row.source = "transformers docs perf_train_gpu_one.md";
   RowPlan docs = PlanRow(row);
   EXPECT_EQ(docs.train.versions.torch, RuntimeVersions{}.torch);
