@@ -36,7 +36,8 @@ TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
   const std::string dir = std::string(MEMFIT_SOURCE_DIR) + "/validation/results/";
   std::set<std::string> off, seen;
   size_t expressed = 0;
-  for (const char* file : {"cpu-torch1.13-tf4.48.csv", "cpu-torch1.13-tf4.48-b.csv"}) {
+  for (const char* file : {"cpu-torch1.13-tf4.48.csv", "cpu-torch1.13-tf4.48-b.csv",
+                           "cpu-torch1.13-tf4.48-c.csv"}) {
     auto r = testing::RunMemfit({"validate", dir + file, "--format", "json"});
     ASSERT_EQ(r.code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out, nullptr, false);
