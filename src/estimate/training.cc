@@ -366,8 +366,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     switch (o.optimizer) {
       case Optimizer::kAdamW: case Optimizer::kAdam: case Optimizer::kPagedAdamW: case Optimizer::kLion:
         // foreach: state-sized temporaries, one in torch 2.x (sqrt, then divided and eps added
-        // in place), two in torch 1.x (ForeachAdamwStateCopies). Single tensor: exp_avg_sq.sqrt() and its quotient by bias_correction2_sqrt are
-        // alive together, two temporaries of the largest tensor (measured: FINDINGS.md 2a).
+        // in place), two in torch 1.x (ForeachAdamwStateCopies). Single tensor:
+        // exp_avg_sq.sqrt() and its quotient by bias_correction2_sqrt are alive together, two
+        // temporaries of the largest tensor (measured: FINDINGS.md 2a).
         opt_tmp = foreach ? Mul(CeilDiv(Mul(tr.numel, state_b), mp * (deepspeed ? dp : 1)),
                                 torch_adam ? ForeachAdamwStateCopies(o.versions) : 1)
                           : Mul(tr.largest, 2 * state_b);
