@@ -53,6 +53,42 @@ TEST(VocabularyCli, EveryCommandSpellsTheContextTheSameWays) {
   }
 }
 
+// --torch-version and --transformers-version on train and inference (docs/estimates.md,
+// "Library versions"): said as an assumption, and they change what is counted.
+TEST(VocabularyCli, LibraryVersionsAreInputsAndSaid) {
+  auto has = [](const nlohmann::json& j, const std::string& text) {
+    for (const auto& a : j["assumptions"]) {
+      if (a.get<std::string>().find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  const std::vector<std::string> inf{"inference", "Qwen/Qwen2.5-0.5B", "--offline", "--format",
+                                     "json"};
+  auto current = Json(RunMemfit(inf));
+  EXPECT_TRUE(has(current, "library versions: torch 2.5, transformers 4.50"));
+  // Before transformers 4.45 no class took num_logits_to_keep: every prompt token's logits.
+  auto args = inf;
+  args.insert(args.end(), {"--transformers-version", "4.44"});
+  auto old = Json(RunMemfit(args));
+  EXPECT_TRUE(has(old, "transformers 4.44: the qwen2 class computes logits for every prompt"));
+  EXPECT_GT(old["total_bytes"].get<uint64_t>(), current["total_bytes"].get<uint64_t>());
+  // torch 1.13 keeps the gradients through the next forward (zero_grad's default) and
+  // transformers 4.48 copies the shifted logits: a larger training peak.
+  const std::vector<std::string> tr{"train", "Qwen/Qwen2.5-0.5B", "--offline", "--context",
+                                    "512", "--format", "json"};
+  auto train_now = Json(RunMemfit(tr));
+  args = tr;
+  args.insert(args.end(), {"--torch-version", "1.13.1", "--transformers-version", "4.48"});
+  auto train_old = Json(RunMemfit(args));
+  EXPECT_TRUE(has(train_old, "library versions: torch 1.13, transformers 4.48"));
+  EXPECT_TRUE(has(train_old, "copies the shifted logits"));
+  EXPECT_GT(train_old["total_bytes"].get<uint64_t>(), train_now["total_bytes"].get<uint64_t>());
+  auto bad = RunMemfit({"train", "Qwen/Qwen2.5-0.5B", "--offline", "--torch-version", "2"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--torch-version 2: expected a version major.minor"), std::string::npos)
+      << bad.err;
+}
+
 TEST(VocabularyCli, TheDefaultContextIsChosenOnceAndSaid) {
   // gpt2: 1024 positions, below both caps: inference, train and fit all take 1024.
   auto inf = Json(RunMemfit({"inference", "openai-community/gpt2", "--offline", "--format", "json"}));

@@ -14,6 +14,7 @@
 #include "memfit/parallel.h"
 #include "memfit/quantization.h"
 #include "memfit/result.h"
+#include "memfit/runtime_versions.h"
 
 namespace memfit {
 
@@ -103,6 +104,9 @@ struct InferenceOptions {
   // transformers generate(): logits for the last prompt token only (transformers >= 4.45,
   // logits_to_keep); false = logits for every prompt token, upcast to fp32 (older releases).
   bool last_token_logits = true;
+  // torch and transformers releases (memfit/runtime_versions.h): which classes compute logits
+  // for every prompt token in generate(), whether eager attention's probabilities outlive it.
+  RuntimeVersions versions;
   uint64_t encoder_tokens = 0;
   // Serving engines.
   uint64_t gpu_memory_bytes = 0;          // total memory of one GPU (needed for block counts)

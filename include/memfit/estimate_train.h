@@ -14,6 +14,7 @@
 #include "memfit/model.h"
 #include "memfit/quantization.h"
 #include "memfit/result.h"
+#include "memfit/runtime_versions.h"
 
 namespace memfit {
 
@@ -30,6 +31,10 @@ enum class TaskHead : uint8_t { kAuto, kCausalLm, kSequenceClassification, kNone
 // log_softmax), a fused/chunked kernel (Liger, Apple CCE: no vocabulary-sized tensors), or
 // log_softmax in the compute dtype (TRL's selective_log_softmax for DPO/GRPO).
 enum class LossImpl : uint8_t { kHf, kFused, kLowPrecision };
+// Where the tensors live. PyTorch's CUDA dropout keeps a bool mask (native_dropout: 1 B per
+// element); its CPU dropout keeps `empty_like(input).bernoulli_()` in the input's dtype
+// (validation/FINDINGS.md 2i). kCpu: the rows of validation/measure.py --device cpu.
+enum class ComputeDevice : uint8_t { kCuda, kCpu };
 Result<LossImpl> ParseLossImpl(std::string_view s);
 std::string_view LossImplName(LossImpl v);
 
@@ -73,11 +78,16 @@ struct TrainOptions {
   uint64_t freeze_trainable_layers = 2;  // LLaMA-Factory "freeze": last N layers train
   TaskHead head = TaskHead::kAuto;
   uint64_t num_labels = 2;               // sequence classification head
-  bool foreach_optimizer = true;         // torch >= 2.0 default: one fp32 temp of all states
-  // torch >= 2.0 zero_grad() frees gradients between steps; torch 1.x kept them (zeroed), so
-  // they were resident through the next forward and backward.
-  bool zero_grad_set_to_none = true;
+  // torch and transformers releases (memfit/runtime_versions.h): AdamW's foreach default and
+  // temporaries, zero_grad's default, the causal-LM loss's shifted-logits copy.
+  RuntimeVersions versions;
+  // AdamW(foreach=...): unset = torch's default for `versions` (foreach from 2.0 on CUDA).
+  std::optional<bool> foreach_optimizer;
+  // zero_grad(set_to_none=...): unset = torch's default (True from 2.0). Kept gradients (False)
+  // stay resident through the next forward and backward.
+  std::optional<bool> zero_grad_set_to_none;
   LossImpl loss = LossImpl::kHf;
+  ComputeDevice device = ComputeDevice::kCuda;
   OverheadOptions overhead;
 };
 

@@ -42,6 +42,7 @@ struct InferenceArgs {
   std::string cuda_context;
   double allocator_reserve = 0.0;
   bool all_logits = false;
+  VersionArgs versions;
   bool curve = false;
   std::vector<std::string> curve_gpus;
   std::string format = "table";
@@ -96,6 +97,9 @@ void RunInference(const InferenceArgs& args, Context& ctx) {
   o.max_batched_tokens = args.max_batched_tokens;
   o.encoder_tokens = args.encoder_tokens;
   o.last_token_logits = !args.all_logits;
+  auto versions = ToRuntimeVersions(args.versions);
+  if (!versions) return ctx.Fail(versions.error());
+  o.versions = *versions;
   o.overhead.allocator_reserve_fraction = args.allocator_reserve;
   auto dtype = ParseDtypeName(args.dtype);
   if (!dtype) return ctx.Fail(Wrap(dtype.error(), "--dtype"));
@@ -207,6 +211,7 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
                   "allocator cache as a fraction of the allocated peak (default 0)");
   cmd->add_flag("--all-logits", a->all_logits,
                 "logits for every prompt token (transformers < 4.45) instead of the last");
+  AddVersionOptions(*cmd, a->versions);
   AddCurveOptions(*cmd, a->curve, a->curve_gpus);
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));

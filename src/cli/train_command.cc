@@ -32,6 +32,7 @@ struct TrainArgs {
   bool no_foreach = false;
   bool keep_grads = false;
   std::string loss = "hf";
+  VersionArgs versions;
   std::string format = "table";
 };
 
@@ -60,8 +61,9 @@ Result<TrainOptions> ToOptions(const TrainArgs& a) {
     if (!t.empty()) o.lora.targets.push_back(t);
   }
   o.freeze_trainable_layers = a.freeze_layers;
-  o.foreach_optimizer = !a.no_foreach;
-  o.zero_grad_set_to_none = !a.keep_grads;
+  MEMFIT_ASSIGN_OR_RETURN(o.versions, ToRuntimeVersions(a.versions));
+  if (a.no_foreach) o.foreach_optimizer = false;
+  if (a.keep_grads) o.zero_grad_set_to_none = false;
   MEMFIT_ASSIGN_OR_RETURN(o.loss, ParseLossImpl(a.loss));
   o.overhead.allocator_reserve_fraction = a.allocator_reserve;
   if (!a.cuda_context.empty()) {
@@ -140,9 +142,12 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--cuda-context", a->cuda_context, "CUDA context per GPU (default 1343MiB)");
   cmd->add_option("--allocator-reserve", a->allocator_reserve,
                   "allocator cache as a fraction of the allocated peak (default 0)");
-  cmd->add_flag("--no-foreach", a->no_foreach, "per-tensor optimizer step (no fp32 temp of all states)");
+  cmd->add_flag("--no-foreach", a->no_foreach, "per-tensor optimizer step (no fp32 temp of all "
+                "states; torch < 2.0's default)");
   cmd->add_flag("--keep-grads", a->keep_grads,
-                "gradients stay allocated between steps (torch 1.x zero_grad)");
+                "gradients stay allocated between steps (zero_grad(set_to_none=False); torch < "
+                "2.0's default)");
+  AddVersionOptions(*cmd, a->versions);
   cmd->add_option("--loss", a->loss, "hf (fp32 logits + log_softmax), fused (Liger/CCE), "
                   "low-precision (TRL selective_log_softmax)")->capture_default_str();
   cmd->add_option("--format", a->format, "table, json, csv or markdown")

@@ -35,4 +35,26 @@ Result<std::vector<CurveGpu>> CurveGpus(const std::vector<std::string>& words) {
   return gpus;
 }
 
+void AddVersionOptions(CLI::App& cmd, VersionArgs& args) {
+  const RuntimeVersions current;
+  cmd.add_option("--torch-version", args.torch,
+                 "torch release whose allocations to follow, major.minor (default " +
+                     LibraryVersionName(current.torch) + ")");
+  cmd.add_option("--transformers-version", args.transformers,
+                 "transformers release whose allocations to follow, major.minor (default " +
+                     LibraryVersionName(current.transformers) + ")");
+}
+
+Result<RuntimeVersions> ToRuntimeVersions(const VersionArgs& args) {
+  RuntimeVersions v;
+  if (!args.torch.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(v.torch, ParseLibraryVersion(args.torch, "--torch-version"));
+  }
+  if (!args.transformers.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(v.transformers,
+                            ParseLibraryVersion(args.transformers, "--transformers-version"));
+  }
+  return v;
+}
+
 }  // namespace memfit::cli

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "memfit/context_curve.h"
 #include "memfit/result.h"
+#include "memfit/runtime_versions.h"
 
 namespace memfit::cli {
 
@@ -30,6 +31,15 @@ void AddCurveOptions(CLI::App& cmd, bool& curve, std::vector<std::string>& gpus)
 // The curve's GPUs from their words: a catalog name (its memory and compute capability) or a size
 // ("24GiB").
 Result<std::vector<CurveGpu>> CurveGpus(const std::vector<std::string>& words);
+
+// --torch-version and --transformers-version (train, inference): the library releases whose
+// allocations the estimate follows (memfit/runtime_versions.h); empty: the current releases.
+struct VersionArgs {
+  std::string torch;
+  std::string transformers;
+};
+void AddVersionOptions(CLI::App& cmd, VersionArgs& args);
+Result<RuntimeVersions> ToRuntimeVersions(const VersionArgs& args);
 
 // An old spelling of `flag`, hidden from --help, that sets the same variable and says once on
 // stderr: "memfit: note: --seq is deprecated: use --context".

@@ -25,6 +25,9 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   const uint64_t dk = info.head_dim_k, dv = info.head_dim_v;
   const bool rms = hp.norm != "layernorm";
   const bool full_linear = lt.trainable && lt.save_all_linear_inputs;
+  // A dropout mask's bytes per element for an input of `bytes` per element: CUDA's bool mask, or
+  // the input's dtype on CPU (FINDINGS.md 2i).
+  auto mask = [&](uint64_t bytes) -> uint64_t { return p.dropout_mask_in_input_dtype ? bytes : 1; };
   // Per token (elements already multiplied by bytes); the s^2 terms per token are x seq.
   uint64_t per_tok = 0, scores_per_tok = 0, core_per_tok = 0;
   // A norm's saved tensors: RMSNorm keeps its fp32 view of the input and the normalized value
@@ -46,7 +49,7 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
       uint64_t width = info.state.conv_channels ? info.state.conv_channels : h;
       per_tok += 3 * c * CeilDiv(width, p.tp);
     }
-    if (p.hidden_dropout > 0) per_tok += h;
+    if (p.hidden_dropout > 0) per_tok += mask(c) * h;
   } else {
   // --- attention block
   per_tok += norm_saved();
@@ -63,14 +66,14 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
     const uint64_t sm = (p.autocast || c == 4 || rms) ? 4 : c;
     uint64_t s = sm, cur = sm;
     if (rms && sm != c) { s += c; cur = c; }  // softmax(..., dtype=float32).to(query.dtype)
-    if (p.attention_dropout > 0) s += 1 + cur;
+    if (p.attention_dropout > 0) s += mask(cur) + cur;
     if (cur != c) s += c;  // matmul(probs, v) under autocast casts the probabilities
     scores_per_tok = nh * s;
   }
   core_per_tok = qkv_saved;
   per_tok += qkv_saved;
   if (full_linear && p.attn != AttnImpl::kFlash) per_tok += linear_inputs(1, nh * dv);  // o_proj
-  if (p.hidden_dropout > 0) per_tok += h;  // dropout mask after the attention output
+  if (p.hidden_dropout > 0) per_tok += mask(c) * h;  // dropout mask after the attention output
   }
   // --- MLP block
   per_tok += norm_saved();
@@ -87,15 +90,28 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
     if (full_linear) mlp += linear_inputs(1, h);
     mlp += k * c * f;                               // fc1 output (GELU input)
     if (full_linear) mlp += k * c * f;              // GELU output (fc2 input)
+    if (hp.activation == "gelu_new") {
+      // NewGELUActivation (transformers activations.py:57 at v4.48.3) is the tanh formula in
+      // Python, `0.5 * input * (1.0 + torch.tanh(...))`: autograd also keeps tanh's output and
+      // both factors of the last product, three more f-wide tensors (GPT-2's and Phi's
+      // default; c-g2-tr-fp32: 12 x 3 x 512 x 3072 x 4 = 226 MB of the 1162 MB of forward
+      // blocks at its peak, FINDINGS.md 2k).
+      mlp += k * 3 * c * f;
+    }
   }
   if (info.moe) mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
-  if (p.hidden_dropout > 0) mlp += h;
+  if (p.hidden_dropout > 0) mlp += mask(c) * h;
   per_tok += mlp;
   // --- LoRA: x for lora_A (a cast copy under autocast / a dropout copy + mask), A's r outputs.
+  // Without autocast PEFT casts x to the adapters' dtype, fp32 (peft 0.14 lora/layer.py:618
+  // `x = x.to(lora_A.weight.dtype)`, bnb.py:204-207 likewise): A saves that fp32 copy and B
+  // A's fp32 output, whatever the base's dtype (measured: c-be-lora-bf16, `aten::to` blocks of
+  // b x T x in x 4 per adapter). Under autocast lora_A's input is cast to c.
+  const uint64_t lora_b = p.autocast ? c : 4;
   uint64_t lora = 0;
   for (uint64_t in : lt.lora_in_dims) {
-    lora += c * in + c * p.lora_rank;
-    if (p.lora_dropout > 0) lora += in;  // the mask (the dropout output replaces the input copy)
+    lora += lora_b * in + lora_b * p.lora_rank;
+    if (p.lora_dropout > 0) lora += mask(lora_b) * in;  // the mask (its output replaces the copy)
   }
   per_tok += lora;
 

@@ -33,6 +33,9 @@ struct ActivationParams {
   uint64_t lora_rank = 0;
   double lora_dropout = 0.0;
   uint64_t tp = 1;
+  // Dropout masks in the dtype of the dropout's input (torch's CPU dropout) instead of CUDA's
+  // 1-byte bool mask (ComputeDevice in memfit/estimate_train.h).
+  bool dropout_mask_in_input_dtype = false;
 };
 
 struct LayerActivation {

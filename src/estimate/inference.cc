@@ -33,11 +33,14 @@ struct Peak {
   std::string where;
 };
 
-// Model types whose transformers class takes no num_logits_to_keep in 4.45-4.48 (the argument
-// generate() passes to keep only the last token's logits): their prefill computes logits for
-// every prompt token (validation/FINDINGS.md 1a; grep num_logits_to_keep in
-// transformers/models/*/modeling_*.py at v4.48.3).
-bool AllTokenLogitsInGenerate(std::string_view model_type) {
+// Whether transformers' generate() computes logits for every prompt token of this model type.
+// generate() passes num_logits_to_keep=1 (logits_to_keep from 4.50) only to classes whose
+// forward takes it: none before 4.45 (4.45 added it to the Llama family). From 4.45 the model
+// types below still lack it (grep num_logits_to_keep in transformers/models/*/modeling_*.py at
+// v4.48.3; validation/FINDINGS.md 1a); the list is kept for later releases until re-checked
+// (GPT-2 gained logits_to_keep in transformers PR 39016, most older classes in PR 41335).
+bool AllTokenLogitsInGenerate(std::string_view model_type, const RuntimeVersions& v) {
+  if (v.transformers < LibraryVersion{4, 45}) return true;
   static constexpr std::string_view kTypes[] = {
       "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
       "xglm", "biogpt", "mamba", "mamba2", "falcon_mamba", "recurrent_gemma", "granitemoe"};
@@ -45,9 +48,12 @@ bool AllTokenLogitsInGenerate(std::string_view model_type) {
 }
 
 // Eager attention in transformers 4.48's refactored decoder layers returns the softmax
-// probabilities, which the layer holds in a local (self_attn_weights) through its MLP; the older
-// classes drop them inside the attention module.
-bool KeepsAttentionWeights(std::string_view model_type) {
+// probabilities (eager_attention_forward returns attn_weights; modeling_llama.py:335 at v4.48.3,
+// `hidden_states, self_attn_weights = self.self_attn(...)`), which the layer holds in a local
+// through its MLP; before 4.48 the attention module returned None unless output_attentions, and
+// the older classes below drop them inside the attention module in every release.
+bool KeepsAttentionWeights(std::string_view model_type, const RuntimeVersions& v) {
+  if (v.transformers < LibraryVersion{4, 48}) return false;
   static constexpr std::string_view kDrops[] = {
       "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
       "falcon", "xglm", "biogpt", "bert", "roberta", "t5", "vit"};
@@ -59,7 +65,7 @@ bool KeepsAttentionWeights(std::string_view model_type) {
 // otherwise as a serving engine's sampler takes them (logit_tokens rows upcast to float32).
 Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, AttnImpl attn,
                  uint64_t tp, uint64_t logit_tokens, bool transformers,
-                 std::vector<std::string>& assumptions) {
+                 const RuntimeVersions& versions, std::vector<std::string>& assumptions) {
   const Hyperparameters& hp = model.hp;
   const uint64_t tokens = Mul({batch, seq});
   const uint64_t h = hp.hidden_size;
@@ -107,7 +113,7 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
     if (L.moe && hp.num_experts) mlp = Add(mlp, Mul({tokens, hp.num_experts, 4}));
     if (attn == AttnImpl::kEager && L.attention != AttentionKind::kNone &&
-        KeepsAttentionWeights(model.model_type)) {
+        KeepsAttentionWeights(model.model_type, versions)) {
       // The decoder layer keeps the attention probabilities (self_attn_weights) until it
       // returns, through its MLP (measured on CPU: validation/FINDINGS.md).
       mlp = Add(mlp, Mul({batch, nh, seq, kv_len, c}));
@@ -361,17 +367,19 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     // Logits for the last token (transformers >= 4.45 for most classes), or for every token:
     // --all-logits, classes without num_logits_to_keep, and masked LMs (a forward pass).
     const bool masked_lm = model.architecture.ends_with("ForMaskedLM");
-    const bool class_all = AllTokenLogitsInGenerate(model.model_type);
+    const bool class_all = AllTokenLogitsInGenerate(model.model_type, o.versions);
+    e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
     if (o.last_token_logits && class_all) {
       e.assumptions.push_back(fmt::format(
-          "transformers 4.45-4.48: the {} class computes logits for every prompt token in "
-          "generate() (no num_logits_to_keep)", model.model_type));
+          "transformers {}: the {} class computes logits for every prompt token in generate() "
+          "(no num_logits_to_keep)", LibraryVersionName(o.versions.transformers),
+          model.model_type));
     }
     const uint64_t logit_tokens = o.last_token_logits && !class_all && !masked_lm
                                       ? o.batch
                                       : Mul({o.batch, o.context_tokens});
     Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
-                         /*transformers=*/true, e.assumptions);
+                         /*transformers=*/true, o.versions, e.assumptions);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where;
     e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
@@ -390,7 +398,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     uint64_t prof_tokens = o.max_batched_tokens;
     Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, e.layout.attn_tp,
                          std::min(o.max_num_seqs, prof_tokens), /*transformers=*/false,
-                         e.assumptions);
+                         o.versions, e.assumptions);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
     e.cuda_graph_bytes = o.cuda_graph_bytes;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -50,6 +51,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     return MakeError("{}: training estimate needs hidden_size and the number of layers", model.name);
   }
   const uint64_t dp = o.gpus / (o.tp * o.pp);
+  e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
   const bool mixed = o.precision == Precision::kFp16Mixed || o.precision == Precision::kBf16Mixed;
   const bool peft = o.method == TrainMethod::kLora || o.method == TrainMethod::kQlora;
   const bool deepspeed = o.strategy == Strategy::kZero1 || o.strategy == Strategy::kZero2 ||
@@ -269,7 +271,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 .autocast = autocast, .attn = o.attn,
                                 .hidden_dropout = hp.hidden_dropout, .attention_dropout = hp.attention_dropout,
                                 .lora_rank = peft ? o.lora.rank : 0, .lora_dropout = o.lora.dropout,
-                                .tp = o.tp};
+                                .tp = o.tp,
+                                .dropout_mask_in_input_dtype = o.device == ComputeDevice::kCpu};
   std::vector<LayerInfo> infos = hp.layers;
   if (infos.empty()) {
     uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / std::max<uint64_t>(hp.num_attention_heads, 1);
@@ -297,7 +300,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   act = Mul(act, in_flight);
   // Embedding output: dropout mask, LayerNorm (encoders) and the token ids.
   const uint64_t tokens = Mul(o.batch, o.seq);
-  act = Add(act, Mul(tokens, 8 + (hp.hidden_dropout > 0 ? hp.hidden_size : 0) +
+  const uint64_t embed_mask = o.device == ComputeDevice::kCpu ? ap.stream_bytes : 1;
+  act = Add(act, Mul(tokens, 8 + (hp.hidden_dropout > 0 ? embed_mask * hp.hidden_size : 0) +
                                  (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
   e.activation_bytes = act;
   e.activation_per_layer_bytes = per_layer_max;
@@ -310,6 +314,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     if (head == TaskHead::kCausalLm) e.assumptions.push_back("task: causal LM loss over the vocabulary");
   }
   uint64_t logits_bwd = 0;
+  std::optional<uint64_t> logits_at_bwd;  // what of the forward's loss tensors the backward sees
   if (head == TaskHead::kCausalLm && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, o.tp);
     const uint64_t n = Mul(tokens, v);
@@ -328,7 +333,19 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
       // measured, FINDINGS.md 2f).
       const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
       e.logits_bytes = Mul(n, per);
-      logits_bwd = Mul(n, 12) > e.logits_bytes ? Mul(n, 12) - e.logits_bytes : 0;
+      if (LossCopiesShiftedLogits(o.versions) && !hp.is_encoder_decoder) {
+        // transformers < 4.50: the fp32 copy of the shifted logits, b x (seq - 1) x V, alive with
+        // the others at the forward's end (measured: FINDINGS.md 2d). Encoder-decoder heads
+        // (T5 modeling_t5.py:1924) call CrossEntropyLoss on the logits unshifted.
+        e.logits_bytes = Add(e.logits_bytes, Mul(Mul(o.batch, o.seq - 1), Mul(v, 4)));
+        e.assumptions.push_back(fmt::format(
+            "transformers {}: the causal-LM loss copies the shifted logits in fp32 (4.50 pads the "
+            "labels instead)", LibraryVersionName(o.versions.transformers)));
+      }
+      // At the loss backward the three fp32 tensors above are all that is left (the logits,
+      // their upcast and the shifted copy are freed).
+      logits_at_bwd = std::min(e.logits_bytes, Mul(n, 12));
+      logits_bwd = Mul(n, 12) - *logits_at_bwd;
     } else if (o.loss == LossImpl::kLowPrecision) {
       // logits and their log_softmax in the compute dtype; the gradient in the same dtype.
       e.logits_bytes = Mul(Mul(tokens, v), 2 * compute);
@@ -343,14 +360,18 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   // checkpointing one recomputed layer as well.
   uint64_t recompute = Add(per_layer_max, o.checkpointing == Checkpointing::kNone ? 0 : per_layer_max);
   uint64_t opt_tmp = 0;
+  const bool foreach = o.foreach_optimizer.value_or(ForeachAdamwByDefault(o.versions));
+  const bool torch_adam = o.optimizer == Optimizer::kAdamW || o.optimizer == Optimizer::kAdam;
   if (o.offload == Offload::kNone) {
     switch (o.optimizer) {
       case Optimizer::kAdamW: case Optimizer::kAdam: case Optimizer::kPagedAdamW: case Optimizer::kLion:
-        // foreach (torch 2.x): one state-sized temporary (sqrt, then divided and eps added in
-        // place). Single tensor: exp_avg_sq.sqrt() and its quotient by bias_correction2_sqrt are
-        // alive together, two temporaries of the largest tensor (measured: FINDINGS.md 2a).
-        opt_tmp = o.foreach_optimizer ? CeilDiv(Mul(tr.numel, state_b), mp * (deepspeed ? dp : 1))
-                                      : Mul(tr.largest, 2 * state_b);
+        // foreach: state-sized temporaries, one in torch 2.x (sqrt, then divided and eps added
+        // in place), two in torch 1.x (ForeachAdamwStateCopies). Single tensor:
+        // exp_avg_sq.sqrt() and its quotient by bias_correction2_sqrt are alive together, two
+        // temporaries of the largest tensor (measured: FINDINGS.md 2a).
+        opt_tmp = foreach ? Mul(CeilDiv(Mul(tr.numel, state_b), mp * (deepspeed ? dp : 1)),
+                                torch_adam ? ForeachAdamwStateCopies(o.versions) : 1)
+                          : Mul(tr.largest, 2 * state_b);
         break;
       case Optimizer::kAdafactor:
         opt_tmp = Mul(tr.largest, 2 * 4);
@@ -362,7 +383,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   e.transient_bytes = std::max(Add(recompute, logits_bwd), opt_tmp);
 
   // ---- stages (allocated bytes on the GPU, steady state)
-  const bool grads_persist = o.grad_accum > 1 || !o.zero_grad_set_to_none;
+  const bool set_to_none =
+      o.zero_grad_set_to_none.value_or(ZeroGradSetsToNoneByDefault(o.versions));
+  const bool grads_persist = o.grad_accum > 1 || !set_to_none;
   const uint64_t grads = e.gradients_bytes;
   // Each stage with the parts alive at its peak; a stage's bytes are their sum.
   const auto stage = [&e](std::string name, std::vector<StagePart> parts) {
@@ -396,7 +419,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   const uint64_t tied_bwd = CeilDiv(Mul(tied_head_numel, 2 * grad_b), o.tp);
   // The backward's peak is either while the loss's and the layers' gradients are computed (the
   // saved tensors still alive) or at its end (all gradients, plus the tied head's sum).
-  std::vector<StagePart> during = forward_working;
+  std::vector<StagePart> during{{"activations", act},
+                                {"logits and loss", logits_at_bwd.value_or(e.logits_bytes)},
+                                {"autocast weight copies", autocast_part}};
   during.push_back({"loss backward", logits_bwd});
   std::vector<StagePart> at_end{{"gradients", grads}};
   if (grads_persist) {
@@ -432,8 +457,11 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                   "flight (1F1B)", stage_layers, in_flight));
   }
   if (hp.hidden_dropout > 0 || hp.attention_dropout > 0) {
-    e.notes.push_back(fmt::format("dropout masks counted (hidden {}, attention {})",
-                                  hp.hidden_dropout, hp.attention_dropout));
+    e.notes.push_back(fmt::format("dropout masks counted (hidden {}, attention {}), {}",
+                                  hp.hidden_dropout, hp.attention_dropout,
+                                  o.device == ComputeDevice::kCpu
+                                      ? "in the input's dtype (torch's CPU dropout)"
+                                      : "1 byte per element (CUDA)"));
   }
   return e;
 }

@@ -1,4 +1,6 @@
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +156,65 @@ TEST(TrainingTest, StagePartsSumToTheStageAndNameWhatIsAlive) {
               (std::map<std::string, uint64_t>{{"weights", w}, {"optimizer states", 2 * w},
                                                {"gradients", w}, {"optimizer temporaries", w}}));
   }
+}
+
+// The torch version decides AdamW's foreach default, its temporaries and zero_grad's default
+// (memfit/runtime_versions.h). LinearOnly in fp32: w = weight bytes = gradient bytes, states 2w.
+TEST(TrainingTest, TorchVersionDecidesAdamwTemporariesAndZeroGrad) {
+  auto step_and_forward = [](RuntimeVersions v, std::optional<bool> foreach) {
+    TrainOptions o{.precision = Precision::kFp32, .head = TaskHead::kNone, .versions = v,
+                   .foreach_optimizer = foreach};
+    auto e = EstimateTraining(LinearOnly(), o);
+    EXPECT_TRUE(e.has_value());
+    std::map<std::string, uint64_t> step, forward;
+    for (const auto& p : e->stages[3].parts) step[p.name] = p.bytes;
+    for (const auto& p : e->stages[1].parts) forward[p.name] = p.bytes;
+    return std::tuple{e->weights_bytes, step["optimizer temporaries"], forward["gradients"]};
+  };
+  const RuntimeVersions torch25{};  // the default: torch 2.5
+  const RuntimeVersions torch113{.torch = {1, 13}};
+  // torch 2.x: foreach by default, one temporary the size of one state (w), the gradients
+  // freed by zero_grad.
+  auto [w, tmp, grads] = step_and_forward(torch25, std::nullopt);
+  EXPECT_EQ(tmp, w);
+  EXPECT_EQ(grads, 0u);
+  // torch 1.13 with foreach=True: _foreach_sqrt and the out-of-place _foreach_add: two.
+  std::tie(w, tmp, grads) = step_and_forward(torch113, true);
+  EXPECT_EQ(tmp, 2 * w);
+  // torch 1.13's defaults: single-tensor AdamW (two temporaries of the largest tensor, 64 x 64
+  // fp32) and zero_grad(set_to_none=False): the gradients stay through the forward.
+  std::tie(w, tmp, grads) = step_and_forward(torch113, std::nullopt);
+  EXPECT_EQ(tmp, 2u * 64 * 64 * 4);
+  EXPECT_EQ(grads, w);
+}
+
+// transformers < 4.50's ForCausalLMLoss copies the shifted logits in fp32: b x (T - 1) x V x 4
+// more in the forward; the loss backward still holds three fp32 T x V tensors.
+TEST(TrainingTest, TransformersVersionDecidesTheShiftedLogitsCopy) {
+  Model m = LinearOnly();
+  m.hp.vocab_size = 1000;
+  auto logits = [&](LibraryVersion tf) {
+    TrainOptions o{.precision = Precision::kBf16, .batch = 2, .seq = 16,
+                   .head = TaskHead::kCausalLm, .versions = {.transformers = tf}};
+    auto e = EstimateTraining(m, o);
+    EXPECT_TRUE(e.has_value());
+    return e->logits_bytes;
+  };
+  // bf16: logits 2 + fp32 upcast 4 + log_softmax 4 = 10 B per logit over 2 x 16 x 1000.
+  EXPECT_EQ(logits({4, 50}), 2u * 16 * 1000 * 10);
+  EXPECT_EQ(logits({4, 48}), 2u * 16 * 1000 * 10 + 2u * 15 * 1000 * 4);
+}
+
+TEST(RuntimeVersionsTest, ParsesMajorMinor) {
+  EXPECT_EQ(*ParseLibraryVersion("2.5", "--torch-version"), (LibraryVersion{2, 5}));
+  EXPECT_EQ(*ParseLibraryVersion("1.13.0a0", "torch"), (LibraryVersion{1, 13}));
+  EXPECT_EQ(*ParseLibraryVersion("4.48.3", "transformers"), (LibraryVersion{4, 48}));
+  EXPECT_EQ(*ParseLibraryVersion("2.6.0+cu124", "torch"), (LibraryVersion{2, 6}));
+  EXPECT_FALSE(ParseLibraryVersion("2", "--torch-version").has_value());
+  EXPECT_FALSE(ParseLibraryVersion("docs", "transformers").has_value());
+  EXPECT_FALSE(ParseLibraryVersion("2.x", "--torch-version").has_value());
+  EXPECT_EQ(ParseLibraryVersion("two", "--torch-version").error().message,
+            "--torch-version two: expected a version major.minor such as 2.5");
 }
 
 TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {

@@ -59,6 +59,28 @@ const std::map<std::string, std::string>& Aliases() {
   return kAliases;
 }
 
+// The library versions a row names in its source column, as validation/measure.py writes them:
+// "validation/measure.py (torch 1.13.0a0, transformers 4.48.3, peft 0.14.0)". A library the
+// source does not name keeps memfit's default (the current release).
+RuntimeVersions RowVersions(std::string_view source) {
+  RuntimeVersions v;
+  auto read = [&](std::string_view name, LibraryVersion& out) {
+    for (size_t at = source.find(name); at != std::string_view::npos;
+         at = source.find(name, at + 1)) {
+      const bool word_start = at == 0 || source[at - 1] == '(' || source[at - 1] == ' ' ||
+                              source[at - 1] == ',';
+      if (!word_start) continue;
+      std::string_view rest = source.substr(at + name.size());
+      rest = rest.substr(0, rest.find_first_of(",) ;"));
+      if (auto parsed = ParseLibraryVersion(rest, name)) out = *parsed;
+      return;
+    }
+  };
+  read("torch ", v.torch);
+  read("transformers ", v.transformers);
+  return v;
+}
+
 }  // namespace
 
 std::string_view RowClassName(RowClass c) {
@@ -191,6 +213,9 @@ RowPlan PlanRow(const MeasuredRow& row) {
     return p;
   }
   p.tolerance = p.rough ? 0.30 : (p.row_class == RowClass::kTraining ? 0.10 : 0.05);
+  // Each row is estimated with the torch / transformers releases it was measured with.
+  p.inference.versions = RowVersions(row.source);
+  p.train.versions = p.inference.versions;
   if (row.measure == "llama_log" || get("format") == "gguf" || get("engine").starts_with("llama.cpp")) {
     p.unsupported = "llama.cpp / GGUF row: estimated by the GGUF estimator, not by inference/train";
     return p;
@@ -313,6 +338,11 @@ RowPlan PlanRow(const MeasuredRow& row) {
   if (get("trainer") == "hf") {
     t.zero_grad_set_to_none = false;
     t.foreach_optimizer = false;
+  }
+  if (!get("device").empty()) {
+    // validation/measure.py calls opt.zero_grad(set_to_none=True) whatever torch's default.
+    t.zero_grad_set_to_none = true;
+    if (get("device") == "cpu") t.device = ComputeDevice::kCpu;
   }
   if (auto x = get("foreach"); !x.empty()) {  // validation/measure.py: AdamW(foreach=...)
     if (x != "true" && x != "false") {

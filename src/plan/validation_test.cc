@@ -37,5 +37,29 @@ TEST(ValidationHarnessRows, PlansRowsOfTheGpuHarness) {
   EXPECT_EQ(t.train.lora.rank, 64u);
 }
 
+// A CPU harness row is estimated with the versions its source names (torch 1.13,
+// transformers 4.48), with the harness's zero_grad(set_to_none=True) and CPU dropout masks;
+// a row that names no versions keeps the current releases.
+TEST(ValidationHarnessRows, RowsCarryTheirLibraryVersions) {
+  MeasuredRow row{.id = "c-tr", .model = "Qwen/Qwen2.5-0.5B-L2", .task = "train",
+                  .measure = "max_memory_allocated", .value = "3000", .unit = "MiB",
+                  .source = "validation/measure.py (torch 1.13.0a0, transformers 4.48.3, peft "
+                            "0.14.0)"};
+  row.settings = {{"method", "full"}, {"precision", "fp32"}, {"foreach", "false"},
+                  {"batch", "2"}, {"seq", "256"}, {"device", "cpu"}};
+  RowPlan p = PlanRow(row);
+  ASSERT_TRUE(p.unsupported.empty()) << p.unsupported;
+  EXPECT_EQ(p.train.versions.torch, (LibraryVersion{1, 13}));
+  EXPECT_EQ(p.train.versions.transformers, (LibraryVersion{4, 48}));
+  EXPECT_EQ(p.inference.versions.transformers, (LibraryVersion{4, 48}));
+  EXPECT_EQ(p.train.zero_grad_set_to_none, std::optional<bool>(true));
+  EXPECT_EQ(p.train.foreach_optimizer, std::optional<bool>(false));
+  EXPECT_EQ(p.train.device, ComputeDevice::kCpu);
+  row.source = "transformers docs perf_train_gpu_one.md";
+  RowPlan docs = PlanRow(row);
+  EXPECT_EQ(docs.train.versions.torch, RuntimeVersions{}.torch);
+  EXPECT_EQ(docs.train.versions.transformers, RuntimeVersions{}.transformers);
+}
+
 }  // namespace
 }  // namespace memfit

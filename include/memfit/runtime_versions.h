@@ -1,0 +1,50 @@
+#pragma once
+// The library versions an estimate assumes. Several allocations changed between torch and
+// transformers releases; each such fact is a function of these versions below and names the
+// source line it comes from. Defaults: the current releases (torch 2.5, transformers 4.50).
+// docs/estimates.md, "Library versions".
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "memfit/result.h"
+
+namespace memfit {
+
+struct LibraryVersion {
+  uint32_t major = 0;
+  uint32_t minor = 0;
+  auto operator<=>(const LibraryVersion&) const = default;
+};
+
+struct RuntimeVersions {
+  LibraryVersion torch{2, 5};
+  LibraryVersion transformers{4, 50};
+};
+
+// "2.5", "1.13.0a0", "4.48.3": major.minor, the rest ignored. Errors name `flag`.
+Result<LibraryVersion> ParseLibraryVersion(std::string_view text, std::string_view flag);
+std::string LibraryVersionName(LibraryVersion v);  // "1.13"
+// "library versions: torch 2.5, transformers 4.50 (--torch-version, --transformers-version)"
+std::string RuntimeVersionsAssumption(const RuntimeVersions& v);
+
+// torch AdamW(foreach=None) picks the multi-tensor path for CUDA parameters from 2.0
+// (torch/optim/optimizer.py _default_to_fused_or_foreach); 1.13 sets foreach = False
+// (torch/optim/adamw.py:207-209).
+bool ForeachAdamwByDefault(const RuntimeVersions& v);
+// State-sized fp32 temporaries of the multi-tensor AdamW step: torch 1.13
+// `exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)` then `denom =
+// torch._foreach_add(exp_avg_sq_sqrt, eps)` (adamw.py:418-420, not in place): two; torch 2.x
+// divides and adds eps in place (`torch._foreach_add_`): one. Measured: FINDINGS.md 2b.
+uint32_t ForeachAdamwStateCopies(const RuntimeVersions& v);
+// Optimizer.zero_grad() defaults to set_to_none=True from torch 2.0 (1.13: False, optimizer.py
+// `def zero_grad(self, set_to_none: bool = False)`): the gradients are freed between steps.
+bool ZeroGradSetsToNoneByDefault(const RuntimeVersions& v);
+// transformers < 4.50 ForCausalLMLoss copies the shifted logits (loss_utils.py:39 at v4.48.3,
+// `shift_logits = logits[..., :-1, :].contiguous()`, fp32 after the upcast of line 36); 4.50
+// pads the labels instead (`nn.functional.pad(labels, (0, 1))`) and shifts nothing.
+bool LossCopiesShiftedLogits(const RuntimeVersions& v);
+
+}  // namespace memfit
