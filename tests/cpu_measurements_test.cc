@@ -22,10 +22,6 @@ namespace {
 const std::map<std::string, std::string>& KnownOff() {
   static const std::map<std::string, std::string> kRows = {
       {"c-t5-inf-fp32", "T5's decoder self-attention cache holds the generated tokens only (1h)"},
-      {"c-g2-tr-fp32", "GPT-2's builder reads no resid_pdrop/attn_pdrop: its dropout masks and "
-                       "outputs are missing (2i, 2k)"},
-      {"c-be-lora-bf16", "BERT's builder reads no hidden_dropout_prob/"
-                         "attention_probs_dropout_prob: its dropout masks are missing (2i)"},
       {"c-t5-tr-fp32", "no decoder or cross-attention in T5 training (2k)"},
       {"c-t5-tr-bf16m", "as c-t5-tr-fp32"},
   };

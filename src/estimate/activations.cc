@@ -43,7 +43,9 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   // conv-channel-wide tensors per token (the input projection's output, the conv output and the
   // scan output) plus the norm; layers without a mixer (a hybrid pattern's MLP-only layers) save
   // nothing here.
-  if (info.attention == AttentionKind::kNone) {
+  // An encoder's layers (BERT, DistilBERT, DeBERTa, CLIP text) keep no KV cache (kNone) but mix
+  // with attention (LayerMixer::kAttention): their attention block is counted below.
+  if (info.attention == AttentionKind::kNone && info.mixer != LayerMixer::kAttention) {
     if (info.mixer != LayerMixer::kNone) {
       per_tok += norm_saved();
       uint64_t width = info.state.conv_channels ? info.state.conv_channels : h;

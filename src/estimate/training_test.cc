@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "estimate/activations.h"
+#include "memfit/architecture.h"
+#include "memfit/catalog.h"
 #include "memfit/estimate_train.h"
+#include "memfit/hf_config.h"
 
 namespace memfit {
 namespace {
@@ -215,6 +218,29 @@ TEST(RuntimeVersionsTest, ParsesMajorMinor) {
   EXPECT_FALSE(ParseLibraryVersion("2.x", "--torch-version").has_value());
   EXPECT_EQ(ParseLibraryVersion("two", "--torch-version").error().message,
             "--torch-version two: expected a version major.minor such as 2.5");
+}
+
+// An encoder's layers keep no KV cache (AttentionKind::kNone) but mix with attention: training
+// counts their attention block (eager keeps b x heads x s x s scores per layer), not the three
+// channel-wide tensors of a recurrent mixer. A regression of stop 20 counted no attention for
+// BERT: the published bert-large rows (measured.csv bl-02 ...) fell to -32% .. -40%.
+TEST(TrainingTest, EncoderLayersCountTheirAttention) {
+  const CatalogEntry* entry = FindCatalogEntry("google-bert/bert-base-uncased");
+  ASSERT_NE(entry, nullptr);
+  auto config = HfConfig::Parse(entry->config_json, "bert");
+  ASSERT_TRUE(config);
+  auto model = BuildFromConfig(*config);
+  ASSERT_TRUE(model) << model.error().message;
+  ASSERT_EQ(model->hp.layers.front().attention, AttentionKind::kNone);
+  TrainOptions eager{.precision = Precision::kFp32, .batch = 2, .seq = 256, .attn = AttnImpl::kEager};
+  TrainOptions sdpa = eager;
+  sdpa.attn = AttnImpl::kSdpa;
+  auto e = EstimateTraining(*model, eager);
+  auto s = EstimateTraining(*model, sdpa);
+  ASSERT_TRUE(e && s);
+  // Eager's scores: 12 layers x 2 x 12 heads x 256 x 256 positions, at least the fp32 softmax
+  // output (4 B) and the bool dropout mask (1 B) of each score.
+  EXPECT_GE(e->activation_bytes - s->activation_bytes, uint64_t{12} * 2 * 12 * 256 * 256 * 5);
 }
 
 TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {

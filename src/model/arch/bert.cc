@@ -89,6 +89,10 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
   hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 512));
   hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
   hp.norm = "layernorm";
+  // Training keeps a dropout mask per dropout (validation/FINDINGS.md 2m; BertConfig's defaults
+  // are 0.1 for both).
+  hp.hidden_dropout = Get(b, c.NumberOr("hidden_dropout_prob", 0.1));
+  hp.attention_dropout = Get(b, c.NumberOr("attention_probs_dropout_prob", 0.1));
   const uint64_t type_vocab = Get(b, c.UintOr("type_vocab_size", 2));
   // ELECTRA's embeddings have their own width, projected to hidden_size when different.
   const uint64_t emb = family == Family::kElectra ? Get(b, c.UintOr("embedding_size", 128))

@@ -66,7 +66,7 @@ bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
 }
 
 void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
-                                 std::string_view activation) {
+                                 std::string_view activation, double dropout) {
   auto& hp = b.model().hp;
   hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
   hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
@@ -76,6 +76,9 @@ void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", tie));
   hp.activation = Get(b, c.StringOr("activation_function", std::string(activation)));
   hp.norm = "layernorm";
+  // Training keeps a dropout mask per dropout (validation/FINDINGS.md 2m).
+  hp.hidden_dropout = Get(b, c.NumberOr("resid_pdrop", dropout));
+  hp.attention_dropout = Get(b, c.NumberOr("attn_pdrop", dropout));
 }
 
 }  // namespace memfit::arch

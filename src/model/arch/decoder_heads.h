@@ -36,8 +36,9 @@ void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t nu
 // GPT-2-style hyperparameters (gpt2, gpt_bigcode, gptj): n_embd, n_layer, n_head, n_positions
 // (each also under its hidden_size-style name), vocab_size, tie_word_embeddings (default `tie`),
 // activation_function (default `activation`), LayerNorm. Errors are recorded in `b`.
+// `dropout`: the config class's default resid_pdrop / attn_pdrop (GPT-2, BigCode 0.1; GPT-J 0).
 void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
-                                 std::string_view activation);
+                                 std::string_view activation, double dropout);
 
 // True when transformers' config string is older than major.minor ("4.27.4" < 4.28).
 bool TransformersVersionBefore(const HfConfig& config, int major, int minor);

@@ -30,7 +30,7 @@ Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadGptStyleHyperparameters(b, c, /*tie=*/true, "gelu_new");
+  ReadGptStyleHyperparameters(b, c, /*tie=*/true, "gelu_new", /*dropout=*/0.1);
   const bool cross = Get(b, c.BoolOr("add_cross_attention", false));
   const HeadKind head = ResolveHead(b, c, options, "gpt2");
   const uint64_t labels = NumLabels(b, c);

@@ -16,7 +16,7 @@ Result<Model> BuildGptBigcode(const HfConfig& c, const BuildOptions& options) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadGptStyleHyperparameters(b, c, /*tie=*/true, "gelu_pytorch_tanh");
+  ReadGptStyleHyperparameters(b, c, /*tie=*/true, "gelu_pytorch_tanh", /*dropout=*/0.1);
   const bool multi_query = Get(b, c.BoolOr("multi_query", true));
   const HeadKind head = ResolveHead(b, c, options, "gpt_bigcode");
   const uint64_t labels = NumLabels(b, c);

@@ -17,7 +17,7 @@ Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadGptStyleHyperparameters(b, c, /*tie=*/false, "gelu_new");
+  ReadGptStyleHyperparameters(b, c, /*tie=*/false, "gelu_new", /*dropout=*/0.0);
   const HeadKind head = ResolveHead(b, c, options, "gptj");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
