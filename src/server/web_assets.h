@@ -7,8 +7,6 @@
 
 namespace memfit::server {
 
-using WebAsset = EmbeddedFile;
-
 std::span<const EmbeddedFile> WebAssets();
 
 }  // namespace memfit::server
