@@ -211,5 +211,35 @@ TEST(RequestParity, TheApiSpellsTheSharedWordsAsTheCli) {
   EXPECT_EQ(inference->engine, "vllm");
 }
 
+// The shared words on every command that has the quantity (docs/cli.md, "Shared vocabulary"):
+// the context as --context, -c, --ctx-size and --ctx; --batch in sequences; --gpu; --engine where
+// the runtime is a choice; train's micro-batch as --micro-batch too. (llama.cpp's --ubatch, on
+// `memfit gguf`, is its physical batch in tokens: another quantity.)
+TEST(RequestParity, EveryCommandTakesTheSharedWords) {
+  struct Words {
+    std::string command;
+    void (*add)(CLI::App&, cli::Context&);
+    std::vector<std::string> words;
+  };
+  const std::vector<Words> table = {
+      {"inference", cli::AddInferenceCommand,
+       {"--context", "-c", "--ctx-size", "--ctx", "--batch", "--gpu", "--gpus", "--engine"}},
+      {"train", cli::AddTrainCommand,
+       {"--context", "-c", "--ctx-size", "--ctx", "--batch", "--micro-batch", "--gpu", "--gpus"}},
+      {"fit", cli::AddFitCommand,
+       {"--context", "-c", "--ctx-size", "--ctx", "--batch", "--gpu", "--gpus", "--engine"}},
+  };
+  for (const Words& w : table) {
+    CLI::App app;
+    std::ostringstream out, err;
+    cli::Context ctx{out, err};
+    w.add(app, ctx);
+    CLI::App* command = app.get_subcommand(w.command);
+    for (const std::string& word : w.words) {
+      EXPECT_NE(command->get_option_no_throw(word), nullptr) << w.command << " " << word;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memfit
