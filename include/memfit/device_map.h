@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "memfit/model.h"
 
@@ -78,8 +77,5 @@ struct DeviceMap {
 
 DeviceMap InferDeviceMap(const Model& model, const MemoryBudget& budget,
                          const DeviceMapOptions& options = {});
-
-// The map as transformers/accelerate take it: {"model.embed_tokens": 0, "lm_head": "cpu", ...}.
-nlohmann::ordered_json DeviceMapJson(const DeviceMap& map);
 
 }  // namespace memfit

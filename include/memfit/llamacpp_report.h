@@ -3,8 +3,6 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "memfit/context_curve.h"
 #include "memfit/llamacpp.h"
 #include "memfit/model.h"
@@ -14,8 +12,6 @@ namespace memfit {
 
 // `curve` (--curve): memory against context and each GPU's longest context, as JSON's "curve"
 // and, in the table, lines after it.
-nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& estimate,
-                                    const ContextCurve* curve = nullptr);
 std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& estimate, OutputFormat format,
                                    const ContextCurve* curve = nullptr);
 // `model_flags`: how the printed llama-server command names the model: "-m PATH", or

@@ -4,8 +4,6 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "memfit/estimate_load.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
@@ -27,7 +25,6 @@ std::string RenderMarkdownTable(const std::vector<std::string>& headers,
                                 const std::vector<std::vector<std::string>>& rows);
 
 // estimate-memory: JSON (the documented contract, see docs/json.md) and the other formats.
-nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& estimate);
 std::string RenderLoadEstimate(const Model& model, const LoadEstimate& estimate,
                                OutputFormat format);
 // --accelerate: accelerate's exact table (or JSON/CSV/Markdown of the same rows).
@@ -35,7 +32,6 @@ std::string RenderAccelerate(std::string_view model_name, const AccelerateEstima
                              OutputFormat format);
 
 // inspect: tensors grouped by module, dtype histogram, parameter count.
-nlohmann::json InspectJson(const Model& model);
 std::string RenderInspect(const Model& model, OutputFormat format, int depth);
 
 // The assumptions and notes block printed under every table.

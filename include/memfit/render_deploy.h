@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memfit/deploy.h"
 #include "memfit/render.h"
 
@@ -18,7 +16,6 @@ struct DeployReportInput {
   std::string mode;                           // "deployment", "search" or "grid"
   const std::vector<DeploymentRow>* rows = nullptr;
 };
-nlohmann::json DeployJson(const DeployReportInput& input);
 std::string RenderDeploy(const DeployReportInput& input, OutputFormat format);
 
 }  // namespace memfit

@@ -4,8 +4,6 @@
 #include <span>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "memfit/fit.h"
 #include "memfit/gpu.h"
 #include "memfit/render.h"
@@ -18,7 +16,6 @@ struct FitReportInput {
   const RuntimeModel* runtime = nullptr;
   const FitPlan* plan = nullptr;
 };
-nlohmann::ordered_json FitPlanJson(const FitReportInput& input);
 std::string RenderFitPlan(const FitReportInput& input, OutputFormat format);
 
 // "model.layers.0-13, model.norm": numbered siblings in a row collapsed into a range.

@@ -4,8 +4,6 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "memfit/context_curve.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
@@ -16,15 +14,10 @@ namespace memfit {
 
 // `curve` (memfit inference --curve): memory against context and each GPU's longest context,
 // as JSON's "curve" and, in the table, one row per point and a line per GPU.
-nlohmann::json InferenceJson(const Model& model, const InferenceOptions& options,
-                             const InferenceEstimate& estimate,
-                             const ContextCurve* curve = nullptr);
 std::string RenderInference(const Model& model, const InferenceOptions& options,
                             const InferenceEstimate& estimate, OutputFormat format,
                             const ContextCurve* curve = nullptr);
 
-nlohmann::json TrainJson(const Model& model, const TrainOptions& options,
-                         const TrainEstimate& estimate);
 std::string RenderTrain(const Model& model, const TrainOptions& options,
                         const TrainEstimate& estimate, OutputFormat format);
 

@@ -74,6 +74,12 @@ Result<std::shared_ptr<const ResolvedModel>> ResolveModelShared(const ModelQuery
 Result<std::shared_ptr<const DescribedModel>> ResolveAndDescribeShared(
     const ModelQuery& query, const DescribeOptions& options = {});
 
+// The model `resolved` describes, where `resolved` is ResolveModelShared(query)'s answer: kept
+// like ResolveAndDescribeShared(query, options) when the cache is on (the resolution is not
+// asked for again while it is kept), else described here.
+Result<std::shared_ptr<const DescribedModel>> DescribeResolvedShared(
+    const ModelQuery& query, const ResolvedModel& resolved, const DescribeOptions& options = {});
+
 // How long a kept model stays valid (docs/hub.md, "The server's model cache"):
 // - a catalog name: while no file of that name appears (the catalog is compiled in);
 // - a local directory or file: while the files it was read from keep their size and mtime (and a

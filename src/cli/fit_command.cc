@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
+#include "plan/device_map_json.h"
 #include "cli/vocabulary.h"
 #include "memfit/context_default.h"
 #include "memfit/architecture.h"

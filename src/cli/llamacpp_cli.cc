@@ -3,6 +3,7 @@
 #include "cli/llamacpp_cli.h"
 #include "cli/vocabulary.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "memfit/checked_math.h"
@@ -32,8 +33,9 @@ Result<std::vector<double>> ParseSplit(const std::string& text) {
   return out;
 }
 
-// Resolves flags into options (stage two of flag parsing).
-Result<LlamaCppOptions> Resolve(const LlamaCppCliArgs& a) {
+}  // namespace
+
+Result<LlamaCppOptions> ResolveLlamaCppArgs(const LlamaCppCliArgs& a) {
   LlamaCppOptions o = a.options;
   if (a.flash_attn == "on" || a.flash_attn == "1") o.flash_attn = FlashAttn::kOn;
   else if (a.flash_attn == "off" || a.flash_attn == "0") o.flash_attn = FlashAttn::kOff;
@@ -66,6 +68,8 @@ Result<LlamaCppOptions> Resolve(const LlamaCppCliArgs& a) {
   }
   return o;
 }
+
+namespace {
 
 struct Loaded {
   Model model;
@@ -136,34 +140,54 @@ void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& a) {
   cmd.add_option("--format", a.format, "table, json, csv or markdown");
 }
 
+Result<std::string> LlamaCppInferenceText(const ModelArgs& m, const LlamaCppCliArgs& a,
+                                          const LlamaCppOptions& options, OutputFormat format,
+                                          std::optional<LoadedInputs> given) {
+  MEMFIT_ASSIGN_OR_RETURN(Loaded loaded, Load(m, a, std::move(given)));
+  auto est = EstimateLlamaCpp(loaded.model, options);
+  if (!est) return Wrap(est.error(), m.spec);
+  if (!a.curve && !a.curve_gpus.empty()) return MakeError("--curve-gpu needs --curve");
+  std::optional<ContextCurve> curve;
+  if (a.curve) {
+    MEMFIT_ASSIGN_OR_RETURN(std::vector<CurveGpu> gpus,
+                            CurveGpus(a.curve_gpus.empty() ? a.gpus : a.curve_gpus));
+    auto c = EstimateLlamaCppContextCurve(loaded.model, options, gpus);
+    if (!c) return Wrap(c.error(), m.spec);
+    curve = std::move(*c);
+  }
+  std::string text = RenderLlamaCppEstimate(loaded.model, *est, format, curve ? &*curve : nullptr);
+  if (loaded.projector_bytes && format == OutputFormat::kTable) {
+    text += "projector (mmproj): " + FormatBytes(loaded.projector_bytes) +
+            " of weights, loaded by llama-mtmd on the first GPU; not included above\n";
+  }
+  return text;
+}
+
+LlamaCppCliArgs LlamaCppArgsFor(const InferenceRequest& r) {
+  LlamaCppCliArgs llama;
+  llama.options.context_tokens = r.context;
+  llama.ctx_given = r.context > 0;
+  llama.options.parallel = static_cast<uint32_t>(std::clamp<uint64_t>(r.batch, 1, UINT32_MAX));
+  if (!r.gpu.empty()) llama.gpus.push_back(r.gpu);
+  if (r.gpus > 0) llama.options.num_gpus = static_cast<uint32_t>(std::min<uint64_t>(r.gpus, UINT32_MAX));
+  llama.curve = r.curve;
+  llama.curve_gpus = r.curve_gpus;
+  return llama;
+}
+
 void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
                           std::optional<LoadedInputs> given) {
   auto format = ParseOutputFormat(a.format);
   if (!format) return ctx.Fail(format.error());
-  auto options = Resolve(a);
+  auto options = ResolveLlamaCppArgs(a);
   if (!options) return ctx.Fail(options.error());
   if (a.batch_given) {
     ctx.Note("--batch counts sequences (llama.cpp --parallel); llama.cpp's logical batch in "
              "tokens is -b/--batch-size");
   }
-  auto loaded = Load(m, a, std::move(given));
-  if (!loaded) return ctx.Fail(loaded.error());
-  auto est = EstimateLlamaCpp(loaded->model, *options);
-  if (!est) return ctx.Fail(Wrap(est.error(), m.spec));
-  if (!a.curve && !a.curve_gpus.empty()) return ctx.Fail(MakeError("--curve-gpu needs --curve"));
-  std::optional<ContextCurve> curve;
-  if (a.curve) {
-    auto gpus = CurveGpus(a.curve_gpus.empty() ? a.gpus : a.curve_gpus);
-    if (!gpus) return ctx.Fail(gpus.error());
-    auto c = EstimateLlamaCppContextCurve(loaded->model, *options, *gpus);
-    if (!c) return ctx.Fail(Wrap(c.error(), m.spec));
-    curve = std::move(*c);
-  }
-  ctx.out << RenderLlamaCppEstimate(loaded->model, *est, *format, curve ? &*curve : nullptr);
-  if (loaded->projector_bytes && *format == OutputFormat::kTable) {
-    ctx.out << "projector (mmproj): " << FormatBytes(loaded->projector_bytes)
-            << " of weights, loaded by llama-mtmd on the first GPU; not included above\n";
-  }
+  auto text = LlamaCppInferenceText(m, a, *options, *format, std::move(given));
+  if (!text) return ctx.Fail(text.error());
+  ctx.out << *text;
 }
 
 void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
@@ -173,7 +197,7 @@ void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
   if (a.gpus.empty()) {
     return ctx.Fail(MakeError("fit: give each GPU with --gpu (a size such as 24GiB, or a catalog name)"));
   }
-  auto options = Resolve(a);
+  auto options = ResolveLlamaCppArgs(a);
   if (!options) return ctx.Fail(options.error());
   auto loaded = Load(m, a, std::move(given));
   if (!loaded) return ctx.Fail(loaded.error());

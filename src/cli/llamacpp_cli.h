@@ -12,6 +12,8 @@
 #include "cli/command.h"
 #include "cli/model_loader.h"
 #include "memfit/llamacpp.h"
+#include "memfit/render.h"
+#include "memfit/requests.h"
 
 namespace memfit::cli {
 
@@ -38,6 +40,16 @@ struct LlamaCppCliArgs {
 
 // Adds llama.cpp's flags (llama.cpp spellings where CLI11 allows them) to a subcommand.
 void AddLlamaCppOptions(CLI::App& cmd, LlamaCppCliArgs& args);
+// Flags -> options (stage two of flag parsing).
+Result<LlamaCppOptions> ResolveLlamaCppArgs(const LlamaCppCliArgs& args);
+// `memfit inference`'s request as llama.cpp's flags: --context (-c), --batch (--parallel), --gpu,
+// --gpus, --curve, --curve-gpu; the format is the caller's.
+LlamaCppCliArgs LlamaCppArgsFor(const InferenceRequest& request);
+// The report of RunLlamaCppInference for resolved `options`, or its first error (for the CLI and
+// the server alike).
+Result<std::string> LlamaCppInferenceText(const ModelArgs& model, const LlamaCppCliArgs& args,
+                                          const LlamaCppOptions& options, OutputFormat format,
+                                          std::optional<LoadedInputs> loaded = std::nullopt);
 // Per-device memory for the given flags. `loaded`: the model's inputs when the caller has already
 // resolved MODEL (and found a GGUF model); otherwise MODEL is resolved here.
 void RunLlamaCppInference(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx,

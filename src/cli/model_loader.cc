@@ -6,11 +6,8 @@
 #include <memory>
 
 namespace memfit::cli {
-namespace {
 
-// The query, with the Hub's progress line redrawn in place on a terminal and its summary line.
-// `line_open` says whether the progress line still needs its newline (a guessed shard that was
-// not needed never counts as done).
+// A guessed shard that was not needed never counts as done: the line may stay open.
 ModelQuery QueryFor(const ModelArgs& args, const std::shared_ptr<bool>& line_open) {
   ModelQuery q{.spec = args.spec, .revision = args.revision, .offline = args.offline,
                .token = args.token, .gguf_file = args.gguf_file};
@@ -31,15 +28,7 @@ ModelQuery QueryFor(const ModelArgs& args, const std::shared_ptr<bool>& line_ope
   return q;
 }
 
-template <typename F>
-auto WithQuery(const ModelArgs& args, F resolve) {
-  auto line_open = std::make_shared<bool>(false);
-  auto result = resolve(QueryFor(args, line_open));
-  if (*line_open) *(args.log ? args.log : &std::cerr) << "\n";
-  return result;
-}
-
-}  // namespace
+void EndProgressLine(const ModelArgs& args) { *(args.log ? args.log : &std::cerr) << "\n"; }
 
 void AddModelArgs(CLI::App& command, ModelArgs& args) {
   command.add_option("MODEL", args.spec,

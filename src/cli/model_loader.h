@@ -29,8 +29,22 @@ struct ModelArgs {
 
 // Adds MODEL, --revision, --offline, --token and --gguf-file to a subcommand.
 void AddModelArgs(CLI::App& command, ModelArgs& args);
+// A newline on the progress line's stream (args.log, else stderr).
+void EndProgressLine(const ModelArgs& args);
 
 using LoadedInputs = ResolvedModel;
+
+// The library's query for MODEL (memfit/resolve.h), with the Hub's progress line on a terminal and
+// its summary line; `line_open` says whether the progress line still needs its newline.
+ModelQuery QueryFor(const ModelArgs& args, const std::shared_ptr<bool>& line_open);
+// Runs `resolve(query)` with QueryFor's query, and ends a progress line left open.
+template <typename F>
+auto WithQuery(const ModelArgs& args, F resolve) {
+  auto line_open = std::make_shared<bool>(false);
+  auto result = resolve(QueryFor(args, line_open));
+  if (*line_open) EndProgressLine(args);
+  return result;
+}
 
 // Resolves (memfit/resolve.h) with the progress line on a terminal and the Hub's summary line.
 Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args);

@@ -1,7 +1,6 @@
 #include "cli/vocabulary.h"
 
-#include "memfit/gpu.h"
-#include "memfit/units.h"
+#include "memfit/requests.h"
 
 namespace memfit::cli {
 
@@ -22,17 +21,7 @@ void AddCurveOptions(CLI::App& cmd, bool& curve, std::vector<std::string>& gpus)
 }
 
 Result<std::vector<CurveGpu>> CurveGpus(const std::vector<std::string>& words) {
-  std::vector<CurveGpu> gpus;
-  for (const auto& word : words) {
-    if (auto gpu = FindGpu(word)) {
-      gpus.push_back({std::string((*gpu)->name), MemoryBytes(**gpu), ComputeCapability(**gpu)});
-      continue;
-    }
-    auto bytes = ParseByteSize(word);
-    if (!bytes) return MakeError("--curve-gpu \"{}\": neither a catalog GPU nor a size (24GiB)", word);
-    gpus.push_back({word, *bytes, 0});
-  }
-  return gpus;
+  return ParseCurveGpus(words);
 }
 
 void AddVersionOptions(CLI::App& cmd, VersionArgs& args) {
@@ -46,15 +35,7 @@ void AddVersionOptions(CLI::App& cmd, VersionArgs& args) {
 }
 
 Result<RuntimeVersions> ToRuntimeVersions(const VersionArgs& args) {
-  RuntimeVersions v;
-  if (!args.torch.empty()) {
-    MEMFIT_ASSIGN_OR_RETURN(v.torch, ParseLibraryVersion(args.torch, "--torch-version"));
-  }
-  if (!args.transformers.empty()) {
-    MEMFIT_ASSIGN_OR_RETURN(v.transformers,
-                            ParseLibraryVersion(args.transformers, "--transformers-version"));
-  }
-  return v;
+  return ParseRuntimeVersions(args.torch, args.transformers);
 }
 
 }  // namespace memfit::cli

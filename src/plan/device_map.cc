@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "plan/device_map_json.h"
 #include "plan/module_tree.h"
 
 namespace memfit {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "memfit/describe.h"
+#include "plan/device_map_json.h"
 #include "memfit/hf_config.h"
 #include "test_support.h"
 

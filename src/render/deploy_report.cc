@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "memfit/json.h"
+#include "render/report_json.h"
 #include "memfit/render_deploy.h"
 #include "memfit/units.h"
 

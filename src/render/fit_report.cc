@@ -4,6 +4,8 @@
 
 #include "memfit/render_fit.h"
 #include "memfit/json.h"
+#include "plan/device_map_json.h"
+#include "render/report_json.h"
 #include "memfit/units.h"
 
 namespace memfit {

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "memfit/json.h"
+#include "render/report_json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "memfit/json.h"
+#include "render/report_json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
 

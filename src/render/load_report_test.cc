@@ -5,6 +5,7 @@
 
 #include "memfit/estimate_load.h"
 #include "memfit/json.h"
+#include "render/report_json.h"
 #include "memfit/render.h"
 
 namespace memfit {

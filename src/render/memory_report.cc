@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memfit/json.h"
+#include "render/report_json.h"
 #include "memfit/render_memory.h"
 
 #include "render/curve_report.h"

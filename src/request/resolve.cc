@@ -199,6 +199,13 @@ Result<std::shared_ptr<const DescribedModel>> ResolveAndDescribeShared(
   });
 }
 
+Result<std::shared_ptr<const DescribedModel>> DescribeResolvedShared(
+    const ModelQuery& query, const ResolvedModel& resolved, const DescribeOptions& options) {
+  if (TheModelCache().on.load()) return ResolveAndDescribeShared(query, options);
+  MEMFIT_ASSIGN_OR_RETURN(Model model, DescribeModel(resolved.inputs, options));
+  return std::make_shared<const DescribedModel>(std::move(model));
+}
+
 void ConfigureModelCache(const ModelCacheOptions& options) {
   ModelCache& cache = TheModelCache();
   cache.ttl_ms = options.hub_ttl_ms;

@@ -52,6 +52,8 @@ bool IsPathChar(char c) {
          c == '~' || c == '/';
 }
 
+}  // namespace
+
 std::string WithoutServerPaths(std::string text) {
   std::vector<std::pair<std::string, std::string_view>> paths = {{DefaultHfHubCache(), "$HF_HUB_CACHE"}};
   for (auto [name, shown] : {std::pair{"MEMFIT_CACHE", "$MEMFIT_CACHE"}, {"HF_HOME", "$HF_HOME"},
@@ -75,6 +77,8 @@ std::string WithoutServerPaths(std::string text) {
   }
   return text;
 }
+
+namespace {
 
 // Values are attached ("--key=value"), so that a value starting with '-' ("-1", or
 // "--export-configs=/tmp/x") is never parsed as an option of its own. An empty value stays a

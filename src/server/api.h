@@ -38,6 +38,10 @@ int StatusFor(ErrorKind kind);
 // $XDG_CACHE_HOME and ~.
 ApiResponse RunApiCommand(const std::vector<std::string>& args);
 
+// `text` with the server's cache and home directories replaced by $HF_HUB_CACHE, $MEMFIT_CACHE,
+// $HF_HOME, $XDG_CACHE_HOME and ~ (whole paths only).
+std::string WithoutServerPaths(std::string text);
+
 // {"error": message} with the given status.
 ApiResponse ErrorResponse(int status, std::string_view message);
 

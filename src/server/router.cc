@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "memfit/hub.h"
 #include "memfit/json.h"
 #include "memfit/resolve.h"
+#include "server/answers.h"
 #include "server/api.h"
 #include "server/fifo_slots.h"
 #include "server/hub_post.h"
@@ -127,10 +129,10 @@ struct Router::Impl {
   }
 
   // An API request checked and looked up: `answer` is set for an error or a cache hit; otherwise
-  // `args` are the CLI's arguments to run and `key` the cache key ("" when not cacheable).
+  // `run` is the work and `key` the cache key ("" when not cacheable).
   struct Prepared {
     std::optional<ApiResponse> answer;
-    std::vector<std::string> args;
+    std::function<ApiResponse()> run;  // the work: a typed request, or the CLI on its arguments
     std::string key;
   };
 
@@ -153,7 +155,7 @@ struct Router::Impl {
     ApiResponse response;
     {
       FifoSlot held(slots);
-      response = RunApiCommand(p.args);
+      response = p.run();
     }
     if (response.status == 200 && !p.key.empty()) cache.Put(p.key, response.body);
     return response;
@@ -180,7 +182,12 @@ struct Router::Impl {
     auto args = ApiArguments(command, body);
     if (!args) return Answered(ErrorResponse(400, args.error().message));
     Prepared p;
-    p.args = std::move(*args);
+    if (auto typed = TypedApiWork(command, body)) {
+      if (!*typed) return Answered(ErrorResponse(400, typed->error().message));
+      p.run = std::move(**typed);
+    } else {
+      p.run = [args = std::move(*args)] { return RunApiCommand(args); };
+    }
     if (!has_token) {
       p.key = std::string(command) + "\n" + DumpJson(body);
       if (auto hit = cache.Get(p.key)) p.answer = ApiResponse{200, std::move(*hit)};

@@ -1,0 +1,142 @@
+#pragma once
+// Typed requests: what a user asks of `inference` and `train`, in their words (the CLI's flags,
+// the API's JSON fields), with every default stated here once. The CLI binds its flags to these
+// fields and the server fills them from the JSON body; both hand them to the same Run*Request,
+// which resolves the model (through the process's model cache when it is on), turns the words
+// into estimator options (each error names the flag: "--dtype: ..."), applies the defaults that
+// depend on the model (memfit/context_default.h) and estimates. Rendering is the caller's.
+//
+// Errors carry their kind (memfit/result.h): resolution's not found / forbidden / unavailable,
+// kBadInput for settings that cannot be read or combined.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfit/context_curve.h"
+#include "memfit/estimate_inference.h"
+#include "memfit/estimate_load.h"
+#include "memfit/estimate_train.h"
+#include "memfit/resolve.h"
+#include "memfit/result.h"
+
+namespace memfit {
+
+// `memfit estimate-memory` / POST /api/v1/estimate-memory: load memory per dtype, or
+// accelerate's own view (--accelerate).
+struct LoadRequest {
+  ModelQuery model;                 // MODEL, --revision, --offline, --token, --gguf-file
+  std::vector<std::string> dtypes;  // --dtypes: empty = every dtype
+  bool accelerate = false;          // --accelerate
+  std::string library_name;         // --library_name: "" = the config's kind; transformers, timm
+  bool trust_remote_code = false;   // --trust_remote_code: accepted; memfit never runs remote code
+};
+
+// What RenderLoadEstimate (or, for --accelerate, RenderAccelerate) needs.
+struct LoadAnswer {
+  std::shared_ptr<const DescribedModel> model;
+  LoadEstimate estimate;                         // without --accelerate
+  std::optional<AccelerateEstimate> accelerate;  // with --accelerate,
+  std::string library;                           // the library accelerate would build with,
+  bool without_config = false;                   // and whether no config.json was found
+};
+
+Result<LoadAnswer> RunLoadRequest(const LoadRequest& request);
+
+// `memfit inference` / POST /api/v1/inference. Field comments name the flag (= the JSON key).
+struct InferenceRequest {
+  ModelQuery model;                      // MODEL, --revision, --offline, --token, --gguf-file
+  uint64_t context = 0;                  // --context: 0 = memfit/context_default.h (kServe)
+  uint64_t batch = 1;                    // --batch: sequences at once
+  uint64_t gpus = 0;                     // --gpus: all GPUs (tp = gpus / (dp x pp)); 0: from --tp
+  std::string dtype = "bfloat16";        // --dtype
+  std::string quant = "stored";          // --quant
+  std::string kv_dtype = "model";        // --kv-dtype
+  std::string attn = "sdpa";             // --attn
+  std::string engine = "transformers";   // --engine
+  double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the engine's default
+  std::string gpu_memory;                // --gpu-memory: a size; "" = --gpu's
+  uint64_t block_size = 16;              // --block-size
+  uint64_t max_num_seqs = 256;           // --max-num-seqs
+  uint64_t max_batched_tokens = 8192;    // --max-batched-tokens
+  uint64_t tp = 0;                       // --tp: 0 = from --gpus, else 1
+  uint64_t dp = 1;                       // --dp
+  uint64_t ep = 1;                       // --ep
+  uint64_t pp = 1;                       // --pp
+  bool dp_attention = false;             // --enable-dp-attention
+  std::string gpu;                       // --gpu: a catalog GPU
+  uint64_t encoder_tokens = 0;           // --encoder-tokens
+  std::string cuda_context;              // --cuda-context: a size; "" = the default
+  double allocator_reserve = 0.0;        // --allocator-reserve
+  bool all_logits = false;               // --all-logits
+  std::string torch_version;             // --torch-version: "" = the current release
+  std::string transformers_version;      // --transformers-version: "" = the current release
+  bool curve = false;                    // --curve
+  std::vector<std::string> curve_gpus;   // --curve-gpu (default: --gpu)
+};
+
+// What the renderers need (RenderInference). `llamacpp`: the request is llama.cpp's (--engine
+// llama.cpp, a .gguf MODEL, --gguf-file, or MODEL resolved to a GGUF model, then in `resolved`)
+// and nothing was estimated: the caller answers it with the llama.cpp estimator.
+struct InferenceAnswer {
+  bool llamacpp = false;
+  std::optional<ResolvedModel> resolved;                // llamacpp, when MODEL was resolved
+  std::shared_ptr<const DescribedModel> model;          // otherwise: the model,
+  InferenceOptions options;                             // the settings,
+  InferenceEstimate estimate;                           // the estimate,
+  std::optional<ContextCurve> curve;                    // and --curve's points
+};
+
+Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& request);
+
+// `memfit train` / POST /api/v1/train.
+struct TrainRequest {
+  ModelQuery model;                      // MODEL, --revision, --offline, --token, --gguf-file
+  std::string method = "full";           // --method
+  std::string optimizer = "adamw";       // --optimizer
+  std::string precision = "bf16-mixed";  // --precision
+  uint64_t batch = 1;                    // --batch (--micro-batch): sequences per GPU per step
+  uint64_t context = 0;                  // --context: 0 = memfit/context_default.h (kTrain)
+  uint64_t grad_accum = 1;               // --grad-accum
+  uint64_t gpus = 1;                     // --gpus
+  uint64_t tp = 1;                       // --tp
+  uint64_t pp = 1;                       // --pp
+  std::string gpu;                       // --gpu: a catalog GPU or a size, for the verdict
+  std::string checkpointing = "none";    // --checkpointing
+  std::string attn = "sdpa";             // --attn
+  std::string strategy = "ddp";          // --strategy
+  std::string offload = "none";          // --offload
+  uint64_t lora_rank = 8;                // --lora-rank
+  double lora_alpha = 8;                 // --lora-alpha
+  double lora_dropout = 0.0;             // --lora-dropout
+  std::string lora_targets;              // --lora-targets: comma-separated; "" = PEFT's
+  std::string qlora_quant = "nf4-dq";    // --qlora-quant
+  uint64_t freeze_layers = 2;            // --freeze-layers
+  std::string head = "auto";             // --head
+  std::string cuda_context;              // --cuda-context: a size; "" = the default
+  double allocator_reserve = 0.0;        // --allocator-reserve
+  bool no_foreach = false;               // --no-foreach
+  bool keep_grads = false;               // --keep-grads
+  std::string loss = "hf";               // --loss
+  std::string torch_version;             // --torch-version
+  std::string transformers_version;      // --transformers-version
+};
+
+// What RenderTrain needs.
+struct TrainAnswer {
+  std::shared_ptr<const DescribedModel> model;
+  TrainOptions options;
+  TrainEstimate estimate;
+};
+
+Result<TrainAnswer> RunTrainRequest(const TrainRequest& request);
+
+// --torch-version / --transformers-version -> the releases whose allocations to follow.
+Result<RuntimeVersions> ParseRuntimeVersions(const std::string& torch,
+                                             const std::string& transformers);
+// --curve-gpu's words: a catalog name (its memory and compute capability) or a size ("24GiB").
+Result<std::vector<CurveGpu>> ParseCurveGpus(const std::vector<std::string>& words);
+
+}  // namespace memfit

@@ -1,0 +1,78 @@
+// A TrainRequest (memfit/requests.h) -> the model, the options and the estimate, with --gpu's
+// verdict as a note. The checks run in the order `memfit train` always ran them.
+
+#include <sstream>
+
+#include "memfit/context_default.h"
+#include "memfit/gpu.h"
+#include "memfit/requests.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+Result<TrainOptions> ToOptions(const TrainRequest& a) {
+  TrainOptions o;
+  MEMFIT_ASSIGN_OR_RETURN(o.method, ParseTrainMethod(a.method));
+  MEMFIT_ASSIGN_OR_RETURN(o.optimizer, ParseOptimizer(a.optimizer));
+  MEMFIT_ASSIGN_OR_RETURN(o.precision, ParsePrecision(a.precision));
+  MEMFIT_ASSIGN_OR_RETURN(o.checkpointing, ParseCheckpointing(a.checkpointing));
+  MEMFIT_ASSIGN_OR_RETURN(o.attn, ParseAttnImpl(a.attn));
+  MEMFIT_ASSIGN_OR_RETURN(o.strategy, ParseStrategy(a.strategy));
+  MEMFIT_ASSIGN_OR_RETURN(o.offload, ParseOffload(a.offload));
+  MEMFIT_ASSIGN_OR_RETURN(o.head, ParseTaskHead(a.head));
+  MEMFIT_ASSIGN_OR_RETURN(o.qlora_quant, ParseQuant(a.qlora_quant));
+  o.batch = a.batch;
+  o.seq = a.context;
+  o.grad_accum = a.grad_accum;
+  o.gpus = a.gpus;
+  o.tp = a.tp;
+  o.pp = a.pp;
+  o.lora.rank = a.lora_rank;
+  o.lora.alpha = a.lora_alpha;
+  o.lora.dropout = a.lora_dropout;
+  std::stringstream ss(a.lora_targets);
+  for (std::string t; std::getline(ss, t, ',');) {
+    if (!t.empty()) o.lora.targets.push_back(t);
+  }
+  o.freeze_trainable_layers = a.freeze_layers;
+  MEMFIT_ASSIGN_OR_RETURN(o.versions, ParseRuntimeVersions(a.torch_version, a.transformers_version));
+  if (a.no_foreach) o.foreach_optimizer = false;
+  if (a.keep_grads) o.zero_grad_set_to_none = false;
+  MEMFIT_ASSIGN_OR_RETURN(o.loss, ParseLossImpl(a.loss));
+  o.overhead.allocator_reserve_fraction = a.allocator_reserve;
+  if (!a.cuda_context.empty()) {
+    auto b = ParseByteSize(a.cuda_context);
+    if (!b) return Wrap(b.error(), "--cuda-context");
+    o.overhead.cuda_context_bytes = *b;
+  }
+  if (o.lora.rank == 0) return MakeError("--lora-rank must be at least 1");
+  return o;
+}
+
+}  // namespace
+
+Result<TrainAnswer> RunTrainRequest(const TrainRequest& r) {
+  TrainAnswer answer;
+  MEMFIT_ASSIGN_OR_RETURN(answer.options, ToOptions(r));
+  std::vector<DeviceSpec> devices;
+  if (!r.gpu.empty()) MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(r.gpu, devices));
+  MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model));
+  const Model& model = answer.model->model();
+  const ContextChoice context =
+      ChooseContext(r.context, model.hp.max_position_embeddings, ContextUse::kTrain);
+  answer.options.seq = context.tokens;
+  MEMFIT_ASSIGN_OR_RETURN(answer.estimate, EstimateTraining(model, answer.options));
+  TrainEstimate& e = answer.estimate;
+  if (!context.assumption.empty()) e.assumptions.push_back(context.assumption);
+  if (!devices.empty()) {
+    // --gpu: the peak per GPU against one GPU of that kind.
+    const DeviceSpec& d = devices.front();
+    e.notes.push_back(fmt::format("on {} ({}): the peak of {} per GPU {}", d.label,
+                                  FormatBytes(d.memory_bytes), FormatBytes(e.peak_bytes),
+                                  e.peak_bytes <= d.memory_bytes ? "fits" : "does not fit"));
+  }
+  return answer;
+}
+
+}  // namespace memfit

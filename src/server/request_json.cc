@@ -1,0 +1,208 @@
+#include "server/request_json.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <variant>
+
+#include <fmt/format.h>
+
+namespace memfit::server {
+namespace {
+
+using Target = std::variant<uint64_t*, double*, std::string*, bool*, std::vector<std::string>*>;
+
+// One option: its names (the CLI's long flags without "--") and the request field it sets.
+struct Field {
+  std::vector<std::string_view> names;
+  Target target;
+};
+
+// MODEL's flags, shared by every request.
+void AddModelFields(ModelQuery& q, std::vector<Field>& fields) {
+  fields.push_back({{"revision"}, &q.revision});
+  fields.push_back({{"offline"}, &q.offline});
+  fields.push_back({{"token"}, &q.token});
+  fields.push_back({{"gguf-file"}, &q.gguf_file});
+}
+
+// The order of `memfit estimate-memory --help`.
+std::vector<Field> Fields(LoadRequest& r) {
+  std::vector<Field> f;
+  AddModelFields(r.model, f);
+  f.push_back({{"dtypes"}, &r.dtypes});
+  f.push_back({{"accelerate"}, &r.accelerate});
+  f.push_back({{"library_name", "library-name"}, &r.library_name});
+  f.push_back({{"trust_remote_code", "trust-remote-code"}, &r.trust_remote_code});
+  return f;
+}
+
+// The order of `memfit inference --help`.
+std::vector<Field> Fields(InferenceRequest& r) {
+  std::vector<Field> f;
+  AddModelFields(r.model, f);
+  f.push_back({{"context", "ctx-size", "ctx"}, &r.context});
+  f.push_back({{"batch"}, &r.batch});
+  f.push_back({{"gpus"}, &r.gpus});
+  f.push_back({{"dtype"}, &r.dtype});
+  f.push_back({{"quant"}, &r.quant});
+  f.push_back({{"kv-dtype"}, &r.kv_dtype});
+  f.push_back({{"attn"}, &r.attn});
+  f.push_back({{"engine"}, &r.engine});
+  f.push_back({{"gpu-memory"}, &r.gpu_memory});
+  f.push_back({{"gpu-memory-utilization", "mem-fraction-static"}, &r.gpu_memory_utilization});
+  f.push_back({{"block-size"}, &r.block_size});
+  f.push_back({{"max-num-seqs"}, &r.max_num_seqs});
+  f.push_back({{"max-batched-tokens"}, &r.max_batched_tokens});
+  f.push_back({{"tp"}, &r.tp});
+  f.push_back({{"dp"}, &r.dp});
+  f.push_back({{"ep"}, &r.ep});
+  f.push_back({{"pp"}, &r.pp});
+  f.push_back({{"enable-dp-attention"}, &r.dp_attention});
+  f.push_back({{"gpu"}, &r.gpu});
+  f.push_back({{"encoder-tokens"}, &r.encoder_tokens});
+  f.push_back({{"cuda-context"}, &r.cuda_context});
+  f.push_back({{"allocator-reserve"}, &r.allocator_reserve});
+  f.push_back({{"all-logits"}, &r.all_logits});
+  f.push_back({{"torch-version"}, &r.torch_version});
+  f.push_back({{"transformers-version"}, &r.transformers_version});
+  f.push_back({{"curve"}, &r.curve});
+  f.push_back({{"curve-gpu"}, &r.curve_gpus});
+  return f;
+}
+
+// The order of `memfit train --help`.
+std::vector<Field> Fields(TrainRequest& r) {
+  std::vector<Field> f;
+  AddModelFields(r.model, f);
+  f.push_back({{"method"}, &r.method});
+  f.push_back({{"optimizer"}, &r.optimizer});
+  f.push_back({{"precision"}, &r.precision});
+  f.push_back({{"batch", "micro-batch"}, &r.batch});
+  f.push_back({{"context", "ctx-size", "ctx", "seq"}, &r.context});
+  f.push_back({{"grad-accum"}, &r.grad_accum});
+  f.push_back({{"checkpointing"}, &r.checkpointing});
+  f.push_back({{"attn"}, &r.attn});
+  f.push_back({{"gpus"}, &r.gpus});
+  f.push_back({{"gpu"}, &r.gpu});
+  f.push_back({{"strategy"}, &r.strategy});
+  f.push_back({{"offload"}, &r.offload});
+  f.push_back({{"tp"}, &r.tp});
+  f.push_back({{"pp"}, &r.pp});
+  f.push_back({{"lora-rank"}, &r.lora_rank});
+  f.push_back({{"lora-alpha"}, &r.lora_alpha});
+  f.push_back({{"lora-dropout"}, &r.lora_dropout});
+  f.push_back({{"lora-targets"}, &r.lora_targets});
+  f.push_back({{"qlora-quant"}, &r.qlora_quant});
+  f.push_back({{"freeze-layers"}, &r.freeze_layers});
+  f.push_back({{"head"}, &r.head});
+  f.push_back({{"cuda-context"}, &r.cuda_context});
+  f.push_back({{"allocator-reserve"}, &r.allocator_reserve});
+  f.push_back({{"no-foreach"}, &r.no_foreach});
+  f.push_back({{"keep-grads"}, &r.keep_grads});
+  f.push_back({{"torch-version"}, &r.torch_version});
+  f.push_back({{"transformers-version"}, &r.transformers_version});
+  f.push_back({{"loss"}, &r.loss});
+  return f;
+}
+
+// A scalar's text, as the CLI would have read it ("4", "0.9", "h100").
+std::string Text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  return value.dump();
+}
+
+Status SetFrom(const Target& target, const nlohmann::json& value, std::string_view key) {
+  const std::string text = Text(value);
+  auto bad = [&](std::string_view what) {
+    return MakeError("option \"{}\": \"{}\" is not {}", key, text, what);
+  };
+  if (auto* u = std::get_if<uint64_t*>(&target)) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), **u);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      return bad("a whole number");
+    }
+  } else if (auto* d = std::get_if<double*>(&target)) {
+    char* end = nullptr;
+    **d = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) return bad("a number");
+  } else if (auto* s = std::get_if<std::string*>(&target)) {
+    **s = text;
+  } else if (auto* b = std::get_if<bool*>(&target)) {
+    if (text == "true" || text == "1" || text == "on" || text == "yes") **b = true;
+    else if (text == "false" || text == "0" || text == "off" || text == "no") **b = false;
+    else return bad("true or false");
+  } else if (auto* list = std::get_if<std::vector<std::string>*>(&target)) {
+    (*list)->push_back(text);
+  }
+  return Ok{};
+}
+
+template <typename Request>
+Result<Request> FromJson(const nlohmann::json& body) {
+  Request request;
+  auto model = body.find("model");
+  if (model == body.end() || !model->is_string()) return MakeError("\"model\" is required");
+  request.model.spec = model->template get<std::string>();
+  // The Hub's summary line goes to the server's stderr, as it did when the API ran the CLI.
+  request.model.summary = [](const std::string& line) {
+    fmt::print(stderr, "memfit: {}\n", line);
+  };
+  std::vector<Field> fields = Fields(request);
+  std::vector<const Field*> given;
+  for (const auto& [key, value] : body.items()) {
+    if (key == "model" || value.is_null() || (value.is_boolean() && !value.template get<bool>())) continue;
+    const Field* field = nullptr;
+    for (const Field& f : fields) {
+      for (std::string_view name : f.names) {
+        if (name == key) field = &f;
+      }
+    }
+    if (!field) return MakeError("option \"{}\": not an option of this command", key);
+    for (const Field* g : given) {
+      if (g == field) return MakeError("option \"{}\": given twice (under another name)", key);
+    }
+    given.push_back(field);
+    const bool is_flag = std::holds_alternative<bool*>(field->target);
+    const bool is_list = std::holds_alternative<std::vector<std::string>*>(field->target);
+    if (value.is_boolean()) {
+      if (!is_flag) return MakeError("option \"{}\": expected a value", key);
+      *std::get<bool*>(field->target) = true;
+      continue;
+    }
+    if (value.is_array()) {
+      if (!is_list && value.size() != 1) return MakeError("option \"{}\": one value only", key);
+      for (const auto& item : value) MEMFIT_RETURN_IF_ERROR(SetFrom(field->target, item, key));
+      continue;
+    }
+    MEMFIT_RETURN_IF_ERROR(SetFrom(field->target, value, key));
+  }
+  return request;
+}
+
+template <typename Request>
+std::vector<std::string> Keys() {
+  Request request;
+  std::vector<std::string> keys;
+  for (const Field& f : Fields(request)) {
+    for (std::string_view name : f.names) keys.emplace_back(name);
+  }
+  return keys;
+}
+
+}  // namespace
+
+Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& body) {
+  return FromJson<LoadRequest>(body);
+}
+Result<InferenceRequest> InferenceRequestFromJson(const nlohmann::json& body) {
+  return FromJson<InferenceRequest>(body);
+}
+Result<TrainRequest> TrainRequestFromJson(const nlohmann::json& body) {
+  return FromJson<TrainRequest>(body);
+}
+std::vector<std::string> LoadRequestKeys() { return Keys<LoadRequest>(); }
+std::vector<std::string> InferenceRequestKeys() { return Keys<InferenceRequest>(); }
+std::vector<std::string> TrainRequestKeys() { return Keys<TrainRequest>(); }
+
+}  // namespace memfit::server

@@ -1,0 +1,28 @@
+#pragma once
+// A JSON request body -> the typed request the CLI builds from its flags (memfit/requests.h), so
+// the API and the CLI hand the library the same request. The body has already passed
+// ApiArguments' checks (option names, refused options, value shapes, a model that is no local
+// path). Keys are the CLI's long flags without "--" ("kv-dtype", "curve-gpu", and the aliases:
+// "ctx-size", "ctx", "micro-batch", "mem-fraction-static", "library_name", ...); a string or a number is one
+// value, true sets a flag, false and null leave the default, an array repeats the option. An
+// unknown key, a value that is not of its option's type, or one option given twice (under two
+// names) is an error (the server answers 400, as for the CLI's usage errors).
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/requests.h"
+#include "memfit/result.h"
+
+namespace memfit::server {
+
+Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& body);
+Result<InferenceRequest> InferenceRequestFromJson(const nlohmann::json& body);
+Result<TrainRequest> TrainRequestFromJson(const nlohmann::json& body);
+
+// The long option names (without "--") each request reads, aliases included: for the test that
+// the API and the CLI accept the same words.
+std::vector<std::string> LoadRequestKeys();
+std::vector<std::string> InferenceRequestKeys();
+std::vector<std::string> TrainRequestKeys();
+
+}  // namespace memfit::server
