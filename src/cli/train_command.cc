@@ -19,6 +19,7 @@ struct TrainArgs {
   ModelArgs model;
   std::string method = "full", optimizer = "adamw", precision = "bf16-mixed";
   uint64_t batch = 1, seq = 0, grad_accum = 1, gpus = 1, tp = 1, pp = 1;  // seq 0: the default
+  uint64_t decoder_tokens = 0;  // 0: --context
   std::string gpu;  // --gpu: a catalog GPU or a size, for the verdict
   std::string checkpointing = "none", attn = "sdpa", strategy = "ddp", offload = "none";
   uint64_t lora_rank = 8;
@@ -49,6 +50,7 @@ Result<TrainOptions> ToOptions(const TrainArgs& a) {
   MEMFIT_ASSIGN_OR_RETURN(o.qlora_quant, ParseQuant(a.qlora_quant));
   o.batch = a.batch;
   o.seq = a.seq;
+  o.decoder_tokens = a.decoder_tokens;
   o.grad_accum = a.grad_accum;
   o.gpus = a.gpus;
   o.tp = a.tp;
@@ -120,6 +122,9 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
   AddContextOption(*cmd, a->seq,
                    "tokens per sequence (default: the model's maximum capped at 2048)");
   AddDeprecatedOption(*cmd, ctx, "--seq", "--context", a->seq);
+  cmd->add_option("--decoder-tokens", a->decoder_tokens,
+                  "encoder-decoder models (T5, BART): target tokens per sequence, the decoder's "
+                  "input and labels; --context is the encoder's (default: --context)");
   cmd->add_option("--grad-accum", a->grad_accum, "gradient accumulation steps")->capture_default_str();
   cmd->add_option("--checkpointing", a->checkpointing, "none, full or selective")->capture_default_str();
   cmd->add_option("--attn", a->attn, "eager, sdpa or flash")->capture_default_str();
