@@ -22,7 +22,7 @@ def _task_kind(config):
     return "causal"
 
 
-def _inputs(torch, config, kind, batch, seq, dtype, labels):
+def _inputs(torch, config, kind, batch, seq, dtype, labels, target=None):
     g = torch.Generator().manual_seed(0)
     if kind == "image":
         size = config.image_size
@@ -35,7 +35,7 @@ def _inputs(torch, config, kind, batch, seq, dtype, labels):
     x = {"input_ids": ids}
     if labels:
         x["labels"] = ids.clone() if kind != "seq2seq" else torch.randint(
-            1, config.vocab_size, (batch, seq), generator=g)
+            1, config.vocab_size, (batch, target or seq), generator=g)
     return x
 
 
@@ -117,7 +117,10 @@ def run(sid, configs, trace_dir=None):
                 params = [p for p in model.parameters() if p.requires_grad]
                 foreach = settings.get("foreach") == "true"
                 opt = torch.optim.AdamW(params, lr=1e-5, foreach=foreach)
-                x = _inputs(torch, config, kind, settings["batch"], settings["seq"], dtype, True)
+                # seq2seq: the labels are the decoder's targets (T5 shifts them right into
+                # decoder_input_ids), decoder_tokens long (default seq).
+                x = _inputs(torch, config, kind, settings["batch"], settings["seq"], dtype, True,
+                            settings.get("decoder_tokens"))
             # Two steps: torch creates AdamW's states lazily in the first step(), so only the
             # second step's forward and backward run with the states allocated (steady state).
             for _ in range(STEPS):

@@ -66,6 +66,12 @@ MODELS = {
         "overrides": {"decoder_start_token_id": 0, "pad_token_id": 0, "eos_token_id": 1},
         "notes": "T5-small, all 6+6 layers (dropout_rate 0.1, tied embeddings; t5-small's "
                  "decoder_start/pad 0 and eos 1, which the catalog file leaves out)"},
+    "google-t5/t5-small-L2": {
+        "base": "google-t5/t5-small",
+        "overrides": {"num_layers": 2, "num_decoder_layers": 2, "decoder_start_token_id": 0,
+                      "pad_token_id": 0, "eos_token_id": 1},
+        "notes": "T5-small, 6+6 -> 2+2 layers (dropout_rate 0.1, tied embeddings; decoder_start/"
+                 "pad 0 and eos 1 as google-t5/t5-small)"},
     "google/vit-base-patch16-224-L4": {
         "base": None, "config_class": "ViTConfig",
         "overrides": {"num_hidden_layers": 4, "num_labels": 1000,
@@ -90,12 +96,14 @@ def _fwd(model, sid, dtype, seq=256, batch=2):
 
 
 def _tr(model, sid, precision, seq=256, batch=2, ckpt="none", foreach=False, method="full",
-        rank=16):
+        rank=16, decoder_tokens=None):
     s = S(method=method)
     if method == "lora":
         s.update(rank=rank, alpha=2 * rank)
     s.update(precision=precision, optimizer="adamw", foreach=str(foreach).lower(), batch=batch,
              seq=seq, attn="eager", checkpointing=ckpt)
+    if decoder_tokens:
+        s.update(decoder_tokens=decoder_tokens)  # encoder-decoder: target tokens (default seq)
     return (sid, model, "train", s)
 
 
@@ -112,6 +120,7 @@ MXT = "mistralai/Mixtral-8x7B-v0.1-tiny"
 GM = "google/gemma-2-2b-L2"
 BE = "google-bert/bert-base-cased-L4"
 T5 = "google-t5/t5-small"
+T5L2 = "google-t5/t5-small-L2"
 VIT = "google/vit-base-patch16-224-L4"
 
 SCENARIOS = [
@@ -187,6 +196,13 @@ SCENARIOS = [
     _tr(MI, "c-mi-lora-bf16", "bf16", method="lora", batch=1),
     _tr(MX, "c-mx-lora-bf16", "bf16", method="lora", batch=1, seq=128),
     _tr(GM, "c-gm-lora-bf16", "bf16", method="lora", batch=1),
+    # T5 (encoder-decoder): 2+2 layers; decoder (target) tokens apart from the encoder's
+    _tr(T5L2, "c-t5l2-tr-fp32-d64", "fp32", decoder_tokens=64),
+    _tr(T5L2, "c-t5l2-tr-bf16m-d64", "bf16-mixed", decoder_tokens=64),
+    _tr(T5L2, "c-t5l2-tr-bf16", "bf16", decoder_tokens=128),
+    _tr(T5L2, "c-t5l2-tr-fp32-ckpt", "fp32", ckpt="full", decoder_tokens=128),
+    _tr(T5L2, "c-t5l2-lora-fp32", "fp32", method="lora", decoder_tokens=128),
+    _tr(T5L2, "c-t5l2-lora-bf16-ckpt", "bf16", method="lora", ckpt="full"),
     # larger last: full bf16-mixed Llama (262M-parameter tied embedding)
     _tr(LL, "c-ll-tr-bf16m", "bf16-mixed", batch=1),
 ]

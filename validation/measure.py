@@ -31,6 +31,7 @@ KNOWN_KEYS = {
     "dtype", "precision", "optimizer", "batch", "seq", "context", "decode", "attn",
     "checkpointing", "method", "rank", "alpha", "gpu",
     "device", "foreach",  # CPU rows: device=cpu; AdamW foreach=true/false
+    "decoder_tokens",  # encoder-decoder training: target (label) tokens; default seq
 }
 
 # Ordered by value: the CUDA context first, then loads (cheap, exact), inference, training.
@@ -297,7 +298,8 @@ def measure_cpu(args):
             print(f"budget of {args.budget_s}s spent: stopping before {sid}", flush=True)
             break
         cmd = [sys.executable, os.path.join(here, "measure.py"), "--device", "cpu",
-               "--worker", sid, "--configs", models_dir, "--pydeps", args.pydeps or ""]
+               "--worker", sid, "--configs", models_dir, "--pydeps", args.pydeps or "",
+               "--nice", "0"]  # the child inherits this process's niceness: no second increment
         if args.traces:
             cmd += ["--traces", args.traces]
         t0 = time.time()

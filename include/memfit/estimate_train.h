@@ -64,7 +64,10 @@ struct TrainOptions {
   Optimizer optimizer = Optimizer::kAdamW;
   Precision precision = Precision::kBf16Mixed;
   uint64_t batch = 1;       // micro-batch per GPU
-  uint64_t seq = 2048;
+  uint64_t seq = 2048;       // tokens per sequence; an encoder-decoder's encoder input
+  // Encoder-decoder models (T5, BART): target tokens per sequence, the decoder's input and the
+  // labels; 0 = seq.
+  uint64_t decoder_tokens = 0;
   uint64_t grad_accum = 1;
   Checkpointing checkpointing = Checkpointing::kNone;
   AttnImpl attn = AttnImpl::kSdpa;

@@ -99,6 +99,7 @@ struct TrainRequest {
   std::string precision = "bf16-mixed";  // --precision
   uint64_t batch = 1;                    // --batch (--micro-batch): sequences per GPU per step
   uint64_t context = 0;                  // --context: 0 = memfit/context_default.h (kTrain)
+  uint64_t decoder_tokens = 0;           // --decoder-tokens: encoder-decoders; 0 = the context
   uint64_t grad_accum = 1;               // --grad-accum
   uint64_t gpus = 1;                     // --gpus
   uint64_t tp = 1;                       // --tp

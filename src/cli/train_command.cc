@@ -55,6 +55,9 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
   AddContextOption(*cmd, r.context,
                    "tokens per sequence (default: the model's maximum capped at 2048)");
   AddDeprecatedOption(*cmd, ctx, "--seq", "--context", r.context);
+  cmd->add_option("--decoder-tokens", r.decoder_tokens,
+                  "encoder-decoder models (T5, BART): target tokens per sequence, the decoder's "
+                  "input and labels; --context is the encoder's (default: --context)");
   cmd->add_option("--grad-accum", r.grad_accum, "gradient accumulation steps")->capture_default_str();
   cmd->add_option("--checkpointing", r.checkpointing, "none, full or selective")->capture_default_str();
   cmd->add_option("--attn", r.attn, "eager, sdpa or flash")->capture_default_str();

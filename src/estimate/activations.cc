@@ -5,6 +5,7 @@
 #include "estimate/activations.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "memfit/checked_math.h"
 
@@ -14,6 +15,31 @@ namespace {
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
 
 }  // namespace
+
+namespace {
+
+// The T5 family's modeling code (modeling_t5.py, modeling_mt5.py, modeling_umt5.py).
+bool IsT5Family(const Model& model) {
+  static constexpr std::string_view kT5[] = {"t5", "mt5", "umt5"};
+  for (std::string_view type : kT5) {
+    if (model.model_type == type) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+double MlpActivationDropout(const Model& model) {
+  // T5DenseActDense / T5DenseGatedActDense apply `self.dropout` ("dropout_rate", which the T5
+  // builders read into hidden_dropout) between the activation and wo.
+  return IsT5Family(model) ? model.hp.hidden_dropout : 0.0;
+}
+
+bool PassesPositionBiasToLayers(const Model& model) {
+  // T5Stack.forward hands each block the (batch, heads, q, k) position bias plus mask computed
+  // by the first; under gradient checkpointing it is an input of every checkpointed block.
+  return IsT5Family(model);
+}
 
 LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const LayerTraining& lt,
                                 const ActivationParams& p) {
@@ -39,6 +65,54 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
     if (n == 0) return 0;
     return p.autocast ? n * c * width : sb * width;
   };
+  // One attention block's saved tensors: per query token, per key/value token and per (query,
+  // key) pair (eager's scores); `core` is what selective recomputation drops. Self-attention
+  // reads one tensor for q, k and v; cross-attention's k and v read the encoder output, which
+  // every decoder layer shares (the caller counts it once), except under autocast, where each
+  // linear casts its own copy.
+  struct AttentionSaved {
+    uint64_t per_q_tok = 0, per_kv_tok = 0, scores_per_pair = 0;
+    uint64_t core_per_q_tok = 0, core_per_kv_tok = 0;
+  };
+  auto attention_block = [&](bool is_cross) {
+    AttentionSaved a;
+    a.per_q_tok += norm_saved();
+    if (full_linear) {
+      if (!is_cross) {
+        a.per_q_tok += linear_inputs(3, h);  // q, k, v (one fused qkv saves one copy)
+      } else {
+        a.per_q_tok += linear_inputs(1, h);              // q reads the decoder stream
+        if (p.autocast) a.per_kv_tok += 2 * c * h;       // k, v: their casts of the encoder output
+      }
+    }
+    if (p.attn == AttnImpl::kFlash) {
+      a.core_per_q_tok = c * nh * dk + c * nh * dv + 4 * nh;  // q, out, lse
+      a.core_per_kv_tok = c * nkv * (dk + dv);
+    } else if (p.attn == AttnImpl::kSdpa) {
+      a.core_per_q_tok = c * nh * dk + c * nh * dv + 4 * nh;  // q, out, lse
+      a.core_per_kv_tok = c * nh * (dk + dv);                  // k, v repeated to nh heads
+    } else {
+      a.core_per_q_tok = c * nh * dk;          // q
+      a.core_per_kv_tok = c * nh * (dk + dv);  // k and v after repeat_kv
+      // Scores: softmax output (fp32 under autocast, fp32 upcast in RMSNorm-era models), its
+      // cast back, dropout mask and output, the matmul's half copy. Per (query, key) pair.
+      const uint64_t sm = (p.autocast || c == 4 || rms) ? 4 : c;
+      uint64_t s = sm, cur = sm;
+      bool cast_saved = false;
+      if (rms && sm != c) { s += c; cur = c; cast_saved = true; }  // softmax(fp32).to(q.dtype)
+      // The dropout's mask and output; its output replaces the cast as the matmul's saved input
+      // (T5 under autocast: softmax(scores.float()).type_as(scores), then dropout; measured
+      // c-t5-tr-bf16m: 4 + 2 + 2 B per score).
+      if (p.attention_dropout > 0) s += mask(cur) + (cast_saved ? 0 : cur);
+      if (cur != c) s += c;  // matmul(probs, v) under autocast casts the probabilities
+      a.scores_per_pair = nh * s;
+    }
+    a.per_q_tok += a.core_per_q_tok;
+    a.per_kv_tok += a.core_per_kv_tok;
+    if (full_linear && p.attn != AttnImpl::kFlash) a.per_q_tok += linear_inputs(1, nh * dv);  // o
+    if (p.hidden_dropout > 0) a.per_q_tok += mask(c) * h;  // dropout mask after the output
+    return a;
+  };
   // --- recurrent mixers (Mamba, gated delta-net, short conv, ...): approximated as three
   // conv-channel-wide tensors per token (the input projection's output, the conv output and the
   // scan output) plus the norm; layers without a mixer (a hybrid pattern's MLP-only layers) save
@@ -53,30 +127,17 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
     }
     if (p.hidden_dropout > 0) per_tok += mask(c) * h;
   } else {
-  // --- attention block
-  per_tok += norm_saved();
-  if (full_linear) per_tok += linear_inputs(3, h);  // q, k, v (one fused qkv saves one copy)
-  uint64_t qkv_saved;
-  if (p.attn == AttnImpl::kFlash) {
-    qkv_saved = c * (nh * dk + nkv * (dk + dv)) + c * nh * dv + 4 * nh;  // q k v out lse
-  } else if (p.attn == AttnImpl::kSdpa) {
-    qkv_saved = c * (nh * dk * 2 + nh * dv) + c * nh * dv + 4 * nh;  // k, v repeated to nh heads
-  } else {
-    qkv_saved = c * (nh * dk * 2 + nh * dv);  // q, k and v after repeat_kv
-    // Scores: softmax output (fp32 under autocast, fp32 upcast in RMSNorm-era models), its cast
-    // back, dropout mask and output, the matmul's half copy. Per key position.
-    const uint64_t sm = (p.autocast || c == 4 || rms) ? 4 : c;
-    uint64_t s = sm, cur = sm;
-    if (rms && sm != c) { s += c; cur = c; }  // softmax(..., dtype=float32).to(query.dtype)
-    if (p.attention_dropout > 0) s += mask(cur) + cur;
-    if (cur != c) s += c;  // matmul(probs, v) under autocast casts the probabilities
-    scores_per_tok = nh * s;
+  // --- self-attention block: queries, keys and values over the same tokens
+  const AttentionSaved self = attention_block(false);
+  per_tok += self.per_q_tok + self.per_kv_tok;
+  scores_per_tok = self.scores_per_pair;
+  core_per_tok = self.core_per_q_tok + self.core_per_kv_tok;
   }
-  core_per_tok = qkv_saved;
-  per_tok += qkv_saved;
-  if (full_linear && p.attn != AttnImpl::kFlash) per_tok += linear_inputs(1, nh * dv);  // o_proj
-  if (p.hidden_dropout > 0) per_tok += mask(c) * h;  // dropout mask after the attention output
-  }
+  // --- cross-attention block (encoder-decoder decoder layers: T5 layer.1.EncDecAttention, BART
+  // encoder_attn): queries over the decoder tokens, keys and values over the encoder's
+  // p.cross_seq tokens, scores decoder x encoder.
+  AttentionSaved cross;
+  if (info.cross_attention && p.cross_seq > 0) cross = attention_block(true);
   // --- MLP block
   per_tok += norm_saved();
   uint64_t f = info.moe ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)
@@ -101,6 +162,9 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
       mlp += k * 3 * c * f;
     }
   }
+  // A dropout on the activation's output (T5): its mask; its output is the down projection's
+  // input, counted above.
+  if (p.activation_dropout > 0) mlp += k * mask(c) * f;
   if (info.moe) mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
   if (p.hidden_dropout > 0) mlp += mask(c) * h;
   per_tok += mlp;
@@ -118,12 +182,20 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   per_tok += lora;
 
   const uint64_t tokens = p.batch * p.seq;
+  const uint64_t kv_tokens = p.batch * p.cross_seq;
   LayerActivation a;
   auto mul = [](uint64_t x, uint64_t y) { return CheckedMul(x, y).value_or(UINT64_MAX); };
-  a.eager_scores_bytes = mul(mul(scores_per_tok, p.seq), tokens);
-  a.saved_bytes = CheckedAdd(mul(per_tok, tokens), a.eager_scores_bytes).value_or(UINT64_MAX);
-  // Selective recomputation (Korthikanti et al.): the attention core is recomputed.
-  a.selective_bytes = mul(per_tok - core_per_tok, tokens);
+  auto add = [](uint64_t x, uint64_t y) { return CheckedAdd(x, y).value_or(UINT64_MAX); };
+  const uint64_t cross_scores = mul(mul(cross.scores_per_pair, p.cross_seq), tokens);
+  a.eager_scores_bytes = add(mul(mul(scores_per_tok, p.seq), tokens), cross_scores);
+  const uint64_t cross_bytes =
+      add(mul(cross.per_q_tok, tokens), mul(cross.per_kv_tok, kv_tokens));
+  a.saved_bytes = add(add(mul(per_tok, tokens), a.eager_scores_bytes), cross_bytes);
+  // Selective recomputation (Korthikanti et al.): the attention cores are recomputed.
+  a.selective_bytes =
+      add(mul(per_tok - core_per_tok, tokens),
+          add(mul(cross.per_q_tok - cross.core_per_q_tok, tokens),
+              mul(cross.per_kv_tok - cross.core_per_kv_tok, kv_tokens)));
   a.input_bytes = mul(sb * h, tokens);
   return a;
 }

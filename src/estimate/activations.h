@@ -23,13 +23,17 @@ struct LayerTraining {
 
 struct ActivationParams {
   uint64_t batch = 1;
-  uint64_t seq = 1;
+  uint64_t seq = 1;              // this layer's tokens per sequence (a decoder's: the targets)
+  // Encoder tokens per sequence that a cross-attention layer (LayerInfo::cross_attention)
+  // attends to; 0: no cross-attention block is counted.
+  uint64_t cross_seq = 0;
   uint32_t compute_bytes = 2;   // matmul outputs (2 under autocast or bf16, 4 in fp32)
   uint32_t stream_bytes = 2;    // residual stream (4 in fp32 and in HF AMP with fp32 params)
   bool autocast = false;        // HF AMP: every op casts its inputs (a copy per consumer)
   AttnImpl attn = AttnImpl::kSdpa;
   double hidden_dropout = 0.0;
   double attention_dropout = 0.0;
+  double activation_dropout = 0.0;  // inside the MLP, on the activation's output (T5)
   uint64_t lora_rank = 0;
   double lora_dropout = 0.0;
   uint64_t tp = 1;
@@ -45,7 +49,15 @@ struct LayerActivation {
   uint64_t eager_scores_bytes = 0;  // the s^2 part (0 unless eager)
 };
 
-// Saved bytes of decoder layer `info` for the batch x seq tokens.
+// The dropout probability a model's MLP applies to its activation's output (T5's
+// T5DenseActDense); 0 for models without one.
+double MlpActivationDropout(const Model& model);
+// Whether the stack passes a (batch, heads, q, k) position bias from layer to layer (T5's
+// relative attention bias), which gradient checkpointing keeps as a block input.
+bool PassesPositionBiasToLayers(const Model& model);
+
+// Saved bytes of layer `info` for the batch x seq tokens (with its cross-attention over batch x
+// cross_seq encoder tokens when it has one).
 LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const LayerTraining& lt,
                                 const ActivationParams& p);
 

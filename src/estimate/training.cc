@@ -107,8 +107,13 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   const bool all_linear = targets.size() == 1 && targets[0] == "all-linear";
   const uint64_t L = hp.num_layers;
   const uint64_t freeze_from = L > o.freeze_trainable_layers ? L - o.freeze_trainable_layers : 0;
-  std::vector<estimate::LayerTraining> layer_train(L);
-  for (auto& lt : layer_train) {
+  // Encoder-decoder models (T5, BART, Whisper): hp.num_layers and hp.layers are the decoder;
+  // the encoder's hp.num_encoder_layers layers get their own per-layer entries (their LoRA
+  // adapters are the "encoder." tensors').
+  const bool enc_dec = hp.is_encoder_decoder && hp.num_encoder_layers > 0;
+  const uint64_t L_enc = enc_dec ? hp.num_encoder_layers : 0;
+  std::vector<estimate::LayerTraining> layer_train(L), encoder_train(L_enc);
+  for (auto* v : {&layer_train, &encoder_train}) for (auto& lt : *v) {
     lt.trainable = o.method == TrainMethod::kFull;
     lt.save_all_linear_inputs = o.method == TrainMethod::kFull || o.method == TrainMethod::kFreeze ||
                                 o.method == TrainMethod::kQlora;
@@ -119,7 +124,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                         "freeze_trainable_layers default)", o.freeze_trainable_layers));
   }
   if (o.method == TrainMethod::kQlora) {
-    for (auto& lt : layer_train) lt.trainable = true;  // bnb MatMul4Bit keeps every input
+    for (auto* v : {&layer_train, &encoder_train}) {
+      for (auto& lt : *v) lt.trainable = true;  // bnb MatMul4Bit keeps every input
+    }
   }
   Trainable tr;
   uint64_t frozen = 0, weights = 0, autocast_copy = 0, largest_block = 0;
@@ -144,10 +151,17 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   }
   const auto roles = estimate::ClassifyTensors(model);
   uint64_t tied_head_numel = 0;  // an output head tied to the trained input embedding
+  uint64_t encoder_layer_grad_bytes = 0;  // gradients of an encoder-decoder's encoder layers
   for (const auto& r : roles) {
     const Tensor& t = *r.tensor;
     if (r.role == Role::kTied) {
       if (t.in_head && o.method == TrainMethod::kFull) tied_head_numel = t.numel;
+      // Under autocast the head's linear casts the shared fp32 embedding like any other weight
+      // and keeps the half copy for its backward (measured c-t5-tr-bf16m: the 32128 x 512
+      // `aten::linear > aten::to` block alive at the backward's peak).
+      if (t.in_head && autocast && !peft && IsFloatingPoint(t.dtype)) {
+        autocast_copy = Add(autocast_copy, Mul(t.numel, 2));
+      }
       continue;
     }
     const int64_t layer = estimate::LayerIndex(t.name);
@@ -168,7 +182,14 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     }
     if (trains) add_trainable(t, wb);
     else frozen = Add(frozen, t.numel);
-    if (peft && r.role == Role::kLinear && layer >= 0 && static_cast<uint64_t>(layer) < L) {
+    const bool in_encoder = enc_dec && (t.name.starts_with("encoder.") ||
+                                        t.name.find(".encoder.") != std::string::npos);
+    if (trains && in_encoder && layer >= 0) {
+      encoder_layer_grad_bytes = Add(encoder_layer_grad_bytes, Mul(t.numel, grad_b));
+    }
+    std::vector<estimate::LayerTraining>& stack = in_encoder ? encoder_train : layer_train;
+    if (peft && r.role == Role::kLinear && layer >= 0 &&
+        static_cast<uint64_t>(layer) < stack.size()) {
       bool hit = all_linear;
       for (const auto& tg : targets) hit = hit || estimate::MatchesTarget(r.module, tg);
       if (hit) {
@@ -179,8 +200,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
           weights = Add(weights, Mul(x->numel, 4));
           if (autocast) autocast_copy = Add(autocast_copy, Mul(x->numel, 2));
         }
-        layer_train[layer].lora_modules.push_back(LastComponent(r.module));
-        layer_train[layer].lora_in_dims.push_back(r.in);
+        stack[layer].lora_modules.push_back(LastComponent(r.module));
+        stack[layer].lora_in_dims.push_back(r.in);
       }
     }
   }
@@ -270,6 +291,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 .stream_bytes = (o.precision == Precision::kFp32 || (autocast && !peft)) ? 4u : 2u,
                                 .autocast = autocast, .attn = o.attn,
                                 .hidden_dropout = hp.hidden_dropout, .attention_dropout = hp.attention_dropout,
+                                .activation_dropout = estimate::MlpActivationDropout(model),
                                 .lora_rank = peft ? o.lora.rank : 0, .lora_dropout = o.lora.dropout,
                                 .tp = o.tp,
                                 .dropout_mask_in_input_dtype = o.device == ComputeDevice::kCpu};
@@ -281,28 +303,91 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                               .head_dim_k = hd, .head_dim_v = hd, .intermediate_size = hp.intermediate_size});
     e.assumptions.push_back("no per-layer description: every layer uses the global hyperparameters");
   }
-  const uint64_t stage_layers = CeilDiv(L, o.pp);
-  const uint64_t in_flight = o.pp > 1 ? std::min(o.pp, o.grad_accum) : 1;
-  uint64_t act = 0, per_layer_max = 0, first_trainable = L;
+  // Encoder-decoder: the encoder reads o.seq tokens, the decoder o.decoder_tokens (default
+  // o.seq), and each decoder layer's cross-attention attends to the encoder's o.seq tokens.
+  const uint64_t dec_seq = enc_dec && o.decoder_tokens ? o.decoder_tokens : o.seq;
+  ap.seq = dec_seq;
+  ap.cross_seq = enc_dec ? o.seq : 0;
+  if (enc_dec) {
+    e.assumptions.push_back(fmt::format(
+        "encoder-decoder: the encoder reads --context ({} tokens), the decoder {} target tokens{}",
+        o.seq, dec_seq, o.decoder_tokens ? "" : " (--decoder-tokens; default: --context)"));
+  }
+  // The stack from the bottom: the encoder's layers (if any), then the decoder's. Pipeline
+  // stages split the whole stack.
+  struct StackLayer {
+    LayerInfo info;
+    const estimate::LayerTraining* train;
+    uint64_t seq, cross_seq;
+    uint64_t index;  // from the bottom of the whole stack
+  };
+  std::vector<StackLayer> stack_layers;
+  uint64_t first_trainable = L;
   for (uint64_t i = 0; i < L; ++i) {
     if (layer_train[i].trainable || peft) { first_trainable = std::min(first_trainable, i); }
   }
+  // The encoder's layers have the decoder's self-attention layout (T5, BART, Whisper); a
+  // gradient reaches them unless the decoder's lowest layers are frozen (freeze).
+  if (enc_dec && !infos.empty() && first_trainable == 0) {
+    LayerInfo enc_info = infos.front();
+    enc_info.cross_attention = false;
+    for (uint64_t i = 0; i < L_enc; ++i) {
+      stack_layers.push_back({enc_info, &encoder_train[i], o.seq, 0, i});
+    }
+  }
   for (uint64_t i = 0; i < std::min<uint64_t>(L, infos.size()); ++i) {
     if (i < first_trainable) continue;  // no gradient flows below the lowest trainable layer
-    if (o.pp > 1 && i >= stage_layers) break;  // the first stage's layers
-    auto la = estimate::LayerSavedBytes(model, infos[i], layer_train[i], ap);
+    stack_layers.push_back({infos[i], &layer_train[i], dec_seq, ap.cross_seq, L_enc + i});
+  }
+  const uint64_t stage_layers = CeilDiv(L + L_enc, o.pp);
+  const uint64_t in_flight = o.pp > 1 ? std::min(o.pp, o.grad_accum) : 1;
+  uint64_t act = 0, per_layer_max = 0;
+  uint64_t encoder_act = 0;  // the encoder's part of act (encoder-decoder models)
+  for (const StackLayer& sl : stack_layers) {
+    if (o.pp > 1 && sl.index >= stage_layers) break;  // the first stage's layers
+    estimate::ActivationParams lp = ap;
+    lp.seq = sl.seq;
+    lp.cross_seq = sl.cross_seq;
+    auto la = estimate::LayerSavedBytes(model, sl.info, *sl.train, lp);
     uint64_t b = la.saved_bytes;
     if (o.checkpointing == Checkpointing::kFull) b = la.input_bytes;
     if (o.checkpointing == Checkpointing::kSelective) b = la.selective_bytes;
     act = Add(act, b);
+    if (sl.index < L_enc) encoder_act = Add(encoder_act, b);
     per_layer_max = std::max(per_layer_max, la.saved_bytes);
   }
   act = Mul(act, in_flight);
-  // Embedding output: dropout mask, LayerNorm (encoders) and the token ids.
-  const uint64_t tokens = Mul(o.batch, o.seq);
+  // Embedding output: dropout mask, LayerNorm (encoders) and the token ids; an encoder-decoder
+  // embeds the encoder's and the decoder's tokens.
+  const uint64_t tokens = Mul(o.batch, dec_seq);
+  const uint64_t embedded_tokens = enc_dec ? Add(tokens, Mul(o.batch, o.seq)) : tokens;
   const uint64_t embed_mask = o.device == ComputeDevice::kCpu ? ap.stream_bytes : 1;
-  act = Add(act, Mul(tokens, 8 + (hp.hidden_dropout > 0 ? embed_mask * hp.hidden_size : 0) +
-                                 (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
+  act = Add(act, Mul(embedded_tokens,
+                     8 + (hp.hidden_dropout > 0 ? embed_mask * hp.hidden_size : 0) +
+                         (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
+  if (enc_dec) {
+    // Each stack's final norm and dropout (T5 final_layer_norm + dropout, modeling_t5.py
+    // T5Stack.forward): the norm's saved tensors and the dropout mask; the encoder's output is
+    // kept once for every cross-attention's k and v (and the decoder's, scaled, for lm_head).
+    const uint64_t h = hp.hidden_size, sb = ap.stream_bytes;
+    const uint64_t norm = hp.norm == "layernorm" ? (autocast ? 4 : sb) * h : 4 * h + sb * h;
+    const uint64_t per_tok = norm + (hp.hidden_dropout > 0 ? embed_mask * h : 0) + sb * h;
+    act = Add(act, Mul(Add(Mul(o.batch, o.seq), tokens), per_tok));
+    if (o.checkpointing == Checkpointing::kFull && estimate::PassesPositionBiasToLayers(model)) {
+      // The checkpointed blocks' position-bias inputs, one per attention kind, in the compute
+      // dtype: encoder self (T_e x T_e), decoder self (T_d x T_d), cross (T_d x T_e; zeros plus
+      // the encoder mask). Measured: c-t5l2-lora-bf16-ckpt, `CheckpointFunction > aten::add`.
+      const uint64_t heads = CeilDiv(hp.num_attention_heads, o.tp);
+      const uint64_t pairs = o.seq * o.seq + dec_seq * dec_seq + dec_seq * o.seq;
+      act = Add(act, Mul(Mul(o.batch, heads), Mul(pairs, compute)));
+    }
+    if (encoder_act > 0) {
+      const uint64_t enc_tokens = Mul(o.batch, o.seq);
+      const uint64_t embed = 8 + (hp.hidden_dropout > 0 ? embed_mask * h : 0) +
+                             (hp.norm == "layernorm" ? 4 * h : 0);
+      encoder_act = Add(encoder_act, Mul(enc_tokens, per_tok + embed));
+    }
+  }
   e.activation_bytes = act;
   e.activation_per_layer_bytes = per_layer_max;
   // Logits and loss.
@@ -318,14 +403,22 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   if (head == TaskHead::kCausalLm && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, o.tp);
     const uint64_t n = Mul(tokens, v);
-    if (model.architecture.ends_with("ForMaskedLM") && o.loss != LossImpl::kFused) {
+    // Encoder-decoder heads (T5, BART, Whisper at transformers 4.48: modeling_t5.py
+    // T5ForConditionalGeneration.forward) call CrossEntropyLoss on the logits as they are, like
+    // a masked LM: in the compute dtype unless autocast upcasts it (measured: pure bf16
+    // c-t5l2-lora-bf16-ckpt, three b x T x V bf16 tensors at the loss backward).
+    const bool loss_in_compute_dtype = model.architecture.ends_with("ForMaskedLM") ||
+                                       (hp.is_encoder_decoder && !autocast);
+    if (loss_in_compute_dtype && o.loss != LossImpl::kFused) {
       // A masked LM (BertForMaskedLM 4.48): CrossEntropyLoss on the logits as they are, in the
       // compute dtype and without a shift: logits and the saved log_softmax in the forward;
       // log_softmax, nll_loss's and log_softmax's gradients at the loss backward (measured:
       // validation/FINDINGS.md 2h).
       e.logits_bytes = Mul(n, 2 * compute);
       logits_bwd = Mul(n, compute);
-      e.assumptions.push_back("task: masked-LM loss in the compute dtype at every position");
+      e.assumptions.push_back(hp.is_encoder_decoder
+                                  ? "task: LM loss over the decoder tokens in the compute dtype"
+                                  : "task: masked-LM loss in the compute dtype at every position");
     } else if (o.loss == LossImpl::kHf) {
       // Forward: logits (compute dtype), their fp32 upcast, the saved log_softmax (fp32). At the
       // loss backward three fp32 vocabulary tensors are alive: the saved log_softmax, nll_loss's
@@ -438,7 +531,19 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     for (const auto& p : parts) total = Add(total, p.bytes);
     return total;
   };
-  stage("backward", with_base(sum(during) >= sum(at_end) ? during : at_end));
+  std::vector<StagePart> backward = sum(during) >= sum(at_end) ? during : at_end;
+  if (encoder_act > 0 && tied_bwd > 0) {
+    // Encoder-decoder with a tied head (T5): the decoder's embedding backward sums the head's
+    // and the embedding's gradients while the encoder's saved tensors are still alive and its
+    // layers' gradients not yet computed (measured: c-t5l2-tr-fp32-d64, FINDINGS.md 2n).
+    std::vector<StagePart> mid{
+        {"gradients",
+         grads_persist ? grads : grads - std::min(grads, CeilDiv(encoder_layer_grad_bytes, mp))},
+        {"tied embedding gradients", tied_bwd},
+        {"encoder activations", encoder_act}};
+    if (sum(mid) > sum(backward)) backward = std::move(mid);
+  }
+  stage("backward", with_base(std::move(backward)));
   stage("optimizer step", with_base({{"gradients", grads}, {"optimizer temporaries", opt_tmp}}));
   uint64_t peak = 0;
   for (const auto& st : e.stages) {

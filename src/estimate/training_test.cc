@@ -268,3 +268,68 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
 
 }  // namespace
 }  // namespace memfit
+
+namespace memfit {
+namespace {
+
+// A decoder layer with cross-attention (T5 layer.1.EncDecAttention): h 8, 2 heads of 4, relu
+// MLP of 16, RMSNorm, fp32, eager, no dropout, full fine-tuning; batch 1, 3 decoder tokens
+// attending to 5 encoder tokens.
+TEST(ActivationTest, CrossAttentionByHand) {
+  Model m;
+  m.hp.hidden_size = 8;
+  m.hp.intermediate_size = 16;
+  m.hp.norm = "rmsnorm";
+  m.hp.activation = "relu";
+  LayerInfo info{.num_heads = 2, .num_kv_heads = 2, .head_dim_k = 4, .head_dim_v = 4,
+                 .intermediate_size = 16, .cross_attention = true};
+  estimate::ActivationParams p{.batch = 1, .seq = 3, .cross_seq = 5, .compute_bytes = 4,
+                               .stream_bytes = 4, .attn = AttnImpl::kEager};
+  auto a = estimate::LayerSavedBytes(m, info, {}, p);
+  // Per decoder token: self-attention = RMSNorm 4h + 4h = 64, q/k/v input 4h = 32, q 32, k+v
+  // 64, o input 32 = 224; MLP = norm 64, wi input 32, relu output 4f = 64, wo input 64 = 224.
+  // Self scores: 2 heads x 4 B (fp32 softmax) per (query, key) pair, 3 x 3 pairs = 72.
+  // Cross-attention: per decoder token norm 64 + q input 32 + q 32 + o input 32 = 160; per
+  // encoder token k + v = 64 (their input, the encoder output, is shared by every layer and
+  // counted once by the caller); scores 8 B per pair, 3 x 5 pairs = 120.
+  EXPECT_EQ(a.saved_bytes, (224u + 224) * 3 + 72 + 160 * 3 + 64 * 5 + 120);
+  EXPECT_EQ(a.eager_scores_bytes, 72u + 120);
+  // Selective recomputation drops both attention cores (q, k, v and the scores).
+  EXPECT_EQ(a.selective_bytes, (448u - 96) * 3 + (160 - 32) * 3);
+  EXPECT_EQ(a.input_bytes, 4u * 8 * 3);
+  // Without encoder tokens the layer is a plain decoder layer.
+  p.cross_seq = 0;
+  EXPECT_EQ(estimate::LayerSavedBytes(m, info, {}, p).saved_bytes, (224u + 224) * 3 + 72);
+}
+
+// T5 (modeling_t5.py) trained: the encoder's layers over --context tokens, the decoder's over
+// --decoder-tokens with cross-attention over the encoder's, the LM loss over decoder tokens.
+TEST(TrainingTest, EncoderDecoderCountsBothStacksAndCrossAttention) {
+  auto config = HfConfig::Parse(R"({"model_type": "t5", "architectures":
+      ["T5ForConditionalGeneration"], "vocab_size": 100, "d_model": 8, "d_kv": 4, "num_heads": 2,
+      "d_ff": 16, "num_layers": 1, "num_decoder_layers": 1, "dropout_rate": 0.0,
+      "feed_forward_proj": "relu"})", "t5");
+  ASSERT_TRUE(config);
+  auto model = BuildFromConfig(*config);
+  ASSERT_TRUE(model) << model.error().message;
+  TrainOptions o{.precision = Precision::kFp32, .batch = 1, .seq = 5, .decoder_tokens = 3,
+                 .attn = AttnImpl::kEager};
+  auto e = EstimateTraining(*model, o);
+  ASSERT_TRUE(e) << e.error().message;
+  // Encoder layer at 5 tokens: (224 + 224) x 5 + scores 8 x 5 x 5 = 2440 (per-token terms as in
+  // ActivationTest.CrossAttentionByHand). Decoder layer: 2336 (that test's layer). Token ids,
+  // 8 B for each of the 5 + 3 tokens = 64. Each stack's final RMSNorm (4h + 4h) and its output
+  // kept (the encoder's for k/v, the decoder's for lm_head), 96 B per token x 8 = 768.
+  EXPECT_EQ(e->activation_bytes, 2440u + 2336 + 64 + 768);
+  // The tied LM head's loss over the 3 decoder tokens: fp32 logits + log_softmax, no shift.
+  EXPECT_EQ(e->logits_bytes, 3u * 100 * 8);
+  // Without --decoder-tokens the decoder reads --context tokens.
+  o.decoder_tokens = 0;
+  auto same = EstimateTraining(*model, o);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->logits_bytes, 5u * 100 * 8);
+  EXPECT_GT(same->activation_bytes, e->activation_bytes);
+}
+
+}  // namespace
+}  // namespace memfit

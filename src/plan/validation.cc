@@ -323,7 +323,7 @@ RowPlan PlanRow(const MeasuredRow& row) {
     return true;
   };
   if (!num("batch", t.batch) || !num("grad_accum", t.grad_accum) || !num("gpus", t.gpus) ||
-      !num("seq", t.seq)) {
+      !num("seq", t.seq) || !num("decoder_tokens", t.decoder_tokens)) {
     p.unsupported = "a numeric setting is not a positive integer";
     return p;
   }

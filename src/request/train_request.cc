@@ -24,6 +24,7 @@ Result<TrainOptions> ToOptions(const TrainRequest& a) {
   MEMFIT_ASSIGN_OR_RETURN(o.qlora_quant, ParseQuant(a.qlora_quant));
   o.batch = a.batch;
   o.seq = a.context;
+  o.decoder_tokens = a.decoder_tokens;
   o.grad_accum = a.grad_accum;
   o.gpus = a.gpus;
   o.tp = a.tp;

@@ -79,6 +79,7 @@ std::vector<Field> Fields(TrainRequest& r) {
   f.push_back({{"precision"}, &r.precision});
   f.push_back({{"batch", "micro-batch"}, &r.batch});
   f.push_back({{"context", "ctx-size", "ctx", "seq"}, &r.context});
+  f.push_back({{"decoder-tokens"}, &r.decoder_tokens});
   f.push_back({{"grad-accum"}, &r.grad_accum});
   f.push_back({{"checkpointing"}, &r.checkpointing});
   f.push_back({{"attn"}, &r.attn});

@@ -46,6 +46,11 @@ Result<Model> BuildT5Like(const HfConfig& c, const BuildOptions& options, const 
   hp.max_position_embeddings = Get(b, c.UintOr("n_positions", 0));  // relative positions: no limit
   const uint64_t buckets = Get(b, c.UintOr("relative_attention_num_buckets", 32));
   const std::string ff = Get(b, c.StringOr("feed_forward_proj", "relu"));
+  // T5Config "dropout_rate" (default 0.1): every sublayer's output, the attention probabilities,
+  // the embeddings, each stack's final output and the MLP's activation (modeling_t5.py
+  // T5LayerFF, T5Attention, T5Stack, T5DenseActDense; the last is a training estimator table
+  // row, estimate/activations.cc MlpActivationDropout).
+  hp.hidden_dropout = hp.attention_dropout = Get(b, c.NumberOr("dropout_rate", 0.1));
   hp.norm = "rmsnorm";
   hp.is_encoder_decoder = !encoder_only;
   if (b.failed()) return b.Finish();
