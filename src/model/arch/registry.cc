@@ -8,6 +8,7 @@
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
 
 namespace memfit {
@@ -69,6 +70,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma", "", arch::BuildGemma, "gemma"},
       {"gemma2", "", arch::BuildGemma2, "gemma"},
       {"gemma3_text", "", arch::BuildGemma3Text, "gemma"},
+      {"gemma3", "", arch::BuildGemma3, "gemma"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       {"phi", "", arch::BuildPhi, "phi"},

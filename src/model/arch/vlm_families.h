@@ -1,0 +1,13 @@
+#pragma once
+// Vision-language builders that compose an existing decoder family with a vision tower
+// (multimodal_kit.h); registry.cc maps model_type to them. Kept apart from families.h so that
+// adding one does not rebuild every builder.
+
+#include "memfit/architecture.h"
+
+namespace memfit::arch {
+
+// gemma3.cc: SigLIP vision + gemma3_text (Gemma3ForConditionalGeneration).
+Result<Model> BuildGemma3(const HfConfig& config, const BuildOptions& options);
+
+}  // namespace memfit::arch

@@ -1,0 +1,63 @@
+#pragma once
+// Real vision-language config.json files written in code (the fields of the public files that the
+// builders read), shared by the builder tests and the hyperparameter tests.
+
+#include <nlohmann/json.hpp>
+
+namespace memfit::arch::vlm_configs {
+
+// SigLIP so400m at 896 px, as in google/gemma-3-{4b,12b,27b}-it's vision_config.
+inline nlohmann::json Gemma3Vision() {
+  return {{"hidden_size", 1152},    {"image_size", 896},
+          {"intermediate_size", 4304}, {"model_type", "siglip_vision_model"},
+          {"num_attention_heads", 16}, {"num_hidden_layers", 27},
+          {"patch_size", 14},        {"vision_use_head", false}};
+}
+
+inline nlohmann::json Gemma3(const nlohmann::json& text_config) {
+  return {{"architectures", {"Gemma3ForConditionalGeneration"}},
+          {"boi_token_index", 255999},
+          {"eoi_token_index", 256000},
+          {"image_token_index", 262144},
+          {"mm_tokens_per_image", 256},
+          {"model_type", "gemma3"},
+          {"text_config", text_config},
+          {"torch_dtype", "bfloat16"},
+          {"vision_config", Gemma3Vision()}};
+}
+
+// google/gemma-3-4b-it: the text_config gives no vocab_size, heads, KV heads or head_dim.
+inline nlohmann::json Gemma3_4b() {
+  return Gemma3({{"hidden_size", 2560},
+                 {"intermediate_size", 10240},
+                 {"model_type", "gemma3_text"},
+                 {"num_hidden_layers", 34},
+                 {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                 {"sliding_window", 1024}});
+}
+
+inline nlohmann::json Gemma3_12b() {
+  return Gemma3({{"hidden_size", 3840},
+                 {"intermediate_size", 15360},
+                 {"model_type", "gemma3_text"},
+                 {"num_attention_heads", 16},
+                 {"num_hidden_layers", 48},
+                 {"num_key_value_heads", 8},
+                 {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                 {"sliding_window", 1024}});
+}
+
+inline nlohmann::json Gemma3_27b() {
+  return Gemma3({{"head_dim", 128},
+                 {"hidden_size", 5376},
+                 {"intermediate_size", 21504},
+                 {"model_type", "gemma3_text"},
+                 {"num_attention_heads", 32},
+                 {"num_hidden_layers", 62},
+                 {"num_key_value_heads", 16},
+                 {"query_pre_attn_scalar", 168},
+                 {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                 {"sliding_window", 1024}});
+}
+
+}  // namespace memfit::arch::vlm_configs
