@@ -71,6 +71,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma2", "", arch::BuildGemma2, "gemma"},
       {"gemma3_text", "", arch::BuildGemma3Text, "gemma"},
       {"gemma3", "", arch::BuildGemma3, "gemma"},
+      {"paligemma", "", arch::BuildPaliGemma, "paligemma"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       {"phi", "", arch::BuildPhi, "phi"},

@@ -9,5 +9,7 @@ namespace memfit::arch {
 
 // gemma3.cc: SigLIP vision + gemma3_text (Gemma3ForConditionalGeneration).
 Result<Model> BuildGemma3(const HfConfig& config, const BuildOptions& options);
+// paligemma.cc: SigLIP vision + gemma/gemma2 (PaliGemmaForConditionalGeneration).
+Result<Model> BuildPaliGemma(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch
