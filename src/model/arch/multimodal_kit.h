@@ -40,4 +40,9 @@ Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key);
 void AppendLanguageModel(Model& into, Model&& language, const std::string& model_prefix,
                          const std::string& head_name, const std::string& component);
 
+class ModelBuilder;
+// The Pixtral vision encoder (pixtral.cc) under `prefix` ("vision_tower"); returns its hidden size
+// (0 after recording an error in `b`).
+uint64_t EmitPixtralVision(ModelBuilder& b, const HfConfig& vision_config, const std::string& prefix);
+
 }  // namespace memfit::arch

@@ -72,6 +72,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma3_text", "", arch::BuildGemma3Text, "gemma"},
       {"gemma3", "", arch::BuildGemma3, "gemma"},
       {"paligemma", "", arch::BuildPaliGemma, "paligemma"},
+      {"mistral3", "", arch::BuildMistral3, "mistral3"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       {"phi", "", arch::BuildPhi, "phi"},

@@ -11,5 +11,7 @@ namespace memfit::arch {
 Result<Model> BuildGemma3(const HfConfig& config, const BuildOptions& options);
 // paligemma.cc: SigLIP vision + gemma/gemma2 (PaliGemmaForConditionalGeneration).
 Result<Model> BuildPaliGemma(const HfConfig& config, const BuildOptions& options);
+// mistral3.cc: Pixtral vision (pixtral.cc) + mistral (Mistral3ForConditionalGeneration).
+Result<Model> BuildMistral3(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

@@ -81,4 +81,27 @@ inline nlohmann::json PaliGemma3bPt224() {
           {"vocab_size", 257216}};
 }
 
+// mistralai/Mistral-Small-3.1-24B-Instruct-2503.
+inline nlohmann::json MistralSmall31() {
+  return {{"architectures", {"Mistral3ForConditionalGeneration"}},
+          {"image_token_index", 10},
+          {"model_type", "mistral3"},
+          {"multimodal_projector_bias", false},
+          {"projector_hidden_act", "gelu"},
+          {"spatial_merge_size", 2},
+          {"text_config",
+           {{"head_dim", 128}, {"hidden_act", "silu"}, {"hidden_size", 5120},
+            {"intermediate_size", 32768}, {"max_position_embeddings", 131072},
+            {"model_type", "mistral"}, {"num_attention_heads", 32}, {"num_hidden_layers", 40},
+            {"num_key_value_heads", 8}, {"rms_norm_eps", 1e-05}, {"rope_theta", 1000000000.0},
+            {"sliding_window", nullptr}, {"vocab_size", 131072}}},
+          {"torch_dtype", "bfloat16"},
+          {"vision_config",
+           {{"head_dim", 64}, {"hidden_act", "silu"}, {"hidden_size", 1024},
+            {"image_size", 1540}, {"intermediate_size", 4096}, {"model_type", "pixtral"},
+            {"num_attention_heads", 16}, {"num_channels", 3}, {"num_hidden_layers", 24},
+            {"patch_size", 14}, {"rope_theta", 10000.0}}},
+          {"vision_feature_layer", -1}};
+}
+
 }  // namespace memfit::arch::vlm_configs
