@@ -14,4 +14,9 @@ Result<Model> BuildPaliGemma(const HfConfig& config, const BuildOptions& options
 // mistral3.cc: Pixtral vision (pixtral.cc) + mistral (Mistral3ForConditionalGeneration).
 Result<Model> BuildMistral3(const HfConfig& config, const BuildOptions& options);
 
+// llava_next.cc: CLIP or SigLIP vision + a registered decoder, projector and image_newline.
+Result<Model> BuildLlavaNext(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLlavaNextVideo(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildLlavaOnevision(const HfConfig& config, const BuildOptions& options);
+
 }  // namespace memfit::arch

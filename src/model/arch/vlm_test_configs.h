@@ -104,4 +104,29 @@ inline nlohmann::json MistralSmall31() {
           {"vision_feature_layer", -1}};
 }
 
+// llava-hf/llava-v1.6-mistral-7b-hf: the text_config leaves hidden size, layers and heads to
+// MistralConfig.
+inline nlohmann::json LlavaV16Mistral7b() {
+  return {{"architectures", {"LlavaNextForConditionalGeneration"}},
+          {"ignore_index", -100},
+          {"image_token_index", 32000},
+          {"model_type", "llava_next"},
+          {"projector_hidden_act", "gelu"},
+          {"text_config",
+           {{"architectures", {"MistralForCausalLM"}}, {"intermediate_size", 14336},
+            {"max_position_embeddings", 32768}, {"model_type", "mistral"},
+            {"num_key_value_heads", 8}, {"rms_norm_eps", 1e-05}, {"rope_theta", 1000000.0},
+            {"sliding_window", nullptr}, {"torch_dtype", "bfloat16"}, {"vocab_size", 32064}}},
+          {"torch_dtype", "float16"},
+          {"use_image_newline_parameter", true},
+          {"vision_config",
+           {{"hidden_size", 1024}, {"image_size", 336}, {"intermediate_size", 4096},
+            {"model_type", "clip_vision_model"}, {"num_attention_heads", 16},
+            {"num_hidden_layers", 24}, {"patch_size", 14}, {"projection_dim", 768},
+            {"vocab_size", 32000}}},
+          {"vision_feature_layer", -2},
+          {"vision_feature_select_strategy", "default"},
+          {"vocab_size", 32064}};
+}
+
 }  // namespace memfit::arch::vlm_configs
