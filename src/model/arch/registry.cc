@@ -76,6 +76,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"llava_next", "", arch::BuildLlavaNext, "llava"},
       {"llava_next_video", "", arch::BuildLlavaNextVideo, "llava"},
       {"llava_onevision", "", arch::BuildLlavaOnevision, "llava"},
+      {"idefics2", "", arch::BuildIdefics2, "idefics"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       {"phi", "", arch::BuildPhi, "phi"},

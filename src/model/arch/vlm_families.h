@@ -18,5 +18,6 @@ Result<Model> BuildMistral3(const HfConfig& config, const BuildOptions& options)
 Result<Model> BuildLlavaNext(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlavaNextVideo(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlavaOnevision(const HfConfig& config, const BuildOptions& options);
-
+// idefics2.cc: SigLIP-style vision + MLP connector + perceiver resampler + mistral.
+Result<Model> BuildIdefics2(const HfConfig& config, const BuildOptions& options);
 }  // namespace memfit::arch
