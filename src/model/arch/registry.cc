@@ -77,6 +77,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"llava_next_video", "", arch::BuildLlavaNextVideo, "llava"},
       {"llava_onevision", "", arch::BuildLlavaOnevision, "llava"},
       {"idefics2", "", arch::BuildIdefics2, "idefics"},
+      {"mllama", "", arch::BuildMllama, "mllama"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       {"phi", "", arch::BuildPhi, "phi"},

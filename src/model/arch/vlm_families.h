@@ -20,4 +20,7 @@ Result<Model> BuildLlavaNextVideo(const HfConfig& config, const BuildOptions& op
 Result<Model> BuildLlavaOnevision(const HfConfig& config, const BuildOptions& options);
 // idefics2.cc: SigLIP-style vision + MLP connector + perceiver resampler + mistral.
 Result<Model> BuildIdefics2(const HfConfig& config, const BuildOptions& options);
+// mllama.cc: tiled ViT + llama with interleaved cross-attention layers (Llama 3.2 Vision).
+Result<Model> BuildMllama(const HfConfig& config, const BuildOptions& options);
+
 }  // namespace memfit::arch
