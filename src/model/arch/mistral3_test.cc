@@ -75,6 +75,40 @@ TEST(Mistral3Builder, MistralSmall31MatchesPublishedCount) {
   for (const auto& L : m->hp.layers) EXPECT_EQ(L.attention, AttentionKind::kFull);
 }
 
+// A llava with a Pixtral tower (the same tiny vision, 196) and llava's projector: linear_1 [8, 4]
+// + 8 = 40, linear_2 [8, 8] + 8 = 72; the mistral text model 1160: 1468.
+TEST(Mistral3Builder, LlavaWithPixtralTower) {
+  auto j = TinyMistral3();
+  j["model_type"] = "llava";
+  j["architectures"] = {"LlavaForConditionalGeneration"};
+  j.erase("spatial_merge_size");
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1468u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
+  EXPECT_NE(FindTensor(*m, "vision_tower.transformer.layers.0.attention.q_proj.weight"), nullptr);
+  EXPECT_NE(FindTensor(*m, "multi_modal_projector.linear_1.bias"), nullptr);
+  // mistral-community/pixtral-12b: 12,682,739,712 parameters on its Hugging Face page.
+  nlohmann::json pixtral = {
+      {"architectures", {"LlavaForConditionalGeneration"}},
+      {"model_type", "llava"},
+      {"image_token_index", 10},
+      {"projector_hidden_act", "gelu"},
+      {"torch_dtype", "bfloat16"},
+      {"vision_feature_layer", -1},
+      {"text_config",
+       {{"head_dim", 128}, {"hidden_size", 5120}, {"intermediate_size", 14336},
+        {"max_position_embeddings", 1024000}, {"model_type", "mistral"},
+        {"num_hidden_layers", 40}, {"num_key_value_heads", 8}, {"rope_theta", 1000000000.0},
+        {"sliding_window", nullptr}, {"vocab_size", 131072}}},
+      {"vision_config",
+       {{"head_dim", 64}, {"hidden_act", "silu"}, {"image_size", 1024}, {"model_type", "pixtral"},
+        {"patch_size", 16}, {"rope_theta", 10000.0}}}};
+  auto big = BuildJson(pixtral);
+  ASSERT_TRUE(big) << big.error().message;
+  EXPECT_EQ(ComputeTotals(*big).parameters, 12682739712u);
+}
+
 TEST(Mistral3Builder, HostileConfigsNameTheField) {
   auto j = TinyMistral3();
   j["spatial_merge_size"] = 0;
