@@ -1,5 +1,5 @@
 // Weights from safetensors headers for a family memfit has no builder for (a Gemma 3 style
-// multimodal config): the load table is exact, and inference / train / fit now answer too, with the
+// multimodal config under a model_type no builder claims; gemma3 itself now has one): the load table is exact, and inference / train / fit now answer too, with the
 // text model's hyperparameters read from text_config (the issue's own example).
 
 #include <filesystem>
@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 using testing::RunMemfit;
 
 // Two text layers (one sliding of window 4, one global) of hidden 8, 2 heads of 4, 1 KV head.
-const char* kConfig = R"({"model_type": "gemma3", "architectures":
-  ["Gemma3ForConditionalGeneration"], "torch_dtype": "bfloat16",
+const char* kConfig = R"({"model_type": "newvlm", "architectures":
+  ["NewVlmForConditionalGeneration"], "torch_dtype": "bfloat16",
   "text_config": {"model_type": "gemma3_text", "hidden_size": 8, "num_hidden_layers": 2,
     "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "vocab_size": 16,
     "intermediate_size": 12, "sliding_window": 4, "max_position_embeddings": 64,

@@ -8,6 +8,7 @@
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
 
 namespace memfit {
@@ -69,6 +70,14 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma", "", arch::BuildGemma, "gemma"},
       {"gemma2", "", arch::BuildGemma2, "gemma"},
       {"gemma3_text", "", arch::BuildGemma3Text, "gemma"},
+      {"gemma3", "", arch::BuildGemma3, "gemma"},
+      {"paligemma", "", arch::BuildPaliGemma, "paligemma"},
+      {"mistral3", "", arch::BuildMistral3, "mistral3"},
+      {"llava_next", "", arch::BuildLlavaNext, "llava"},
+      {"llava_next_video", "", arch::BuildLlavaNextVideo, "llava"},
+      {"llava_onevision", "", arch::BuildLlavaOnevision, "llava"},
+      {"idefics2", "", arch::BuildIdefics2, "idefics"},
+      {"mllama", "", arch::BuildMllama, "mllama"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       {"phi", "", arch::BuildPhi, "phi"},

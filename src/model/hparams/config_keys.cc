@@ -21,9 +21,11 @@ const std::initializer_list<std::string_view> kLayerKeys = {"num_hidden_layers",
 const std::initializer_list<std::string_view> kHiddenKeys = {"hidden_size", "n_embd", "n_embed",
                                                              "d_model", "dim", "model_dim"};
 
+bool HasAny(const nlohmann::json& json, std::initializer_list<std::string_view> keys);
+
 // The defaults of the config classes a nested text config may name without giving its fields
 // (transformers' configuration_<type>.py __init__ defaults: the family's reference model).
-const nlohmann::json* ClassDefaults(const nlohmann::json& section) {
+const nlohmann::json& AllClassDefaults() {
   static const nlohmann::json kDefaults = {
       {"phi3", {{"vocab_size", 32064}, {"hidden_size", 3072}, {"intermediate_size", 8192},
                 {"num_hidden_layers", 32}, {"num_attention_heads", 32},
@@ -43,11 +45,38 @@ const nlohmann::json* ClassDefaults(const nlohmann::json& section) {
                  {"num_hidden_layers", 28}, {"num_attention_heads", 16},
                  {"num_key_value_heads", 16}, {"head_dim", 256},
                  {"max_position_embeddings", 8192}, {"tie_word_embeddings", true}}},
+      // Gemma2Config (configuration_gemma2.py): PaliGemma 2's text_config.
+      {"gemma2", {{"vocab_size", 256000}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                  {"num_hidden_layers", 26}, {"num_attention_heads", 8},
+                  {"num_key_value_heads", 4}, {"head_dim", 256},
+                  {"hidden_activation", "gelu_pytorch_tanh"}, {"max_position_embeddings", 8192},
+                  {"sliding_window", 4096}, {"query_pre_attn_scalar", 256},
+                  {"tie_word_embeddings", true}}},
+      // Gemma3TextConfig (configuration_gemma3.py): gemma-3-4b-it's text_config gives only
+      // hidden_size, intermediate_size, num_hidden_layers, rope_scaling and sliding_window.
+      {"gemma3_text", {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                       {"num_hidden_layers", 26}, {"num_attention_heads", 8},
+                       {"num_key_value_heads", 4}, {"head_dim", 256},
+                       {"hidden_activation", "gelu_pytorch_tanh"},
+                       {"max_position_embeddings", 131072}, {"sliding_window", 4096},
+                       {"sliding_window_pattern", 6}, {"query_pre_attn_scalar", 256},
+                       {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
+                       {"tie_word_embeddings", true}}},
   };
+  return kDefaults;
+}
+
+const nlohmann::json* ClassDefaults(const nlohmann::json& section) {
   auto type = section.find("model_type");
   if (type == section.end() || !type->is_string()) return nullptr;
-  auto it = kDefaults.find(type->get<std::string>());
-  return it == kDefaults.end() ? nullptr : &*it;
+  return ConfigClassDefaults(type->get<std::string>());
+}
+
+// A nested text config that has layers and a hidden size but lacks the vocabulary or the head
+// count leaves them to its config class (gemma-3-4b-it's text_config).
+bool OmitsCoreFields(const nlohmann::json& json) {
+  return !HasAny(json, {"vocab_size", "padded_vocab_size", "n_vocab"}) ||
+         !HasAny(json, {"num_attention_heads", "n_head", "num_heads", "n_heads"});
 }
 
 bool HasAny(const nlohmann::json& json, std::initializer_list<std::string_view> keys) {
@@ -59,6 +88,12 @@ bool HasAny(const nlohmann::json& json, std::initializer_list<std::string_view> 
 }
 
 }  // namespace
+
+const nlohmann::json* ConfigClassDefaults(std::string_view model_type) {
+  const nlohmann::json& all = AllClassDefaults();
+  auto it = all.find(model_type);
+  return it == all.end() ? nullptr : &*it;
+}
 
 bool LooksLikeTextModel(const nlohmann::json& json) {
   return json.is_object() && HasAny(json, kLayerKeys) && HasAny(json, kHiddenKeys);
@@ -73,7 +108,9 @@ TextSection FindTextSection(const HfConfig& config) {
     if (auto inner = it->find("text_config"); inner != it->end() && LooksLikeTextModel(*inner)) {
       return {&*inner, std::string(key) + ".text_config", false};
     }
-    if (LooksLikeTextModel(*it)) return {&*it, std::string(key), false};
+    if (LooksLikeTextModel(*it)) {
+      return {&*it, std::string(key), false, OmitsCoreFields(*it) ? ClassDefaults(*it) : nullptr};
+    }
     if (const auto* defaults = ClassDefaults(*it)) {
       return {&*it, std::string(key), false, defaults};
     }

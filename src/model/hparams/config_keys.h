@@ -23,11 +23,16 @@ struct TextSection {
   const nlohmann::json* json = nullptr;
   std::string key;       // "" = top level; "thinker_config.text_config" for nested nestings
   bool guessed = false;  // found by the generic rule, not a known nesting key
-  // A nested config that names only its model_type ("text_config": {"model_type": "phi3"}):
-  // transformers fills the rest from that config class's defaults, which these are.
+  // A nested config that names only its model_type ("text_config": {"model_type": "phi3"}), or
+  // one without its vocabulary or head count (gemma-3-4b-it): transformers fills the rest from
+  // that config class's defaults, which these are.
   const nlohmann::json* class_defaults = nullptr;
 };
 TextSection FindTextSection(const HfConfig& config);
+
+// The __init__ defaults of a config class (transformers' configuration_<type>.py) for the fields
+// memfit reads, by model_type ("llama", "gemma3_text", ...); nullptr when memfit has none.
+const nlohmann::json* ConfigClassDefaults(std::string_view model_type);
 
 // True when `json` is an object with a layer count and a hidden size under any alias.
 bool LooksLikeTextModel(const nlohmann::json& json);

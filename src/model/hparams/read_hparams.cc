@@ -423,8 +423,9 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   if (!keys.defaulted().empty()) {
     std::string list;
     for (const auto& k : keys.defaulted()) list += (list.empty() ? "" : ", ") + k;
-    assumptions.push_back(fmt::format("{} names only its model_type \"{}\": the config class's "
-                                      "defaults are used for {} (as transformers does)",
+    assumptions.push_back(fmt::format("{} leaves fields to its config class (model_type \"{}\"): "
+                                      "the class's defaults are used for {} (as transformers "
+                                      "does)",
                                       keys.where(), model_type, list));
   }
   // Deduplicate assumptions (ReadState runs once per layer).

@@ -1,0 +1,101 @@
+// LLaVA-NeXT, LLaVA-NeXT-Video and LLaVA-OneVision: tiny configs counted by hand,
+// llava-v1.6-mistral-7b-hf against its published count.
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+#include "model/arch/vlm_test_configs.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+using testing::TinyDecoder;
+
+nlohmann::json TinyLlavaNext(const std::string& type, const std::string& text_type,
+                             const std::string& vision_type) {
+  auto text = TinyDecoder(text_type);
+  text.erase("torch_dtype");
+  return {{"model_type", type},
+          {"torch_dtype", "float32"},
+          {"text_config", text},
+          {"vision_config",
+           {{"model_type", vision_type},
+            {"hidden_size", 4},
+            {"num_hidden_layers", 1},
+            {"num_attention_heads", 2},
+            {"intermediate_size", 6},
+            {"patch_size", 2},
+            {"image_size", 4},
+            {"vision_use_head", false}}}};
+}
+
+// CLIP vision (hidden 4, patch 2, image 4: 4 patches + class): class_embedding 4, patch conv
+// 4 x 3 x 2 x 2 = 48 (no bias), positions 5 x 4 = 20, pre_layrnorm 8, one layer 154,
+// post_layernorm 8: 242. Projector: linear_1 4 x 8 + 8 = 40, linear_2 8 x 8 + 8 = 72: 112.
+// image_newline 8. Text (llama, hidden 8): embed 80, two layers 2 x 496, norm 8, untied lm_head
+// 80: 1160. 1522 parameters, 6088 bytes.
+TEST(LlavaNextBuilder, TinyConfigsCountByHand) {
+  auto m = BuildJson(TinyLlavaNext("llava_next", "llama", "clip_vision_model"));
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1522u);
+  EXPECT_EQ(t.stored_bytes, 6088u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 242u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 112u);
+  EXPECT_EQ(FindTensor(*m, "image_newline")->shape, (std::vector<uint64_t>{8}));
+  EXPECT_NE(FindTensor(*m, "language_model.lm_head.weight"), nullptr);
+  EXPECT_NE(FindTensor(*m, "vision_tower.vision_model.pre_layrnorm.weight"), nullptr);
+  EXPECT_EQ(m->hp.layers.size(), 2u);
+  // A mistral text model builds the same tensors here (no sliding window in the count).
+  auto mistral = BuildJson(TinyLlavaNext("llava_next", "mistral", "clip_vision_model"));
+  ASSERT_TRUE(mistral) << mistral.error().message;
+  EXPECT_EQ(ComputeTotals(*mistral).parameters, 1522u);
+  // Video: average pooling has no parameters; conv pooling is a Conv2d(4, 4, 2) with bias:
+  // 4 x 4 x 2 x 2 + 4 = 68.
+  auto video = TinyLlavaNext("llava_next_video", "llama", "clip_vision_model");
+  auto avg = BuildJson(video);
+  ASSERT_TRUE(avg) << avg.error().message;
+  EXPECT_EQ(ComputeTotals(*avg).parameters, 1522u);
+  video["spatial_pool_mode"] = "conv";
+  auto conv = BuildJson(video);
+  ASSERT_TRUE(conv) << conv.error().message;
+  EXPECT_EQ(ComputeTotals(*conv).parameters, 1522u + 68u);
+  EXPECT_EQ(FindTensor(*conv, "vision_resampler.pool.weight")->shape,
+            (std::vector<uint64_t>{4, 4, 2, 2}));
+  // OneVision: SigLIP tower (230, as in gemma3_test.cc) and a qwen2 text model (q/k/v biases:
+  // 2 x (8 + 4 + 4) = 32 more than llama's 1160; qwen2's untied head as configured).
+  auto ov = BuildJson(TinyLlavaNext("llava_onevision", "qwen2", "siglip_vision_model"));
+  ASSERT_TRUE(ov) << ov.error().message;
+  EXPECT_EQ(arch_test::ComponentParameters(*ov, "vision_tower"), 230u);
+  EXPECT_EQ(ComputeTotals(*ov).parameters, 230u + 112u + 8u + 1160u + 32u);
+}
+
+TEST(LlavaNextBuilder, LlavaV16Mistral7bMatchesPublishedCount) {
+  auto m = BuildJson(vlm_configs::LlavaV16Mistral7b());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 7566747648u);
+  EXPECT_EQ(t.stored_bytes, 2 * 7566747648u);
+  EXPECT_EQ(m->hp.hidden_size, 4096u);
+  EXPECT_EQ(m->hp.num_kv_heads, 8u);
+}
+
+TEST(LlavaNextBuilder, HostileConfigsNameTheField) {
+  auto j = TinyLlavaNext("llava_next", "llama", "clip_vision_model");
+  j["text_config"]["model_type"] = "gpt2";
+  ExpectError(j, "text_config.model_type");
+  j = TinyLlavaNext("llava_next", "llama", "pixtral");
+  ExpectError(j, "vision_config.model_type");
+  j = TinyLlavaNext("llava_next_video", "llama", "clip_vision_model");
+  j["spatial_pool_mode"] = "median";
+  ExpectError(j, "spatial_pool_mode");
+  j = TinyLlavaNext("llava_onevision", "qwen2", "siglip_vision_model");
+  j.erase("vision_config");
+  ExpectError(j, "vision_config");
+}
+
+}  // namespace
+}  // namespace memfit::arch

@@ -1,0 +1,128 @@
+// Mistral 3 (Pixtral vision + mistral text): a tiny config counted by hand, Mistral Small 3.1
+// against its published count.
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+#include "model/arch/vlm_test_configs.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+using testing::TinyDecoder;
+
+nlohmann::json TinyMistral3() {
+  auto text = TinyDecoder("mistral");
+  text.erase("torch_dtype");
+  return {{"model_type", "mistral3"},
+          {"architectures", {"Mistral3ForConditionalGeneration"}},
+          {"torch_dtype", "float32"},
+          {"spatial_merge_size", 2},
+          {"text_config", text},
+          {"vision_config",
+           {{"model_type", "pixtral"},
+            {"hidden_size", 4},
+            {"num_hidden_layers", 1},
+            {"num_attention_heads", 2},
+            {"intermediate_size", 6},
+            {"patch_size", 2},
+            {"image_size", 4}}}};
+}
+
+// Vision (Pixtral, hidden 4, 2 heads of 2, intermediate 6, patch 2): patch_conv 4 x 3 x 2 x 2 =
+// 48 (no bias), ln_pre 4; one layer: two RMSNorms 8, gate/up/down 3 x 24 = 72, q/k/v/o 4 x 16 = 64
+// (144): 196. Projector: norm 4, merging_layer [4, 16] 64, linear_1 [8, 4] 32, linear_2 [8, 8]
+// 64: 164. Text (mistral, hidden 8): embed 80, per layer q 64, k 32, v 32, o 64, MLP 288, two
+// norms 16 (496), two layers 992, norm 8, untied lm_head 80: 1160. 1520 parameters, 6080 bytes;
+// the rotary table inv_freq [(4 / 2)^2, 2] is a non-persistent buffer.
+TEST(Mistral3Builder, TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyMistral3());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1520u);
+  EXPECT_EQ(t.stored_bytes, 6080u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
+  EXPECT_EQ(FindTensor(*m, "multi_modal_projector.patch_merger.merging_layer.weight")->shape,
+            (std::vector<uint64_t>{4, 16}));
+  const Tensor* inv_freq = FindTensor(*m, "vision_tower.patch_positional_embedding.inv_freq");
+  ASSERT_NE(inv_freq, nullptr);
+  EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{4, 2}));
+  EXPECT_FALSE(inv_freq->stored);
+  EXPECT_NE(FindTensor(*m, "vision_tower.transformer.layers.0.feed_forward.gate_proj.weight"),
+            nullptr);
+  EXPECT_NE(FindTensor(*m, "language_model.lm_head.weight"), nullptr);
+  EXPECT_TRUE(FindTensor(*m, "language_model.lm_head.weight")->tied_to.empty());
+  EXPECT_EQ(m->hp.layers.size(), 2u);
+  // Two feature layers double linear_1's input; projector biases.
+  auto j = TinyMistral3();
+  j["vision_feature_layer"] = {-1, -2};
+  j["multimodal_projector_bias"] = true;
+  auto wide = BuildJson(j);
+  ASSERT_TRUE(wide) << wide.error().message;
+  EXPECT_EQ(ComputeTotals(*wide).parameters, 1520u + 32u + 16u);
+}
+
+TEST(Mistral3Builder, MistralSmall31MatchesPublishedCount) {
+  auto m = BuildJson(vlm_configs::MistralSmall31());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 24011361280u);
+  EXPECT_EQ(t.stored_bytes, 2 * 24011361280u);
+  for (const auto& L : m->hp.layers) EXPECT_EQ(L.attention, AttentionKind::kFull);
+}
+
+// A llava with a Pixtral tower (the same tiny vision, 196) and llava's projector: linear_1 [8, 4]
+// + 8 = 40, linear_2 [8, 8] + 8 = 72; the mistral text model 1160: 1468.
+TEST(Mistral3Builder, LlavaWithPixtralTower) {
+  auto j = TinyMistral3();
+  j["model_type"] = "llava";
+  j["architectures"] = {"LlavaForConditionalGeneration"};
+  j.erase("spatial_merge_size");
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1468u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
+  EXPECT_NE(FindTensor(*m, "vision_tower.transformer.layers.0.attention.q_proj.weight"), nullptr);
+  EXPECT_NE(FindTensor(*m, "multi_modal_projector.linear_1.bias"), nullptr);
+  // mistral-community/pixtral-12b: 12,682,739,712 parameters on its Hugging Face page.
+  nlohmann::json pixtral = {
+      {"architectures", {"LlavaForConditionalGeneration"}},
+      {"model_type", "llava"},
+      {"image_token_index", 10},
+      {"projector_hidden_act", "gelu"},
+      {"torch_dtype", "bfloat16"},
+      {"vision_feature_layer", -1},
+      {"text_config",
+       {{"head_dim", 128}, {"hidden_size", 5120}, {"intermediate_size", 14336},
+        {"max_position_embeddings", 1024000}, {"model_type", "mistral"},
+        {"num_hidden_layers", 40}, {"num_key_value_heads", 8}, {"rope_theta", 1000000000.0},
+        {"sliding_window", nullptr}, {"vocab_size", 131072}}},
+      {"vision_config",
+       {{"head_dim", 64}, {"hidden_act", "silu"}, {"image_size", 1024}, {"model_type", "pixtral"},
+        {"patch_size", 16}, {"rope_theta", 10000.0}}}};
+  auto big = BuildJson(pixtral);
+  ASSERT_TRUE(big) << big.error().message;
+  EXPECT_EQ(ComputeTotals(*big).parameters, 12682739712u);
+}
+
+TEST(Mistral3Builder, HostileConfigsNameTheField) {
+  auto j = TinyMistral3();
+  j["spatial_merge_size"] = 0;
+  ExpectError(j, "spatial_merge_size");
+  j = TinyMistral3();
+  j["vision_config"]["num_attention_heads"] = 3;
+  ExpectError(j, "num_attention_heads");
+  j = TinyMistral3();
+  j["vision_config"]["patch_size"] = 0;
+  ExpectError(j, "patch_size");
+  j = TinyMistral3();
+  j["text_config"]["model_type"] = "gemma";
+  ExpectError(j, "text_config.model_type");
+}
+
+}  // namespace
+}  // namespace memfit::arch

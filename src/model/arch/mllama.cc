@@ -1,0 +1,204 @@
+// Llama 3.2 Vision (model_type "mllama": MllamaForConditionalGeneration), as transformers 4.45
+// (models/mllama/modeling_mllama.py, configuration_mllama.py) stores it and
+// meta-llama/Llama-3.2-*-Vision*'s index names it.
+// vision_model: patch_embedding (Conv2d, no bias), class_embedding [H], gated_positional_embedding.
+// {gate [1], embedding [patches + 1, H], tile_embedding [max_aspect_ratio_id + 1, max_num_tiles x
+// (patches + 1) x H]}, pre_/post_tile_positional_embedding.{gate [1], embedding
+// [max_aspect_ratio_id + 1, max_num_tiles x H]}, layernorm_pre/post, transformer.layers.N and
+// global_transformer.layers.N (the latter gated: gate_attn, gate_ffn [1]) of self_attn.{q,k,v,o}_proj
+// (no bias), mlp.fc1/fc2 (bias), input_layernorm, post_attention_layernorm; max_aspect_ratio_id is
+// len("supported_aspect_ratios"), by default every (w, h) with w x h <= max_num_tiles.
+// language_model.model: embed_tokens [vocab + 8, H]; layers listed in "cross_attention_layers" are
+// MllamaCrossAttentionDecoderLayer (cross_attn.{q,k,v,o}_proj, q_norm/k_norm [head_dim],
+// cross_attn_attn_gate and cross_attn_mlp_gate [1], input_layernorm, mlp, post_attention_layernorm),
+// the others llama self-attention layers; norm; language_model.lm_head [vocab, H] (untied by
+// default). multi_modal_projector [text H, vision_output_dim] with bias. Absent fields take
+// MllamaTextConfig's / MllamaVisionConfig's defaults.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
+#include "model/arch/encoder_common.h"
+#include "model/arch/multimodal_kit.h"
+#include "model/arch/vlm_families.h"
+
+namespace memfit::arch {
+namespace {
+
+void VisionLayer(ModelBuilder& b, const std::string& l, uint64_t h, uint64_t inter, bool gated) {
+  for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    b.Linear(l + ".self_attn." + p, h, h, false);
+  }
+  b.Linear(l + ".mlp.fc1", h, inter, true);
+  b.Linear(l + ".mlp.fc2", inter, h, true);
+  b.LayerNorm(l + ".input_layernorm", h);
+  b.LayerNorm(l + ".post_attention_layernorm", h);
+  if (gated) {
+    b.Param(l + ".gate_attn", {1});
+    b.Param(l + ".gate_ffn", {1});
+  }
+}
+
+void EmitVision(ModelBuilder& b, const HfConfig& v) {
+  // MllamaVisionConfig defaults.
+  const uint64_t h = Get(b, v.UintOr("hidden_size", 1280));
+  const uint64_t layers = Get(b, v.UintOr("num_hidden_layers", 32));
+  const uint64_t global_layers = Get(b, v.UintOr("num_global_layers", 8));
+  const uint64_t heads = Get(b, v.UintOr("attention_heads", 16));
+  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 5120));
+  const uint64_t channels = Get(b, v.UintOr("num_channels", 3));
+  const uint64_t tiles = Get(b, v.UintOr("max_num_tiles", 4));
+  const uint64_t patch = Get(b, v.UintOr("patch_size", 14));
+  const uint64_t patches = Get(b, ImagePatches(v, "image_size", "patch_size", 448, 14));
+  if (b.failed()) return;
+  DivideExact(b, v, h, "hidden_size", heads, "attention_heads");
+  if (tiles == 0 || tiles > 64) {
+    b.Fail(MakeError("{}: \"max_num_tiles\" = {} must be in 1..64", v.where(), tiles));
+  }
+  if (b.failed()) return;
+  uint64_t ratios = 0;
+  if (v.Has("supported_aspect_ratios") && v.raw()["supported_aspect_ratios"].is_array()) {
+    ratios = v.raw()["supported_aspect_ratios"].size();
+  } else {
+    for (uint64_t w = 1; w <= tiles; ++w) ratios += tiles / w;  // heights 1..tiles / w
+  }
+  const uint64_t positions = patches + 1;
+  const std::string p = "vision_model";
+  b.Conv(p + ".patch_embedding", channels, h, {patch, patch}, false);
+  b.Param(p + ".class_embedding", {h});
+  b.Param(p + ".gated_positional_embedding.gate", {1});
+  b.Param(p + ".gated_positional_embedding.embedding", {positions, h});
+  b.Embedding(p + ".gated_positional_embedding.tile_embedding", ratios + 1,
+              MulDims(b, MulDims(b, tiles, positions, "max_num_tiles x patches"), h,
+                      "max_num_tiles x patches x hidden_size"));
+  for (const char* tile : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
+    b.Param(p + "." + tile + ".gate", {1});
+    b.Embedding(p + "." + tile + ".embedding", ratios + 1,
+                MulDims(b, tiles, h, "max_num_tiles x hidden_size"));
+  }
+  b.LayerNorm(p + ".layernorm_pre", h);
+  b.LayerNorm(p + ".layernorm_post", h);
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    VisionLayer(b, Layer(p + ".transformer.layers", i), h, inter, false);
+  }
+  for (uint64_t i = 0; i < global_layers && !b.failed(); ++i) {
+    VisionLayer(b, Layer(p + ".global_transformer.layers", i), h, inter, true);
+  }
+}
+
+}  // namespace
+
+Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig t, SubOrEmpty(c, "text_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig v, SubOrEmpty(c, "vision_config"));
+  ModelBuilder b(c);
+  Model& m = b.model();
+  if (m.architecture.empty()) m.architecture = "MllamaForConditionalGeneration";
+  auto& hp = m.hp;
+  // MllamaTextConfig defaults.
+  hp.vocab_size = Get(b, t.UintOr("vocab_size", 128256));
+  hp.hidden_size = Get(b, t.UintOr("hidden_size", 4096));
+  hp.num_layers = Get(b, t.UintOr("num_hidden_layers", 40));
+  hp.num_attention_heads = Get(b, t.UintOr("num_attention_heads", 32));
+  hp.num_kv_heads = Get(b, t.UintOr("num_key_value_heads", 8));
+  hp.intermediate_size = Get(b, t.UintOr("intermediate_size", 14336));
+  hp.max_position_embeddings = Get(b, t.UintOr("max_position_embeddings", 131072));
+  hp.tie_word_embeddings = Get(b, t.BoolOr("tie_word_embeddings", false));
+  hp.activation = Get(b, t.StringOr("hidden_act", "silu"));
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  hp.text_config_key = "text_config";
+  const uint64_t vision_output = Get(b, v.UintOr("vision_output_dim", 7680));
+  if (b.failed()) return b.Finish();
+  hp.head_dim = DivideExact(b, t, hp.hidden_size, "hidden_size", hp.num_attention_heads,
+                            "num_attention_heads");
+  if (b.failed()) return b.Finish();
+  std::vector<uint64_t> cross = {3, 8, 13, 18, 23, 28, 33, 38};
+  if (t.Has("cross_attention_layers")) {
+    const auto& list = t.raw()["cross_attention_layers"];
+    if (!list.is_array()) {
+      return MakeError("{}: field \"cross_attention_layers\" must be a list of layer indices",
+                       t.where());
+    }
+    cross.clear();
+    for (const auto& x : list) {
+      // Parsed text gives unsigned numbers; JSON built in code may hold signed ones.
+      const bool index = x.is_number_unsigned() || (x.is_number_integer() && x.get<int64_t>() >= 0);
+      if (!index || x.get<uint64_t>() >= hp.num_layers) {
+        return MakeError("{}: field \"cross_attention_layers\" holds {}, not a layer index below "
+                         "{}", t.where(), x.dump(), hp.num_layers);
+      }
+      cross.push_back(x.get<uint64_t>());
+    }
+  }
+  if (hp.num_layers > o.max_tensors) {
+    return MakeError("{}: \"num_hidden_layers\" = {} exceeds memfit's limit of {} tensors for a "
+                     "model built from config.json", t.where(), hp.num_layers, o.max_tensors);
+  }
+
+  b.SetComponent("vision_model");
+  EmitVision(b, v);
+  if (b.failed()) return b.Finish();
+
+  const uint64_t h = hp.hidden_size, hd = hp.head_dim, inter = hp.intermediate_size;
+  const uint64_t q_width = MulDims(b, hp.num_attention_heads, hd, "heads x head_dim");
+  const uint64_t kv_width = MulDims(b, hp.num_kv_heads, hd, "num_key_value_heads x head_dim");
+  const std::string p = "language_model.model";
+  b.SetComponent("language_model");
+  b.Embedding(p + ".embed_tokens", hp.vocab_size + 8, h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer(p + ".layers", i);
+    const bool is_cross = std::find(cross.begin(), cross.end(), i) != cross.end();
+    const std::string a = l + (is_cross ? ".cross_attn" : ".self_attn");
+    b.Linear(a + ".q_proj", h, q_width, false);
+    b.Linear(a + ".k_proj", h, kv_width, false);
+    b.Linear(a + ".v_proj", h, kv_width, false);
+    b.Linear(a + ".o_proj", q_width, h, false);
+    if (is_cross) {
+      b.RmsNorm(a + ".q_norm", hd);
+      b.RmsNorm(a + ".k_norm", hd);
+      b.Param(l + ".cross_attn_attn_gate", {1});
+      b.Param(l + ".cross_attn_mlp_gate", {1});
+    }
+    b.RmsNorm(l + ".input_layernorm", h);
+    b.Linear(l + ".mlp.gate_proj", h, inter, false);
+    b.Linear(l + ".mlp.up_proj", h, inter, false);
+    b.Linear(l + ".mlp.down_proj", inter, h, false);
+    b.RmsNorm(l + ".post_attention_layernorm", h);
+    // Cross-attention layers attend to the image tokens' keys and values: none per text token.
+    hp.layers.push_back(is_cross ? DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hd, inter)
+                                 : [&] {
+                                     LayerInfo info = AttentionInfo(hp, false, 0);
+                                     info.intermediate_size = inter;
+                                     return info;
+                                   }());
+  }
+  b.RmsNorm(p + ".norm", h);
+  b.Buffer(p + ".rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
+  b.SetHead(true);
+  if (hp.tie_word_embeddings) {
+    b.Tied("language_model.lm_head.weight", {hp.vocab_size, h}, p + ".embed_tokens.weight");
+  } else {
+    b.Linear("language_model.lm_head", h, hp.vocab_size, false);
+  }
+  b.SetHead(false);
+  b.SetComponent("multi_modal_projector");
+  b.Linear("multi_modal_projector", vision_output, h, true);
+  std::string cross_list;
+  for (uint64_t i : cross) cross_list += (cross_list.empty() ? "" : ", ") + std::to_string(i);
+  m.assumptions.push_back(fmt::format(
+      "{} cross-attention layers ({}) attend to the image tokens: their keys and values (per image, "
+      "not per text token) are not counted in the KV cache", cross.size(), cross_list));
+  NoteQuantizationNotApplied(c, m);
+  // 4.45 _no_split_modules: MllamaVisionEncoderLayer, MllamaCrossAttentionDecoderLayer,
+  // MllamaSelfAttentionDecoderLayer.
+  m.no_split_patterns = {"vision_model.transformer.layers.*",
+                         "vision_model.global_transformer.layers.*",
+                         "language_model.model.layers.*"};
+  return b.Finish();
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,90 @@
+// PaliGemma 1 and 2: tiny configs counted by hand, paligemma-3b-pt-224 against its published count.
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+#include "model/arch/vlm_test_configs.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+using testing::TinyDecoder;
+
+nlohmann::json TinyPaliGemma(const std::string& text_type) {
+  auto text = TinyDecoder(text_type);
+  text.erase("torch_dtype");
+  text["head_dim"] = 4;
+  return {{"model_type", "paligemma"},
+          {"architectures", {"PaliGemmaForConditionalGeneration"}},
+          {"torch_dtype", "float32"},
+          {"projection_dim", 8},
+          {"text_config", text},
+          {"vision_config",
+           {{"hidden_size", 4},
+            {"num_hidden_layers", 1},
+            {"num_attention_heads", 2},
+            {"intermediate_size", 6},
+            {"patch_size", 2},
+            {"image_size", 4},
+            {"vision_use_head", false}}}};
+}
+
+// Vision 230 (as in gemma3_test.cc). Projector: Linear(4, 8) with bias = 40. Text gemma (hidden 8,
+// 2 heads and 1 KV head of 4, intermediate 12): embed 80; per layer q 64, k 32, v 32, o 64, MLP
+// 288, two norms 16 (496); two layers 992; norm 8: 1080; lm_head tied. 1350 parameters, 5400
+// bytes. gemma2 adds pre/post feed-forward norms: 2 x 2 x 8 = 32 more.
+TEST(PaliGemmaBuilder, TinyConfigsCountByHand) {
+  auto m = BuildJson(TinyPaliGemma("gemma"));
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1350u);
+  EXPECT_EQ(t.stored_bytes, 5400u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 230u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 40u);
+  EXPECT_EQ(FindTensor(*m, "multi_modal_projector.linear.weight")->shape,
+            (std::vector<uint64_t>{8, 4}));
+  EXPECT_EQ(FindTensor(*m, "language_model.lm_head.weight")->tied_to,
+            "language_model.model.embed_tokens.weight");
+  EXPECT_EQ(FindTensor(*m, "vision_tower.vision_model.head.probe"), nullptr);
+  EXPECT_EQ(m->hp.layers.size(), 2u);
+  for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
+  auto v2 = BuildJson(TinyPaliGemma("gemma2"));
+  ASSERT_TRUE(v2) << v2.error().message;
+  EXPECT_EQ(ComputeTotals(*v2).parameters, 1350u + 32u);
+  EXPECT_NE(FindTensor(*v2, "language_model.model.layers.1.pre_feedforward_layernorm.weight"),
+            nullptr);
+}
+
+TEST(PaliGemmaBuilder, RealConfigMatchesPublishedCount) {
+  auto m = BuildJson(vlm_configs::PaliGemma3bPt224());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 2923466480u);
+  EXPECT_EQ(t.stored_bytes, 4 * uint64_t{2923466480});
+  // Without sub-configs, PaliGemmaConfig's own defaults (paligemma-3b-224 with vocab 257152 and
+  // SigLIP's intermediate 4096) build.
+  auto bare = BuildJson({{"model_type", "paligemma"}, {"torch_dtype", "float32"}});
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_EQ(FindTensor(*bare, "language_model.model.embed_tokens.weight")->shape,
+            (std::vector<uint64_t>{257152, 2048}));
+  EXPECT_EQ(FindTensor(*bare, "vision_tower.vision_model.encoder.layers.26.mlp.fc1.weight")->shape,
+            (std::vector<uint64_t>{4096, 1152}));
+}
+
+TEST(PaliGemmaBuilder, HostileConfigsNameTheField) {
+  auto j = TinyPaliGemma("gemma");
+  j["text_config"]["model_type"] = "llama";
+  ExpectError(j, "text_config.model_type");
+  j = TinyPaliGemma("gemma");
+  j["vision_config"]["num_attention_heads"] = 3;
+  ExpectError(j, "num_attention_heads");
+  j = TinyPaliGemma("gemma");
+  j["projection_dim"] = -1;
+  ExpectError(j, "projection_dim");
+}
+
+}  // namespace
+}  // namespace memfit::arch
