@@ -167,7 +167,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
       autocast_copy = Add(autocast_copy, Mul(t.numel, 2));
     }
     if (trains) add_trainable(t, wb);
-    else frozen = Add(frozen, t.numel);
+    else frozen = Add(frozen, LogicalParams(t));  // logical: a packed base counts out x in
     if (peft && r.role == Role::kLinear && layer >= 0 && static_cast<uint64_t>(layer) < L) {
       bool hit = all_linear;
       for (const auto& tg : targets) hit = hit || estimate::MatchesTarget(r.module, tg);

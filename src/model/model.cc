@@ -11,7 +11,7 @@ namespace {
 
 void AddToTotals(ModelTotals& totals, const Tensor& t) {
   if (t.base_only) {
-    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += t.numel;
+    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += LogicalParams(t);
     return;  // not part of architectures[0]'s class
   }
   if (t.stored) totals.stored_bytes += t.bytes;
@@ -19,8 +19,8 @@ void AddToTotals(ModelTotals& totals, const Tensor& t) {
   if (!t.tied_to.empty()) return;  // shares its storage: resident once
   totals.resident_bytes += t.bytes;
   if (t.kind == TensorKind::kParameter) {
-    totals.parameters += t.numel;
-    if (t.in_head) totals.head_parameters += t.numel;
+    totals.parameters += LogicalParams(t);
+    if (t.in_head) totals.head_parameters += LogicalParams(t);
   } else {
     totals.buffer_bytes += t.bytes;
   }
@@ -52,7 +52,7 @@ std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& mo
 Status CheckModelBounds(const Model& model, std::string_view where) {
   ByteSum elements, bytes;
   for (const auto& t : model.tensors) {
-    elements.Add(t.numel);
+    elements.Add(std::max(t.numel, LogicalParams(t)));
     bytes.Add(t.bytes);
   }
   if (elements.overflowed() || elements.total() > kMaxModelElements) {
@@ -215,7 +215,7 @@ std::vector<Block> SumBlocks(const Model& model, const BlockAssignment& assignme
     const auto& t = model.tensors[ti];
     uint64_t size = FilteredSize(t, filter);
     blocks[b].bytes += size;
-    if (t.kind == TensorKind::kParameter && size > 0) blocks[b].parameters += t.numel;
+    if (t.kind == TensorKind::kParameter && size > 0) blocks[b].parameters += LogicalParams(t);
   }
   return blocks;
 }
