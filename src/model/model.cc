@@ -106,6 +106,9 @@ struct Node {
   size_t parent = 0;
   bool is_tensor = false;
   bool has_child_module = false;
+  // A module matching a no-split pattern: one block whatever lies below, so the tensors under
+  // it stop here and its subtree is never built (per-expert checkpoints hold ~1M tensors).
+  bool cut = false;
   int32_t block = -1;
   std::vector<size_t> children;
 };
@@ -137,6 +140,12 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
   std::unordered_map<ChildKey, size_t, ChildHash> index;
   index.reserve(model.tensors.size() * 2);
   std::vector<size_t> tensor_node(model.tensors.size(), 0);
+  auto no_split = [&](std::string_view path) {
+    for (const auto& pattern : model.no_split_patterns) {
+      if (MatchesModulePattern(path, pattern)) return true;
+    }
+    return false;
+  };
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
     const auto& t = model.tensors[ti];
     if (Excluded(t, filter)) continue;
@@ -158,16 +167,18 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
         break;
       }
       nodes[parent].has_child_module = true;
+      // The first no-split module on the path is the block of everything below it: the DFS
+      // below makes it a block if it reaches it (an ancestor is a block only if it is a tensor
+      // too, and then the walk up from here finds that ancestor as before).
+      if (inserted) nodes[self].cut = no_split(path);
+      if (nodes[self].cut) {
+        tensor_node[ti] = self;
+        break;
+      }
       parent = self;
       start = dot + 1;
     }
   }
-  auto no_split = [&](std::string_view path) {
-    for (const auto& pattern : model.no_split_patterns) {
-      if (MatchesModulePattern(path, pattern)) return true;
-    }
-    return false;
-  };
   // accelerate's roots: the model's direct tensors, then its child modules; depth-first.
   std::vector<size_t> roots;
   for (size_t c : nodes[0].children) {
@@ -181,7 +192,7 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
   while (!stack.empty()) {
     Node& node = nodes[stack.back()];
     stack.pop_back();
-    if (node.is_tensor || !node.has_child_module || no_split(node.path)) {
+    if (node.is_tensor || !node.has_child_module || node.cut || no_split(node.path)) {
       node.block = static_cast<int32_t>(out.names.size());
       out.names.emplace_back(node.path);
       continue;
