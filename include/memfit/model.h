@@ -27,8 +27,13 @@ struct Tensor {
   std::vector<uint64_t> shape;  // outermost first, as in safetensors and PyTorch
   Dtype dtype = Dtype::kF32;
   std::string dtype_label;      // display name: DtypeName(dtype), or a GGUF type such as "Q4_K"
-  uint64_t numel = 0;
+  uint64_t numel = 0;           // stored elements (packed ones for packed quantized formats)
   uint64_t bytes = 0;           // storage bytes (exact for headers, overflow-checked)
+  // Parameters of the unquantized model this tensor stands for, when they differ from numel:
+  // a packed weight (NVFP4, MXFP4, bitsandbytes 4-bit, GPTQ/AWQ/pack-quantized int32) counts
+  // out x in; quantization metadata (scales, zero points, g_idx) counts 0. nullopt: numel.
+  // See LogicalParams and docs/architectures.md "Logical parameter counts".
+  std::optional<uint64_t> logical_params;
   TensorKind kind = TensorKind::kParameter;
   bool in_head = false;   // belongs to the task head (lm_head, classifier): absent from AutoModel
   std::string tied_to;    // shares storage with this tensor (tied embeddings): resident once
@@ -44,6 +49,9 @@ struct Tensor {
   // multi-token-prediction layer): counted in stored bytes only.
   bool loaded = true;
 };
+
+// The parameters a tensor counts in parameter totals: Tensor::logical_params, else numel.
+inline uint64_t LogicalParams(const Tensor& t) { return t.logical_params.value_or(t.numel); }
 
 enum class AttentionKind : uint8_t {
   kFull,     // global attention over the whole context
@@ -188,7 +196,7 @@ struct Model {
 struct ModelTotals {
   uint64_t stored_bytes = 0;       // what the checkpoint files hold
   uint64_t resident_bytes = 0;     // after loading: parameters once (ties shared) + all buffers
-  uint64_t parameters = 0;         // parameter elements, tied ones once
+  uint64_t parameters = 0;         // logical parameters (LogicalParams), tied ones once
   uint64_t buffer_bytes = 0;       // resident buffers
   uint64_t head_parameters = 0;    // parameters of the task head (untied)
   uint64_t base_only_parameters = 0;  // in the base AutoModel only (Tensor::base_only)

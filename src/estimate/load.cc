@@ -92,7 +92,7 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
       const int32_t b = blocks.tensor_block[ti];
       if (b < 0) continue;
       block_bytes[b] += size;
-      if (t.kind == TensorKind::kParameter && size > 0) block_params[b] += t.numel;
+      if (t.kind == TensorKind::kParameter && size > 0) block_params[b] += LogicalParams(t);
     }
     std::optional<Block> best;
     if (!block_bytes.empty()) {

@@ -181,7 +181,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
       autocast_copy = Add(autocast_copy, Mul(t.numel, 2));
     }
     if (trains) add_trainable(t, wb);
-    else frozen = Add(frozen, t.numel);
+    else frozen = Add(frozen, LogicalParams(t));  // logical: a packed base counts out x in
     const bool in_encoder = enc_dec && (t.name.starts_with("encoder.") ||
                                         t.name.find(".encoder.") != std::string::npos);
     if (trains && in_encoder && layer >= 0) {

@@ -8,6 +8,7 @@
 #include "memfit/checked_math.h"
 #include "memfit/build_exact.h"
 #include "memfit/text_hparams.h"
+#include "model/logical_params.h"
 
 namespace memfit {
 namespace {
@@ -102,6 +103,10 @@ void MergeBuilt(Model& model, Model built) {
       continue;
     }
     t.in_head = it->second->in_head;
+    // The builder knows the logical shape (bitsandbytes 4-bit: an odd out x in).
+    if (it->second->logical_params && it->second->numel == t.numel) {
+      t.logical_params = it->second->logical_params;
+    }
     t.component = it->second->component;
     if (it->second->kind != TensorKind::kParameter) t.kind = it->second->kind;
     if (!it->second->tied_to.empty() && !present.count(it->second->tied_to)) {
@@ -202,6 +207,12 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
     MEMFIT_ASSIGN_OR_RETURN(model, FromHeaders(inputs));
     size_t files = inputs.safetensors.size();
     model.source = fmt::format("safetensors headers ({} file{})", files, files == 1 ? "" : "s");
+    {
+      auto logical = InferLogicalParams(
+          model.tensors, inputs.config ? inputs.config->quantization_config() : nullptr);
+      for (auto& n : logical.notes) model.notes.push_back(std::move(n));
+      for (auto& a : logical.assumptions) model.assumptions.push_back(std::move(a));
+    }
     if (built && *built) {
       MergeBuilt(model, std::move(**built));
       model.source += " + config.json";

@@ -11,7 +11,7 @@ namespace {
 
 void AddToTotals(ModelTotals& totals, const Tensor& t) {
   if (t.base_only) {
-    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += t.numel;
+    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += LogicalParams(t);
     return;  // not part of architectures[0]'s class
   }
   if (t.stored) totals.stored_bytes += t.bytes;
@@ -19,8 +19,8 @@ void AddToTotals(ModelTotals& totals, const Tensor& t) {
   if (!t.tied_to.empty()) return;  // shares its storage: resident once
   totals.resident_bytes += t.bytes;
   if (t.kind == TensorKind::kParameter) {
-    totals.parameters += t.numel;
-    if (t.in_head) totals.head_parameters += t.numel;
+    totals.parameters += LogicalParams(t);
+    if (t.in_head) totals.head_parameters += LogicalParams(t);
   } else {
     totals.buffer_bytes += t.bytes;
   }
@@ -52,7 +52,7 @@ std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& mo
 Status CheckModelBounds(const Model& model, std::string_view where) {
   ByteSum elements, bytes;
   for (const auto& t : model.tensors) {
-    elements.Add(t.numel);
+    elements.Add(std::max(t.numel, LogicalParams(t)));
     bytes.Add(t.bytes);
   }
   if (elements.overflowed() || elements.total() > kMaxModelElements) {
@@ -106,6 +106,9 @@ struct Node {
   size_t parent = 0;
   bool is_tensor = false;
   bool has_child_module = false;
+  // A module matching a no-split pattern: one block whatever lies below, so the tensors under
+  // it stop here and its subtree is never built (per-expert checkpoints hold ~1M tensors).
+  bool cut = false;
   int32_t block = -1;
   std::vector<size_t> children;
 };
@@ -137,6 +140,12 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
   std::unordered_map<ChildKey, size_t, ChildHash> index;
   index.reserve(model.tensors.size() * 2);
   std::vector<size_t> tensor_node(model.tensors.size(), 0);
+  auto no_split = [&](std::string_view path) {
+    for (const auto& pattern : model.no_split_patterns) {
+      if (MatchesModulePattern(path, pattern)) return true;
+    }
+    return false;
+  };
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
     const auto& t = model.tensors[ti];
     if (Excluded(t, filter)) continue;
@@ -158,16 +167,18 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
         break;
       }
       nodes[parent].has_child_module = true;
+      // The first no-split module on the path is the block of everything below it: the DFS
+      // below makes it a block if it reaches it (an ancestor is a block only if it is a tensor
+      // too, and then the walk up from here finds that ancestor as before).
+      if (inserted) nodes[self].cut = no_split(path);
+      if (nodes[self].cut) {
+        tensor_node[ti] = self;
+        break;
+      }
       parent = self;
       start = dot + 1;
     }
   }
-  auto no_split = [&](std::string_view path) {
-    for (const auto& pattern : model.no_split_patterns) {
-      if (MatchesModulePattern(path, pattern)) return true;
-    }
-    return false;
-  };
   // accelerate's roots: the model's direct tensors, then its child modules; depth-first.
   std::vector<size_t> roots;
   for (size_t c : nodes[0].children) {
@@ -181,7 +192,7 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
   while (!stack.empty()) {
     Node& node = nodes[stack.back()];
     stack.pop_back();
-    if (node.is_tensor || !node.has_child_module || no_split(node.path)) {
+    if (node.is_tensor || !node.has_child_module || node.cut || no_split(node.path)) {
       node.block = static_cast<int32_t>(out.names.size());
       out.names.emplace_back(node.path);
       continue;
@@ -215,7 +226,7 @@ std::vector<Block> SumBlocks(const Model& model, const BlockAssignment& assignme
     const auto& t = model.tensors[ti];
     uint64_t size = FilteredSize(t, filter);
     blocks[b].bytes += size;
-    if (t.kind == TensorKind::kParameter && size > 0) blocks[b].parameters += t.numel;
+    if (t.kind == TensorKind::kParameter && size > 0) blocks[b].parameters += LogicalParams(t);
   }
   return blocks;
 }

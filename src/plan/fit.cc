@@ -141,7 +141,7 @@ SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
       device = device_of[a];
     }
     double fraction = (*fractions)[i];
-    double params = t.kind == TensorKind::kParameter ? static_cast<double>(t.numel) * fraction : 0;
+    double params = t.kind == TensorKind::kParameter ? static_cast<double>(LogicalParams(t)) * fraction : 0;
     total_active_params += params;
     if (device < 0) continue;
     active_bytes[static_cast<size_t>(device)] += static_cast<double>(size_of(t)) * fraction;

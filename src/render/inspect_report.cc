@@ -38,7 +38,7 @@ std::map<std::string, Group> Groups(const Model& model, int depth) {
     if (t.base_only) continue;  // not part of the class being described
     auto& g = groups[GroupName(t.name, depth)];
     ++g.tensors;
-    if (t.kind == TensorKind::kParameter && t.tied_to.empty()) g.parameters += t.numel;
+    if (t.kind == TensorKind::kParameter && t.tied_to.empty()) g.parameters += LogicalParams(t);
     if (t.tied_to.empty()) g.bytes += t.bytes;
   }
   return groups;
@@ -72,6 +72,7 @@ nlohmann::json InspectJson(const Model& model) {
     nlohmann::json row = {{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype_label},
                           {"bytes", t.bytes}, {"stored", t.stored}};
     if (t.kind != TensorKind::kParameter) row["buffer"] = t.kind == TensorKind::kBuffer ? "persistent" : "non-persistent";
+    if (t.logical_params) row["parameters"] = *t.logical_params;
     if (!t.tied_to.empty()) row["tied_to"] = t.tied_to;
     if (t.in_head) row["head"] = true;
     if (!t.component.empty()) row["component"] = t.component;

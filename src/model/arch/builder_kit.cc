@@ -67,6 +67,15 @@ void ModelBuilder::ParamAs(const std::string& name, std::vector<uint64_t> shape,
   Emit(name, std::move(shape), dtype, TensorKind::kParameter, "", true);
 }
 
+void ModelBuilder::Packed(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
+                          uint64_t logical_params) {
+  const size_t before = model_.tensors.size();
+  Emit(name, std::move(shape), dtype, TensorKind::kParameter, "", true);
+  if (model_.tensors.size() > before && model_.tensors.back().numel != logical_params) {
+    model_.tensors.back().logical_params = logical_params;
+  }
+}
+
 void ModelBuilder::Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias) {
   Param(prefix + ".weight", {out, in});
   if (bias) Param(prefix + ".bias", {out});

@@ -26,6 +26,11 @@ class ModelBuilder {
   // A parameter in the checkpoint dtype (or `dtype` when given).
   void Param(const std::string& name, std::vector<uint64_t> shape);
   void ParamAs(const std::string& name, std::vector<uint64_t> shape, Dtype dtype);
+  // A parameter of a quantized layer as stored: a packed weight or quantization metadata. It
+  // counts `logical_params` parameters (Tensor::logical_params): out x in for a packed weight,
+  // 0 for scales, zero points and g_idx.
+  void Packed(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
+              uint64_t logical_params);
   // nn.Linear(in, out): weight [out, in], bias [out].
   void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
   // nn.Embedding(num, dim): weight [num, dim].

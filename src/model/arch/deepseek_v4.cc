@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "memfit/checked_math.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
@@ -82,11 +83,12 @@ void V4Linear(ModelBuilder& b, const V4Storage& s, Store kind, const std::string
   if (kind == Store::kPlain || !s.fp8) {
     b.Linear(m, in, out, false);
   } else if (kind == Store::kFp4) {
-    b.ParamAs(m + ".weight", {out, in / 2}, Dtype::kI8);
-    b.ParamAs(m + ".scale", {out, in / 32}, Dtype::kF8E8M0);
+    // Logical parameters: the packed weight counts out x in, the scales none.
+    b.Packed(m + ".weight", {out, in / 2}, Dtype::kI8, CheckedMul(out, in).value_or(0));
+    b.Packed(m + ".scale", {out, in / 32}, Dtype::kF8E8M0, 0);
   } else {
     b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-    b.ParamAs(m + ".scale", {CeilDiv(out, s.block_out), CeilDiv(in, s.block_in)}, s.scale);
+    b.Packed(m + ".scale", {CeilDiv(out, s.block_out), CeilDiv(in, s.block_in)}, s.scale, 0);
   }
 }
 
@@ -426,7 +428,7 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
         "block{}",
         DtypeName(s.scale), s.block_out, s.block_in,
         s.fp4_experts ? "; routed experts as int8 (two E2M1 values a byte) with a float8_e8m0fnu "
-                        "scale per 32 inputs: the parameter count counts packed bytes"
+                        "scale per 32 inputs; parameters are logical (scales are not parameters)"
                       : ""));
   }
   if (!s.nvfp4.empty()) NoteQuantization(b, s.nvfp4_q);

@@ -250,6 +250,7 @@ TEST(DeepseekV4Builder, FlashMatchesItsCheckpointManifest) {
   const uint64_t logical = BuiltLogical(*m, false);
   EXPECT_EQ(logical, ReferenceLogical(*j, false));
   EXPECT_EQ(logical, 284332230231u);  // card: 284B
+  EXPECT_EQ(t.parameters, logical);     // the reported count is the logical one (issue 15)
   // One tensor of each stored kind, derived by hand.
   const Tensor* w1 = FindTensor(*m, "layers.5.ffn.experts.7.w1.weight");  // FP4 [2048, 4096]
   ASSERT_NE(w1, nullptr);
@@ -288,6 +289,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
     ASSERT_TRUE(pj);
     EXPECT_EQ(BuiltLogical(*p, false), ReferenceLogical(*pj, false));
     EXPECT_EQ(BuiltLogical(*p, false), 1572997179491u);
+    EXPECT_EQ(ComputeTotals(*p).parameters, 1572997179491u);
   }
 
   const std::string nv = "recent/nvidia__DeepSeek-V4-Flash-NVFP4";
@@ -305,6 +307,8 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   EXPECT_EQ(FindTensor(*nvfp4, "mtp.0.ffn.experts.0.w2.weight")->dtype, Dtype::kI8);
   EXPECT_EQ(FindTensor(*nvfp4, "layers.3.attn.wq_b.weight")->dtype, Dtype::kF8E4M3);
   EXPECT_FALSE(nvfp4->assumptions.empty());
+  // Logical parameters: those of the native release (284,332,230,231), bytes as stored.
+  EXPECT_EQ(ComputeTotals(*nvfp4).parameters, 284332230231u);
 }
 
 }  // namespace

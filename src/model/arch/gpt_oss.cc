@@ -6,6 +6,7 @@
 // Sources: transformers/models/gpt_oss/modeling_gpt_oss.py, integrations/mxfp4.py, and
 // openai/gpt-oss-20b model.safetensors.index.json.
 
+#include "memfit/checked_math.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
@@ -58,10 +59,13 @@ Result<Model> BuildGptOss(const HfConfig& c, const BuildOptions& o) {
     b.Linear(l + ".mlp.router", h, e, true);
     const std::string x = l + ".mlp.experts";
     if (mxfp4) {
-      b.ParamAs(x + ".gate_up_proj_blocks", {e, 2 * inter, h / 32, 16}, Dtype::kU8);
-      b.ParamAs(x + ".gate_up_proj_scales", {e, 2 * inter, h / 32}, Dtype::kU8);
-      b.ParamAs(x + ".down_proj_blocks", {e, h, inter / 32, 16}, Dtype::kU8);
-      b.ParamAs(x + ".down_proj_scales", {e, h, inter / 32}, Dtype::kU8);
+      // Two fp4 values a byte: the blocks stand for e x out x in parameters, the scales for none.
+      const uint64_t gate_up = CheckedProduct(std::vector<uint64_t>{e, 2 * inter, h}).value_or(0);
+      const uint64_t down = CheckedProduct(std::vector<uint64_t>{e, h, inter}).value_or(0);
+      b.Packed(x + ".gate_up_proj_blocks", {e, 2 * inter, h / 32, 16}, Dtype::kU8, gate_up);
+      b.Packed(x + ".gate_up_proj_scales", {e, 2 * inter, h / 32}, Dtype::kU8, 0);
+      b.Packed(x + ".down_proj_blocks", {e, h, inter / 32, 16}, Dtype::kU8, down);
+      b.Packed(x + ".down_proj_scales", {e, h, inter / 32}, Dtype::kU8, 0);
     } else {
       b.Param(x + ".gate_up_proj", {e, h, 2 * inter});
       b.Param(x + ".down_proj", {e, inter, h});
@@ -78,7 +82,8 @@ Result<Model> BuildGptOss(const HfConfig& c, const BuildOptions& o) {
   TaskHead(b, c, o, "model.embed_tokens");
   if (mxfp4) {
     m.notes.push_back("mxfp4: expert weights stored as uint8 blocks (two fp4 values per byte) and "
-                      "uint8 E8M0 scales per 32 values; their elements are counted as stored");
+                      "uint8 E8M0 scales per 32 values; parameters are logical (the experts' "
+                      "e x out x in), bytes as stored");
   }
   m.no_split_patterns = {"model.layers.*"};
   m.base_model_prefix = "model.";

@@ -81,6 +81,8 @@ TEST(MiniMaxM2Builder, RealReleasesByHand) {
   EXPECT_EQ(FindTensor(*fp4, "model.layers.7.self_attn.q_proj.weight")->dtype, Dtype::kBF16);
   EXPECT_EQ(FindTensor(*fp4, "model.layers.7.block_sparse_moe.experts.9.w1.weight")->dtype,
             Dtype::kU8);
+  // Logical parameters (issue 15): both releases count the same model, scales excluded.
+  EXPECT_EQ(ComputeTotals(*fp4).parameters, ComputeTotals(*fp8).parameters);
 }
 
 }  // namespace

@@ -402,31 +402,41 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
     b.Linear(m, in, out, bias);
     return;
   }
+  // Parameters are logical (issue 15): the packed weight counts out x in, scales, zero points
+  // and g_idx count none; bytes stay as stored.
+  const auto logical = CheckedMul(out, in);
+  if (!logical) {
+    b.Fail(MakeError("{}: size overflows 64 bits", m));
+    return;
+  }
+  const uint64_t n = *logical;
   switch (method) {
     case QuantMethod::kNvfp4:
       // Values packed two per byte [out, in/2], an E4M3 scale per 16 inputs, two float32 scalars.
-      b.ParamAs(m + ".weight", {out, CeilDiv(in, 2)}, Dtype::kU8);
-      b.ParamAs(m + ".weight_scale", {out, CeilDiv(in, 16)}, Dtype::kF8E4M3);
-      b.ParamAs(m + ".weight_scale_2", {}, Dtype::kF32);
-      b.ParamAs(m + ".input_scale", {}, Dtype::kF32);
+      b.Packed(m + ".weight", {out, CeilDiv(in, 2)}, Dtype::kU8, n);
+      b.Packed(m + ".weight_scale", {out, CeilDiv(in, 16)}, Dtype::kF8E4M3, 0);
+      b.Packed(m + ".weight_scale_2", {}, Dtype::kF32, 0);
+      b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
       break;
     case QuantMethod::kPackedInt: {
       const uint64_t pack = 32 / q.bits;
       const uint64_t groups = q.group_size ? CeilDiv(in, q.group_size) : 1;
-      b.ParamAs(m + ".weight_packed", {out, CeilDiv(in, pack)}, Dtype::kI32);
-      b.Param(m + ".weight_scale", {out, groups});
-      b.ParamAs(m + ".weight_shape", {2}, Dtype::kI64);
-      if (q.zero_point) b.ParamAs(m + ".weight_zero_point", {CeilDiv(out, pack), groups}, Dtype::kI32);
+      b.Packed(m + ".weight_packed", {out, CeilDiv(in, pack)}, Dtype::kI32, n);
+      b.Packed(m + ".weight_scale", {out, groups}, b.dtype(), 0);
+      b.Packed(m + ".weight_shape", {2}, Dtype::kI64, 0);
+      if (q.zero_point) {
+        b.Packed(m + ".weight_zero_point", {CeilDiv(out, pack), groups}, Dtype::kI32, 0);
+      }
       break;
     }
     case QuantMethod::kFp8Tensor:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
       if (q.per_channel) {
-        b.ParamAs(m + ".weight_scale", {out, 1}, Dtype::kF32);
+        b.Packed(m + ".weight_scale", {out, 1}, Dtype::kF32, 0);
       } else {
-        b.ParamAs(m + ".weight_scale", {}, Dtype::kF32);
+        b.Packed(m + ".weight_scale", {}, Dtype::kF32, 0);
       }
-      b.ParamAs(m + ".input_scale", {}, Dtype::kF32);
+      b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
       break;
     case QuantMethod::kBnbInt8:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kI8);
@@ -434,13 +444,8 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       b.Buffer(m + ".weight_format", {}, Dtype::kU8, true);
       break;
     case QuantMethod::kBnb4Bit: {
-      auto n = CheckedMul(out, in);
-      if (!n) {
-        b.Fail(MakeError("{}: size overflows 64 bits", m));
-        return;
-      }
-      const uint64_t blocks = CeilDiv(*n, 64);
-      b.ParamAs(m + ".weight", {CeilDiv(*n, 2), 1}, Dtype::kU8);
+      const uint64_t blocks = CeilDiv(n, 64);
+      b.Packed(m + ".weight", {CeilDiv(n, 2), 1}, Dtype::kU8, n);
       b.Buffer(m + ".weight.absmax", {blocks}, q.double_quant ? Dtype::kU8 : Dtype::kF32, true);
       b.Buffer(m + ".weight.quant_map", {16}, Dtype::kF32, true);
       if (q.double_quant) {
@@ -461,22 +466,22 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
         return;
       }
       if (q.method == QuantMethod::kGptq) {
-        b.ParamAs(m + ".qweight", {in / per_int, out}, Dtype::kI32);
-        b.ParamAs(m + ".qzeros", {groups, out / per_int}, Dtype::kI32);
-        b.ParamAs(m + ".scales", {groups, out}, Dtype::kF16);
-        b.ParamAs(m + ".g_idx", {in}, Dtype::kI32);
+        b.Packed(m + ".qweight", {in / per_int, out}, Dtype::kI32, n);
+        b.Packed(m + ".qzeros", {groups, out / per_int}, Dtype::kI32, 0);
+        b.Packed(m + ".scales", {groups, out}, Dtype::kF16, 0);
+        b.Packed(m + ".g_idx", {in}, Dtype::kI32, 0);
       } else {
-        b.ParamAs(m + ".qweight", {in, out / per_int}, Dtype::kI32);
-        b.ParamAs(m + ".qzeros", {groups, out / per_int}, Dtype::kI32);
-        b.ParamAs(m + ".scales", {groups, out}, Dtype::kF16);
+        b.Packed(m + ".qweight", {in, out / per_int}, Dtype::kI32, n);
+        b.Packed(m + ".qzeros", {groups, out / per_int}, Dtype::kI32, 0);
+        b.Packed(m + ".scales", {groups, out}, Dtype::kF16, 0);
       }
       if (bias) b.ParamAs(m + ".bias", {out}, Dtype::kF16);
       return;
     }
     case QuantMethod::kFp8Block:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-      b.ParamAs(m + ".weight_scale_inv", {CeilDiv(out, q.block_out), CeilDiv(in, q.block_in)},
-                Dtype::kF32);
+      b.Packed(m + ".weight_scale_inv", {CeilDiv(out, q.block_out), CeilDiv(in, q.block_in)},
+               Dtype::kF32, 0);
       break;
     default:
       break;
@@ -489,7 +494,8 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
   switch (q.method) {
     case QuantMethod::kBnb4Bit:
       m.notes.push_back("bitsandbytes 4-bit: weights packed two per uint8 byte; the parameter "
-                        "count counts packed bytes, as transformers does after loading");
+                        "count is logical (out x in per layer), while transformers' "
+                        "num_parameters() after loading counts packed bytes");
       if (q.double_quant) {
         m.assumptions.push_back("bitsandbytes double quantization: each quant_state JSON holds a "
                                 "data-dependent nested_offset, assumed 20 characters long");
@@ -498,17 +504,18 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
     case QuantMethod::kGptq:
     case QuantMethod::kAwq:
       m.notes.push_back("GPTQ/AWQ: quantized layers stored as packed int32 qweight/qzeros with "
-                        "float16 scales; their elements are counted as stored, not as weights");
+                        "float16 scales; parameters are logical (out x in per layer; qzeros, "
+                      "scales and g_idx are not parameters), bytes as stored");
       break;
     case QuantMethod::kFp8Block:
       m.notes.push_back("fp8: quantized layers stored as float8_e4m3fn with float32 "
-                        "weight_scale_inv per block");
+                        "weight_scale_inv per block (not parameters)");
       break;
     case QuantMethod::kPackedInt:
       m.notes.push_back(fmt::format(
           "compressed-tensors pack-quantized int{}: quantized layers stored as int32 "
-          "weight_packed ({} values a word) with {} weight_scale {}{}; the parameter count counts "
-          "packed words",
+          "weight_packed ({} values a word) with {} weight_scale {}{}; parameters are logical "
+          "(out x in per layer), bytes as stored",
           q.bits, 32 / q.bits, DtypeName(b.dtype()),
           q.group_size ? fmt::format("per {} inputs", q.group_size) : std::string("per channel"),
           q.zero_point ? " and an int32 packed weight_zero_point" : ""));
@@ -519,7 +526,8 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
       m.notes.push_back("ModelOpt / compressed-tensors: NVFP4 layers stored as uint8 [out, in/2] "
                         "(two E2M1 values a byte) with an E4M3 scale per 16 and float32 "
                         "weight_scale_2 and input_scale; FP8 layers as float8_e4m3fn with float32 "
-                        "weight_scale and input_scale. The parameter count counts packed bytes.");
+                        "weight_scale and input_scale. Parameters are logical (out x in per layer; scales "
+                        "are not parameters), bytes as stored.");
       break;
     default:
       break;

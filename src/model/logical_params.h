@@ -1,0 +1,31 @@
+#pragma once
+// Logical parameter counts for tensors read from safetensors headers (issue 15): a packed
+// quantized weight stands for the out x in parameters of the unquantized layer, and
+// quantization metadata (scales, zero points, g_idx, bitsandbytes quant state) for none.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "memfit/model.h"
+
+namespace memfit {
+
+// What InferLogicalParams found, for the model's notes and assumptions.
+struct LogicalParamsReport {
+  std::vector<std::string> notes;
+  std::vector<std::string> assumptions;
+};
+
+// Sets Tensor::logical_params from names, dtypes and sibling shapes, as the storage formulas of
+// docs/architectures.md lay them out: NVFP4 (uint8 `weight` with a float8_e4m3 `weight_scale` per
+// 16 inputs), MXFP4 (`*_blocks` with `*_scales`), DeepSeek-V4 FP4 (int8 `weight` with a
+// float8_e8m0 `scale` per 32 inputs), bitsandbytes 4-bit (uint8 `weight` with `weight.absmax`),
+// GPTQ/AWQ (`qweight` with `qzeros` and `scales`: bits and layout from their shapes) and
+// compressed-tensors pack-quantized (`weight_packed`: bits from `quantization_config`, null when
+// absent). Shapes that do not fit a formula are left as stored.
+LogicalParamsReport InferLogicalParams(std::vector<Tensor>& tensors,
+                                       const nlohmann::json* quantization_config);
+
+}  // namespace memfit
