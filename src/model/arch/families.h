@@ -95,6 +95,15 @@ Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
 
+// Issue 15, llama.cc specs: GLM-4-0414 (fused gate_up_proj, post-sublayer norms), Seed-OSS,
+// Apertus (xIELU, non-gated MLP), ERNIE 4.5, Hunyuan dense, InternLM (v1, remote code).
+Result<Model> BuildGlm4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildSeedOss(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildApertus(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildErnie45(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildHunYuanDense(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildInternLm(const HfConfig& config, const BuildOptions& options);
+
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
