@@ -98,6 +98,7 @@ Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& option
 // Issue 15, llama.cc specs: GLM-4-0414 (fused gate_up_proj, post-sublayer norms), Seed-OSS,
 // Apertus (xIELU, non-gated MLP), ERNIE 4.5, Hunyuan dense, InternLM (v1, remote code).
 Result<Model> BuildOlmo3(const HfConfig& config, const BuildOptions& options);  // olmo.cc
+Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& options);  // phi.cc
 Result<Model> BuildGlm4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildSeedOss(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildApertus(const HfConfig& config, const BuildOptions& options);

@@ -113,6 +113,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
       {"qwen", "", arch::BuildQwen, "qwen"},
       {"olmo3", "", arch::BuildOlmo3, "olmo"},
+      {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
       {"glm4", "", arch::BuildGlm4, "glm4"},
       {"seed_oss", "", arch::BuildSeedOss, "llama"},
       {"apertus", "", arch::BuildApertus, "llama"},
