@@ -88,6 +88,8 @@ Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
+// GLM-4.5/4.6 (deepseek.cc): DeepSeek-V3's MoE and MTP layers around grouped-query attention.
+Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.
 Result<Model> BuildDeepseekV4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);

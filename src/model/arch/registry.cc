@@ -115,6 +115,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"olmo3", "", arch::BuildOlmo3, "olmo"},
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
       {"glm4", "", arch::BuildGlm4, "glm4"},
+      {"glm4_moe", "", arch::BuildGlm4Moe, "deepseek"},
       {"seed_oss", "", arch::BuildSeedOss, "llama"},
       {"apertus", "", arch::BuildApertus, "llama"},
       {"ernie4_5", "", arch::BuildErnie45, "llama"},
