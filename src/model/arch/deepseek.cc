@@ -16,6 +16,14 @@
 // on the layers "indexer_types" marks "full" (all by default) and its MTP layer stores no
 // embed_tokens/shared_head.head (its FP8 release's modules_to_not_convert lists neither). Sources:
 // transformers/models/{deepseek_v32/modeling_deepseek_v32.py, glm_moe_dsa/modular_glm_moe_dsa.py}.
+// GLM-4.5/4.6/4.5-Air (glm4_moe): the same MoE layers, router and MTP layers around grouped-query
+// attention instead of MLA: q/k/v_proj (biased with "attention_bias"), o_proj without bias,
+// per-head q_norm/k_norm [head_dim] with "use_qk_norm", partial rotary (inv_freq
+// [int(head_dim x partial_rotary_factor) / 2], factor 0.5 by default); MoE from layer
+// first_k_dense_replace on, the router's e_score_correction_bias always present. Its MTP layer
+// stores its own embed_tokens and shared_head.head as DeepSeek-V3's does (vLLM glm4_moe_mtp.py
+// loads them; the Hub's safetensors totals, 110B for GLM-4.5-Air and 358B for GLM-4.5, count
+// them). Source: transformers/models/glm4_moe/modular_glm4_moe.py.
 
 #include <algorithm>
 
@@ -29,10 +37,12 @@ namespace {
 struct Mla {
   uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;
   bool bias = false;
+  bool gqa = false;      // glm4_moe: grouped-query attention of head_dim `v` instead of MLA
+  bool qk_norm = false;  // glm4_moe "use_qk_norm"
   uint64_t index_heads = 0, index_dim = 0;  // DSA lightning indexer; 0: none
 };
 
-enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa };
+enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe };
 
 void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a) {
   const uint64_t h = b.model().hp.hidden_size;
@@ -49,17 +59,30 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   b.RmsNorm(l + ".input_layernorm", h);
-  if (a.q_lora > 0) {
-    QLinear(b, q, l + ".self_attn.q_a_proj", h, a.q_lora, a.bias);
-    b.RmsNorm(l + ".self_attn.q_a_layernorm", a.q_lora);
-    QLinear(b, q, l + ".self_attn.q_b_proj", a.q_lora, nh * (a.nope + a.rope), false);
+  if (a.gqa) {
+    const uint64_t q_width = MulDims(b, nh, a.v, "num_attention_heads x head_dim");
+    const uint64_t kv_width = MulDims(b, hp.num_kv_heads, a.v, "num_key_value_heads x head_dim");
+    QLinear(b, q, l + ".self_attn.q_proj", h, q_width, a.bias);
+    QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, a.bias);
+    QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, a.bias);
+    QLinear(b, q, l + ".self_attn.o_proj", q_width, h, false);
+    if (a.qk_norm) {
+      b.RmsNorm(l + ".self_attn.q_norm", a.v);
+      b.RmsNorm(l + ".self_attn.k_norm", a.v);
+    }
   } else {
-    QLinear(b, q, l + ".self_attn.q_proj", h, nh * (a.nope + a.rope), false);
+    if (a.q_lora > 0) {
+      QLinear(b, q, l + ".self_attn.q_a_proj", h, a.q_lora, a.bias);
+      b.RmsNorm(l + ".self_attn.q_a_layernorm", a.q_lora);
+      QLinear(b, q, l + ".self_attn.q_b_proj", a.q_lora, nh * (a.nope + a.rope), false);
+    } else {
+      QLinear(b, q, l + ".self_attn.q_proj", h, nh * (a.nope + a.rope), false);
+    }
+    QLinear(b, q, l + ".self_attn.kv_a_proj_with_mqa", h, a.kv_lora + a.rope, a.bias);
+    b.RmsNorm(l + ".self_attn.kv_a_layernorm", a.kv_lora);
+    QLinear(b, q, l + ".self_attn.kv_b_proj", a.kv_lora, nh * (a.nope + a.v), false);
+    QLinear(b, q, l + ".self_attn.o_proj", nh * a.v, h, a.bias);
   }
-  QLinear(b, q, l + ".self_attn.kv_a_proj_with_mqa", h, a.kv_lora + a.rope, a.bias);
-  b.RmsNorm(l + ".self_attn.kv_a_layernorm", a.kv_lora);
-  QLinear(b, q, l + ".self_attn.kv_b_proj", a.kv_lora, nh * (a.nope + a.v), false);
-  QLinear(b, q, l + ".self_attn.o_proj", nh * a.v, h, a.bias);
   if (indexer) Indexer(b, q, l, a);
   if (moe) {
     b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
@@ -129,6 +152,7 @@ struct IndexerLayers {
 
 Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant variant) {
   const bool v3 = variant != Variant::kV2;
+  const bool glm4 = variant == Variant::kGlm4Moe;
   const bool dsa = variant == Variant::kV32 || variant == Variant::kGlmDsa;
   ModelBuilder b(c);
   Model& m = b.model();
@@ -145,11 +169,20 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
   Mla a;
-  a.q_lora = Get(b, c.UintOr("q_lora_rank", 0));  // null: V2-Lite's plain q_proj
-  a.kv_lora = Get(b, c.Uint("kv_lora_rank"));
-  a.nope = Get(b, c.Uint("qk_nope_head_dim"));
-  a.rope = Get(b, c.Uint("qk_rope_head_dim"));
-  a.v = Get(b, c.Uint("v_head_dim"));
+  if (glm4) {
+    // Glm4MoeConfig: head_dim 128, partial_rotary_factor 0.5 by default. `rope` holds the
+    // rotary width, `v` the head width.
+    a.gqa = true;
+    a.v = Get(b, c.UintOr("head_dim", 128));
+    a.rope = RotaryDim(b, c, a.v, 0.5);
+    a.qk_norm = Get(b, c.BoolOr("use_qk_norm", false));
+  } else {
+    a.q_lora = Get(b, c.UintOr("q_lora_rank", 0));  // null: V2-Lite's plain q_proj
+    a.kv_lora = Get(b, c.Uint("kv_lora_rank"));
+    a.nope = Get(b, c.Uint("qk_nope_head_dim"));
+    a.rope = Get(b, c.Uint("qk_rope_head_dim"));
+    a.v = Get(b, c.Uint("v_head_dim"));
+  }
   a.bias = Get(b, c.BoolOr("attention_bias", false));
   hp.num_experts = Get(b, c.UintOr("n_routed_experts", 0));
   hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
@@ -158,7 +191,9 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   const uint64_t first_dense = Get(b, c.UintOr("first_k_dense_replace", 0));
   const uint64_t freq = Get(b, c.UintOr("moe_layer_freq", 1));
   const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", 0));
-  const bool v3_bias = v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc";
+  // Glm4MoeTopkRouter registers e_score_correction_bias unconditionally.
+  const bool v3_bias =
+      glm4 || (v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
   if (dsa) {
     a.index_heads = Get(b, c.Uint("index_n_heads"));
     a.index_dim = Get(b, c.Uint("index_head_dim"));
@@ -175,7 +210,13 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     return MakeError("{}: \"n_routed_experts\" is set but \"moe_intermediate_size\" is missing or "
                      "zero", c.where());
   }
-  if (a.kv_lora == 0 || a.nope + a.rope == 0 || a.v == 0) {
+  if (glm4 && (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0)) {
+    return MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
+                     "\"num_key_value_heads\" = {}", c.where(), hp.num_attention_heads,
+                     hp.num_kv_heads);
+  }
+  if (glm4 && a.v == 0) return MakeError("{}: field \"head_dim\" must not be zero", c.where());
+  if (!glm4 && (a.kv_lora == 0 || a.nope + a.rope == 0 || a.v == 0)) {
     return MakeError("{}: \"kv_lora_rank\", \"qk_nope_head_dim\" + \"qk_rope_head_dim\" and "
                      "\"v_head_dim\" must be positive", c.where());
   }
@@ -183,14 +224,14 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     return MakeError("{}: DeepSeek sparse attention needs positive \"q_lora_rank\", "
                      "\"index_n_heads\" and \"index_head_dim\"", c.where());
   }
-  hp.head_dim = a.nope + a.rope;
+  hp.head_dim = glm4 ? a.v : a.nope + a.rope;
   hp.q_lora_rank = a.q_lora;
   hp.qk_nope_head_dim = a.nope;
-  hp.v_head_dim = a.v;
+  hp.v_head_dim = glm4 ? 0 : a.v;
   hp.shared_expert_intermediate_size = hp.moe_intermediate_size * hp.num_shared_experts;
   hp.num_mtp_layers = mtp;
   hp.kv_lora_rank = a.kv_lora;
-  hp.qk_rope_head_dim = a.rope;
+  hp.qk_rope_head_dim = glm4 ? 0 : a.rope;
   const uint64_t shared = hp.moe_intermediate_size * hp.num_shared_experts;
   const uint64_t h = hp.hidden_size;
   // "mlp_layer_types" ("dense"/"sparse", GLM-5.2) overrides first_k_dense_replace/moe_layer_freq.
@@ -208,13 +249,13 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     const std::string l = Layer("model.layers", i);
     const bool indexer = dsa && has_indexer(b, c, i);
     DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer);
-    LayerInfo info{.attention = AttentionKind::kMla, .num_heads = hp.num_attention_heads,
-                   .num_kv_heads = hp.num_kv_heads, .head_dim_k = a.nope + a.rope,
-                   .head_dim_v = a.v, .moe = is_moe(i),
+    LayerInfo info{.attention = glm4 ? AttentionKind::kFull : AttentionKind::kMla,
+                   .num_heads = hp.num_attention_heads, .num_kv_heads = hp.num_kv_heads,
+                   .head_dim_k = hp.head_dim, .head_dim_v = a.v, .moe = is_moe(i),
                    .intermediate_size = is_moe(i) ? 0 : hp.intermediate_size};
     if (indexer) info.indexer_head_dim = a.index_dim;
     hp.layers.push_back(info);
-    if (o.buffers == BufferConvention::kTransformers442) {
+    if (o.buffers == BufferConvention::kTransformers442 && !glm4) {
       // deepseek-ai's remote code: a (yarn) rotary embedding per attention with float32
       // cos/sin caches of [max_position_embeddings, qk_rope_head_dim].
       const std::string r = l + ".self_attn.rotary_emb";
@@ -224,7 +265,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     }
   }
   b.RmsNorm("model.norm", h);
-  if (o.buffers == BufferConvention::kCurrent) {
+  if (o.buffers == BufferConvention::kCurrent || glm4) {
     b.Buffer("model.rotary_emb.inv_freq", {a.rope / 2}, Dtype::kF32, false);
   }
   TaskHead(b, c, o, "model.embed_tokens");
@@ -271,6 +312,9 @@ Result<Model> BuildDeepseekV32(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildGlmMoeDsa(const HfConfig& c, const BuildOptions& o) {
   return BuildDeepseek(c, o, Variant::kGlmDsa);
+}
+Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
+  return BuildDeepseek(c, o, Variant::kGlm4Moe);
 }
 
 }  // namespace memfit::arch

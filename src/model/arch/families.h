@@ -88,12 +88,25 @@ Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
+// GLM-4.5/4.6 (deepseek.cc): DeepSeek-V3's MoE and MTP layers around grouped-query attention.
+Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.
 Result<Model> BuildDeepseekV4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
+
+// Issue 15, llama.cc specs: GLM-4-0414 (fused gate_up_proj, post-sublayer norms), Seed-OSS,
+// Apertus (xIELU, non-gated MLP), ERNIE 4.5, Hunyuan dense, InternLM (v1, remote code).
+Result<Model> BuildOlmo3(const HfConfig& config, const BuildOptions& options);  // olmo.cc
+Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& options);  // phi.cc
+Result<Model> BuildGlm4(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildSeedOss(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildApertus(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildErnie45(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildHunYuanDense(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildInternLm(const HfConfig& config, const BuildOptions& options);
 
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.

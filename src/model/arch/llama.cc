@@ -2,7 +2,9 @@
 // (llama tensors; NoPE layers from "no_rope_layers" change no tensor; tied by default), mimo
 // (qwen2 plus "num_nextn_predict_layers" MTP layers model.mtp_layers.N: token_layernorm,
 // hidden_layernorm, input_proj [H, 2H], a qwen2 decoder layer, final_layernorm; remote code
-// modeling_mimo.py MiMoMTPLayers, loaded by MiMoForCausalLM).
+// modeling_mimo.py MiMoMTPLayers, loaded by MiMoForCausalLM); glm4, seed_oss, apertus, ernie4_5,
+// hunyuan_v1_dense and internlm (v1 remote code) as LlamaSpec fields: bias flags, fused or
+// non-gated MLPs, renamed norms, xIELU parameters (transformers models/<family>/modular_*.py).
 // Tensor names and shapes follow transformers' modeling_<family>.py (LlamaForCausalLM and
 // siblings): embed_tokens, layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj, mlp.{gate,up,
 // down}_proj | block_sparse_moe, post_attention_layernorm}, norm, lm_head.
@@ -35,6 +37,22 @@ struct LlamaSpec {
   // "use_routing_bias", a float32 block_sparse_moe.e_score_correction_bias [E].
   bool minimax_m2 = false;
   bool mimo_mtp = false;       // mimo: qwen2 + model.mtp_layers (MiMoModel builds and loads them)
+  // glm4, seed_oss, apertus, ernie4_5, hunyuan_v1_dense, internlm: where they differ from
+  // LlamaDecoderLayer.
+  bool modern = false;         // after 4.42: one model-level inv_freq in both buffer conventions
+  std::string_view bias_key = "attention_bias";  // q/k/v (and o) bias flag
+  bool bias_default = false;   // its default in the config class
+  bool o_bias = true;          // o_proj follows bias_key (glm4: never biased)
+  std::string_view o_bias_key = "";  // seed_oss: o_proj's own flag "attention_out_bias"
+  std::string_view mlp_bias_key = "mlp_bias";
+  enum class Mlp : uint8_t { kGated, kFusedGateUp, kPlain } mlp = Mlp::kGated;
+  // Per-head q/k RMSNorms [head_dim] under these names (qk_norm uses q_norm/k_norm).
+  std::string_view q_norm = "", k_norm = "";
+  std::string_view input_norm = "input_layernorm", post_norm = "post_attention_layernorm";
+  bool glm4_norms = false;     // post_self_attn_layernorm + post_mlp_layernorm
+  uint64_t head_dim_default = 0;  // the config class's "head_dim" default; 0: hidden / heads
+  double rotary_factor = 0;    // "partial_rotary_factor" default when it shapes inv_freq; 0: none
+  std::string_view act_default = "silu";  // "hidden_act" default of the config class
 };
 
 // SmolLM3Config.__post_init__: without "layer_types", a layer slides when use_sliding_window and
@@ -84,19 +102,27 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
   hp.intermediate_size = Get(b, c.UintOr("intermediate_size", 0));
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", spec.tie_default));
-  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
+  hp.activation = Get(b, c.StringOr("hidden_act", std::string(spec.act_default)));
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
   if (b.failed()) return b.Finish();
   uint64_t default_head_dim =
       DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads, "num_attention_heads");
-  hp.head_dim = Get(b, c.UintOr("head_dim", default_head_dim));
+  hp.head_dim = Get(b, c.UintOr("head_dim", spec.head_dim_default > 0 ? spec.head_dim_default
+                                                                        : default_head_dim));
   if (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0) {
     b.Fail(MakeError("{}: \"num_attention_heads\" = {} is not a multiple of \"num_key_value_heads\" = {}",
                      c.where(), hp.num_attention_heads, hp.num_kv_heads));
   }
-  bool attention_bias = Get(b, c.BoolOr("attention_bias", false));
-  bool mlp_bias = Get(b, c.BoolOr("mlp_bias", false));
+  const bool attention_bias = Get(b, c.BoolOr(spec.bias_key, spec.bias_default));
+  const bool mlp_bias = Get(b, c.BoolOr(spec.mlp_bias_key, false));
+  // Qwen2Attention: q/k/v always biased, o_proj never ("attention_bias" is not read).
+  bool o_bias = attention_bias && !spec.qkv_bias && spec.o_bias;
+  if (!spec.o_bias_key.empty()) o_bias = Get(b, c.BoolOr(spec.o_bias_key, false));
+  // xIELU (apertus): learnable alpha_p/alpha_n [1] and persistent scalar buffers beta/eps, in the
+  // config's dtype (transformers activations.py XIELUActivation).
+  const bool xielu = hp.activation == "xielu";
+  if (spec.mlp == LlamaSpec::Mlp::kPlain) hp.gated_mlp = false;
   uint64_t sliding_window = 0;
   if (spec.sliding_default || spec.smollm3) sliding_window = Get(b, c.UintOr("sliding_window", 0));
   std::optional<SmolLm3Sliding> smollm3_sliding;
@@ -152,17 +178,15 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
   const uint64_t kv_width = MulDims(b, nkv, hd, "num_key_value_heads x head_dim");
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
-  // Qwen2Attention: q/k/v always biased, o_proj never ("attention_bias" is not read).
-  const bool o_bias = attention_bias && !spec.qkv_bias;
   const auto attention = [&](const std::string& l) {
-    b.RmsNorm(l + ".input_layernorm", h);
+    b.RmsNorm(l + "." + std::string(spec.input_norm), h);
     QLinear(b, q, l + ".self_attn.q_proj", h, q_width, attention_bias || spec.qkv_bias);
     QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, attention_bias || spec.qkv_bias);
     QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, attention_bias || spec.qkv_bias);
     QLinear(b, q, l + ".self_attn.o_proj", q_width, h, o_bias);
-    if (spec.qk_norm) {
-      b.RmsNorm(l + ".self_attn.q_norm", hd);
-      b.RmsNorm(l + ".self_attn.k_norm", hd);
+    if (spec.qk_norm || !spec.q_norm.empty()) {
+      b.RmsNorm(l + ".self_attn." + std::string(spec.qk_norm ? "q_norm" : spec.q_norm), hd);
+      b.RmsNorm(l + ".self_attn." + std::string(spec.qk_norm ? "k_norm" : spec.k_norm), hd);
     }
     if (minimax_qk_norm) {
       b.RmsNorm(l + ".self_attn.q_norm", minimax_per_head ? hd : q_width);
@@ -170,9 +194,20 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
     }
   };
   const auto dense_mlp = [&](const std::string& l) {
-    QLinear(b, q, l + ".mlp.gate_proj", h, inter, mlp_bias);
-    QLinear(b, q, l + ".mlp.up_proj", h, inter, mlp_bias);
+    if (spec.mlp == LlamaSpec::Mlp::kFusedGateUp) {
+      QLinear(b, q, l + ".mlp.gate_up_proj", h, MulDims(b, 2, inter, "2 x intermediate_size"),
+              mlp_bias);
+    } else {
+      if (spec.mlp == LlamaSpec::Mlp::kGated) QLinear(b, q, l + ".mlp.gate_proj", h, inter, mlp_bias);
+      QLinear(b, q, l + ".mlp.up_proj", h, inter, mlp_bias);
+    }
     QLinear(b, q, l + ".mlp.down_proj", inter, h, mlp_bias);
+    if (xielu) {
+      b.Param(l + ".mlp.act_fn.alpha_p", {1});
+      b.Param(l + ".mlp.act_fn.alpha_n", {1});
+      b.Buffer(l + ".mlp.act_fn.beta", {}, b.dtype(), true);
+      b.Buffer(l + ".mlp.act_fn.eps", {}, b.dtype(), true);
+    }
   };
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
@@ -213,7 +248,11 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
       info.intermediate_size = inter;
     }
     info.moe = moe_layer;
-    b.RmsNorm(l + ".post_attention_layernorm", h);
+    b.RmsNorm(l + "." + std::string(spec.post_norm), h);
+    if (spec.glm4_norms) {
+      b.RmsNorm(l + ".post_self_attn_layernorm", h);
+      b.RmsNorm(l + ".post_mlp_layernorm", h);
+    }
     hp.layers.push_back(info);
   }
   b.RmsNorm("model.norm", h);
@@ -232,8 +271,9 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   // - 4.42: one `inv_freq` per attention module; Qwen2 and Mixtral also cache cos and sin
   //   [max_position_embeddings, head_dim] per layer; with "rope_scaling" set, LlamaModel holds one
   //   more model-level rotary_emb. (Calibrated against accelerate_reference.jsonl.)
-  if (options.buffers == BufferConvention::kCurrent || spec.smollm3) {
-    b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
+  if (options.buffers == BufferConvention::kCurrent || spec.smollm3 || spec.modern) {
+    const uint64_t rotary = spec.rotary_factor > 0 ? RotaryDim(b, c, hd, spec.rotary_factor) : hd;
+    b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
   } else {
     for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
       const std::string rotary = Layer("model.layers", i) + ".self_attn.rotary_emb";
@@ -281,6 +321,31 @@ Result<Model> BuildMiMo(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildMiniMaxM2(const HfConfig& c, const BuildOptions& o) {
   return BuildLlamaLike(c, o, {.mixtral_moe = true, .minimax_m2 = true});
+}
+Result<Model> BuildGlm4(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.modern = true, .bias_default = true, .o_bias = false,
+                               .mlp = LlamaSpec::Mlp::kFusedGateUp, .glm4_norms = true,
+                               .head_dim_default = 128, .rotary_factor = 0.5});
+}
+Result<Model> BuildSeedOss(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.modern = true, .bias_default = true,
+                               .o_bias_key = "attention_out_bias", .head_dim_default = 128});
+}
+Result<Model> BuildApertus(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.modern = true, .mlp = LlamaSpec::Mlp::kPlain, .q_norm = "q_norm",
+                               .k_norm = "k_norm", .input_norm = "attention_layernorm",
+                               .post_norm = "feedforward_layernorm", .act_default = "xielu"});
+}
+Result<Model> BuildErnie45(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.tie_default = true, .modern = true, .bias_key = "use_bias",
+                               .mlp_bias_key = "use_bias"});
+}
+Result<Model> BuildHunYuanDense(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.modern = true, .q_norm = "query_layernorm",
+                               .k_norm = "key_layernorm", .head_dim_default = 128});
+}
+Result<Model> BuildInternLm(const HfConfig& c, const BuildOptions& o) {
+  return BuildLlamaLike(c, o, {.bias_key = "bias", .bias_default = true});
 }
 
 }  // namespace memfit::arch

@@ -4,8 +4,10 @@
 // LayerNorm, optional per-head q_norm [heads, head_dim] / k_norm, tied embeddings) and cohere2
 // (same tensors, 3 sliding : 1 global layers). EXAONE 4.0: exaone4 (olmo2's layer with per-head
 // q_norm/k_norm [head_dim], sliding layers from "layer_types" or "sliding_window_pattern").
+// OLMo 3: olmo3 (olmo2's tensors; sliding layers from "layer_types", else 3 sliding : 1 global,
+// "sliding_window" 4096 by default).
 // Sources: transformers/models/{olmo,olmo2,cohere,cohere2}/modeling_*.py,
-// transformers/models/exaone4/modular_exaone4.py.
+// transformers/models/{exaone4/modular_exaone4.py, olmo3/modular_olmo3.py}.
 
 #include <optional>
 
@@ -16,7 +18,7 @@
 namespace memfit::arch {
 namespace {
 
-enum class Kind : uint8_t { kOlmo, kOlmo2, kCohere, kCohere2, kExaone4 };
+enum class Kind : uint8_t { kOlmo, kOlmo2, kOlmo3, kCohere, kCohere2, kExaone4 };
 
 // Exaone4Config: "sliding_window" null means no sliding layer at all; otherwise "layer_types"
 // when present, else "sliding_window_pattern": an integer N (every N-th layer global, default 4)
@@ -56,19 +58,23 @@ Result<Model> BuildOlmoCohere(const HfConfig& c, const BuildOptions& o, Kind kin
   ModelBuilder b(c);
   Model& m = b.model();
   const bool cohere = kind == Kind::kCohere || kind == Kind::kCohere2;
-  const bool post_norms = kind == Kind::kOlmo2 || kind == Kind::kExaone4;
+  const bool olmo2_norms = kind == Kind::kOlmo2 || kind == Kind::kOlmo3;
+  const bool post_norms = olmo2_norms || kind == Kind::kExaone4;
   ReadDecoderBasics(b, c, {.tie = cohere});
   auto& hp = m.hp;
   hp.norm = post_norms ? "rmsnorm" : "layernorm";
   hp.gated_mlp = true;
   const bool bias = Get(b, c.BoolOr("attention_bias", false));
   const bool qk_norm = kind == Kind::kCohere && Get(b, c.BoolOr("use_qk_norm", false));
-  uint64_t window = kind == Kind::kCohere2 ? Get(b, c.UintOr("sliding_window", 4096)) : 0;
+  uint64_t window = kind == Kind::kCohere2 || kind == Kind::kOlmo3
+                        ? Get(b, c.UintOr("sliding_window", 4096)) : 0;
   if (kind == Kind::kExaone4) {  // Exaone4Config: absent -> 4096, null -> no sliding layers
     const auto it = c.raw().find("sliding_window");
     window = it != c.raw().end() && it->is_null() ? 0 : Get(b, c.UintOr("sliding_window", 4096));
   }
-  const uint64_t pattern = kind == Kind::kCohere2 ? Get(b, c.UintOr("sliding_window_pattern", 4)) : 1;
+  // Cohere2: "sliding_window_pattern"; Olmo3Config.__post_init__: every 4th layer global.
+  const uint64_t pattern = kind == Kind::kCohere2 ? Get(b, c.UintOr("sliding_window_pattern", 4))
+                           : kind == Kind::kOlmo3 ? 4 : 1;
   if (!b.failed() && pattern == 0) {
     b.Fail(MakeError("{}: field \"sliding_window_pattern\" must not be zero", c.where()));
   }
@@ -80,7 +86,7 @@ Result<Model> BuildOlmoCohere(const HfConfig& c, const BuildOptions& o, Kind kin
     exaone4_sliding.emplace(b, c, hp.num_layers, window);
   } else {
     sliding = SlidingLayers(b, c, hp.num_layers, [&](uint64_t i) {
-      return kind == Kind::kCohere2 && (i + 1) % pattern != 0;
+      return (kind == Kind::kCohere2 || kind == Kind::kOlmo3) && (i + 1) % pattern != 0;
     });
   }
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
@@ -95,7 +101,7 @@ Result<Model> BuildOlmoCohere(const HfConfig& c, const BuildOptions& o, Kind kin
     QLinear(b, q, l + ".self_attn.k_proj", h, nkv * hd, bias);
     QLinear(b, q, l + ".self_attn.v_proj", h, nkv * hd, bias);
     QLinear(b, q, l + ".self_attn.o_proj", nh * hd, h, bias);
-    if (kind == Kind::kOlmo2) {
+    if (olmo2_norms) {
       b.RmsNorm(l + ".self_attn.q_norm", nh * hd);
       b.RmsNorm(l + ".self_attn.k_norm", nkv * hd);
     }
@@ -140,6 +146,9 @@ Result<Model> BuildOlmo(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildOlmo2(const HfConfig& c, const BuildOptions& o) {
   return BuildOlmoCohere(c, o, Kind::kOlmo2);
+}
+Result<Model> BuildOlmo3(const HfConfig& c, const BuildOptions& o) {
+  return BuildOlmoCohere(c, o, Kind::kOlmo3);
 }
 Result<Model> BuildExaone4(const HfConfig& c, const BuildOptions& o) {
   return BuildOlmoCohere(c, o, Kind::kExaone4);

@@ -27,6 +27,27 @@ TEST(OlmoBuilder, Olmo2CountsByHand) {
             (std::vector<uint64_t>{4}));
 }
 
+// olmo3: olmo2's tensors (1184 parameters); without "layer_types" every 4th layer is global and
+// the rest slide over "sliding_window" (default 4096).
+TEST(OlmoBuilder, Olmo3IsOlmo2WithSlidingLayers) {
+  auto j = TinyDecoder("olmo3");
+  j["num_hidden_layers"] = 4;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 4 * 508u + 168);
+  ASSERT_EQ(m->hp.layers.size(), 4u);
+  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
+  EXPECT_EQ(m->hp.layers[0].window_tokens, 4096u);
+  EXPECT_EQ(m->hp.layers[3].attention, AttentionKind::kFull);
+  j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "full_attention"};
+  j["sliding_window"] = 16;
+  m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
+  EXPECT_EQ(m->hp.layers[1].window_tokens, 16u);
+  testing::ExpectHostileRejected("olmo3");
+}
+
 // cohere: LayerNorm weight 8 + 192 + 288 = 488 per layer; 976 + 80 + 8 = 1064 (tied).
 // use_qk_norm adds q_norm [2, 4] and k_norm [1, 4]: +12 per layer.
 TEST(OlmoBuilder, CohereCountsByHand) {

@@ -2,8 +2,9 @@
 // attention + fc1/fc2 MLP after one LayerNorm, self_attn.dense output, final_layernorm, biased
 // lm_head), stablelm (StableLM 2 / Zephyr: LayerNorms with bias, optional per-head q/k
 // LayerNorms, optional parallel residual) and starcoder2 (biased projections, c_fc/c_proj MLP,
-// sliding window, tied embeddings). Sources: transformers/models/{phi,stablelm,starcoder2}/
-// modeling_*.py.
+// sliding window, tied embeddings). stablelm_epoch (StableLM-3B-4E1T and the first StableLM 2
+// releases, remote code modeling_stablelm_epoch.py): stablelm's tensor names, its rotary width
+// from "rope_pct". Sources: transformers/models/{phi,stablelm,starcoder2}/modeling_*.py.
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
@@ -12,9 +13,11 @@
 namespace memfit::arch {
 namespace {
 
-enum class Kind : uint8_t { kPhi, kStableLm, kStarcoder2 };
+enum class Kind : uint8_t { kPhi, kStableLm, kStableLmEpoch, kStarcoder2 };
 
 Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Kind kind) {
+  const bool epoch = kind == Kind::kStableLmEpoch;
+  if (epoch) kind = Kind::kStableLm;
   ModelBuilder b(c);
   Model& m = b.model();
   DecoderDefaults d{.tie = kind == Kind::kStarcoder2};
@@ -35,7 +38,8 @@ Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Ki
     o_bias = mlp_bias = false;
     qk_norm = Get(b, c.BoolOr("qk_layernorm", false));
     parallel = Get(b, c.BoolOr("use_parallel_residual", false));
-    rotary_default = 0.25;
+    // StableLMEpochConfig "rope_pct" (default 0.25) plays partial_rotary_factor's part.
+    rotary_default = epoch ? Get(b, c.NumberOr("rope_pct", 0.25)) : 0.25;
   } else {
     qkv_bias = o_bias = mlp_bias = Get(b, c.BoolOr("use_bias", true));
     window = Get(b, c.UintOr("sliding_window", 0));
@@ -97,6 +101,9 @@ Result<Model> BuildPhi(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildStableLm(const HfConfig& c, const BuildOptions& o) {
   return BuildLayerNormDecoder(c, o, Kind::kStableLm);
+}
+Result<Model> BuildStableLmEpoch(const HfConfig& c, const BuildOptions& o) {
+  return BuildLayerNormDecoder(c, o, Kind::kStableLmEpoch);
 }
 Result<Model> BuildStarcoder2(const HfConfig& c, const BuildOptions& o) {
   return BuildLayerNormDecoder(c, o, Kind::kStarcoder2);

@@ -37,6 +37,36 @@ TEST(PhiBuilder, StableLmCountsByHand) {
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.q_layernorm.norms.1.weight"), nullptr);
 }
 
+// stablelm_epoch (remote code): stablelm's tensors (1200 parameters; use_qkv_bias: + 8 + 4 + 4
+// per layer), the rotary width from rope_pct: int(4 x 0.5) = 2 -> inv_freq [1].
+TEST(PhiBuilder, StableLmEpochCountsByHand) {
+  auto j = TinyDecoder("stablelm_epoch");
+  j["rope_pct"] = 0.5;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1200u);
+  const Tensor* rotary = FindTensor(*m, "model.rotary_emb.inv_freq");
+  ASSERT_NE(rotary, nullptr);
+  EXPECT_EQ(rotary->shape, (std::vector<uint64_t>{1}));
+  j["use_qkv_bias"] = true;
+  m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1232u);
+  testing::ExpectHostileRejected("stablelm_epoch");
+}
+
+// stabilityai/stablelm-3b-4e1t (model_type stablelm_epoch; config fields the builder reads): its
+// model card gives 2,795,443,200 parameters.
+TEST(PhiBuilder, StableLm3bPublishedCount) {
+  auto m = BuildJson(nlohmann::json::parse(
+      R"({"model_type":"stablelm_epoch","architectures":["StableLMEpochForCausalLM"],
+         "hidden_size":2560,"intermediate_size":6912,"num_hidden_layers":32,
+         "num_attention_heads":32,"num_key_value_heads":32,"vocab_size":50304,"rope_pct":0.25,
+         "tie_word_embeddings":false,"torch_dtype":"bfloat16"})"));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 2795443200u);
+}
+
 // Tiny starcoder2 (biases on): LayerNorm 16, q 72, k 36, v 36, o 72, c_fc 108, c_proj 104,
 // LayerNorm 16: 460 per layer; 920 + 80 + norm 16 = 1016, lm_head tied.
 TEST(PhiBuilder, Starcoder2CountsByHand) {

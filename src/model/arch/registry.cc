@@ -121,6 +121,15 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
       {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
       {"qwen", "", arch::BuildQwen, "qwen"},
+      {"olmo3", "", arch::BuildOlmo3, "olmo"},
+      {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
+      {"glm4", "", arch::BuildGlm4, "glm4"},
+      {"glm4_moe", "", arch::BuildGlm4Moe, "deepseek"},
+      {"seed_oss", "", arch::BuildSeedOss, "llama"},
+      {"apertus", "", arch::BuildApertus, "llama"},
+      {"ernie4_5", "", arch::BuildErnie45, "llama"},
+      {"hunyuan_v1_dense", "", arch::BuildHunYuanDense, "llama"},
+      {"internlm", "", arch::BuildInternLm, "llama"},
   };
   return kBuilders;
 }
