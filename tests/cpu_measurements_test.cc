@@ -20,9 +20,7 @@ namespace {
 
 // id -> why it is still off (FINDINGS.md section).
 const std::map<std::string, std::string>& KnownOff() {
-  static const std::map<std::string, std::string> kRows = {
-      {"c-t5-inf-fp32", "T5's decoder self-attention cache holds the generated tokens only (1h)"},
-  };
+  static const std::map<std::string, std::string> kRows = {};
   return kRows;
 }
 

@@ -47,6 +47,10 @@ struct KvCacheOptions {
   uint64_t block_size = 0;           // paged engines: tokens per block (0 = no paging)
   bool mla_latent = true;            // MLA: cache the latent (vLLM/SGLang); false = decompressed K/V
   uint64_t encoder_tokens = 0;       // encoder-decoder cross-attention length (0 = model default)
+  // Encoder-decoder models whose prompt is the encoder's input (no stated encoder length: T5):
+  // the decoder's self-attention cache holds the decoder's own tokens, the start token and the
+  // generated ones fed back (0 = context_tokens, the most it could hold).
+  uint64_t decoder_tokens = 0;
   // Recurrent layers. transformers keeps conv_kernel conv steps and a float32 SSM / delta-rule
   // state (modeling_qwen3_next.py, modeling_nemotron_h.py); vLLM keeps conv_kernel - 1 steps and
   // the state in "mamba_ssm_cache_dtype" or the model dtype (mamba_utils.py).
@@ -108,6 +112,7 @@ struct InferenceOptions {
   // for every prompt token in generate(), whether eager attention's probabilities outlive it.
   RuntimeVersions versions;
   uint64_t encoder_tokens = 0;
+  uint64_t decoder_tokens = 0;  // KvCacheOptions::decoder_tokens
   // Serving engines.
   uint64_t gpu_memory_bytes = 0;          // total memory of one GPU (needed for block counts)
   double gpu_memory_utilization = 0.9;    // vLLM; SGLang's mem_fraction_static when engine sglang

@@ -93,6 +93,10 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--gpu", r.gpu, "a catalog GPU (h200, a100, rtx4090): its memory and compute "
                   "capability (whether FP8/MXFP4/NVFP4 run as stored)");
   cmd->add_option("--encoder-tokens", r.encoder_tokens, "encoder length for cross-attention caches");
+  cmd->add_option("--decoder-tokens", r.decoder_tokens,
+                  "encoder-decoder models whose prompt is the encoder's (T5): tokens in the "
+                  "decoder's self-attention cache, the start token and those generated "
+                  "(default: --context)");
   cmd->add_option("--cuda-context", r.cuda_context, "CUDA context per GPU (default 1343MiB)");
   cmd->add_option("--allocator-reserve", r.allocator_reserve,
                   "allocator cache as a fraction of the allocated peak (default 0)");

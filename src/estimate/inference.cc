@@ -347,6 +347,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                     .model_dtype = o.dtype, .tp = e.layout.attn_tp,
                     .block_size = vllm ? VllmBlockSize(model, o, e.assumptions) : 0,
                     .mla_latent = paged, .encoder_tokens = o.encoder_tokens,
+                    .decoder_tokens = o.decoder_tokens,
                     .conv_full_kernel = !paged, .recurrent_state_fp32 = !paged,
                     .window_extra_tokens = vllm ? o.max_batched_tokens : 0,
                     .pad_state_to_page = vllm, .fp8_indexer = paged};

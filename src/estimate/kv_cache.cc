@@ -134,7 +134,6 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
   e.block_size = block;
   auto round_tokens = [&](uint64_t t) { return block ? CeilDiv(t, block) * block : t; };
   bool replicated = false;
-  bool encoder_is_context = false;
   ByteSum total, per_token, state_total;
   auto add = [&](uint64_t i, std::string kind, uint64_t tokens, uint64_t elems_per_token,
                  uint32_t elem_bits) -> Status {
@@ -148,6 +147,15 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
     return Ok{};
   };
   const uint64_t ctx = round_tokens(o.context_tokens);
+  // Encoder-decoder models: the encoder's length is the config's, --encoder-tokens, or, where the
+  // model states none (T5's relative positions), the prompt itself; then the decoder's
+  // self-attention holds only the decoder's tokens (FINDINGS 1h: --decoder-tokens, else the
+  // context as the most it could hold).
+  uint64_t encoder_len = o.encoder_tokens ? o.encoder_tokens : hp.encoder_max_positions;
+  const bool encoder_is_context = hp.is_encoder_decoder && encoder_len == 0;
+  if (encoder_is_context) encoder_len = o.context_tokens;
+  const uint64_t self_tokens =
+      encoder_is_context && o.decoder_tokens ? round_tokens(o.decoder_tokens) : ctx;
   for (uint64_t i = 0; i < layers.size(); ++i) {
     const LayerInfo& L = layers[i];
     if (L.kv_shared && L.attention != AttentionKind::kNone) {
@@ -206,12 +214,12 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
         uint64_t heads = std::max<uint64_t>(CeilDiv(kv, o.tp), 1);
         uint64_t elems = heads * (L.head_dim_k + (L.k_eq_v ? 0 : L.head_dim_v));
         per_token.Add(*BitsToBytes(elems, bits));
-        uint64_t tokens = ctx;
+        uint64_t tokens = self_tokens;
         std::string kind = "full";
         if (L.attention != AttentionKind::kFull && L.window_tokens > 0) {
           uint64_t kept = L.window_tokens;
           if (o.window_extra_tokens) kept = L.window_tokens - 1 + o.window_extra_tokens;
-          tokens = std::min(ctx, round_tokens(kept));
+          tokens = std::min(self_tokens, round_tokens(kept));
           kind = L.attention == AttentionKind::kSliding ? "sliding" : "chunked";
         }
         if (L.compress_ratio > 0) {
@@ -237,12 +245,7 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
       }
     }
     if (hp.is_encoder_decoder) {
-      uint64_t enc = o.encoder_tokens ? o.encoder_tokens : hp.encoder_max_positions;
-      if (enc == 0) {
-        // T5-style relative positions state no maximum: the prompt (--context) is the encoder's.
-        enc = o.context_tokens;
-        encoder_is_context = true;
-      }
+      const uint64_t enc = encoder_len;
       uint64_t kv = L.num_kv_heads ? L.num_kv_heads : L.num_heads;
       uint64_t elems = std::max<uint64_t>(CeilDiv(kv, o.tp), 1) * (L.head_dim_k + L.head_dim_v);
       MEMFIT_RETURN_IF_ERROR(add(i, "cross", round_tokens(enc), elems, bits));
@@ -257,6 +260,13 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
     e.assumptions.push_back(fmt::format("the model states no encoder length: the encoder input "
                                         "is taken as --context ({} tokens; --encoder-tokens sets "
                                         "it)", o.context_tokens));
+    e.assumptions.push_back(
+        o.decoder_tokens
+            ? fmt::format("the decoder's self-attention caches {} tokens (--decoder-tokens)",
+                          o.decoder_tokens)
+            : fmt::format("the decoder's self-attention caches up to --context ({} tokens): it "
+                          "holds only the decoder's own tokens; --decoder-tokens sets them",
+                          o.context_tokens));
   }
   if (replicated) {
     e.assumptions.push_back(fmt::format("KV heads fewer than --tp {}: each GPU keeps a replica of "

@@ -258,6 +258,9 @@ RowPlan PlanRow(const MeasuredRow& row) {
       p.unsupported = "a numeric setting is not a positive integer";
       return p;
     }
+    // Encoder-decoder models whose prompt is the encoder's (T5): generate() feeds the start
+    // token and decode - 1 generated tokens to the decoder, so its cache holds `decode` tokens.
+    o.decoder_tokens = value;
     if (auto d = get("dtype"); !d.empty()) {
       auto dtype = ParseDtypeName(d);
       if (!dtype) { p.unsupported = dtype.error().message; return p; }

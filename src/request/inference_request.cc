@@ -34,6 +34,7 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   o.max_num_seqs = r.max_num_seqs;
   o.max_batched_tokens = r.max_batched_tokens;
   o.encoder_tokens = r.encoder_tokens;
+  o.decoder_tokens = r.decoder_tokens;
   o.last_token_logits = !r.all_logits;
   MEMFIT_ASSIGN_OR_RETURN(o.versions, ParseRuntimeVersions(r.torch_version, r.transformers_version));
   o.overhead.allocator_reserve_fraction = r.allocator_reserve;

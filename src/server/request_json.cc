@@ -60,6 +60,7 @@ std::vector<Field> Fields(InferenceRequest& r) {
   f.push_back({{"enable-dp-attention"}, &r.dp_attention});
   f.push_back({{"gpu"}, &r.gpu});
   f.push_back({{"encoder-tokens"}, &r.encoder_tokens});
+  f.push_back({{"decoder-tokens"}, &r.decoder_tokens});
   f.push_back({{"cuda-context"}, &r.cuda_context});
   f.push_back({{"allocator-reserve"}, &r.allocator_reserve});
   f.push_back({{"all-logits"}, &r.all_logits});
