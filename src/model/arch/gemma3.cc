@@ -43,10 +43,8 @@ Result<Model> BuildGemma3(const HfConfig& c, const BuildOptions& o) {
           {vision_hidden, language.hp.hidden_size});
   b.RmsNorm("multi_modal_projector.mm_soft_emb_norm", vision_hidden);
   if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), "language_model.model", "language_model.lm_head",
-                      "language_model");
-  for (auto& a : defaulted) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "language_model.model",
+                      "language_model.lm_head", "language_model");
   // 4.50 Gemma3PreTrainedModel._no_split_modules: ["Gemma3DecoderLayer", "SiglipVisionEmbeddings",
   // "SiglipEncoderLayer", "SiglipMultiheadAttentionPoolingHead"].
   m.no_split_patterns = {"vision_tower.vision_model.embeddings",

@@ -80,9 +80,8 @@ Result<Model> BuildIdefics2(const HfConfig& c, const BuildOptions& o) {
   }
   b.RmsNorm(pr + ".norm", th);
   if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), "model.text_model", "lm_head", "text_model");
-  for (auto& a : defaulted) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "model.text_model",
+                      "lm_head", "text_model");
   m.no_split_patterns = {"model.vision_model.encoder.layers.*",
                          "model.connector.perceiver_resampler.layers.*",
                          "model.text_model.layers.*"};

@@ -74,10 +74,8 @@ Result<Model> BuildLlavaPixtral(const HfConfig& c, const HfConfig& vision,
            MulDims(b, vh, feature_layers, "vision hidden_size x feature layers"), th, bias);
   b.Linear("multi_modal_projector.linear_2", th, th, bias);
   if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), "language_model.model", "language_model.lm_head",
-                      "language_model");
-  for (auto& a : defaulted) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "language_model.model",
+                      "language_model.lm_head", "language_model");
   m.no_split_patterns = {"vision_tower.transformer.layers.*", "language_model.model.layers.*"};
   return b.Finish();
 }

@@ -118,10 +118,8 @@ Result<Model> BuildLlavaNextLike(const HfConfig& c, const BuildOptions& o, Kind 
   b.SetComponent("");
   b.Param("image_newline", {th});
   if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), "language_model.model", "language_model.lm_head",
-                      "language_model");
-  for (auto& a : defaulted) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "language_model.model",
+                      "language_model.lm_head", "language_model");
   m.no_split_patterns = {"vision_tower.vision_model.encoder.layers.*",
                          "language_model.model.layers.*"};
   return b.Finish();

@@ -57,7 +57,8 @@ Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key) {
   return HfConfig::FromJson(nlohmann::json::object(), top.where() + ": " + std::string(key));
 }
 
-void AppendLanguageModel(Model& into, Model&& language, const std::string& model_prefix,
+void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
+                         std::vector<std::string>&& defaulted, const std::string& model_prefix,
                          const std::string& head_name, const std::string& component) {
   const auto rename = [&](std::string& name) {
     if (name.starts_with("model.")) {
@@ -76,6 +77,8 @@ void AppendLanguageModel(Model& into, Model&& language, const std::string& model
   into.hp.text_config_key = "text_config";
   for (const auto& a : language.assumptions) into.assumptions.push_back("text_config: " + a);
   for (const auto& n : language.notes) into.notes.push_back("text_config: " + n);
+  for (auto& a : defaulted) into.assumptions.push_back(std::move(a));
+  NoteQuantizationNotApplied(top, into);
 }
 
 }  // namespace memfit::arch

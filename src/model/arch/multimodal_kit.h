@@ -36,8 +36,11 @@ Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key);
 // Moves `language`'s tensors into `into` (after what it holds): names (and tied_to targets)
 // starting with "model." become `model_prefix` + the rest, "lm_head" becomes `head_name`; the
 // component is `component` where unset. Copies hp (text_config_key = "text_config"), assumptions
-// and notes (prefixed "text_config: ").
-void AppendLanguageModel(Model& into, Model&& language, const std::string& model_prefix,
+// and notes (prefixed "text_config: "); then adds `defaulted` (TextSubConfig's line) and, where
+// `top` has a quantization_config, NoteQuantizationNotApplied's note: what every composite
+// builder does once its towers are built.
+void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
+                         std::vector<std::string>&& defaulted, const std::string& model_prefix,
                          const std::string& head_name, const std::string& component);
 
 class ModelBuilder;

@@ -63,10 +63,8 @@ Result<Model> BuildPaliGemma(const HfConfig& c, const BuildOptions& o) {
   b.SetComponent("multi_modal_projector");
   b.Linear("multi_modal_projector.linear", vision_hidden, projection, true);
   if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), "language_model.model", "language_model.lm_head",
-                      "language_model");
-  for (auto& a : defaulted) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "language_model.model",
+                      "language_model.lm_head", "language_model");
   // PaliGemmaPreTrainedModel._no_split_modules: ["PaliGemmaMultiModalProjector"] plus the
   // children's (SigLIP embeddings and encoder layers, Gemma/Gemma2 decoder layers).
   m.no_split_patterns = {"vision_tower.vision_model.embeddings",
