@@ -2,6 +2,11 @@
 // serve` per run, a browser that is already running), each mode's recompute for a catalog model,
 // and the page weight. Whole-process figures; run on a quiet machine:
 //   node bench/page_render.mjs [build/memfit] [runs]
+// Each run opens a fresh browser context (no cache, no storage) and first shows about:blank in it
+// for 1.5 s: a new context makes Chromium load its own omnibox WebUI (about 100 chrome://
+// resources, traced in docs/benchmarks.md), which a running browser has loaded long before the
+// user types the address, and which would otherwise share the two CPUs with the measured page.
+// FRESH_CONTEXT=1 skips that wait (the figure as first measured, browser start-up work included).
 // Needs Debian's chromium and tests/browser's node_modules (scripts/test.sh installs both).
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -37,6 +42,7 @@ for (let i = 0; i < runs; i++) {
   const server = await startServer();
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
+  if (!process.env.FRESH_CONTEXT) { await page.goto("about:blank"); await new Promise((r) => setTimeout(r, 1500)); }
   const sizes = [];
   page.on("response", async (r) => { if (!r.url().includes("/api/")) sizes.push((await r.body()).length); });
   await page.goto(`${server.base}#mode=load&model=${encodeURIComponent(MODEL)}`);
@@ -56,6 +62,6 @@ for (let i = 0; i < runs; i++) {
 }
 await browser.close();
 console.log(`runs: ${first.map((x) => x.toFixed(0)).join(" ")}`);
-console.log(`first render from a cold server (${runs} runs): median ${median(first).toFixed(0)} ms, min ${Math.min(...first).toFixed(0)}, max ${Math.max(...first).toFixed(0)}`);
+console.log(`first render from a cold server (${runs} runs${process.env.FRESH_CONTEXT ? ", fresh context" : ""}): median ${median(first).toFixed(0)} ms, min ${Math.min(...first).toFixed(0)}, max ${Math.max(...first).toFixed(0)}`);
 console.log(`recompute to the first numbers (median per mode): ${Object.entries(recompute).map(([m, xs]) => `${m} ${median(xs).toFixed(0)} ms`).join(", ")}`);
 console.log(`page weight: ${weight} bytes in ${files} files`);
