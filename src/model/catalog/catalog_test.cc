@@ -62,6 +62,8 @@ const std::map<std::string_view, uint64_t>& PublishedParameters() {
       {"microsoft/Phi-3-medium-4k-instruct", 13960238080},
       {"google-t5/t5-small", 60506624},
       {"google-t5/t5-base", 222903552},
+      {"mistral-community/pixtral-12b", 12682739712},
+      {"meta-llama/Llama-3.2-11B-Vision", 10670220835},
   };
   return kCounts;
 }
