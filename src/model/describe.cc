@@ -254,7 +254,8 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
                              built->error());
     } else {
       model = std::move(**built);
-      model.source = "config.json (architecture builder)";
+      // The generic decoder names itself (approximate); every other builder is exact.
+      if (model.source.empty()) model.source = "config.json (architecture builder)";
     }
   } else {
     return MakeError("{}: nothing to read: no config.json and no safetensors weights",

@@ -185,6 +185,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
   NoteQuantization(b, q);
   model.no_split_patterns = {base + "layers.*", "model.visual.blocks.*"};
   model.base_model_prefix = "model.";
+  model.source = "config.json (generic decoder: approximate)";
   model.assumptions.insert(model.assumptions.begin(),
                            fmt::format("approximate: no builder for model_type \"{}\"; weights "
                                        "from standard config keys",
@@ -211,6 +212,7 @@ Result<Model> BuildGenericVision(const HfConfig& c, const BuildOptions& /*option
   }
   Model& model = b.model();
   model.no_split_patterns = {"model.visual.blocks.*"};
+  model.source = "config.json (generic vision encoder: approximate)";
   model.assumptions.insert(model.assumptions.begin(),
                            fmt::format("approximate: no builder for model_type \"{}\"; only its "
                                        "vision encoder is counted, from \"vision_config\"",
