@@ -8,6 +8,7 @@
 
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
+#include "model/arch/quantization.h"
 
 namespace memfit::arch {
 
@@ -43,6 +44,12 @@ void LmHead(ModelBuilder& b, const std::string& embed, bool bias = false);
 // hidden] without bias; a bare *Model -> none. Other heads fail naming the class.
 void TaskHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const std::string& embed,
               bool lm_bias = false);
+
+// The tail of every decoder laid out as model.embed_tokens / model.layers.N / model.norm: the
+// task head (TaskHead on model.embed_tokens), the quantization note, one indivisible block per
+// model.layers.N, base_model_prefix "model.", and Finish. Call it after the final norm and buffers.
+Result<Model> FinishDecoder(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                            const Quantization& q, bool lm_bias = false);
 
 template <typename Pattern>
 std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Pattern pattern) {

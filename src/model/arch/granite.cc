@@ -66,11 +66,7 @@ Result<Model> BuildGraniteLike(const HfConfig& c, const BuildOptions& o, Kind ki
   }
   b.RmsNorm("model.norm", h);
   b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
-  TaskHead(b, c, o, "model.embed_tokens");
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q);
 }
 
 }  // namespace

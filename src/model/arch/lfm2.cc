@@ -142,11 +142,7 @@ Result<Model> BuildLfm2(const HfConfig& c, const BuildOptions& o) {
   }
   b.RmsNorm("model.embedding_norm", h);
   b.Buffer("model.pos_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
-  TaskHead(b, c, o, "model.embed_tokens");
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q);
 }
 
 }  // namespace memfit::arch

@@ -131,12 +131,8 @@ Result<Model> BuildOlmoCohere(const HfConfig& c, const BuildOptions& o, Kind kin
   if (post_norms) b.RmsNorm("model.norm", h);
   if (cohere) b.Param("model.norm.weight", {h});
   if (!per_layer_rotary) b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
-  TaskHead(b, c, o, "model.embed_tokens");
-  NoteQuantization(b, q);
   if (kind == Kind::kOlmo) m.notes.push_back("OLMo's LayerNorms have no parameters");
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q);
 }
 
 }  // namespace

@@ -46,11 +46,7 @@ Result<Model> BuildPhi3(const HfConfig& c, const BuildOptions& o) {
   if (o.buffers == BufferConvention::kCurrent) {
     b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
   }
-  TaskHead(b, c, o, "model.embed_tokens");
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q);
 }
 
 Result<Model> BuildPhiMoe(const HfConfig& c, const BuildOptions& o) {
@@ -93,11 +89,7 @@ Result<Model> BuildPhiMoe(const HfConfig& c, const BuildOptions& o) {
   }
   b.LayerNorm("model.norm", h);
   b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
-  TaskHead(b, c, o, "model.embed_tokens", lm_bias);
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q, lm_bias);
 }
 
 }  // namespace memfit::arch

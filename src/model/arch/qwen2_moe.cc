@@ -88,11 +88,7 @@ Result<Model> BuildQwen2Moe(const HfConfig& c, const BuildOptions& o) {
   if (o.buffers == BufferConvention::kCurrent) {
     b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   }
-  TaskHead(b, c, o, "model.embed_tokens");
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q);
 }
 
 }  // namespace memfit::arch
