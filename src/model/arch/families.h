@@ -60,6 +60,7 @@ Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildGranite(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGraniteMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGraniteMoeShared(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildOlmo(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildOlmo2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildCohere(const HfConfig& config, const BuildOptions& options);

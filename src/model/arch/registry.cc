@@ -86,6 +86,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"granite", "", arch::BuildGranite, "granite"},
       {"granitemoe", "", arch::BuildGraniteMoe, "granite"},
       {"granitemoeshared", "", arch::BuildGraniteMoeShared, "granite"},
+      {"granitemoehybrid", "", arch::BuildGraniteMoeHybrid, "granite"},
       {"olmo", "", arch::BuildOlmo, "olmo"},
       {"olmo2", "", arch::BuildOlmo2, "olmo"},
       {"cohere", "", arch::BuildCohere, "cohere"},

@@ -1,0 +1,122 @@
+// Granite 4.0 hybrid (granitemoehybrid): a two-layer config (one Mamba-2 layer, one attention
+// layer) counted by hand, the dense variant, the Mamba state and KV layer facts, hostile configs.
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+
+nlohmann::json TinyGraniteHybrid() {
+  auto j = testing::TinyDecoder("granitemoehybrid");
+  j["architectures"] = {"GraniteMoeHybridForCausalLM"};
+  j["layer_types"] = {"mamba", "attention"};
+  j["intermediate_size"] = 3;
+  j["num_local_experts"] = 2;
+  j["num_experts_per_tok"] = 1;
+  j["shared_intermediate_size"] = 4;
+  j["mamba_n_heads"] = 2;
+  j["mamba_n_groups"] = 1;
+  j["mamba_d_state"] = 2;
+  j["mamba_d_conv"] = 3;
+  j["mamba_expand"] = 2;
+  j["mamba_d_head"] = "auto";
+  j["position_embedding_type"] = "nope";
+  j["tie_word_embeddings"] = true;
+  return j;
+}
+
+// Hidden 8, vocab 10, tied head: embed 80.
+// Layer 0 (Mamba): d_inner = 2 x 8 = 16, head dim 16 / 2 = 8, conv_dim = 16 + 2 x 1 x 2 = 20.
+//   input_layernorm 8; in_proj [16 + 20 + 2, 8] = 304; conv1d [20, 1, 3] + bias 20 = 80;
+//   dt_bias, A_log, D 3 x 2 = 6; gated norm 16; out_proj [8, 16] = 128; post norm 8;
+//   MoE input_linear [2, 6, 8] = 96, output_linear [2, 8, 3] = 48, router [2, 8] = 16: 160;
+//   shared_mlp input_linear [8, 8] = 64, output_linear [8, 4] = 32: 96. Layer: 806.
+// Layer 1 (attention, 2 heads of 4, 1 KV head): norms 16; q 64, k 32, v 32, o 64 = 192; MoE 160;
+//   shared 96: 464.
+// Final norm 8: 80 + 806 + 464 + 8 = 1358 parameters, 5432 bytes in float32.
+TEST(GraniteHybridBuilder, TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyGraniteHybrid());
+  ASSERT_TRUE(m) << m.error().message;
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1358u);
+  EXPECT_EQ(t.stored_bytes, 5432u);
+  EXPECT_TRUE(m->assumptions.empty() ||
+              m->assumptions.front().find("approximate") == std::string::npos);
+  const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->shape, (std::vector<uint64_t>{38, 8}));
+  const Tensor* conv = FindTensor(*m, "model.layers.0.mamba.conv1d.weight");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{20, 1, 3}));
+  EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.k_proj.weight"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.mamba.in_proj.weight"), nullptr);
+  const Tensor* experts = FindTensor(*m, "model.layers.1.block_sparse_moe.input_linear.weight");
+  ASSERT_NE(experts, nullptr);
+  EXPECT_EQ(experts->shape, (std::vector<uint64_t>{2, 6, 8}));
+  EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);  // "nope": no rotary
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  const auto& mamba = m->hp.layers[0];
+  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
+  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
+  EXPECT_TRUE(mamba.recurrent);
+  EXPECT_EQ(mamba.state.conv_channels, 20u);
+  EXPECT_EQ(mamba.state.conv_kernel, 3u);
+  EXPECT_EQ(mamba.state.heads, 2u);
+  EXPECT_EQ(mamba.state.elements_per_head, 16u);  // head dim 8 x d_state 2
+  EXPECT_TRUE(mamba.moe);
+  const auto& attn = m->hp.layers[1];
+  EXPECT_EQ(attn.attention, AttentionKind::kFull);
+  EXPECT_EQ(attn.num_kv_heads, 1u);
+  EXPECT_EQ(attn.head_dim_k, 4u);
+  EXPECT_FALSE(attn.recurrent);
+}
+
+// num_local_experts 0 (granite-4.0-h-micro's kind): the shared MLP alone, 2 x 160 fewer; every
+// layer Mamba when layer_types is absent; "rope" adds the rotary buffer (not a parameter).
+TEST(GraniteHybridBuilder, DenseAllMambaAndRope) {
+  auto dense = TinyGraniteHybrid();
+  dense["num_local_experts"] = 0;
+  auto m = BuildJson(dense);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 1358u - 320u);
+  EXPECT_FALSE(m->hp.layers[1].moe);
+  EXPECT_EQ(m->hp.layers[1].intermediate_size, 4u);
+  auto all = TinyGraniteHybrid();
+  all.erase("layer_types");
+  auto a = BuildJson(all);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_TRUE(a->hp.layers[1].recurrent);
+  // Both layers Mamba: 806 each.
+  EXPECT_EQ(ComputeTotals(*a).parameters, 80u + 806u + 806u + 8u);
+  auto rope = TinyGraniteHybrid();
+  rope["position_embedding_type"] = "rope";
+  auto r = BuildJson(rope);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(FindTensor(*r, "model.rotary_emb.inv_freq"), nullptr);
+  EXPECT_EQ(ComputeTotals(*r).parameters, 1358u);
+}
+
+TEST(GraniteHybridBuilder, HostileConfigs) {
+  testing::ExpectHostileRejected("granitemoehybrid");
+  auto wrong = TinyGraniteHybrid();
+  wrong["layer_types"] = {"mamba", "moe"};
+  ExpectError(wrong, "layer_types");
+  auto short_list = TinyGraniteHybrid();
+  short_list["layer_types"] = {"mamba"};
+  ExpectError(short_list, "layer_types");
+  auto heads = TinyGraniteHybrid();
+  heads["mamba_n_heads"] = 3;  // 16 is not a multiple of 3
+  ExpectError(heads, "mamba_n_heads");
+  auto zero = TinyGraniteHybrid();
+  zero["mamba_d_state"] = 0;
+  ExpectError(zero, "mamba_d_state");
+}
+
+}  // namespace
+}  // namespace memfit::arch
