@@ -89,6 +89,12 @@ Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
+// MiMo-V2-Flash (mimo_v2_flash.cc): sliding-window/global attention MoE with stored MTP layers.
+Result<Model> BuildMiMoV2Flash(const HfConfig& config, const BuildOptions& options);
+// Kimi Linear (kimi_linear.cc): KDA linear attention between MLA layers, DeepSeek-style MoE;
+// Kimi-K3 (kimi_k3.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
+Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildKimiK3(const HfConfig& config, const BuildOptions& options);
 // GLM-4.5/4.6 (deepseek.cc): DeepSeek-V3's MoE and MTP layers around grouped-query attention.
 Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.

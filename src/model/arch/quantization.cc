@@ -48,7 +48,14 @@ QuantMethod SchemeMethod(const nlohmann::json& w, bool* per_channel) {
                            : 0;
   const std::string type = w.contains("type") && w["type"].is_string() ? w["type"].get<std::string>()
                                                                         : std::string();
-  if (bits == 4 && type == "float") return QuantMethod::kNvfp4;
+  if (bits == 4 && type == "float") {
+    // MXFP4 (OCP microscaling): a shared E8M0 scale per 32 values; NVFP4: an E4M3 scale per 16.
+    auto group = w.find("group_size");
+    if (group != w.end() && group->is_number_integer() && group->get<int64_t>() == 32) {
+      return QuantMethod::kMxfp4Packed;
+    }
+    return QuantMethod::kNvfp4;
+  }
   if ((bits == 4 || bits == 8) && type == "int") return QuantMethod::kPackedInt;
   if (bits == 8 && type == "float") {
     if (per_channel) {
@@ -146,8 +153,9 @@ void ReadModelOptLike(ModelBuilder& b, const HfConfig& c, const nlohmann::json& 
     }
     q.method = m;
   }
-  q.bits = q.method == QuantMethod::kNvfp4 ? 4 : 8;
-  q.group_size = q.method == QuantMethod::kNvfp4 ? 16 : 0;
+  const bool fp4 = q.method == QuantMethod::kNvfp4 || q.method == QuantMethod::kMxfp4Packed;
+  q.bits = fp4 ? 4 : 8;
+  q.group_size = q.method == QuantMethod::kNvfp4 ? 16 : q.method == QuantMethod::kMxfp4Packed ? 32 : 0;
   for (const char* key : {"ignore", "exclude_modules"}) {
     for (auto& s : StringList(qc, key)) q.skip.push_back(std::move(s));
   }
@@ -418,6 +426,12 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       b.Packed(m + ".weight_scale_2", {}, Dtype::kF32, 0);
       b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
       break;
+    case QuantMethod::kMxfp4Packed:
+      // compressed-tensors mxfp4-pack-quantized: E2M1 values two per byte, an E8M0 (uint8) scale
+      // per 32 inputs ("scale_dtype": "torch.uint8").
+      b.Packed(m + ".weight_packed", {out, CeilDiv(in, 2)}, Dtype::kU8, n);
+      b.Packed(m + ".weight_scale", {out, CeilDiv(in, 32)}, Dtype::kU8, 0);
+      break;
     case QuantMethod::kPackedInt: {
       const uint64_t pack = 32 / q.bits;
       const uint64_t groups = q.group_size ? CeilDiv(in, q.group_size) : 1;
@@ -519,6 +533,12 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
           q.bits, 32 / q.bits, DtypeName(b.dtype()),
           q.group_size ? fmt::format("per {} inputs", q.group_size) : std::string("per channel"),
           q.zero_point ? " and an int32 packed weight_zero_point" : ""));
+      break;
+    case QuantMethod::kMxfp4Packed:
+      m.notes.push_back("compressed-tensors mxfp4-pack-quantized: quantized layers stored as uint8 "
+                        "weight_packed [out, in/2] (two E2M1 values a byte) with a uint8 (E8M0) "
+                        "weight_scale per 32 inputs; parameters are logical (out x in per layer), "
+                        "bytes as stored");
       break;
     case QuantMethod::kNvfp4:
     case QuantMethod::kFp8Tensor:

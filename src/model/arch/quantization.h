@@ -29,6 +29,8 @@ enum class QuantMethod : uint8_t {
   kPackedInt,  // compressed-tensors "pack-quantized" W4A16/W8A16: int32 weight_packed
                // [out, in x bits / 32], weight_scale [out, groups] in the model dtype, int64
                // weight_shape [2], int32 weight_zero_point [out x bits / 32, groups] if asymmetric
+  kMxfp4Packed,  // compressed-tensors "mxfp4-pack-quantized": uint8 weight_packed [out, in/2]
+                 // (two E2M1 values a byte), uint8 (E8M0) weight_scale [out, in/32]
 };
 
 // The skip list compiled once for SkipsModule: each '*' pattern filed under its literal prefix

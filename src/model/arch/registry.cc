@@ -106,8 +106,11 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"deepseek_ref", "", arch::BuildDeepseekV4, "deepseek_v4"},  // SGLang's V4 FP8 releases
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
+      {"kimi_linear", "", arch::BuildKimiLinear, "kimi_linear"},
+      {"kimi_k3", "", arch::BuildKimiK3, "kimi_linear"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
       {"mimo", "", arch::BuildMiMo, "qwen2"},
+      {"mimo_v2_flash", "", arch::BuildMiMoV2Flash, "mimo_v2_flash"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},

@@ -1,0 +1,142 @@
+// Kimi-K3 (model_type "kimi_k3", KimiK3ForConditionalGeneration, remote code modeling_kimi_k3.py):
+// the Kimi Linear language model of "text_config" (kimi_linear.cc, K3's stored layout) under
+// language_model.* (language_model.model.*, language_model.lm_head), a MoonViT3d vision tower and
+// the PatchMergerMLPV2 projector:
+// - vision_tower.patch_embed.proj: Conv2d(3, vt_hidden, patch x patch), biased with
+//   "patch_embed_proj_bias"; patch_embed.pos_emb.weight [init_pos_emb_height,
+//   init_pos_emb_width, vt_hidden] and the non-persistent float32 time_weight
+//   [init_pos_emb_time, 1, vt_hidden] (divided_fixed position embedding);
+// - vision_tower.encoder.blocks.{i} (vt_num_hidden_layers): norm0, norm1 (RMSNorm with
+//   norm_type "rmsnorm", else LayerNorm), wqkv [3 x qkv_hidden_size, vt_hidden] and wo
+//   [vt_hidden, qkv_hidden_size] (biased with "attn_bias"), mlp.fc0 [vt_intermediate, vt_hidden]
+//   and mlp.fc1 [vt_hidden, vt_intermediate] (mlp2, biased with "linear_bias");
+//   encoder.final_layernorm; the 2-D rope table is computed per image, not resident;
+// - mm_projector (patchmergerv2): proj.0 [k x mm_hidden, k x mm_hidden], proj.2 [text_hidden,
+//   k x mm_hidden] without biases, post_norm RMSNorm [text_hidden], k = merge_kernel_size[0] x [1].
+// Sources: the K3 vision stack as ported from modeling_kimi_k3.py with the checkpoint's names
+// (public ports: "Module and parameter names mirror the checkpoint exactly"), the tower's ~0.45B
+// parameters; kimi_k25.cc for the shared MoonViT layout.
+
+#include "model/arch/builder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/kimi_linear.h"
+
+namespace memfit::arch {
+namespace {
+
+// merge_kernel_size: two integers in 1..16 (JSON built in code holds signed integers).
+Result<uint64_t> MergeKernel(const HfConfig& vision) {
+  auto mk = vision.raw().find("merge_kernel_size");
+  if (mk == vision.raw().end()) return uint64_t{4};
+  const auto side = [](const nlohmann::json& v) -> uint64_t {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 16) return 0;
+    return static_cast<uint64_t>(v.get<int64_t>());
+  };
+  if (!mk->is_array() || mk->size() != 2 || side((*mk)[0]) == 0 || side((*mk)[1]) == 0) {
+    return MakeError("{}: merge_kernel_size must be two integers in 1..16", vision.where());
+  }
+  return side((*mk)[0]) * side((*mk)[1]);
+}
+
+void Norm(ModelBuilder& b, const std::string& prefix, uint64_t dim, bool rms) {
+  if (rms) {
+    b.RmsNorm(prefix, dim);
+  } else {
+    b.LayerNorm(prefix, dim);
+  }
+}
+
+}  // namespace
+
+Result<Model> BuildKimiK3(const HfConfig& c, const BuildOptions& options) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_sub, c.Sub("text_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, c.Sub("vision_config"));
+  nlohmann::json text_json = text_sub.raw();
+  for (const char* key : {"torch_dtype", "dtype", "tie_word_embeddings"}) {
+    if (!text_json.contains(key) && c.Has(key)) text_json[key] = c.raw()[key];
+  }
+  const std::string text_type = text_json.value("model_type", "kimi_linear");
+  if (text_type != "kimi_linear") {
+    return MakeError("{}: text_config.model_type \"{}\": memfit builds Kimi-K3 with a Kimi Linear "
+                     "language model only; reading the safetensors headers gives an exact answer",
+                     c.where(), text_type);
+  }
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
+                          HfConfig::FromJson(text_json, c.where() + ": text_config"));
+  MEMFIT_ASSIGN_OR_RETURN(Model language,
+                          BuildKimiLinearText(text, options, KimiCheckpoint::kKimiK3));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t kernel, MergeKernel(vision));
+
+  ModelBuilder b(c);
+  Model& m = b.model();
+  const uint64_t h = Get(b, vision.Uint("vt_hidden_size"));
+  const uint64_t inter = Get(b, vision.Uint("vt_intermediate_size"));
+  const uint64_t depth = Get(b, vision.Uint("vt_num_hidden_layers"));
+  const uint64_t qkv = Get(b, vision.UintOr("qkv_hidden_size", h));
+  const uint64_t patch = Get(b, vision.UintOr("patch_size", 14));
+  const uint64_t pos_h = Get(b, vision.UintOr("init_pos_emb_height", 64));
+  const uint64_t pos_w = Get(b, vision.UintOr("init_pos_emb_width", 64));
+  const uint64_t pos_t = Get(b, vision.UintOr("init_pos_emb_time", 4));
+  const uint64_t mm_hidden = Get(b, vision.UintOr("mm_hidden_size", h));
+  const uint64_t text_hidden = Get(b, vision.UintOr("text_hidden_size", language.hp.hidden_size));
+  const bool rms = Get(b, vision.StringOr("norm_type", "rmsnorm")) == "rmsnorm";
+  const bool attn_bias = Get(b, vision.BoolOr("attn_bias", false));
+  const bool linear_bias = Get(b, vision.BoolOr("linear_bias", false));
+  const bool patch_bias = Get(b, vision.BoolOr("patch_embed_proj_bias", false));
+  const std::string projector = Get(b, vision.StringOr("mm_projector_type", "patchmergerv2"));
+  const std::string mlp = Get(b, vision.StringOr("mlp_type", "mlp2"));
+  const std::string pos = Get(b, vision.StringOr("pos_emb_type", "divided_fixed"));
+  if (b.failed()) return b.Finish();
+  if (projector != "patchmergerv2" || mlp != "mlp2" || pos != "divided_fixed") {
+    return MakeError("{}: vision_config (mm_projector_type \"{}\", mlp_type \"{}\", pos_emb_type "
+                     "\"{}\") is not Kimi-K3's patchmergerv2 / mlp2 / divided_fixed; reading the "
+                     "safetensors headers gives an exact answer", c.where(), projector, mlp, pos);
+  }
+  if (h == 0 || depth == 0 || inter == 0 || qkv == 0 || patch == 0 || patch > 1024) {
+    return MakeError("{}: vision_config needs positive vt_hidden_size, vt_intermediate_size, "
+                     "vt_num_hidden_layers, qkv_hidden_size and patch_size (1..1024)", c.where());
+  }
+  b.SetComponent("vision_tower");
+  b.Conv("vision_tower.patch_embed.proj", 3, h, {patch, patch}, patch_bias);
+  b.Param("vision_tower.patch_embed.pos_emb.weight", {pos_h, pos_w, h});
+  b.Buffer("vision_tower.patch_embed.pos_emb.time_weight", {pos_t, 1, h}, Dtype::kF32, false);
+  const uint64_t qkv3 = MulDims(b, qkv, 3, "3 x qkv_hidden_size");
+  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
+    const std::string l = Layer("vision_tower.encoder.blocks", i);
+    Norm(b, l + ".norm0", h, rms);
+    Norm(b, l + ".norm1", h, rms);
+    b.Linear(l + ".mlp.fc0", h, inter, linear_bias);
+    b.Linear(l + ".mlp.fc1", inter, h, linear_bias);
+    b.Linear(l + ".wqkv", h, qkv3, attn_bias);
+    b.Linear(l + ".wo", qkv, h, attn_bias);
+  }
+  Norm(b, "vision_tower.encoder.final_layernorm", h, rms);
+  b.SetComponent("mm_projector");
+  const uint64_t merged = MulDims(b, mm_hidden, kernel, "mm_hidden_size x merge kernel");
+  b.Linear("mm_projector.proj.0", merged, merged, false);
+  b.Linear("mm_projector.proj.2", merged, text_hidden, false);
+  b.RmsNorm("mm_projector.post_norm", text_hidden);
+  if (b.failed()) return b.Finish();
+  for (auto& t : language.tensors) {
+    t.name = "language_model." + t.name;
+    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
+    t.component = "language_model";
+  }
+  m.hp = language.hp;
+  m.hp.text_config_key = "text_config";
+  if (language.quantization_config) m.quantization_config = language.quantization_config;
+  for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
+  for (const auto& n : language.notes) m.notes.push_back(n);
+  m.assumptions.push_back(
+      "Kimi-K3's stored layout (attention-residual and latent-MoE tensors, MLA g_proj, float32 "
+      "A_log [head_dim], KDA conv1d and o_norm, bf16 latent projections, MXFP4 experts only) is "
+      "taken from public third-party loaders of the checkpoint; no weight index was available");
+  std::vector<Tensor> vision_tensors = std::move(m.tensors);
+  m.tensors = std::move(language.tensors);
+  for (auto& t : vision_tensors) m.tensors.push_back(std::move(t));
+  m.no_split_patterns = {"vision_tower", "mm_projector", "language_model.model.layers.*"};
+  m.base_model_prefix = "";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch

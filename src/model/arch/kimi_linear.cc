@@ -1,0 +1,297 @@
+// Kimi Linear (model_type "kimi_linear", KimiLinearForCausalLM; also Kimi-K3's text model): Kimi
+// delta attention (KDA) layers interleaved with multi-head latent attention (MLA) layers, a dense
+// MLP in the first first_k_dense_replace layers, else DeepSeek-style routed experts with shared
+// experts. Tensors under model.* (kimi_k3.cc adds language_model.):
+// - layers listed (1-based) in linear_attn_config.kda_layers: self_attn.{q,k,v}_proj [P, H]
+//   (P = num_heads x head_dim), {q,k,v}_conv1d [P, 1, short_conv_kernel_size] (depthwise, no
+//   bias), A_log, f_a_proj [head_dim, H], f_b_proj [P, head_dim], dt_bias [P], b_proj
+//   [num_heads, H], the output gate g_proj [P, H] with use_full_rank_gate else g_a_proj
+//   [head_dim, H] + g_b_proj [P, head_dim], o_norm [head_dim], o_proj [H, P];
+// - the other layers MLA as DeepSeek-V3 (q_a_proj/q_a_layernorm/q_b_proj with q_lora_rank, else
+//   q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj) plus, with
+//   mla_use_output_gate, the sigmoid output gate g_proj [heads x v_head_dim, H];
+// - MoE layers: block_sparse_moe.gate.weight [E, H] and its float32 e_score_correction_bias,
+//   experts.N.{w1, w3} [moe_intermediate_size, L] and w2 [L, moe_intermediate_size], with L the
+//   latent width "routed_expert_hidden_size" (Kimi-K3's latent MoE: routed_expert_down_proj
+//   [L, H], routed_expert_up_proj [H, L] and with latent_moe_use_norm routed_expert_norm [L]
+//   around the experts) or H; shared_experts.{gate,up,down}_proj of moe_intermediate_size x
+//   num_shared_experts; dense layers mlp.{gate,up,down}_proj of intermediate_size;
+// - with "attn_res_block_size" (Kimi-K3's attention residuals), per layer
+//   self_attention_res_norm [H], self_attention_res_proj [1, H], mlp_res_norm [H], mlp_res_proj
+//   [1, H], and model.output_attn_res_norm [H] / output_attn_res_proj [1, H];
+// - model.embed_tokens, model.norm, lm_head (untied by default).
+// Stored dtypes: the KDA conv1d weights, A_log, dt_bias and o_norm in float32, the router's
+// e_score_correction_bias in float32, everything else in the model dtype; under a
+// compressed-tensors quantization_config only the routed experts are quantized (Kimi-K3: MXFP4
+// weight_packed/weight_scale), the latent projections stay in the model dtype.
+// Sources: vLLM model_executor/models/kimi_linear.py and layers/kda.py (Kimi-Linear-48B-A3B:
+// names, A_log [1, 1, heads, 1], w1/w2/w3 expert names); Moonshot's KimiDeltaAttention.__init__
+// for K3 as mirrored in public ports (use_full_rank_gate g_proj, float32 A_log/dt_bias); for K3's
+// stored names, shapes and dtypes (attention residuals, latent MoE, MLA g_proj, A_log float32
+// [head_dim], float32 conv1d/o_norm, bf16 latent projections) third-party loaders that check the
+// real checkpoint's index (docs/architectures.md names them); no index was available here.
+
+#include "model/arch/kimi_linear.h"
+
+#include <set>
+
+#include "model/arch/decoder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+namespace {
+
+struct KimiDims {
+  uint64_t h = 0, heads = 0;
+  // MLA
+  uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;
+  bool output_gate = false;
+  // KDA
+  uint64_t kda_heads = 0, kda_dim = 0, kernel = 0;
+  bool full_rank_gate = false;
+  // MLPs
+  uint64_t inter = 0, experts = 0, expert_width = 0, latent = 0, shared = 0;
+  bool latent_moe = false, latent_norm = false;
+  bool attn_res = false;
+};
+
+void Kda(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d,
+         KimiCheckpoint layout) {
+  const std::string a = l + ".self_attn";
+  const uint64_t p = MulDims(b, d.kda_heads, d.kda_dim, "linear_attn_config num_heads x head_dim");
+  for (const char* x : {".q_proj", ".k_proj", ".v_proj"}) QLinear(b, q, a + x, d.h, p, false);
+  for (const char* x : {".q_conv1d", ".k_conv1d", ".v_conv1d"}) {
+    b.ParamAs(a + x + ".weight", {p, 1, d.kernel}, Dtype::kF32);
+  }
+  if (layout == KimiCheckpoint::kKimiK3) {
+    b.ParamAs(a + ".A_log", {d.kda_dim}, Dtype::kF32);
+  } else {
+    b.ParamAs(a + ".A_log", {1, 1, d.kda_heads, 1}, Dtype::kF32);
+  }
+  QLinear(b, q, a + ".f_a_proj", d.h, d.kda_dim, false);
+  QLinear(b, q, a + ".f_b_proj", d.kda_dim, p, false);
+  b.ParamAs(a + ".dt_bias", {p}, Dtype::kF32);
+  QLinear(b, q, a + ".b_proj", d.h, d.kda_heads, false);
+  if (d.full_rank_gate) {
+    QLinear(b, q, a + ".g_proj", d.h, p, false);
+  } else {
+    QLinear(b, q, a + ".g_a_proj", d.h, d.kda_dim, false);
+    QLinear(b, q, a + ".g_b_proj", d.kda_dim, p, false);
+  }
+  b.ParamAs(a + ".o_norm.weight", {d.kda_dim}, Dtype::kF32);
+  QLinear(b, q, a + ".o_proj", p, d.h, false);
+}
+
+void Mla(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
+  const std::string a = l + ".self_attn";
+  const uint64_t qk = d.nope + d.rope;
+  if (d.q_lora > 0) {
+    QLinear(b, q, a + ".q_a_proj", d.h, d.q_lora, false);
+    b.RmsNorm(a + ".q_a_layernorm", d.q_lora);
+    QLinear(b, q, a + ".q_b_proj", d.q_lora, MulDims(b, d.heads, qk, "heads x qk head dim"), false);
+  } else {
+    QLinear(b, q, a + ".q_proj", d.h, MulDims(b, d.heads, qk, "heads x qk head dim"), false);
+  }
+  QLinear(b, q, a + ".kv_a_proj_with_mqa", d.h, d.kv_lora + d.rope, false);
+  b.RmsNorm(a + ".kv_a_layernorm", d.kv_lora);
+  QLinear(b, q, a + ".kv_b_proj", d.kv_lora,
+          MulDims(b, d.heads, d.nope + d.v, "heads x (qk_nope_head_dim + v_head_dim)"), false);
+  const uint64_t o = MulDims(b, d.heads, d.v, "heads x v_head_dim");
+  QLinear(b, q, a + ".o_proj", o, d.h, false);
+  if (d.output_gate) QLinear(b, q, a + ".g_proj", d.h, o, false);
+}
+
+void Mlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w) {
+  QLinear(b, q, m + ".gate_proj", h, w, false);
+  QLinear(b, q, m + ".up_proj", h, w, false);
+  QLinear(b, q, m + ".down_proj", w, h, false);
+}
+
+void Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
+  const std::string m = l + ".block_sparse_moe";
+  b.Param(m + ".gate.weight", {d.experts, d.h});
+  b.Buffer(m + ".gate.e_score_correction_bias", {d.experts}, Dtype::kF32, true);
+  const uint64_t width = d.latent_moe ? d.latent : d.h;
+  if (d.latent_moe) {
+    // Kept in the model dtype in K3's checkpoint although its quantization "ignore" list does not
+    // name them (third-party loaders read them as bf16 from the index).
+    b.Linear(m + ".routed_expert_down_proj", d.h, d.latent, false);
+  }
+  for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
+    const std::string x = Layer(m + ".experts", e);
+    QLinear(b, q, x + ".w1", width, d.expert_width, false);
+    QLinear(b, q, x + ".w2", d.expert_width, width, false);
+    QLinear(b, q, x + ".w3", width, d.expert_width, false);
+  }
+  if (d.latent_moe) {
+    if (d.latent_norm) b.RmsNorm(m + ".routed_expert_norm", d.latent);
+    b.Linear(m + ".routed_expert_up_proj", d.latent, d.h, false);
+  }
+  if (d.shared > 0) Mlp(b, q, m + ".shared_experts", d.h, d.shared);
+}
+
+void AttnResidual(ModelBuilder& b, const std::string& prefix, uint64_t h) {
+  b.RmsNorm(prefix + "_res_norm", h);
+  b.Param(prefix + "_res_proj.weight", {1, h});
+}
+
+// linear_attn_config.kda_layers as 0-based layer indices (the config lists them 1-based).
+std::set<uint64_t> KdaLayers(ModelBuilder& b, const HfConfig& lac, uint64_t layers) {
+  std::set<uint64_t> out;
+  const auto it = lac.raw().find("kda_layers");
+  if (it == lac.raw().end() || !it->is_array()) {
+    b.Fail(MakeError("{}: \"kda_layers\" must list the KDA layers (1-based)", lac.where()));
+    return out;
+  }
+  for (const auto& v : *it) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 ||
+        static_cast<uint64_t>(v.get<int64_t>()) > layers) {
+      b.Fail(MakeError("{}: \"kda_layers\" holds {}, not a layer number in 1..{}", lac.where(),
+                       v.dump(), layers));
+      return {};
+    }
+    out.insert(static_cast<uint64_t>(v.get<int64_t>()) - 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, KimiCheckpoint layout) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.hidden_size = Get(b, c.Uint("hidden_size"));
+  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
+  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
+  hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", hp.num_attention_heads));
+  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
+  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  KimiDims d;
+  d.h = hp.hidden_size;
+  d.heads = hp.num_attention_heads;
+  d.q_lora = Get(b, c.UintOr("q_lora_rank", 0));  // null: Kimi-Linear-48B's plain q_proj
+  d.kv_lora = Get(b, c.Uint("kv_lora_rank"));
+  d.nope = Get(b, c.Uint("qk_nope_head_dim"));
+  d.rope = Get(b, c.Uint("qk_rope_head_dim"));
+  d.v = Get(b, c.Uint("v_head_dim"));
+  d.output_gate = Get(b, c.BoolOr("mla_use_output_gate", false));
+  d.inter = hp.intermediate_size;
+  d.experts = Get(b, c.UintOr("num_experts", 0));
+  d.expert_width = Get(b, c.UintOr("moe_intermediate_size", 0));
+  const uint64_t shared_experts = Get(b, c.UintOr("num_shared_experts", 0));
+  d.latent_moe = c.Has("routed_expert_hidden_size") && !c.raw()["routed_expert_hidden_size"].is_null();
+  d.latent = Get(b, c.UintOr("routed_expert_hidden_size", d.h));
+  d.latent_norm = Get(b, c.BoolOr("latent_moe_use_norm", false));
+  d.attn_res = c.Has("attn_res_block_size") && !c.raw()["attn_res_block_size"].is_null();
+  const uint64_t first_dense = Get(b, c.UintOr("first_k_dense_replace", 0));
+  const uint64_t freq = Get(b, c.UintOr("moe_layer_freq", 1));
+  const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_token", 0));
+  if (b.failed()) return b.Finish();
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig lac, c.Sub("linear_attn_config"));
+  d.kda_heads = Get(b, lac.Uint("num_heads"));
+  d.kda_dim = Get(b, lac.Uint("head_dim"));
+  d.kernel = Get(b, lac.Uint("short_conv_kernel_size"));
+  d.full_rank_gate = Get(b, lac.BoolOr("use_full_rank_gate", false));
+  const std::set<uint64_t> kda = KdaLayers(b, lac, hp.num_layers);
+  Quantization q = ReadQuantization(b, c, o);
+  if (b.failed()) return b.Finish();
+  if (d.heads == 0 || d.kv_lora == 0 || d.nope + d.rope == 0 || d.v == 0) {
+    return MakeError("{}: \"num_attention_heads\", \"kv_lora_rank\", \"qk_nope_head_dim\" + "
+                     "\"qk_rope_head_dim\" and \"v_head_dim\" must be positive", c.where());
+  }
+  if (d.kda_heads == 0 || d.kda_dim == 0 || d.kernel == 0) {
+    return MakeError("{}: linear_attn_config \"num_heads\", \"head_dim\" and "
+                     "\"short_conv_kernel_size\" must be positive", c.where());
+  }
+  if (freq == 0) return MakeError("{}: field \"moe_layer_freq\" must not be zero", c.where());
+  if (d.experts > 0 && (d.expert_width == 0 || d.latent == 0)) {
+    return MakeError("{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
+                     "\"routed_expert_hidden_size\" is missing or zero", c.where());
+  }
+  d.shared = MulDims(b, d.expert_width, shared_experts, "moe_intermediate_size x num_shared_experts");
+  // Every conv state and delta-rule state below is a product of two config values: check once.
+  const uint64_t p = MulDims(b, d.kda_heads, d.kda_dim, "linear_attn_config num_heads x head_dim");
+  const uint64_t conv_channels = MulDims(b, p, 3, "3 x KDA projection width");
+  const uint64_t state = MulDims(b, d.kda_dim, d.kda_dim, "KDA head_dim x head_dim");
+  if (b.failed()) return b.Finish();
+  hp.num_experts = d.experts;
+  hp.moe_intermediate_size = d.expert_width;
+  hp.num_shared_experts = shared_experts;
+  hp.shared_expert_intermediate_size = d.shared;
+  hp.head_dim = d.nope + d.rope;
+  hp.q_lora_rank = d.q_lora;
+  hp.kv_lora_rank = d.kv_lora;
+  hp.qk_nope_head_dim = d.nope;
+  hp.qk_rope_head_dim = d.rope;
+  hp.v_head_dim = d.v;
+  auto is_moe = [&](uint64_t i) { return d.experts > 0 && i >= first_dense && i % freq == 0; };
+
+  b.Embedding("model.embed_tokens", hp.vocab_size, d.h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    b.RmsNorm(l + ".input_layernorm", d.h);
+    b.RmsNorm(l + ".post_attention_layernorm", d.h);
+    if (d.attn_res) {
+      AttnResidual(b, l + ".self_attention", d.h);
+      AttnResidual(b, l + ".mlp", d.h);
+    }
+    LayerInfo info;
+    if (kda.count(i)) {
+      Kda(b, q, l, d, layout);
+      info.attention = AttentionKind::kNone;
+      info.mixer = LayerMixer::kKimiDelta;
+      info.recurrent = true;
+      // One q|k|v short-conv state and a float32 head_dim x head_dim delta-rule state per head
+      // (vLLM MambaStateShapeCalculator.kda_state_shape, kda_state_dtype).
+      info.state = {.conv_channels = conv_channels, .conv_kernel = d.kernel,
+                    .heads = d.kda_heads, .elements_per_head = state, .state_bits = 32};
+    } else {
+      Mla(b, q, l, d);
+      info.attention = AttentionKind::kMla;
+      info.num_heads = d.heads;
+      info.num_kv_heads = hp.num_kv_heads;
+      info.head_dim_k = d.nope + d.rope;
+      info.head_dim_v = d.v;
+    }
+    if (is_moe(i)) {
+      Moe(b, q, l, d);
+      info.moe = true;
+    } else {
+      Mlp(b, q, l + ".mlp", d.h, d.inter);
+      info.intermediate_size = d.inter;
+    }
+    hp.layers.push_back(info);
+  }
+  if (d.attn_res) AttnResidual(b, "model.output_attn", d.h);
+  b.RmsNorm("model.norm", d.h);
+  TaskHead(b, c, o, "model.embed_tokens");
+  if (mtp > 0) {
+    m.assumptions.push_back(fmt::format(
+        "\"num_nextn_predict_layers\" = {}: the MTP layers are not counted (no released Kimi "
+        "Linear checkpoint stores them to take their layout from)", mtp));
+  }
+  if (layout == KimiCheckpoint::kKimiLinear) {
+    m.assumptions.push_back(
+        "Kimi Linear: the KDA conv1d weights, A_log, dt_bias and o_norm are assumed stored in "
+        "float32 (as vLLM creates them and Kimi-K3's checkpoint stores them; no Kimi-Linear "
+        "weight index was available)");
+  }
+  NoteQuantization(b, q);
+  m.no_split_patterns = {"model.layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+Result<Model> BuildKimiLinear(const HfConfig& c, const BuildOptions& o) {
+  return BuildKimiLinearText(c, o, KimiCheckpoint::kKimiLinear);
+}
+
+}  // namespace memfit::arch

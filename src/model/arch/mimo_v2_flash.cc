@@ -1,0 +1,223 @@
+// MiMo-V2-Flash (model_type "mimo_v2_flash", MiMoV2FlashForCausalLM): a MoE decoder whose layers
+// alternate sliding-window and global attention by "hybrid_layer_pattern" (1: sliding window of
+// "sliding_window_size" with the swa_* head counts and dims, 0: global attention), K and V of
+// different head dims (head_dim / v_head_dim), and dense or routed-expert MLPs by the per-layer
+// list "moe_layer_freq". Tensors, with the checkpoint's names:
+// - model.embed_tokens, model.norm, lm_head (untied);
+// - model.layers.N: input_layernorm, post_attention_layernorm; self_attn.q_proj [heads x head_dim,
+//   H], k_proj [kv_heads x head_dim, H], v_proj [kv_heads x v_head_dim, H] (biased with
+//   "attention_bias"), o_proj [H, heads x v_head_dim] (never biased), and on sliding layers with
+//   "add_swa_attention_sink_bias" (global ones with "add_full_attention_sink_bias") a learnable
+//   self_attn.attention_sink_bias [heads];
+// - dense layers: mlp.{gate,up,down}_proj of intermediate_size; MoE layers: the router
+//   mlp.gate.weight [E, H] with its e_score_correction_bias [E] (sigmoid scoring, noaux_tc) and
+//   mlp.experts.N.{gate,up,down}_proj of moe_intermediate_size; no shared experts;
+// - the multi-token-prediction layers model.mtp.layers.K, stored and not used by the main model:
+//   enorm, hnorm, eh_proj [H, 2H], a sliding-window attention layer with a dense MLP of
+//   intermediate_size (input_layernorm, self_attn.*, pre_mlp_layernorm, mlp.*), final_layernorm;
+//   they share the model's embeddings and head.
+// Sources: vLLM model_executor/models/mimo_v2_flash.py (MiMoV2Attention, MiMoV2MoE,
+// MiMoV2FlashDecoderLayer; its loader skips "mtp") and mimo_v2_flash_mtp.py (the checkpoint's
+// model.mtp.layers.{0,1,2} names, pre_mlp_layernorm, eh_proj as a plain nn.Linear); the model card
+// (XiaomiMiMo/MiMo-V2-Flash: "309B total parameters", "3-layer MTP weights", 0.33B per MTP block).
+
+#include <string_view>
+
+#include "model/arch/decoder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/quantization.h"
+
+namespace memfit::arch {
+namespace {
+
+// The checkpoint stores three MTP layers; the config does not say so (model card).
+constexpr uint64_t kDefaultMtpLayers = 3;
+
+struct MimoAttention {
+  uint64_t heads = 0, kv_heads = 0, head_dim = 0, v_head_dim = 0;
+  bool sink = false;  // attention_sink_bias [heads]
+};
+
+// A per-layer 0/1 list ("hybrid_layer_pattern", "moe_layer_freq"), one entry per layer at least;
+// records a missing or malformed list in `b`.
+std::vector<bool> LayerFlags(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                             uint64_t layers) {
+  std::vector<bool> out;
+  const auto it = c.raw().find(key);
+  if (it == c.raw().end() || it->is_null()) {
+    b.Fail(MakeError("{}: field \"{}\" is missing (one 0/1 entry per layer)", c.where(), key));
+    return out;
+  }
+  if (!it->is_array() || it->size() < layers) {
+    b.Fail(MakeError("{}: \"{}\" must list one 0/1 entry per layer ({} layers)", c.where(), key,
+                     layers));
+    return out;
+  }
+  for (uint64_t i = 0; i < layers; ++i) {
+    const auto& v = (*it)[i];
+    if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 1)) {
+      b.Fail(MakeError("{}: \"{}\"[{}] must be 0 or 1", c.where(), key, i));
+      return {};
+    }
+    out.push_back(v.get<int64_t>() == 1);
+  }
+  return out;
+}
+
+void Attention(ModelBuilder& b, const Quantization& q, const std::string& l,
+               const MimoAttention& a, bool bias) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const std::string x = l + ".self_attn";
+  const uint64_t q_width = MulDims(b, a.heads, a.head_dim, "heads x head_dim");
+  const uint64_t o_width = MulDims(b, a.heads, a.v_head_dim, "heads x v_head_dim");
+  QLinear(b, q, x + ".q_proj", h, q_width, bias);
+  QLinear(b, q, x + ".k_proj", h, MulDims(b, a.kv_heads, a.head_dim, "kv heads x head_dim"), bias);
+  QLinear(b, q, x + ".v_proj", h, MulDims(b, a.kv_heads, a.v_head_dim, "kv heads x v_head_dim"),
+          bias);
+  QLinear(b, q, x + ".o_proj", o_width, h, false);
+  if (a.sink) b.Param(x + ".attention_sink_bias", {a.heads});
+}
+
+void DenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t width) {
+  const uint64_t h = b.model().hp.hidden_size;
+  QLinear(b, q, l + ".mlp.gate_proj", h, width, false);
+  QLinear(b, q, l + ".mlp.up_proj", h, width, false);
+  QLinear(b, q, l + ".mlp.down_proj", width, h, false);
+}
+
+void MoeMlp(ModelBuilder& b, const Quantization& q, const std::string& l) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size;
+  b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
+  b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
+  for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
+    const std::string x = Layer(l + ".mlp.experts", e);
+    QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
+    QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
+    QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
+  }
+}
+
+}  // namespace
+
+Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  ReadDecoderBasics(b, c, {});
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  MimoAttention full{.heads = hp.num_attention_heads, .kv_heads = hp.num_kv_heads,
+                     .head_dim = hp.head_dim};
+  full.v_head_dim = Get(b, c.UintOr("v_head_dim", hp.head_dim));
+  full.sink = Get(b, c.BoolOr("add_full_attention_sink_bias", false));
+  MimoAttention swa;
+  swa.heads = Get(b, c.UintOr("swa_num_attention_heads", hp.num_attention_heads));
+  swa.kv_heads = Get(b, c.UintOr("swa_num_key_value_heads", hp.num_kv_heads));
+  swa.head_dim = Get(b, c.UintOr("swa_head_dim", hp.head_dim));
+  swa.v_head_dim = Get(b, c.UintOr("swa_v_head_dim", full.v_head_dim));
+  swa.sink = Get(b, c.BoolOr("add_swa_attention_sink_bias", false));
+  // vLLM reads "sliding_window_size"; "sliding_window" holds the same value in the release.
+  const uint64_t window =
+      Get(b, c.UintOr("sliding_window_size", Get(b, c.UintOr("sliding_window", 0))));
+  const bool bias = Get(b, c.BoolOr("attention_bias", false));
+  hp.num_experts = Get(b, c.UintOr("n_routed_experts", 0));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
+  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 0));
+  const bool mtp_stated = c.Has("num_nextn_predict_layers");
+  const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", kDefaultMtpLayers));
+  Quantization q = ReadQuantization(b, c, o);
+  if (b.failed()) return b.Finish();
+  // The list bounds the layer count before anything is sized by it.
+  const std::vector<bool> sliding = LayerFlags(b, c, "hybrid_layer_pattern", hp.num_layers);
+  if (b.failed()) return b.Finish();
+  // An integer moe_layer_freq makes no layer sparse in MiMoV2FlashDecoderLayer.is_moe_layer.
+  std::vector<bool> moe(sliding.size(), false);
+  if (auto it = c.raw().find("moe_layer_freq"); it != c.raw().end() && it->is_array()) {
+    moe = LayerFlags(b, c, "moe_layer_freq", hp.num_layers);
+  }
+  if (b.failed()) return b.Finish();
+  for (const MimoAttention* a : {&full, &swa}) {
+    if (a->heads == 0 || a->kv_heads == 0 || a->head_dim == 0 || a->v_head_dim == 0) {
+      return MakeError("{}: attention heads, KV heads and head dims (swa_* included) must be "
+                       "positive", c.where());
+    }
+  }
+  bool any_moe = false, any_sliding = false;
+  for (uint64_t i = 0; i < hp.num_layers; ++i) {
+    any_moe = any_moe || moe[i];
+    any_sliding = any_sliding || sliding[i];
+  }
+  if (any_moe && (hp.num_experts == 0 || hp.moe_intermediate_size == 0)) {
+    return MakeError("{}: \"moe_layer_freq\" marks MoE layers but \"n_routed_experts\" or "
+                     "\"moe_intermediate_size\" is missing or zero", c.where());
+  }
+  if ((any_sliding || mtp > 0) && window == 0) {
+    return MakeError("{}: sliding-window layers need \"sliding_window_size\"", c.where());
+  }
+  hp.v_head_dim = full.v_head_dim;
+  hp.sliding_window = window;
+  hp.num_mtp_layers = mtp;
+  const uint64_t h = hp.hidden_size;
+
+  b.Embedding("model.embed_tokens", hp.vocab_size, h);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    const MimoAttention& a = sliding[i] ? swa : full;
+    b.RmsNorm(l + ".input_layernorm", h);
+    Attention(b, q, l, a, bias);
+    b.RmsNorm(l + ".post_attention_layernorm", h);
+    if (moe[i]) {
+      MoeMlp(b, q, l);
+    } else {
+      DenseMlp(b, q, l, hp.intermediate_size);
+    }
+    LayerInfo info{.num_heads = a.heads, .num_kv_heads = a.kv_heads, .head_dim_k = a.head_dim,
+                   .head_dim_v = a.v_head_dim, .moe = moe[i],
+                   .intermediate_size = moe[i] ? 0 : hp.intermediate_size};
+    if (sliding[i]) {
+      info.attention = AttentionKind::kSliding;
+      info.window_tokens = window;
+    }
+    hp.layers.push_back(info);
+  }
+  b.RmsNorm("model.norm", h);
+  TaskHead(b, c, o, "model.embed_tokens");
+  const size_t mtp_begin = m.tensors.size();
+  for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
+    const std::string l = Layer("model.mtp.layers", k);
+    b.RmsNorm(l + ".enorm", h);
+    b.RmsNorm(l + ".hnorm", h);
+    b.Linear(l + ".eh_proj", MulDims(b, h, 2, "2 x hidden_size"), h, false);
+    b.RmsNorm(l + ".input_layernorm", h);
+    Attention(b, q, l, swa, bias);
+    b.RmsNorm(l + ".pre_mlp_layernorm", h);
+    DenseMlp(b, q, l, hp.intermediate_size);
+    b.RmsNorm(l + ".final_layernorm", h);
+  }
+  if (mtp > 0 && !b.failed()) {
+    uint64_t bytes = 0;
+    for (size_t t = mtp_begin; t < m.tensors.size(); ++t) {
+      bytes += m.tensors[t].bytes;
+      m.tensors[t].loaded = false;
+    }
+    m.notes.push_back(fmt::format(
+        "{} multi-token-prediction layer(s) (model.mtp.layers.*, {} bytes) are stored in the "
+        "checkpoint but not loaded by the main model (vLLM skips \"mtp\")", mtp, bytes));
+    if (!mtp_stated) {
+      m.assumptions.push_back(fmt::format(
+          "{} MTP layers assumed (the config names none; the MiMo-V2-Flash model card: \"3-layer "
+          "MTP weights\")", mtp));
+    }
+  }
+  m.assumptions.push_back(
+      "the MoE router (mlp.gate.weight) and attention_sink_bias are assumed stored in the model "
+      "dtype, e_score_correction_bias in float32 and the MTP eh_proj unquantized (the config "
+      "names no unquantized modules; vLLM builds eh_proj as a plain nn.Linear)");
+  NoteQuantization(b, q);
+  m.no_split_patterns = {"model.layers.*", "model.mtp.layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch
