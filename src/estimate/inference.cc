@@ -2,6 +2,7 @@
 // budgets of serving engines. docs/estimates.md, "Inference".
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,21 @@ struct Peak {
   std::string where;
 };
 
+// The transformers release that added a model type natively; before it the Hub's own modeling
+// code runs (trust_remote_code), whose CausalLM forward computes logits for every prompt token
+// and upcasts all of them to float32 (`logits = self.lm_head(hidden_states); logits =
+// logits.float()`: DeepSeek-V3's modeling_deepseek.py, validation/README.md names the file).
+// deepseek_v3: src/transformers/models/deepseek_v3 first in the v4.51.0 tag.
+std::optional<LibraryVersion> NativeSince(std::string_view model_type) {
+  if (model_type == "deepseek_v3") return LibraryVersion{4, 51};
+  return std::nullopt;
+}
+
+bool RunsRemoteCode(std::string_view model_type, const RuntimeVersions& v) {
+  auto since = NativeSince(model_type);
+  return since && v.transformers < *since;
+}
+
 // Whether transformers' generate() computes logits for every prompt token of this model type.
 // generate() passes num_logits_to_keep=1 (logits_to_keep from 4.50) only to classes whose
 // forward takes it: none before 4.45 (4.45 added it to the Llama family). From 4.45 the model
@@ -40,7 +56,7 @@ struct Peak {
 // v4.48.3; validation/FINDINGS.md 1a); the list is kept for later releases until re-checked
 // (GPT-2 gained logits_to_keep in transformers PR 39016, most older classes in PR 41335).
 bool AllTokenLogitsInGenerate(std::string_view model_type, const RuntimeVersions& v) {
-  if (v.transformers < LibraryVersion{4, 45}) return true;
+  if (v.transformers < LibraryVersion{4, 45} || RunsRemoteCode(model_type, v)) return true;
   static constexpr std::string_view kTypes[] = {
       "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
       "xglm", "biogpt", "mamba", "mamba2", "falcon_mamba", "recurrent_gemma", "granitemoe"};
@@ -71,7 +87,21 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
   const uint64_t h = hp.hidden_size;
   const uint64_t stream = Mul({2, tokens, h, c});  // residual + normed input
   Peak best;
+  // MLA in transformers (the Hub's DeepSeek code and the native class alike): the prefill's
+  // value cache entries are views of kv_b_proj's output (`k_nope, value_states = torch.split(
+  // kv, ...)`), so each MLA layer's cache holds heads x (qk_nope + v) per token, qk_nope more
+  // than the compact cache, until the first decode step's torch.cat copies them (measured on
+  // CPU: validation/FINDINGS.md 1i). Alive through the later layers and the logits.
+  uint64_t mla_views = 0;
+  if (transformers) {
+    for (const auto& L : hp.layers) {
+      if (L.attention == AttentionKind::kMla) {
+        mla_views = Add(mla_views, Mul({tokens, CeilDiv(L.num_heads, tp), hp.qk_nope_head_dim, c}));
+      }
+    }
+  }
   auto consider = [&](uint64_t bytes, std::string where) {
+    bytes = Add(bytes, mla_views);
     if (bytes > best.bytes) best = {bytes, std::move(where)};
   };
   uint64_t f_dense = hp.intermediate_size;
@@ -133,6 +163,13 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
         // of every position, in the model dtype (FINDINGS.md, "Masked LM").
         consider(Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits");
+      } else if (RunsRemoteCode(model.model_type, versions)) {
+        // The Hub's modeling code upcasts every token's logits (`logits.float()`): both copies
+        // are alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last
+        // row comes on top.
+        consider(Add(Mul({tokens, h, c}), c >= 4 ? Add(Mul({tokens, v, c}), Mul({batch, v, 4}))
+                                                 : Mul({tokens, v, c + 4})),
+                 "logits");
       } else {
         consider(Add(Add(Mul({tokens, h, c}), Mul({tokens, v, c})), Mul({batch, v, 4})),
                  "logits");
@@ -370,7 +407,13 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     const bool masked_lm = model.architecture.ends_with("ForMaskedLM");
     const bool class_all = AllTokenLogitsInGenerate(model.model_type, o.versions);
     e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
-    if (o.last_token_logits && class_all) {
+    if (RunsRemoteCode(model.model_type, o.versions)) {
+      e.assumptions.push_back(fmt::format(
+          "transformers {} has no {} class (native from {}): the model's own modeling code "
+          "(trust_remote_code) is modelled, with logits for every prompt token in float32",
+          LibraryVersionName(o.versions.transformers), model.model_type,
+          LibraryVersionName(*NativeSince(model.model_type))));
+    } else if (o.last_token_logits && class_all) {
       e.assumptions.push_back(fmt::format(
           "transformers {}: the {} class computes logits for every prompt token in generate() "
           "(no num_logits_to_keep)", LibraryVersionName(o.versions.transformers),
