@@ -51,11 +51,24 @@ def _patch_fsdp_probe(transformers):
     gen.is_fsdp_managed_module = never
 
 
+def _patch_dynamo_mark(torch):
+    """transformers 4.48's static caches (StaticCache, HybridCache for Gemma-2, MambaCache) call
+    `torch._dynamo.mark_static_address(tensor)` on the buffers they preallocate: a hint for
+    torch.compile with no effect on memory. torch 1.13 has no torch._dynamo: give it a module
+    whose mark_static_address does nothing (this process only)."""
+    if hasattr(torch, "_dynamo"):
+        return
+    import types
+
+    torch._dynamo = types.SimpleNamespace(mark_static_address=lambda tensor: None)
+
+
 def run(sid, configs, trace_dir=None, remote_dir=""):
     import torch
     import transformers
 
     _patch_fsdp_probe(transformers)
+    _patch_dynamo_mark(torch)
 
     torch.set_num_threads(1)
     spec = next(s for s in cpu_scenarios.SCENARIOS if s[0] == sid)

@@ -23,7 +23,7 @@ nlohmann::json TinyV3() {
 }
 
 InferenceEstimate Estimate(Dtype dtype, LibraryVersion transformers) {
-  auto model = testing::BuildJson(TinyV3());
+  auto model = arch::testing::BuildJson(TinyV3());
   EXPECT_TRUE(model) << model.error().message;
   InferenceOptions o;
   o.context_tokens = 100;
