@@ -63,6 +63,14 @@ MODELS = {
         "base": "google/gemma-2-2b", "overrides": {"num_hidden_layers": 2},
         "notes": "Gemma-2-2b config, 26 -> 2 layers (sliding window 4096 on even layers, "
                  "softcapping, vocab 256000, tied)"},
+    "google/gemma-2-2b-tiny-sw128": {
+        "base": "google/gemma-2-2b",
+        "overrides": {"num_hidden_layers": 4, "hidden_size": 512, "intermediate_size": 2048,
+                      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64,
+                      "vocab_size": 32000, "sliding_window": 128},
+        "notes": "Gemma-2-2b config scaled down so that attention, cache and logits show: 4 "
+                 "layers (sliding window 128 on even layers, shorter than the context), hidden "
+                 "512, intermediate 2048, 8/4 heads of 64, vocab 32000; soft-capping kept"},
     "deepseek-ai/DeepSeek-V3-tiny": {
         "base": None, "config_class": "DeepseekV3Config",
         "remote": {"package": "deepseek_v3", "modeling": "modeling_deepseek",
@@ -143,6 +151,7 @@ MX = "mistralai/Mixtral-8x7B-v0.1-L1"
 MXT = "mistralai/Mixtral-8x7B-v0.1-tiny"
 GM = "google/gemma-2-2b-L2"
 DS = "deepseek-ai/DeepSeek-V3-tiny"
+GMT = "google/gemma-2-2b-tiny-sw128"
 BE = "google-bert/bert-base-cased-L4"
 T5 = "google-t5/t5-small"
 T5L2 = "google-t5/t5-small-L2"
@@ -233,6 +242,12 @@ SCENARIOS = [
     _inf(DS, "c-ds3-inf-fp32", "float32"),
     _inf(DS, "c-ds3-inf-bf16", "bfloat16"),
     _inf(DS, "c-ds3-inf-fp32-b2-1k", "float32", ctx=1024, batch=2),
+    # Gemma-2 scaled down: hybrid cache with sliding layers shorter than the context,
+    # attention and final-logit soft-capping in training
+    _inf(GMT, "c-gmt-inf-fp32-1k", "float32", ctx=1024),
+    _inf(GMT, "c-gmt-inf-bf16-1k", "bfloat16", ctx=1024),
+    _tr(GMT, "c-gmt-tr-fp32", "fp32"),
+    _tr(GMT, "c-gmt-tr-bf16m", "bf16-mixed"),
     # larger last: full bf16-mixed Llama (262M-parameter tied embedding)
     _tr(LL, "c-ll-tr-bf16m", "bf16-mixed", batch=1),
 ]

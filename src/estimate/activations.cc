@@ -105,6 +105,7 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
       // c-t5-tr-bf16m: 4 + 2 + 2 B per score).
       if (p.attention_dropout > 0) s += mask(cur) + (cast_saved ? 0 : cur);
       if (cur != c) s += c;  // matmul(probs, v) under autocast casts the probabilities
+      if (p.attn_softcap) s += c;  // tanh's saved output (measured: FINDINGS.md 2o)
       a.scores_per_pair = nh * s;
     }
     a.per_q_tok += a.core_per_q_tok;

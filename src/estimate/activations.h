@@ -40,6 +40,9 @@ struct ActivationParams {
   // Dropout masks in the dtype of the dropout's input (torch's CPU dropout) instead of CUDA's
   // 1-byte bool mask (ComputeDevice in memfit/estimate_train.h).
   bool dropout_mask_in_input_dtype = false;
+  // Attention-score soft-capping in eager attention (Gemma-2's attn_logit_softcapping:
+  // scores / cap, tanh, * cap): tanh saves its output, one more score-sized tensor.
+  bool attn_softcap = false;
 };
 
 struct LayerActivation {

@@ -100,8 +100,14 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
       }
     }
   }
+  // Gemma and Gemma-2 scale the embedding by sqrt(hidden) into a new tensor (`hidden_states =
+  // hidden_states * normalizer`, modeling_gemma2.py:641 at v4.48.3); `inputs_embeds` stays
+  // referenced through every layer (measured: validation/FINDINGS.md 1l).
+  const bool scaled_embeds = transformers && (model.model_type == "gemma" ||
+                                              model.model_type == "gemma2");
+  const uint64_t embeds_kept = scaled_embeds ? Mul({tokens, h, c}) : 0;
   auto consider = [&](uint64_t bytes, std::string where) {
-    bytes = Add(bytes, mla_views);
+    bytes = Add(Add(bytes, mla_views), embeds_kept);
     if (bytes > best.bytes) best = {bytes, std::move(where)};
   };
   uint64_t f_dense = hp.intermediate_size;
@@ -123,16 +129,24 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     if (L.attention == AttentionKind::kSliding && L.window_tokens && attn == AttnImpl::kFlash) {
       kv_len = std::min(seq, L.window_tokens);
     }
-    uint64_t core = 0;
+    // Gemma-2's sliding layers (every implementation but flash, modeling_gemma2.py:292-306 at
+    // v4.48.3) rebuild the 4-D mask for the window: a bool `torch.tril(ones_like(mask))` and a
+    // `torch.where` copy in the model dtype, both alive through the layer (FINDINGS.md 1l).
+    uint64_t window_mask = 0;
+    if (transformers && attn != AttnImpl::kFlash && L.attention == AttentionKind::kSliding &&
+        model.model_type == "gemma2") {
+      window_mask = Mul({batch, seq, seq, c + 1});
+    }
+    uint64_t core = window_mask;
     if (attn == AttnImpl::kEager) {
       // softmax(scores, dtype=float32).to(dtype), measured on CPU (validation/FINDINGS.md): in
       // float32 the scores and the softmax output (the upcast and the cast back are no-ops,
       // 8 B per element); in 16-bit the scores (c), their float32 copy (4) and the float32
       // output (4) are alive together. Plus the 4-D causal mask (c).
       const uint64_t per_score = c >= 4 ? 2 * c : c + 8;
-      core = Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c}));
+      core = Add(core, Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c})));
     } else {
-      core = Add(out, Mul({tokens, nh, 4}));  // output + fp32 logsumexp per row
+      core = Add(core, Add(out, Mul({tokens, nh, 4})));  // output + fp32 logsumexp per row
     }
     if (L.attention != AttentionKind::kNone) {
       consider(Add(Add(stream, qkv), core),
@@ -148,7 +162,7 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
       // returns, through its MLP (measured on CPU: validation/FINDINGS.md).
       mlp = Add(mlp, Mul({batch, nh, seq, kv_len, c}));
     }
-    consider(Add(stream, mlp), "mlp");
+    consider(Add(Add(stream, mlp), window_mask), "mlp");
   }
   if (logit_tokens && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, tp);
