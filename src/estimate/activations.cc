@@ -141,6 +141,7 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   if (info.cross_attention && p.cross_seq > 0) cross = attention_block(true);
   // --- MLP block
   per_tok += norm_saved();
+  for (uint32_t i = 0; i < p.extra_norms; ++i) per_tok += norm_saved();  // FINDINGS.md 2o
   uint64_t f = info.moe ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)
                         : (info.intermediate_size ? info.intermediate_size : hp.intermediate_size);
   f = CeilDiv(f, p.tp);

@@ -43,6 +43,9 @@ struct ActivationParams {
   // Attention-score soft-capping in eager attention (Gemma-2's attn_logit_softcapping:
   // scores / cap, tanh, * cap): tanh saves its output, one more score-sized tensor.
   bool attn_softcap = false;
+  // Norms per layer beyond the two pre-norms (Gemma-2's post-attention and post-feedforward
+  // RMSNorms: modeling_gemma2.py Gemma2DecoderLayer), each saving what a pre-norm saves.
+  uint32_t extra_norms = 0;
 };
 
 struct LayerActivation {

@@ -297,7 +297,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 .dropout_mask_in_input_dtype = o.device == ComputeDevice::kCpu,
                                 // transformers 4.48 Gemma-2: eager_attention_forward applies
                                 // attn_logit_softcapping (50 in every Gemma-2 config)
-                                .attn_softcap = model.model_type == "gemma2"};
+                                .attn_softcap = model.model_type == "gemma2",
+                                .extra_norms = model.model_type == "gemma2" ? 2u : 0u};
   std::vector<LayerInfo> infos = hp.layers;
   if (infos.empty()) {
     uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / std::max<uint64_t>(hp.num_attention_heads, 1);
