@@ -29,7 +29,8 @@ TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
   std::set<std::string> off, seen;
   size_t expressed = 0;
   for (const char* file : {"cpu-torch1.13-tf4.48.csv", "cpu-torch1.13-tf4.48-b.csv",
-                           "cpu-torch1.13-tf4.48-c.csv", "cpu-torch1.13-tf4.48-t5.csv"}) {
+                           "cpu-torch1.13-tf4.48-c.csv", "cpu-torch1.13-tf4.48-t5.csv",
+                           "cpu-torch1.13-tf4.48-mla.csv", "cpu-torch1.13-tf4.48-gemma2.csv"}) {
     auto r = testing::RunMemfit({"validate", dir + file, "--format", "json"});
     ASSERT_EQ(r.code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -50,7 +51,7 @@ TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
           << row.value("measured_bytes", 0.0) << " B (" << error * 100 << "%)";
     }
   }
-  EXPECT_GE(expressed, 76u) << "rows went missing from validation/results";
+  EXPECT_GE(expressed, 96u) << "rows went missing from validation/results";
   for (const auto& [id, why] : KnownOff()) {
     EXPECT_TRUE(seen.count(id)) << id << " is listed but no longer measured";
     bool still_off = false;

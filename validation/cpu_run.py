@@ -51,25 +51,46 @@ def _patch_fsdp_probe(transformers):
     gen.is_fsdp_managed_module = never
 
 
-def run(sid, configs, trace_dir=None):
+def _patch_dynamo_mark(torch):
+    """transformers 4.48's static caches (StaticCache, HybridCache for Gemma-2, MambaCache) call
+    `torch._dynamo.mark_static_address(tensor)` on the buffers they preallocate: a hint for
+    torch.compile with no effect on memory. torch 1.13 has no torch._dynamo: give it a module
+    whose mark_static_address does nothing (this process only)."""
+    if hasattr(torch, "_dynamo"):
+        return
+    import types
+
+    torch._dynamo = types.SimpleNamespace(mark_static_address=lambda tensor: None)
+
+
+def run(sid, configs, trace_dir=None, remote_dir=""):
     import torch
     import transformers
 
     _patch_fsdp_probe(transformers)
+    _patch_dynamo_mark(torch)
 
     torch.set_num_threads(1)
     spec = next(s for s in cpu_scenarios.SCENARIOS if s[0] == sid)
     _, model_id, task, settings = spec
     folder = cpu_scenarios.folder_for(configs, model_id)
-    config = transformers.AutoConfig.from_pretrained(folder)
+    spec = cpu_scenarios.MODELS[model_id]
+    notes = []
+    if "remote" in spec:  # the model's own modeling code (trust_remote_code), read locally
+        config = cpu_scenarios.config_class(spec, transformers, remote_dir).from_pretrained(folder)
+        config._attn_implementation = "eager"
+        modeling = cpu_scenarios.remote_module(spec, "modeling", remote_dir)
+        cls = getattr(modeling, config.architectures[0])
+        notes += ["remote code " + r for r in cpu_scenarios.remote_sha256(spec, remote_dir)]
+    else:
+        config = transformers.AutoConfig.from_pretrained(folder)
+        cls = getattr(transformers, config.architectures[0])
     kind = _task_kind(config)
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "fp32": torch.float32,
               "bf16": torch.bfloat16, "bf16-mixed": torch.float32}
     dtype = dtypes[settings.get("dtype", settings.get("precision"))]
     mixed = settings.get("precision") == "bf16-mixed"
-    cls = getattr(transformers, config.architectures[0])
     t0 = time.time()
-    notes = []
     with cpu_memory.profiled() as h:
         with cpu_memory.stage("load"):
             model = cls._from_config(config, torch_dtype=dtype, attn_implementation="eager")

@@ -8,11 +8,17 @@ after loading, so defaults the catalog file leaves out, e.g. GPT-2's 0.1 dropout
 into `<dir>/<org>__<name>/config.json`, the layout `memfit validate --models` reads.
 """
 
+import hashlib
+import importlib
 import json
 import os
+import sys
 
 # id -> spec. base: catalog id exported by `memfit models --export-configs` (None: made from the
 # config class `config_class` with `overrides`). overrides: keys set on top of the base.
+# remote: the model's own modeling code (`trust_remote_code` on the Hub), read from
+# `<--remote-code DIR>/<package>/` (never vendored here: validation/README.md names each file's
+# source and sha256); config_class and the model class are taken from that package.
 MODELS = {
     "meta-llama/Llama-3.2-1B-L2": {
         "base": "meta-llama/Llama-3.2-1B", "overrides": {"num_hidden_layers": 2},
@@ -57,6 +63,32 @@ MODELS = {
         "base": "google/gemma-2-2b", "overrides": {"num_hidden_layers": 2},
         "notes": "Gemma-2-2b config, 26 -> 2 layers (sliding window 4096 on even layers, "
                  "softcapping, vocab 256000, tied)"},
+    "google/gemma-2-2b-tiny-sw128": {
+        "base": "google/gemma-2-2b",
+        "overrides": {"num_hidden_layers": 4, "hidden_size": 512, "intermediate_size": 2048,
+                      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64,
+                      "vocab_size": 32000, "sliding_window": 128},
+        "notes": "Gemma-2-2b config scaled down so that attention, cache and logits show: 4 "
+                 "layers (sliding window 128 on even layers, shorter than the context), hidden "
+                 "512, intermediate 2048, 8/4 heads of 64, vocab 32000; soft-capping kept"},
+    "deepseek-ai/DeepSeek-V3-tiny": {
+        "base": None, "config_class": "DeepseekV3Config",
+        "remote": {"package": "deepseek_v3", "modeling": "modeling_deepseek",
+                   "configuration": "configuration_deepseek"},
+        "overrides": {"vocab_size": 32000, "hidden_size": 512, "intermediate_size": 1536,
+                      "moe_intermediate_size": 256, "num_hidden_layers": 2,
+                      "first_k_dense_replace": 1, "n_routed_experts": 8,
+                      "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1,
+                      "n_shared_experts": 1, "num_attention_heads": 8,
+                      "num_key_value_heads": 8, "q_lora_rank": 192, "kv_lora_rank": 128,
+                      "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 64,
+                      "max_position_embeddings": 4096, "rope_scaling": None,
+                      "num_nextn_predict_layers": 0,
+                      "architectures": ["DeepseekV3ForCausalLM"]},
+        "notes": "DeepSeek-V3's own modeling code (remote code; MLA + noaux_tc MoE), scaled "
+                 "down: 2 layers (1 dense, 1 MoE with 8 routed experts top 2 in 2 groups + 1 "
+                 "shared), hidden 512, 8 heads, q_lora 192, kv_lora 128, nope/rope/v 64/32/64, "
+                 "vocab 32000, untied"},
     "google-bert/bert-base-cased-L4": {
         "base": "google-bert/bert-base-cased", "overrides": {"num_hidden_layers": 4},
         "notes": "BERT-base-cased (BertForMaskedLM), 12 -> 4 layers; dropouts 0.1 (BertConfig "
@@ -118,6 +150,8 @@ PHI = "microsoft/phi-1_5-L2"
 MX = "mistralai/Mixtral-8x7B-v0.1-L1"
 MXT = "mistralai/Mixtral-8x7B-v0.1-tiny"
 GM = "google/gemma-2-2b-L2"
+DS = "deepseek-ai/DeepSeek-V3-tiny"
+GMT = "google/gemma-2-2b-tiny-sw128"
 BE = "google-bert/bert-base-cased-L4"
 T5 = "google-t5/t5-small"
 T5L2 = "google-t5/t5-small-L2"
@@ -203,6 +237,17 @@ SCENARIOS = [
     _tr(T5L2, "c-t5l2-tr-fp32-ckpt", "fp32", ckpt="full", decoder_tokens=128),
     _tr(T5L2, "c-t5l2-lora-fp32", "fp32", method="lora", decoder_tokens=128),
     _tr(T5L2, "c-t5l2-lora-bf16-ckpt", "bf16", method="lora", ckpt="full"),
+    # MLA + MoE with DeepSeek-V3's own (remote) code: inference only (its MoE and gate assert
+    # eval mode: `moe_infer` runs only when not self.training)
+    _inf(DS, "c-ds3-inf-fp32", "float32"),
+    _inf(DS, "c-ds3-inf-bf16", "bfloat16"),
+    _inf(DS, "c-ds3-inf-fp32-b2-1k", "float32", ctx=1024, batch=2),
+    # Gemma-2 scaled down: hybrid cache with sliding layers shorter than the context,
+    # attention and final-logit soft-capping in training
+    _inf(GMT, "c-gmt-inf-fp32-1k", "float32", ctx=1024),
+    _inf(GMT, "c-gmt-inf-bf16-1k", "bfloat16", ctx=1024),
+    _tr(GMT, "c-gmt-tr-fp32", "fp32"),
+    _tr(GMT, "c-gmt-tr-bf16m", "bf16-mixed"),
     # larger last: full bf16-mixed Llama (262M-parameter tied embedding)
     _tr(LL, "c-ll-tr-bf16m", "bf16-mixed", batch=1),
 ]
@@ -212,15 +257,48 @@ def folder_for(configs, model_id):
     return os.path.join(configs, model_id.replace("/", "__"))
 
 
-def write_configs(catalog_dir, out_dir, transformers):
-    """Writes every MODELS config as transformers resolves it; returns {id: path}."""
+def remote_module(spec, which, remote_dir):
+    """The remote-code module `which` ("modeling" or "configuration") of a MODELS spec."""
+    remote = spec["remote"]
+    if not remote_dir or not os.path.isdir(os.path.join(remote_dir, remote["package"])):
+        raise FileNotFoundError(f"remote code: no folder {remote['package']} in --remote-code "
+                                f"{remote_dir or '(not given)'} (validation/README.md)")
+    if remote_dir not in sys.path:
+        sys.path.insert(0, remote_dir)
+    return importlib.import_module(remote["package"] + "." + remote[which])
+
+
+def remote_sha256(spec, remote_dir):
+    """`file sha256` of the remote modeling and configuration files (for the row's notes)."""
+    remote = spec["remote"]
+    out = []
+    for which in ("modeling", "configuration"):
+        path = os.path.join(remote_dir, remote["package"], remote[which] + ".py")
+        with open(path, "rb") as f:
+            out.append(f"{remote[which]}.py sha256 {hashlib.sha256(f.read()).hexdigest()}")
+    return out
+
+
+def config_class(spec, transformers, remote_dir):
+    if "remote" in spec:
+        return getattr(remote_module(spec, "configuration", remote_dir), spec["config_class"])
+    return getattr(transformers, spec["config_class"])
+
+
+def write_configs(catalog_dir, out_dir, transformers, remote_dir=""):
+    """Writes every MODELS config as transformers resolves it; returns {id: path}. A model whose
+    remote code is absent is skipped (its rows fail with the reason)."""
     paths = {}
     for mid, spec in MODELS.items():
         if spec["base"]:
             src = folder_for(catalog_dir, spec["base"])
             config = transformers.AutoConfig.from_pretrained(src)
         else:
-            config = getattr(transformers, spec["config_class"])()
+            try:
+                config = config_class(spec, transformers, remote_dir)()
+            except FileNotFoundError as e:
+                print(f"{mid}: {e}", flush=True)
+                continue
         for k, v in spec["overrides"].items():
             setattr(config, k, v)
         d = folder_for(out_dir, mid)

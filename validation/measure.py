@@ -281,7 +281,7 @@ def measure_cpu(args):
 
     models_dir = args.models_out or os.path.join(os.path.dirname(os.path.abspath(args.out)),
                                                  "models")
-    cpu_scenarios.write_configs(args.configs, models_dir, transformers)
+    cpu_scenarios.write_configs(args.configs, models_dir, transformers, args.remote_code)
     versions = cpu_versions(torch, transformers)
     done = set()
     if args.resume and os.path.exists(args.out):
@@ -302,6 +302,8 @@ def measure_cpu(args):
                "--nice", "0"]  # the child inherits this process's niceness: no second increment
         if args.traces:
             cmd += ["--traces", args.traces]
+        if args.remote_code:
+            cmd += ["--remote-code", args.remote_code]
         t0 = time.time()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.row_timeout_s)
@@ -356,6 +358,9 @@ def main():
                         "of the blocks alive at the peak")
     parser.add_argument("--models-out", default="", help="cpu: where the built configs are "
                         "written (default: the --out file's folder/models, as memfit validate reads)")
+    parser.add_argument("--remote-code", default=os.environ.get("MEMFIT_REMOTE_CODE", ""),
+                        help="cpu: folder with the remote modeling code of cpu_scenarios.MODELS "
+                        "entries with a 'remote' key, one package folder each (validation/README.md)")
     parser.add_argument("--threads", type=int, default=1, help="cpu: OMP/OpenBLAS threads")
     parser.add_argument("--nice", type=int, default=10, help="cpu: niceness increment")
     parser.add_argument("--row-timeout-s", type=float, default=600.0)
@@ -371,7 +376,7 @@ def main():
             print("self-check: " + ("ok" if not failures else f"{len(failures)} failed"))
             return 1 if failures else 0
         import cpu_run
-        r = cpu_run.run(args.worker, args.configs, args.traces or None)
+        r = cpu_run.run(args.worker, args.configs, args.traces or None, args.remote_code)
         print(json.dumps({k: v for k, v in r.items() if k != "live_at_peak"}))
         return 0
     if not args.configs:

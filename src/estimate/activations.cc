@@ -105,6 +105,7 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
       // c-t5-tr-bf16m: 4 + 2 + 2 B per score).
       if (p.attention_dropout > 0) s += mask(cur) + (cast_saved ? 0 : cur);
       if (cur != c) s += c;  // matmul(probs, v) under autocast casts the probabilities
+      if (p.attn_softcap) s += c;  // tanh's saved output (measured: FINDINGS.md 2o)
       a.scores_per_pair = nh * s;
     }
     a.per_q_tok += a.core_per_q_tok;
@@ -140,6 +141,7 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   if (info.cross_attention && p.cross_seq > 0) cross = attention_block(true);
   // --- MLP block
   per_tok += norm_saved();
+  for (uint32_t i = 0; i < p.extra_norms; ++i) per_tok += norm_saved();  // FINDINGS.md 2o
   uint64_t f = info.moe ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)
                         : (info.intermediate_size ? info.intermediate_size : hp.intermediate_size);
   f = CeilDiv(f, p.tp);

@@ -40,6 +40,12 @@ struct ActivationParams {
   // Dropout masks in the dtype of the dropout's input (torch's CPU dropout) instead of CUDA's
   // 1-byte bool mask (ComputeDevice in memfit/estimate_train.h).
   bool dropout_mask_in_input_dtype = false;
+  // Attention-score soft-capping in eager attention (Gemma-2's attn_logit_softcapping:
+  // scores / cap, tanh, * cap): tanh saves its output, one more score-sized tensor.
+  bool attn_softcap = false;
+  // Norms per layer beyond the two pre-norms (Gemma-2's post-attention and post-feedforward
+  // RMSNorms: modeling_gemma2.py Gemma2DecoderLayer), each saving what a pre-norm saves.
+  uint32_t extra_norms = 0;
 };
 
 struct LayerActivation {

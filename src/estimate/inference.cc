@@ -2,6 +2,7 @@
 // budgets of serving engines. docs/estimates.md, "Inference".
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,21 @@ struct Peak {
   std::string where;
 };
 
+// The transformers release that added a model type natively; before it the Hub's own modeling
+// code runs (trust_remote_code), whose CausalLM forward computes logits for every prompt token
+// and upcasts all of them to float32 (`logits = self.lm_head(hidden_states); logits =
+// logits.float()`: DeepSeek-V3's modeling_deepseek.py, validation/README.md names the file).
+// deepseek_v3: src/transformers/models/deepseek_v3 first in the v4.51.0 tag.
+std::optional<LibraryVersion> NativeSince(std::string_view model_type) {
+  if (model_type == "deepseek_v3") return LibraryVersion{4, 51};
+  return std::nullopt;
+}
+
+bool RunsRemoteCode(std::string_view model_type, const RuntimeVersions& v) {
+  auto since = NativeSince(model_type);
+  return since && v.transformers < *since;
+}
+
 // Whether transformers' generate() computes logits for every prompt token of this model type.
 // generate() passes num_logits_to_keep=1 (logits_to_keep from 4.50) only to classes whose
 // forward takes it: none before 4.45 (4.45 added it to the Llama family). From 4.45 the model
@@ -40,7 +56,7 @@ struct Peak {
 // v4.48.3; validation/FINDINGS.md 1a); the list is kept for later releases until re-checked
 // (GPT-2 gained logits_to_keep in transformers PR 39016, most older classes in PR 41335).
 bool AllTokenLogitsInGenerate(std::string_view model_type, const RuntimeVersions& v) {
-  if (v.transformers < LibraryVersion{4, 45}) return true;
+  if (v.transformers < LibraryVersion{4, 45} || RunsRemoteCode(model_type, v)) return true;
   static constexpr std::string_view kTypes[] = {
       "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
       "xglm", "biogpt", "mamba", "mamba2", "falcon_mamba", "recurrent_gemma", "granitemoe"};
@@ -71,7 +87,27 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
   const uint64_t h = hp.hidden_size;
   const uint64_t stream = Mul({2, tokens, h, c});  // residual + normed input
   Peak best;
+  // MLA in transformers (the Hub's DeepSeek code and the native class alike): the prefill's
+  // value cache entries are views of kv_b_proj's output (`k_nope, value_states = torch.split(
+  // kv, ...)`), so each MLA layer's cache holds heads x (qk_nope + v) per token, qk_nope more
+  // than the compact cache, until the first decode step's torch.cat copies them (measured on
+  // CPU: validation/FINDINGS.md 1i). Alive through the later layers and the logits.
+  uint64_t mla_views = 0;
+  if (transformers) {
+    for (const auto& L : hp.layers) {
+      if (L.attention == AttentionKind::kMla) {
+        mla_views = Add(mla_views, Mul({tokens, CeilDiv(L.num_heads, tp), hp.qk_nope_head_dim, c}));
+      }
+    }
+  }
+  // Gemma and Gemma-2 scale the embedding by sqrt(hidden) into a new tensor (`hidden_states =
+  // hidden_states * normalizer`, modeling_gemma2.py:641 at v4.48.3); `inputs_embeds` stays
+  // referenced through every layer (measured: validation/FINDINGS.md 1l).
+  const bool scaled_embeds = transformers && (model.model_type == "gemma" ||
+                                              model.model_type == "gemma2");
+  const uint64_t embeds_kept = scaled_embeds ? Mul({tokens, h, c}) : 0;
   auto consider = [&](uint64_t bytes, std::string where) {
+    bytes = Add(Add(bytes, mla_views), embeds_kept);
     if (bytes > best.bytes) best = {bytes, std::move(where)};
   };
   uint64_t f_dense = hp.intermediate_size;
@@ -93,16 +129,24 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     if (L.attention == AttentionKind::kSliding && L.window_tokens && attn == AttnImpl::kFlash) {
       kv_len = std::min(seq, L.window_tokens);
     }
-    uint64_t core = 0;
+    // Gemma-2's sliding layers (every implementation but flash, modeling_gemma2.py:292-306 at
+    // v4.48.3) rebuild the 4-D mask for the window: a bool `torch.tril(ones_like(mask))` and a
+    // `torch.where` copy in the model dtype, both alive through the layer (FINDINGS.md 1l).
+    uint64_t window_mask = 0;
+    if (transformers && attn != AttnImpl::kFlash && L.attention == AttentionKind::kSliding &&
+        model.model_type == "gemma2") {
+      window_mask = Mul({batch, seq, seq, c + 1});
+    }
+    uint64_t core = window_mask;
     if (attn == AttnImpl::kEager) {
       // softmax(scores, dtype=float32).to(dtype), measured on CPU (validation/FINDINGS.md): in
       // float32 the scores and the softmax output (the upcast and the cast back are no-ops,
       // 8 B per element); in 16-bit the scores (c), their float32 copy (4) and the float32
       // output (4) are alive together. Plus the 4-D causal mask (c).
       const uint64_t per_score = c >= 4 ? 2 * c : c + 8;
-      core = Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c}));
+      core = Add(core, Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c})));
     } else {
-      core = Add(out, Mul({tokens, nh, 4}));  // output + fp32 logsumexp per row
+      core = Add(core, Add(out, Mul({tokens, nh, 4})));  // output + fp32 logsumexp per row
     }
     if (L.attention != AttentionKind::kNone) {
       consider(Add(Add(stream, qkv), core),
@@ -118,7 +162,7 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
       // returns, through its MLP (measured on CPU: validation/FINDINGS.md).
       mlp = Add(mlp, Mul({batch, nh, seq, kv_len, c}));
     }
-    consider(Add(stream, mlp), "mlp");
+    consider(Add(Add(stream, mlp), window_mask), "mlp");
   }
   if (logit_tokens && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, tp);
@@ -133,6 +177,13 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
         // of every position, in the model dtype (FINDINGS.md, "Masked LM").
         consider(Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits");
+      } else if (RunsRemoteCode(model.model_type, versions)) {
+        // The Hub's modeling code upcasts every token's logits (`logits.float()`): both copies
+        // are alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last
+        // row comes on top.
+        consider(Add(Mul({tokens, h, c}), c >= 4 ? Add(Mul({tokens, v, c}), Mul({batch, v, 4}))
+                                                 : Mul({tokens, v, c + 4})),
+                 "logits");
       } else {
         consider(Add(Add(Mul({tokens, h, c}), Mul({tokens, v, c})), Mul({batch, v, 4})),
                  "logits");
@@ -370,7 +421,13 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     const bool masked_lm = model.architecture.ends_with("ForMaskedLM");
     const bool class_all = AllTokenLogitsInGenerate(model.model_type, o.versions);
     e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
-    if (o.last_token_logits && class_all) {
+    if (RunsRemoteCode(model.model_type, o.versions)) {
+      e.assumptions.push_back(fmt::format(
+          "transformers {} has no {} class (native from {}): the model's own modeling code "
+          "(trust_remote_code) is modelled, with logits for every prompt token in float32",
+          LibraryVersionName(o.versions.transformers), model.model_type,
+          LibraryVersionName(*NativeSince(model.model_type))));
+    } else if (o.last_token_logits && class_all) {
       e.assumptions.push_back(fmt::format(
           "transformers {}: the {} class computes logits for every prompt token in generate() "
           "(no num_logits_to_keep)", LibraryVersionName(o.versions.transformers),

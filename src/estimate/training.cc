@@ -294,7 +294,11 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 .activation_dropout = estimate::MlpActivationDropout(model),
                                 .lora_rank = peft ? o.lora.rank : 0, .lora_dropout = o.lora.dropout,
                                 .tp = o.tp,
-                                .dropout_mask_in_input_dtype = o.device == ComputeDevice::kCpu};
+                                .dropout_mask_in_input_dtype = o.device == ComputeDevice::kCpu,
+                                // transformers 4.48 Gemma-2: eager_attention_forward applies
+                                // attn_logit_softcapping (50 in every Gemma-2 config)
+                                .attn_softcap = model.model_type == "gemma2",
+                                .extra_norms = model.model_type == "gemma2" ? 2u : 0u};
   std::vector<LayerInfo> infos = hp.layers;
   if (infos.empty()) {
     uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / std::max<uint64_t>(hp.num_attention_heads, 1);
@@ -426,7 +430,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
       // measured, FINDINGS.md 2f).
       const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
       e.logits_bytes = Mul(n, per);
-      if (LossCopiesShiftedLogits(o.versions) && !hp.is_encoder_decoder) {
+      // With one sequence the slice logits[..., :-1, :] is already contiguous and
+      // `.contiguous()` copies nothing (measured: c-gm-lora-bf16, FINDINGS.md 2o).
+      if (LossCopiesShiftedLogits(o.versions) && !hp.is_encoder_decoder && o.batch > 1) {
         // transformers < 4.50: the fp32 copy of the shifted logits, b x (seq - 1) x V, alive with
         // the others at the forward's end (measured: FINDINGS.md 2d). Encoder-decoder heads
         // (T5 modeling_t5.py:1924) call CrossEntropyLoss on the logits unshifted.
@@ -439,6 +445,13 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
       // their upcast and the shifted copy are freed).
       logits_at_bwd = std::min(e.logits_bytes, Mul(n, 12));
       logits_bwd = Mul(n, 12) - *logits_at_bwd;
+      if (model.model_type == "gemma2") {
+        // Final-logit soft-capping (Gemma2ForCausalLM: logits / cap, tanh, * cap; the config's
+        // final_logit_softcapping, 30 in every Gemma-2): tanh saves its output, in the logits'
+        // dtype, until its backward runs after the loss's (measured: FINDINGS.md 2o).
+        e.logits_bytes = Add(e.logits_bytes, Mul(n, compute));
+        *logits_at_bwd = Add(*logits_at_bwd, Mul(n, compute));
+      }
     } else if (o.loss == LossImpl::kLowPrecision) {
       // logits and their log_softmax in the compute dtype; the gradient in the same dtype.
       e.logits_bytes = Mul(Mul(tokens, v), 2 * compute);

@@ -208,6 +208,26 @@ TEST(TrainingTest, TransformersVersionDecidesTheShiftedLogitsCopy) {
   EXPECT_EQ(logits({4, 48}), 2u * 16 * 1000 * 10 + 2u * 15 * 1000 * 4);
 }
 
+// One sequence: logits[..., :-1, :] is already contiguous and the shifted copy is free
+// (measured on CPU: c-gm-lora-bf16, validation/FINDINGS.md 2o). Gemma-2's final-logit
+// soft-capping keeps tanh's output (compute dtype) from the forward through the loss backward.
+TEST(TrainingTest, OneSequenceHasNoShiftedCopyAndGemma2KeepsTheSoftcapTanh) {
+  Model m = LinearOnly();
+  m.hp.vocab_size = 1000;
+  auto logits = [&](uint64_t batch) {
+    TrainOptions o{.precision = Precision::kBf16, .batch = batch, .seq = 16,
+                   .head = TaskHead::kCausalLm, .versions = {.transformers = {4, 48}}};
+    auto e = EstimateTraining(m, o);
+    EXPECT_TRUE(e.has_value());
+    return e->logits_bytes;
+  };
+  EXPECT_EQ(logits(1), 1u * 16 * 1000 * 10);  // 10 B per logit, no copy
+  EXPECT_EQ(logits(2), 2u * 16 * 1000 * 10 + 2u * 15 * 1000 * 4);
+  m.model_type = "gemma2";  // + tanh's saved output, 2 B per logit in bf16
+  EXPECT_EQ(logits(1), 1u * 16 * 1000 * (10 + 2));
+  EXPECT_EQ(logits(2), 2u * 16 * 1000 * (10 + 2) + 2u * 15 * 1000 * 4);
+}
+
 TEST(RuntimeVersionsTest, ParsesMajorMinor) {
   EXPECT_EQ(*ParseLibraryVersion("2.5", "--torch-version"), (LibraryVersion{2, 5}));
   EXPECT_EQ(*ParseLibraryVersion("1.13.0a0", "torch"), (LibraryVersion{1, 13}));
@@ -264,6 +284,14 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
   p.attn = AttnImpl::kEager;
   auto eager = estimate::LayerSavedBytes(m, info, {}, p);
   EXPECT_EQ(eager.eager_scores_bytes, 4u * 6 * 8 * 8);
+  // Gemma-2 (validation/FINDINGS.md 2o): attention soft-capping saves tanh's output, 2 B more
+  // per head and score; the post-attention and post-feedforward norms save 384 B per token each.
+  p.attn_softcap = true;
+  p.extra_norms = 2;
+  auto gemma2 = estimate::LayerSavedBytes(m, info, {}, p);
+  EXPECT_EQ(gemma2.eager_scores_bytes, 4u * (6 + 2) * 8 * 8);
+  EXPECT_EQ(gemma2.saved_bytes - gemma2.eager_scores_bytes,
+            eager.saved_bytes - eager.eager_scores_bytes + 2u * 384 * 8);
 }
 
 }  // namespace
