@@ -66,6 +66,49 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
   return EstimateLoad(model, options, AssignBlocks(model, TensorFilter{}));
 }
 
+namespace {
+
+// What the load views need of one resident tensor, gathered in one pass over the model so that
+// each view (the stored one and one per dtype row) scans 32-byte entries instead of whole Tensors
+// (issue 15: a per-expert checkpoint has ~10^5 tensors and the table has six views).
+struct ResidentEntry {
+  uint64_t bytes = 0;
+  uint64_t numel = 0;
+  uint64_t logical_params = 0;
+  int32_t block = -1;
+  bool parameter = false;
+  bool castable = false;  // a floating, not block-quantized parameter: LoadedTensorBytes casts it
+};
+
+uint64_t LoadedEntryBytes(const ResidentEntry& e, uint64_t bits) {
+  if (bits == 0 || !e.castable) return e.bytes;
+  auto total = CheckedMul(e.numel, bits);
+  return total ? (*total + 7) / 8 : e.bytes;
+}
+
+// Stored bytes per Tensor::dtype_label in the labels' alphabetical order (what a std::map keyed
+// by label gives), summed through a short list: a model has a handful of labels.
+std::vector<std::pair<std::string, uint64_t>> StoredBytesByLabel(const Model& model) {
+  std::vector<std::pair<std::string, uint64_t>> labels;
+  size_t last = 0;
+  for (const auto& t : model.tensors) {
+    if (!t.stored) continue;
+    if (last >= labels.size() || labels[last].first != t.dtype_label) {
+      last = static_cast<size_t>(
+          std::find_if(labels.begin(), labels.end(),
+                       [&](const auto& l) { return l.first == t.dtype_label; }) -
+          labels.begin());
+      if (last == labels.size()) labels.emplace_back(t.dtype_label, 0);
+    }
+    labels[last].second += t.bytes;
+  }
+  std::sort(labels.begin(), labels.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return labels;
+}
+
+}  // namespace
+
 LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
                           const BlockAssignment& blocks) {
   LoadEstimate out;
@@ -73,26 +116,33 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
   // Everything resident after loading, ties once (TensorFilter's defaults): which tensors count,
   // found once for every view below.
   const TensorFilter one{.size_of = [](const Tensor&) -> uint64_t { return 1; }};
-  std::vector<bool> resident(model.tensors.size());
+  std::vector<ResidentEntry> resident;
+  resident.reserve(model.tensors.size());
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
-    resident[ti] = FilteredSize(model.tensors[ti], one) == 1;
+    const Tensor& t = model.tensors[ti];
+    if (FilteredSize(t, one) != 1) continue;
+    const bool parameter = t.kind == TensorKind::kParameter;
+    resident.push_back(ResidentEntry{
+        .bytes = t.bytes,
+        .numel = t.numel,
+        .logical_params = LogicalParams(t),
+        .block = blocks.tensor_block[ti],
+        .parameter = parameter,
+        .castable = parameter && IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized});
   }
   // The total and the largest block (the first on ties) of one view, in one pass: what
-  // SumBlocks + the largest of them give, without a Block per block.
+  // SumBlocks + the largest of them give, without a Block per block. `bits`: TargetBits.
   std::vector<uint64_t> block_bytes(blocks.names.size()), block_params(blocks.names.size());
-  auto view = [&](auto size_of) {
+  auto view = [&](uint64_t bits) {
     std::fill(block_bytes.begin(), block_bytes.end(), 0);
     std::fill(block_params.begin(), block_params.end(), 0);
     uint64_t total = 0;
-    for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
-      if (!resident[ti]) continue;
-      const Tensor& t = model.tensors[ti];
-      const uint64_t size = size_of(t);
+    for (const ResidentEntry& e : resident) {
+      const uint64_t size = LoadedEntryBytes(e, bits);
       total += size;
-      const int32_t b = blocks.tensor_block[ti];
-      if (b < 0) continue;
-      block_bytes[b] += size;
-      if (t.kind == TensorKind::kParameter && size > 0) block_params[b] += LogicalParams(t);
+      if (e.block < 0) continue;
+      block_bytes[e.block] += size;
+      if (e.parameter && size > 0) block_params[e.block] += e.logical_params;
     }
     std::optional<Block> best;
     if (!block_bytes.empty()) {
@@ -102,18 +152,14 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
     }
     return std::pair(total, best);
   };
-  out.largest_block = view([](const Tensor& t) { return t.bytes; }).second;
-  std::map<std::string, uint64_t> by_dtype;
-  for (const auto& t : model.tensors) {
-    if (t.stored) by_dtype[t.dtype_label] += t.bytes;
-  }
-  out.dtype_bytes.assign(by_dtype.begin(), by_dtype.end());
+  out.largest_block = view(0).second;
+  out.dtype_bytes = StoredBytesByLabel(model);
   std::sort(out.dtype_bytes.begin(), out.dtype_bytes.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
 
   for (LoadDtype dtype : options.dtypes) {
     LoadRow row{.dtype = dtype};
-    auto [total, block] = view([dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); });
+    auto [total, block] = view(TargetBits(dtype));
     row.total_bytes = total;
     row.largest_block_bytes = block ? block->bytes : 0;
     const uint64_t params = out.totals.parameters;

@@ -36,9 +36,10 @@ ModelTotals ComputeTotals(const Model& model) {
 
 std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& model) {
   std::vector<std::pair<std::string, ModelTotals>> out;
-  bool any = false;
-  for (const auto& t : model.tensors) any = any || !t.component.empty();
-  if (!any) return out;
+  if (std::none_of(model.tensors.begin(), model.tensors.end(),
+                   [](const Tensor& t) { return !t.component.empty(); })) {
+    return out;
+  }
   // Components in order of first appearance; a model has a handful.
   for (const auto& t : model.tensors) {
     std::string_view name = t.component.empty() ? std::string_view("shared") : t.component;
@@ -146,10 +147,21 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
     }
     return false;
   };
+  // The no-split module the previous tensor stopped at: tensors come grouped by module (all of a
+  // layer's experts in a row), so a name below it stops there too, with no lookup.
+  size_t last_cut = 0;
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
     const auto& t = model.tensors[ti];
     if (Excluded(t, filter)) continue;
     std::string_view name = t.name;
+    if (last_cut != 0) {
+      std::string_view cut_path = nodes[last_cut].path;
+      if (name.size() > cut_path.size() && name[cut_path.size()] == '.' &&
+          name.starts_with(cut_path)) {
+        tensor_node[ti] = last_cut;
+        continue;
+      }
+    }
     size_t parent = 0, start = 0;
     for (size_t depth = 1;; ++depth) {
       size_t dot = depth < kMaxModuleDepth ? name.find('.', start) : std::string_view::npos;
@@ -173,6 +185,7 @@ BlockAssignment AssignBlocks(const Model& model, const TensorFilter& filter) {
       if (inserted) nodes[self].cut = no_split(path);
       if (nodes[self].cut) {
         tensor_node[ti] = self;
+        last_cut = self;
         break;
       }
       parent = self;

@@ -1,11 +1,45 @@
 #include "model/arch/builder_kit.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include "memfit/checked_math.h"
 
 namespace memfit::arch {
 namespace {
 
 thread_local uint64_t t_max_tensors = kMaxBuiltTensors;
+
+// Models up to this many tensors grow as vectors do; past it the builder reserves its hint.
+constexpr uint64_t kSmallModelTensors = 4096;
+
+// A config's first unsigned integer among `keys`, at the top level or in "text_config"; 0 if none.
+uint64_t FirstCount(const nlohmann::json& raw, std::initializer_list<const char*> keys) {
+  for (const nlohmann::json* level : {&raw, raw.contains("text_config") ? &raw["text_config"]
+                                                                         : nullptr}) {
+    if (level == nullptr || !level->is_object()) continue;
+    for (const char* key : keys) {
+      auto it = level->find(key);
+      if (it != level->end() && it->is_number_unsigned()) return it->get<uint64_t>();
+    }
+  }
+  return 0;
+}
+
+// About how many tensors a config describes, from above: layers x (routed experts + 8) x 12
+// (an NVFP4 expert stores 3 linears x 4 tensors) plus 4,096. Only a capacity: an overestimate
+// costs address space the model never touches, an underestimate one more doubling.
+uint64_t ExpectedTensors(const HfConfig& config) {
+  const auto& raw = config.raw();
+  if (!raw.is_object()) return 0;
+  constexpr uint64_t kCap = uint64_t{1} << 20;  // keeps the product below 2^64
+  const uint64_t layers =
+      std::min(kCap, FirstCount(raw, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}));
+  const uint64_t experts = std::min(
+      kCap, FirstCount(raw, {"n_routed_experts", "num_experts", "num_local_experts",
+                             "moe_num_experts", "n_experts"}));
+  return (layers + 1) * (experts + 8) * 12 + kSmallModelTensors;
+}
 
 }  // namespace
 
@@ -16,7 +50,10 @@ TensorLimitScope::TensorLimitScope(uint64_t max_tensors) : previous_(t_max_tenso
 TensorLimitScope::~TensorLimitScope() { t_max_tensors = previous_; }
 
 ModelBuilder::ModelBuilder(const HfConfig& config, Dtype dtype)
-    : where_(config.where()), dtype_(dtype), max_tensors_(t_max_tensors) {
+    : where_(config.where()),
+      dtype_(dtype),
+      max_tensors_(t_max_tensors),
+      capacity_hint_(std::min(ExpectedTensors(config), t_max_tensors)) {
   FillCommon(config, model_);
 }
 
@@ -28,7 +65,15 @@ void ModelBuilder::Fail(const Error& error) {
   if (error_.message.empty()) error_ = error;
 }
 
-void ModelBuilder::Emit(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
+void ModelBuilder::Grow() {
+  auto& tensors = model_.tensors;
+  if (tensors.size() == tensors.capacity() && tensors.size() >= kSmallModelTensors &&
+      capacity_hint_ > tensors.capacity()) {
+    tensors.reserve(capacity_hint_);
+  }
+}
+
+void ModelBuilder::Emit(std::string name, std::vector<uint64_t> shape, Dtype dtype,
                         TensorKind kind, std::string tied_to, bool stored) {
   if (failed()) return;
   if (model_.tensors.size() >= max_tensors_) {
@@ -43,8 +88,9 @@ void ModelBuilder::Emit(const std::string& name, std::vector<uint64_t> shape, Dt
     Fail(MakeError("{}: tensor \"{}\" is too large: its size overflows 64 bits", where_, name));
     return;
   }
+  Grow();
   Tensor t;
-  t.name = name;
+  t.name = std::move(name);
   t.shape = std::move(shape);
   t.dtype = dtype;
   t.dtype_label = std::string(DtypeName(dtype));
@@ -59,18 +105,18 @@ void ModelBuilder::Emit(const std::string& name, std::vector<uint64_t> shape, Dt
   model_.tensors.push_back(std::move(t));
 }
 
-void ModelBuilder::Param(const std::string& name, std::vector<uint64_t> shape) {
-  Emit(name, std::move(shape), dtype_, TensorKind::kParameter, "", true);
+void ModelBuilder::Param(std::string name, std::vector<uint64_t> shape) {
+  Emit(std::move(name), std::move(shape), dtype_, TensorKind::kParameter, "", true);
 }
 
-void ModelBuilder::ParamAs(const std::string& name, std::vector<uint64_t> shape, Dtype dtype) {
-  Emit(name, std::move(shape), dtype, TensorKind::kParameter, "", true);
+void ModelBuilder::ParamAs(std::string name, std::vector<uint64_t> shape, Dtype dtype) {
+  Emit(std::move(name), std::move(shape), dtype, TensorKind::kParameter, "", true);
 }
 
-void ModelBuilder::Packed(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
+void ModelBuilder::Packed(std::string name, std::vector<uint64_t> shape, Dtype dtype,
                           uint64_t logical_params) {
   const size_t before = model_.tensors.size();
-  Emit(name, std::move(shape), dtype, TensorKind::kParameter, "", true);
+  Emit(std::move(name), std::move(shape), dtype, TensorKind::kParameter, "", true);
   if (model_.tensors.size() > before && model_.tensors.back().numel != logical_params) {
     model_.tensors.back().logical_params = logical_params;
   }
@@ -107,15 +153,15 @@ void ModelBuilder::Conv(const std::string& prefix, uint64_t in, uint64_t out,
   if (bias) Param(prefix + ".bias", {out});
 }
 
-void ModelBuilder::Buffer(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
+void ModelBuilder::Buffer(std::string name, std::vector<uint64_t> shape, Dtype dtype,
                           bool persistent) {
-  Emit(name, std::move(shape), dtype,
+  Emit(std::move(name), std::move(shape), dtype,
        persistent ? TensorKind::kBuffer : TensorKind::kNonPersistentBuffer, "", persistent);
 }
 
-void ModelBuilder::Tied(const std::string& name, std::vector<uint64_t> shape,
+void ModelBuilder::Tied(std::string name, std::vector<uint64_t> shape,
                         const std::string& target) {
-  Emit(name, std::move(shape), dtype_, TensorKind::kParameter, target, false);
+  Emit(std::move(name), std::move(shape), dtype_, TensorKind::kParameter, target, false);
 }
 
 Result<Model> ModelBuilder::Finish() {

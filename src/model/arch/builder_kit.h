@@ -24,12 +24,13 @@ class ModelBuilder {
   ModelBuilder(const HfConfig& config, Dtype dtype);
 
   // A parameter in the checkpoint dtype (or `dtype` when given).
-  void Param(const std::string& name, std::vector<uint64_t> shape);
-  void ParamAs(const std::string& name, std::vector<uint64_t> shape, Dtype dtype);
+  // Names are taken by value: a temporary ("prefix + \".weight\"") moves into the tensor.
+  void Param(std::string name, std::vector<uint64_t> shape);
+  void ParamAs(std::string name, std::vector<uint64_t> shape, Dtype dtype);
   // A parameter of a quantized layer as stored: a packed weight or quantization metadata. It
   // counts `logical_params` parameters (Tensor::logical_params): out x in for a packed weight,
   // 0 for scales, zero points and g_idx.
-  void Packed(const std::string& name, std::vector<uint64_t> shape, Dtype dtype,
+  void Packed(std::string name, std::vector<uint64_t> shape, Dtype dtype,
               uint64_t logical_params);
   // nn.Linear(in, out): weight [out, in], bias [out].
   void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
@@ -43,9 +44,9 @@ class ModelBuilder {
   void Conv(const std::string& prefix, uint64_t in, uint64_t out, std::vector<uint64_t> kernel,
             bool bias, uint64_t groups = 1);
   // A buffer; persistent ones are in the state dict (and usually in checkpoints).
-  void Buffer(const std::string& name, std::vector<uint64_t> shape, Dtype dtype, bool persistent);
+  void Buffer(std::string name, std::vector<uint64_t> shape, Dtype dtype, bool persistent);
   // A parameter that shares storage with `target` (tied embeddings): resident once, not stored.
-  void Tied(const std::string& name, std::vector<uint64_t> shape, const std::string& target);
+  void Tied(std::string name, std::vector<uint64_t> shape, const std::string& target);
 
   // Tensors emitted while set belong to the task head (absent from the base AutoModel).
   void SetHead(bool in_head) { in_head_ = in_head; }
@@ -66,11 +67,16 @@ class ModelBuilder {
   Result<Model> Finish();
 
  private:
-  void Emit(const std::string& name, std::vector<uint64_t> shape, Dtype dtype, TensorKind kind,
+  void Emit(std::string name, std::vector<uint64_t> shape, Dtype dtype, TensorKind kind,
             std::string tied_to, bool stored);
+  // Makes room for the next tensor: the first time the model outgrows kSmallModelTensors, room for
+  // capacity_hint_ tensors at once, so a model of 10^5 expert tensors is not relocated (moved
+  // to a new, freshly faulted buffer) at every doubling. See docs/benchmarks.md.
+  void Grow();
   std::string where_;
   Dtype dtype_;
   uint64_t max_tensors_;
+  uint64_t capacity_hint_ = 0;  // ExpectedTensors(config), capped at max_tensors_
   bool in_head_ = false;
   bool base_only_ = false;
   std::string component_;
