@@ -201,8 +201,8 @@ TEST(RequestParity, CliAndApiAnswerTheSameCatalogs) {
                                      .authorization = "", .body = body.dump()});
     EXPECT_EQ(post.status, 200) << post.body;
     EXPECT_EQ(post.body, cli.out) << c.command << " " << body.dump();
-    std::map<std::string, std::string> params;
-    for (const auto& [key, value] : body.items()) params[key] = value.get<std::string>();
+    std::multimap<std::string, std::string> params;
+    for (const auto& [key, value] : body.items()) params.emplace(key, value.get<std::string>());
     const auto get = router.Handle({.method = "GET", .path = "/api/v1/" + c.command,
                                     .params = params, .authorization = "", .body = ""});
     EXPECT_EQ(get.body, cli.out) << c.command << " GET " << body.dump();
