@@ -35,7 +35,16 @@ struct MeasuredRow {
 Result<std::vector<MeasuredRow>> ParseMeasuredCsv(std::string_view text, std::string_view where);
 
 enum class RowClass : uint8_t { kLoad, kInference, kTraining };
-std::string_view RowClassName(RowClass c);
+// Inline: the renderer (src/render/validation_report.cc) names classes without linking the
+// request layer below it.
+inline std::string_view RowClassName(RowClass c) {
+  switch (c) {
+    case RowClass::kLoad: return "load";
+    case RowClass::kInference: return "inference";
+    case RowClass::kTraining: return "training";
+  }
+  return "?";
+}
 
 // What a row asks memfit to compute, or why it cannot.
 struct RowPlan {

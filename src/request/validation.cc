@@ -90,15 +90,6 @@ struct VersionWords {
 
 }  // namespace
 
-std::string_view RowClassName(RowClass c) {
-  switch (c) {
-    case RowClass::kLoad: return "load";
-    case RowClass::kInference: return "inference";
-    case RowClass::kTraining: return "training";
-  }
-  return "?";
-}
-
 std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id) {
   if (model_id == "bert-large-uncased") {
     return DerivedConfig{"google-bert/bert-base-uncased",
