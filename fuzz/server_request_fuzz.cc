@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "fuzz/fuzz_support.h"
+#include "server/answers.h"
 #include "server/api.h"
 #include "server/request_target.h"
 #include "server/router.h"
@@ -350,44 +351,30 @@ void CheckErrorBody(const server::HttpResponse& r) {
   Require(message.find_first_of("\r\n") == std::string::npos, "an error message of several lines");
 }
 
-// ApiArguments is what keeps local paths and file-writing options away from the CLI: check what it
-// makes of any object body, whatever the router then does with it.
+// CheckApiBody is what keeps local paths and file-writing options away from the typed requests:
+// check what it accepts of any object body, whatever the router then does with it.
 void CheckArguments(std::string_view command, const nlohmann::json& body) {
-  auto args = server::ApiArguments(command, body);
-  CheckResult(args);
-  if (!args) return;
-  const auto& a = *args;
-  Require(a.size() >= 3 && a[0] == command && a[a.size() - 2] == "--format" && a.back() == "json",
-          "arguments not [command, ..., --format, json]");
-  size_t i = 1;
+  auto checked = server::CheckApiBody(command, body);
+  CheckResult(checked);
+  if (!checked) return;
   if (auto model = body.find("model"); model != body.end()) {
-    Require(model->is_string() && a[1] == model->get<std::string>(),
-            "the model is not the first argument");
-    const std::string& spec = a[1];
+    Require(model->is_string(), "a model that is not a string accepted");
+    const std::string spec = model->get<std::string>();
     std::error_code ec;
     Require(!spec.empty() && spec[0] != '-' && spec[0] != '/' &&
                 spec.find("..") == std::string::npos && !fs::exists(spec, ec),
             "a local path or an option accepted as the model");
-    i = 2;
   }
-  for (; i + 2 < a.size(); ++i) {
-    const std::string& arg = a[i];
-    Require(arg.starts_with("--") && arg.size() > 2, "an argument that is not an option");
-    const std::string name =
-        arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
-    std::string flag = name;
+  for (const auto& [key, value] : body.items()) {
+    std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     for (std::string_view refused :
          {"export-configs", "format", "output", "file", "help", "help-all", "version"}) {
-      Require(flag != refused, "a refused option passed to the CLI");
+      Require(flag != refused, "a refused option accepted");
     }
-    Require(body.contains(name), "an option the body did not ask for");
-    // "--key=" is "--key" to CLI11, which then takes the next argument as its value. (A value may
-    // itself end with '=': "--family=llama=" is fine.)
-    Require(arg.find('=') != arg.size() - 1, "an empty attached value");
-    if (arg.find('=') == std::string::npos && i + 3 < a.size() && a[i + 1].empty())
-      ++i;  // "--key" ""
   }
+  // What the typed request makes of it: a request or a one-line error, never a crash.
+  CheckResult(server::TypedApiWork(command, body));
 }
 
 // A static answer is the embedded file of its name, except index.html, where the server puts the

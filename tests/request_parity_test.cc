@@ -1,11 +1,13 @@
 // One request layer (memfit/requests.h): the CLI's flags and the API's JSON fields become the
-// same typed request (estimate-memory, inference, train), so `memfit <command> --format json` and POST /api/v1/<command> answer the
+// same typed request (estimate-memory, inference, train, fit, inspect, gpus, models), so `memfit <command> --format json` and POST /api/v1/<command> answer the
 // same bytes, and both accept the same words (every long flag of the CLI is a JSON key).
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -14,6 +16,8 @@
 #include "cli/command.h"
 #include "cli_run.h"
 #include "gguf_models.h"
+#include "cli/request_flags.h"
+#include "memfit/validation.h"
 #include "server/answers.h"
 #include "server/request_json.h"
 #include "server/router.h"
@@ -56,13 +60,17 @@ std::string CliJson(const std::string& command, const std::string& model,
   return r.out;
 }
 
-// The same flags as the API's body: "--key value" -> {"key": "value"}, a bare flag -> true.
+// The same flags as the API's body: "--key value" -> {"key": "value"}, a bare flag -> true, a
+// repeated flag -> an array.
 nlohmann::json Body(const std::string& model, const std::vector<std::string>& flags) {
   nlohmann::json body = {{"model", model}};
   for (size_t i = 0; i < flags.size(); ++i) {
     const std::string key = flags[i].substr(2);
     if (i + 1 < flags.size() && !flags[i + 1].starts_with("--")) {
-      body[key] = flags[++i];
+      const std::string value = flags[++i];
+      if (!body.contains(key)) body[key] = value;
+      else if (body[key].is_array()) body[key].push_back(value);
+      else body[key] = nlohmann::json::array({body[key], value});  // a repeated flag
     } else {
       body[key] = true;
     }
@@ -86,6 +94,15 @@ const std::vector<Case>& Cases() {
       {"train", {}},
       {"train", {"--method", "lora", "--context", "256", "--batch", "2", "--gpu", "rtx4090"}},
       {"train", {"--method", "qlora", "--optimizer", "paged-adamw-8bit", "--checkpointing", "full"}},
+      {"fit", {"--gpu", "rtx4090"}},
+      {"fit", {"--gpu", "8GiB", "--gpu", "4GiB", "--ram", "64GiB", "--task", "inference",
+               "--context", "512", "--batch", "2", "--kv-dtype", "fp8", "--no-advice"}},
+      {"fit", {"--gpu", "h100", "--gpus", "2", "--task", "train", "--ctx-size", "256"}},
+      {"fit", {"--gpu", "rtx4090", "--device-map"}},
+      {"fit", {"--engine", "vllm", "--gpu", "a100", "--context", "1024", "--batch", "4"}},
+      {"fit", {"--engine", "sglang", "--gpu", "rtx4090", "--search", "--top", "2"}},
+      {"inspect", {}},
+      {"inspect", {"--depth", "1"}},
   };
   return cases;
 }
@@ -124,10 +141,18 @@ TEST(RequestParity, CliAndTheApiAnswerAgreeOnLocalFixtures) {
       auto request = server::InferenceRequestFromJson(body);
       ASSERT_TRUE(request) << request.error().message;
       api = server::AnswerInference(*request);
-    } else {
+    } else if (c.command == "train") {
       auto request = server::TrainRequestFromJson(body);
       ASSERT_TRUE(request) << request.error().message;
       api = server::AnswerTrain(*request);
+    } else if (c.command == "fit") {
+      auto request = server::FitRequestFromJson(body);
+      ASSERT_TRUE(request) << request.error().message;
+      api = server::AnswerFit(*request);
+    } else {
+      auto request = server::InspectRequestFromJson(body);
+      ASSERT_TRUE(request) << request.error().message;
+      api = server::AnswerInspect(*request);
     }
     EXPECT_EQ(api.status, 200) << api.body;
     EXPECT_EQ(api.body, cli) << c.command << " " << body.dump();
@@ -141,6 +166,46 @@ TEST(RequestParity, CliAndTheApiAnswerAgreeOnLocalFixtures) {
     const server::ApiResponse api = server::AnswerInference(*request);
     EXPECT_EQ(api.status, 200) << api.body;
     EXPECT_EQ(api.body, CliJson("inference", gguf, flags));
+  }
+  // ... and so does `fit` (llama.cpp's --fit order), whether or not the model fits.
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {"--gpu", "24GiB"}, {"--gpu", "1MiB", "--context", "2048"}}) {
+    auto request = server::FitRequestFromJson(Body(gguf, flags));
+    ASSERT_TRUE(request) << request.error().message;
+    const server::ApiResponse api = server::AnswerFit(*request);
+    EXPECT_EQ(api.status, 200) << api.body;
+    std::vector<std::string> args = {"fit", gguf};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--format", "json"});
+    EXPECT_EQ(api.body, RunMemfit(args).out);
+  }
+}
+
+// gpus and models take no MODEL: the same bytes from the CLI and the API, POST and GET alike.
+TEST(RequestParity, CliAndApiAnswerTheSameCatalogs) {
+  server::Router router(server::ServerOptions{});
+  const std::vector<Case> cases = {{"gpus", {}},
+                                   {"gpus", {"--vendor", "amd"}},
+                                   {"gpus", {"--min-memory", "80GiB", "--vendor", "nvidia"}},
+                                   {"models", {}},
+                                   {"models", {"--family", "llama"}}};
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {c.command};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    args.insert(args.end(), {"--format", "json"});
+    const auto cli = RunMemfit(args);
+    ASSERT_EQ(cli.code, 0) << cli.err;
+    nlohmann::json body = Body("", c.flags);
+    body.erase("model");
+    const auto post = router.Handle({.method = "POST", .path = "/api/v1/" + c.command, .params = {},
+                                     .authorization = "", .body = body.dump()});
+    EXPECT_EQ(post.status, 200) << post.body;
+    EXPECT_EQ(post.body, cli.out) << c.command << " " << body.dump();
+    std::multimap<std::string, std::string> params;
+    for (const auto& [key, value] : body.items()) params.emplace(key, value.get<std::string>());
+    const auto get = router.Handle({.method = "GET", .path = "/api/v1/" + c.command,
+                                    .params = params, .authorization = "", .body = ""});
+    EXPECT_EQ(get.body, cli.out) << c.command << " GET " << body.dump();
   }
 }
 
@@ -160,32 +225,77 @@ TEST(RequestParity, ErrorsKeepTheirKindAndMessage) {
   EXPECT_FALSE(server::InferenceRequestFromJson({{"model", "gpt2"}, {"frobnicate", 1}}));
   EXPECT_FALSE(server::TrainRequestFromJson({{"model", "gpt2"}, {"context", 1}, {"ctx", 2}}));
   EXPECT_FALSE(server::TrainRequestFromJson({{"batch", 1}}));
+  EXPECT_FALSE(server::FitRequestFromJson({{"gpu", "h100"}}));
+  EXPECT_FALSE(server::FitRequestFromJson({{"model", "gpt2"}, {"top", -1}}));
+  EXPECT_FALSE(server::InspectRequestFromJson({{"model", "gpt2"}, {"depth", "deep"}}));
+  EXPECT_FALSE(server::GpusRequestFromJson({{"family", "llama"}}));
+  EXPECT_FALSE(server::ModelsRequestFromJson({{"model", "gpt2"}}));
+  // The checks CLI11 makes on the command line are the request's own for the API's body, with
+  // the same meaning (the CLI says it as a usage error, exit code 2).
+  for (const auto& [body, message] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"model", tiny}, {"gpu", "h100"}, {"task", "serve"}}, "--task serve: expected load, inference or train"},
+           {{{"model", tiny}, {"gpu", "h100"}, {"strategy", "fast"}}, "--strategy fast: expected balanced or sequential"}}) {
+    auto fit = server::FitRequestFromJson(body);
+    ASSERT_TRUE(fit);
+    const server::ApiResponse answer = server::AnswerFit(*fit);
+    EXPECT_EQ(answer.status, 422);
+    EXPECT_NE(answer.body.find(message), std::string::npos) << answer.body;
+  }
+  auto deep = server::InspectRequestFromJson({{"model", tiny}, {"depth", 17}});
+  ASSERT_TRUE(deep);
+  EXPECT_NE(server::AnswerInspect(*deep).body.find("--depth 17: expected 1 to 16"), std::string::npos);
+  EXPECT_EQ(RunMemfit({"inspect", tiny, "--depth", "17"}).code, 2);
+  // The same error from both for a bad value the request itself reads.
+  auto fit = server::FitRequestFromJson({{"model", tiny}, {"gpu", "h100"}, {"ram", "lots"}});
+  ASSERT_TRUE(fit);
+  const server::ApiResponse ram = server::AnswerFit(*fit);
+  EXPECT_EQ(ram.status, 422);
+  auto cli_ram = RunMemfit({"fit", tiny, "--gpu", "h100", "--ram", "lots"});
+  EXPECT_EQ(cli_ram.code, 1);
+  EXPECT_EQ("memfit: error: " + nlohmann::json::parse(ram.body)["error"].get<std::string>() + "\n",
+            cli_ram.err);
 }
 
 // Every long flag of `memfit estimate-memory`, `inference` and `train` (but --format, the API's own) is a key
 // of the API's body, and every key is a flag: the two vocabularies cannot drift.
-std::set<std::string> CliLongNames(const std::string& command) {
+// (models' --export-configs writes files: the CLI's alone, refused by the API.)
+struct CommandKeys {
+  std::string command;
+  void (*add)(CLI::App&, cli::Context&);
+  std::vector<std::string> (*keys)();
+};
+
+const std::vector<CommandKeys>& AllCommands() {
+  static const std::vector<CommandKeys> commands = {
+      {"estimate-memory", cli::AddEstimateMemoryCommand, server::LoadRequestKeys},
+      {"inference", cli::AddInferenceCommand, server::InferenceRequestKeys},
+      {"train", cli::AddTrainCommand, server::TrainRequestKeys},
+      {"fit", cli::AddFitCommand, server::FitRequestKeys},
+      {"inspect", cli::AddInspectCommand, server::InspectRequestKeys},
+      {"gpus", cli::AddGpusCommand, server::GpusRequestKeys},
+      {"models", cli::AddModelsCommand, server::ModelsRequestKeys},
+  };
+  return commands;
+}
+
+std::set<std::string> CliLongNames(const CommandKeys& c) {
   CLI::App app;
   std::ostringstream out, err;
   cli::Context ctx{out, err};
-  if (command == "inference") cli::AddInferenceCommand(app, ctx);
-  else if (command == "train") cli::AddTrainCommand(app, ctx);
-  else cli::AddEstimateMemoryCommand(app, ctx);
+  c.add(app, ctx);
   std::set<std::string> names;
-  for (const CLI::Option* option : app.get_subcommand(command)->get_options()) {
+  for (const CLI::Option* option : app.get_subcommand(c.command)->get_options()) {
     for (const std::string& name : option->get_lnames()) {
-      if (name != "format" && name != "help") names.insert(name);
+      if (name != "format" && name != "help" && name != "export-configs") names.insert(name);
     }
   }
   return names;
 }
 
 TEST(RequestParity, TheApiAcceptsEveryFlagOfTheCli) {
-  for (const std::string command : {"estimate-memory", "inference", "train"}) {
-    const std::vector<std::string> keys = command == "inference" ? server::InferenceRequestKeys()
-                                          : command == "train"   ? server::TrainRequestKeys()
-                                                                 : server::LoadRequestKeys();
-    EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()), CliLongNames(command)) << command;
+  for (const CommandKeys& c : AllCommands()) {
+    const std::vector<std::string> keys = c.keys();
+    EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()), CliLongNames(c)) << c.command;
   }
 }
 
@@ -209,6 +319,18 @@ TEST(RequestParity, TheApiSpellsTheSharedWordsAsTheCli) {
   EXPECT_EQ(inference->batch, 3u);
   EXPECT_EQ(inference->gpu, "h100");
   EXPECT_EQ(inference->engine, "vllm");
+  for (const std::string key : {"context", "ctx-size", "ctx"}) {
+    auto fit = server::FitRequestFromJson({{"model", "gpt2"}, {key, 512}});
+    ASSERT_TRUE(fit) << key;
+    EXPECT_EQ(fit->context, 512u);
+  }
+  auto fit = server::FitRequestFromJson(
+      {{"model", "gpt2"}, {"batch", 3}, {"gpu", "h100"}, {"gpus", 2}, {"engine", "sglang"}});
+  ASSERT_TRUE(fit) << fit.error().message;
+  EXPECT_EQ(fit->batch, 3u);
+  EXPECT_EQ(fit->gpus, std::vector<std::string>{"h100"});
+  EXPECT_EQ(fit->gpu_count, 2u);
+  EXPECT_EQ(fit->engine, "sglang");
 }
 
 // The shared words on every command that has the quantity (docs/cli.md, "Shared vocabulary"):
@@ -239,6 +361,97 @@ TEST(RequestParity, EveryCommandTakesTheSharedWords) {
       EXPECT_NE(command->get_option_no_throw(word), nullptr) << w.command << " " << word;
     }
   }
+}
+
+// The fields in which two requests differ ("" when none), MODEL's words included (ModelQuery's
+// callbacks aside).
+bool SameModel(const ModelQuery& a, const ModelQuery& b) {
+  return std::tie(a.spec, a.revision, a.offline, a.token, a.gguf_file) ==
+         std::tie(b.spec, b.revision, b.offline, b.token, b.gguf_file);
+}
+
+#define MEMFIT_SAME(field)   if (!(a.field == b.field)) differ += std::string(differ.empty() ? "" : " ") + #field;
+
+std::string Differ(const TrainRequest& a, const TrainRequest& b) {
+  std::string differ = SameModel(a.model, b.model) ? "" : "model";
+  MEMFIT_SAME(method) MEMFIT_SAME(optimizer) MEMFIT_SAME(precision) MEMFIT_SAME(batch)
+  MEMFIT_SAME(context) MEMFIT_SAME(decoder_tokens) MEMFIT_SAME(grad_accum) MEMFIT_SAME(gpus)
+  MEMFIT_SAME(tp) MEMFIT_SAME(pp) MEMFIT_SAME(gpu) MEMFIT_SAME(checkpointing) MEMFIT_SAME(attn)
+  MEMFIT_SAME(strategy) MEMFIT_SAME(offload) MEMFIT_SAME(lora_rank) MEMFIT_SAME(lora_alpha)
+  MEMFIT_SAME(lora_dropout) MEMFIT_SAME(lora_targets) MEMFIT_SAME(qlora_quant)
+  MEMFIT_SAME(freeze_layers) MEMFIT_SAME(head) MEMFIT_SAME(cuda_context)
+  MEMFIT_SAME(allocator_reserve) MEMFIT_SAME(no_foreach) MEMFIT_SAME(keep_grads) MEMFIT_SAME(loss)
+  MEMFIT_SAME(torch_version) MEMFIT_SAME(transformers_version)
+  return differ;
+}
+
+std::string Differ(const InferenceRequest& a, const InferenceRequest& b) {
+  std::string differ = SameModel(a.model, b.model) ? "" : "model";
+  MEMFIT_SAME(context) MEMFIT_SAME(batch) MEMFIT_SAME(gpus) MEMFIT_SAME(dtype) MEMFIT_SAME(quant)
+  MEMFIT_SAME(kv_dtype) MEMFIT_SAME(attn) MEMFIT_SAME(engine) MEMFIT_SAME(gpu_memory_utilization)
+  MEMFIT_SAME(gpu_memory) MEMFIT_SAME(block_size) MEMFIT_SAME(max_num_seqs)
+  MEMFIT_SAME(max_batched_tokens) MEMFIT_SAME(tp) MEMFIT_SAME(dp) MEMFIT_SAME(ep) MEMFIT_SAME(pp)
+  MEMFIT_SAME(dp_attention) MEMFIT_SAME(gpu) MEMFIT_SAME(encoder_tokens)
+  MEMFIT_SAME(decoder_tokens) MEMFIT_SAME(cuda_context) MEMFIT_SAME(allocator_reserve)
+  MEMFIT_SAME(all_logits) MEMFIT_SAME(torch_version) MEMFIT_SAME(transformers_version)
+  MEMFIT_SAME(curve) MEMFIT_SAME(curve_gpus)
+  return differ;
+}
+#undef MEMFIT_SAME
+
+// `memfit validate` builds, from each row's settings, the request the CLI builds from the same
+// flags (and its options through the same function), so a row is estimated as the command
+// would estimate it.
+TEST(RequestParity, ValidateBuildsTheCliRequestFromARow) {
+  const std::string csv =
+      "id,model,task,settings,measure,value,unit,source,notes\n"
+      "t1,gpt2,train,method=lora(r16);batch=2;seq=256;optimizer=adamw-8bit;checkpointing=full;"
+      "precision=fp16-mixed;grad_accum=4;attn=eager;strategy=zero2;foreach=false,"
+      "max_memory_allocated,1000,MiB,validation/measure.py (torch 1.13.0a0; transformers 4.48.3),\n"
+      "t2,gpt2,train,method=full;batch=3;seq=128;trainer=hf,nvml_used,2,GB,docs,\n"
+      "i1,gpt2,inference,context=512;batch=4;decode=16;dtype=float16;attn=eager,"
+      "max_memory_allocated,900,MiB,validation/measure.py (torch 2.5.1; transformers 4.48.3),\n";
+  auto rows = ParseMeasuredCsv(csv, "parity.csv");
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 3u);
+
+  RowPlan lora = PlanRow((*rows)[0]);
+  ASSERT_TRUE(lora.unsupported.empty()) << lora.unsupported;
+  ASSERT_TRUE(lora.train_request);
+  auto cli_lora = cli::TrainRequestFromFlags(
+      {"", "--method", "lora", "--lora-rank", "16", "--batch", "2", "--context", "256",
+       "--optimizer", "adamw-8bit", "--checkpointing", "full", "--precision", "fp16-mixed",
+       "--grad-accum", "4", "--attn", "eager", "--strategy", "zero2", "--no-foreach",
+       "--torch-version", "1.13", "--transformers-version", "4.48"});
+  ASSERT_TRUE(cli_lora) << cli_lora.error().message;
+  EXPECT_EQ(Differ(*lora.train_request, *cli_lora), "");
+  EXPECT_EQ(lora.train.lora.rank, 16u);
+  EXPECT_EQ(lora.train.seq, 256u);
+  EXPECT_EQ(lora.train.foreach_optimizer, std::optional<bool>(false));
+  // A different word is a different request: the comparison can fail.
+  cli_lora->lora_rank = 8;
+  cli_lora->model.spec = "gpt2";
+  EXPECT_EQ(Differ(*lora.train_request, *cli_lora), "model lora_rank");
+
+  // HF Trainer rows of transformers' older docs: eager attention, kept gradients, no foreach;
+  // an nvml reading: the allocator's reserve.
+  RowPlan hf = PlanRow((*rows)[1]);
+  ASSERT_TRUE(hf.train_request) << hf.unsupported;
+  auto cli_hf = cli::TrainRequestFromFlags(
+      {"", "--batch", "3", "--context", "128", "--attn", "eager", "--keep-grads", "--no-foreach",
+       "--allocator-reserve", "0.1", "--torch-version", "2.5", "--transformers-version", "4.50"});
+  ASSERT_TRUE(cli_hf) << cli_hf.error().message;
+  EXPECT_EQ(Differ(*hf.train_request, *cli_hf), "");
+
+  RowPlan inference = PlanRow((*rows)[2]);
+  ASSERT_TRUE(inference.inference_request) << inference.unsupported;
+  auto cli_inference = cli::InferenceRequestFromFlags(
+      {"", "--context", "512", "--batch", "4", "--decoder-tokens", "16", "--dtype", "float16",
+       "--attn", "eager", "--torch-version", "2.5", "--transformers-version", "4.48"});
+  ASSERT_TRUE(cli_inference) << cli_inference.error().message;
+  EXPECT_EQ(Differ(*inference.inference_request, *cli_inference), "");
+  EXPECT_EQ(inference.inference.context_tokens, 512u);
+  EXPECT_EQ(inference.inference.dtype, Dtype::kF16);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Renderers: estimates in, strings out (text tables, JSON, CSV, Markdown). They never print.
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,11 @@ std::string RenderAccelerate(std::string_view model_name, const AccelerateEstima
 
 // inspect: tensors grouped by module, dtype histogram, parameter count.
 std::string RenderInspect(const Model& model, OutputFormat format, int depth);
+
+// models: the built-in catalog's entries (id, family, parameters, stored bytes, description),
+// their own totals: nothing is built.
+struct CatalogEntry;
+std::string RenderModelList(std::span<const CatalogEntry* const> entries, OutputFormat format);
 
 // The assumptions and notes block printed under every table.
 std::string RenderAssumptions(const Model& model);

@@ -15,10 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "memfit/catalog.h"
 #include "memfit/context_curve.h"
+#include "memfit/deploy.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_load.h"
 #include "memfit/estimate_train.h"
+#include "memfit/fit.h"
+#include "memfit/gpu.h"
+#include "memfit/render.h"
 #include "memfit/resolve.h"
 #include "memfit/result.h"
 
@@ -134,6 +139,94 @@ struct TrainAnswer {
 };
 
 Result<TrainAnswer> RunTrainRequest(const TrainRequest& request);
+
+// `memfit fit` / POST /api/v1/fit: will the model run on these devices (accelerate's device map),
+// or a serving deployment (--engine, --search, --all-gpus), or llama.cpp's --fit for a GGUF model.
+// (FitRequest, memfit/fit.h, is the planner's own input, which this request becomes.)
+struct FitCommandRequest {
+  ModelQuery model;                      // MODEL, --revision, --offline, --token, --gguf-file
+  std::vector<std::string> gpus;         // --gpu: catalog names, sizes or counts (2xH100)
+  std::string ram;                       // --ram: a size or "unlimited"; "" = none
+  std::string disk;                      // --disk: a size or "unlimited"; "" = none
+  std::string reserve;                   // --reserve: kept free per GPU; "" = nothing
+  std::string dtype = "stored";          // --dtype
+  std::string task = "load";             // --task: load, inference or train
+  uint64_t context = 0;                  // --context: 0 = memfit/context_default.h
+  uint64_t batch = 1;                    // --batch: sequences (training: per GPU per step)
+  uint64_t gpu_count = 0;                // --gpus: N of the one --gpu kind (= --gpu NxKIND)
+  std::string strategy = "balanced";     // --strategy: balanced or sequential
+  double pcie_gb_s = 32;                 // --pcie-gbps
+  double disk_gb_s = 3;                  // --disk-gbps
+  bool no_advice = false;                // --no-advice
+  bool device_map_only = false;          // --device-map: only the device_map JSON
+  std::string engine;                    // --engine: "" = the device map (vllm with --search)
+  bool search = false;                   // --search
+  bool all_gpus = false;                 // --all-gpus
+  uint64_t max_gpus = 64;                // --max-gpus
+  uint64_t top = 5;                      // --top
+  std::string quant = "stored";          // --quant
+  std::string kv_dtype = "model";        // --kv-dtype
+  double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the engine's default
+  uint64_t block_size = 16;              // --block-size
+  uint64_t max_num_seqs = 256;           // --max-num-seqs
+  uint64_t max_batched_tokens = 8192;    // --max-batched-tokens
+  uint64_t tp = 0;                       // --tp: 0 = all --gpu / (dp x pp)
+  uint64_t dp = 1;                       // --dp
+  uint64_t ep = 1;                       // --ep
+  uint64_t pp = 1;                       // --pp
+  bool dp_attention = false;             // --enable-dp-attention
+};
+
+// What the fit renderers need (RenderFitAnswer), by kind: the device map (model, planner
+// request, runtime, plan), a serving deployment (model, options, mode, rows), or llama.cpp: the
+// request is llama.cpp's (a .gguf MODEL, --gguf-file, --engine llama.cpp, or MODEL resolved to a
+// GGUF model, then in `resolved`) and nothing was planned: the caller plans it with llama.cpp's
+// --fit order over `gpus`.
+struct FitAnswer {
+  enum class Kind : uint8_t { kDeviceMap, kDeploy, kLlamaCpp };
+  Kind kind = Kind::kDeviceMap;
+  std::vector<std::string> gpus;           // --gpu's words with --gpus N applied
+  std::optional<ResolvedModel> resolved;   // kLlamaCpp, when MODEL was resolved
+  std::shared_ptr<const Model> model;      // kDeviceMap, kDeploy
+  std::shared_ptr<const Model> sibling;    // kDeviceMap: the catalog's smaller sibling, or null
+  FitRequest plan_request;                 // kDeviceMap (its smaller_sibling is `sibling`)
+  RuntimeModel runtime;                    // kDeviceMap
+  FitPlan plan;                            // kDeviceMap
+  bool device_map_only = false;            // kDeviceMap: --device-map
+  InferenceOptions deploy_options;         // kDeploy
+  std::string deploy_mode;                 // kDeploy: "deployment", "search" or "grid"
+  std::vector<DeploymentRow> rows;         // kDeploy
+};
+
+Result<FitAnswer> RunFitCommandRequest(const FitCommandRequest& request);
+// The report of a device-map or deployment answer (`memfit fit --format ...`); --device-map: the
+// device_map JSON alone, whatever the format.
+std::string RenderFitAnswer(const FitAnswer& answer, OutputFormat format);
+
+// `memfit inspect` / POST /api/v1/inspect: tensors grouped by module.
+struct InspectRequest {
+  ModelQuery model;    // MODEL, --revision, --offline, --token, --gguf-file
+  uint64_t depth = 3;  // --depth: 1 to 16
+};
+struct InspectAnswer {
+  std::shared_ptr<const DescribedModel> model;
+  int depth = 3;
+};
+Result<InspectAnswer> RunInspectRequest(const InspectRequest& request);
+
+// `memfit gpus` / GET|POST /api/v1/gpus: the GPU catalog, filtered.
+struct GpusRequest {
+  std::string min_memory;  // --min-memory: a size; "" = any
+  std::string vendor;      // --vendor: nvidia, amd, apple, intel; "" = any
+};
+Result<std::vector<const GpuSpec*>> RunGpusRequest(const GpusRequest& request);
+
+// `memfit models` / GET|POST /api/v1/models: the built-in model catalog. (--export-configs, which
+// writes files, is the CLI's alone.)
+struct ModelsRequest {
+  std::string family;  // --family: "" = every family
+};
+Result<std::vector<const CatalogEntry*>> RunModelsRequest(const ModelsRequest& request);
 
 // --torch-version / --transformers-version -> the releases whose allocations to follow.
 Result<RuntimeVersions> ParseRuntimeVersions(const std::string& torch,

@@ -1,7 +1,9 @@
 #pragma once
 // `memfit validate`: runs memfit on each row of a measured.csv-format file (published memory
-// measurements) it can express and compares. The row -> options mapping is pure and testable;
-// models come from a caller-supplied provider.
+// measurements) it can express and compares. Each row's settings become the typed request the
+// CLI builds from the same flags (memfit/requests.h: `memfit inference` / `memfit train`), and
+// its options come from that request as the CLI's do; the row -> request mapping is pure and
+// testable; models come from a caller-supplied provider.
 
 #include <functional>
 #include <map>
@@ -10,11 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
 #include "memfit/model.h"
+#include "memfit/requests.h"
 #include "memfit/result.h"
 
 namespace memfit {
@@ -34,7 +35,16 @@ struct MeasuredRow {
 Result<std::vector<MeasuredRow>> ParseMeasuredCsv(std::string_view text, std::string_view where);
 
 enum class RowClass : uint8_t { kLoad, kInference, kTraining };
-std::string_view RowClassName(RowClass c);
+// Inline: the renderer (src/render/validation_report.cc) names classes without linking the
+// request layer below it.
+inline std::string_view RowClassName(RowClass c) {
+  switch (c) {
+    case RowClass::kLoad: return "load";
+    case RowClass::kInference: return "inference";
+    case RowClass::kTraining: return "training";
+  }
+  return "?";
+}
 
 // What a row asks memfit to compute, or why it cannot.
 struct RowPlan {
@@ -47,7 +57,14 @@ struct RowPlan {
   bool include_context = true;  // nvml / nvidia-smi readings include the CUDA context
   bool calibration = false;  // the row a default was taken from (not an independent check)
   Dtype dtype = Dtype::kF32;    // load rows
+  // Train rows: the request `memfit train` builds from the same words, and its options (plus
+  // what no flag says: validation/measure.py's explicit zero_grad(set_to_none=True) and
+  // foreach=True, the CPU device). The request's MODEL is left empty (the provider loads it).
+  std::optional<TrainRequest> train_request;
   TrainOptions train;
+  // transformers inference rows: the request `memfit inference` builds, and its options (a row
+  // without a context keeps InferenceOptions' default context).
+  std::optional<InferenceRequest> inference_request;
   InferenceOptions inference;
   std::string model_alias_note;  // when a same-architecture config stands in
   std::string unsupported;       // non-empty: cannot express, and why
@@ -77,7 +94,7 @@ RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider);
 // FFN 4096, Devlin et al. 2019), loaded as a sequence classifier as in the measurement.
 struct DerivedConfig {
   std::string base_id;
-  nlohmann::json overrides;
+  std::string overrides_json;  // a JSON object: its keys replace the base config's
 };
 std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id);
 

@@ -2,10 +2,12 @@
 // per GPU, for transformers and serving engines (vLLM, SGLang).
 
 #include <algorithm>
+#include <sstream>
 
 #include "cli/command.h"
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
+#include "cli/request_flags.h"
 #include "cli/vocabulary.h"
 #include "memfit/context_curve.h"
 #include "memfit/context_default.h"
@@ -54,9 +56,8 @@ void RunInference(InferenceArgs& args, Context& ctx) {
                              answer->curve ? &*answer->curve : nullptr);
 }
 
-}  // namespace
-
-void AddInferenceCommand(CLI::App& app, Context& ctx) {
+// The command and its flags, bound to an InferenceArgs; the caller sets the callback.
+std::shared_ptr<InferenceArgs> AddInferenceFlags(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<InferenceArgs>();
   InferenceRequest& r = a->request;
   auto* cmd = app.add_subcommand(
@@ -106,7 +107,31 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
   AddCurveOptions(*cmd, r.curve, r.curve_gpus);
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
-  cmd->callback([a, &ctx] { RunInference(*a, ctx); });
+  (void)ctx;
+  return a;
+}
+
+}  // namespace
+
+void AddInferenceCommand(CLI::App& app, Context& ctx) {
+  auto a = AddInferenceFlags(app, ctx);
+  app.get_subcommand("inference")->callback([a, &ctx] { RunInference(*a, ctx); });
+}
+
+Result<InferenceRequest> InferenceRequestFromFlags(const std::vector<std::string>& args) {
+  CLI::App app;
+  std::ostringstream out, err;
+  Context ctx{out, err};
+  auto a = AddInferenceFlags(app, ctx);
+  MEMFIT_RETURN_IF_ERROR(ParseFlags(app, "inference", args));
+  a->request.model.spec = a->model.spec;
+  a->request.model.revision = a->model.revision;
+  a->request.model.offline = a->model.offline;
+  a->request.model.token = a->model.token;
+  a->request.model.gguf_file = a->model.gguf_file;
+  a->request.torch_version = a->versions.torch;
+  a->request.transformers_version = a->versions.transformers;
+  return a->request;
 }
 
 }  // namespace memfit::cli

@@ -1,28 +1,34 @@
-// `memfit inspect MODEL`: tensors grouped by module, dtype histogram, parameter count.
+// `memfit inspect MODEL`: tensors grouped by module, dtype histogram, parameter count. The flags
+// are an InspectRequest's fields (memfit/requests.h), answered by RunInspectRequest.
 
 #include "cli/command.h"
 #include "cli/model_loader.h"
 #include "memfit/render.h"
+#include "memfit/requests.h"
 
 namespace memfit::cli {
 
 void AddInspectCommand(CLI::App& app, Context& ctx) {
   struct Args {
     ModelArgs model;
-    int depth = 3;
+    InspectRequest request;
     std::string format = "table";
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("inspect", "tensors grouped by module, dtypes, parameter count");
   AddModelArgs(*cmd, args->model);
-  cmd->add_option("--depth", args->depth, "module depth to group by (numbered layers merge)")
+  cmd->add_option("--depth", args->request.depth, "module depth to group by (numbered layers merge)")
       ->check(CLI::Range(1, 16));
   cmd->add_option("--format", args->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
   cmd->callback([args, &ctx] {
-    auto model = LoadSharedModel(args->model, {});
-    if (!model) return ctx.Fail(model.error());
-    ctx.out << RenderInspect((*model)->model(), *ParseOutputFormat(args->format), args->depth);
+    auto answer = WithQuery(args->model, [&](ModelQuery query) {
+      InspectRequest request = args->request;
+      request.model = std::move(query);
+      return RunInspectRequest(request);
+    });
+    if (!answer) return ctx.Fail(answer.error());
+    ctx.out << RenderInspect(answer->model->model(), *ParseOutputFormat(args->format), answer->depth);
   });
 }
 

@@ -190,20 +190,27 @@ void RunLlamaCppInference(const ModelArgs& m, const LlamaCppCliArgs& a, Context&
   ctx.out << *text;
 }
 
-void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
-                    std::optional<LoadedInputs> given) {
-  auto format = ParseOutputFormat(a.format);
-  if (!format) return ctx.Fail(format.error());
-  if (a.gpus.empty()) {
-    return ctx.Fail(MakeError("fit: give each GPU with --gpu (a size such as 24GiB, or a catalog name)"));
+LlamaCppCliArgs LlamaCppFitArgsFor(const FitCommandRequest& r, const std::vector<std::string>& gpus) {
+  LlamaCppCliArgs llama;
+  llama.gpus = gpus;
+  llama.ram = r.ram;
+  if (r.context) {
+    llama.options.context_tokens = r.context;
+    llama.ctx_given = true;
   }
-  auto options = ResolveLlamaCppArgs(a);
-  if (!options) return ctx.Fail(options.error());
-  auto loaded = Load(m, a, std::move(given));
-  if (!loaded) return ctx.Fail(loaded.error());
+  return llama;
+}
+
+Result<LlamaCppFitText> LlamaCppFitReport(const ModelArgs& m, const LlamaCppCliArgs& a,
+                                          OutputFormat format, std::optional<LoadedInputs> given) {
+  if (a.gpus.empty()) {
+    return MakeError("fit: give each GPU with --gpu (a size such as 24GiB, or a catalog name)");
+  }
+  MEMFIT_ASSIGN_OR_RETURN(LlamaCppOptions options, ResolveLlamaCppArgs(a));
+  MEMFIT_ASSIGN_OR_RETURN(Loaded loaded, Load(m, a, std::move(given)));
   LlamaCppFitOptions fit;
-  fit.base = *options;
-  fit.gpu_bytes = options->gpu_free_bytes;
+  fit.base = options;
+  fit.gpu_bytes = options.gpu_free_bytes;
   fit.base.gpu_free_bytes.clear();
   fit.base.num_gpus = 0;
   fit.context_fixed = a.ctx_given;
@@ -215,21 +222,28 @@ void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
     for (uint64_t mib : a.fit_target_mib) fit.margin_bytes.push_back(CheckedMul(mib, kMiB).value_or(UINT64_MAX));
   }
   if (!a.ram.empty()) {
-    auto ram = ParseByteSize(a.ram);
-    if (!ram) return ctx.Fail(ram.error());
-    fit.host_bytes = *ram;
+    MEMFIT_ASSIGN_OR_RETURN(fit.host_bytes, ParseByteSize(a.ram));
   }
-  if (loaded->projector_bytes) {
+  if (loaded.projector_bytes) {
     // Like Ollama: pad the first GPU's target by the projector (llama.cpp's fit ignores it).
     if (fit.margin_bytes.size() == 1) fit.margin_bytes.resize(fit.gpu_bytes.size(), fit.margin_bytes[0]);
     if (!fit.margin_bytes.empty()) {
-      fit.margin_bytes[0] = CheckedAdd(fit.margin_bytes[0], loaded->projector_bytes).value_or(UINT64_MAX);
+      fit.margin_bytes[0] = CheckedAdd(fit.margin_bytes[0], loaded.projector_bytes).value_or(UINT64_MAX);
     }
   }
-  auto plan = FitLlamaCpp(loaded->model, fit);
-  if (!plan) return ctx.Fail(Wrap(plan.error(), m.spec));
-  ctx.out << RenderLlamaCppFit(loaded->model, *plan, loaded->model_flags, *format);
-  if (!plan->fits) ctx.exit_code = 1;
+  auto plan = FitLlamaCpp(loaded.model, fit);
+  if (!plan) return Wrap(plan.error(), m.spec);
+  return LlamaCppFitText{RenderLlamaCppFit(loaded.model, *plan, loaded.model_flags, format), plan->fits};
+}
+
+void RunLlamaCppFit(const ModelArgs& m, const LlamaCppCliArgs& a, Context& ctx,
+                    std::optional<LoadedInputs> given) {
+  auto format = ParseOutputFormat(a.format);
+  if (!format) return ctx.Fail(format.error());
+  auto report = LlamaCppFitReport(m, a, *format, std::move(given));
+  if (!report) return ctx.Fail(report.error());
+  ctx.out << report->text;
+  if (!report->fits) ctx.exit_code = 1;
 }
 
 void AddGgufCommand(CLI::App& app, Context& ctx) {

@@ -54,7 +54,21 @@ Result<std::string> LlamaCppInferenceText(const ModelArgs& model, const LlamaCpp
 // resolved MODEL (and found a GGUF model); otherwise MODEL is resolved here.
 void RunLlamaCppInference(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx,
                           std::optional<LoadedInputs> loaded = std::nullopt);
-// Like llama.cpp --fit: the largest offload and longest context for --gpu/--ram.
+// `memfit fit`'s request as llama.cpp's flags: --gpu (`gpus`: with --gpus N applied), --ram,
+// --context; the format is the caller's.
+LlamaCppCliArgs LlamaCppFitArgsFor(const FitCommandRequest& request,
+                                   const std::vector<std::string>& gpus);
+// The report of RunLlamaCppFit and whether the model fits, or the first error (for the CLI and
+// the server alike).
+struct LlamaCppFitText {
+  std::string text;
+  bool fits = false;
+};
+Result<LlamaCppFitText> LlamaCppFitReport(const ModelArgs& model, const LlamaCppCliArgs& args,
+                                          OutputFormat format,
+                                          std::optional<LoadedInputs> loaded = std::nullopt);
+// Like llama.cpp --fit: the largest offload and longest context for --gpu/--ram (exit code 1 when
+// it does not fit).
 void RunLlamaCppFit(const ModelArgs& model, const LlamaCppCliArgs& args, Context& ctx,
                     std::optional<LoadedInputs> loaded = std::nullopt);
 

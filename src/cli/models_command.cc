@@ -1,15 +1,13 @@
-// `memfit models`: the built-in catalog; `--export-configs DIR` writes each entry's config.json
+// `memfit models`: the built-in catalog (a ModelsRequest, memfit/requests.h); `--export-configs DIR` writes each entry's config.json
 // (DIR/<org>__<name>/config.json) for the GPU measurement harness in validation/.
 
 #include <filesystem>
 #include <fstream>
 
 #include "cli/command.h"
-#include "memfit/architecture.h"
 #include "memfit/catalog.h"
-#include "memfit/estimate_load.h"
 #include "memfit/render.h"
-#include "memfit/units.h"
+#include "memfit/requests.h"
 #include "memfit/json.h"
 
 namespace memfit::cli {
@@ -35,13 +33,13 @@ Status ExportConfigs(const std::string& dir) {
 
 void AddModelsCommand(CLI::App& app, Context& ctx) {
   struct Args {
+    ModelsRequest request;
     std::string format = "table";
-    std::string family;
     std::string export_dir;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("models", "the built-in catalog of models (works offline)");
-  cmd->add_option("--family", args->family, "only this family (llama, bert, ...)");
+  cmd->add_option("--family", args->request.family, "only this family (llama, bert, ...)");
   cmd->add_option("--format", args->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
   cmd->add_option("--export-configs", args->export_dir,
@@ -53,22 +51,9 @@ void AddModelsCommand(CLI::App& app, Context& ctx) {
       ctx.out << "wrote " << Catalog().size() << " configs under " << args->export_dir << "\n";
       return;
     }
-    std::vector<std::vector<std::string>> rows;
-    nlohmann::json json = nlohmann::json::array();
-    for (const auto& e : Catalog()) {
-      if (!args->family.empty() && e.family != args->family) continue;
-      // The entry's own totals (checked against its build by catalog_test.cc): nothing is built.
-      json.push_back({{"id", e.id}, {"family", e.family}, {"description", e.description},
-                      {"parameters", e.parameters}, {"stored_bytes", e.stored_bytes}});
-      rows.push_back({std::string(e.id), std::string(e.family), FormatCount(e.parameters),
-                      FormatBytes(e.stored_bytes), std::string(e.description)});
-    }
-    auto format = *ParseOutputFormat(args->format);
-    const std::vector<std::string> headers = {"id", "family", "parameters", "stored", "description"};
-    if (format == OutputFormat::kJson) ctx.out << DumpJson(json) << "\n";
-    else if (format == OutputFormat::kCsv) ctx.out << RenderCsv(headers, rows);
-    else if (format == OutputFormat::kMarkdown) ctx.out << RenderMarkdownTable(headers, rows);
-    else ctx.out << RenderPlainTable(headers, rows);
+    auto entries = RunModelsRequest(args->request);
+    if (!entries) return ctx.Fail(entries.error());
+    ctx.out << RenderModelList(*entries, *ParseOutputFormat(args->format));
   });
 }
 

@@ -1,8 +1,11 @@
 // `memfit train MODEL`: per-GPU training memory (plus CPU RAM when offloading) with the peak
 // and the stage where it occurs.
 
+#include <sstream>
+
 #include "cli/command.h"
 #include "cli/model_loader.h"
+#include "cli/request_flags.h"
 #include "cli/vocabulary.h"
 #include "memfit/context_default.h"
 #include "memfit/gpu.h"
@@ -36,9 +39,8 @@ void RunTrain(TrainArgs& args, Context& ctx) {
   ctx.out << RenderTrain(answer->model->model(), answer->options, answer->estimate, *format);
 }
 
-}  // namespace
-
-void AddTrainCommand(CLI::App& app, Context& ctx) {
+// The command and its flags, bound to a TrainArgs; the caller sets the callback.
+std::shared_ptr<TrainArgs> AddTrainFlags(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<TrainArgs>();
   TrainRequest& r = a->request;
   auto* cmd = app.add_subcommand(
@@ -90,7 +92,30 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
                   "low-precision (TRL selective_log_softmax)")->capture_default_str();
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
-  cmd->callback([a, &ctx] { RunTrain(*a, ctx); });
+  return a;
+}
+
+}  // namespace
+
+void AddTrainCommand(CLI::App& app, Context& ctx) {
+  auto a = AddTrainFlags(app, ctx);
+  app.get_subcommand("train")->callback([a, &ctx] { RunTrain(*a, ctx); });
+}
+
+Result<TrainRequest> TrainRequestFromFlags(const std::vector<std::string>& args) {
+  CLI::App app;
+  std::ostringstream out, err;
+  Context ctx{out, err};
+  auto a = AddTrainFlags(app, ctx);
+  MEMFIT_RETURN_IF_ERROR(ParseFlags(app, "train", args));
+  a->request.model.spec = a->model.spec;
+  a->request.model.revision = a->model.revision;
+  a->request.model.offline = a->model.offline;
+  a->request.model.token = a->model.token;
+  a->request.model.gguf_file = a->model.gguf_file;
+  a->request.torch_version = a->versions.torch;
+  a->request.transformers_version = a->versions.transformers;
+  return a->request;
 }
 
 }  // namespace memfit::cli

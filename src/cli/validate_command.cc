@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "memfit/describe.h"
+#include "memfit/json.h"
 #include "memfit/render_memory.h"
 #include "memfit/validation.h"
 
@@ -51,7 +52,9 @@ void RunValidate(const ValidateArgs& args, Context& ctx) {
     MEMFIT_ASSIGN_OR_RETURN(HfConfig hf, HfConfig::Parse(*json, config.string()));
     if (derived) {
       nlohmann::json j = hf.raw();
-      for (auto& [k, v] : derived->overrides.items()) j[k] = v;
+      MEMFIT_ASSIGN_OR_RETURN(nlohmann::json overrides,
+                              ParseJson(derived->overrides_json, "derived config " + id));
+      for (auto& [k, v] : overrides.items()) j[k] = v;
       MEMFIT_ASSIGN_OR_RETURN(hf, HfConfig::FromJson(std::move(j), config.string() + " (derived)"));
     }
     ModelInputs inputs{.name = std::string(requested), .location = config.string(), .config = std::move(hf)};

@@ -1,8 +1,25 @@
 #include "cli/vocabulary.h"
 
+#include "cli/request_flags.h"
+#include <algorithm>
+
+#include "cli/request_flags.h"
 #include "memfit/requests.h"
 
 namespace memfit::cli {
+
+Status ParseFlags(CLI::App& app, const std::string& command, const std::vector<std::string>& args) {
+  app.get_subcommand(command)->callback([] {});
+  std::vector<std::string> argv = {command};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::reverse(argv.begin(), argv.end());  // CLI11 takes them last first
+  try {
+    app.parse(argv);
+  } catch (const CLI::ParseError& e) {
+    return MakeError("{} {}", command, e.what());
+  }
+  return Ok{};
+}
 
 CLI::Option* AddContextOption(CLI::App& cmd, uint64_t& tokens, const std::string& help) {
   return cmd.add_option("-c,--context,--ctx-size,--ctx", tokens, help);

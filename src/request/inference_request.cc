@@ -8,6 +8,7 @@
 #include "memfit/gpu.h"
 #include "memfit/requests.h"
 #include "memfit/units.h"
+#include "request/request_options.h"
 
 namespace memfit {
 namespace {
@@ -73,6 +74,11 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
 }
 
 }  // namespace
+
+Result<InferenceOptions> InferenceOptionsFor(const InferenceRequest& request) {
+  MEMFIT_ASSIGN_OR_RETURN(Engine engine, ParseEngine(request.engine));
+  return ToOptions(request, engine);
+}
 
 Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   MEMFIT_ASSIGN_OR_RETURN(Engine engine, ParseEngine(r.engine));

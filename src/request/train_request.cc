@@ -7,11 +7,11 @@
 #include "memfit/gpu.h"
 #include "memfit/requests.h"
 #include "memfit/units.h"
+#include "request/request_options.h"
 
 namespace memfit {
-namespace {
 
-Result<TrainOptions> ToOptions(const TrainRequest& a) {
+Result<TrainOptions> TrainOptionsFor(const TrainRequest& a) {
   TrainOptions o;
   MEMFIT_ASSIGN_OR_RETURN(o.method, ParseTrainMethod(a.method));
   MEMFIT_ASSIGN_OR_RETURN(o.optimizer, ParseOptimizer(a.optimizer));
@@ -51,11 +51,9 @@ Result<TrainOptions> ToOptions(const TrainRequest& a) {
   return o;
 }
 
-}  // namespace
-
 Result<TrainAnswer> RunTrainRequest(const TrainRequest& r) {
   TrainAnswer answer;
-  MEMFIT_ASSIGN_OR_RETURN(answer.options, ToOptions(r));
+  MEMFIT_ASSIGN_OR_RETURN(answer.options, TrainOptionsFor(r));
   std::vector<DeviceSpec> devices;
   if (!r.gpu.empty()) MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(r.gpu, devices));
   MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model));

@@ -2,6 +2,7 @@
 
 #include "cli/llamacpp_cli.h"
 #include "memfit/render.h"
+#include "memfit/render_fit.h"
 #include "memfit/render_memory.h"
 #include "server/request_json.h"
 
@@ -24,6 +25,19 @@ ApiResponse AnswerLlamaCpp(const InferenceRequest& r, std::optional<ResolvedMode
                                          std::move(resolved));
   if (!text) return Failure(text.error());
   return {200, WithoutServerPaths(std::move(*text))};
+}
+
+// A GGUF model (or --engine llama.cpp): `memfit fit`'s llama.cpp --fit path with its flags. A
+// model that does not fit is still a plan (its "fits" says so), answered 200; the CLI exits 1.
+ApiResponse AnswerLlamaCppFit(const FitCommandRequest& r, const FitAnswer& answer,
+                              std::optional<ResolvedModel> resolved) {
+  cli::LlamaCppCliArgs llama = cli::LlamaCppFitArgsFor(r, answer.gpus);
+  cli::ModelArgs model{.spec = r.model.spec, .revision = r.model.revision,
+                       .offline = r.model.offline, .token = r.model.token,
+                       .gguf_file = r.model.gguf_file};
+  auto report = cli::LlamaCppFitReport(model, llama, OutputFormat::kJson, std::move(resolved));
+  if (!report) return Failure(report.error());
+  return {200, WithoutServerPaths(std::move(report->text))};
 }
 
 }  // namespace
@@ -55,25 +69,56 @@ ApiResponse AnswerTrain(const TrainRequest& request) {
                                               answer->estimate, OutputFormat::kJson))};
 }
 
-std::optional<Result<std::function<ApiResponse()>>> TypedApiWork(std::string_view command,
-                                                                const nlohmann::json& body) {
-  using Work = std::function<ApiResponse()>;
-  if (command == "estimate-memory") {
-    auto request = LoadRequestFromJson(body);
-    if (!request) return Result<Work>(request.error());
-    return Result<Work>(Work([r = std::move(*request)] { return AnswerLoad(r); }));
+ApiResponse AnswerFit(const FitCommandRequest& request) {
+  auto answer = RunFitCommandRequest(request);
+  if (!answer) return Failure(answer.error());
+  if (answer->kind == FitAnswer::Kind::kLlamaCpp) {
+    std::optional<ResolvedModel> resolved = std::move(answer->resolved);
+    return AnswerLlamaCppFit(request, *answer, std::move(resolved));
   }
-  if (command == "inference") {
-    auto request = InferenceRequestFromJson(body);
-    if (!request) return Result<Work>(request.error());
-    return Result<Work>(Work([r = std::move(*request)] { return AnswerInference(r); }));
-  }
-  if (command == "train") {
-    auto request = TrainRequestFromJson(body);
-    if (!request) return Result<Work>(request.error());
-    return Result<Work>(Work([r = std::move(*request)] { return AnswerTrain(r); }));
-  }
-  return std::nullopt;
+  return {200, WithoutServerPaths(RenderFitAnswer(*answer, OutputFormat::kJson))};
+}
+
+ApiResponse AnswerInspect(const InspectRequest& request) {
+  auto answer = RunInspectRequest(request);
+  if (!answer) return Failure(answer.error());
+  return {200, WithoutServerPaths(RenderInspect(answer->model->model(), OutputFormat::kJson,
+                                                answer->depth))};
+}
+
+ApiResponse AnswerGpus(const GpusRequest& request) {
+  auto gpus = RunGpusRequest(request);
+  if (!gpus) return Failure(gpus.error());
+  return {200, RenderGpuList(*gpus, OutputFormat::kJson)};
+}
+
+ApiResponse AnswerModels(const ModelsRequest& request) {
+  auto entries = RunModelsRequest(request);
+  if (!entries) return Failure(entries.error());
+  return {200, RenderModelList(*entries, OutputFormat::kJson)};
+}
+
+namespace {
+
+template <typename Request>
+Result<std::function<ApiResponse()>> Work(Result<Request> request,
+                                          ApiResponse (*answer)(const Request&)) {
+  if (!request) return request.error();
+  return std::function<ApiResponse()>([r = std::move(*request), answer] { return answer(r); });
+}
+
+}  // namespace
+
+Result<std::function<ApiResponse()>> TypedApiWork(std::string_view command,
+                                                  const nlohmann::json& body) {
+  if (command == "estimate-memory") return Work(LoadRequestFromJson(body), AnswerLoad);
+  if (command == "inference") return Work(InferenceRequestFromJson(body), AnswerInference);
+  if (command == "train") return Work(TrainRequestFromJson(body), AnswerTrain);
+  if (command == "fit") return Work(FitRequestFromJson(body), AnswerFit);
+  if (command == "inspect") return Work(InspectRequestFromJson(body), AnswerInspect);
+  if (command == "gpus") return Work(GpusRequestFromJson(body), AnswerGpus);
+  if (command == "models") return Work(ModelsRequestFromJson(body), AnswerModels);
+  return MakeError("unknown command \"{}\"", command);
 }
 
 }  // namespace memfit::server

@@ -5,7 +5,6 @@
 // $HF_HUB_CACHE, ~, ... (WithoutServerPaths).
 
 #include <functional>
-#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -18,11 +17,14 @@ namespace memfit::server {
 ApiResponse AnswerLoad(const LoadRequest& request);
 ApiResponse AnswerInference(const InferenceRequest& request);
 ApiResponse AnswerTrain(const TrainRequest& request);
+ApiResponse AnswerFit(const FitCommandRequest& request);
+ApiResponse AnswerInspect(const InspectRequest& request);
+ApiResponse AnswerGpus(const GpusRequest& request);
+ApiResponse AnswerModels(const ModelsRequest& request);
 
-// For a command the API answers through a typed request (estimate-memory, inference, train): the work to run,
-// or the body's error (answered 400, like the CLI's usage errors). nullopt for the commands that
-// still run the CLI (RunApiCommand).
-std::optional<Result<std::function<ApiResponse()>>> TypedApiWork(std::string_view command,
-                                                                const nlohmann::json& body);
+// A command's body (past CheckApiBody) as its typed request, and the work that answers it; or the
+// body's error (answered 400, like the CLI's usage errors).
+Result<std::function<ApiResponse()>> TypedApiWork(std::string_view command,
+                                                  const nlohmann::json& body);
 
 }  // namespace memfit::server

@@ -5,10 +5,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <vector>
 
-#include "cli/app.h"
 #include "memfit/json.h"
 #include "memfit/local_source.h"
 
@@ -78,23 +76,6 @@ std::string WithoutServerPaths(std::string text) {
   return text;
 }
 
-namespace {
-
-// Values are attached ("--key=value"), so that a value starting with '-' ("-1", or
-// "--export-configs=/tmp/x") is never parsed as an option of its own. An empty value stays a
-// separate argument: CLI11 reads "--key=" as "--key" and would take the next argument (another
-// option, or "--format") as its value.
-void AddOption(std::vector<std::string>& args, const std::string& key, const std::string& text) {
-  if (text.empty()) {
-    args.push_back("--" + key);
-    args.push_back("");
-  } else {
-    args.push_back("--" + key + "=" + text);
-  }
-}
-
-}  // namespace
-
 int StatusFor(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kNotFound: return 404;
@@ -115,10 +96,9 @@ ApiResponse ErrorResponse(int status, std::string_view message) {
   return {status, DumpJson(nlohmann::json{{"error", OneLine(std::string(message))}})};
 }
 
-Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body) {
+Status CheckApiBody(std::string_view command, const nlohmann::json& body) {
   if (!IsApiCommand(command)) return MakeError("unknown command \"{}\"", command);
   if (!body.is_object()) return MakeError("request body must be a JSON object");
-  std::vector<std::string> args = {std::string(command)};
   if (auto model = body.find("model"); model != body.end()) {
     if (!model->is_string() || model->get<std::string>().empty()) {
       return MakeError("\"model\" must be a non-empty string");
@@ -129,10 +109,8 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
         spec.find("..") != std::string::npos || std::filesystem::exists(spec, ec)) {
       return MakeError("\"model\": local paths are not served; use a Hub id or a catalog name");
     }
-    // A positional argument that starts with '-' would be parsed as an option (e.g.
-    // "--export-configs=/tmp/x", which writes files); no Hub id or catalog name starts with one.
+    // No Hub id or catalog name starts with '-' (the CLI would read it as an option).
     if (spec.front() == '-') return MakeError("\"model\" must not start with '-'");
-    args.push_back(spec);
   }
   for (const auto& [key, value] : body.items()) {
     if (key == "model") continue;
@@ -142,41 +120,15 @@ Result<std::vector<std::string>> ApiArguments(std::string_view command, const nl
     if (std::find(kRefused.begin(), kRefused.end(), flag) != kRefused.end()) {
       return MakeError("option \"{}\" is not available through the API", key);
     }
-    if (value.is_boolean()) {
-      if (value.get<bool>()) args.push_back("--" + key);
-      continue;
-    }
-    if (value.is_null()) continue;
+    if (value.is_boolean() || value.is_null()) continue;
     if (value.is_array()) {
       if (value.size() > 16) return MakeError("option \"{}\": at most 16 values", key);
-      for (const auto& item : value) {
-        MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(item, key));
-        AddOption(args, key, text);
-      }
+      for (const auto& item : value) MEMFIT_RETURN_IF_ERROR(ScalarText(item, key));
       continue;
     }
-    MEMFIT_ASSIGN_OR_RETURN(std::string text, ScalarText(value, key));
-    AddOption(args, key, text);
+    MEMFIT_RETURN_IF_ERROR(ScalarText(value, key));
   }
-  args.push_back("--format");
-  args.push_back("json");
-  return args;
-}
-
-ApiResponse RunApiCommand(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  ErrorKind kind = ErrorKind::kBadInput;
-  int code = cli::Run(args, out, err, kind);
-  if (code == 0) return {200, WithoutServerPaths(out.str())};
-  // The CLI's first error line, without its "memfit: error: " / "memfit: usage error: " prefix.
-  std::string message = WithoutServerPaths(err.str());
-  message = message.substr(0, message.find('\n'));
-  for (std::string_view prefix : {"memfit: error: ", "memfit: usage error: "}) {
-    if (message.starts_with(prefix)) message = message.substr(prefix.size());
-  }
-  if (message.empty()) message = fmt::format("{} failed (exit code {})", args.empty() ? "memfit" : args[0], code);
-  if (code == 2) return ErrorResponse(400, message);
-  return ErrorResponse(StatusFor(kind), message);
+  return Ok{};
 }
 
 }  // namespace memfit::server

@@ -1,6 +1,8 @@
 #pragma once
-// The JSON API: a request for a command becomes the CLI's own arguments, run with --format json,
-// so the API answers exactly what the CLI prints (and the same error messages).
+// The JSON API's checks and answers shared by every command: which commands it serves, what no
+// body may ask for, the status of an error. Each command's body becomes its typed request
+// (server/request_json.h) and is answered through server/answers.h, with the bytes
+// `memfit <command> --format json` prints.
 
 #include <string>
 #include <string_view>
@@ -20,23 +22,18 @@ struct ApiResponse {
 // The commands the API serves.
 bool IsApiCommand(std::string_view command);
 
-// {"model": "org/name", "<option>": value, ...} -> ["<command>", "org/name", "--option=value",
-// ..., "--format", "json"] (an empty value: "--option", ""). Strings and numbers become one value, true becomes a bare flag, false
-// is omitted, arrays repeat the flag. Options that touch the server's disk or print something
-// other than JSON (--help, --version) are refused, and so is a model that is a local path or
-// starts with '-'.
-Result<std::vector<std::string>> ApiArguments(std::string_view command, const nlohmann::json& body);
+// What every body is checked for before it becomes a request: an object whose option names are
+// [a-z][a-z0-9_-]* (at most 40 characters); values strings, numbers, booleans, null or arrays of
+// at most 16 scalars, each at most 256 characters on one line; no option that would make the
+// server write or read files or print something other than JSON (export-configs, format, output,
+// file, help, help-all, version); a "model" that is a non-empty string, no local path (absolute,
+// relative, "..", or an existing file) and does not start with '-'.
+Status CheckApiBody(std::string_view command, const nlohmann::json& body);
 
 // The HTTP status of a failed request, from its error's kind: not found 404, gated or private
 // 403, the Hub unavailable (offline, unreachable, past the deadline) 503, bad input and
 // unsupported models 422.
 int StatusFor(ErrorKind kind);
-
-// Runs the command and maps the CLI's exit code to an HTTP status: 0 -> 200, usage error -> 400,
-// a failure -> StatusFor(the error's kind). Errors are {"error": "<one line>"}. The server's
-// cache and home directories in the output become $HF_HUB_CACHE, $MEMFIT_CACHE, $HF_HOME,
-// $XDG_CACHE_HOME and ~.
-ApiResponse RunApiCommand(const std::vector<std::string>& args);
 
 // `text` with the server's cache and home directories replaced by $HF_HUB_CACHE, $MEMFIT_CACHE,
 // $HF_HOME, $XDG_CACHE_HOME and ~ (whole paths only).

@@ -107,6 +107,57 @@ std::vector<Field> Fields(TrainRequest& r) {
   return f;
 }
 
+// The order of `memfit fit --help`.
+std::vector<Field> Fields(FitCommandRequest& r) {
+  std::vector<Field> f;
+  AddModelFields(r.model, f);
+  f.push_back({{"gpu"}, &r.gpus});
+  f.push_back({{"ram"}, &r.ram});
+  f.push_back({{"disk"}, &r.disk});
+  f.push_back({{"reserve"}, &r.reserve});
+  f.push_back({{"dtype"}, &r.dtype});
+  f.push_back({{"task"}, &r.task});
+  f.push_back({{"context", "ctx-size", "ctx"}, &r.context});
+  f.push_back({{"batch"}, &r.batch});
+  f.push_back({{"gpus"}, &r.gpu_count});
+  f.push_back({{"strategy"}, &r.strategy});
+  f.push_back({{"pcie-gbps"}, &r.pcie_gb_s});
+  f.push_back({{"disk-gbps"}, &r.disk_gb_s});
+  f.push_back({{"no-advice"}, &r.no_advice});
+  f.push_back({{"device-map"}, &r.device_map_only});
+  f.push_back({{"engine"}, &r.engine});
+  f.push_back({{"search"}, &r.search});
+  f.push_back({{"all-gpus"}, &r.all_gpus});
+  f.push_back({{"max-gpus"}, &r.max_gpus});
+  f.push_back({{"top"}, &r.top});
+  f.push_back({{"quant"}, &r.quant});
+  f.push_back({{"kv-dtype"}, &r.kv_dtype});
+  f.push_back({{"gpu-memory-utilization", "mem-fraction-static"}, &r.gpu_memory_utilization});
+  f.push_back({{"block-size"}, &r.block_size});
+  f.push_back({{"max-num-seqs"}, &r.max_num_seqs});
+  f.push_back({{"max-batched-tokens"}, &r.max_batched_tokens});
+  f.push_back({{"tp"}, &r.tp});
+  f.push_back({{"dp"}, &r.dp});
+  f.push_back({{"ep"}, &r.ep});
+  f.push_back({{"pp"}, &r.pp});
+  f.push_back({{"enable-dp-attention"}, &r.dp_attention});
+  return f;
+}
+
+std::vector<Field> Fields(InspectRequest& r) {
+  std::vector<Field> f;
+  AddModelFields(r.model, f);
+  f.push_back({{"depth"}, &r.depth});
+  return f;
+}
+
+std::vector<Field> Fields(GpusRequest& r) {
+  return {{{"min-memory"}, &r.min_memory}, {{"vendor"}, &r.vendor}};
+}
+
+// --export-configs writes files: the CLI's alone.
+std::vector<Field> Fields(ModelsRequest& r) { return {{{"family"}, &r.family}}; }
+
 // A scalar's text, as the CLI would have read it ("4", "0.9", "h100").
 std::string Text(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
@@ -143,17 +194,20 @@ Status SetFrom(const Target& target, const nlohmann::json& value, std::string_vi
 template <typename Request>
 Result<Request> FromJson(const nlohmann::json& body) {
   Request request;
-  auto model = body.find("model");
-  if (model == body.end() || !model->is_string()) return MakeError("\"model\" is required");
-  request.model.spec = model->template get<std::string>();
-  // The Hub's summary line goes to the server's stderr, as it did when the API ran the CLI.
-  request.model.summary = [](const std::string& line) {
-    fmt::print(stderr, "memfit: {}\n", line);
-  };
+  constexpr bool kHasModel = requires { request.model.spec; };
+  if constexpr (kHasModel) {
+    auto model = body.find("model");
+    if (model == body.end() || !model->is_string()) return MakeError("\"model\" is required");
+    request.model.spec = model->template get<std::string>();
+    // The Hub's summary line goes to the server's stderr, as the CLI's does.
+    request.model.summary = [](const std::string& line) {
+      fmt::print(stderr, "memfit: {}\n", line);
+    };
+  }
   std::vector<Field> fields = Fields(request);
   std::vector<const Field*> given;
   for (const auto& [key, value] : body.items()) {
-    if (key == "model" || value.is_null() || (value.is_boolean() && !value.template get<bool>())) continue;
+    if ((kHasModel && key == "model") || value.is_null() || (value.is_boolean() && !value.template get<bool>())) continue;
     const Field* field = nullptr;
     for (const Field& f : fields) {
       for (std::string_view name : f.names) {
@@ -203,6 +257,22 @@ Result<InferenceRequest> InferenceRequestFromJson(const nlohmann::json& body) {
 Result<TrainRequest> TrainRequestFromJson(const nlohmann::json& body) {
   return FromJson<TrainRequest>(body);
 }
+Result<FitCommandRequest> FitRequestFromJson(const nlohmann::json& body) {
+  return FromJson<FitCommandRequest>(body);
+}
+Result<InspectRequest> InspectRequestFromJson(const nlohmann::json& body) {
+  return FromJson<InspectRequest>(body);
+}
+Result<GpusRequest> GpusRequestFromJson(const nlohmann::json& body) {
+  return FromJson<GpusRequest>(body);
+}
+Result<ModelsRequest> ModelsRequestFromJson(const nlohmann::json& body) {
+  return FromJson<ModelsRequest>(body);
+}
+std::vector<std::string> FitRequestKeys() { return Keys<FitCommandRequest>(); }
+std::vector<std::string> InspectRequestKeys() { return Keys<InspectRequest>(); }
+std::vector<std::string> GpusRequestKeys() { return Keys<GpusRequest>(); }
+std::vector<std::string> ModelsRequestKeys() { return Keys<ModelsRequest>(); }
 std::vector<std::string> LoadRequestKeys() { return Keys<LoadRequest>(); }
 std::vector<std::string> InferenceRequestKeys() { return Keys<InferenceRequest>(); }
 std::vector<std::string> TrainRequestKeys() { return Keys<TrainRequest>(); }

@@ -132,7 +132,7 @@ struct Router::Impl {
   // `run` is the work and `key` the cache key ("" when not cacheable).
   struct Prepared {
     std::optional<ApiResponse> answer;
-    std::function<ApiResponse()> run;  // the work: a typed request, or the CLI on its arguments
+    std::function<ApiResponse()> run;  // the work: the typed request's answer
     std::string key;
   };
 
@@ -179,15 +179,13 @@ struct Router::Impl {
       body["token"] = authorization.substr(7);
       has_token = true;
     }
-    auto args = ApiArguments(command, body);
-    if (!args) return Answered(ErrorResponse(400, args.error().message));
-    Prepared p;
-    if (auto typed = TypedApiWork(command, body)) {
-      if (!*typed) return Answered(ErrorResponse(400, typed->error().message));
-      p.run = std::move(**typed);
-    } else {
-      p.run = [args = std::move(*args)] { return RunApiCommand(args); };
+    if (auto checked = CheckApiBody(command, body); !checked) {
+      return Answered(ErrorResponse(400, checked.error().message));
     }
+    auto work = TypedApiWork(command, body);
+    if (!work) return Answered(ErrorResponse(400, work.error().message));
+    Prepared p;
+    p.run = std::move(*work);
     if (!has_token) {
       p.key = std::string(command) + "\n" + DumpJson(body);
       if (auto hit = cache.Get(p.key)) p.answer = ApiResponse{200, std::move(*hit)};

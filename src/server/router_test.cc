@@ -14,6 +14,7 @@
 #include "hub_fixtures.h"
 #include "memfit/local_source.h"
 #include "server/api.h"
+#include "server/request_json.h"
 #include "test_support.h"
 
 namespace memfit::server {
@@ -62,25 +63,23 @@ TEST(Router, OptionsHiddenInValuesNeverReachTheCli) {
   ExpectError(
       Post(router, "/api/v1/estimate-memory", R"({"model": "bert-base-cased", "version": true})"),
       400, "not available through the API");
-  // Values are attached to their option, so a value that looks like an option stays a value.
-  auto args =
-      ApiArguments("gpus", nlohmann::json{{"vendor", "--export-configs=x"}, {"min_memory", "-1"}});
-  ASSERT_TRUE(args) << args.error().message;
-  EXPECT_EQ(*args, (std::vector<std::string>{"gpus", "--min_memory=-1",
-                                             "--vendor=--export-configs=x", "--format", "json"}));
+  // A value that looks like an option is a value of its field (the typed request has no
+  // arguments to confuse), answered with the field's own error.
+  auto gpus = GpusRequestFromJson(nlohmann::json{{"vendor", "--export-configs=x"}, {"min-memory", "-1"}});
+  ASSERT_TRUE(gpus) << gpus.error().message;
+  EXPECT_EQ(gpus->vendor, "--export-configs=x");
+  EXPECT_EQ(gpus->min_memory, "-1");
   ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "--export-configs=x"})"), 422,
               "--export-configs=x");
-  // A value that ends with '=' is still attached whole (the fuzzer's own check once read this as
-  // an empty value).
-  auto trailing = ApiArguments("gpus", nlohmann::json{{"vendor", "nvidia="}});
-  ASSERT_TRUE(trailing) << trailing.error().message;
-  EXPECT_EQ(*trailing, (std::vector<std::string>{"gpus", "--vendor=nvidia=", "--format", "json"}));
   ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "nvidia="})"), 422, "nvidia=");
-  // An empty value stays a separate argument: CLI11 reads "--gpu=" as "--gpu" and took the next
-  // argument ("--format") as its value.
-  auto empty = ApiArguments("gpus", nlohmann::json{{"vendor", ""}});
+  // An option of another command, or none at all, is the CLI's usage error: 400.
+  ExpectError(Post(router, "/api/v1/gpus", R"({"family": "llama"})"), 400,
+              "option \"family\": not an option of this command");
+  ExpectError(Post(router, "/api/v1/models", R"({"model": "gpt2"})"), 400,
+              "option \"model\": not an option of this command");
+  auto empty = GpusRequestFromJson(nlohmann::json{{"vendor", ""}});
   ASSERT_TRUE(empty) << empty.error().message;
-  EXPECT_EQ(*empty, (std::vector<std::string>{"gpus", "--vendor", "", "--format", "json"}));
+  EXPECT_EQ(empty->vendor, "");
   ExpectError(Post(router, "/api/v1/fit", R"({"model": "bert-base-cased", "gpu": ""})"), 422,
               "--gpu \"\": empty GPU name");
 }

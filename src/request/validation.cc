@@ -1,4 +1,5 @@
-// measured.csv rows -> memfit options -> estimate vs measurement. docs/accuracy.md.
+// measured.csv rows -> the typed requests `memfit inference` / `memfit train` build from their
+// flags (memfit/requests.h) -> options -> estimate vs measurement. docs/accuracy.md.
 
 #include "memfit/validation.h"
 
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "memfit/quantization.h"
+#include "request/request_options.h"
 
 namespace memfit {
 namespace {
@@ -81,23 +83,19 @@ RuntimeVersions RowVersions(std::string_view source) {
   return v;
 }
 
-}  // namespace
+// RowVersions as --torch-version / --transformers-version words.
+struct VersionWords {
+  std::string torch, transformers;
+};
 
-std::string_view RowClassName(RowClass c) {
-  switch (c) {
-    case RowClass::kLoad: return "load";
-    case RowClass::kInference: return "inference";
-    case RowClass::kTraining: return "training";
-  }
-  return "?";
-}
+}  // namespace
 
 std::optional<DerivedConfig> DerivedConfigFor(std::string_view model_id) {
   if (model_id == "bert-large-uncased") {
     return DerivedConfig{"google-bert/bert-base-uncased",
-                         {{"hidden_size", 1024}, {"num_hidden_layers", 24},
-                          {"num_attention_heads", 16}, {"intermediate_size", 4096},
-                          {"architectures", {"BertForSequenceClassification"}}}};
+                         R"({"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,)"
+                         R"( "intermediate_size": 4096,)"
+                         R"( "architectures": ["BertForSequenceClassification"]})"};
   }
   return std::nullopt;
 }
@@ -216,6 +214,8 @@ RowPlan PlanRow(const MeasuredRow& row) {
   // Each row is estimated with the torch / transformers releases it was measured with.
   p.inference.versions = RowVersions(row.source);
   p.train.versions = p.inference.versions;
+  const VersionWords versions{LibraryVersionName(p.inference.versions.torch),
+                              LibraryVersionName(p.inference.versions.transformers)};
   if (row.measure == "llama_log" || get("format") == "gguf" || get("engine").starts_with("llama.cpp")) {
     p.unsupported = "llama.cpp / GGUF row: estimated by the GGUF estimator, not by inference/train";
     return p;
@@ -242,10 +242,12 @@ RowPlan PlanRow(const MeasuredRow& row) {
     return p;
   }
   if (p.kind == "inference" && (get("engine").empty() || get("engine") == "transformers")) {
-    // transformers generate(): prefill of context - decode tokens, then decode.
-    InferenceOptions& o = p.inference;
-    o.engine = Engine::kTransformers;
-    uint64_t value = 0;
+    // transformers generate(): prefill of context - decode tokens, then decode. The row's words
+    // are `memfit inference`'s flags (the same InferenceRequest, the same options).
+    InferenceRequest& q = p.inference_request.emplace();
+    q.engine = "transformers";
+    q.torch_version = versions.torch;
+    q.transformers_version = versions.transformers;
     auto number = [&](const char* k, uint64_t& out) {
       auto x = get(k);
       if (x.empty()) return true;
@@ -254,23 +256,26 @@ RowPlan PlanRow(const MeasuredRow& row) {
       out = *n;
       return true;
     };
-    if (!number("context", o.context_tokens) || !number("batch", o.batch) || !number("decode", value)) {
+    // Encoder-decoder models whose prompt is the encoder's (T5): generate() feeds the start
+    // token and decode - 1 generated tokens to the decoder, so its cache holds `decode` tokens.
+    if (!number("context", q.context) || !number("batch", q.batch) ||
+        !number("decode", q.decoder_tokens)) {
       p.unsupported = "a numeric setting is not a positive integer";
       return p;
     }
-    // Encoder-decoder models whose prompt is the encoder's (T5): generate() feeds the start
-    // token and decode - 1 generated tokens to the decoder, so its cache holds `decode` tokens.
-    o.decoder_tokens = value;
     if (auto d = get("dtype"); !d.empty()) {
-      auto dtype = ParseDtypeName(d);
+      auto dtype = ParseDtypeName(d);  // the row's own message, without the flag's name
       if (!dtype) { p.unsupported = dtype.error().message; return p; }
-      o.dtype = *dtype;
+      q.dtype = d;
     }
-    if (auto a = get("attn"); !a.empty()) {
-      auto attn = ParseAttnImpl(a);
-      if (!attn) { p.unsupported = attn.error().message; return p; }
-      o.attn = *attn;
-    }
+    if (auto a = get("attn"); !a.empty()) q.attn = a;
+    auto options = InferenceOptionsFor(q);
+    if (!options) { p.unsupported = options.error().message; return p; }
+    // A row without a context keeps the estimator's own default (the request's 0 would be the
+    // model's, chosen when the request is run).
+    if (q.context == 0) options->context_tokens = InferenceOptions{}.context_tokens;
+    else options->context_tokens = q.context;
+    p.inference = *options;
     return p;
   }
   if (p.kind == "inference") {
@@ -288,35 +293,34 @@ RowPlan PlanRow(const MeasuredRow& row) {
     p.dtype = *dt;
   }
   if (p.kind != "train") return p;
-  TrainOptions& t = p.train;
-  t.precision = p.dtype == Dtype::kF32 ? Precision::kFp32 : Precision::kBf16Mixed;
+  // The row's words as `memfit train`'s flags (the same TrainRequest, the same options); what no
+  // flag says (the harness's explicit zero_grad(set_to_none=True) and foreach=True, the CPU
+  // device) is set on the options after.
+  TrainRequest& q = p.train_request.emplace();
+  q.torch_version = versions.torch;
+  q.transformers_version = versions.transformers;
+  q.precision = p.dtype == Dtype::kF32 ? "fp32" : "bf16-mixed";
   if (auto x = get("precision"); !x.empty()) {
     // HF Trainer's bf16=True is autocast (bf16-mixed), not pure bf16; memfit's own harness
     // (validation/measure.py, device=...) writes bf16-mixed for autocast and bf16 for pure bf16.
     const bool harness = !get("device").empty();
-    auto pr = ParsePrecision(x == "bf16" && !harness ? "bf16-mixed" : x);
-    if (!pr) { p.unsupported = pr.error().message; return p; }
-    t.precision = *pr;
+    q.precision = x == "bf16" && !harness ? "bf16-mixed" : x;
   }
   std::string method = get("method");
-  if (method.empty() || method == "full") t.method = TrainMethod::kFull;
-  else if (method.starts_with("qlora")) t.method = TrainMethod::kQlora;
-  else if (method.starts_with("lora")) t.method = TrainMethod::kLora;
+  if (method.empty() || method == "full") q.method = "full";
+  else if (method.starts_with("qlora")) q.method = "qlora";
+  else if (method.starts_with("lora")) q.method = "lora";
   else { p.unsupported = "method " + method; return p; }
   if (size_t r = method.find("(r"); r != std::string::npos) {
-    t.lora.rank = std::strtoull(method.c_str() + r + 2, nullptr, 10);
-    if (t.lora.rank == 0) { p.unsupported = "LoRA rank in " + method; return p; }
+    q.lora_rank = std::strtoull(method.c_str() + r + 2, nullptr, 10);
+    if (q.lora_rank == 0) { p.unsupported = "LoRA rank in " + method; return p; }
   }
   if (auto rank = get("rank"); !rank.empty()) {  // validation/measure.py writes rank=16
     auto n = ToUint(rank);
     if (!n || *n == 0) { p.unsupported = "LoRA rank " + rank; return p; }
-    t.lora.rank = *n;
+    q.lora_rank = *n;
   }
-  if (auto x = get("optimizer"); !x.empty()) {
-    auto o = ParseOptimizer(x);
-    if (!o) { p.unsupported = o.error().message; return p; }
-    t.optimizer = *o;
-  }
+  if (auto x = get("optimizer"); !x.empty()) q.optimizer = x;
   auto num = [&](const char* k, uint64_t& out) -> bool {
     auto x = get(k);
     if (x.empty()) return true;
@@ -325,8 +329,8 @@ RowPlan PlanRow(const MeasuredRow& row) {
     out = *n;
     return true;
   };
-  if (!num("batch", t.batch) || !num("grad_accum", t.grad_accum) || !num("gpus", t.gpus) ||
-      !num("seq", t.seq) || !num("decoder_tokens", t.decoder_tokens)) {
+  if (!num("batch", q.batch) || !num("grad_accum", q.grad_accum) || !num("gpus", q.gpus) ||
+      !num("seq", q.context) || !num("decoder_tokens", q.decoder_tokens)) {
     p.unsupported = "a numeric setting is not a positive integer";
     return p;
   }
@@ -334,62 +338,55 @@ RowPlan PlanRow(const MeasuredRow& row) {
     p.unsupported = "sequence length not given";
     return p;
   }
-  if (get("checkpointing") == "full") t.checkpointing = Checkpointing::kFull;
+  if (get("checkpointing") == "full") q.checkpointing = "full";
   // Rows from transformers' older docs (torch 1.x era) predate SDPA (eager attention), kept
   // zeroed gradients between steps (zero_grad(set_to_none=False)) and stepped AdamW per tensor.
-  t.attn = get("trainer") == "hf" ? AttnImpl::kEager : AttnImpl::kSdpa;
   if (get("trainer") == "hf") {
-    t.zero_grad_set_to_none = false;
-    t.foreach_optimizer = false;
+    q.attn = "eager";
+    q.keep_grads = true;
+    q.no_foreach = true;
   }
-  if (!get("device").empty()) {
-    // validation/measure.py calls opt.zero_grad(set_to_none=True) whatever torch's default.
-    t.zero_grad_set_to_none = true;
-    if (get("device") == "cpu") t.device = ComputeDevice::kCpu;
-  }
+  std::optional<bool> foreach;
   if (auto x = get("foreach"); !x.empty()) {  // validation/measure.py: AdamW(foreach=...)
     if (x != "true" && x != "false") {
       p.unsupported = "foreach " + x;
       return p;
     }
-    t.foreach_optimizer = x == "true";
+    foreach = x == "true";
+    q.no_foreach = x == "false";
   }
   // nvidia-smi / nvml readings include what the caching allocator holds beyond the peak.
   // ("reported" figures come from unknown tooling: allocated-only, no reserve).
   if (row.measure == "nvml_used" || row.measure == "nvidia_smi") {
-    t.overhead.allocator_reserve_fraction = kNvmlAllocatorReserve;
+    q.allocator_reserve = kNvmlAllocatorReserve;
   }
-  if (auto a = get("attn"); !a.empty()) {
-    auto ai = ParseAttnImpl(a);
-    if (!ai) { p.unsupported = ai.error().message; return p; }
-    t.attn = *ai;
-  }
-  if (auto x = get("strategy"); !x.empty()) {
-    auto st = ParseStrategy(x);
-    if (!st) { p.unsupported = st.error().message; return p; }
-    t.strategy = *st;
-  }
-  if (auto x = get("offload"); !x.empty()) {
-    auto of = ParseOffload(x);
-    if (!of) { p.unsupported = of.error().message; return p; }
-    t.offload = *of;
-  }
+  if (auto a = get("attn"); !a.empty()) q.attn = a;
+  if (auto x = get("strategy"); !x.empty()) q.strategy = x;
+  if (auto x = get("offload"); !x.empty()) q.offload = x;
   if (method.find("DPO") != std::string::npos) {
-    t.batch *= 2;  // chosen and rejected sequences go through the model together
-    t.loss = LossImpl::kLowPrecision;  // TRL selective_log_softmax in bf16
+    q.batch *= 2;  // chosen and rejected sequences go through the model together
+    q.loss = "low-precision";  // TRL selective_log_softmax in bf16
     p.model_alias_note = "DPO: chosen + rejected concatenated (batch x 2), bf16 log_softmax (TRL); "
                          "the reference model is the base with adapters disabled";
   }
   if (get("precision").empty() && get("dtype").empty()) {
-    t.precision = Precision::kBf16Mixed;
+    q.precision = "bf16-mixed";
     p.model_alias_note += (p.model_alias_note.empty() ? "" : "; ") +
                           std::string("precision not given: bf16-mixed assumed");
-    if (t.method == TrainMethod::kLora && t.checkpointing == Checkpointing::kNone &&
-        get("attn") == "flash2") {
-      t.checkpointing = Checkpointing::kFull;
+    if (q.method == "lora" && q.checkpointing == "none" && get("attn") == "flash2") {
+      q.checkpointing = "full";
       p.model_alias_note += "; gradient checkpointing assumed (LongLoRA's training scripts)";
     }
   }
+  auto options = TrainOptionsFor(q);
+  if (!options) { p.unsupported = options.error().message; return p; }
+  p.train = *options;
+  if (!get("device").empty()) {
+    // validation/measure.py calls opt.zero_grad(set_to_none=True) whatever torch's default.
+    p.train.zero_grad_set_to_none = true;
+    if (get("device") == "cpu") p.train.device = ComputeDevice::kCpu;
+  }
+  if (foreach) p.train.foreach_optimizer = *foreach;
   return p;
 }
 
