@@ -118,6 +118,8 @@ Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& opt
 Result<Model> BuildQwen3Next(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen35(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen35Moe(const HfConfig& config, const BuildOptions& options);
+// qwen3_5_text / qwen3_5_moe_text: the Qwen3.5 language model alone (Qwen3_5[Moe]ForCausalLM).
+Result<Model> BuildQwen35Text(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);
