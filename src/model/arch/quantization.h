@@ -29,6 +29,8 @@ enum class QuantMethod : uint8_t {
   kPackedInt,  // compressed-tensors "pack-quantized" W4A16/W8A16: int32 weight_packed
                // [out, in x bits / 32], weight_scale [out, groups] in the model dtype, int64
                // weight_shape [2], int32 weight_zero_point [out x bits / 32, groups] if asymmetric
+  kMxfp8,      // ModelOpt MXFP8 (in MIXED_PRECISION "quantized_layers"): float8_e4m3fn weight
+               // [out, in] and a uint8 E8M0 weight_scale per 32 inputs [out, in/32]
 };
 
 // The skip list compiled once for SkipsModule: each '*' pattern filed under its literal prefix
@@ -59,7 +61,8 @@ struct Quantization {
   std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules / ignore
   bool per_channel = false;           // kFp8Tensor: weight_scale [out, 1]
   bool zero_point = false;            // kPackedInt: asymmetric (weight_zero_point stored)
-  // kMixed: module path -> its method (kNvfp4 or kFp8Tensor); modules not listed stay unquantized.
+  // kMixed: module path -> its method (kNvfp4, kFp8Tensor or kMxfp8); modules not listed stay
+  // unquantized.
   std::vector<std::pair<std::string, QuantMethod>> per_module;
   // `skip` compiled (ReadQuantization sets it; SkipsModule compiles `skip` itself when absent).
   std::shared_ptr<const SkipIndex> skip_index;

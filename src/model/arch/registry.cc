@@ -106,6 +106,10 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
+      {"minimax_m3", "", arch::BuildMiniMaxM3, "minimax_m3"},
+      {"minimax_m3_vl", "", arch::BuildMiniMaxM3Vl, "minimax_m3"},
+      {"step3p5", "", arch::BuildStep3p7, "step3p7"},
+      {"step3p7", "", arch::BuildStep3p7, "step3p7"},
       {"mimo", "", arch::BuildMiMo, "qwen2"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
