@@ -7,6 +7,14 @@
 #include <vector>
 
 namespace memfit::arch {
+namespace {
+
+constexpr const char* kPerExpertAssumption =
+    "quantized fused experts stored per expert (experts.E.{gate,up,down}_proj, ModelOpt's unfused "
+    "export, as nvidia/Gemma-4-26B-A4B-NVFP4 stores them); a fused export holds the same packed "
+    "weights and block scales and differs only in float32 scalars (under 24 bytes an expert)";
+
+}  // namespace
 
 Quantization QuantizationFor(const Quantization& q, const std::string& module) {
   if (q.method != QuantMethod::kMixed) return q;
@@ -25,6 +33,11 @@ bool QuantizesModule(const Quantization& q, const std::string& module) {
 
 void FusedExperts(ModelBuilder& b, const Quantization& q, const FusedExpertsSpec& s) {
   if (QuantizesModule(q, s.path)) {
+    auto& assumptions = b.model().assumptions;
+    if (std::find(assumptions.begin(), assumptions.end(), kPerExpertAssumption) ==
+        assumptions.end()) {
+      assumptions.push_back(kPerExpertAssumption);
+    }
     const Quantization eq = QuantizationFor(q, s.path);
     for (uint64_t e = 0; e < s.experts && !b.failed(); ++e) {
       const std::string x = Layer(s.path, e);
