@@ -21,7 +21,7 @@
 // linear_{1,2} (W -> projector_hidden_size -> text H) and patch_merge_mlp.linear_{1,2}
 // (text H x merge^2 -> projector_hidden_size -> text H), with biases.
 
-#include <algorithm>
+#include <optional>
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"

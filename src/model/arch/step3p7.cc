@@ -14,6 +14,9 @@
 // step3p5.py's loader). Step-3.7-Flash's vision encoder (Step3p7ForConditionalGeneration) is not
 // part of these configs.
 
+#include <algorithm>
+#include <string>
+
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
