@@ -82,6 +82,12 @@ Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
 // MiniMax-M2/M2.5/M2.7: mixtral-style experts with whole-projection q/k norms and a routing bias.
 Result<Model> BuildMiniMaxM2(const HfConfig& config, const BuildOptions& options);
+// MiniMax-M3 (minimax_m3.cc): MiniMax-M2's experts with dense first layers, a shared expert and
+// block-sparse attention layers; minimax_m3_vl adds its vision tower.
+Result<Model> BuildMiniMaxM3(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildMiniMaxM3Vl(const HfConfig& config, const BuildOptions& options);
+// Step-3.5-Flash / Step-3.7-Flash text model (step3p7.cc).
+Result<Model> BuildStep3p7(const HfConfig& config, const BuildOptions& options);
 // Llama-Nemotron Super/Ultra (nemotron_nas.cc): DeciLM per-layer block_configs.
 Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
 // MiMo-7B (remote code modeling_mimo.py): qwen2 plus model.mtp_layers (llama.cc).
@@ -125,6 +131,8 @@ Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& opt
 Result<Model> BuildQwen3Next(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen35(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen35Moe(const HfConfig& config, const BuildOptions& options);
+// qwen3_5_text / qwen3_5_moe_text: the Qwen3.5 language model alone (Qwen3_5[Moe]ForCausalLM).
+Result<Model> BuildQwen35Text(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);

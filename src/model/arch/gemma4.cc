@@ -15,10 +15,11 @@
 // four layer norms, std_bias/std_scale ("standardize"); embed_vision.embedding_projection
 // [text H, vision H]. Source: transformers/models/gemma4/modeling_gemma4.py. The audio tower is
 // not built (an error points to the headers). Quantized checkpoints (NVIDIA's ModelOpt NVFP4):
-// every nn.Linear not in the "ignore" list as quantization.h stores it; quantized fused experts
-// are an error (their scale layout is not in the config).
+// every nn.Linear not in the "ignore" list as quantization.h stores it, the fused experts one
+// quantized linear per expert and projection (experts.E.{gate,up,down}_proj, expert_kit.h).
 
 #include "model/arch/decoder_kit.h"
+#include "model/arch/expert_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
 
@@ -129,8 +130,10 @@ LayerInfo TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l
     QLinear(b, q, l + ".router.proj", h, hp.num_experts, false);
     b.Param(l + ".router.scale", {h});
     b.Param(l + ".router.per_expert_scale", {hp.num_experts});
-    b.Param(l + ".experts.gate_up_proj", {hp.num_experts, 2 * d.moe_inter, h});
-    b.Param(l + ".experts.down_proj", {hp.num_experts, h, d.moe_inter});
+    FusedExperts(b, q, {.path = l + ".experts",
+                        .experts = hp.num_experts,
+                        .hidden = h,
+                        .width = d.moe_inter});
     b.RmsNorm(l + ".post_feedforward_layernorm_1", h);
     b.RmsNorm(l + ".post_feedforward_layernorm_2", h);
     b.RmsNorm(l + ".pre_feedforward_layernorm_2", h);
@@ -177,16 +180,9 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
                                                         : c.Uint("expert_intermediate_size"));
     hp.moe_intermediate_size = d.moe_inter;
   }
-  // ModelOpt NVFP4 releases quantize nn.Linear modules (the dense MLPs of gemma-4-31B); the
-  // layout of quantized fused experts (gate_up_proj [E, 2I, H] as one module: its per-expert
-  // weight_scale_2 / input_scale shapes) is not known without the headers.
+  // ModelOpt NVFP4 releases quantize nn.Linear modules (the dense MLPs of gemma-4-31B) and store
+  // the fused experts per expert (expert_kit.h).
   const Quantization q = ReadQuantization(b, top, o);
-  if (q.method != QuantMethod::kNone && d.moe) {
-    b.Fail(
-        MakeError("{}: quantized Gemma 4 checkpoints with fused MoE experts are not built from the "
-                  "config; the safetensors headers give an exact answer",
-                  top.where()));
-  }
   if (multimodal && top.Has("audio_config") && !top.raw()["audio_config"].is_null()) {
     b.Fail(
         MakeError("{}: Gemma 4's audio tower (\"audio_config\") is not built from the config; "

@@ -70,6 +70,7 @@ QuantMethod SchemeMethod(const nlohmann::json& w, bool* per_channel) {
 QuantMethod AlgoMethod(const std::string& algo) {
   if (algo == "NVFP4" || algo == "W4A16_NVFP4" || algo == "W4A8_NVFP4_FP8") return QuantMethod::kNvfp4;
   if (algo == "FP8" || algo == "FP8_PER_CHANNEL_PER_TOKEN") return QuantMethod::kFp8Tensor;
+  if (algo == "MXFP8") return QuantMethod::kMxfp8;
   return QuantMethod::kNone;
 }
 
@@ -492,6 +493,11 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       if (bias) b.ParamAs(m + ".bias", {out}, Dtype::kF16);
       return;
     }
+    case QuantMethod::kMxfp8:
+      // vLLM modelopt.py (ModelOpt MXFP8): E4M3 values, one E8M0 exponent per 32 inputs.
+      b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
+      b.Packed(m + ".weight_scale", {out, CeilDiv(in, 32)}, Dtype::kF8E8M0, 0);
+      break;
     case QuantMethod::kFp8Block:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
       b.Packed(m + ".weight_scale_inv", {CeilDiv(out, q.block_out), CeilDiv(in, q.block_in)},
@@ -548,6 +554,12 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
                         "weight_scale_2 and input_scale; FP8 layers as float8_e4m3fn with float32 "
                         "weight_scale and input_scale. Parameters are logical (out x in per layer; scales "
                         "are not parameters), bytes as stored.");
+      if (std::any_of(q.per_module.begin(), q.per_module.end(),
+                      [](const auto& p) { return p.second == QuantMethod::kMxfp8; })) {
+        m.assumptions.push_back(
+            "ModelOpt MXFP8 layers stored as float8_e4m3fn [out, in] with a uint8 E8M0 "
+            "weight_scale [out, in/32] and no input_scale (vLLM's ModelOpt MXFP8 linear)");
+      }
       break;
     default:
       break;

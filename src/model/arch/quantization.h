@@ -31,6 +31,8 @@ enum class QuantMethod : uint8_t {
                // weight_shape [2], int32 weight_zero_point [out x bits / 32, groups] if asymmetric
   kMxfp4Packed,  // compressed-tensors "mxfp4-pack-quantized": uint8 weight_packed [out, in/2]
                  // (two E2M1 values a byte), uint8 (E8M0) weight_scale [out, in/32]
+  kMxfp8,      // ModelOpt MXFP8 (in MIXED_PRECISION "quantized_layers"): float8_e4m3fn weight
+               // [out, in] and a uint8 E8M0 weight_scale per 32 inputs [out, in/32]
 };
 
 // The skip list compiled once for SkipsModule: each '*' pattern filed under its literal prefix
@@ -61,7 +63,8 @@ struct Quantization {
   std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules / ignore
   bool per_channel = false;           // kFp8Tensor: weight_scale [out, 1]
   bool zero_point = false;            // kPackedInt: asymmetric (weight_zero_point stored)
-  // kMixed: module path -> its method (kNvfp4 or kFp8Tensor); modules not listed stay unquantized.
+  // kMixed: module path -> its method (kNvfp4, kFp8Tensor or kMxfp8); modules not listed stay
+  // unquantized.
   std::vector<std::pair<std::string, QuantMethod>> per_module;
   // `skip` compiled (ReadQuantization sets it; SkipsModule compiles `skip` itself when absent).
   std::shared_ptr<const SkipIndex> skip_index;

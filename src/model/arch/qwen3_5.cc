@@ -6,6 +6,9 @@
 // without deepstack mergers under model.visual, and "mtp_num_hidden_layers" MTP layers (mtp.*,
 // experts stored per expert) that transformers does not load. A_log and linear_attn.norm.weight
 // are float32 in the Qwen3.5 checkpoints (bfloat16 in Qwen3.6's: an assumption is recorded).
+// qwen3_5_text / qwen3_5_moe_text (Qwen3_5[Moe]ForCausalLM) are the language model alone under
+// model.*. Quantized (ModelOpt NVFP4 / MIXED_PRECISION) routed experts are stored per expert
+// (expert_kit.h), lm_head quantized when the config lists it.
 // Sources: transformers/models/qwen3_5/modular_qwen3_5.py, qwen3_5_moe/modular_qwen3_5_moe.py,
 // vLLM qwen3_5.py / qwen3_5_mtp.py; vLLM PR #51836 for the float32 tensors.
 
@@ -16,6 +19,23 @@
 
 namespace memfit::arch {
 namespace {
+
+constexpr const char* kFloat32GdnAssumption =
+    "linear_attn.A_log and linear_attn.norm.weight stored in float32, as in the Qwen3.5 "
+    "checkpoints (Qwen3.6 stores them in bfloat16: a few kilobytes less)";
+
+// lm_head, quantized when the checkpoint's quantization covers it (nvidia/Qwen3.6-35B-A3B-NVFP4
+// lists "lm_head" as W4A16_NVFP4; vLLM issue #44081: its lm_head.input_scale).
+void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed) {
+  const auto& hp = b.model().hp;
+  if (hp.tie_word_embeddings) {
+    LmHead(b, embed);
+    return;
+  }
+  b.SetHead(true);
+  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
+  b.SetHead(false);
+}
 
 Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, QwenTextConfig(c));
@@ -37,13 +57,32 @@ Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
   b.SetComponent("vision_tower");
   EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size);
   b.SetComponent("language_model");
-  LmHead(b, "model.language_model.embed_tokens");
+  QwenLmHead(b, q, "model.language_model.embed_tokens");
   EmitQwenMtp(b, text, q, spec, mtp);
   NoteQuantization(b, q);
-  m.assumptions.push_back(
-      "linear_attn.A_log and linear_attn.norm.weight stored in float32, as in the Qwen3.5 "
-      "checkpoints (Qwen3.6 stores them in bfloat16: a few kilobytes less)");
+  m.assumptions.push_back(kFloat32GdnAssumption);
   m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+// qwen3_5_text / qwen3_5_moe_text (Qwen3_5[Moe]ForCausalLM): the language model alone, under
+// "model." (transformers' Qwen3_5ForCausalLM), with its MTP layers.
+Result<Model> BuildQwen35TextFamily(const HfConfig& c, const BuildOptions& o) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  Quantization q = ReadQuantization(b, c, o);
+  const QwenHybridSpec spec{.prefix = "model",
+                            .split_in_proj = true,
+                            .layout = ExpertLayout::kFused,
+                            .float32_gdn_params = true};
+  const uint64_t mtp = EmitQwenHybridText(b, c, q, spec);
+  if (b.failed()) return b.Finish();
+  QwenLmHead(b, q, "model.embed_tokens");
+  EmitQwenMtp(b, c, q, spec, mtp);
+  NoteQuantization(b, q);
+  m.assumptions.push_back(kFloat32GdnAssumption);
+  m.no_split_patterns = {"model.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
 }
@@ -55,6 +94,9 @@ Result<Model> BuildQwen35(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildQwen35Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildQwen35Family(c, o);
+}
+Result<Model> BuildQwen35Text(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen35TextFamily(c, o);
 }
 
 }  // namespace memfit::arch

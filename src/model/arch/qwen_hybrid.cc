@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "model/arch/decoder_kit.h"
+#include "model/arch/expert_kit.h"
 
 namespace memfit::arch {
 namespace {
@@ -144,20 +145,12 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
       QLinear(b, q, x + ".up_proj", hidden, expert_width, false);
       QLinear(b, q, x + ".down_proj", expert_width, hidden, false);
     }
-  } else if (q.method != QuantMethod::kNone && !SkipsModule(q, l + ".mlp.experts")) {
-    b.Fail(
-        MakeError("{}: quantized fused experts ({}.mlp.experts.gate_up_proj) are not "
-                  "supported; the safetensors headers give an exact answer",
-                  b.where(), l));
   } else {
-    const uint64_t width2 = MulDims(b, expert_width, 2, "2 x moe_intermediate_size");
-    const bool in_first = layout == ExpertLayout::kFusedInFirst;
-    b.Param(l + ".mlp.experts.gate_up_proj", in_first
-                                                 ? std::vector<uint64_t>{experts, hidden, width2}
-                                                 : std::vector<uint64_t>{experts, width2, hidden});
-    b.Param(l + ".mlp.experts.down_proj",
-            in_first ? std::vector<uint64_t>{experts, expert_width, hidden}
-                     : std::vector<uint64_t>{experts, hidden, expert_width});
+    FusedExperts(b, q, {.path = l + ".mlp.experts",
+                        .experts = experts,
+                        .hidden = hidden,
+                        .width = expert_width,
+                        .in_first = layout == ExpertLayout::kFusedInFirst});
   }
   if (shared > 0) {
     const std::string x = l + ".mlp.shared_expert";

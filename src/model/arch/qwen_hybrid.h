@@ -21,8 +21,8 @@ enum class ExpertLayout : uint8_t {
 
 // A Qwen MoE block under `l` (a layer path): router mlp.gate [E, H], the routed experts in
 // `layout`, and when shared > 0 mlp.shared_expert.{gate,up,down}_proj of width `shared` with its
-// sigmoid gate mlp.shared_expert_gate [1, H]. Fused experts cannot be quantized (the builder fails
-// naming the layout).
+// sigmoid gate mlp.shared_expert_gate [1, H]. Quantized fused experts are stored per expert, as
+// ModelOpt exports them (expert_kit.h).
 void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t hidden,
                   uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout);
 

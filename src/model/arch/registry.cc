@@ -109,6 +109,10 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_linear", "", arch::BuildKimiLinear, "kimi_linear"},
       {"kimi_k3", "", arch::BuildKimiK3, "kimi_linear"},
       {"minimax_m2", "", arch::BuildMiniMaxM2, "mixtral"},
+      {"minimax_m3", "", arch::BuildMiniMaxM3, "minimax_m3"},
+      {"minimax_m3_vl", "", arch::BuildMiniMaxM3Vl, "minimax_m3"},
+      {"step3p5", "", arch::BuildStep3p7, "step3p7"},
+      {"step3p7", "", arch::BuildStep3p7, "step3p7"},
       {"mimo", "", arch::BuildMiMo, "qwen2"},
       {"mimo_v2_flash", "", arch::BuildMiMoV2Flash, "mimo_v2_flash"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
@@ -120,6 +124,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
       {"qwen3_5", "", arch::BuildQwen35, "qwen3_5"},
       {"qwen3_5_moe", "", arch::BuildQwen35Moe, "qwen3_5"},
+      {"qwen3_5_text", "", arch::BuildQwen35Text, "qwen3_5"},
+      {"qwen3_5_moe_text", "", arch::BuildQwen35Text, "qwen3_5"},
       {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
       {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
@@ -175,7 +181,6 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
     // why. Any other error (a missing or malformed field) stands.
     const auto refused_layout = [&](const Error& e) {
       return e.message.find("quantized fused experts") != std::string::npos ||
-             e.message.find("quantized Gemma 4") != std::string::npos ||
              e.message.find("ChatGLM-6B (v1) layout") != std::string::npos;
     };
     if (!model && allow_generic && refused_layout(model.error())) {
