@@ -34,12 +34,14 @@ std::vector<bool> MambaLayers(ModelBuilder& b, const HfConfig& c, uint64_t layer
   }
   for (size_t k = 0; k < it->size(); ++k) {
     const auto& v = (*it)[k];
-    if (!v.is_number_unsigned() || v.get<uint64_t>() >= layers) {
+    // A number parsed from JSON text is unsigned when non-negative; one set in code is signed.
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+        static_cast<uint64_t>(v.get<int64_t>()) >= layers) {
       b.Fail(MakeError("{}: \"attn_layer_indices\"[{}] must be a layer index below {}", c.where(),
                        k, layers));
       return {};
     }
-    out[v.get<uint64_t>()] = false;
+    out[static_cast<uint64_t>(v.get<int64_t>())] = false;
   }
   return out;
 }

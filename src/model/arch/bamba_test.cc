@@ -16,7 +16,7 @@ using testing::FindTensor;
 nlohmann::json TinyBamba() {
   auto j = testing::TinyDecoder("bamba");  // vocab 10, hidden 8, 2 heads of 4, 1 KV head, I 12
   j["architectures"] = {"BambaForCausalLM"};
-  j["attn_layer_indices"] = {1};
+  j["attn_layer_indices"] = nlohmann::json::array({1});
   j["mamba_n_heads"] = 2;
   j["mamba_n_groups"] = 1;
   j["mamba_d_state"] = 2;
@@ -105,10 +105,10 @@ TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
 TEST(BambaBuilder, HostileConfigs) {
   testing::ExpectHostileRejected("bamba");
   auto out = TinyBamba();
-  out["attn_layer_indices"] = {2};
+  out["attn_layer_indices"] = nlohmann::json::array({2});
   ExpectError(out, "attn_layer_indices");
   auto neg = TinyBamba();
-  neg["attn_layer_indices"] = {-1};
+  neg["attn_layer_indices"] = nlohmann::json::array({-1});
   ExpectError(neg, "attn_layer_indices");
   auto str = TinyBamba();
   str["attn_layer_indices"] = "1";
