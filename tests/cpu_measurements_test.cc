@@ -25,6 +25,7 @@ const std::map<std::string, std::string>& KnownOff() {
   static const std::map<std::string, std::string> kRows = {
       {"c-ba-inf-fp32", "Mamba-2 torch path scan products (FINDINGS 1m)"},
       {"c-ba-inf-bf16", "Mamba-2 torch path scan products (FINDINGS 1m)"},
+      {"c-ba-tr-fp32", "Mamba-2 torch path scan products and their backward (FINDINGS 1m)"},
   };
   return kRows;
 }
