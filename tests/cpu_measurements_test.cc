@@ -20,7 +20,13 @@ namespace {
 
 // id -> why it is still off (FINDINGS.md section).
 const std::map<std::string, std::string>& KnownOff() {
-  static const std::map<std::string, std::string> kRows = {};
+  // BambaMixer's torch path (no mamba_ssm kernels): the chunked scan's float32 6-D products,
+  // b x chunks x chunk^2 x heads x d_state and the like, are not modelled (FINDINGS.md 1m).
+  static const std::map<std::string, std::string> kRows = {
+      {"c-ba-inf-fp32", "Mamba-2 torch path scan products (FINDINGS 1m)"},
+      {"c-ba-inf-bf16", "Mamba-2 torch path scan products (FINDINGS 1m)"},
+      {"c-ba-tr-fp32", "Mamba-2 torch path scan products and their backward (FINDINGS 1m)"},
+  };
   return kRows;
 }
 
@@ -30,7 +36,8 @@ TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
   size_t expressed = 0;
   for (const char* file : {"cpu-torch1.13-tf4.48.csv", "cpu-torch1.13-tf4.48-b.csv",
                            "cpu-torch1.13-tf4.48-c.csv", "cpu-torch1.13-tf4.48-t5.csv",
-                           "cpu-torch1.13-tf4.48-mla.csv", "cpu-torch1.13-tf4.48-gemma2.csv"}) {
+                           "cpu-torch1.13-tf4.48-mla.csv", "cpu-torch1.13-tf4.48-gemma2.csv",
+                           "cpu-torch1.13-tf4.48-hybrid.csv"}) {
     auto r = testing::RunMemfit({"validate", dir + file, "--format", "json"});
     ASSERT_EQ(r.code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out, nullptr, false);

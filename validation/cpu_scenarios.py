@@ -110,6 +110,16 @@ MODELS = {
                       "architectures": ["ViTForImageClassification"]},
         "notes": "ViTConfig defaults (ViT-B/16 at 224: h 768, 12 heads, 197 tokens, dropout 0), "
                  "12 -> 4 layers, 1000 labels"},
+    "ibm-ai-platform/Bamba-tiny": {
+        "base": None, "config_class": "BambaConfig",
+        "overrides": {"num_hidden_layers": 4, "attn_layer_indices": [2], "hidden_size": 512,
+                      "intermediate_size": 1024, "num_attention_heads": 8,
+                      "num_key_value_heads": 2, "vocab_size": 32000, "mamba_n_heads": 16,
+                      "mamba_d_head": 64, "architectures": ["BambaForCausalLM"]},
+        "notes": "BambaConfig defaults (Mamba-2 d_state 256, d_conv 4, expand 2, 1 group, chunk "
+                 "256, partial rotary 0.5, untied head) scaled down: 4 layers with attention on "
+                 "layer 2 only, hidden 512, intermediate 1024, 8/2 heads, 16 Mamba heads of 64, "
+                 "vocab 32000; BambaMixer's torch_forward (no mamba_ssm kernels on CPU)"},
 }
 
 # Settings keys as in measure.py (KNOWN_KEYS) plus: device, foreach (AdamW foreach=True/False),
@@ -156,6 +166,7 @@ BE = "google-bert/bert-base-cased-L4"
 T5 = "google-t5/t5-small"
 T5L2 = "google-t5/t5-small-L2"
 VIT = "google/vit-base-patch16-224-L4"
+BA = "ibm-ai-platform/Bamba-tiny"
 
 SCENARIOS = [
     # loads (every row also records memory_after_load)
@@ -250,6 +261,10 @@ SCENARIOS = [
     _tr(GMT, "c-gmt-tr-bf16m", "bf16-mixed"),
     # larger last: full bf16-mixed Llama (262M-parameter tied embedding)
     _tr(LL, "c-ll-tr-bf16m", "bf16-mixed", batch=1),
+    # hybrid Mamba-2 + attention (Bamba, BambaMixer's torch path): recurrent state + one KV layer
+    _inf(BA, "c-ba-inf-fp32", "float32", ctx=512),
+    _inf(BA, "c-ba-inf-bf16", "bfloat16", ctx=512),
+    _tr(BA, "c-ba-tr-fp32", "fp32", seq=512, batch=1),
 ]
 
 

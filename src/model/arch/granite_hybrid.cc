@@ -1,11 +1,7 @@
 // IBM Granite 4.0 hybrid (granitemoehybrid: granite-4.0-h-micro/-tiny/-small). Each layer has one
 // mixer, by "layer_types" (alias "layers_block_type": "mamba" or "attention"; absent: every layer
 // Mamba), then granitemoeshared's feed-forward:
-// - Mamba-2 (BambaMixer): mamba.in_proj [d_inner + conv_dim + heads, H] (d_inner = mamba_expand x
-//   H = mamba_n_heads x mamba_d_head, conv_dim = d_inner + 2 x mamba_n_groups x mamba_d_state),
-//   depthwise mamba.conv1d [conv_dim, 1, mamba_d_conv] (+ bias, mamba_conv_bias), dt_bias, A_log
-//   and D [heads], a gated RMSNorm [d_inner], out_proj [H, d_inner]; in/out biases with
-//   mamba_proj_bias.
+// - Mamba-2 (BambaMixer, mamba2_mixer.h): mamba.in_proj, conv1d, dt_bias, A_log, D, norm, out_proj.
 // - attention: self_attn.q/k/v/o_proj (GQA, head_dim = H / heads, attention_bias).
 // - block_sparse_moe (when num_local_experts > 0): fused input_linear [E, 2I, H], output_linear
 //   [E, H, I], router.layer [E, H]; shared_mlp.input_linear [2S, H], output_linear [H, S] always
@@ -20,6 +16,7 @@
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/mamba2_mixer.h"
 #include "model/arch/quantization.h"
 
 namespace memfit::arch {
@@ -59,13 +56,7 @@ Result<Model> BuildGraniteMoeHybrid(const HfConfig& c, const BuildOptions& o) {
   const bool attn_bias = Get(b, c.BoolOr("attention_bias", false));
   const uint64_t experts = Get(b, c.UintOr("num_local_experts", 8));
   const uint64_t shared = Get(b, c.UintOr("shared_intermediate_size", 1024));
-  const uint64_t m_heads = Get(b, c.UintOr("mamba_n_heads", 128));
-  const uint64_t groups = Get(b, c.UintOr("mamba_n_groups", 1));
-  const uint64_t d_state = Get(b, c.UintOr("mamba_d_state", 256));
-  const uint64_t kernel = Get(b, c.UintOr("mamba_d_conv", 4));
-  const uint64_t expand = Get(b, c.UintOr("mamba_expand", 2));
-  const bool conv_bias = Get(b, c.BoolOr("mamba_conv_bias", true));
-  const bool proj_bias = Get(b, c.BoolOr("mamba_proj_bias", false));
+  Mamba2Dims mixer = ReadMamba2(b, c);
   auto pe = c.raw().find("position_embedding_type");  // None / "nope" / "rope"
   const bool rope = pe != c.raw().end() && pe->is_string() && *pe == "rope";
   if (experts > 0) {
@@ -81,33 +72,8 @@ Result<Model> BuildGraniteMoeHybrid(const HfConfig& c, const BuildOptions& o) {
   const uint64_t h = hp.hidden_size;
   const std::vector<bool> mamba = MambaLayers(b, c, hp.num_layers);
   const bool any_mamba = std::find(mamba.begin(), mamba.end(), true) != mamba.end();
-  uint64_t d_inner = 0, m_head_dim = 0, conv = 0;
   if (any_mamba && !b.failed()) {
-    if (m_heads == 0 || groups == 0 || d_state == 0 || kernel == 0) {
-      return MakeError("{}: \"mamba_n_heads\", \"mamba_n_groups\", \"mamba_d_state\" and "
-                       "\"mamba_d_conv\" must be positive", c.where());
-    }
-    d_inner = MulDims(b, expand, h, "mamba_expand x hidden_size");
-    // mamba_d_head "auto" (or absent): d_inner / mamba_n_heads, which must divide.
-    auto head = c.raw().find("mamba_d_head");
-    if (head != c.raw().end() && head->is_number_unsigned()) {
-      m_head_dim = head->get<uint64_t>();
-    } else if (d_inner % m_heads == 0) {
-      m_head_dim = d_inner / m_heads;
-    }
-    if (!b.failed() && (m_head_dim == 0 || MulDims(b, m_heads, m_head_dim, "mamba heads") != d_inner)) {
-      return MakeError("{}: \"mamba_n_heads\" x \"mamba_d_head\" must equal \"mamba_expand\" x "
-                       "\"hidden_size\" = {}", c.where(), d_inner);
-    }
-    const uint64_t bc = MulDims(b, 2 * groups, d_state, "2 x mamba_n_groups x mamba_d_state");
-    if (!b.failed() && (d_inner > kMaxModelElements || bc > kMaxModelElements)) {
-      return MakeError("{}: Mamba dimensions are absurd", c.where());
-    }
-    conv = d_inner + bc;
-    hp.ssm_conv_kernel = kernel;
-    hp.ssm_inner_size = d_inner;
-    hp.ssm_state_size = d_state;
-    hp.ssm_group_count = groups;
+    if (auto st = ResolveMamba2(b, c, h, mixer); !st) return st.error();
   }
   if (b.failed()) return b.Finish();
   const uint64_t hd = hp.head_dim, nh = hp.num_attention_heads, nkv = hp.num_kv_heads,
@@ -118,21 +84,7 @@ Result<Model> BuildGraniteMoeHybrid(const HfConfig& c, const BuildOptions& o) {
     b.RmsNorm(l + ".input_layernorm", h);
     LayerInfo info;
     if (mamba[i]) {
-      const std::string x = l + ".mamba";
-      QLinear(b, q, x + ".in_proj", h, d_inner + conv + m_heads, proj_bias);
-      b.Conv(x + ".conv1d", conv, conv, {kernel}, conv_bias, conv);
-      b.Param(x + ".dt_bias", {m_heads});
-      b.Param(x + ".A_log", {m_heads});
-      b.Param(x + ".D", {m_heads});
-      b.RmsNorm(x + ".norm", d_inner);
-      QLinear(b, q, x + ".out_proj", d_inner, h, proj_bias);
-      info.attention = AttentionKind::kNone;
-      info.mixer = LayerMixer::kMamba2;
-      info.recurrent = true;
-      info.state.conv_channels = conv;
-      info.state.conv_kernel = kernel;
-      info.state.heads = m_heads;
-      info.state.elements_per_head = MulDims(b, m_head_dim, d_state, "mamba_d_head x mamba_d_state");
+      info = EmitMamba2(b, q, l + ".mamba", h, mixer);
     } else {
       QLinear(b, q, l + ".self_attn.q_proj", h, nh * hd, attn_bias);
       QLinear(b, q, l + ".self_attn.k_proj", h, nkv * hd, attn_bias);

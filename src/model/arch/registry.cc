@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/bamba.h"
 #include "model/arch/families.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
@@ -87,6 +88,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"granitemoe", "", arch::BuildGraniteMoe, "granite"},
       {"granitemoeshared", "", arch::BuildGraniteMoeShared, "granite"},
       {"granitemoehybrid", "", arch::BuildGraniteMoeHybrid, "granite"},
+      {"bamba", "", arch::BuildBamba, "bamba"},
       {"olmo", "", arch::BuildOlmo, "olmo"},
       {"olmo2", "", arch::BuildOlmo2, "olmo"},
       {"cohere", "", arch::BuildCohere, "cohere"},
