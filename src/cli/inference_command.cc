@@ -124,11 +124,7 @@ Result<InferenceRequest> InferenceRequestFromFlags(const std::vector<std::string
   Context ctx{out, err};
   auto a = AddInferenceFlags(app, ctx);
   MEMFIT_RETURN_IF_ERROR(ParseFlags(app, "inference", args));
-  a->request.model.spec = a->model.spec;
-  a->request.model.revision = a->model.revision;
-  a->request.model.offline = a->model.offline;
-  a->request.model.token = a->model.token;
-  a->request.model.gguf_file = a->model.gguf_file;
+  a->request.model = QueryFor(a->model, std::make_shared<bool>(false));
   a->request.torch_version = a->versions.torch;
   a->request.transformers_version = a->versions.transformers;
   return a->request;

@@ -108,11 +108,7 @@ Result<TrainRequest> TrainRequestFromFlags(const std::vector<std::string>& args)
   Context ctx{out, err};
   auto a = AddTrainFlags(app, ctx);
   MEMFIT_RETURN_IF_ERROR(ParseFlags(app, "train", args));
-  a->request.model.spec = a->model.spec;
-  a->request.model.revision = a->model.revision;
-  a->request.model.offline = a->model.offline;
-  a->request.model.token = a->model.token;
-  a->request.model.gguf_file = a->model.gguf_file;
+  a->request.model = QueryFor(a->model, std::make_shared<bool>(false));
   a->request.torch_version = a->versions.torch;
   a->request.transformers_version = a->versions.transformers;
   return a->request;
