@@ -2,6 +2,7 @@
 // from the config alone and merged with valid headers, the estimators and the renderers: a fuzzed
 // config goes all the way to an estimate.
 
+#include "formats/hf_config_json.h"
 #include "fuzz/fixtures.h"
 #include "fuzz/fuzz_support.h"
 #include "memfit/architecture.h"

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "memfit/safetensors.h"
 #include "test_support.h"

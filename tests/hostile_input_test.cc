@@ -15,7 +15,7 @@
 #include "memfit/describe.h"
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/local_source.h"
 #include "memfit/render.h"
 #include "memfit/render_fit.h"

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "memfit/safetensors.h"
 #include "test_support.h"

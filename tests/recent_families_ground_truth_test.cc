@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <set>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "memfit/safetensors.h"
 #include "test_support.h"

@@ -2,12 +2,11 @@
 // config.json as written by transformers: typed access with errors that name the field.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "memfit/dtype.h"
 #include "memfit/result.h"
@@ -17,13 +16,18 @@ namespace memfit {
 // The largest dimension memfit accepts from a config (2^40); anything larger is "absurd".
 inline constexpr uint64_t kMaxConfigDimension = uint64_t{1} << 40;
 
+// A parsed JSON value; opaque outside the library (defined in src/formats/json.h).
+struct JsonValue;
+
 class HfConfig {
  public:
   // `where` names the file in errors, e.g. "config.json" or "models/x/config.json".
   static Result<HfConfig> Parse(std::string_view json_text, std::string where = "config.json");
-  static Result<HfConfig> FromJson(nlohmann::json json, std::string where);
+  // From an already parsed object (library code: src/formats/json.h converts nlohmann::json).
+  static Result<HfConfig> FromJson(JsonValue json, std::string where);
 
-  const nlohmann::json& raw() const { return json_; }
+  // The whole parsed config (library code only: the type is complete in src/formats/json.h).
+  const JsonValue& raw() const;
   const std::string& where() const { return where_; }
 
   bool Has(std::string_view key) const;
@@ -44,15 +48,16 @@ class HfConfig {
   std::vector<std::string> architectures() const;  // [] when absent
   // "torch_dtype" (transformers < 4.56) or "dtype"; nullopt when absent or unrecognised.
   std::optional<Dtype> torch_dtype() const;
-  // "quantization_config", when present.
-  const nlohmann::json* quantization_config() const;
+  // Whether "quantization_config" is present as an object (library code reads it with
+  // QuantizationConfigJson, src/formats/hf_config_json.h).
+  bool has_quantization_config() const;
   // The keys of "auto_map" in file order (accelerate builds the first AutoModelFor* one).
   const std::vector<std::string>& auto_map_keys() const { return auto_map_keys_; }
 
  private:
-  HfConfig(nlohmann::json json, std::string where) : json_(std::move(json)), where_(std::move(where)) {}
-  const nlohmann::json* Find(std::string_view key) const;
-  nlohmann::json json_;
+  HfConfig(std::shared_ptr<const JsonValue> json, std::string where)
+      : json_(std::move(json)), where_(std::move(where)) {}
+  std::shared_ptr<const JsonValue> json_;  // never null; shared by copies (it is immutable)
   std::string where_;
   std::vector<std::string> auto_map_keys_;
 };

@@ -4,12 +4,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "memfit/dtype.h"
 #include "memfit/result.h"
@@ -155,6 +154,9 @@ struct Hyperparameters {
   uint64_t ssm_inner_size = 0;           // GGUF ssm.inner_size (d_inner)
   uint64_t ssm_state_size = 0;           // GGUF ssm.state_size (d_state)
   uint64_t ssm_group_count = 0;          // GGUF ssm.group_count (n_group)
+  // Mamba-2 SSD chunk length ("mamba_chunk_size" / "chunk_size"): transformers' torch path (no
+  // mamba_ssm kernels, e.g. on CPU) keeps per-chunk products of chunk x chunk; 0 = not Mamba-2.
+  uint64_t ssm_chunk_size = 0;
   uint64_t wkv_head_size = 0;            // GGUF wkv.head_size (RWKV)
   uint64_t token_shift_count = 0;        // GGUF token_shift_count (RWKV, default 2)
   uint64_t shortconv_l_cache = 0;        // GGUF shortconv.l_cache (LFM2)
@@ -168,6 +170,9 @@ struct Hyperparameters {
   // Where the text model's keys were found: "" (top level), "text_config", "llm_config", ...
   std::string text_config_key;
 };
+
+// A parsed JSON value; opaque outside the library (defined in src/formats/json.h).
+struct JsonValue;
 
 struct Model {
   std::string name;          // what the user asked for, or the resolved id
@@ -185,7 +190,9 @@ struct Model {
   // AutoModel's tensor names lack it. Empty when the checkpoint has no prefix.
   std::string base_model_prefix;
   std::optional<Dtype> config_dtype;  // config.json "torch_dtype"
-  std::optional<nlohmann::json> quantization_config;
+  // config.json "quantization_config" (or hf_quant_config.json's), as parsed; null when absent.
+  // Library code reads it as nlohmann::json through src/formats/json.h; shared by copies.
+  std::shared_ptr<const JsonValue> quantization_config;
   std::optional<uint64_t> index_total_size;  // the weight index's metadata.total_size
   std::vector<std::string> assumptions;      // guesses made: always printed
   std::vector<std::string> notes;            // facts worth telling (mismatches, ties)

@@ -8,7 +8,7 @@
 #include "memfit/catalog.h"
 #include "memfit/render.h"
 #include "memfit/requests.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::cli {
 namespace {

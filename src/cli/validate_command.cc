@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "memfit/describe.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/render_memory.h"
 #include "memfit/validation.h"
 

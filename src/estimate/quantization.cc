@@ -1,6 +1,7 @@
 // Quantized weight bytes per scheme. Formulas and sources: docs/estimates.md, "Quantization".
 
 #include "memfit/quantization.h"
+#include "formats/hf_config_json.h"
 
 #include <fmt/format.h>
 

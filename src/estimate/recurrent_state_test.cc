@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "formats/hf_config_json.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/recurrent_state.h"
 #include "memfit/text_hparams.h"

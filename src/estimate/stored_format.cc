@@ -5,6 +5,7 @@
 // kernels below 8.9 / 9.0 / 10.0 keep the stored bytes).
 
 #include "memfit/stored_format.h"
+#include "formats/hf_config_json.h"
 
 #include <string_view>
 #include <unordered_set>

@@ -1,4 +1,5 @@
 #include "memfit/stored_format.h"
+#include "formats/hf_config_json.h"
 
 #include <gtest/gtest.h>
 
@@ -99,7 +100,7 @@ TEST(StoredFormat, EngineAndComputeCapabilityDecide) {
 TEST(StoredFormat, Nvfp4FromHeadersKeptOrUnpacked) {
   Model m;
   m.name = "nvfp4";
-  m.quantization_config = nlohmann::json{{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}};
+  m.quantization_config = std::make_shared<const JsonValue>(nlohmann::json{{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}});
   AddTensor(m, "model.layers.0.mlp.up_proj.weight", {64, 16}, Dtype::kU8);
   AddTensor(m, "model.layers.0.mlp.up_proj.weight_scale", {64, 2}, Dtype::kF8E4M3);
   AddTensor(m, "model.layers.0.mlp.up_proj.weight_scale_2", {}, Dtype::kF32);

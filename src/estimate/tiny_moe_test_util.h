@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/hf_config_json.h"
 #include "memfit/model.h"
 
 namespace memfit::estimate_test {
@@ -35,8 +36,8 @@ inline Model TinyFp8Moe() {
   Model m;
   m.name = "tiny-fp8-moe";
   m.model_type = "tiny_moe";
-  m.quantization_config = nlohmann::json{{"quant_method", "fp8"},
-                                         {"weight_block_size", {128, 128}}};
+  m.quantization_config = std::make_shared<const JsonValue>(nlohmann::json{{"quant_method", "fp8"},
+                                         {"weight_block_size", {128, 128}}});
   m.config_dtype = Dtype::kBF16;
   const std::string p = "model.layers.0.";
   AddTensor(m, "model.embed_tokens.weight", {128, 16}, Dtype::kBF16);

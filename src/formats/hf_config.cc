@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "memfit/json.h"
+#include "formats/hf_config_json.h"
+#include "formats/json.h"
 
 namespace memfit {
 namespace {
@@ -44,6 +45,12 @@ std::string_view TopLevelValueText(std::string_view text, std::string_view key) 
   return {};
 }
 
+const nlohmann::json* Find(const nlohmann::json& json, std::string_view key) {
+  auto it = json.find(key);
+  if (it == json.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
 }  // namespace
 
 Result<HfConfig> HfConfig::Parse(std::string_view json_text, std::string where) {
@@ -52,7 +59,7 @@ Result<HfConfig> HfConfig::Parse(std::string_view json_text, std::string where) 
   MEMFIT_ASSIGN_OR_RETURN(HfConfig config, FromJson(std::move(json), std::move(where)));
   // nlohmann::json sorts object keys; auto_map's order matters, so read that object again in file
   // order (only it: a whole config in ordered_json is quadratic in its largest object).
-  if (config.json_.contains("auto_map") && config.json_["auto_map"].is_object()) {
+  if (const auto* auto_map = Find(*config.json_, "auto_map"); auto_map && auto_map->is_object()) {
     try {
       auto ordered = nlohmann::ordered_json::parse(TopLevelValueText(json_text, "auto_map"));
       for (const auto& item : ordered.items()) config.auto_map_keys_.push_back(item.key());
@@ -63,23 +70,19 @@ Result<HfConfig> HfConfig::Parse(std::string_view json_text, std::string where) 
   return config;
 }
 
-Result<HfConfig> HfConfig::FromJson(nlohmann::json json, std::string where) {
+Result<HfConfig> HfConfig::FromJson(JsonValue json, std::string where) {
   if (!json.is_object()) {
     return MakeError("{}: expected a JSON object, got {}", where, JsonTypeName(json));
   }
-  return HfConfig(std::move(json), std::move(where));
+  return HfConfig(std::make_shared<const JsonValue>(std::move(json)), std::move(where));
 }
 
-const nlohmann::json* HfConfig::Find(std::string_view key) const {
-  auto it = json_.find(key);
-  if (it == json_.end() || it->is_null()) return nullptr;
-  return &*it;
-}
+const JsonValue& HfConfig::raw() const { return *json_; }
 
-bool HfConfig::Has(std::string_view key) const { return Find(key) != nullptr; }
+bool HfConfig::Has(std::string_view key) const { return Find(*json_, key) != nullptr; }
 
 Result<uint64_t> HfConfig::Uint(std::string_view key) const {
-  const auto* value = Find(key);
+  const auto* value = Find(*json_, key);
   if (!value) return MakeError("{}: missing required field \"{}\"", where_, key);
   if (value->is_number_float()) {
     double d = value->get<double>();
@@ -119,7 +122,7 @@ Result<uint64_t> HfConfig::UintAny(std::initializer_list<std::string_view> keys)
 }
 
 Result<double> HfConfig::NumberOr(std::string_view key, double fallback) const {
-  const auto* value = Find(key);
+  const auto* value = Find(*json_, key);
   if (!value) return fallback;
   if (!value->is_number()) {
     return MakeError("{}: field \"{}\" must be a number, got {}", where_, key, JsonTypeName(*value));
@@ -128,7 +131,7 @@ Result<double> HfConfig::NumberOr(std::string_view key, double fallback) const {
 }
 
 Result<bool> HfConfig::BoolOr(std::string_view key, bool fallback) const {
-  const auto* value = Find(key);
+  const auto* value = Find(*json_, key);
   if (!value) return fallback;
   if (!value->is_boolean()) {
     return MakeError("{}: field \"{}\" must be true or false, got {}", where_, key,
@@ -138,7 +141,7 @@ Result<bool> HfConfig::BoolOr(std::string_view key, bool fallback) const {
 }
 
 Result<std::string> HfConfig::StringOr(std::string_view key, std::string fallback) const {
-  const auto* value = Find(key);
+  const auto* value = Find(*json_, key);
   if (!value) return fallback;
   if (!value->is_string()) {
     return MakeError("{}: field \"{}\" must be a string, got {}", where_, key, JsonTypeName(*value));
@@ -147,28 +150,28 @@ Result<std::string> HfConfig::StringOr(std::string_view key, std::string fallbac
 }
 
 Result<HfConfig> HfConfig::Sub(std::string_view key) const {
-  const auto* value = Find(key);
+  const auto* value = Find(*json_, key);
   if (!value) return MakeError("{}: missing required object \"{}\"", where_, key);
   if (!value->is_object()) {
     return MakeError("{}: \"{}\" must be an object, got {}", where_, key, JsonTypeName(*value));
   }
-  return HfConfig(*value, fmt::format("{}: {}", where_, key));
+  return HfConfig(std::make_shared<const JsonValue>(*value), fmt::format("{}: {}", where_, key));
 }
 
 std::optional<HfConfig> HfConfig::OptionalSub(std::string_view key) const {
-  const auto* value = Find(key);
+  const auto* value = Find(*json_, key);
   if (!value || !value->is_object()) return std::nullopt;
-  return HfConfig(*value, fmt::format("{}: {}", where_, key));
+  return HfConfig(std::make_shared<const JsonValue>(*value), fmt::format("{}: {}", where_, key));
 }
 
 std::string HfConfig::model_type() const {
-  const auto* value = Find("model_type");
+  const auto* value = Find(*json_, "model_type");
   return value && value->is_string() ? value->get<std::string>() : std::string();
 }
 
 std::vector<std::string> HfConfig::architectures() const {
   std::vector<std::string> out;
-  const auto* value = Find("architectures");
+  const auto* value = Find(*json_, "architectures");
   if (value && value->is_array()) {
     for (const auto& item : *value) {
       if (item.is_string()) out.push_back(item.get<std::string>());
@@ -179,7 +182,7 @@ std::vector<std::string> HfConfig::architectures() const {
 
 std::optional<Dtype> HfConfig::torch_dtype() const {
   for (auto key : {"dtype", "torch_dtype"}) {
-    const auto* value = Find(key);
+    const auto* value = Find(*json_, key);
     if (value && value->is_string()) {
       auto dtype = ParseDtypeName(value->get<std::string>());
       if (dtype) return *dtype;
@@ -188,8 +191,10 @@ std::optional<Dtype> HfConfig::torch_dtype() const {
   return std::nullopt;
 }
 
-const nlohmann::json* HfConfig::quantization_config() const {
-  const auto* value = Find("quantization_config");
+bool HfConfig::has_quantization_config() const { return QuantizationConfigJson(*this) != nullptr; }
+
+const nlohmann::json* QuantizationConfigJson(const HfConfig& config) {
+  const auto* value = Find(config.raw(), "quantization_config");
   return value && value->is_object() ? value : nullptr;
 }
 

@@ -1,6 +1,7 @@
 // HfConfig::Parse: auto_map's keys in file order, read from the top-level object only.
 
 #include "memfit/hf_config.h"
+#include "formats/hf_config_json.h"
 
 #include <string>
 #include <vector>

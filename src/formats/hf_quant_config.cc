@@ -1,12 +1,12 @@
 #include "memfit/hf_quant_config.h"
 
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit {
 
 Result<HfConfig> MergeHfQuantConfig(const HfConfig& config, std::string_view text,
                                     const std::string& where) {
-  if (config.quantization_config() || config.Has("quantization_config")) return config;
+  if (config.Has("quantization_config")) return config;
   MEMFIT_ASSIGN_OR_RETURN(nlohmann::json json,
                           ParseJson(text, where, JsonLimits{.max_bytes = 16'000'000}));
   if (!json.is_object() || !json.contains("quantization") || !json["quantization"].is_object()) {

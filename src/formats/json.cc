@@ -1,4 +1,4 @@
-#include "memfit/json.h"
+#include "formats/json.h"
 
 #include <algorithm>
 #include <limits>

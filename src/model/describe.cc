@@ -1,4 +1,5 @@
 #include "memfit/describe.h"
+#include "formats/hf_config_json.h"
 
 #include <algorithm>
 #include <set>
@@ -209,7 +210,7 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
     model.source = fmt::format("safetensors headers ({} file{})", files, files == 1 ? "" : "s");
     {
       auto logical = InferLogicalParams(
-          model.tensors, inputs.config ? inputs.config->quantization_config() : nullptr);
+          model.tensors, inputs.config ? QuantizationConfigJson(*inputs.config) : nullptr);
       for (auto& n : logical.notes) model.notes.push_back(std::move(n));
       for (auto& a : logical.assumptions) model.assumptions.push_back(std::move(a));
     }

@@ -1,4 +1,5 @@
 #include "model/logical_params.h"
+#include "formats/hf_config_json.h"
 
 #include <string_view>
 #include <unordered_map>

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "formats/hf_config_json.h"
 #include "memfit/model.h"
 
 namespace memfit {

@@ -1,5 +1,6 @@
 // Logical parameters of tensors read from safetensors headers: shapes and names only.
 #include "model/logical_params.h"
+#include "formats/hf_config_json.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "memfit/render_fit.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "plan/device_map_json.h"
 #include "render/report_json.h"
 #include "memfit/units.h"

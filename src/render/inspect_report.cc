@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "render/report_json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"

@@ -2,7 +2,7 @@
 
 #include "memfit/llamacpp_report.h"
 
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "render/report_json.h"
 #include "render/curve_report.h"
 #include "memfit/units.h"

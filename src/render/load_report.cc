@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "render/report_json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"

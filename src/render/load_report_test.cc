@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "memfit/estimate_load.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "render/report_json.h"
 #include "memfit/render.h"
 

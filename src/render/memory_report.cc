@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "render/report_json.h"
 #include "memfit/render_memory.h"
 

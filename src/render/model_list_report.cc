@@ -1,7 +1,7 @@
 // models: the built-in catalog as a table, JSON, CSV or Markdown.
 
 #include "memfit/catalog.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
 

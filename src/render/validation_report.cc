@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "memfit/render_memory.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit {
 namespace {

@@ -7,7 +7,7 @@
 #include "memfit/architecture.h"
 #include "memfit/context_default.h"
 #include "memfit/hf_config.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/render_deploy.h"
 #include "memfit/render_fit.h"
 #include "memfit/requests.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/local_source.h"
 
 namespace memfit::server {

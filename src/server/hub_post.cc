@@ -8,7 +8,7 @@
 
 #include "hub/net/http_client.h"
 #include "memfit/hub.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/local_source.h"
 
 namespace memfit::server {

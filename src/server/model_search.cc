@@ -2,7 +2,7 @@
 
 #include "hub/net/http_client.h"
 #include "memfit/hub.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::server {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "memfit/hub.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/resolve.h"
 #include "server/answers.h"
 #include "server/api.h"

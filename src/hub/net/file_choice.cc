@@ -10,7 +10,7 @@
 #include <set>
 
 #include "memfit/gguf.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::hubnet {
 namespace {

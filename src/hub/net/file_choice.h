@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/hf_config_json.h"
 #include "hub/net/hub_cache.h"
 #include "memfit/result.h"
 

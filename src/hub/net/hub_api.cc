@@ -2,7 +2,7 @@
 
 #include "hub/net/hub_api.h"
 
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::hubnet {
 namespace {

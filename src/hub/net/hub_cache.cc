@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "memfit/byte_source.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::hubnet {
 namespace fs = std::filesystem;

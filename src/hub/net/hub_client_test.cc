@@ -379,7 +379,7 @@ TEST(HubClientTest, HfQuantConfigBesideConfigIsMerged) {
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->from_cache, run == 1);
     ASSERT_TRUE(r->inputs.config);
-    const nlohmann::json* q = r->inputs.config->quantization_config();
+    const nlohmann::json* q = QuantizationConfigJson(*r->inputs.config);
     ASSERT_NE(q, nullptr) << "run " << run;
     EXPECT_EQ(q->value("quant_algo", ""), "NVFP4");
   }

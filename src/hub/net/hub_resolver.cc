@@ -18,7 +18,7 @@
 #include "hub/net/weight_headers.h"
 #include "memfit/hf_quant_config.h"
 #include "memfit/hub.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 #include "memfit/local_source.h"
 #include "memfit/units.h"
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"

@@ -1,4 +1,5 @@
 #include "model/arch/builder_kit.h"
+#include "formats/hf_config_json.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -222,7 +223,7 @@ void FillCommon(const HfConfig& config, Model& model) {
   auto archs = config.architectures();
   if (!archs.empty()) model.architecture = archs.front();
   model.config_dtype = config.torch_dtype();
-  if (const auto* q = config.quantization_config()) model.quantization_config = *q;
+  if (const auto* q = QuantizationConfigJson(config)) model.quantization_config = std::make_shared<const JsonValue>(*q);
   for (const auto& key : config.auto_map_keys()) {
     if (key.starts_with("AutoModelFor")) {
       model.auto_map_class = key;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "memfit/hf_config.h"
 #include "memfit/model.h"

@@ -1,4 +1,5 @@
 #include "model/arch/decoder_heads.h"
+#include "formats/hf_config_json.h"
 
 #include <cstdio>
 

@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"

@@ -1,4 +1,5 @@
 #include "model/arch/encoder_common.h"
+#include "formats/hf_config_json.h"
 
 namespace memfit::arch {
 

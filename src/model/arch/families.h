@@ -1,6 +1,7 @@
 #pragma once
 // Every architecture builder, one function per family; registry.cc maps model_type to them.
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 
 namespace memfit::arch {

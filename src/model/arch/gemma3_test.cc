@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/text_hparams.h"
 #include "model/arch/arch_test_util.h"
 #include "model/arch/vlm_test_configs.h"

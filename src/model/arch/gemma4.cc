@@ -18,6 +18,7 @@
 // every nn.Linear not in the "ignore" list as quantization.h stores it, the fused experts one
 // quantized linear per expert and projection (experts.E.{gate,up,down}_proj, expert_kit.h).
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
 #include "model/arch/families.h"
@@ -242,7 +243,7 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
   b.SetComponent(multimodal ? "language_model" : "");
   LmHead(b, p + ".embed_tokens");
   NoteQuantization(b, q);
-  if (const auto* qc = top.quantization_config();
+  if (const auto* qc = QuantizationConfigJson(top);
       q.method != QuantMethod::kNone && qc && qc->is_object() &&
       ((qc->contains("kv_cache_scheme") && !(*qc)["kv_cache_scheme"].is_null()) ||
        qc->contains("kv_cache_quant_algo"))) {

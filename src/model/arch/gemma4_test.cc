@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/arch_test_util.h"
 #include "model/arch/families.h"
 

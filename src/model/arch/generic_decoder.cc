@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/text_hparams.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
@@ -136,7 +137,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
   if (b.failed()) {
     // A quantization format the config-only builders do not model: count the weights in the
     // checkpoint dtype and say so, rather than refuse.
-    const nlohmann::json* qc = c.quantization_config();
+    const nlohmann::json* qc = QuantizationConfigJson(c);
     std::string why = qc && qc->is_object() && qc->contains("quant_method") &&
                               (*qc)["quant_method"].is_string()
                           ? (*qc)["quant_method"].get<std::string>()

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/mamba2_mixer.h"

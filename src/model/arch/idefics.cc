@@ -30,6 +30,7 @@
 //   with the resampler, else patches + 1). hp.is_encoder_decoder stays false, so no cross cache
 //   is charged.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

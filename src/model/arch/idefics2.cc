@@ -11,6 +11,7 @@
 // [vocab, text H], tied only with "tie_word_embeddings" (Idefics2Config defaults it to false).
 // Absent fields: Idefics2VisionConfig, Idefics2PerceiverConfig and MistralConfig defaults.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

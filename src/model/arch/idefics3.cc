@@ -8,6 +8,7 @@
 // tensors under model.text_model); lm_head [vocab, text H], tied to the text embeddings when the
 // top-level "tie_word_embeddings" is set (Idefics3ForConditionalGeneration.tie_weights).
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

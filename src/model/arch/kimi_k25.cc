@@ -17,6 +17,7 @@
 // ("ignore": vision_tower*, mm_projector*) and name language-model modules with the
 // "language_model." prefix, which is taken off for the text builder.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 
@@ -52,7 +53,7 @@ Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& options) {
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (!text_json.contains(key) && c.Has(key)) text_json[key] = c.raw()[key];
   }
-  if (const auto* q = c.quantization_config(); q && !text_json.contains("quantization_config")) {
+  if (const auto* q = QuantizationConfigJson(c); q && !text_json.contains("quantization_config")) {
     text_json["quantization_config"] = TextQuantization(*q);
   }
   const std::string text_type = text_json.value("model_type", "deepseek_v3");

@@ -17,6 +17,7 @@
 // (public ports: "Module and parameter names mirror the checkpoint exactly"), the tower's ~0.45B
 // parameters; kimi_k25.cc for the shared MoonViT layout.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/kimi_linear.h"

@@ -32,6 +32,7 @@
 // real checkpoint's index (docs/architectures.md names them); no index was available here.
 
 #include "model/arch/kimi_linear.h"
+#include "formats/hf_config_json.h"
 
 #include <set>
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/build_exact.h"
 #include "memfit/estimate_inference.h"
 #include "model/arch/arch_test_util.h"

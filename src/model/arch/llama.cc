@@ -13,6 +13,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"

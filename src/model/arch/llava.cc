@@ -13,6 +13,7 @@
 
 #include <regex>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

@@ -16,6 +16,7 @@
 // ViT-L/14 at 336 px); llava_onevision requires one. text_config fields absent take the text
 // config class's defaults (LlavaNextConfig's text default is LlamaConfig, onevision's Qwen2Config).
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

@@ -3,6 +3,7 @@
 // case is one tensor counted by hand, then the whole tiny model against its unquantized build.
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/hf_quant_config.h"
 #include "model/arch/arch_test_util.h"
 #include "test_support.h"
@@ -170,7 +171,7 @@ TEST(LogicalParams, Nvfp4ReleasesMatchTheirBf16Siblings) {
     auto fp4 = BuildEvalRelease(fp4_dir);
     auto bf16 = BuildEvalRelease(bf16_dir);
     if (!fp4 || !bf16) GTEST_SKIP() << fp4_dir << " or " << bf16_dir << " absent";
-    ASSERT_NE(fp4->quantization_config, std::nullopt);
+    ASSERT_NE(fp4->quantization_config, nullptr);
     const auto a = ComputeTotals(*fp4), b = ComputeTotals(*bf16);
     EXPECT_EQ(a.parameters, b.parameters);
     EXPECT_LT(a.stored_bytes, b.stored_bytes * 2 / 5);

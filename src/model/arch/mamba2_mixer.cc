@@ -1,6 +1,7 @@
 // The Mamba-2 mixer (BambaMixer) shared by bamba and granitemoehybrid; see mamba2_mixer.h.
 
 #include "model/arch/mamba2_mixer.h"
+#include "formats/hf_config_json.h"
 
 namespace memfit::arch {
 

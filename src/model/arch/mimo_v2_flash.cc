@@ -23,6 +23,7 @@
 
 #include <string_view>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"

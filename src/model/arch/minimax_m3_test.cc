@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_load.h"
 #include "model/arch/arch_test_util.h"

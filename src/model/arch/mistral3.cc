@@ -9,6 +9,7 @@
 // loads the same files as model.language_model.* and lm_head. Absent text_config fields take
 // MistralConfig's defaults, vision_config's PixtralVisionConfig's.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/multimodal_kit.h"

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/encoder_common.h"

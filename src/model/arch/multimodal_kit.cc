@@ -1,4 +1,5 @@
 #include "model/arch/multimodal_kit.h"
+#include "formats/hf_config_json.h"
 
 #include <fmt/format.h>
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "memfit/hf_config.h"
 #include "memfit/model.h"

@@ -15,6 +15,7 @@
 
 #include <cmath>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"

@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"

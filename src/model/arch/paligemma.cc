@@ -9,6 +9,7 @@
 // An absent vision_config or text_config is PaliGemmaConfig's own default (SigLIP so400m at 224 px;
 // an 18-layer gemma of hidden 2048), not the sub-config classes' defaults.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

@@ -6,6 +6,7 @@
 // inv_freq [(image_size / patch_size)^2, head_dim] float32 (PixtralRotaryEmbedding). Absent fields
 // take PixtralVisionConfig's defaults.
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/multimodal_kit.h"
 

@@ -1,4 +1,5 @@
 #include "model/arch/quantization.h"
+#include "formats/hf_config_json.h"
 
 #include <algorithm>
 #include <cctype>
@@ -188,7 +189,7 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
                                     const BuildOptions& options) {
   Quantization q;
   if (options.ignore_quantization) return q;
-  const nlohmann::json* qc = c.quantization_config();
+  const nlohmann::json* qc = QuantizationConfigJson(c);
   auto raw = c.raw().find("quantization_config");
   if (!qc && raw != c.raw().end() && !raw->is_null()) qc = &*raw;
   if (!qc) return q;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "model/arch/arch_test_util.h"
+#include "formats/hf_config_json.h"
 
 namespace memfit::arch {
 namespace {

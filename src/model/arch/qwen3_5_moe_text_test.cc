@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "memfit/estimate_load.h"
 #include "model/arch/arch_test_util.h"
 

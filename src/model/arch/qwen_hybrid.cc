@@ -5,6 +5,7 @@
 // split in_proj_qkv/z/b/a), vLLM qwen3_next_mtp.py (mtp.* names; one MTP layer by default).
 
 #include "model/arch/qwen_hybrid.h"
+#include "formats/hf_config_json.h"
 
 #include <algorithm>
 

@@ -1,6 +1,7 @@
 // Qwen vision towers and the Qwen vision-language assembly (qwen_vision.h).
 
 #include "model/arch/qwen_vision.h"
+#include "formats/hf_config_json.h"
 
 #include "model/arch/qwen_hybrid.h"
 

@@ -3,6 +3,7 @@
 // families.h, add a row here, add tests (docs/ARCHITECTURE.md, "Adding an architecture").
 
 #include "memfit/architecture.h"
+#include "formats/hf_config_json.h"
 
 #include <fmt/format.h>
 

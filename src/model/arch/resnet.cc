@@ -8,7 +8,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::arch {
 

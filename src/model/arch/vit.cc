@@ -4,6 +4,7 @@
 // intermediate.dense, output.dense, layernorm_before, layernorm_after}; layernorm; pooler.dense
 // (ViTModel only). ViTForImageClassification adds classifier [num_labels, h].
 
+#include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "memfit/json.h"
+#include "formats/json.h"
 
 namespace memfit::hparams {
 namespace {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memfit/text_hparams.h"
+#include "formats/hf_config_json.h"
 
 namespace memfit {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 // The one wrapper around nlohmann::json's throwing parser: untrusted JSON in, Result out, with
-// limits on size and nesting depth enforced while parsing (see docs/security.md).
+// limits on size and nesting depth enforced while parsing (see docs/security.md). Internal to the
+// library: no public header names nlohmann (issue 18); they forward-declare JsonValue.
 
 #include <cstdint>
 #include <string_view>
@@ -10,6 +11,14 @@
 #include "memfit/result.h"
 
 namespace memfit {
+
+// A parsed JSON value held by public types (HfConfig, Model::quantization_config) whose headers
+// only forward-declare it. Library code includes this header and uses it as the nlohmann::json it
+// is; library users read those values through typed accessors.
+struct JsonValue : nlohmann::json {
+  JsonValue() = default;
+  JsonValue(nlohmann::json value) : nlohmann::json(std::move(value)) {}  // NOLINT: implicit
+};
 
 struct JsonLimits {
   uint64_t max_bytes = 100'000'000;  // the safetensors library's MAX_HEADER_SIZE
