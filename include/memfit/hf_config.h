@@ -23,7 +23,7 @@ class HfConfig {
  public:
   // `where` names the file in errors, e.g. "config.json" or "models/x/config.json".
   static Result<HfConfig> Parse(std::string_view json_text, std::string where = "config.json");
-  // From an already parsed object (library code: src/formats/json.h converts nlohmann::json).
+  // From an already parsed object (library code: src/formats/json.h makes a JsonValue).
   static Result<HfConfig> FromJson(JsonValue json, std::string where);
 
   // The whole parsed config (library code only: the type is complete in src/formats/json.h).

@@ -191,7 +191,7 @@ struct Model {
   std::string base_model_prefix;
   std::optional<Dtype> config_dtype;  // config.json "torch_dtype"
   // config.json "quantization_config" (or hf_quant_config.json's), as parsed; null when absent.
-  // Library code reads it as nlohmann::json through src/formats/json.h; shared by copies.
+  // Library code reads it through src/formats/json.h; shared by copies.
   std::shared_ptr<const JsonValue> quantization_config;
   std::optional<uint64_t> index_total_size;  // the weight index's metadata.total_size
   std::vector<std::string> assumptions;      // guesses made: always printed

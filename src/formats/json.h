@@ -20,6 +20,23 @@ struct JsonValue : nlohmann::json {
   JsonValue(nlohmann::json value) : nlohmann::json(std::move(value)) {}  // NOLINT: implicit
 };
 
+}  // namespace memfit
+
+// Copying a JsonValue into a nlohmann::json must copy the value: without this, basic_json's
+// converting constructor takes the derived type as a "compatible type" and serializes it through
+// its implicit conversion to std::string (a type_error on any object).
+template <>
+struct nlohmann::adl_serializer<memfit::JsonValue> {
+  static void to_json(nlohmann::json& out, const memfit::JsonValue& value) {
+    out = static_cast<const nlohmann::json&>(value);
+  }
+  static void from_json(const nlohmann::json& in, memfit::JsonValue& value) {
+    static_cast<nlohmann::json&>(value) = in;
+  }
+};
+
+namespace memfit {
+
 struct JsonLimits {
   uint64_t max_bytes = 100'000'000;  // the safetensors library's MAX_HEADER_SIZE
   uint32_t max_depth = 64;

@@ -25,6 +25,20 @@ void AddModelFields(ModelQuery& q, std::vector<Field>& fields) {
   fields.push_back({{"gguf-file"}, &q.gguf_file});
 }
 
+// A serving engine's options, shared by inference and fit (vLLM's and SGLang's words).
+template <typename Request>
+void AddServingFields(Request& r, std::vector<Field>& f) {
+  f.push_back({{"gpu-memory-utilization", "mem-fraction-static"}, &r.gpu_memory_utilization});
+  f.push_back({{"block-size"}, &r.block_size});
+  f.push_back({{"max-num-seqs"}, &r.max_num_seqs});
+  f.push_back({{"max-batched-tokens"}, &r.max_batched_tokens});
+  f.push_back({{"tp"}, &r.tp});
+  f.push_back({{"dp"}, &r.dp});
+  f.push_back({{"ep"}, &r.ep});
+  f.push_back({{"pp"}, &r.pp});
+  f.push_back({{"enable-dp-attention"}, &r.dp_attention});
+}
+
 // The order of `memfit estimate-memory --help`.
 std::vector<Field> Fields(LoadRequest& r) {
   std::vector<Field> f;
@@ -49,15 +63,7 @@ std::vector<Field> Fields(InferenceRequest& r) {
   f.push_back({{"attn"}, &r.attn});
   f.push_back({{"engine"}, &r.engine});
   f.push_back({{"gpu-memory"}, &r.gpu_memory});
-  f.push_back({{"gpu-memory-utilization", "mem-fraction-static"}, &r.gpu_memory_utilization});
-  f.push_back({{"block-size"}, &r.block_size});
-  f.push_back({{"max-num-seqs"}, &r.max_num_seqs});
-  f.push_back({{"max-batched-tokens"}, &r.max_batched_tokens});
-  f.push_back({{"tp"}, &r.tp});
-  f.push_back({{"dp"}, &r.dp});
-  f.push_back({{"ep"}, &r.ep});
-  f.push_back({{"pp"}, &r.pp});
-  f.push_back({{"enable-dp-attention"}, &r.dp_attention});
+  AddServingFields(r, f);
   f.push_back({{"gpu"}, &r.gpu});
   f.push_back({{"encoder-tokens"}, &r.encoder_tokens});
   f.push_back({{"decoder-tokens"}, &r.decoder_tokens});
@@ -132,15 +138,7 @@ std::vector<Field> Fields(FitCommandRequest& r) {
   f.push_back({{"top"}, &r.top});
   f.push_back({{"quant"}, &r.quant});
   f.push_back({{"kv-dtype"}, &r.kv_dtype});
-  f.push_back({{"gpu-memory-utilization", "mem-fraction-static"}, &r.gpu_memory_utilization});
-  f.push_back({{"block-size"}, &r.block_size});
-  f.push_back({{"max-num-seqs"}, &r.max_num_seqs});
-  f.push_back({{"max-batched-tokens"}, &r.max_batched_tokens});
-  f.push_back({{"tp"}, &r.tp});
-  f.push_back({{"dp"}, &r.dp});
-  f.push_back({{"ep"}, &r.ep});
-  f.push_back({{"pp"}, &r.pp});
-  f.push_back({{"enable-dp-attention"}, &r.dp_attention});
+  AddServingFields(r, f);
   return f;
 }
 
@@ -246,7 +244,50 @@ std::vector<std::string> Keys() {
   return keys;
 }
 
+// The JSON Schema of one option's value, from its target's type (the canonical form: the parser
+// also takes a number as text and a scalar as a one-element array).
+nlohmann::json ValueSchema(const Target& target) {
+  if (std::holds_alternative<uint64_t*>(target)) return {{"type", "integer"}, {"minimum", 0}};
+  if (std::holds_alternative<double*>(target)) return {{"type", "number"}};
+  if (std::holds_alternative<std::string*>(target)) return {{"type", "string"}};
+  if (std::holds_alternative<bool*>(target)) return {{"type", "boolean"}};
+  return {{"oneOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}}},
+          {"description", "repeatable: one value or an array of values"}};
+}
+
+template <typename Request>
+nlohmann::json Schema() {
+  Request request;
+  nlohmann::json properties = nlohmann::json::object();
+  nlohmann::json schema = {{"type", "object"}};
+  if constexpr (requires { request.model.spec; }) {
+    properties["model"] = {{"type", "string"},
+                           {"description", "Hub id, Hub URL or catalog name (local paths are refused)"}};
+    schema["required"] = {"model"};
+  }
+  for (const Field& f : Fields(request)) {
+    for (size_t i = 0; i < f.names.size(); ++i) {
+      nlohmann::json value = ValueSchema(f.target);
+      if (i > 0) value["description"] = fmt::format("alias of \"{}\"", f.names[0]);
+      properties[std::string(f.names[i])] = std::move(value);
+    }
+  }
+  schema["properties"] = std::move(properties);
+  schema["additionalProperties"] = false;
+  return schema;
+}
+
 }  // namespace
+
+nlohmann::json RequestBodySchemas() {
+  return {{"LoadRequest", Schema<LoadRequest>()},
+          {"InferenceRequest", Schema<InferenceRequest>()},
+          {"TrainRequest", Schema<TrainRequest>()},
+          {"FitRequest", Schema<FitCommandRequest>()},
+          {"InspectRequest", Schema<InspectRequest>()},
+          {"GpusRequest", Schema<GpusRequest>()},
+          {"ModelsRequest", Schema<ModelsRequest>()}};
+}
 
 Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& body) {
   return FromJson<LoadRequest>(body);

@@ -33,4 +33,10 @@ std::vector<std::string> InspectRequestKeys();
 std::vector<std::string> GpusRequestKeys();
 std::vector<std::string> ModelsRequestKeys();
 
+// Each request body's JSON Schema, from the same field table the parsers read, keyed by the
+// component name docs/openapi.json gives it ("LoadRequest", "InferenceRequest", "TrainRequest",
+// "FitRequest", "InspectRequest", "GpusRequest", "ModelsRequest"): the test that keeps the
+// document equal to what the server accepts compares them.
+nlohmann::json RequestBodySchemas();
+
 }  // namespace memfit::server

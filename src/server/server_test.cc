@@ -2,6 +2,7 @@
 
 #include "server/server.h"
 
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -11,6 +12,7 @@
 
 #include "cli/app.h"
 #include "server/hub_post.h"
+#include "server/request_json.h"
 #include "server/web_assets.h"
 #include "test_support.h"
 
@@ -167,6 +169,7 @@ class OpenApi {
     std::string ref = node["$ref"].get<std::string>().substr(2);  // "#/..."
     return Resolve(doc_.at(nlohmann::json::json_pointer("/" + ref)));
   }
+  const nlohmann::json& doc() const { return doc_; }
   const nlohmann::json& ResponseSchema(const std::string& path, const std::string& method, int status) const {
     const auto& response = Resolve(doc_["paths"][path][method]["responses"][std::to_string(status)]);
     return Resolve(response["content"]["application/json"]["schema"]);
@@ -214,6 +217,61 @@ TEST_F(ServerTest, ResponsesFollowTheOpenApiDocument) {
   auto missing = client.Post("/api/v1/estimate-memory", R"({"model": "nobody/nothing"})", "application/json");
   ASSERT_TRUE(missing);
   spec.Check(nlohmann::json::parse(missing->body), spec.ResponseSchema("/estimate-memory", "post", 404), "error");
+}
+
+// docs/openapi.json's request bodies are the server's field tables: every key the parser reads
+// (aliases included, with its value type), nothing else (additionalProperties: false). On a
+// difference the message prints the server's schema, which is what the document should say.
+TEST(OpenApiDocument, RequestBodiesAreTheServersFieldTables) {
+  OpenApi spec;
+  const nlohmann::json generated = RequestBodySchemas();
+  ASSERT_EQ(generated.size(), 7u);
+  for (const auto& [name, schema] : generated.items()) {
+    EXPECT_EQ(spec.doc()["components"]["schemas"][name], schema)
+        << name << " in docs/openapi.json differs from the server's:\n" << schema.dump();
+  }
+  const std::vector<std::pair<std::string, std::string>> bodies = {
+      {"/estimate-memory", "LoadRequest"}, {"/inference", "InferenceRequest"},
+      {"/train", "TrainRequest"},          {"/fit", "FitRequest"},
+      {"/inspect", "InspectRequest"},      {"/gpus", "GpusRequest"},
+      {"/models", "ModelsRequest"}};
+  for (const auto& [path, name] : bodies) {
+    const auto& post = spec.doc()["paths"][path]["post"];
+    ASSERT_TRUE(post.is_object()) << "no POST " << path;
+    EXPECT_EQ(post["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+              "#/components/schemas/" + name)
+        << path;
+  }
+  // GET /models and /gpus take the same keys as query parameters.
+  for (const auto& [path, name] : std::vector<std::pair<std::string, std::string>>{
+           {"/gpus", "GpusRequest"}, {"/models", "ModelsRequest"}}) {
+    std::set<std::string> documented;
+    for (const auto& p : spec.doc()["paths"][path]["get"].value("parameters", nlohmann::json::array())) {
+      EXPECT_EQ(p["in"], "query") << path;
+      documented.insert(p["name"].get<std::string>());
+    }
+    std::set<std::string> accepted;
+    for (const auto& [key, unused] : generated[name]["properties"].items()) accepted.insert(key);
+    EXPECT_EQ(documented, accepted) << "GET " << path << " query parameters";
+  }
+}
+
+// The documented body schemas reject what the server rejects and accept what it accepts: every
+// property of each schema is a key the parser takes, and an unknown key is refused.
+TEST(OpenApiDocument, DocumentedKeysAreAcceptedAndOthersRefused) {
+  const nlohmann::json generated = RequestBodySchemas();
+  for (const auto& [key, value] : generated["InferenceRequest"]["properties"].items()) {
+    if (key == "model") continue;
+    nlohmann::json body = {{"model", "meta-llama/Llama-3.2-1B"}};
+    const auto& type = value.contains("type") ? value["type"] : nlohmann::json("string");
+    if (type == "integer") body[key] = 1;
+    else if (type == "number") body[key] = 0.5;
+    else if (type == "boolean") body[key] = true;
+    else body[key] = "x";
+    EXPECT_TRUE(InferenceRequestFromJson(body).has_value()) << key;
+  }
+  EXPECT_FALSE(InferenceRequestFromJson({{"model", "m"}, {"no-such-option", 1}}).has_value());
+  EXPECT_FALSE(GpusRequestFromJson({{"no-such-option", 1}}).has_value());
 }
 
 // A fake Hub for "Post to the Hub": lists discussions and records the one created.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/hf_config_json.h"
 #include "hub/net/http_client.h"
 #include "hub_fixtures.h"
 #include "memfit/hub.h"
