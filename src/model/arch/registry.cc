@@ -144,6 +144,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"ernie4_5", "", arch::BuildErnie45, "llama"},
       {"hunyuan_v1_dense", "", arch::BuildHunYuanDense, "llama"},
       {"ernie4_5_moe", "", arch::BuildErnie45Moe, "ernie4_5_moe"},
+      {"hunyuan_v1_moe", "", arch::BuildHunYuanMoe, "hunyuan_moe"},
+      // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
+      {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
       {"internlm", "", arch::BuildInternLm, "llama"},
   };
   return kBuilders;
