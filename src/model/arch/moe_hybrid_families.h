@@ -9,5 +9,6 @@ namespace memfit::arch {
 
 Result<Model> BuildErnie45Moe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildHunYuanMoe(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildFalconH1(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

@@ -147,6 +147,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"hunyuan_v1_moe", "", arch::BuildHunYuanMoe, "hunyuan_moe"},
       // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
       {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
+      {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
       {"internlm", "", arch::BuildInternLm, "llama"},
   };
   return kBuilders;
