@@ -12,6 +12,7 @@
 #include <string>
 
 #include "memfit/describe.h"
+#include "memfit/load_summary.h"
 #include "memfit/result.h"
 
 namespace memfit {
@@ -57,11 +58,16 @@ class DescribedModel {
   const Model& model() const { return model_; }
   // AssignBlocks(model(), TensorFilter{}): for EstimateLoad(model, options, blocks).
   const BlockAssignment& ResidentBlocks() const;
+  // SummarizeLoad(model(), ResidentBlocks()): for EstimateLoad(summary, options), whose cost is
+  // then O(blocks) per request instead of O(tensors).
+  const LoadSummary& ResidentLoadSummary() const;
 
  private:
   Model model_;
   mutable std::once_flag blocks_once_;
   mutable BlockAssignment blocks_;
+  mutable std::once_flag summary_once_;
+  mutable LoadSummary summary_;
 };
 
 // The same answers, shared and immutable, through the process's model cache when it is on

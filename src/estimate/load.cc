@@ -7,6 +7,7 @@
 #include <map>
 
 #include "memfit/checked_math.h"
+#include "memfit/load_summary.h"
 
 namespace memfit {
 
@@ -68,19 +69,7 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options) {
 
 namespace {
 
-// What the load views need of one resident tensor, gathered in one pass over the model so that
-// each view (the stored one and one per dtype row) scans 32-byte entries instead of whole Tensors
-// (issue 15: a per-expert checkpoint has ~10^5 tensors and the table has six views).
-struct ResidentEntry {
-  uint64_t bytes = 0;
-  uint64_t numel = 0;
-  uint64_t logical_params = 0;
-  int32_t block = -1;
-  bool parameter = false;
-  bool castable = false;  // a floating, not block-quantized parameter: LoadedTensorBytes casts it
-};
-
-uint64_t LoadedEntryBytes(const ResidentEntry& e, uint64_t bits) {
+uint64_t LoadedEntryBytes(const LoadSummary::Entry& e, uint64_t bits) {
   if (bits == 0 || !e.castable) return e.bytes;
   auto total = CheckedMul(e.numel, bits);
   return total ? (*total + 7) / 8 : e.bytes;
@@ -107,37 +96,70 @@ std::vector<std::pair<std::string, uint64_t>> StoredBytesByLabel(const Model& mo
   return labels;
 }
 
+// Whether `next` can join the run `run` without changing any view (LoadSummary::Entry).
+bool Mergeable(const LoadSummary::Entry& run, const LoadSummary::Entry& next) {
+  if (run.block != next.block || run.parameter != next.parameter || run.castable != next.castable) {
+    return false;
+  }
+  if (run.bytes == 0 || run.numel == 0 || next.bytes == 0 || next.numel == 0) return false;
+  return !run.castable || run.numel % 2 == 0;
+}
+
 }  // namespace
 
 LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
                           const BlockAssignment& blocks) {
-  LoadEstimate out;
+  return EstimateLoad(SummarizeLoad(model, blocks), options);
+}
+
+LoadSummary SummarizeLoad(const Model& model, const BlockAssignment& blocks) {
+  LoadSummary out;
   out.totals = ComputeTotals(model);
-  // Everything resident after loading, ties once (TensorFilter's defaults): which tensors count,
-  // found once for every view below.
+  out.stored_by_label = StoredBytesByLabel(model);
+  std::sort(out.stored_by_label.begin(), out.stored_by_label.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  out.components = ComponentTotals(model);
+  out.block_names = blocks.names;
+  out.config_dtype = model.config_dtype;
+  out.tensors = model.tensors.size();
+  // Everything resident after loading, ties once (TensorFilter's defaults).
   const TensorFilter one{.size_of = [](const Tensor&) -> uint64_t { return 1; }};
-  std::vector<ResidentEntry> resident;
-  resident.reserve(model.tensors.size());
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
     const Tensor& t = model.tensors[ti];
     if (FilteredSize(t, one) != 1) continue;
     const bool parameter = t.kind == TensorKind::kParameter;
-    resident.push_back(ResidentEntry{
+    const LoadSummary::Entry e{
         .bytes = t.bytes,
         .numel = t.numel,
         .logical_params = LogicalParams(t),
         .block = blocks.tensor_block[ti],
         .parameter = parameter,
-        .castable = parameter && IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized});
+        .castable = parameter && IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized};
+    if (!out.entries.empty() && Mergeable(out.entries.back(), e)) {
+      // Totals were checked against 2^60 bytes and 2^56 elements (CheckModelBounds): no overflow.
+      LoadSummary::Entry& run = out.entries.back();
+      run.bytes += e.bytes;
+      run.numel += e.numel;
+      run.logical_params += e.logical_params;
+    } else {
+      out.entries.push_back(e);
+    }
   }
+  return out;
+}
+
+LoadEstimate EstimateLoad(const LoadSummary& summary, const LoadOptions& options) {
+  LoadEstimate out;
+  out.totals = summary.totals;
   // The total and the largest block (the first on ties) of one view, in one pass: what
   // SumBlocks + the largest of them give, without a Block per block. `bits`: TargetBits.
-  std::vector<uint64_t> block_bytes(blocks.names.size()), block_params(blocks.names.size());
+  std::vector<uint64_t> block_bytes(summary.block_names.size()),
+      block_params(summary.block_names.size());
   auto view = [&](uint64_t bits) {
     std::fill(block_bytes.begin(), block_bytes.end(), 0);
     std::fill(block_params.begin(), block_params.end(), 0);
     uint64_t total = 0;
-    for (const ResidentEntry& e : resident) {
+    for (const LoadSummary::Entry& e : summary.entries) {
       const uint64_t size = LoadedEntryBytes(e, bits);
       total += size;
       if (e.block < 0) continue;
@@ -148,14 +170,13 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
     if (!block_bytes.empty()) {
       const size_t b = static_cast<size_t>(
           std::max_element(block_bytes.begin(), block_bytes.end()) - block_bytes.begin());
-      best = Block{.name = blocks.names[b], .bytes = block_bytes[b], .parameters = block_params[b]};
+      best = Block{.name = summary.block_names[b], .bytes = block_bytes[b],
+                   .parameters = block_params[b]};
     }
     return std::pair(total, best);
   };
   out.largest_block = view(0).second;
-  out.dtype_bytes = StoredBytesByLabel(model);
-  std::sort(out.dtype_bytes.begin(), out.dtype_bytes.end(),
-            [](const auto& a, const auto& b) { return a.second > b.second; });
+  out.dtype_bytes = summary.stored_by_label;
 
   for (LoadDtype dtype : options.dtypes) {
     LoadRow row{.dtype = dtype};
@@ -172,7 +193,7 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
         row.training_adam_bytes = params * 18 + out.totals.buffer_bytes;
         break;
       case LoadDtype::kAsStored:
-        if (model.config_dtype == Dtype::kF32) row.training_adam_bytes = params * 16;
+        if (summary.config_dtype == Dtype::kF32) row.training_adam_bytes = params * 16;
         else row.training_adam_bytes = params * 18;
         *row.training_adam_bytes += out.totals.buffer_bytes;
         break;
@@ -185,7 +206,7 @@ LoadEstimate EstimateLoad(const Model& model, const LoadOptions& options,
       "load: parameters (tied ones once) and buffers resident after loading; floating-point "
       "parameters cast to the row's dtype, integer tensors and buffers as stored; int8/int4 rows "
       "are plain 1 and 0.5 bytes per weight with no quantization scales");
-  for (const auto& [name, part] : ComponentTotals(model)) {
+  for (const auto& [name, part] : summary.components) {
     out.notes.push_back(fmt::format("component {}: {} parameters, {} bytes resident as stored", name,
                                     part.parameters, part.resident_bytes));
   }

@@ -154,6 +154,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   uint64_t encoder_layer_grad_bytes = 0;  // gradients of an encoder-decoder's encoder layers
   for (const auto& r : roles) {
     const Tensor& t = *r.tensor;
+    // Stored but never loaded (multi-token-prediction layers that transformers skips): not in
+    // memory, not trained.
+    if (!t.loaded) continue;
     if (r.role == Role::kTied) {
       if (t.in_head && o.method == TrainMethod::kFull) tied_head_numel = t.numel;
       // Under autocast the head's linear casts the shared fp32 embedding like any other weight

@@ -91,6 +91,22 @@ TEST(TrainingTest, ModelStateBytesPerParameter) {
   EXPECT_EQ(off->cpu_bytes, 16 * P / 4);
 }
 
+// A stored-only tensor (an MTP layer transformers does not load) is neither resident nor trained:
+// adding one 64 x 64 of them changes nothing (P = 3 x 64 x 64, 16 B each in fp32).
+TEST(TrainingTest, StoredOnlyTensorsAreNeitherLoadedNorTrained) {
+  TrainOptions o{.precision = Precision::kFp32, .head = TaskHead::kNone,
+                 .overhead = {.cuda_context_bytes = 0}};
+  Model with_mtp = LinearOnly();
+  with_mtp.tensors.push_back(T("model.layers.1.mlp.down_proj.weight", {64, 64}));
+  with_mtp.tensors.back().loaded = false;
+  auto plain = EstimateTraining(LinearOnly(), o);
+  auto mtp = EstimateTraining(with_mtp, o);
+  ASSERT_TRUE(plain.has_value() && mtp.has_value());
+  EXPECT_EQ(mtp->trainable_params, 3u * 64 * 64);
+  EXPECT_EQ(mtp->weights_bytes, plain->weights_bytes);
+  EXPECT_EQ(mtp->gradients_bytes + mtp->optimizer_bytes, 12u * 3 * 64 * 64);
+}
+
 TEST(TrainingTest, LoraTrainsOnlyAdaptersOnPeftDefaultTargets) {
   TrainOptions o{.method = TrainMethod::kLora, .precision = Precision::kBf16,
                  .head = TaskHead::kNone};

@@ -62,7 +62,7 @@ Result<LoadAnswer> RunLoadRequest(const LoadRequest& r) {
   }
   LoadAnswer answer;
   MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model));
-  answer.estimate = EstimateLoad(answer.model->model(), options, answer.model->ResidentBlocks());
+  answer.estimate = EstimateLoad(answer.model->ResidentLoadSummary(), options);
   return answer;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "hub_cli_support.h"
 #include "memfit/catalog.h"
 #include "memfit/estimate_load.h"
+#include "memfit/load_summary.h"
 #include "memfit/render.h"
 #include "memfit/resolve.h"
 
@@ -61,6 +63,43 @@ TEST_F(ModelCacheTest, ACatalogModelIsBuiltOnceAndAnswersAsAFreshOne) {
   EXPECT_EQ(RenderLoadEstimate(kept, EstimateLoad(kept, options, (*first)->ResidentBlocks()),
                                OutputFormat::kJson),
             RenderLoadEstimate(*fresh, EstimateLoad(*fresh, options), OutputFormat::kJson));
+}
+
+// Every catalog model, kept: the kept load summary (merged runs) gives each dtype row's total and
+// largest block exactly as the per-tensor sums of LoadedTensorBytes over the resident tensors.
+TEST_F(ModelCacheTest, KeptLoadSummariesEqualPerTensorSums) {
+  ScopedEnv env;
+  env.Set("HF_HUB_OFFLINE", "1");
+  const LoadOptions options{.dtypes = {LoadDtype::kAsStored, LoadDtype::kFloat32,
+                                       LoadDtype::kFloat16, LoadDtype::kInt8, LoadDtype::kInt4}};
+  size_t merged_away = 0;
+  for (const CatalogEntry& entry : Catalog()) {
+    auto kept = ResolveAndDescribeShared({.spec = std::string(entry.id)});
+    ASSERT_TRUE(kept) << entry.id << ": " << kept.error().message;
+    const Model& m = (*kept)->model();
+    const BlockAssignment& blocks = (*kept)->ResidentBlocks();
+    const LoadSummary& summary = (*kept)->ResidentLoadSummary();
+    merged_away += m.tensors.size() - summary.entries.size();
+    const LoadEstimate estimate = EstimateLoad(summary, options);
+    ASSERT_EQ(estimate.rows.size(), options.dtypes.size());
+    for (size_t r = 0; r < options.dtypes.size(); ++r) {
+      const TensorFilter at{.size_of = [&](const Tensor& t) {
+        return LoadedTensorBytes(t, options.dtypes[r]);
+      }};
+      uint64_t total = 0;
+      std::vector<uint64_t> per_block(blocks.names.size());
+      for (size_t i = 0; i < m.tensors.size(); ++i) {
+        const uint64_t size = FilteredSize(m.tensors[i], at);
+        total += size;
+        if (blocks.tensor_block[i] >= 0) per_block[blocks.tensor_block[i]] += size;
+      }
+      const uint64_t largest =
+          per_block.empty() ? 0 : *std::max_element(per_block.begin(), per_block.end());
+      EXPECT_EQ(estimate.rows[r].total_bytes, total) << entry.id << " " << r;
+      EXPECT_EQ(estimate.rows[r].largest_block_bytes, largest) << entry.id << " " << r;
+    }
+  }
+  EXPECT_GT(merged_away, 100'000u);  // the per-expert checkpoints collapse
 }
 
 TEST_F(ModelCacheTest, OffKeepsNothing) {

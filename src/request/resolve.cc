@@ -180,6 +180,11 @@ const BlockAssignment& DescribedModel::ResidentBlocks() const {
   return blocks_;
 }
 
+const LoadSummary& DescribedModel::ResidentLoadSummary() const {
+  std::call_once(summary_once_, [this] { summary_ = SummarizeLoad(model_, ResidentBlocks()); });
+  return summary_;
+}
+
 Result<std::shared_ptr<const DescribedModel>> ResolveAndDescribeShared(
     const ModelQuery& query, const DescribeOptions& options) {
   ModelCache& cache = TheModelCache();
