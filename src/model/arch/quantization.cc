@@ -435,6 +435,7 @@ std::vector<std::string> CheckpointNames(const Quantization& q, const std::strin
 
 bool SkipsModule(const Quantization& q, const std::string& module) {
   if (q.skip.empty()) return false;
+  if (q.module_aliases.empty()) return SkipsName(q, module);  // the common case: no copies
   for (const auto& name : CheckpointNames(q, module)) {
     if (SkipsName(q, name)) return true;
   }
