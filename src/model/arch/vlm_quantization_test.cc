@@ -33,8 +33,9 @@ std::optional<nlohmann::json> RecentConfig(const std::string& name) {
 // The quantization_config of Qwen's fine-grained FP8 releases (Qwen/Qwen3-30B-A3B-FP8's, in
 // ../shared/eval/recent: "fp8", e4m3, dynamic activations, 128 x 128 blocks, every norm and router
 // of the language model and lm_head in "modules_to_not_convert"), with the Qwen3-VL names: the
-// language model under model.language_model., and the vision tower's linears listed one by one
-// (the list the vision-language FP8 releases carry, as verl's copy of it shows).
+// language model under model.language_model., and the vision tower's linears listed one by one.
+// The text of the Qwen3-VL FP8 releases' own list was not found in a public mirror: this is its
+// assumed form (verl's SGLang FP8 ignore list for Qwen3-VL names the same vision modules).
 nlohmann::json QwenVlFp8Config(uint64_t layers, uint64_t vision_depth, uint64_t deepstack) {
   nlohmann::json skip = {"lm_head"};
   for (uint64_t i = 0; i < layers; ++i) {
