@@ -21,7 +21,8 @@ namespace memfit::arch {
 Result<Model> BuildGemma3(const HfConfig& c, const BuildOptions& o) {
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, TextSubConfig(c, "text_config", "gemma3_text",
-                                                       "Gemma3ForCausalLM", defaulted));
+                                                       "Gemma3ForCausalLM", defaulted,
+                                                       StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
   if (text.model_type() != "gemma3_text") {
     return MakeError("{}: text_config.model_type \"{}\" is not \"gemma3_text\"", c.where(),
                      text.model_type());

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
@@ -24,7 +26,9 @@
 namespace memfit::arch {
 namespace {
 
-void VisionModel(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
+// The vision model and projector; their nn.Linear modules under `q` (unquantized where its list
+// excludes them, as the FP8 releases' "re:.*vision_model.*" and "re:.*multi_modal_projector.*" do).
+void VisionModel(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint64_t text_hidden) {
   const uint64_t h = Get(b, v.UintOr("hidden_size", 768));
   const uint64_t layers = Get(b, v.UintOr("num_hidden_layers", 34));
   const uint64_t inter = Get(b, v.UintOr("intermediate_size", 5632));
@@ -43,7 +47,7 @@ void VisionModel(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
   const uint64_t patches = MulDims(b, side, side, "(image_size / patch_size)^2") + 1;
   b.SetComponent("vision_model");
   const std::string t = "vision_model";
-  b.Linear(t + ".patch_embedding.linear",
+  QLinear(b, q, t + ".patch_embedding.linear",
            MulDims(b, channels, MulDims(b, patch, patch, "patch_size^2"), "channels x patch^2"), h,
            false);
   b.Param(t + ".class_embedding", {h});
@@ -53,17 +57,17 @@ void VisionModel(ModelBuilder& b, const HfConfig& v, uint64_t text_hidden) {
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(t + ".model.layers", i);
     for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
-      b.Linear(l + ".self_attn." + p, h, h, true);
+      QLinear(b, q, l + ".self_attn." + p, h, h, true);
     }
-    b.Linear(l + ".mlp.fc1", h, inter, true);
-    b.Linear(l + ".mlp.fc2", inter, h, true);
+    QLinear(b, q, l + ".mlp.fc1", h, inter, true);
+    QLinear(b, q, l + ".mlp.fc2", inter, h, true);
     b.LayerNorm(l + ".input_layernorm", h);
     b.LayerNorm(l + ".post_attention_layernorm", h);
   }
-  b.Linear(t + ".vision_adapter.mlp.fc1", inter, proj_in, false);
-  b.Linear(t + ".vision_adapter.mlp.fc2", proj_out, proj_out, false);
+  QLinear(b, q, t + ".vision_adapter.mlp.fc1", inter, proj_in, false);
+  QLinear(b, q, t + ".vision_adapter.mlp.fc2", proj_out, proj_out, false);
   b.SetComponent("multi_modal_projector");
-  b.Linear("multi_modal_projector.linear_1", output, text_hidden, proj_bias);
+  QLinear(b, q, "multi_modal_projector.linear_1", output, text_hidden, proj_bias);
 }
 
 Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool multimodal) {
@@ -117,6 +121,7 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
   };
 
   const std::string p = multimodal ? "language_model." : "";
+  uint64_t unquantized_expert_layers = 0;
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, nh = hp.num_attention_heads,
                  nkv = hp.num_kv_heads, e = hp.num_experts, inter = hp.intermediate_size;
   const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
@@ -139,6 +144,9 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
       b.Linear(f + ".router", h, e, false);
       b.Param(f + ".experts.gate_up_proj", {e, h, MulDims(b, 2, inter, "2 x intermediate_size")});
       b.Param(f + ".experts.down_proj", {e, inter, h});
+      if (q.method != QuantMethod::kNone && !SkipsModule(q, f + ".experts.gate_up_proj")) {
+        ++unquantized_expert_layers;
+      }
       QLinear(b, q, f + ".shared_expert.gate_proj", h, inter, false);
       QLinear(b, q, f + ".shared_expert.up_proj", h, inter, false);
       QLinear(b, q, f + ".shared_expert.down_proj", inter, h, false);
@@ -169,14 +177,22 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
           "no \"vision_config\": Llama4VisionConfig's defaults (hidden 768, "
           "image 448, vision_output_dim 7680), as transformers builds it");
       auto empty = HfConfig::FromJson(nlohmann::json::object(), top.where() + ": vision_config");
-      if (empty) VisionModel(b, *empty, h);
+      if (empty) VisionModel(b, q, *empty, h);
     } else {
       auto vision = top.Sub("vision_config");
       if (!vision) return vision.error();
-      VisionModel(b, *vision, h);
+      VisionModel(b, q, *vision, h);
     }
   }
   NoteQuantization(b, q);
+  if (unquantized_expert_layers > 0) {
+    // transformers' Llama4TextExperts are fused parameters, not nn.Linear modules; how a
+    // quantized release stores them (per expert, fused, scales) is not in config.json.
+    m.assumptions.push_back(fmt::format(
+        "quantization_config: the fused experts of {} MoE layer(s) are counted unquantized "
+        "(feed_forward.experts.gate_up_proj/down_proj in the model dtype); the safetensors "
+        "headers give the release's own layout", unquantized_expert_layers));
+  }
   m.no_split_patterns = {p + "model.layers.*", "vision_model.model.layers.*"};
   m.base_model_prefix = multimodal ? "" : "model.";
   return b.Finish();

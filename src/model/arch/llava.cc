@@ -49,7 +49,8 @@ Result<Model> BuildLlavaPixtral(const HfConfig& c, const HfConfig& vision,
                                 const BuildOptions& options) {
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, TextSubConfig(c, "text_config", "mistral",
-                                                       "MistralForCausalLM", defaulted));
+                                                       "MistralForCausalLM", defaulted,
+                                                       StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
   if (text.model_type() != "mistral") {
     return MakeError("{}: text_config.model_type \"{}\": memfit builds a Pixtral LLaVA with a "
                      "mistral language model only; reading the safetensors headers gives an exact "
@@ -97,6 +98,7 @@ Result<Model> BuildLlavaHf(const HfConfig& c, const BuildOptions& options) {
                      "model only; reading the safetensors headers gives an exact answer",
                      c.where(), text_type);
   }
+  CarryQuantization(c, text_json, StoredAndLoadedNames("language_model.model", "language_model.lm_head"));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(text_json, c.where() + ": text_config"));
   MEMFIT_ASSIGN_OR_RETURN(Model language, BuildLlama(text, options));
 
@@ -117,6 +119,8 @@ Result<Model> BuildLlavaHf(const HfConfig& c, const BuildOptions& options) {
   }
   m.hp = language.hp;
   for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
+  for (const auto& n : language.notes) m.notes.push_back("text_config: " + n);
+  NoteUnquantizedTowers(QuantizationConfigJson(c), "language_model", m);
   Append(m, std::move(language), "language_model");
   // 4.42: LlavaPreTrainedModel ["LlavaVisionAttention"] plus its children's: CLIPVisionModel
   // ["CLIPEncoderLayer"] and LlamaForCausalLM ["LlamaDecoderLayer"].

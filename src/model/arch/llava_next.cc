@@ -55,7 +55,8 @@ Result<Model> BuildLlavaNextLike(const HfConfig& c, const BuildOptions& o, Kind 
   }
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
-                          TextSubConfig(c, "text_config", text_default, cls, defaulted));
+                          TextSubConfig(c, "text_config", text_default, cls, defaulted,
+                                        StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
   const ArchitectureBuilder* builder = FindArchitectureBuilder(text.model_type(), cls);
   if (builder == nullptr) return MakeError("{}: no builder for \"{}\"", text.where(), cls);
   BuildOptions text_options = o;

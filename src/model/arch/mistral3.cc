@@ -20,7 +20,8 @@ namespace memfit::arch {
 Result<Model> BuildMistral3(const HfConfig& c, const BuildOptions& o) {
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, TextSubConfig(c, "text_config", "mistral",
-                                                       "MistralForCausalLM", defaulted));
+                                                       "MistralForCausalLM", defaulted,
+                                                       StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
   if (text.model_type() != "mistral" && text.model_type() != "llama") {
     return MakeError("{}: text_config.model_type \"{}\": memfit builds Mistral 3 with a mistral "
                      "or llama language model only; reading the safetensors headers gives an "

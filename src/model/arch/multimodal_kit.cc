@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "formats/json.h"
+#include "model/arch/builder_kit.h"
+#include "model/arch/quantization.h"
 #include "model/hparams/config_keys.h"
 
 namespace memfit::arch {
@@ -45,6 +48,68 @@ Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
   return HfConfig::FromJson(std::move(text), top.where() + ": " + std::string(key));
 }
 
+LanguageModelNames StoredAndLoadedNames(const std::string& model_prefix,
+                                        const std::string& head_name) {
+  return {.model_prefixes = {model_prefix + ".", "model.language_model."},
+          .head_names = {head_name, "lm_head"}};
+}
+
+void CarryQuantization(const HfConfig& top, nlohmann::json& text, const LanguageModelNames& names) {
+  nlohmann::json q;
+  if (auto it = text.find("quantization_config"); it != text.end() && it->is_object()) {
+    q = *it;
+  } else if (const auto* top_q = QuantizationConfigJson(top)) {
+    q = *top_q;
+  } else {
+    return;
+  }
+  nlohmann::json aliases = nlohmann::json::array();
+  for (const auto& prefix : names.model_prefixes) aliases.push_back({"model.", prefix});
+  for (const auto& head : names.head_names) aliases.push_back({"lm_head", head});
+  q[kModuleAliasesKey] = std::move(aliases);
+  text["quantization_config"] = std::move(q);
+}
+
+Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
+                               std::string_view default_type, std::string_view causal_lm_class,
+                               std::vector<std::string>& assumptions,
+                               const LanguageModelNames& names) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
+                          TextSubConfig(top, key, default_type, causal_lm_class, assumptions));
+  nlohmann::json j = text.raw();
+  CarryQuantization(top, j, names);
+  return HfConfig::FromJson(std::move(j), text.where());
+}
+
+void NoteUnquantizedTowers(const nlohmann::json* quantization, const std::string& language_component,
+                           Model& model) {
+  if (!quantization) return;
+  auto config = HfConfig::FromJson(nlohmann::json{{"quantization_config", *quantization}},
+                                   "quantization_config");
+  if (!config) return;
+  ModelBuilder scratch(*config);
+  const Quantization q = ReadQuantization(scratch, *config, BuildOptions{});
+  if (scratch.failed() || q.method == QuantMethod::kNone) return;
+  uint64_t count = 0;
+  std::string first;
+  for (const auto& t : model.tensors) {
+    if (t.component == language_component || t.shape.size() != 2 || !t.name.ends_with(".weight") ||
+        t.name.find("embed") != std::string::npos || t.logical_params.has_value() ||
+        (t.dtype != Dtype::kF32 && t.dtype != Dtype::kF16 && t.dtype != Dtype::kBF16)) {
+      continue;
+    }
+    const std::string module = t.name.substr(0, t.name.size() - 7);
+    if (q.method == QuantMethod::kMixed || SkipsModule(q, module)) continue;
+    if (count++ == 0) first = module;
+  }
+  if (count == 0) return;
+  model.assumptions.push_back(fmt::format(
+      "quantization_config does not exclude {} weight matri{} of the vision/projector modules "
+      "(first: {}); they are counted unquantized, as the releases memfit knows store them, while "
+      "a loader that quantizes every nn.Linear not excluded would store them quantized",
+      count, count == 1 ? "x" : "ces", first));
+}
+
 void NoteQuantizationNotApplied(const HfConfig& top, Model& model) {
   if (!top.Has("quantization_config")) return;
   model.notes.push_back(fmt::format(
@@ -79,7 +144,14 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
   for (const auto& a : language.assumptions) into.assumptions.push_back("text_config: " + a);
   for (const auto& n : language.notes) into.notes.push_back("text_config: " + n);
   for (auto& a : defaulted) into.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(top, into);
+  if (language.quantization_config) {
+    // The text builder applied it (TextSubConfig with names): say where the towers stand.
+    if (!into.quantization_config) into.quantization_config = language.quantization_config;
+    const nlohmann::json* q = QuantizationConfigJson(top);
+    NoteUnquantizedTowers(q ? q : language.quantization_config.get(), component, into);
+  } else {
+    NoteQuantizationNotApplied(top, into);
+  }
 }
 
 }  // namespace memfit::arch

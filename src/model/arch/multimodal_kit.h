@@ -16,6 +16,27 @@
 
 namespace memfit::arch {
 
+// Where a composite checkpoint keeps the language model a text builder builds as "model.*" and
+// "lm_head": every name a quantization_config's exclusion list may use for it. Releases name
+// modules as their quantizer saw them, which is the stored layout ("language_model.model.",
+// "language_model.lm_head") for checkpoints saved before transformers 4.52 and the loaded one
+// ("model.language_model.", "lm_head") after it.
+struct LanguageModelNames {
+  std::vector<std::string> model_prefixes;  // each ends with '.'
+  std::vector<std::string> head_names;
+};
+// The two layouts of a "language_model" child: stored `model_prefix` + "." / `head_name`, and
+// transformers >= 4.52's "model.language_model." / "lm_head".
+LanguageModelNames StoredAndLoadedNames(const std::string& model_prefix,
+                                        const std::string& head_name);
+
+// Gives a text sub-config (`text`, its JSON) the composite's quantization: text_config's own
+// "quantization_config" where a release nests it there, else the top level's, with
+// kModuleAliasesKey (quantization.h) mapping the text builder's "model." and "lm_head" to `names`,
+// so that its linears are quantized and excluded exactly as the checkpoint stores them. Nothing
+// when neither level has one.
+void CarryQuantization(const HfConfig& top, nlohmann::json& text, const LanguageModelNames& names);
+
 // The composite config's `key` sub-config ("text_config") as a standalone config for the text
 // builder: an absent sub-config is {} (transformers builds the class default); model_type
 // defaults to `default_type`; fields absent take that config class's defaults
@@ -26,10 +47,23 @@ namespace memfit::arch {
 Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
                                std::string_view default_type, std::string_view causal_lm_class,
                                std::vector<std::string>& assumptions);
+// TextSubConfig, and CarryQuantization with `names`.
+Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
+                               std::string_view default_type, std::string_view causal_lm_class,
+                               std::vector<std::string>& assumptions,
+                               const LanguageModelNames& names);
 
 // A note when `top` has a "quantization_config": the composite builders build unquantized
 // tensors (the safetensors headers give a quantized checkpoint's).
 void NoteQuantizationNotApplied(const HfConfig& top, Model& model);
+
+// When `model` was built with a quantization_config (`quantization`, as the composite config
+// holds it) that does not exclude some weight matrices of the towers built unquantized (tensors
+// outside `language_component` named "*.weight" with two dimensions, embeddings aside): an
+// assumption line naming how many and the first, since a loader that quantizes every nn.Linear
+// not excluded would store them quantized. Nothing when the list excludes them all.
+void NoteUnquantizedTowers(const nlohmann::json* quantization, const std::string& language_component,
+                           Model& model);
 
 // The sub-config at `key`, or an empty one (the config class's defaults) when absent.
 Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key);
@@ -38,7 +72,8 @@ Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key);
 // starting with "model." become `model_prefix` + the rest, "lm_head" becomes `head_name`; the
 // component is `component` where unset. Copies hp (text_config_key = "text_config"), assumptions
 // and notes (prefixed "text_config: "); then adds `defaulted` (TextSubConfig's line) and, where
-// `top` has a quantization_config, NoteQuantizationNotApplied's note: what every composite
+// `top` has a quantization_config: NoteUnquantizedTowers when the language model applied it
+// (TextSubConfig with names), else NoteQuantizationNotApplied's note. What every composite
 // builder does once its towers are built.
 void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
                          std::vector<std::string>&& defaulted, const std::string& model_prefix,

@@ -36,7 +36,8 @@ Result<Model> BuildPaliGemma(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig full, HfConfig::FromJson(std::move(top), c.where()));
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
-                          TextSubConfig(full, "text_config", "gemma", "GemmaForCausalLM", defaulted));
+                          TextSubConfig(full, "text_config", "gemma", "GemmaForCausalLM", defaulted,
+                                        StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
   Result<Model> built = MakeError("{}: text_config.model_type \"{}\": memfit builds PaliGemma with "
                                   "a gemma or gemma2 language model only; reading the safetensors "
                                   "headers gives an exact answer", c.where(), text.model_type());

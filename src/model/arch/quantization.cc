@@ -108,6 +108,16 @@ void ReadModelOptLike(ModelBuilder& b, const HfConfig& c, const nlohmann::json& 
           QuantMethod from_group = SchemeMethod(g["weights"], &q.per_channel);
           if (from_group != QuantMethod::kNone) m = from_group;
           scheme = &g["weights"];
+          // compressed-tensors registers input_scale only for static input activations
+          // (lifecycle/initialize.py: none for "dynamic": true or without input_activations).
+          const auto method_it = qc.find("quant_method");
+          if (from_group == QuantMethod::kFp8Tensor && method_it != qc.end() &&
+              *method_it == "compressed-tensors") {
+            auto in = g.find("input_activations");
+            q.input_scale = in != g.end() && in->is_object() &&
+                            !(in->contains("dynamic") && (*in)["dynamic"].is_boolean() &&
+                              (*in)["dynamic"].get<bool>());
+          }
           break;
         }
       }
@@ -329,6 +339,15 @@ std::optional<std::vector<std::string>> RegexAsGlobs(std::string_view re) {
 
 Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOptions& options) {
   Quantization q = ReadQuantizationFields(b, c, options);
+  if (const auto* qc = QuantizationConfigJson(c); qc && q.method != QuantMethod::kNone) {
+    if (auto it = qc->find(kModuleAliasesKey); it != qc->end() && it->is_array()) {
+      for (const auto& pair : *it) {
+        if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+          q.module_aliases.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+        }
+      }
+    }
+  }
   // ModelOpt releases repeat the list under "ignore" and hf_quant_config's "exclude_modules".
   std::sort(q.skip.begin(), q.skip.end());
   q.skip.erase(std::unique(q.skip.begin(), q.skip.end()), q.skip.end());
@@ -370,8 +389,9 @@ SkipIndex IndexSkips(const std::vector<std::string>& skip) {
   return index;
 }
 
-bool SkipsModule(const Quantization& q, const std::string& module) {
-  if (q.skip.empty()) return false;
+namespace {
+
+bool SkipsName(const Quantization& q, const std::string& module) {
   SkipIndex local;
   const SkipIndex& index = q.skip_index ? *q.skip_index : (local = IndexSkips(q.skip));
   for (const auto& pattern : index.plain) {
@@ -400,13 +420,41 @@ bool SkipsModule(const Quantization& q, const std::string& module) {
   return false;
 }
 
+// The checkpoint names of a built module name under q.module_aliases (the name itself when no
+// alias covers it).
+std::vector<std::string> CheckpointNames(const Quantization& q, const std::string& module) {
+  std::vector<std::string> names;
+  for (const auto& [built, stored] : q.module_aliases) {
+    if (module.starts_with(built)) names.push_back(stored + module.substr(built.size()));
+  }
+  if (names.empty()) names.push_back(module);
+  return names;
+}
+
+}  // namespace
+
+bool SkipsModule(const Quantization& q, const std::string& module) {
+  if (q.skip.empty()) return false;
+  if (q.module_aliases.empty()) return SkipsName(q, module);  // the common case: no copies
+  for (const auto& name : CheckpointNames(q, module)) {
+    if (SkipsName(q, name)) return true;
+  }
+  return false;
+}
+
 void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t in,
              uint64_t out, bool bias) {
   QuantMethod method = q.method;
   if (method == QuantMethod::kMixed) {
-    auto it = std::lower_bound(q.per_module.begin(), q.per_module.end(),
-                               std::make_pair(m, QuantMethod::kNone));
-    method = it != q.per_module.end() && it->first == m ? it->second : QuantMethod::kNone;
+    method = QuantMethod::kNone;
+    for (const auto& name : CheckpointNames(q, m)) {
+      auto it = std::lower_bound(q.per_module.begin(), q.per_module.end(),
+                                 std::make_pair(name, QuantMethod::kNone));
+      if (it != q.per_module.end() && it->first == name) {
+        method = it->second;
+        break;
+      }
+    }
   }
   if (method == QuantMethod::kNone || method == QuantMethod::kMxfp4 || SkipsModule(q, m)) {
     b.Linear(m, in, out, bias);
@@ -452,7 +500,7 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       } else {
         b.Packed(m + ".weight_scale", {}, Dtype::kF32, 0);
       }
-      b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
+      if (q.input_scale) b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
       break;
     case QuantMethod::kBnbInt8:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kI8);

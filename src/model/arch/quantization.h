@@ -63,13 +63,28 @@ struct Quantization {
   std::string quant_type = "nf4";     // bnb 4-bit fp4 | nf4
   std::vector<std::string> skip;      // modules_to_not_convert / llm_int8_skip_modules / ignore
   bool per_channel = false;           // kFp8Tensor: weight_scale [out, 1]
+  // kFp8Tensor: a float32 input_scale is stored (static activation scales). compressed-tensors
+  // with dynamic (or no) input activations stores none (FP8_DYNAMIC releases).
+  bool input_scale = true;
   bool zero_point = false;            // kPackedInt: asymmetric (weight_zero_point stored)
   // kMixed: module path -> its method (kNvfp4, kFp8Tensor or kMxfp8); modules not listed stay
   // unquantized.
   std::vector<std::pair<std::string, QuantMethod>> per_module;
   // `skip` compiled (ReadQuantization sets it; SkipsModule compiles `skip` itself when absent).
   std::shared_ptr<const SkipIndex> skip_index;
+  // The names the checkpoint gives the modules of a language model that a text builder builds
+  // inside a composite model (multimodal_kit.h CarryQuantization): a module whose built name
+  // starts with `first` is looked up in `skip` and `per_module` as `second` + the rest of its
+  // name, under every alias whose `first` matches ("model." -> "model.language_model.",
+  // "lm_head" -> "language_model.lm_head"); names no alias covers are looked up as built. Read
+  // from the kModuleAliasesKey entry of the quantization_config the composite builder hands on.
+  std::vector<std::pair<std::string, std::string>> module_aliases;
 };
+
+// The quantization_config entry (an array of [built prefix, checkpoint prefix] pairs) through
+// which a composite builder gives its text builder Quantization::module_aliases. memfit writes it
+// into the text sub-config it builds; it is not a field of any release's config.json.
+inline constexpr const char* kModuleAliasesKey = "memfit_module_aliases";
 
 SkipIndex IndexSkips(const std::vector<std::string>& skip);
 
@@ -80,7 +95,8 @@ Quantization ReadQuantization(ModelBuilder& b, const HfConfig& config, const Bui
 
 // True when `module` (a dotted path) is excluded by the skip list: a pattern with '*' segments
 // matching the path or one of its ancestors, or a plain name contained in the path (transformers
-// matches skip keys as substrings).
+// matches skip keys as substrings). With module_aliases, the checkpoint names of `module` are
+// tested (any of them excluded: excluded).
 bool SkipsModule(const Quantization& q, const std::string& module);
 
 // nn.Linear(in, out) as the checkpoint stores it under `q` (plain Linear when not quantized or

@@ -55,7 +55,7 @@ Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
   if (b.failed()) return b.Finish();
   m.hp.text_config_key = c.Has("text_config") ? "text_config" : "";
   b.SetComponent("vision_tower");
-  EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size);
+  EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
   b.SetComponent("language_model");
   QwenLmHead(b, q, "model.language_model.embed_tokens");
   EmitQwenMtp(b, text, q, spec, mtp);

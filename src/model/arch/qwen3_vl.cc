@@ -6,6 +6,8 @@
 // Sources: transformers/models/qwen3_vl/modeling_qwen3_vl.py,
 // qwen3_vl_moe/modeling_qwen3_vl_moe.py.
 
+#include <algorithm>
+
 #include "model/arch/families.h"
 #include "model/arch/qwen_hybrid.h"
 #include "model/arch/qwen_vision.h"
@@ -17,6 +19,21 @@ namespace {
 Result<Model> BuildQwen3VlMoeText(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(Model m, BuildQwen3Moe(c, o));
   const auto& hp = m.hp;
+  // Quantized experts (scales beside the weights, or packed weights) stay one module per expert:
+  // transformers' quantizers replace nn.Linear modules, and Qwen's FP8 MoE releases store
+  // experts.E.{gate,up,down}_proj with their scales (printed as an assumption).
+  const bool quantized = std::any_of(m.tensors.begin(), m.tensors.end(), [](const Tensor& t) {
+    return t.name.find(".mlp.experts.") != std::string::npos &&
+           (!t.name.ends_with("_proj.weight") || t.logical_params.has_value() ||
+            t.dtype == Dtype::kF8E4M3);
+  });
+  if (quantized) {
+    m.assumptions.push_back(
+        "quantized experts are counted one module per expert "
+        "(mlp.experts.E.{gate,up,down}_proj with their scales), the layout of Qwen's FP8 "
+        "releases, not the fused gate_up_proj/down_proj of the bf16 checkpoints");
+    return m;
+  }
   std::vector<Tensor> out;
   out.reserve(m.tensors.size());
   for (auto& t : m.tensors) {
@@ -24,10 +41,6 @@ Result<Model> BuildQwen3VlMoeText(const HfConfig& c, const BuildOptions& o) {
     if (at == std::string::npos) {
       out.push_back(std::move(t));
       continue;
-    }
-    if (!t.name.ends_with("_proj.weight")) {
-      return MakeError("{}: quantized fused experts ({}) are not supported; the safetensors "
-                       "headers give an exact answer", c.where(), t.name);
     }
     if (!t.name.ends_with(".experts.0.gate_proj.weight")) continue;
     const std::string l = t.name.substr(0, at) + ".mlp.experts.";

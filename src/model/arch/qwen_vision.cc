@@ -3,6 +3,7 @@
 #include "model/arch/qwen_vision.h"
 #include "formats/hf_config_json.h"
 
+#include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
 
 namespace memfit::arch {
@@ -19,23 +20,25 @@ void Norm(ModelBuilder& b, QwenVision kind, const std::string& name, uint64_t di
 
 // The patch merger: a norm over the vision width (or over merged patches for Qwen3-VL's
 // deepstack mergers), then two Linear layers over hidden x merge^2.
-void Merger(ModelBuilder& b, QwenVision kind, const std::string& p, uint64_t hidden,
-            uint64_t merged, uint64_t out, bool postshuffle_norm) {
+void Merger(ModelBuilder& b, const Quantization& q, QwenVision kind, const std::string& p,
+            uint64_t hidden, uint64_t merged, uint64_t out, bool postshuffle_norm) {
   if (kind == QwenVision::kQwen3Vl) {
     b.LayerNorm(p + ".norm", postshuffle_norm ? merged : hidden);
-    b.Linear(p + ".linear_fc1", merged, merged, true);
-    b.Linear(p + ".linear_fc2", merged, out, true);
+    QLinear(b, q, p + ".linear_fc1", merged, merged, true);
+    QLinear(b, q, p + ".linear_fc2", merged, out, true);
   } else {
     Norm(b, kind, p + ".ln_q", hidden);
-    b.Linear(p + ".mlp.0", merged, merged, true);
-    b.Linear(p + ".mlp.2", merged, out, true);
+    QLinear(b, q, p + ".mlp.0", merged, merged, true);
+    QLinear(b, q, p + ".mlp.2", merged, out, true);
   }
 }
 
 }  // namespace
 
 void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const std::string& p,
-                    uint64_t text_hidden) {
+                    uint64_t text_hidden, const Quantization* quantization) {
+  const Quantization none{};
+  const Quantization& q = quantization ? *quantization : none;
   const bool qwen2 = kind == QwenVision::kQwen2Vl;
   // Qwen2-VL names its width "embed_dim" and the text width "hidden_size"; the others name their
   // width "hidden_size" and the text width "out_hidden_size".
@@ -70,20 +73,20 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
     const std::string l = Layer(p + ".blocks", i);
     Norm(b, kind, l + ".norm1", hidden);
     Norm(b, kind, l + ".norm2", hidden);
-    b.Linear(l + ".attn.qkv", hidden, 3 * hidden, true);
-    b.Linear(l + ".attn.proj", hidden, hidden, true);
+    QLinear(b, q, l + ".attn.qkv", hidden, 3 * hidden, true);
+    QLinear(b, q, l + ".attn.proj", hidden, hidden, true);
     if (kind == QwenVision::kQwen25Vl) {
-      b.Linear(l + ".mlp.gate_proj", hidden, inter, true);
-      b.Linear(l + ".mlp.up_proj", hidden, inter, true);
-      b.Linear(l + ".mlp.down_proj", inter, hidden, true);
+      QLinear(b, q, l + ".mlp.gate_proj", hidden, inter, true);
+      QLinear(b, q, l + ".mlp.up_proj", hidden, inter, true);
+      QLinear(b, q, l + ".mlp.down_proj", inter, hidden, true);
     } else {
-      b.Linear(l + (qwen2 ? ".mlp.fc1" : ".mlp.linear_fc1"), hidden, inter, true);
-      b.Linear(l + (qwen2 ? ".mlp.fc2" : ".mlp.linear_fc2"), inter, hidden, true);
+      QLinear(b, q, l + (qwen2 ? ".mlp.fc1" : ".mlp.linear_fc1"), hidden, inter, true);
+      QLinear(b, q, l + (qwen2 ? ".mlp.fc2" : ".mlp.linear_fc2"), inter, hidden, true);
     }
   }
-  Merger(b, kind, p + ".merger", hidden, merged, out, false);
+  Merger(b, q, kind, p + ".merger", hidden, merged, out, false);
   for (uint64_t k = 0; k < deepstack.size() && !b.failed(); ++k) {
-    Merger(b, kind, Layer(p + ".deepstack_merger_list", k), hidden, merged, out, true);
+    Merger(b, q, kind, Layer(p + ".deepstack_merger_list", k), hidden, merged, out, true);
   }
   // VisionRotaryEmbedding(head_dim / 2): inv_freq over arange(0, head_dim / 2, 2).
   b.Buffer(p + ".rotary_pos_emb.inv_freq", {(head_dim / 2 + 1) / 2}, Dtype::kF32, false);
@@ -94,6 +97,10 @@ Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVl
   nlohmann::json text_json = text_config.raw();
   text_json["architectures"] = {spec.text_class};
   text_json.erase("vision_config");
+  // The quantization_config names the language model's modules as the checkpoint stores them
+  // (spec.text_prefix, lm_head at the top).
+  CarryQuantization(c, text_json, {.model_prefixes = {spec.text_prefix + "."},
+                                   .head_names = {"lm_head"}});
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(std::move(text_json),
                                                             text_config.where()));
   BuildOptions text_options = o;
@@ -118,8 +125,11 @@ Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVl
   if (c.Has("text_config")) m.hp.text_config_key = "text_config";
   m.assumptions = std::move(language.assumptions);
   m.notes = std::move(language.notes);
+  // The vision tower under the same quantization_config (the top level's, or text_config's where
+  // QwenTextConfig found it), its modules named as stored.
+  const Quantization q = ReadQuantization(b, text_config, o);
   b.SetComponent("vision_tower");
-  EmitQwenVision(b, *vision, spec.vision, spec.vision_prefix, m.hp.hidden_size);
+  EmitQwenVision(b, *vision, spec.vision, spec.vision_prefix, m.hp.hidden_size, &q);
   // _no_split_modules: the text decoder layer and the vision block.
   m.no_split_patterns = {text_prefix + "layers.*", spec.vision_prefix + ".blocks.*"};
   m.base_model_prefix = "model.";

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/quantization.h"
 
 namespace memfit::arch {
 
@@ -19,8 +20,11 @@ enum class QwenVision : uint8_t { kQwen2Vl, kQwen25Vl, kQwen3Vl };
 
 // Emits the tower under `prefix` ("visual" or "model.visual") from the "vision_config" `v`,
 // whose merger projects to `text_hidden` when the config names no out_hidden_size/hidden_size.
+// With `q`, its linears (blocks, mergers) are nn.Linear modules as the quantized checkpoint
+// stores them (QLinear: unquantized where the list excludes them, as Qwen's and NVIDIA's
+// releases do).
 void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const std::string& prefix,
-                    uint64_t text_hidden);
+                    uint64_t text_hidden, const Quantization* q = nullptr);
 
 struct QwenVlSpec {
   ArchitectureBuilderFn text_builder = nullptr;  // BuildQwen2, BuildQwen3, BuildQwen3Moe, ...
