@@ -1,4 +1,5 @@
-// The Mamba-2 mixer (BambaMixer) shared by bamba and granitemoehybrid; see mamba2_mixer.h.
+// The Mamba-2 mixer (BambaMixer) shared by bamba, granitemoehybrid and falcon_h1; see
+// mamba2_mixer.h.
 
 #include "model/arch/mamba2_mixer.h"
 #include "formats/hf_config_json.h"
@@ -14,6 +15,7 @@ Mamba2Dims ReadMamba2(ModelBuilder& b, const HfConfig& c) {
   d.expand = Get(b, c.UintOr("mamba_expand", 2));
   d.conv_bias = Get(b, c.BoolOr("mamba_conv_bias", true));
   d.proj_bias = Get(b, c.BoolOr("mamba_proj_bias", false));
+  d.out_bias = d.proj_bias;
   return d;
 }
 
@@ -22,18 +24,24 @@ Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, uint64_t h, Mamba2Dims&
     return MakeError("{}: \"mamba_n_heads\", \"mamba_n_groups\", \"mamba_d_state\" and "
                      "\"mamba_d_conv\" must be positive", c.where());
   }
-  d.d_inner = MulDims(b, d.expand, h, "mamba_expand x hidden_size");
+  d.d_inner = d.d_ssm > 0 ? d.d_ssm : MulDims(b, d.expand, h, "mamba_expand x hidden_size");
   // mamba_d_head "auto" (or absent): d_inner / mamba_n_heads, which must divide.
   d.head_dim = 0;
   auto head = c.raw().find("mamba_d_head");
-  if (head != c.raw().end() && head->is_number_unsigned()) {
-    d.head_dim = head->get<uint64_t>();
+  // A number parsed from JSON text is unsigned when non-negative; one set in code is signed.
+  if (head != c.raw().end() && head->is_number_integer()) {
+    if (head->get<int64_t>() <= 0) {
+      return MakeError("{}: \"mamba_d_head\" must be positive or \"auto\"", c.where());
+    }
+    d.head_dim = static_cast<uint64_t>(head->get<int64_t>());
   } else if (d.d_inner % d.heads == 0) {
     d.head_dim = d.d_inner / d.heads;
   }
   if (!b.failed() && (d.head_dim == 0 || MulDims(b, d.heads, d.head_dim, "mamba heads") != d.d_inner)) {
-    return MakeError("{}: \"mamba_n_heads\" x \"mamba_d_head\" must equal \"mamba_expand\" x "
-                     "\"hidden_size\" = {}", c.where(), d.d_inner);
+    return MakeError("{}: \"mamba_n_heads\" x \"mamba_d_head\" must equal the Mamba inner size "
+                     "({}) = {}", c.where(),
+                     d.d_ssm > 0 ? "\"mamba_d_ssm\"" : "\"mamba_expand\" x \"hidden_size\"",
+                     d.d_inner);
   }
   const uint64_t bc = MulDims(b, 2 * d.groups, d.d_state, "2 x mamba_n_groups x mamba_d_state");
   if (!b.failed() && (d.d_inner > kMaxModelElements || bc > kMaxModelElements)) {
@@ -65,8 +73,8 @@ LayerInfo EmitMamba2(ModelBuilder& b, const Quantization& q, const std::string& 
   b.Param(x + ".dt_bias", {d.heads});
   b.Param(x + ".A_log", {d.heads});
   b.Param(x + ".D", {d.heads});
-  b.RmsNorm(x + ".norm", d.d_inner);
-  QLinear(b, q, x + ".out_proj", d.d_inner, h, d.proj_bias);
+  if (d.gated_norm) b.RmsNorm(x + ".norm", d.d_inner);
+  QLinear(b, q, x + ".out_proj", d.d_inner, h, d.out_bias);
   LayerInfo info;
   info.attention = AttentionKind::kNone;
   info.mixer = LayerMixer::kMamba2;

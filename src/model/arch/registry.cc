@@ -10,6 +10,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
+#include "model/arch/moe_hybrid_families.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
 
@@ -142,6 +143,11 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"apertus", "", arch::BuildApertus, "llama"},
       {"ernie4_5", "", arch::BuildErnie45, "llama"},
       {"hunyuan_v1_dense", "", arch::BuildHunYuanDense, "llama"},
+      {"ernie4_5_moe", "", arch::BuildErnie45Moe, "ernie4_5_moe"},
+      {"hunyuan_v1_moe", "", arch::BuildHunYuanMoe, "hunyuan_moe"},
+      // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
+      {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
+      {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
       {"internlm", "", arch::BuildInternLm, "llama"},
   };
   return kBuilders;
