@@ -18,6 +18,7 @@
 #include "gguf_models.h"
 #include "cli/request_flags.h"
 #include "memfit/validation.h"
+#include "request/request_options.h"
 #include "server/answers.h"
 #include "server/request_json.h"
 #include "server/router.h"
@@ -381,7 +382,7 @@ std::string Differ(const TrainRequest& a, const TrainRequest& b) {
   MEMFIT_SAME(lora_dropout) MEMFIT_SAME(lora_targets) MEMFIT_SAME(qlora_quant)
   MEMFIT_SAME(freeze_layers) MEMFIT_SAME(head) MEMFIT_SAME(cuda_context)
   MEMFIT_SAME(allocator_reserve) MEMFIT_SAME(no_foreach) MEMFIT_SAME(keep_grads) MEMFIT_SAME(loss)
-  MEMFIT_SAME(torch_version) MEMFIT_SAME(transformers_version)
+  MEMFIT_SAME(torch_version) MEMFIT_SAME(transformers_version) MEMFIT_SAME(mamba_scan)
   return differ;
 }
 
@@ -394,7 +395,7 @@ std::string Differ(const InferenceRequest& a, const InferenceRequest& b) {
   MEMFIT_SAME(dp_attention) MEMFIT_SAME(gpu) MEMFIT_SAME(encoder_tokens)
   MEMFIT_SAME(decoder_tokens) MEMFIT_SAME(cuda_context) MEMFIT_SAME(allocator_reserve)
   MEMFIT_SAME(all_logits) MEMFIT_SAME(torch_version) MEMFIT_SAME(transformers_version)
-  MEMFIT_SAME(curve) MEMFIT_SAME(curve_gpus)
+  MEMFIT_SAME(mamba_scan) MEMFIT_SAME(curve) MEMFIT_SAME(curve_gpus)
   return differ;
 }
 #undef MEMFIT_SAME
@@ -452,6 +453,47 @@ TEST(RequestParity, ValidateBuildsTheCliRequestFromARow) {
   EXPECT_EQ(Differ(*inference.inference_request, *cli_inference), "");
   EXPECT_EQ(inference.inference.context_tokens, 512u);
   EXPECT_EQ(inference.inference.dtype, Dtype::kF16);
+}
+
+// CPU rows (validation/measure.py --device cpu): transformers' Mamba-2 mixers have no mamba_ssm
+// kernels there, so the row is the request `--mamba-scan torch` makes.
+TEST(RequestParity, CpuRowsTakeTheMamba2TorchPath) {
+  const std::string csv =
+      "id,model,task,settings,measure,value,unit,source,notes\n"
+      "c1,m,inference,dtype=float32;batch=1;context=512;decode=4;attn=eager;device=cpu,"
+      "max_memory_allocated,900,MiB,validation/measure.py (torch 1.13.0a0; transformers 4.48.3),\n"
+      "c2,m,train,method=full;precision=fp32;optimizer=adamw;foreach=false;batch=1;seq=512;"
+      "attn=eager;checkpointing=none;device=cpu,max_memory_allocated,900,MiB,"
+      "validation/measure.py (torch 1.13.0a0; transformers 4.48.3),\n";
+  auto rows = ParseMeasuredCsv(csv, "cpu.csv");
+  ASSERT_TRUE(rows) << rows.error().message;
+  RowPlan inference = PlanRow((*rows)[0]);
+  ASSERT_TRUE(inference.inference_request) << inference.unsupported;
+  auto cli_inference = cli::InferenceRequestFromFlags(
+      {"", "--context", "512", "--batch", "1", "--decoder-tokens", "4", "--dtype", "float32",
+       "--attn", "eager", "--torch-version", "1.13", "--transformers-version", "4.48",
+       "--mamba-scan", "torch"});
+  ASSERT_TRUE(cli_inference) << cli_inference.error().message;
+  EXPECT_EQ(Differ(*inference.inference_request, *cli_inference), "");
+  EXPECT_EQ(inference.inference.mamba2_scan, Mamba2Scan::kTorch);
+  RowPlan train = PlanRow((*rows)[1]);
+  ASSERT_TRUE(train.train_request) << train.unsupported;
+  auto cli_train = cli::TrainRequestFromFlags(
+      {"", "--precision", "fp32", "--optimizer", "adamw", "--no-foreach", "--batch", "1",
+       "--context", "512", "--attn", "eager", "--torch-version", "1.13",
+       "--transformers-version", "4.48", "--mamba-scan", "torch"});
+  ASSERT_TRUE(cli_train) << cli_train.error().message;
+  EXPECT_EQ(Differ(*train.train_request, *cli_train), "");
+  EXPECT_EQ(train.train.mamba2_scan, std::optional<Mamba2Scan>(Mamba2Scan::kTorch));
+  // Without the flag the request is another one.
+  cli_train->mamba_scan.clear();
+  EXPECT_EQ(Differ(*train.train_request, *cli_train), "mamba_scan");
+  // A word the flag does not know is the flag's error.
+  auto bad = cli::TrainRequestFromFlags({"", "--mamba-scan", "fast"});
+  ASSERT_TRUE(bad) << bad.error().message;
+  auto options = TrainOptionsFor(*bad);
+  ASSERT_FALSE(options);
+  EXPECT_NE(options.error().message.find("--mamba-scan fast"), std::string::npos);
 }
 
 }  // namespace

@@ -91,6 +91,9 @@ struct TrainOptions {
   std::optional<bool> zero_grad_set_to_none;
   LossImpl loss = LossImpl::kHf;
   ComputeDevice device = ComputeDevice::kCuda;
+  // transformers' Mamba-2 scan (memfit/runtime_versions.h); unset: torch_forward's chunked scan
+  // on kCpu, the mamba_ssm kernels on kCuda.
+  std::optional<Mamba2Scan> mamba2_scan;
   OverheadOptions overhead;
 };
 

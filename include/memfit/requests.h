@@ -79,6 +79,7 @@ struct InferenceRequest {
   bool all_logits = false;               // --all-logits
   std::string torch_version;             // --torch-version: "" = the current release
   std::string transformers_version;      // --transformers-version: "" = the current release
+  std::string mamba_scan;                // --mamba-scan: kernels or torch; "" = kernels
   bool curve = false;                    // --curve
   std::vector<std::string> curve_gpus;   // --curve-gpu (default: --gpu)
 };
@@ -129,6 +130,7 @@ struct TrainRequest {
   std::string loss = "hf";               // --loss
   std::string torch_version;             // --torch-version
   std::string transformers_version;      // --transformers-version
+  std::string mamba_scan;                // --mamba-scan: kernels or torch; "" = kernels
 };
 
 // What RenderTrain needs.

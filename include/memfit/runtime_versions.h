@@ -47,4 +47,15 @@ bool ZeroGradSetsToNoneByDefault(const RuntimeVersions& v);
 // pads the labels instead (`nn.functional.pad(labels, (0, 1))`) and shifts nothing.
 bool LossCopiesShiftedLogits(const RuntimeVersions& v);
 
+// How transformers runs a Mamba-2 mixer (BambaMixer, Mamba2Mixer, Zamba2MambaMixer,
+// NemotronHMamba2Mixer, GraniteMoeHybridMambaLayer, FalconH1Mixer) over a prompt or a training
+// sequence: with the mamba_ssm / causal_conv1d kernels (CUDA with those packages installed), or
+// `torch_forward`'s naive chunked scan (always on CPU; on CUDA without the packages), whose
+// float32 products of chunk x chunk x heads x d_state per chunk dominate the peak
+// (docs/estimates.md, "Mamba-2 in transformers without mamba_ssm").
+enum class Mamba2Scan : uint8_t { kKernels, kTorch };
+std::string_view Mamba2ScanName(Mamba2Scan scan);  // "kernels", "torch"
+// "kernels" (also "mamba_ssm", "mamba-ssm") or "torch"; errors name `flag`.
+Result<Mamba2Scan> ParseMamba2Scan(std::string_view text, std::string_view flag);
+
 }  // namespace memfit

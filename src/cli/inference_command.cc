@@ -104,6 +104,7 @@ std::shared_ptr<InferenceArgs> AddInferenceFlags(CLI::App& app, Context& ctx) {
   cmd->add_flag("--all-logits", r.all_logits,
                 "logits for every prompt token (transformers < 4.45) instead of the last");
   AddVersionOptions(*cmd, a->versions);
+  AddMambaScanOption(*cmd, r.mamba_scan);
   AddCurveOptions(*cmd, r.curve, r.curve_gpus);
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));

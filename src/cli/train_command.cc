@@ -88,6 +88,7 @@ std::shared_ptr<TrainArgs> AddTrainFlags(CLI::App& app, Context& ctx) {
                 "gradients stay allocated between steps (zero_grad(set_to_none=False); torch < "
                 "2.0's default)");
   AddVersionOptions(*cmd, a->versions);
+  AddMambaScanOption(*cmd, r.mamba_scan);
   cmd->add_option("--loss", r.loss, "hf (fp32 logits + log_softmax), fused (Liger/CCE), "
                   "low-precision (TRL selective_log_softmax)")->capture_default_str();
   cmd->add_option("--format", a->format, "table, json, csv or markdown")

@@ -51,6 +51,12 @@ void AddVersionOptions(CLI::App& cmd, VersionArgs& args) {
                      LibraryVersionName(current.transformers) + ")");
 }
 
+void AddMambaScanOption(CLI::App& cmd, std::string& scan) {
+  cmd.add_option("--mamba-scan", scan,
+                 "Mamba-2 layers in transformers: kernels (mamba_ssm installed, the default) or "
+                 "torch (its chunked scan: CPU, or no mamba_ssm)");
+}
+
 Result<RuntimeVersions> ToRuntimeVersions(const VersionArgs& args) {
   return ParseRuntimeVersions(args.torch, args.transformers);
 }

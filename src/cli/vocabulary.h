@@ -41,6 +41,11 @@ struct VersionArgs {
 void AddVersionOptions(CLI::App& cmd, VersionArgs& args);
 Result<RuntimeVersions> ToRuntimeVersions(const VersionArgs& args);
 
+// --mamba-scan (train, inference): how transformers runs Mamba-2 layers, "kernels" (mamba_ssm
+// installed) or "torch" (its chunked scan: CPU, or no mamba_ssm); empty: kernels (docs/estimates.md,
+// "Mamba-2 in transformers without mamba_ssm").
+void AddMambaScanOption(CLI::App& cmd, std::string& scan);
+
 // An old spelling of `flag`, hidden from --help, that sets the same variable and says once on
 // stderr: "memfit: note: --seq is deprecated: use --context".
 template <typename T>

@@ -3,6 +3,7 @@
 // gated or plain MLP, dropout masks, LoRA inputs). Sources and derivation: docs/estimates.md.
 
 #include "estimate/activations.h"
+#include "estimate/mamba2_scan.h"
 
 #include <algorithm>
 #include <string_view>
@@ -199,6 +200,15 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
           add(mul(cross.per_q_tok - cross.core_per_q_tok, tokens),
               mul(cross.per_kv_tok - cross.core_per_kv_tok, kv_tokens)));
   a.input_bytes = mul(sb * h, tokens);
+  if (p.mamba2_torch_scan) {
+    // The torch-path scan's float32 tensors kept for backward (selective recomputation does not
+    // recompute them: they are not the attention core).
+    if (auto shape = Mamba2ScanShapeFor(model, info, p.batch, p.seq, p.tp)) {
+      const uint64_t scan = Mamba2TorchScanBytes(*shape).saved;
+      a.saved_bytes = add(a.saved_bytes, scan);
+      a.selective_bytes = add(a.selective_bytes, scan);
+    }
+  }
   return a;
 }
 

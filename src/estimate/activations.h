@@ -46,6 +46,9 @@ struct ActivationParams {
   // Norms per layer beyond the two pre-norms (Gemma-2's post-attention and post-feedforward
   // RMSNorms: modeling_gemma2.py Gemma2DecoderLayer), each saving what a pre-norm saves.
   uint32_t extra_norms = 0;
+  // Mamba-2 layers run transformers' torch-path scan (no mamba_ssm kernels): its float32 chunk
+  // tensors are saved for backward too (estimate/mamba2_scan.h).
+  bool mamba2_torch_scan = false;
 };
 
 struct LayerActivation {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "estimate/mamba2_scan.h"
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
@@ -79,9 +80,12 @@ bool KeepsAttentionWeights(std::string_view model_type, const RuntimeVersions& v
 // The largest transient of one forward pass over `tokens` tokens (batch x seq), per GPU.
 // `transformers`: logits as transformers' forward leaves them (all tokens in the model dtype);
 // otherwise as a serving engine's sampler takes them (logit_tokens rows upcast to float32).
+// `scan`: how transformers runs the Mamba-2 layers (the kernels add nothing beyond the layer's
+// projections; the torch path's float32 chunk products are counted).
 Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, AttnImpl attn,
                  uint64_t tp, uint64_t logit_tokens, bool transformers,
-                 const RuntimeVersions& versions, std::vector<std::string>& assumptions) {
+                 const RuntimeVersions& versions, Mamba2Scan scan,
+                 std::vector<std::string>& assumptions) {
   const Hyperparameters& hp = model.hp;
   const uint64_t tokens = Mul({batch, seq});
   const uint64_t h = hp.hidden_size;
@@ -151,6 +155,19 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     if (L.attention != AttentionKind::kNone) {
       consider(Add(Add(stream, qkv), core),
                attn == AttnImpl::kEager ? "attention scores" : "attention");
+    }
+    if (transformers && scan == Mamba2Scan::kTorch) {
+      if (auto shape = estimate::Mamba2ScanShapeFor(model, L, batch, seq, tp)) {
+        // torch_forward: in_proj's output (gate | x B C | dt; gate is a view of it until the
+        // gated norm) and the conv's activated output stay alive through the scan, whose float32
+        // products come on top (estimate/mamba2_scan.h).
+        const uint64_t d_inner = Mul({L.state.heads, shape->head_dim});
+        const uint64_t proj = Mul({tokens, CeilDiv(d_inner + L.state.conv_channels + L.state.heads, tp), c});
+        const uint64_t conv = Mul({tokens, CeilDiv(L.state.conv_channels, tp), c});
+        consider(Add(Add(stream, Add(proj, conv)),
+                     estimate::Mamba2TorchScanBytes(*shape).forward_peak),
+                 "Mamba-2 scan (torch path)");
+      }
     }
     uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
     f = CeilDiv(f, tp);
@@ -437,7 +454,19 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                       ? o.batch
                                       : Mul({o.batch, o.context_tokens});
     Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
-                         /*transformers=*/true, o.versions, e.assumptions);
+                         /*transformers=*/true, o.versions, o.mamba2_scan, e.assumptions);
+    if (estimate::HasMamba2Layers(model)) {
+      // The other path's peak, for the assumption line (same model, same prompt).
+      std::vector<std::string> ignored;
+      const bool torch = o.mamba2_scan == Mamba2Scan::kTorch;
+      const Peak other = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp,
+                                     logit_tokens, /*transformers=*/true, o.versions,
+                                     torch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch, ignored);
+      const uint64_t torch_bytes = torch ? p.bytes : other.bytes;
+      const uint64_t kernel_bytes = torch ? other.bytes : p.bytes;
+      e.assumptions.push_back(estimate::Mamba2ScanAssumption(
+          o.mamba2_scan, model.hp.ssm_chunk_size, torch_bytes - std::min(torch_bytes, kernel_bytes)));
+    }
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where;
     e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
@@ -456,7 +485,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     uint64_t prof_tokens = o.max_batched_tokens;
     Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, e.layout.attn_tp,
                          std::min(o.max_num_seqs, prof_tokens), /*transformers=*/false,
-                         o.versions, e.assumptions);
+                         o.versions, Mamba2Scan::kKernels, e.assumptions);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
     e.cuda_graph_bytes = o.cuda_graph_bytes;

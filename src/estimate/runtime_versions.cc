@@ -59,4 +59,15 @@ bool LossCopiesShiftedLogits(const RuntimeVersions& v) {
   return v.transformers < LibraryVersion{4, 50};
 }
 
+std::string_view Mamba2ScanName(Mamba2Scan scan) {
+  return scan == Mamba2Scan::kTorch ? "torch" : "kernels";
+}
+
+Result<Mamba2Scan> ParseMamba2Scan(std::string_view text, std::string_view flag) {
+  if (text == "kernels" || text == "mamba_ssm" || text == "mamba-ssm") return Mamba2Scan::kKernels;
+  if (text == "torch") return Mamba2Scan::kTorch;
+  return MakeError("{} {}: expected kernels (mamba_ssm installed) or torch (no mamba_ssm, CPU)",
+                   flag, text);
+}
+
 }  // namespace memfit

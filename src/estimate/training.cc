@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "estimate/activations.h"
+#include "estimate/mamba2_scan.h"
 #include "estimate/modules.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_train.h"
@@ -38,7 +39,12 @@ struct Trainable {
 
 }  // namespace
 
-Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o) {
+namespace {
+
+// The estimate with the Mamba-2 scan `scan` (EstimateTraining runs it for both paths when the
+// model has Mamba-2 layers).
+Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOptions& o,
+                                           Mamba2Scan scan) {
   const Hyperparameters& hp = model.hp;
   TrainEstimate e;
   if (o.batch == 0 || o.seq == 0 || o.grad_accum == 0 || o.gpus == 0 || o.tp == 0 || o.pp == 0) {
@@ -301,7 +307,8 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 // transformers 4.48 Gemma-2: eager_attention_forward applies
                                 // attn_logit_softcapping (50 in every Gemma-2 config)
                                 .attn_softcap = model.model_type == "gemma2",
-                                .extra_norms = model.model_type == "gemma2" ? 2u : 0u};
+                                .extra_norms = model.model_type == "gemma2" ? 2u : 0u,
+                                .mamba2_torch_scan = scan == Mamba2Scan::kTorch};
   std::vector<LayerInfo> infos = hp.layers;
   if (infos.empty()) {
     uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / std::max<uint64_t>(hp.num_attention_heads, 1);
@@ -350,12 +357,23 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   const uint64_t in_flight = o.pp > 1 ? std::min(o.pp, o.grad_accum) : 1;
   uint64_t act = 0, per_layer_max = 0;
   uint64_t encoder_act = 0;  // the encoder's part of act (encoder-decoder models)
+  // The torch-path Mamba-2 scan's transients (estimate/mamba2_scan.h), the largest layer's: its
+  // float32 products in the forward (G_intermediate and one more), and in the backward the two
+  // gradients of G_intermediate's factors, each a full 6-D product before its reduction.
+  uint64_t scan_forward = 0, scan_backward = 0;
   for (const StackLayer& sl : stack_layers) {
     if (o.pp > 1 && sl.index >= stage_layers) break;  // the first stage's layers
     estimate::ActivationParams lp = ap;
     lp.seq = sl.seq;
     lp.cross_seq = sl.cross_seq;
     auto la = estimate::LayerSavedBytes(model, sl.info, *sl.train, lp);
+    if (scan == Mamba2Scan::kTorch) {
+      if (auto shape = estimate::Mamba2ScanShapeFor(model, sl.info, o.batch, sl.seq, o.tp)) {
+        const estimate::Mamba2ScanBytes sb = estimate::Mamba2TorchScanBytes(*shape);
+        scan_forward = std::max(scan_forward, sb.forward_peak);
+        scan_backward = std::max(scan_backward, sb.backward_peak);
+      }
+    }
     uint64_t b = la.saved_bytes;
     if (o.checkpointing == Checkpointing::kFull) b = la.input_bytes;
     if (o.checkpointing == Checkpointing::kSelective) b = la.selective_bytes;
@@ -489,7 +507,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
         break;
     }
   }
-  e.transient_bytes = std::max(Add(recompute, logits_bwd), opt_tmp);
+  // The torch-path Mamba-2 scan's products are transients too (0 with the kernels).
+  e.transient_bytes =
+      std::max({Add(Add(recompute, logits_bwd), scan_backward), opt_tmp, scan_forward});
 
   // ---- stages (allocated bytes on the GPU, steady state)
   const bool set_to_none =
@@ -513,9 +533,12 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
     parts.insert(parts.end(), more.begin(), more.end());
     return parts;
   };
+  // The forward's scan transients come on top of every saved tensor and the logits (an upper
+  // bound: the last Mamba-2 layer runs before the head).
   const std::vector<StagePart> forward_working{{"activations", act},
                                                {"logits and loss", e.logits_bytes},
-                                               {"autocast weight copies", autocast_part}};
+                                               {"autocast weight copies", autocast_part},
+                                               {"Mamba-2 scan (torch path)", scan_forward}};
   stage("model loaded", {{"weights", w}});
   {
     auto parts = with_base(forward_working);
@@ -532,6 +555,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                 {"logits and loss", logits_at_bwd.value_or(e.logits_bytes)},
                                 {"autocast weight copies", autocast_part}};
   during.push_back({"loss backward", logits_bwd});
+  during.push_back({"Mamba-2 scan backward (torch path)", scan_backward});
   std::vector<StagePart> at_end{{"gradients", grads}};
   if (grads_persist) {
     during.push_back({"gradients", grads});
@@ -542,6 +566,9 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   } else {
     at_end.push_back({"tied embedding gradients", tied_bwd});
   }
+  // The lowest Mamba-2 layer's backward runs when nearly every gradient exists: its scan
+  // transient belongs to the end of the backward as much as to its middle.
+  at_end.push_back({"Mamba-2 scan backward (torch path)", scan_backward});
   const auto sum = [](const std::vector<StagePart>& parts) {
     uint64_t total = 0;
     for (const auto& p : parts) total = Add(total, p.bytes);
@@ -583,6 +610,23 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
                                   o.device == ComputeDevice::kCpu
                                       ? "in the input's dtype (torch's CPU dropout)"
                                       : "1 byte per element (CUDA)"));
+  }
+  return e;
+}
+
+}  // namespace
+
+Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o) {
+  const Mamba2Scan scan = o.mamba2_scan.value_or(
+      o.device == ComputeDevice::kCpu ? Mamba2Scan::kTorch : Mamba2Scan::kKernels);
+  MEMFIT_ASSIGN_OR_RETURN(TrainEstimate e, EstimateTrainingWith(model, o, scan));
+  if (estimate::HasMamba2Layers(model)) {
+    const Mamba2Scan other = scan == Mamba2Scan::kTorch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch;
+    MEMFIT_ASSIGN_OR_RETURN(TrainEstimate alt, EstimateTrainingWith(model, o, other));
+    const uint64_t torch_peak = scan == Mamba2Scan::kTorch ? e.peak_bytes : alt.peak_bytes;
+    const uint64_t kernel_peak = scan == Mamba2Scan::kTorch ? alt.peak_bytes : e.peak_bytes;
+    e.assumptions.push_back(estimate::Mamba2ScanAssumption(
+        scan, model.hp.ssm_chunk_size, torch_peak - std::min(torch_peak, kernel_peak)));
   }
   return e;
 }

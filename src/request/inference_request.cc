@@ -38,6 +38,9 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   o.decoder_tokens = r.decoder_tokens;
   o.last_token_logits = !r.all_logits;
   MEMFIT_ASSIGN_OR_RETURN(o.versions, ParseRuntimeVersions(r.torch_version, r.transformers_version));
+  if (!r.mamba_scan.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(o.mamba2_scan, ParseMamba2Scan(r.mamba_scan, "--mamba-scan"));
+  }
   o.overhead.allocator_reserve_fraction = r.allocator_reserve;
   auto dtype = ParseDtypeName(r.dtype);
   if (!dtype) return Wrap(dtype.error(), "--dtype");

@@ -41,6 +41,9 @@ Result<TrainOptions> TrainOptionsFor(const TrainRequest& a) {
   if (a.no_foreach) o.foreach_optimizer = false;
   if (a.keep_grads) o.zero_grad_set_to_none = false;
   MEMFIT_ASSIGN_OR_RETURN(o.loss, ParseLossImpl(a.loss));
+  if (!a.mamba_scan.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(o.mamba2_scan, ParseMamba2Scan(a.mamba_scan, "--mamba-scan"));
+  }
   o.overhead.allocator_reserve_fraction = a.allocator_reserve;
   if (!a.cuda_context.empty()) {
     auto b = ParseByteSize(a.cuda_context);

@@ -269,6 +269,8 @@ RowPlan PlanRow(const MeasuredRow& row) {
       q.dtype = d;
     }
     if (auto a = get("attn"); !a.empty()) q.attn = a;
+    // On CPU transformers' Mamba-2 mixers have no mamba_ssm kernels: the torch path.
+    if (get("device") == "cpu") q.mamba_scan = "torch";
     auto options = InferenceOptionsFor(q);
     if (!options) { p.unsupported = options.error().message; return p; }
     // A row without a context keeps the estimator's own default (the request's 0 would be the
@@ -361,6 +363,7 @@ RowPlan PlanRow(const MeasuredRow& row) {
     q.allocator_reserve = kNvmlAllocatorReserve;
   }
   if (auto a = get("attn"); !a.empty()) q.attn = a;
+  if (get("device") == "cpu") q.mamba_scan = "torch";  // no mamba_ssm kernels on CPU
   if (auto x = get("strategy"); !x.empty()) q.strategy = x;
   if (auto x = get("offload"); !x.empty()) q.offload = x;
   if (method.find("DPO") != std::string::npos) {

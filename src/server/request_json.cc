@@ -72,6 +72,7 @@ std::vector<Field> Fields(InferenceRequest& r) {
   f.push_back({{"all-logits"}, &r.all_logits});
   f.push_back({{"torch-version"}, &r.torch_version});
   f.push_back({{"transformers-version"}, &r.transformers_version});
+  f.push_back({{"mamba-scan"}, &r.mamba_scan});
   f.push_back({{"curve"}, &r.curve});
   f.push_back({{"curve-gpu"}, &r.curve_gpus});
   return f;
@@ -109,6 +110,7 @@ std::vector<Field> Fields(TrainRequest& r) {
   f.push_back({{"keep-grads"}, &r.keep_grads});
   f.push_back({{"torch-version"}, &r.torch_version});
   f.push_back({{"transformers-version"}, &r.transformers_version});
+  f.push_back({{"mamba-scan"}, &r.mamba_scan});
   f.push_back({{"loss"}, &r.loss});
   return f;
 }

@@ -2,6 +2,8 @@
 // attn_layer_indices) counted by hand, the partial rotary buffer, the Mamba state and KV layer
 // facts, the defaults (untied head, all-Mamba without attn_layer_indices), hostile configs.
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "model/arch/arch_test_util.h"
@@ -81,6 +83,27 @@ TEST(BambaBuilder, TinyConfigCountsByHand) {
 
 // Tied head: 80 fewer. No attn_layer_indices: both layers Mamba (838 each). A full rotary factor
 // doubles inv_freq.
+// The SSD chunk of the torch-path scan: BambaConfig "mamba_chunk_size", default 256 (said).
+TEST(BambaBuilder, MambaChunkSize) {
+  auto m = BuildJson(TinyBamba());
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->hp.ssm_chunk_size, 256u);
+  EXPECT_TRUE(std::any_of(m->assumptions.begin(), m->assumptions.end(), [](const auto& a) {
+    return a.find("no \"mamba_chunk_size\": the config class's default 256") != std::string::npos;
+  }));
+  auto set = TinyBamba();
+  set["mamba_chunk_size"] = 64;
+  auto s = BuildJson(set);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->hp.ssm_chunk_size, 64u);
+  EXPECT_TRUE(std::none_of(s->assumptions.begin(), s->assumptions.end(), [](const auto& a) {
+    return a.find("mamba_chunk_size") != std::string::npos;
+  }));
+  auto zero = TinyBamba();
+  zero["mamba_chunk_size"] = 0;
+  ExpectError(zero, "mamba_chunk_size");
+}
+
 TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
   auto tied = TinyBamba();
   tied["tie_word_embeddings"] = true;

@@ -53,6 +53,19 @@ Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, uint64_t h, Mamba2Dims&
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.d_state;
   hp.ssm_group_count = d.groups;
+  // The SSD chunk of transformers' torch_forward scan: BambaConfig / GraniteMoeHybridConfig
+  // "mamba_chunk_size", default 256 in both classes (a builder that read it already, falcon_h1,
+  // keeps its own value and assumption line).
+  if (hp.ssm_chunk_size == 0) {
+    hp.ssm_chunk_size = Get(b, c.UintOr("mamba_chunk_size", 256));
+    if (!b.failed() && hp.ssm_chunk_size == 0) {
+      return MakeError("{}: \"mamba_chunk_size\" must be positive", c.where());
+    }
+    if (!c.Has("mamba_chunk_size")) {
+      b.model().assumptions.push_back(
+          "no \"mamba_chunk_size\": the config class's default 256 (Mamba-2 scan chunk)");
+    }
+  }
   return Ok{};
 }
 

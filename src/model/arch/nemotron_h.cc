@@ -247,6 +247,19 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.state;
   hp.ssm_group_count = d.groups;
+  if (has(Block::kMamba)) {
+    // NemotronHConfig "chunk_size" (default 128; "mamba_chunk_size" is read as its alias):
+    // the SSD chunk of transformers' torch_forward scan.
+    hp.ssm_chunk_size = Get(b, c.Has("chunk_size") ? c.UintOr("chunk_size", 128)
+                                                   : c.UintOr("mamba_chunk_size", 128));
+    if (!b.failed() && hp.ssm_chunk_size == 0) {
+      return MakeError("{}: \"chunk_size\" must be positive", c.where());
+    }
+    if (!c.Has("chunk_size") && !c.Has("mamba_chunk_size")) {
+      m.assumptions.push_back(
+          "no \"chunk_size\": the config class's default 128 (Mamba-2 scan chunk)");
+    }
+  }
 
   const uint64_t h = hp.hidden_size;
   b.Embedding("backbone.embeddings", hp.vocab_size, h);

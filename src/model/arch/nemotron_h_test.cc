@@ -40,6 +40,23 @@ nlohmann::json TinyNemotronH() {
 // E: norm 8, router 2 x 8 = 16, experts 2 x (8 x 3 + 3 x 8) = 96, shared 2 x 8 x 5 = 80: 200,
 //    plus the float32 e_score_correction_bias [2] buffer (8 bytes, stored).
 // embeddings 80, norm_f 8, lm_head 80: 1078 parameters, 1078 x 4 + 8 = 4320 stored bytes.
+// The SSD chunk: NemotronHConfig "chunk_size" (alias "mamba_chunk_size"), default 128.
+TEST(NemotronHBuilder, ChunkSize) {
+  auto m = BuildJson(TinyNemotronH());  // no chunk key
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->hp.ssm_chunk_size, 128u);
+  auto set = TinyNemotronH();
+  set["chunk_size"] = 64;
+  auto s = BuildJson(set);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->hp.ssm_chunk_size, 64u);
+  auto alias = TinyNemotronH();
+  alias["mamba_chunk_size"] = 32;
+  auto a = BuildJson(alias);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->hp.ssm_chunk_size, 32u);
+}
+
 TEST(NemotronHBuilder, TinyConfigCountsByHand) {
   auto m = BuildJson(TinyNemotronH());
   ASSERT_TRUE(m) << m.error().message;

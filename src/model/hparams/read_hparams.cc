@@ -149,6 +149,41 @@ bool FlagOf(const nlohmann::json& object, const char* key) {
 // DeciLM / Nemotron-NAS ("block_configs", one per layer): attention with its own KV-head
 // grouping or none ("no_op"), an FFN of width find_multiple(int(2 * ffn_mult * hidden / 3), 256)
 // or none (transformers-compatible modeling_decilm.py, _ffn_mult_to_intermediate_size).
+// Mamba-2 layers: d_state, groups and the SSD chunk of transformers' torch_forward scan
+// (memfit/model.h ssm_chunk_size). The chunk's key and default per config class:
+// Mamba2Config / Zamba2Config "chunk_size" 256, NemotronHConfig "chunk_size" 128 (alias
+// "mamba_chunk_size"), BambaConfig / GraniteMoeHybridConfig / FalconH1Config "mamba_chunk_size"
+// 256. Absent: the class's default, said as an assumption.
+void ReadMamba2Chunk(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>& assumptions) {
+  const bool mamba2 = std::any_of(hp.layers.begin(), hp.layers.end(), [](const LayerInfo& L) {
+    return L.mixer == LayerMixer::kMamba2;
+  });
+  if (!mamba2) return;
+  if (hp.ssm_state_size == 0) {
+    hp.ssm_state_size = keys.Uint({"mamba_d_state", "ssm_state_size", "state_size", "d_state"}, 128);
+  }
+  if (hp.ssm_group_count == 0) {
+    hp.ssm_group_count = keys.Uint({"mamba_n_groups", "n_groups", "ngroups", "mamba_ngroups"}, 1);
+  }
+  const std::string type = keys.String({"model_type"});
+  const uint64_t fallback = type == "nemotron_h" ? 128 : 256;
+  const bool chunk_first = type == "mamba2" || type == "zamba2" || type == "nemotron_h";
+  std::string_view found;
+  const auto* value = chunk_first ? keys.Find({"chunk_size", "mamba_chunk_size"}, &found)
+                                  : keys.Find({"mamba_chunk_size", "chunk_size"}, &found);
+  if (value == nullptr) {
+    hp.ssm_chunk_size = fallback;
+    assumptions.push_back(fmt::format("no \"{}\": the config class's default {} (Mamba-2 scan "
+                                      "chunk)", chunk_first ? "chunk_size" : "mamba_chunk_size",
+                                      fallback));
+    return;
+  }
+  hp.ssm_chunk_size = keys.Uint({found}, fallback);
+  if (!keys.failed() && hp.ssm_chunk_size == 0) {
+    keys.Fail(MakeError("{}: \"{}\" must be positive", keys.where(), found));
+  }
+}
+
 void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
                            std::vector<std::string>& assumptions) {
   const auto* blocks = keys.Find({"block_configs"});
@@ -418,6 +453,8 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
     if (k.pattern_sets_mlp && k.has_mlp && !k.moe) L.intermediate_size = dense_width;
     hp.layers.push_back(L);
   }
+  if (keys.failed()) return keys.error();
+  ReadMamba2Chunk(keys, hp, assumptions);
   if (keys.failed()) return keys.error();
   ApplyDeciBlockConfigs(keys, hp, assumptions);
   if (!keys.defaulted().empty()) {

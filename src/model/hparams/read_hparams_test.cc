@@ -1,6 +1,8 @@
 // ReadTextHyperparameters on configs written in code: nestings, aliases, every layer-pattern key,
 // MoE patterns, recurrent state dims, Python's NaN/Infinity, and hostile values.
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -124,6 +126,42 @@ TEST(TextHparams, NemotronHybridPatternWithInfinity) {
   EXPECT_EQ(L[2].mixer, LayerMixer::kNone);
   EXPECT_EQ(L[2].intermediate_size, 96u);
   EXPECT_TRUE(L[3].moe);
+}
+
+// The Mamba-2 SSD chunk per config class: Mamba2Config / Zamba2Config "chunk_size" (256),
+// FalconH1Config "mamba_chunk_size" (256), NemotronHConfig "chunk_size" (128); absent: the
+// default, said.
+TEST(TextHparams, Mamba2ChunkSizePerConfigClass) {
+  nlohmann::json mamba2 = {{"model_type", "mamba2"}, {"hidden_size", 64},
+                           {"num_hidden_layers", 2}, {"vocab_size", 10}, {"num_heads", 2},
+                           {"head_dim", 64}, {"state_size", 16}, {"n_groups", 1}};
+  auto a = Read(mamba2);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(a->hp.layers.at(0).mixer, LayerMixer::kMamba2);
+  EXPECT_EQ(a->hp.ssm_chunk_size, 256u);
+  EXPECT_EQ(a->hp.ssm_state_size, 16u);
+  EXPECT_TRUE(std::any_of(a->assumptions.begin(), a->assumptions.end(), [](const auto& s) {
+    return s.find("no \"chunk_size\": the config class's default 256") != std::string::npos;
+  }));
+  mamba2["chunk_size"] = 128;
+  auto b = Read(mamba2);
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->hp.ssm_chunk_size, 128u);
+  mamba2["chunk_size"] = 0;
+  auto zero = Read(mamba2);
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().message.find("chunk_size"), std::string::npos);
+  std::string nemotron = R"({"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 10,
+    "hybrid_override_pattern": "M*", "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
+    "ssm_state_size": 32})";
+  auto n = ReadText(nemotron);
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(n->hp.ssm_chunk_size, 128u);
+  // A model without Mamba-2 layers has no chunk.
+  auto plain = Read(Small());
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->hp.ssm_chunk_size, 0u);
 }
 
 TEST(TextHparams, PythonConstantsParseAsTransformersReadsThem) {
