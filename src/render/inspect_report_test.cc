@@ -118,6 +118,9 @@ TEST(InspectReportTest, GroupsByDepthMergingNumberedLayers) {
 
 TEST(InspectReportTest, TableHeadlineHistogramComponentsAndAssumptions) {
   const std::string table = RenderInspect(Tiny(), OutputFormat::kTable, 1);
+  // The class has six tensors (pooler.w belongs to the base AutoModel only).
+  EXPECT_TRUE(table.starts_with("tiny-vl: 6 tensors, 80 parameters, 200 B stored (hand-made)\n\n"))
+      << table;
   // Tensors per stored dtype and their share of the 200 stored bytes: 64/200 = 32.0%,
   // 128/200 = 64.0%, 8/200 = 4.0%.
   EXPECT_NE(table.find("BF16         2   64 B  32.0%\n"), std::string::npos) << table;
