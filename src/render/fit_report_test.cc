@@ -192,5 +192,23 @@ TEST(FitReportTest, GpuListJsonAndTable) {
             "Test Mac,apple,128 GB unified,546,0,LPDDR5X,apple\n");
 }
 
+TEST(FitReportTest, DeviceMapAndJsonKeepTheirOrder) {
+  // The device map in placement order (a reader follows the layers: model.layers.10 after .9),
+  // and the JSON in its documented field order (schema first), as FitPlanJson builds them.
+  const Fixture f = Make();
+  const std::string table = RenderFitPlan(f.Input(), OutputFormat::kTable);
+  EXPECT_NE(table.find("\ndevice_map = {\"model.embed\":0,\"model.layers.0\":0,\"model.layers.1\":0,"
+                       "\"model.layers.2\":0,\"model.layers.3\":1,\"model.layers.4\":\"cpu\","
+                       "\"lm_head\":\"cpu\"}\n\n"),
+            std::string::npos)
+      << table;
+  const std::string json = RenderFitPlan(f.Input(), OutputFormat::kJson);
+  EXPECT_TRUE(json.starts_with("{\n  \"schema\": \"memfit.fit/1\",\n  \"model\": \"tiny\",\n"))
+      << json;
+  const std::vector<const GpuSpec*> none;
+  EXPECT_EQ(RenderGpuList(none, OutputFormat::kJson),
+            "{\n  \"schema\": \"memfit.gpus/1\",\n  \"gpus\": []\n}\n");
+}
+
 }  // namespace
 }  // namespace memfit
