@@ -236,4 +236,8 @@ nlohmann::ordered_json DeviceMapJson(const DeviceMap& map) {
   return ordered;
 }
 
+std::string DumpOrderedJson(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace memfit

@@ -74,6 +74,8 @@ TEST(DeviceMapTest, SplitsAcrossThreeGpus) {
   EXPECT_EQ(map.devices[2].used_bytes, 300u);
   auto json = DeviceMapJson(map);
   EXPECT_EQ(json.dump(), R"({"emb":0,"layers.0":1,"layers.1":2,"head":2})");
+  // As text in that order too ("head" last, where a json's sorted keys would put it second).
+  EXPECT_EQ(DumpOrderedJson(json, -1), R"({"emb":0,"layers.0":1,"layers.1":2,"head":2})");
 }
 
 TEST(DeviceMapTest, OffloadsToCpuThenDisk) {

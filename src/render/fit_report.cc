@@ -124,7 +124,7 @@ nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
 }
 
 std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
-  if (format == OutputFormat::kJson) return DumpJson(FitPlanJson(in)) + "\n";
+  if (format == OutputFormat::kJson) return DumpOrderedJson(FitPlanJson(in)) + "\n";
   const FitPlan& p = *in.plan;
   const FitRequest& r = *in.request;
   std::string out;
@@ -166,7 +166,7 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
   if (format == OutputFormat::kCsv) return out + RenderCsv(headers, rows);
   if (format == OutputFormat::kMarkdown) out += RenderMarkdownTable(headers, rows);
   else out += RenderPlainTable(headers, rows);
-  out += "\ndevice_map = " + DumpJson(DeviceMapJson(p.map), -1) + "\n\n";
+  out += "\ndevice_map = " + DumpOrderedJson(DeviceMapJson(p.map), -1) + "\n\n";
   out += fmt::format("speed (upper bounds, one sequence): decode <= {}, prefill <= {}\n",
                      Rate(p.speed.decode_tokens_per_s), Rate(p.speed.prefill_tokens_per_s));
   out += fmt::format("  {} read per token, {} active parameters\n",
@@ -218,7 +218,7 @@ std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat for
       nlohmann::ordered_json doc;
       doc["schema"] = "memfit.gpus/1";
       doc["gpus"] = json;
-      return DumpJson(doc) + "\n";
+      return DumpOrderedJson(doc) + "\n";
     }
     case OutputFormat::kCsv: return RenderCsv(headers, rows);
     case OutputFormat::kMarkdown: return RenderMarkdownTable(headers, rows);

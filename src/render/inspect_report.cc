@@ -1,5 +1,6 @@
 // inspect: tensors grouped by module (to a chosen depth), dtype histogram, parameter count.
 
+#include <algorithm>
 #include <map>
 
 #include "formats/json.h"
@@ -106,8 +107,12 @@ std::string RenderInspect(const Model& model, OutputFormat format, int depth) {
     dtypes[t.dtype_label].first += 1;
     dtypes[t.dtype_label].second += t.bytes;
   }
+  // The class's tensors: those only the base AutoModel has (Tensor::base_only) are in no group,
+  // no total and not in the JSON's list either.
+  const auto tensors = std::count_if(model.tensors.begin(), model.tensors.end(),
+                                     [](const Tensor& t) { return !t.base_only; });
   std::string out = fmt::format("{}: {} tensors, {} parameters, {} stored ({})\n\n", model.name,
-                                model.tensors.size(), FormatCount(totals.parameters),
+                                tensors, FormatCount(totals.parameters),
                                 FormatBytes(totals.stored_bytes), model.source);
   out += RenderPlainTable(headers, rows) + "\n";
   std::vector<std::vector<std::string>> hist;

@@ -231,7 +231,7 @@ std::string RenderFitAnswer(const FitAnswer& a, OutputFormat format) {
                         format);
   }
   if (a.kind != FitAnswer::Kind::kDeviceMap) return "";
-  if (a.device_map_only) return DumpJson(DeviceMapJson(a.plan.map)) + "\n";
+  if (a.device_map_only) return DumpOrderedJson(DeviceMapJson(a.plan.map)) + "\n";
   return RenderFitPlan(FitReportInput{.model = a.model.get(), .request = &a.plan_request,
                                       .runtime = &a.runtime, .plan = &a.plan},
                        format);

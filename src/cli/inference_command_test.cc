@@ -1,0 +1,77 @@
+// `memfit inference` (cli/inference_command.cc): flags reach the estimate, the default context,
+// and GGUF models go to the llama.cpp estimator. GPT-2 small from the catalog: 12 layers, 12
+// heads of 64 (768 wide), 1,024 positions (its published config).
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+#include "cli/command_test_util.h"
+#include "gguf_models.h"  // tests/
+
+namespace memfit::cli {
+namespace {
+
+using cli_test::RunMemfit;
+
+TEST(InferenceCommandTest, FlagsReachTheEstimate) {
+  cli_test::OfflineEnv env;
+  auto r = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--context", "512",
+                      "--batch", "2", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "memfit.inference/1");
+  EXPECT_EQ(j["settings"]["context"], 512);
+  EXPECT_EQ(j["settings"]["batch"], 2);
+  EXPECT_EQ(j["settings"]["dtype"], "bfloat16");
+  EXPECT_EQ(j["model_max_context"], 1024);
+  // K and V of 768 bf16 values per layer and token: 12 x 2 x 768 x 2 B = 36,864 B per token;
+  // 2 sequences x 512 tokens x 36,864 B = 37,748,736 B.
+  EXPECT_EQ(j["kv_bytes_per_token"], 36864);
+  EXPECT_EQ(j["per_gpu"]["kv_cache"], 37748736);
+  // --kv-dtype fp8 halves it: 1 B per value.
+  auto fp8 = RunMemfit({"inference", "openai-community/gpt2", "--offline", "-c", "512", "--batch",
+                        "2", "--kv-dtype", "fp8", "--format", "json"});
+  ASSERT_EQ(fp8.code, 0) << fp8.err;
+  EXPECT_EQ(nlohmann::json::parse(fp8.out)["per_gpu"]["kv_cache"], 18874368);
+}
+
+TEST(InferenceCommandTest, NoContextMeansTheModelsOwnCappedAt8192) {
+  cli_test::OfflineEnv env;
+  auto r = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["settings"]["context"], 1024);  // min(1,024, 8,192)
+}
+
+TEST(InferenceCommandTest, BadWordsAreOneLineNamingTheFlag) {
+  cli_test::OfflineEnv env;
+  auto dtype = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--dtype", "float7"});
+  EXPECT_EQ(dtype.code, 1);
+  EXPECT_TRUE(dtype.err.starts_with("memfit: error: --dtype")) << dtype.err;
+  EXPECT_EQ(std::count(dtype.err.begin(), dtype.err.end(), '\n'), 1) << dtype.err;
+  auto format = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--format", "xml"});
+  EXPECT_EQ(format.code, 2);
+  EXPECT_NE(format.err.find("--format"), std::string::npos) << format.err;
+}
+
+TEST(InferenceCommandTest, AGgufModelGoesToTheLlamaCppEstimator) {
+  cli_test::OfflineEnv env;
+  testing::GgufShape s;  // 2 layers, 4 KV heads x 64, context 4096
+  const std::string path = testing::TempDir() + "/tiny.gguf";
+  std::ofstream(path, std::ios::binary) << testing::MakeGgufWriter(s).Build();
+  auto r = RunMemfit({"inference", path, "--context", "1024", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // llama.cpp's JSON: 2 layers x 1,024 cells x 256 K elements x 2 B (f16) = 1,048,576 B.
+  EXPECT_EQ(j["n_ctx"], 1024);
+  EXPECT_EQ(j["kv_k_bytes"], 1048576);
+  EXPECT_FALSE(j.contains("schema"));
+  // The same bytes as `memfit gguf inference` for the same flags.
+  auto gguf = RunMemfit({"gguf", "inference", path, "--context", "1024", "--format", "json"});
+  EXPECT_EQ(gguf.out, r.out);
+}
+
+}  // namespace
+}  // namespace memfit::cli

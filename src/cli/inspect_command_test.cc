@@ -1,0 +1,50 @@
+// `memfit inspect` (cli/inspect_command.cc): --depth groups the tiny local model's tensors
+// (command_test_util.h), and is checked to 1..16.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command_test_util.h"
+
+namespace memfit::cli {
+namespace {
+
+using cli_test::RunMemfit;
+
+TEST(InspectCommandTest, DepthGroupsTheTensors) {
+  cli_test::OfflineEnv env;
+  const std::string dir = cli_test::TinyModelDir();
+  // Depth 1: everything under "model": 3 tensors, 64 parameters, 192 B.
+  auto one = RunMemfit({"inspect", dir, "--depth", "1", "--format", "csv"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, "module,tensors,parameters,bytes\nmodel,3,64,192 B\n");
+  // Depth 3 (the default): the two numbered layers merge (2 tensors, 32 parameters, 64 B); the
+  // embedding's name is shorter than the depth and stays whole.
+  auto three = RunMemfit({"inspect", dir, "--format", "csv"});
+  ASSERT_EQ(three.code, 0) << three.err;
+  EXPECT_EQ(three.out,
+            "module,tensors,parameters,bytes\n"
+            "model.embed_tokens.weight,1,32,128 B\n"
+            "model.layers.*,2,32,64 B\n");
+  auto json = RunMemfit({"inspect", dir, "--format", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["schema"], "memfit.inspect/1");
+  EXPECT_EQ(j["dtypes"], nlohmann::json::parse(R"([
+      {"dtype": "BF16", "elements": 32, "bytes": 64},
+      {"dtype": "F32", "elements": 32, "bytes": 128}])"));
+}
+
+TEST(InspectCommandTest, DepthOutsideItsRangeIsAUsageError) {
+  cli_test::OfflineEnv env;
+  const std::string dir = cli_test::TinyModelDir();
+  for (const char* depth : {"0", "17"}) {
+    auto r = RunMemfit({"inspect", dir, "--depth", depth});
+    EXPECT_EQ(r.code, 2) << depth;
+    EXPECT_NE(r.err.find("--depth"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace memfit::cli
