@@ -47,20 +47,35 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+std::vector<fs::path>& TempDirs() {
+  static auto* dirs = new std::vector<fs::path>();
+  return *dirs;
+}
+
+// At exit, in the process that made them (not in a forked child that exits).
+void RemoveTempDirs() {
+  static const pid_t owner = ::getpid();
+  if (::getpid() != owner) return;
+  std::error_code ec;
+  for (const auto& dir : TempDirs()) fs::remove_all(dir, ec);
+}
+
+}  // namespace
+
 std::string TempDir() {
   static int counter = 0;
   fs::path dir = fs::temp_directory_path() /
                  ("memfit_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  static std::vector<fs::path>* dirs = [] {
-    auto* v = new std::vector<fs::path>();
-    std::atexit([] {
-      // Best effort cleanup.
-    });
-    return v;
+  static const bool registered = [] {
+    RemoveTempDirs();  // records the owner pid (nothing to remove yet)
+    return std::atexit(RemoveTempDirs) == 0;
   }();
-  dirs->push_back(dir);
+  (void)registered;
+  TempDirs().push_back(dir);
   return dir.string();
 }
 

@@ -34,6 +34,16 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   for (const Command& command : kCommands) {
     if (!args.empty() && args[0] == command.name) named = &command;
   }
+  if (!named && !args.empty() && !args[0].starts_with("-")) {
+    std::string names;
+    for (const Command& command : kCommands) {
+      names += (names.empty() ? "" : ", ") + std::string(command.name);
+    }
+    err << "memfit: usage error: unknown command \"" << args[0] << "\" (commands: " << names
+        << ")\n";
+    err << "run `memfit --help` for the commands and their options\n";
+    return 2;
+  }
   for (const Command& command : kCommands) {
     if (!named || named == &command) command.add(app, ctx);
   }

@@ -32,10 +32,13 @@ TEST(AppTest, UsageErrorsExitTwoWithAHint) {
   EXPECT_TRUE(none.err.starts_with("memfit: usage error: ")) << none.err;
   EXPECT_TRUE(none.err.ends_with("\nrun `memfit --help` for the commands and their options\n"))
       << none.err;
-  // An unknown command is a usage error too (CLI11 says a subcommand is required).
+  // An unknown command is a usage error that names the word and the commands.
   auto unknown = RunMemfit({"frobnicate"});
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_TRUE(unknown.err.starts_with("memfit: usage error: ")) << unknown.err;
+  EXPECT_TRUE(unknown.err.starts_with(
+      "memfit: usage error: unknown command \"frobnicate\" (commands: estimate-memory, inspect, "))
+      << unknown.err;
+  EXPECT_NE(unknown.err.find(", gguf)\n"), std::string::npos) << unknown.err;
   EXPECT_EQ(unknown.out, "");
 }
 
