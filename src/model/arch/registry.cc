@@ -10,6 +10,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
+#include "model/arch/glm4v_family.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
@@ -139,6 +140,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
       {"glm4", "", arch::BuildGlm4, "glm4"},
       {"glm4_moe", "", arch::BuildGlm4Moe, "deepseek"},
+      {"glm4v", "", arch::BuildGlm4v, "glm4v"},
+      {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
       {"seed_oss", "", arch::BuildSeedOss, "llama"},
       {"apertus", "", arch::BuildApertus, "llama"},
       {"ernie4_5", "", arch::BuildErnie45, "llama"},

@@ -1,0 +1,193 @@
+// The GLM vision-language family as its checkpoints store it (glm4v_family.h):
+// - glm4v (Glm4vForConditionalGeneration: GLM-4.1V-9B-Thinking/Base, GLM-4.6V-Flash): the glm4
+//   text model of llama.cc (BuildGlm4: fused mlp.gate_up_proj, four RMSNorms a layer, q/k/v
+//   biased, o_proj not) under model.language_model, lm_head at the top;
+// - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe text model of
+//   deepseek.cc (BuildGlm4Moe: dense first_k_dense_replace layers, then 128 routed experts stored
+//   one module per expert, a shared expert and the float32 e_score_correction_bias) under the same
+//   names. Glm4vMoeTextAttention has no q/k norms and Glm4vMoeTextModel builds no MTP layer (the
+//   GLM-4.5V checkpoint stores layers 0-45 only): use_qk_norm and num_nextn_predict_layers are not
+//   read;
+// - the vision tower of both, model.visual (Glm4vVisionModel): embeddings.position_embedding
+//   [(image_size / patch_size)^2, H] (+ the non-persistent int64 position_ids), patch_embed.proj
+//   Conv3d(in_channels, H, [temporal_patch_size, patch_size, patch_size]) with bias, blocks.N
+//   {norm1, norm2 (RMSNorm), attn.qkv [3H, H] (bias with "attention_bias"), attn.proj [H, H],
+//   mlp.{gate,up}_proj [out_hidden_size, H], mlp.down_proj [H, out_hidden_size]} without biases,
+//   post_conv_layernorm and post_layernorm (RMSNorm), downsample Conv2d(H, out_hidden_size,
+//   spatial_merge_size) with bias, merger {proj [out, out], post_projection_norm (LayerNorm),
+//   gate_proj/up_proj [intermediate_size, out], down_proj [out, intermediate_size]} without biases,
+//   and the non-persistent float32 rotary_pos_emb.inv_freq [ceil(head_dim / 4)].
+// A quantization_config (the FP8 releases) is applied to the language model under the
+// checkpoint's names (model.language_model.*, lm_head: CarryQuantization); the vision tower is
+// built unquantized, as the FP8 releases store it (SGLang's glm4v_moe.py builds it with
+// quant_config=None: "VLM is not quantized"), with an assumption line when the list does not
+// exclude it. Sources: transformers models/glm4v/modeling_glm4v.py, configuration_glm4v.py,
+// models/glm4v_moe/modular_glm4v_moe.py.
+
+#include "model/arch/glm4v_family.h"
+
+#include <fmt/format.h>
+
+#include "formats/hf_config_json.h"
+#include "model/arch/builder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
+#include "model/arch/qwen_hybrid.h"
+
+namespace memfit::arch {
+namespace {
+
+// Glm4vVisionModel under `p` ("model.visual") from vision_config `v`; absent fields take
+// Glm4vVisionConfig's defaults (GLM-4.1V-9B's tower).
+void EmitGlm4vVision(ModelBuilder& b, const HfConfig& v, const std::string& p) {
+  const uint64_t hidden = Get(b, v.UintOr("hidden_size", 1536));
+  const uint64_t depth = Get(b, v.UintOr("depth", 24));
+  const uint64_t heads = Get(b, v.UintOr("num_heads", 12));
+  const uint64_t out = Get(b, v.UintOr("out_hidden_size", 4096));
+  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 13696));
+  const uint64_t channels = Get(b, v.UintOr("in_channels", 3));
+  const uint64_t image = Get(b, v.UintOr("image_size", 336));
+  const uint64_t patch = Get(b, v.UintOr("patch_size", 14));
+  const uint64_t temporal = Get(b, v.UintOr("temporal_patch_size", 2));
+  const uint64_t merge = Get(b, v.UintOr("spatial_merge_size", 2));
+  const bool qkv_bias = Get(b, v.BoolOr("attention_bias", false));
+  if (b.failed()) return;
+  const std::pair<const char*, uint64_t> positive[] = {
+      {"patch_size", patch}, {"spatial_merge_size", merge}, {"temporal_patch_size", temporal}};
+  for (const auto& [name, value] : positive) {
+    if (value == 0) {
+      b.Fail(MakeError("{}: field \"{}\" must not be zero", v.where(), name));
+      return;
+    }
+  }
+  const uint64_t head_dim = DivideExact(b, v, hidden, "hidden_size", heads, "num_heads");
+  const uint64_t side = image / patch;
+  const uint64_t positions = MulDims(b, side, side, "(image_size / patch_size)^2");
+  const uint64_t qkv = MulDims(b, 3, hidden, "3 x vision hidden_size");
+  if (b.failed()) return;
+  b.Embedding(p + ".embeddings.position_embedding", positions, hidden);
+  b.Buffer(p + ".embeddings.position_ids", {1, positions}, Dtype::kI64, false);
+  b.Conv(p + ".patch_embed.proj", channels, hidden, {temporal, patch, patch}, true);
+  // Glm4vVisionRotaryEmbedding(head_dim / 2): inv_freq over arange(0, head_dim / 2, 2).
+  b.Buffer(p + ".rotary_pos_emb.inv_freq", {(head_dim / 2 + 1) / 2}, Dtype::kF32, false);
+  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
+    const std::string l = Layer(p + ".blocks", i);
+    b.RmsNorm(l + ".norm1", hidden);
+    b.RmsNorm(l + ".norm2", hidden);
+    b.Linear(l + ".attn.qkv", hidden, qkv, qkv_bias);
+    b.Linear(l + ".attn.proj", hidden, hidden, false);
+    // Glm4VisionMlp: its width is out_hidden_size, not intermediate_size.
+    b.Linear(l + ".mlp.gate_proj", hidden, out, false);
+    b.Linear(l + ".mlp.up_proj", hidden, out, false);
+    b.Linear(l + ".mlp.down_proj", out, hidden, false);
+  }
+  b.Linear(p + ".merger.proj", out, out, false);
+  b.LayerNorm(p + ".merger.post_projection_norm", out);
+  b.Linear(p + ".merger.gate_proj", out, inter, false);
+  b.Linear(p + ".merger.up_proj", out, inter, false);
+  b.Linear(p + ".merger.down_proj", inter, out, false);
+  b.RmsNorm(p + ".post_conv_layernorm", hidden);
+  b.Conv(p + ".downsample", hidden, out, {merge, merge}, true);
+  b.RmsNorm(p + ".post_layernorm", hidden);
+}
+
+// The text model's config as the glm4 / glm4_moe builder reads it: text_config (or, for configs
+// without one, the top level: Glm4vConfig builds its text config from the top-level fields then),
+// with the top level's dtype, tie and quantization_config (QwenTextConfig), the causal-LM class
+// of the text builder, and partial_rotary_factor from rope_parameters where transformers 5 keeps
+// it.
+Result<nlohmann::json> Glm4vTextJson(const HfConfig& c, std::string_view causal_lm_class) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, QwenTextConfig(c));
+  nlohmann::json j = text.raw();
+  j.erase("vision_config");
+  j["architectures"] = {std::string(causal_lm_class)};
+  if (!j.contains("partial_rotary_factor")) {
+    if (auto it = j.find("rope_parameters"); it != j.end() && it->is_object()) {
+      if (auto f = it->find("partial_rotary_factor"); f != it->end() && f->is_number()) {
+        j["partial_rotary_factor"] = *f;
+      }
+    }
+  }
+  // The quantization_config names the language model's modules as the checkpoint stores them.
+  CarryQuantization(c, j, {.model_prefixes = {"model.language_model."}, .head_names = {"lm_head"}});
+  return j;
+}
+
+Result<Model> BuildGlm4vFamily(const HfConfig& c, const BuildOptions& o, bool moe) {
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text_json,
+                          Glm4vTextJson(c, moe ? "Glm4MoeForCausalLM" : "Glm4ForCausalLM"));
+  std::vector<std::string> notes, assumptions;
+  if (moe) {
+    // Glm4vMoeTextConfig removes use_qk_norm and the MTP layers (transformers' modular_glm4v_moe.py
+    // sets both attributes to AttributeError()); Glm4vMoeTextAttention is Glm4Attention.
+    if (auto it = text_json.find("use_qk_norm");
+        it != text_json.end() && it->is_boolean() && it->get<bool>()) {
+      notes.push_back("text_config: \"use_qk_norm\" is not read: Glm4vMoeTextAttention has no q/k "
+                      "norms");
+    }
+    if (auto it = text_json.find("num_nextn_predict_layers");
+        it != text_json.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+      assumptions.push_back(fmt::format(
+          "text_config: {} multi-token-prediction layer(s) (num_nextn_predict_layers) not counted: "
+          "Glm4vMoeTextModel builds none, and the GLM-4.5V / GLM-4.6V checkpoints store none",
+          it->get<int64_t>()));
+    }
+    text_json["use_qk_norm"] = false;
+    text_json["num_nextn_predict_layers"] = 0;
+  } else if (!text_json.contains("head_dim")) {
+    // Glm4vTextAttention: head_dim = hidden_size / num_attention_heads (Glm4Config's default is
+    // 128, which GLM-4.1V's 4096 / 32 equals).
+    const auto hidden = text_json.find("hidden_size");
+    const auto heads = text_json.find("num_attention_heads");
+    if (hidden != text_json.end() && heads != text_json.end() && hidden->is_number_integer() &&
+        heads->is_number_integer() && hidden->get<int64_t>() > 0 && heads->get<int64_t>() > 0 &&
+        hidden->get<int64_t>() % heads->get<int64_t>() == 0) {
+      text_json["head_dim"] = hidden->get<int64_t>() / heads->get<int64_t>();
+    }
+  }
+  const std::string where = c.Has("text_config") ? c.where() + ": text_config" : c.where();
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(std::move(text_json), where));
+  BuildOptions text_options = o;
+  text_options.head_class.clear();
+  MEMFIT_ASSIGN_OR_RETURN(Model language,
+                          moe ? BuildGlm4Moe(text, text_options) : BuildGlm4(text, text_options));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, SubOrEmpty(c, "vision_config"));
+
+  // The tower in the text model's dtype (text_config's "dtype" where transformers 5 configs keep
+  // it, else the top level's); the default float32 with its assumption when neither names one.
+  auto dtype = text.torch_dtype();
+  ModelBuilder b = dtype ? ModelBuilder(c, *dtype) : ModelBuilder(c);
+  Model& m = b.model();
+  if (m.architecture.empty()) {
+    m.architecture = moe ? "Glm4vMoeForConditionalGeneration" : "Glm4vForConditionalGeneration";
+  }
+  std::vector<std::string> defaulted;
+  if (!c.Has("vision_config")) {
+    defaulted.push_back("vision_config absent: Glm4vVisionConfig's defaults are used (as "
+                        "transformers does): GLM-4.1V-9B's 24-block tower of width 1536");
+  }
+  b.SetComponent("vision_tower");
+  EmitGlm4vVision(b, vision, "model.visual");
+  if (b.failed()) return b.Finish();
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "model.language_model",
+                      "lm_head", "language_model");
+  if (!c.Has("text_config")) m.hp.text_config_key.clear();
+  for (auto& n : notes) m.notes.push_back(std::move(n));
+  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
+  // _no_split_modules: Glm4v[Moe]TextDecoderLayer, Glm4v[Moe]VisionBlock.
+  m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<Model> BuildGlm4v(const HfConfig& c, const BuildOptions& o) {
+  return BuildGlm4vFamily(c, o, /*moe=*/false);
+}
+
+Result<Model> BuildGlm4vMoe(const HfConfig& c, const BuildOptions& o) {
+  return BuildGlm4vFamily(c, o, /*moe=*/true);
+}
+
+}  // namespace memfit::arch
