@@ -13,6 +13,7 @@
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
+#include "model/tensor_repeats.h"
 
 namespace memfit {
 namespace {
@@ -169,6 +170,14 @@ const ArchitectureBuilder* FindArchitectureBuilder(std::string_view model_type,
 
 namespace {
 
+// A compact run whose copies would be blocks of their own (no no-split module above them, as
+// Qwen3.5's mtp.layers.0.mlp.experts) is written out: the block tree of a compact model must be
+// the expanded one's.
+Result<Model> KeepRepeatsOnlyInBlocks(Result<Model> model) {
+  if (model) ExpandRepeatsOutsideBlocks(*model);
+  return model;
+}
+
 Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
   std::string type = config.model_type();
   if (type.empty() && config.Has("architecture") && config.raw()["architecture"].is_string()) {
@@ -183,6 +192,7 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
   const std::string arch = archs.empty() ? "" : archs.front();
   const auto* builder = FindArchitectureBuilder(type, arch);
   arch::TensorLimitScope limit(options.max_tensors);
+  arch::CompactRepeatsScope compact(options.compact_repeats);
   if (builder) {
     auto model = builder->build(config, options);
     // An exact builder that cannot lay out this checkpoint's quantization (quantized fused
@@ -238,11 +248,11 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
 }  // namespace
 
 Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& options) {
-  return Build(config, options, /*allow_generic=*/true);
+  return KeepRepeatsOnlyInBlocks(Build(config, options, /*allow_generic=*/true));
 }
 
 Result<Model> BuildExactFromConfig(const HfConfig& config, const BuildOptions& options) {
-  return Build(config, options, /*allow_generic=*/false);
+  return KeepRepeatsOnlyInBlocks(Build(config, options, /*allow_generic=*/false));
 }
 
 }  // namespace memfit
