@@ -78,7 +78,8 @@ std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_v
   bool ok = it->is_array() && it->size() <= max_entries;
   if (ok) {
     for (const auto& v : *it) {
-      if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxConfigDimension) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+          v.get<uint64_t>() > kMaxConfigDimension) {
         ok = false;
         break;
       }

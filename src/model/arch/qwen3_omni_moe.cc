@@ -86,8 +86,8 @@ const nlohmann::json& Code2WavDefaults() {  // Qwen3OmniMoeCode2WavConfig
 // the first of `dtypes` that names one, and no tie key left to a class default.
 void PrepareDecoder(nlohmann::json& j, std::string_view type, std::string_view cls,
                     std::initializer_list<const HfConfig*> dtypes) {
-  j["model_type"] = type;
-  j["architectures"] = {cls};
+  j["model_type"] = std::string(type);
+  j["architectures"] = {std::string(cls)};
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (j.contains(key) && j[key].is_string()) return;
   }
