@@ -161,7 +161,7 @@ nlohmann::json TinyQwen3Omni() {
                          {"num_attention_heads", 2}, {"num_key_value_heads", 1},
                          {"head_dim", 4}, {"intermediate_size", 12},
                          {"moe_intermediate_size", 3}, {"num_experts", 2},
-                         {"num_experts_per_tok", 1}, {"mlp_only_layers", {1}},
+                         {"num_experts_per_tok", 1}, {"mlp_only_layers", {uint64_t{1}}},
                          {"tie_word_embeddings", false}};
   nlohmann::json vision = {{"depth", 1}, {"hidden_size", 4}, {"intermediate_size", 6},
                            {"num_heads", 2}, {"out_hidden_size", 8}, {"patch_size", 2},
