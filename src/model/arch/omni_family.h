@@ -11,7 +11,8 @@ namespace memfit::arch {
 // BigVGAN).
 Result<Model> BuildQwen25Omni(const HfConfig& config, const BuildOptions& options);
 // qwen3_omni_moe.cc: Qwen3-Omni (Qwen3OmniMoeForConditionalGeneration): thinker (qwen3_moe text,
-// Qwen3-VL-style vision, conv2d audio), talker (MoE with a shared expert, code predictor), code2wav.
+// Qwen3-VL-style vision, conv2d audio), talker (MoE with a shared expert, code predictor),
+// code2wav.
 Result<Model> BuildQwen3OmniMoe(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

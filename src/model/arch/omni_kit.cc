@@ -1,8 +1,8 @@
 #include "model/arch/omni_kit.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "formats/hf_config_json.h"
 
@@ -19,8 +19,8 @@ Result<nlohmann::json> OmniSubConfig(
   }
   for (const auto& [alias, field] : aliases) {
     const std::string name(field);
-    if (auto it = sub.find(std::string(alias)); it != sub.end() && !it->is_null() &&
-                                   (!sub.contains(name) || sub[name].is_null())) {
+    if (auto it = sub.find(std::string(alias));
+        it != sub.end() && !it->is_null() && (!sub.contains(name) || sub[name].is_null())) {
       sub[name] = *it;
     }
   }
@@ -65,7 +65,8 @@ void AppendOmniPart(Model& into, Model&& part, const std::string& model_prefix,
     t.component = component;
     into.tensors.push_back(std::move(t));
   }
-  for (const auto& a : part.assumptions) into.assumptions.push_back(fmt::format("{}: {}", label, a));
+  for (const auto& a : part.assumptions)
+    into.assumptions.push_back(fmt::format("{}: {}", label, a));
   for (const auto& n : part.notes) into.notes.push_back(fmt::format("{}: {}", label, n));
 }
 

@@ -29,52 +29,69 @@ namespace {
 
 // The defaults of configuration_qwen2_5_omni.py's config classes (fields that shape tensors).
 const nlohmann::json& TextDefaults() {  // Qwen2_5OmniTextConfig
-  static const nlohmann::json k = {
-      {"vocab_size", 152064},       {"hidden_size", 3584},         {"intermediate_size", 18944},
-      {"num_hidden_layers", 28},    {"num_attention_heads", 28},   {"num_key_value_heads", 4},
-      {"max_position_embeddings", 32768}, {"hidden_act", "silu"}};
+  static const nlohmann::json k = {{"vocab_size", 152064},
+                                   {"hidden_size", 3584},
+                                   {"intermediate_size", 18944},
+                                   {"num_hidden_layers", 28},
+                                   {"num_attention_heads", 28},
+                                   {"num_key_value_heads", 4},
+                                   {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"}};
   return k;
 }
 const nlohmann::json& VisionDefaults() {  // Qwen2_5OmniVisionEncoderConfig
-  static const nlohmann::json k = {
-      {"depth", 32},      {"hidden_size", 3584},       {"intermediate_size", 3420},
-      {"num_heads", 16},  {"in_channels", 3},          {"patch_size", 14},
-      {"spatial_merge_size", 2}, {"temporal_patch_size", 2}, {"out_hidden_size", 3584}};
+  static const nlohmann::json k = {{"depth", 32},
+                                   {"hidden_size", 3584},
+                                   {"intermediate_size", 3420},
+                                   {"num_heads", 16},
+                                   {"in_channels", 3},
+                                   {"patch_size", 14},
+                                   {"spatial_merge_size", 2},
+                                   {"temporal_patch_size", 2},
+                                   {"out_hidden_size", 3584}};
   return k;
 }
 const nlohmann::json& AudioDefaults() {  // Qwen2_5OmniAudioEncoderConfig
   static const nlohmann::json k = {
-      {"num_mel_bins", 128}, {"encoder_layers", 32}, {"encoder_attention_heads", 20},
-      {"encoder_ffn_dim", 5120}, {"d_model", 1280}, {"max_source_positions", 1500},
+      {"num_mel_bins", 128},     {"encoder_layers", 32}, {"encoder_attention_heads", 20},
+      {"encoder_ffn_dim", 5120}, {"d_model", 1280},      {"max_source_positions", 1500},
       {"output_dim", 3584}};
   return k;
 }
 const nlohmann::json& TalkerDefaults() {  // Qwen2_5OmniTalkerConfig
   static const nlohmann::json k = {
-      {"vocab_size", 8448},         {"embedding_size", 3584},      {"hidden_size", 3584},
-      {"intermediate_size", 18944}, {"num_hidden_layers", 28},     {"num_attention_heads", 28},
-      {"num_key_value_heads", 4},   {"head_dim", 128},             {"max_position_embeddings", 32768},
+      {"vocab_size", 8448},         {"embedding_size", 3584},  {"hidden_size", 3584},
+      {"intermediate_size", 18944}, {"num_hidden_layers", 28}, {"num_attention_heads", 28},
+      {"num_key_value_heads", 4},   {"head_dim", 128},         {"max_position_embeddings", 32768},
       {"hidden_act", "silu"}};
   return k;
 }
 const nlohmann::json& DitDefaults() {  // Qwen2_5OmniDiTConfig
-  static const nlohmann::json k = {
-      {"hidden_size", 1024}, {"num_hidden_layers", 22}, {"num_attention_heads", 16},
-      {"ff_mult", 2},        {"emb_dim", 512},          {"head_dim", 64},
-      {"num_embeds", 8193},  {"mel_dim", 80},           {"enc_emb_dim", 192},
-      {"enc_dim", 128},      {"enc_channels", {256, 256, 256, 256, 768}},
-      {"enc_kernel_sizes", {5, 3, 3, 3, 1}}, {"enc_dilations", {1, 2, 3, 4, 1}},
-      {"enc_attention_channels", 64}, {"enc_res2net_scale", 2}, {"enc_se_channels", 64}};
+  static const nlohmann::json k = {{"hidden_size", 1024},
+                                   {"num_hidden_layers", 22},
+                                   {"num_attention_heads", 16},
+                                   {"ff_mult", 2},
+                                   {"emb_dim", 512},
+                                   {"head_dim", 64},
+                                   {"num_embeds", 8193},
+                                   {"mel_dim", 80},
+                                   {"enc_emb_dim", 192},
+                                   {"enc_dim", 128},
+                                   {"enc_channels", {256, 256, 256, 256, 768}},
+                                   {"enc_kernel_sizes", {5, 3, 3, 3, 1}},
+                                   {"enc_dilations", {1, 2, 3, 4, 1}},
+                                   {"enc_attention_channels", 64},
+                                   {"enc_res2net_scale", 2},
+                                   {"enc_se_channels", 64}};
   return k;
 }
 const nlohmann::json& BigVganDefaults() {  // Qwen2_5OmniBigVGANConfig
-  static const nlohmann::json k = {
-      {"mel_dim", 80},
-      {"upsample_initial_channel", 1536},
-      {"resblock_kernel_sizes", {3, 7, 11}},
-      {"resblock_dilation_sizes", {{1, 3, 5}, {1, 3, 5}, {1, 3, 5}}},
-      {"upsample_rates", {5, 3, 2, 2, 2, 2}},
-      {"upsample_kernel_sizes", {11, 7, 4, 4, 4, 4}}};
+  static const nlohmann::json k = {{"mel_dim", 80},
+                                   {"upsample_initial_channel", 1536},
+                                   {"resblock_kernel_sizes", {3, 7, 11}},
+                                   {"resblock_dilation_sizes", {{1, 3, 5}, {1, 3, 5}, {1, 3, 5}}},
+                                   {"upsample_rates", {5, 3, 2, 2, 2, 2}},
+                                   {"upsample_kernel_sizes", {11, 7, 4, 4, 4, 4}}};
   return k;
 }
 
@@ -147,9 +164,8 @@ void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
 // embed_tokens is [vocab, embedding_size], codec_head.
 Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                     std::vector<std::string>& assumptions) {
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json t,
-                          OmniSubConfig(c, "talker_config", TalkerDefaults(), "talker_config",
-                                        assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json t, OmniSubConfig(c, "talker_config", TalkerDefaults(),
+                                                          "talker_config", assumptions));
   CopyDtype(t, {&c});
   t["model_type"] = "qwen2";
   t["architectures"] = {"Qwen2Model"};  // the decoder alone: the codec head follows
@@ -178,9 +194,9 @@ Status AppendToken2Wav(ModelBuilder& b, const HfConfig& c, std::vector<std::stri
                                         "token2wav_config.bigvgan_config", assumptions));
   // Releases written before the rename keep "dim", "depth" and "heads", which transformers
   // ignores (its fields are hidden_size, num_hidden_layers, num_attention_heads).
-  for (const auto& [old_key, key] : {std::pair{"dim", "hidden_size"},
-                                     std::pair{"depth", "num_hidden_layers"},
-                                     std::pair{"heads", "num_attention_heads"}}) {
+  for (const auto& [old_key, key] :
+       {std::pair{"dim", "hidden_size"}, std::pair{"depth", "num_hidden_layers"},
+        std::pair{"heads", "num_attention_heads"}}) {
     if (dit.contains(old_key) && dit[old_key] != dit[key]) {
       assumptions.push_back(fmt::format(
           "token2wav_config.dit_config: \"{}\" = {} is not read by transformers, which builds "
@@ -224,10 +240,10 @@ Result<Model> BuildQwen25Omni(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
                           OmniSubConfig(thinker, "audio_config", AudioDefaults(),
                                         "thinker_config.audio_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, HfConfig::FromJson(vision_json, thinker.where() +
-                                                                               ": vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio, HfConfig::FromJson(audio_json, thinker.where() +
-                                                                             ": audio_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
+                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
+                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
   MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
 
   ModelBuilder b(c, dtype);
@@ -261,9 +277,10 @@ Result<Model> BuildQwen25Omni(const HfConfig& c, const BuildOptions& o) {
   for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
   NoteQuantizationNotApplied(c, m);
   if (m.tensors.size() > o.max_tensors) {
-    return MakeError("{}: the config describes more than {} tensors, memfit's limit for a model "
-                     "built from config.json (see docs/security.md)",
-                     c.where(), o.max_tensors);
+    return MakeError(
+        "{}: the config describes more than {} tensors, memfit's limit for a model "
+        "built from config.json (see docs/security.md)",
+        c.where(), o.max_tensors);
   }
   m.no_split_patterns = {"thinker.model.layers.*", "thinker.visual", "thinker.audio_tower",
                          "talker", "token2wav"};

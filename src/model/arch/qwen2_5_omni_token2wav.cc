@@ -11,11 +11,10 @@
 // resblocks (AMPBlock: convs1/convs2 x 3, activations x 6 SnakeBeta in TorchActivation1d),
 // activation_post, conv_post (no bias).
 
-#include "model/arch/omni_kit.h"
-
 #include <algorithm>
 
 #include "formats/hf_config_json.h"
+#include "model/arch/omni_kit.h"
 
 namespace memfit::arch {
 namespace {
@@ -45,9 +44,10 @@ void Ecapa(ModelBuilder& b, const HfConfig& c, const std::string& p, uint64_t me
   if (b.failed()) return;
   if (channels.empty() || channels.size() != kernels.size() ||
       channels.size() != dilations.size()) {
-    b.Fail(MakeError("{}: \"enc_channels\", \"enc_kernel_sizes\" and \"enc_dilations\" must be "
-                     "non-empty lists of one length",
-                     c.where()));
+    b.Fail(
+        MakeError("{}: \"enc_channels\", \"enc_kernel_sizes\" and \"enc_dilations\" must be "
+                  "non-empty lists of one length",
+                  c.where()));
     return;
   }
   if (scale == 0) {
@@ -97,7 +97,7 @@ void EmitQwen25OmniDit(ModelBuilder& b, const HfConfig& c, const std::string& p)
   const auto inner_ff = static_cast<uint64_t>(static_cast<double>(h) * ff_mult);
   const uint64_t inner = MulDims(b, heads, head_dim, "num_attention_heads x head_dim");
   const uint64_t cond = mel + enc_dim + enc_emb_dim + emb_dim;  // each at most 2^40
-  b.Linear(p + ".time_embed.time_mlp.0", 256, h, true);  // SinusPositionEmbedding(256)
+  b.Linear(p + ".time_embed.time_mlp.0", 256, h, true);         // SinusPositionEmbedding(256)
   b.Linear(p + ".time_embed.time_mlp.2", h, h, true);
   b.Embedding(p + ".text_embed.codec_embed", num_embeds + 1, emb_dim);
   b.Linear(p + ".input_embed.proj", cond, h, true);
@@ -130,18 +130,20 @@ void EmitQwen25OmniBigVgan(ModelBuilder& b, const HfConfig& c, const std::string
     bool ok = it->is_array() && it->size() <= 64;
     for (size_t i = 0; ok && i < it->size(); ++i) ok = (*it)[i].is_array() && (*it)[i].size() >= 3;
     if (!ok) {
-      b.Fail(MakeError("{}: field \"resblock_dilation_sizes\" must list at most 64 lists of at "
-                       "least 3 dilations",
-                       c.where()));
+      b.Fail(
+          MakeError("{}: field \"resblock_dilation_sizes\" must list at most 64 lists of at "
+                    "least 3 dilations",
+                    c.where()));
     }
     dilation_sets = it->size();
   }
   if (b.failed()) return;
   const size_t n = rates.size();
   if (n > 32 || (initial >> n) == 0) {
-    b.Fail(MakeError("{}: \"upsample_initial_channel\" = {} cannot halve {} times "
-                     "(\"upsample_rates\" entries)",
-                     c.where(), initial, n));
+    b.Fail(
+        MakeError("{}: \"upsample_initial_channel\" = {} cannot halve {} times "
+                  "(\"upsample_rates\" entries)",
+                  c.where(), initial, n));
     return;
   }
   const size_t blocks = std::min(res_kernels.size(), dilation_sets);  // zip(kernels, dilations)

@@ -5,7 +5,8 @@
 //   (llama.cc's BuildQwen3Moe), component "language_model";
 // - thinker.visual.*: Qwen3-VL blocks with Qwen2-style mergers and merger_list.N deepstack
 //   mergers (qwen_vision.h), "vision_tower";
-// - thinker.audio_tower.*: conv2d1..3 (3x3, stride 2), conv_out Linear(480 x mel/8, d_model) without
+// - thinker.audio_tower.*: conv2d1..3 (3x3, stride 2), conv_out Linear(480 x mel/8, d_model)
+// without
 //   bias, Whisper-style layers (every projection biased), ln_post, proj1, proj2, "audio_tower";
 // - talker.*: model (qwen3_moe layers, every one a sparse block with a shared expert and its
 //   sigmoid gate; codec_embedding in place of embed_tokens), text_projection and
@@ -33,52 +34,84 @@ namespace {
 
 // The defaults of configuration_qwen3_omni_moe.py's config classes (fields that shape tensors).
 const nlohmann::json& TextDefaults() {  // Qwen3OmniMoeTextConfig
-  static const nlohmann::json k = {
-      {"vocab_size", 3584},          {"hidden_size", 2048},       {"intermediate_size", 18944},
-      {"num_hidden_layers", 28},     {"num_attention_heads", 28}, {"num_key_value_heads", 4},
-      {"max_position_embeddings", 32768}, {"hidden_act", "silu"}, {"attention_bias", false},
-      {"decoder_sparse_step", 1},    {"moe_intermediate_size", 768},
-      {"num_experts_per_tok", 8},    {"num_experts", 128}};
+  static const nlohmann::json k = {{"vocab_size", 3584},
+                                   {"hidden_size", 2048},
+                                   {"intermediate_size", 18944},
+                                   {"num_hidden_layers", 28},
+                                   {"num_attention_heads", 28},
+                                   {"num_key_value_heads", 4},
+                                   {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"},
+                                   {"attention_bias", false},
+                                   {"decoder_sparse_step", 1},
+                                   {"moe_intermediate_size", 768},
+                                   {"num_experts_per_tok", 8},
+                                   {"num_experts", 128}};
   return k;
 }
 const nlohmann::json& VisionDefaults() {  // Qwen3OmniMoeVisionEncoderConfig
-  static const nlohmann::json k = {
-      {"depth", 27},         {"hidden_size", 1152},      {"intermediate_size", 4304},
-      {"num_heads", 16},     {"in_channels", 3},         {"patch_size", 16},
-      {"spatial_merge_size", 2}, {"temporal_patch_size", 2}, {"out_hidden_size", 3584},
-      {"num_position_embeddings", 2304}, {"deepstack_visual_indexes", {8, 16, 24}}};
+  static const nlohmann::json k = {{"depth", 27},
+                                   {"hidden_size", 1152},
+                                   {"intermediate_size", 4304},
+                                   {"num_heads", 16},
+                                   {"in_channels", 3},
+                                   {"patch_size", 16},
+                                   {"spatial_merge_size", 2},
+                                   {"temporal_patch_size", 2},
+                                   {"out_hidden_size", 3584},
+                                   {"num_position_embeddings", 2304},
+                                   {"deepstack_visual_indexes", {8, 16, 24}}};
   return k;
 }
 const nlohmann::json& AudioDefaults() {  // Qwen3OmniMoeAudioEncoderConfig
-  static const nlohmann::json k = {
-      {"num_mel_bins", 128},   {"encoder_layers", 32}, {"encoder_attention_heads", 20},
-      {"encoder_ffn_dim", 5120}, {"d_model", 1280},    {"max_source_positions", 1500},
-      {"output_dim", 3584},    {"downsample_hidden_size", 480}};
+  static const nlohmann::json k = {{"num_mel_bins", 128},
+                                   {"encoder_layers", 32},
+                                   {"encoder_attention_heads", 20},
+                                   {"encoder_ffn_dim", 5120},
+                                   {"d_model", 1280},
+                                   {"max_source_positions", 1500},
+                                   {"output_dim", 3584},
+                                   {"downsample_hidden_size", 480}};
   return k;
 }
 const nlohmann::json& TalkerTextDefaults() {  // Qwen3OmniMoeTalkerTextConfig
-  static const nlohmann::json k = {
-      {"vocab_size", 3072},      {"hidden_size", 1024},      {"intermediate_size", 2048},
-      {"num_hidden_layers", 20}, {"num_attention_heads", 16}, {"num_key_value_heads", 2},
-      {"max_position_embeddings", 32768}, {"hidden_act", "silu"}, {"attention_bias", false},
-      {"moe_intermediate_size", 384}, {"num_experts_per_tok", 8}, {"num_experts", 128}};
+  static const nlohmann::json k = {{"vocab_size", 3072},
+                                   {"hidden_size", 1024},
+                                   {"intermediate_size", 2048},
+                                   {"num_hidden_layers", 20},
+                                   {"num_attention_heads", 16},
+                                   {"num_key_value_heads", 2},
+                                   {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"},
+                                   {"attention_bias", false},
+                                   {"moe_intermediate_size", 384},
+                                   {"num_experts_per_tok", 8},
+                                   {"num_experts", 128}};
   return k;
 }
 const nlohmann::json& CodePredictorDefaults() {  // Qwen3OmniMoeTalkerCodePredictorConfig
-  static const nlohmann::json k = {
-      {"vocab_size", 2048},     {"hidden_size", 1024},      {"intermediate_size", 3072},
-      {"num_hidden_layers", 5}, {"num_attention_heads", 16}, {"num_key_value_heads", 8},
-      {"head_dim", 128},        {"max_position_embeddings", 32768}, {"hidden_act", "silu"},
-      {"attention_bias", false}, {"num_code_groups", 32}};
+  static const nlohmann::json k = {{"vocab_size", 2048},        {"hidden_size", 1024},
+                                   {"intermediate_size", 3072}, {"num_hidden_layers", 5},
+                                   {"num_attention_heads", 16}, {"num_key_value_heads", 8},
+                                   {"head_dim", 128},           {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"},      {"attention_bias", false},
+                                   {"num_code_groups", 32}};
   return k;
 }
 const nlohmann::json& Code2WavDefaults() {  // Qwen3OmniMoeCode2WavConfig
-  static const nlohmann::json k = {
-      {"codebook_size", 2048},   {"hidden_size", 1024},       {"max_position_embeddings", 8000},
-      {"num_attention_heads", 16}, {"num_key_value_heads", 16}, {"attention_bias", false},
-      {"intermediate_size", 3072}, {"hidden_act", "silu"},     {"num_hidden_layers", 8},
-      {"num_quantizers", 16},    {"upsample_rates", {8, 5, 4, 3}}, {"upsampling_ratios", {2, 2}},
-      {"decoder_dim", 1536}};
+  static const nlohmann::json k = {{"codebook_size", 2048},
+                                   {"hidden_size", 1024},
+                                   {"max_position_embeddings", 8000},
+                                   {"num_attention_heads", 16},
+                                   {"num_key_value_heads", 16},
+                                   {"attention_bias", false},
+                                   {"intermediate_size", 3072},
+                                   {"hidden_act", "silu"},
+                                   {"num_hidden_layers", 8},
+                                   {"num_quantizers", 16},
+                                   {"upsample_rates", {8, 5, 4, 3}},
+                                   {"upsampling_ratios", {2, 2}},
+                                   {"decoder_dim", 1536}};
   return k;
 }
 
@@ -114,9 +147,10 @@ bool Tie(const nlohmann::json& sub, const HfConfig& parent, std::string_view lab
       it != parent.raw().end() && it->is_boolean()) {
     return it->get<bool>();
   }
-  assumptions.push_back(fmt::format("{}: no tie_word_embeddings: its head is its own weight (the "
-                                    "config class's default false)",
-                                    label));
+  assumptions.push_back(
+      fmt::format("{}: no tie_word_embeddings: its head is its own weight (the "
+                  "config class's default false)",
+                  label));
   return false;
 }
 
@@ -140,8 +174,8 @@ void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
   b.Buffer(p + ".positional_embedding.positional_embedding", {positions, d}, Dtype::kF32, false);
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(p + ".layers", i);
-    for (const char* x : {".self_attn.k_proj", ".self_attn.v_proj", ".self_attn.q_proj",
-                          ".self_attn.out_proj"}) {
+    for (const char* x :
+         {".self_attn.k_proj", ".self_attn.v_proj", ".self_attn.q_proj", ".self_attn.out_proj"}) {
       b.Linear(l + x, d, d, true);
     }
     b.LayerNorm(l + ".self_attn_layer_norm", d);
@@ -164,13 +198,13 @@ void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
 Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                     std::vector<std::string>& assumptions) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, SubOrEmpty(c, "talker_config"));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
-                          OmniSubConfig(talker, "text_config", TalkerTextDefaults(),
-                                        "talker_config.text_config", assumptions,
-                                        {{"num_local_experts", "num_experts"}}));
+  MEMFIT_ASSIGN_OR_RETURN(
+      nlohmann::json text,
+      OmniSubConfig(talker, "text_config", TalkerTextDefaults(), "talker_config.text_config",
+                    assumptions, {{"num_local_experts", "num_experts"}}));
   // Qwen3OmniMoeTalkerDecoderLayer replaces every layer's MLP with the sparse block.
-  const bool dense_listed = text.contains("mlp_only_layers") && text["mlp_only_layers"].is_array() &&
-                            !text["mlp_only_layers"].empty();
+  const bool dense_listed = text.contains("mlp_only_layers") &&
+                            text["mlp_only_layers"].is_array() && !text["mlp_only_layers"].empty();
   if (dense_listed || (text.contains("decoder_sparse_step") && text["decoder_sparse_step"] != 1)) {
     assumptions.push_back(
         "talker_config.text_config: mlp_only_layers/decoder_sparse_step ignored: every talker "
@@ -194,7 +228,8 @@ Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                                         "talker_config.code_predictor_config", assumptions));
   PrepareDecoder(predictor, "qwen3", "Qwen3Model", {&talker, &c});
   const std::string predictor_where = c.where() + ": talker_config.code_predictor_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig predictor_config, HfConfig::FromJson(predictor, predictor_where));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig predictor_config,
+                          HfConfig::FromJson(predictor, predictor_where));
   MEMFIT_ASSIGN_OR_RETURN(uint64_t groups, predictor_config.Uint("num_code_groups"));
   if (groups > 4096) {
     return MakeError("{}: \"num_code_groups\" = {} is absurd", predictor_where, groups);
@@ -265,8 +300,10 @@ Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
     b.Param(l + ".self_attn_layer_scale.scale", {h});
     b.Param(l + ".mlp_layer_scale.scale", {h});
   }
-  b.Embedding("code2wav.code_embedding", MulDims(b, codebook, quantizers, "codebook_size x "
-                                                                           "num_quantizers"),
+  b.Embedding("code2wav.code_embedding",
+              MulDims(b, codebook, quantizers,
+                      "codebook_size x "
+                      "num_quantizers"),
               h);
   b.Buffer("code2wav.code_offset", {1, quantizers, 1}, Dtype::kI64, false);
   for (size_t i = 0; i < ratios.size() && !b.failed(); ++i) {
@@ -348,9 +385,10 @@ Result<Model> BuildQwen3OmniMoe(const HfConfig& c, const BuildOptions& o) {
   for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
   NoteQuantizationNotApplied(c, m);
   if (m.tensors.size() > o.max_tensors) {
-    return MakeError("{}: the config describes more than {} tensors, memfit's limit for a model "
-                     "built from config.json (see docs/security.md)",
-                     c.where(), o.max_tensors);
+    return MakeError(
+        "{}: the config describes more than {} tensors, memfit's limit for a model "
+        "built from config.json (see docs/security.md)",
+        c.where(), o.max_tensors);
   }
   // _no_split_modules: the decoder layers of thinker and talker, the audio and vision blocks, the
   // code predictor.
