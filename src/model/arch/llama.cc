@@ -108,8 +108,12 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
   if (b.failed()) return b.Finish();
+  // An explicit head_dim needs no divisibility (Qwen2.5-Omni's talker: 896 wide, 12 heads of 128).
+  const bool explicit_head_dim = c.Has("head_dim") && !c.raw()["head_dim"].is_null();
   uint64_t default_head_dim =
-      DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads, "num_attention_heads");
+      explicit_head_dim ? 0
+                        : DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
+                                      "num_attention_heads");
   hp.head_dim = Get(b, c.UintOr("head_dim", spec.head_dim_default > 0 ? spec.head_dim_default
                                                                         : default_head_dim));
   if (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0) {

@@ -11,6 +11,7 @@
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
 #include "model/arch/moe_hybrid_families.h"
+#include "model/arch/omni_family.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
 #include "model/tensor_repeats.h"
@@ -135,6 +136,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
       {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
+      {"qwen2_5_omni", "", arch::BuildQwen25Omni, "qwen_omni"},
+      {"qwen3_omni_moe", "", arch::BuildQwen3OmniMoe, "qwen_omni"},
       {"qwen", "", arch::BuildQwen, "qwen"},
       {"olmo3", "", arch::BuildOlmo3, "olmo"},
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
