@@ -13,6 +13,7 @@
 #include "memfit/estimate_load.h"
 #include "memfit/load_summary.h"
 #include "model/arch/arch_test_util.h"
+#include "model/arch/omni_test_configs.h"
 
 namespace memfit::arch {
 namespace {
@@ -174,6 +175,17 @@ TEST(CompactRepeatsTest, EveryCatalogModelAnswersAsExpanded) {
   }
   // The per-expert checkpoints of the catalog (Kimi-K2.5 alone: 208,552 tensors) collapse.
   EXPECT_GT(compacted, 500'000u);
+}
+
+// Families whose real configs live in their tests rather than in the catalog or ../shared/eval.
+TEST(CompactRepeatsTest, ConfigsOfTheBuildersTestsAnswerAsExpanded) {
+  size_t compacted = 0;
+  for (const char* json : {testing::kQwen25Omni7BConfig, testing::kQwen3Omni30BConfig}) {
+    auto config = HfConfig::Parse(json, "config.json");
+    ASSERT_TRUE(config) << config.error().message;
+    ExpectSameAsExpanded(*config, config->model_type(), compacted);
+  }
+  EXPECT_GT(compacted, 10'000u);  // Qwen3-Omni's thinker and talker experts
 }
 
 TEST(CompactRepeatsTest, EveryEvalConfigAnswersAsExpanded) {
