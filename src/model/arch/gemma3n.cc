@@ -353,6 +353,10 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
     m.assumptions.push_back("audio_config: fields absent, Gemma3nAudioConfig's defaults are used "
                             "(as transformers does): " + audio_defaults);
   }
+  m.assumptions.push_back(
+      "vision tower: config.json names only timm's \"mobilenetv5_300m_enc\"; its tensors are "
+      "timm's definition of it (equal to timm's state_dict), and no gemma-3n weight index was "
+      "available to check the stored bytes against");
   if (channels != 0 && vision_hidden != channels) {
     m.assumptions.push_back(fmt::format(
         "vision_config.hidden_size = {} differs from the MobileNetV5 encoder's {} output "
