@@ -217,20 +217,23 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   }
   // Gemma3nTextAttention looks up, for every layer, the last layer of its type before the shared
   // range: none exists when every layer is shared.
-  if (shared_layers >= layers && layers > 0) {
+  if (shared_layers > 0 && shared_layers >= layers) {
     return MakeError("{}: \"num_kv_shared_layers\" = {} must be less than \"num_hidden_layers\" "
                      "= {}",
                      c.where(), shared_layers, layers);
   }
   const std::vector<uint64_t> widths = LayerWidths(b, c, layers);
-  std::vector<bool> sliding = SlidingLayers(b, c, layers, [](uint64_t i) { return (i + 1) % 5 != 0; });
+  // Gemma3nTextConfig's default pattern: every fifth layer full attention.
+  const std::vector<bool> sliding =
+      SlidingLayers(b, c, layers, [](uint64_t i) { return (i + 1) % 5 != 0; });
   const uint64_t sparse = SparseLayers(b, c, layers);
   if (b.failed()) return b.Finish();
   const uint64_t first_shared = layers - shared_layers;
+  // Which types a layer before the shared range has ([0]: full, [1]: sliding).
+  bool before[2] = {false, false};
+  for (uint64_t j = 0; j < first_shared; ++j) before[sliding[j] ? 1 : 0] = true;
   for (uint64_t i = first_shared; i < layers; ++i) {
-    bool found = false;
-    for (uint64_t j = 0; j < first_shared && !found; ++j) found = sliding[j] == sliding[i];
-    if (!found) {
+    if (!before[sliding[i] ? 1 : 0]) {
       return MakeError("{}: layer {} ({}) shares the KV cache of an earlier layer of its type, "
                        "but none precedes the shared range (layers {} on): transformers cannot "
                        "build this config",
@@ -329,7 +332,8 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   const uint64_t vision_vocab = Get(b, vision.UintOr("vocab_size", 128));
   if (b.failed()) return b.Finish();
   b.SetComponent("vision_tower");
-  const uint64_t channels = EmitMobileNetV5Encoder(b, architecture, "model.vision_tower.timm_model");
+  const uint64_t channels =
+      EmitMobileNetV5Encoder(b, architecture, "model.vision_tower.timm_model");
   b.SetComponent("audio_tower");
   std::string audio_defaults;
   EmitGemma3nAudioEncoder(b, q, audio, "model.audio_tower", audio_defaults);

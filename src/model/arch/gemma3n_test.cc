@@ -208,7 +208,9 @@ TEST(Gemma3nBuilder, QuantizationReachesEveryLinear) {
                            "model.language_model.embed_tokens_per_layer.weight"}) {
     EXPECT_EQ(FindTensor(*m, name)->dtype, Dtype::kF32) << name;
   }
-  for (const auto& a : m->assumptions) EXPECT_EQ(a.find("does not exclude"), std::string::npos) << a;
+  for (const auto& a : m->assumptions) {
+    EXPECT_EQ(a.find("does not exclude"), std::string::npos) << a;
+  }
 }
 
 // The tower against timm (commit aa4b5850) create_model("mobilenetv5_300m_enc").state_dict():
@@ -318,7 +320,9 @@ nlohmann::json E4bItConfig() {
   std::fill_n(sparsity.begin(), 10, 0.95);
   text["activation_sparsity_pattern"] = sparsity;
   std::vector<std::string> types;
-  for (int i = 0; i < 35; ++i) types.push_back((i + 1) % 5 == 0 ? "full_attention" : "sliding_attention");
+  for (int i = 0; i < 35; ++i) {
+    types.push_back((i + 1) % 5 == 0 ? "full_attention" : "sliding_attention");
+  }
   text["layer_types"] = types;
   return j;
 }
@@ -370,6 +374,12 @@ TEST(Gemma3nBuilder, HostileConfigsNameTheField) {
   ExpectError(j, "intermediate_size");
   j = TinyText();
   j["num_kv_shared_layers"] = 2;
+  ExpectError(j, "num_kv_shared_layers");
+  j = TinyText();
+  j["num_hidden_layers"] = 0;
+  j["intermediate_size"] = 12;
+  j["layer_types"] = nlohmann::json::array();
+  j["activation_sparsity_pattern"] = nlohmann::json::array();
   ExpectError(j, "num_kv_shared_layers");
   j = TinyText();
   j["layer_types"] = {"full_attention", "sliding_attention"};  // no sliding layer to share from
