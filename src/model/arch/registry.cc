@@ -10,6 +10,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
+#include "model/arch/gemma3n_family.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
 #include "model/arch/vlm_families.h"
@@ -123,6 +124,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mimo_v2_flash", "", arch::BuildMiMoV2Flash, "mimo_v2_flash"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
+      {"gemma3n", "", arch::BuildGemma3n, "gemma3n"},
+      {"gemma3n_text", "", arch::BuildGemma3nText, "gemma3n"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
