@@ -416,10 +416,11 @@ TEST(Phi4MmBuilder, HostileConfigsNameTheField) {
   j["audio_processor"]["config"]["num_blocks"] = uint64_t{1} << 40;
   ExpectError(j, "num_blocks");
   j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["linear_units"] = uint64_t{1} << 63;
-  ExpectError(j, "2 x linear_units");
-  j = TinyPhi4Mm();
   j["audio_processor"]["config"]["linear_units"] = uint64_t{1} << 62;
+  ExpectError(j, "linear_units");
+  j = TinyPhi4Mm();
+  j["audio_processor"]["config"]["nemo_conv_settings"]["conv_channels"] = uint64_t{1} << 39;
+  j["audio_processor"]["config"]["input_size"] = uint64_t{1} << 39;
   ExpectError(j, "too large");
   j = TinyPhi4Mm();
   j["embd_layer"]["image_embd_layer"]["with_learnable_separator"] = false;
