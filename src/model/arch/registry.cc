@@ -13,6 +13,7 @@
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
+#include "model/arch/phi4mm_family.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
 #include "model/tensor_repeats.h"
@@ -86,6 +87,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mllama", "", arch::BuildMllama, "mllama"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
+      // Phi-4-multimodal: remote code (with its LoRA adapters) and transformers' layout.
+      {"phi4mm", "", arch::BuildPhi4Mm, "phi4mm"},
+      {"phi4_multimodal", "", arch::BuildPhi4Multimodal, "phi4mm"},
       {"phi", "", arch::BuildPhi, "phi"},
       {"stablelm", "", arch::BuildStableLm, "stablelm"},
       {"starcoder2", "", arch::BuildStarcoder2, "starcoder2"},
