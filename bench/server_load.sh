@@ -4,7 +4,9 @@
 # 1. cached: one cached estimate POSTed by 32 keep-alive connections (target >= 20,000/s).
 # 2. uncached: distinct estimates of catalog models (every one a cache miss) from 32 keep-alive
 #    connections, (a) with the Hub endpoint on a closed local port (HubGuard remembers the
-#    failure) and (b) with HF_HUB_OFFLINE=1 (targets >= 1,500/s each, p99 < 50 ms).
+#    failure), (b) with a reachable stand-in Hub that answers 404 (python3 -m http.server on an
+#    empty folder: the catalog stands in) and (c) with HF_HUB_OFFLINE=1 (targets >= 1,500/s
+#    each, p99 < 50 ms).
 # 3. slow/idle: 1,000 slow and 1,000 idle connections while health and a cached estimate are
 #    polled (every answer within 100 ms).
 # Results in docs/benchmarks.md. The caches and HOME point at a fresh temporary directory.
@@ -16,8 +18,10 @@ command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 1;
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 work=$(mktemp -d)
 server=""
+hub=""
 cleanup() {
   [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  [ -n "$hub" ] && kill "$hub" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -90,6 +94,18 @@ start_server HF_ENDPOINT="http://127.0.0.1:$closed"
 LABEL="uncached, Hub unreachable" wrk -t2 -c32 -d"${seconds}s" -s "$work/uncached.lua" \
   "http://127.0.0.1:$port/api/v1/estimate-memory" | tail -1
 stop_server
+
+# A reachable stand-in Hub that answers 404 for every model: the catalog stands in.
+mkdir -p "$work/empty_hub"
+hub_port=$(free_port)
+(cd "$work/empty_hub" && exec python3 -m http.server "$hub_port" --bind 127.0.0.1 >/dev/null 2>&1) &
+hub=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$hub_port/" && break; sleep 0.1; done
+start_server HF_ENDPOINT="http://127.0.0.1:$hub_port"
+LABEL="uncached, Hub reachable (404 stand-in)" wrk -t2 -c32 -d"${seconds}s" -s "$work/uncached.lua" \
+  "http://127.0.0.1:$port/api/v1/estimate-memory" | tail -1
+stop_server
+kill "$hub" 2>/dev/null; wait "$hub" 2>/dev/null || true; hub=""
 
 start_server HF_HUB_OFFLINE=1
 LABEL="uncached, HF_HUB_OFFLINE=1" wrk -t2 -c32 -d"${seconds}s" -s "$work/uncached.lua" \

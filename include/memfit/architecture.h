@@ -36,6 +36,11 @@ struct BuildOptions {
   // accelerate's create_empty_model does (from_config ignores quantization). Default: the tensors
   // as the quantized checkpoint stores them.
   bool ignore_quantization = false;
+  // Keep repeated modules (a layer's routed experts) compact: one copy with a count
+  // (Tensor::copies) instead of every copy, when each copy is provably the same tensors under
+  // another index and the copies lie in one no-split block. Only for callers that take compact
+  // models (the load summary, totals, blocks); see ExpandRepeats in memfit/model.h.
+  bool compact_repeats = false;
   // Builders stop with an error past this many tensors (BuildFromConfig enforces it).
   uint64_t max_tensors = kMaxBuiltTensors;
 };

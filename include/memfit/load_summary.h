@@ -28,6 +28,9 @@ struct LoadSummary {
     int32_t block = -1;           // index into block_names, -1 if in no block
     bool parameter = false;
     bool castable = false;  // a floating, not block-quantized parameter: cast to a row's dtype
+    // The entry stands for this many equal tensors of the sizes above (a compact run,
+    // Tensor::copies, whose per-tensor rounding at 4 bits cannot be merged away); else 1.
+    uint64_t copies = 1;
   };
   ModelTotals totals;
   std::vector<std::pair<std::string, uint64_t>> stored_by_label;  // bytes per dtype label, largest first
@@ -35,7 +38,8 @@ struct LoadSummary {
   std::vector<std::string> block_names;
   std::vector<Entry> entries;
   std::optional<Dtype> config_dtype;
-  size_t tensors = 0;  // the model's tensor count (entries.size() is usually far smaller)
+  uint64_t tensors = 0;  // the model's tensor count, every copy of a compact run included
+                         // (entries.size() is usually far smaller)
 };
 
 // `resident_blocks`: AssignBlocks(model, TensorFilter{}).

@@ -47,10 +47,24 @@ struct Tensor {
   // false: stored in the checkpoint but never loaded by transformers (DeepSeek-V3's
   // multi-token-prediction layer): counted in stored bytes only.
   bool loaded = true;
+  // The compact form of repeated modules (BuildOptions::compact_repeats; docs/benchmarks.md): a
+  // run of `repeat_span` tensors, opened by this one, stands for `copies` copies of itself (a
+  // layer's routed experts) that differ only in the index "0" at
+  // name[name.size() - repeat_index_from_end] (counted from the end, so that a builder that puts
+  // a prefix before the names keeps it). Every tensor of the run has `copies` and
+  // `repeat_index_from_end` set; sums multiply by `copies`. A model without repeats has
+  // copies == 1 everywhere; ExpandRepeats writes every copy out.
+  uint64_t copies = 1;
+  uint32_t repeat_span = 0;
+  uint32_t repeat_index_from_end = 0;
 };
 
 // The parameters a tensor counts in parameter totals: Tensor::logical_params, else numel.
 inline uint64_t LogicalParams(const Tensor& t) { return t.logical_params.value_or(t.numel); }
+
+// The name of copy `k` of a tensor in a compact run (Tensor::copies): its name with the index
+// "0" replaced by k.
+std::string RepeatCopyName(const Tensor& t, uint64_t k);
 
 enum class AttentionKind : uint8_t {
   kFull,     // global attention over the whole context
@@ -210,6 +224,18 @@ struct ModelTotals {
   // The base AutoModel's parameters: parameters - head_parameters + base_only_parameters.
 };
 ModelTotals ComputeTotals(const Model& model);
+
+// The compact form (Tensor::copies): whether the model has a compact run; the number of tensors it
+// stands for; every copy written out, in the order the builder would have emitted them (copy 0's
+// run, copy 1's, ...), each with copies == 1. Callers that walk tensor names (inspect, device maps,
+// JSON tensor lists, plans) take expanded models; the load summary, totals and blocks take either.
+bool HasRepeats(const Model& model);
+uint64_t ExpandedTensorCount(const Model& model);
+void ExpandRepeats(Model& model);
+// Whether every compact run lies inside one no-split block (a module matching
+// Model::no_split_patterns above the index): then the blocks of the compact and the expanded model
+// are the same, and AssignBlocks may take the compact one.
+bool RepeatsStayInBlocks(const Model& model);
 // Totals per multimodal component (Tensor::component), in first-seen order; tensors without a
 // component are grouped under "shared". Empty for single models.
 std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& model);

@@ -41,6 +41,8 @@ struct LoadRequest {
 
 // What RenderLoadEstimate (or, for --accelerate, RenderAccelerate) needs.
 struct LoadAnswer {
+  // Without --accelerate a compact model (BuildOptions::compact_repeats): read its fields, its
+  // load summary and its totals; its tensors only through repeat-aware functions (memfit/model.h).
   std::shared_ptr<const DescribedModel> model;
   LoadEstimate estimate;                         // without --accelerate
   std::optional<AccelerateEstimate> accelerate;  // with --accelerate,

@@ -51,7 +51,8 @@ Result<ResolvedModel> ResolveHubQuery(const ModelQuery& query, const std::string
 Result<Model> ResolveAndDescribe(const ModelQuery& query, const DescribeOptions& options = {});
 
 // A described model kept for many requests: the model and, on first use, what every load
-// estimate of it computes first (thread-safe).
+// estimate of it computes first (thread-safe). Described with BuildOptions::compact_repeats (the
+// load request), model() is compact (Tensor::copies): the summary and blocks count every copy.
 class DescribedModel {
  public:
   explicit DescribedModel(Model model) : model_(std::move(model)) {}

@@ -89,7 +89,7 @@ std::vector<std::pair<std::string, uint64_t>> StoredBytesByLabel(const Model& mo
           labels.begin());
       if (last == labels.size()) labels.emplace_back(t.dtype_label, 0);
     }
-    labels[last].second += t.bytes;
+    labels[last].second += t.bytes * t.copies;  // bounded by CheckModelBounds
   }
   std::sort(labels.begin(), labels.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -98,7 +98,8 @@ std::vector<std::pair<std::string, uint64_t>> StoredBytesByLabel(const Model& mo
 
 // Whether `next` can join the run `run` without changing any view (LoadSummary::Entry).
 bool Mergeable(const LoadSummary::Entry& run, const LoadSummary::Entry& next) {
-  if (run.block != next.block || run.parameter != next.parameter || run.castable != next.castable) {
+  if (run.block != next.block || run.parameter != next.parameter || run.castable != next.castable ||
+      run.copies != 1 || next.copies != 1) {
     return false;
   }
   if (run.bytes == 0 || run.numel == 0 || next.bytes == 0 || next.numel == 0) return false;
@@ -121,20 +122,32 @@ LoadSummary SummarizeLoad(const Model& model, const BlockAssignment& blocks) {
   out.components = ComponentTotals(model);
   out.block_names = blocks.names;
   out.config_dtype = model.config_dtype;
-  out.tensors = model.tensors.size();
+  out.tensors = ExpandedTensorCount(model);
   // Everything resident after loading, ties once (TensorFilter's defaults).
   const TensorFilter one{.size_of = [](const Tensor&) -> uint64_t { return 1; }};
   for (size_t ti = 0; ti < model.tensors.size(); ++ti) {
     const Tensor& t = model.tensors[ti];
     if (FilteredSize(t, one) != 1) continue;
     const bool parameter = t.kind == TensorKind::kParameter;
-    const LoadSummary::Entry e{
+    LoadSummary::Entry e{
         .bytes = t.bytes,
         .numel = t.numel,
         .logical_params = LogicalParams(t),
         .block = blocks.tensor_block[ti],
         .parameter = parameter,
         .castable = parameter && IsFloatingPoint(t.dtype) && t.dtype != Dtype::kBlockQuantized};
+    if (t.copies > 1) {
+      // A compact run's copies as one tensor when no view rounds per tensor: ceil(n x c x bits / 8)
+      // equals c x ceil(n x bits / 8) for an even n or a tensor kept as stored. Else the entry
+      // keeps its count. Products are bounded by CheckModelBounds.
+      if (!e.castable || e.numel % 2 == 0) {
+        e.bytes *= t.copies;
+        e.numel *= t.copies;
+        e.logical_params *= t.copies;
+      } else {
+        e.copies = t.copies;
+      }
+    }
     if (!out.entries.empty() && Mergeable(out.entries.back(), e)) {
       // Totals were checked against 2^60 bytes and 2^56 elements (CheckModelBounds): no overflow.
       LoadSummary::Entry& run = out.entries.back();
@@ -160,11 +173,11 @@ LoadEstimate EstimateLoad(const LoadSummary& summary, const LoadOptions& options
     std::fill(block_params.begin(), block_params.end(), 0);
     uint64_t total = 0;
     for (const LoadSummary::Entry& e : summary.entries) {
-      const uint64_t size = LoadedEntryBytes(e, bits);
+      const uint64_t size = LoadedEntryBytes(e, bits) * e.copies;
       total += size;
       if (e.block < 0) continue;
       block_bytes[e.block] += size;
-      if (e.parameter && size > 0) block_params[e.block] += e.logical_params;
+      if (e.parameter && size > 0) block_params[e.block] += e.logical_params * e.copies;
     }
     std::optional<Block> best;
     if (!block_bytes.empty()) {

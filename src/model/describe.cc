@@ -198,9 +198,11 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
   if (inputs.config) {
     // Headers give the exact tensors: the generic builder's guesses are not wanted then, only the
     // hyperparameters (read below when no exact builder exists).
-    built = have_headers && !options.prefer_config
-                ? BuildExactFromConfig(*inputs.config, options.build)
-                : BuildFromConfig(*inputs.config, options.build);
+    // Headers are merged by name (MergeBuilt): every copy must be written out then.
+    BuildOptions build = options.build;
+    if (have_headers) build.compact_repeats = false;
+    built = have_headers && !options.prefer_config ? BuildExactFromConfig(*inputs.config, build)
+                                                   : BuildFromConfig(*inputs.config, build);
   }
   bool use_headers = have_headers && !(options.prefer_config && built && *built);
   Model model;

@@ -9,20 +9,22 @@ namespace memfit {
 
 namespace {
 
+// Every copy of a compact run (Tensor::copies) counts; CheckModelBounds bounds the products.
 void AddToTotals(ModelTotals& totals, const Tensor& t) {
+  const uint64_t n = t.copies;
   if (t.base_only) {
-    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += LogicalParams(t);
+    if (t.kind == TensorKind::kParameter) totals.base_only_parameters += LogicalParams(t) * n;
     return;  // not part of architectures[0]'s class
   }
-  if (t.stored) totals.stored_bytes += t.bytes;
+  if (t.stored) totals.stored_bytes += t.bytes * n;
   if (!t.loaded) return;  // stored only
   if (!t.tied_to.empty()) return;  // shares its storage: resident once
-  totals.resident_bytes += t.bytes;
+  totals.resident_bytes += t.bytes * n;
   if (t.kind == TensorKind::kParameter) {
-    totals.parameters += LogicalParams(t);
-    if (t.in_head) totals.head_parameters += LogicalParams(t);
+    totals.parameters += LogicalParams(t) * n;
+    if (t.in_head) totals.head_parameters += LogicalParams(t) * n;
   } else {
-    totals.buffer_bytes += t.bytes;
+    totals.buffer_bytes += t.bytes * n;
   }
 }
 
@@ -52,11 +54,15 @@ std::vector<std::pair<std::string, ModelTotals>> ComponentTotals(const Model& mo
 
 Status CheckModelBounds(const Model& model, std::string_view where) {
   ByteSum elements, bytes;
+  bool overflow = false;
   for (const auto& t : model.tensors) {
-    elements.Add(std::max(t.numel, LogicalParams(t)));
-    bytes.Add(t.bytes);
+    const auto e = CheckedMul(std::max(t.numel, LogicalParams(t)), t.copies);
+    const auto b = CheckedMul(t.bytes, t.copies);
+    overflow = overflow || !e || !b;
+    elements.Add(e.value_or(0));
+    bytes.Add(b.value_or(0));
   }
-  if (elements.overflowed() || elements.total() > kMaxModelElements) {
+  if (overflow || elements.overflowed() || elements.total() > kMaxModelElements) {
     return MakeError("{}: the model has more than 2^56 elements in all, beyond what memfit can "
                      "size (limit 72,057,594,037,927,936)", where);
   }
@@ -238,8 +244,10 @@ std::vector<Block> SumBlocks(const Model& model, const BlockAssignment& assignme
     if (b < 0) continue;
     const auto& t = model.tensors[ti];
     uint64_t size = FilteredSize(t, filter);
-    blocks[b].bytes += size;
-    if (t.kind == TensorKind::kParameter && size > 0) blocks[b].parameters += LogicalParams(t);
+    blocks[b].bytes += size * t.copies;
+    if (t.kind == TensorKind::kParameter && size > 0) {
+      blocks[b].parameters += LogicalParams(t) * t.copies;
+    }
   }
   return blocks;
 }

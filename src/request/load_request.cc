@@ -61,7 +61,12 @@ Result<LoadAnswer> RunLoadRequest(const LoadRequest& r) {
     }
   }
   LoadAnswer answer;
-  MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model));
+  // The load table takes compact models (a layer's experts once, with a count): a per-expert
+  // checkpoint of 10^5 tensors is described in milliseconds. Its renderers read the model's
+  // fields, never its tensors.
+  DescribeOptions compact;
+  compact.build.compact_repeats = true;
+  MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model, compact));
   answer.estimate = EstimateLoad(answer.model->ResidentLoadSummary(), options);
   return answer;
 }

@@ -114,9 +114,10 @@ std::string ResolutionKey(const ModelQuery& query) {
 static_assert(sizeof(BuildOptions) == 56 && sizeof(DescribeOptions) == 64,
               "a new DescribeOptions/BuildOptions field must join DescribeKey");
 std::string DescribeKey(const DescribeOptions& options) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<int>(options.build.buffers),
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<int>(options.build.buffers),
                      options.build.head_class, options.build.ignore_quantization ? 1 : 0,
-                     options.build.max_tensors, options.prefer_config ? 1 : 0);
+                     options.build.max_tensors, options.prefer_config ? 1 : 0,
+                     options.build.compact_repeats ? 1 : 0);
 }
 
 struct ModelCache {

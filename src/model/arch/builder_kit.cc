@@ -10,6 +10,7 @@ namespace memfit::arch {
 namespace {
 
 thread_local uint64_t t_max_tensors = kMaxBuiltTensors;
+thread_local bool t_compact_repeats = false;
 
 // Models up to this many tensors grow as vectors do; past it the builder reserves its hint.
 constexpr uint64_t kSmallModelTensors = 4096;
@@ -50,11 +51,18 @@ TensorLimitScope::TensorLimitScope(uint64_t max_tensors) : previous_(t_max_tenso
 
 TensorLimitScope::~TensorLimitScope() { t_max_tensors = previous_; }
 
+CompactRepeatsScope::CompactRepeatsScope(bool compact) : previous_(t_compact_repeats) {
+  t_compact_repeats = compact;
+}
+
+CompactRepeatsScope::~CompactRepeatsScope() { t_compact_repeats = previous_; }
+
 ModelBuilder::ModelBuilder(const HfConfig& config, Dtype dtype)
     : where_(config.where()),
       dtype_(dtype),
       max_tensors_(t_max_tensors),
-      capacity_hint_(std::min(ExpectedTensors(config), t_max_tensors)) {
+      capacity_hint_(std::min(ExpectedTensors(config), t_max_tensors)),
+      compact_repeats_(t_compact_repeats) {
   FillCommon(config, model_);
 }
 
@@ -77,10 +85,8 @@ void ModelBuilder::Grow() {
 void ModelBuilder::Emit(std::string name, std::vector<uint64_t> shape, Dtype dtype,
                         TensorKind kind, std::string tied_to, bool stored) {
   if (failed()) return;
-  if (model_.tensors.size() >= max_tensors_) {
-    Fail(MakeError("{}: the config describes more than {} tensors, memfit's limit for a model "
-                   "built from config.json (see docs/security.md)",
-                   where_, max_tensors_));
+  if (model_.tensors.size() + repeated_ >= max_tensors_) {
+    FailTensorCap();
     return;
   }
   auto numel = CheckedProduct(shape);
@@ -104,6 +110,38 @@ void ModelBuilder::Emit(std::string name, std::vector<uint64_t> shape, Dtype dty
   t.base_only = base_only_;
   t.component = component_;
   model_.tensors.push_back(std::move(t));
+}
+
+void ModelBuilder::FailTensorCap() {
+  Fail(
+      MakeError("{}: the config describes more than {} tensors, memfit's limit for a model "
+                "built from config.json (see docs/security.md)",
+                where_, max_tensors_));
+}
+
+bool ModelBuilder::MarkRepeat(size_t first, uint64_t copies, size_t index_at) {
+  auto& tensors = model_.tensors;
+  if (failed() || first >= tensors.size() || copies < 2) return false;
+  for (size_t i = first; i < tensors.size(); ++i) {
+    const std::string& name = tensors[i].name;
+    if (name.size() <= index_at || name[index_at] != '0' || tensors[i].repeat_span != 0 ||
+        tensors[i].copies != 1 || name.size() - index_at > UINT32_MAX) {
+      return false;  // not copy 0 of one module (or already a run): emit every copy instead
+    }
+  }
+  const uint64_t span = tensors.size() - first;
+  const auto extra = CheckedMul(span, copies - 1);
+  if (!extra || tensors.size() + repeated_ + *extra > max_tensors_ || span > UINT32_MAX) {
+    FailTensorCap();
+    return true;  // failed: nothing more to emit
+  }
+  repeated_ += *extra;
+  for (size_t i = first; i < tensors.size(); ++i) {
+    tensors[i].copies = copies;
+    tensors[i].repeat_index_from_end = static_cast<uint32_t>(tensors[i].name.size() - index_at);
+  }
+  tensors[first].repeat_span = static_cast<uint32_t>(span);
+  return true;
 }
 
 void ModelBuilder::Param(std::string name, std::vector<uint64_t> shape) {
@@ -168,15 +206,33 @@ void ModelBuilder::Tied(std::string name, std::vector<uint64_t> shape,
 Result<Model> ModelBuilder::Finish() {
   if (failed()) return error_;
   ByteSum stored, resident;
+  bool overflow = false;
+  uint64_t count = 0;  // every copy of a compact run counts against the cap
   for (const auto& t : model_.tensors) {
-    if (t.stored) stored.Add(t.bytes);
-    resident.Add(t.bytes);
+    const auto bytes = CheckedMul(t.bytes, t.copies);
+    overflow = overflow || !bytes;
+    if (t.stored) stored.Add(bytes.value_or(0));
+    resident.Add(bytes.value_or(0));
+    count += std::min<uint64_t>(t.copies, max_tensors_ + 1);
   }
-  if (stored.overflowed() || resident.overflowed()) {
+  if (count > max_tensors_) {
+    FailTensorCap();
+    return error_;
+  }
+  if (overflow || stored.overflowed() || resident.overflowed()) {
     return MakeError("{}: the model's total size overflows 64 bits", where_);
   }
   MEMFIT_RETURN_IF_ERROR(CheckModelBounds(model_, where_));
   return std::move(model_);
+}
+
+uint64_t MarkStoredOnly(Model& model, size_t first) {
+  uint64_t bytes = 0;  // bounded by the builder's overflow checks (Finish)
+  for (size_t t = first; t < model.tensors.size(); ++t) {
+    model.tensors[t].loaded = false;
+    bytes += model.tensors[t].bytes * model.tensors[t].copies;
+  }
+  return bytes;
 }
 
 Dtype CheckpointDtype(const HfConfig& config, std::vector<std::string>& assumptions) {

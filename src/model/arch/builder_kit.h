@@ -63,6 +63,14 @@ class ModelBuilder {
   void Fail(const Error& error);
   bool failed() const { return !error_.message.empty(); }
 
+  // Whether repeated modules may be kept compact (BuildOptions::compact_repeats, through
+  // CompactRepeatsScope); see RepeatedModules in expert_kit.h.
+  bool compact_repeats() const { return compact_repeats_; }
+  // Marks tensors [first, end) as copy 0 of `copies` copies whose index is the "0" at
+  // `index_at` in their names (Tensor::copies); checks the tensor cap as if every copy had been
+  // emitted. False, with nothing marked, when a name has no "0" there (emit the copies instead).
+  bool MarkRepeat(size_t first, uint64_t copies, size_t index_at);
+
   Model& model() { return model_; }
   // The finished model; checks the totals for overflow.
   Result<Model> Finish();
@@ -74,16 +82,24 @@ class ModelBuilder {
   // capacity_hint_ tensors at once, so a model of 10^5 expert tensors is not relocated (moved
   // to a new, freshly faulted buffer) at every doubling. See docs/benchmarks.md.
   void Grow();
+  void FailTensorCap();
   std::string where_;
   Dtype dtype_;
   uint64_t max_tensors_;
   uint64_t capacity_hint_ = 0;  // ExpectedTensors(config), capped at max_tensors_
+  bool compact_repeats_ = false;
+  uint64_t repeated_ = 0;  // tensors the compact runs stand for beyond their templates
   bool in_head_ = false;
   bool base_only_ = false;
   std::string component_;
   Model model_;
   Error error_;
 };
+
+// Marks tensors [first, end) of `model` as stored but not loaded (multi-token-prediction layers
+// that the causal LM does not load) and returns their stored bytes, every copy of a compact run
+// counted.
+uint64_t MarkStoredOnly(Model& model, size_t first);
 
 // The checkpoint dtype a config implies: "torch_dtype"/"dtype", else float32 (transformers'
 // default), recording an assumption in that case.
@@ -120,6 +136,19 @@ class TensorLimitScope {
 
  private:
   uint64_t previous_;
+};
+
+// Sets BuildOptions::compact_repeats for every ModelBuilder constructed on this thread while it
+// lives (BuildFromConfig uses it).
+class CompactRepeatsScope {
+ public:
+  explicit CompactRepeatsScope(bool compact);
+  ~CompactRepeatsScope();
+  CompactRepeatsScope(const CompactRepeatsScope&) = delete;
+  CompactRepeatsScope& operator=(const CompactRepeatsScope&) = delete;
+
+ private:
+  bool previous_;
 };
 
 // Layer name helper: Layer("model.layers", 3) -> "model.layers.3".

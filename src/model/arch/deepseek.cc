@@ -31,6 +31,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -90,12 +91,11 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
     if (v3_bias) {
       b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
     }
-    for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-      const std::string x = Layer(l + ".mlp.experts", e);
+    RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
       QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
       QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
       QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
-    }
+    });
     if (shared > 0) {
       QLinear(b, q, l + ".mlp.shared_experts.gate_proj", h, shared, false);
       QLinear(b, q, l + ".mlp.shared_experts.up_proj", h, shared, false);
@@ -285,11 +285,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     if (!glm) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
   }
   if (mtp > 0 && !b.failed()) {
-    uint64_t bytes = 0;
-    for (uint64_t t = mtp_begin; t < m.tensors.size(); ++t) {
-      bytes += m.tensors[t].bytes;
-      m.tensors[t].loaded = false;
-    }
+    const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (model.layers.{}+, {} bytes) are stored in the "
         "checkpoint but not loaded by transformers", mtp, hp.num_layers, bytes));

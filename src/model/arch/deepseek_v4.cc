@@ -48,6 +48,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -153,18 +154,19 @@ void Block(ModelBuilder& b, const V4Storage& s, const BuildOptions& o, const std
   const std::string experts = f + ".experts";
   const bool nvfp4 = std::find(s.nvfp4.begin(), s.nvfp4.end(), experts) != s.nvfp4.end();
   const Store routed = s.fp4_experts ? Store::kFp4 : Store::kFp8;
-  for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
-    const std::string x = Layer(experts, e);
-    for (const char* w : {"w1", "w2", "w3"}) {
-      const bool down = w[1] == '2';
-      const uint64_t in = down ? d.inter : d.h, out = down ? d.h : d.inter;
-      if (nvfp4) {
-        QLinear(b, s.nvfp4_q, x + "." + w, in, out, false);
-      } else {
-        V4Linear(b, s, routed, x + "." + w, in, out);
-      }
-    }
-  }
+  // V4Linear decides by kind, never by name: only the NVFP4 quantization can tell experts apart.
+  RepeatedModules(b, nvfp4 ? s.nvfp4_q : Quantization{}, experts, d.experts,
+                  [&](const std::string& x) {
+                    for (const char* w : {"w1", "w2", "w3"}) {
+                      const bool down = w[1] == '2';
+                      const uint64_t in = down ? d.inter : d.h, out = down ? d.h : d.inter;
+                      if (nvfp4) {
+                        QLinear(b, s.nvfp4_q, x + "." + w, in, out, false);
+                      } else {
+                        V4Linear(b, s, routed, x + "." + w, in, out);
+                      }
+                    }
+                  });
   for (const char* w : {"w1", "w2", "w3"}) {
     const bool down = w[1] == '2';
     V4Linear(b, s, Store::kFp8, f + ".shared_experts." + w, down ? d.inter : d.h,
@@ -413,11 +415,7 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
     HcHead(b, l + ".", d);
   }
   if (mtp > 0 && !b.failed()) {
-    uint64_t bytes = 0;
-    for (size_t t = mtp_begin; t < m.tensors.size(); ++t) {
-      bytes += m.tensors[t].bytes;
-      m.tensors[t].loaded = false;
-    }
+    const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but "
         "not loaded by transformers",

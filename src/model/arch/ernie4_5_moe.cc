@@ -26,6 +26,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -109,9 +110,9 @@ Result<Model> BuildErnie45Moe(const HfConfig& c, const BuildOptions& o) {
     if (sparse) {
       b.ParamAs(l + ".mlp.gate.weight", {hp.num_experts, h}, Dtype::kF32);
       b.ParamAs(l + ".mlp.moe_statics.e_score_correction_bias", {1, hp.num_experts}, Dtype::kF32);
-      for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-        SwiGlu(b, q, Layer(l + ".mlp.experts", e), h, hp.moe_intermediate_size, bias);
-      }
+      RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
+        SwiGlu(b, q, x, h, hp.moe_intermediate_size, bias);
+      });
       if (shared > 0) SwiGlu(b, q, l + ".mlp.shared_experts", h, hp.shared_expert_intermediate_size, bias);
       info.moe = true;
     } else {
@@ -134,11 +135,7 @@ Result<Model> BuildErnie45Moe(const HfConfig& c, const BuildOptions& o) {
     SwiGlu(b, q, l + ".mlp", h, hp.intermediate_size, bias);
   }
   if (mtp > 0 && !b.failed()) {
-    uint64_t bytes = 0;
-    for (uint64_t t = mtp_begin; t < m.tensors.size(); ++t) {
-      bytes += m.tensors[t].bytes;
-      m.tensors[t].loaded = false;
-    }
+    const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction module(s) (model.mtp_*, {} bytes) are stored in the checkpoint "
         "but not loaded by transformers", mtp, bytes));

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/arch/repeated_modules.h"
+
 namespace memfit::arch {
 namespace {
 
@@ -39,12 +41,11 @@ void FusedExperts(ModelBuilder& b, const Quantization& q, const FusedExpertsSpec
       assumptions.push_back(kPerExpertAssumption);
     }
     const Quantization eq = QuantizationFor(q, s.path);
-    for (uint64_t e = 0; e < s.experts && !b.failed(); ++e) {
-      const std::string x = Layer(s.path, e);
+    RepeatedModules(b, eq, s.path, s.experts, [&](const std::string& x) {
       QLinear(b, eq, x + ".gate_proj", s.hidden, s.width, false);
       QLinear(b, eq, x + ".up_proj", s.hidden, s.width, false);
       QLinear(b, eq, x + ".down_proj", s.width, s.hidden, false);
-    }
+    });
     return;
   }
   const uint64_t width2 = MulDims(b, s.width, 2, "2 x moe_intermediate_size");

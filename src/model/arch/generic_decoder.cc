@@ -171,7 +171,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
       b.RmsNorm(l + ".enorm", h.hidden_size);
       b.RmsNorm(l + ".hnorm", h.hidden_size);
       b.Linear(l + ".eh_proj", 2 * h.hidden_size, h.hidden_size, false);
-      for (size_t t = first; t < model.tensors.size(); ++t) model.tensors[t].loaded = false;
+      MarkStoredOnly(model, first);
     }
   }
   b.RmsNorm(base + "norm", h.hidden_size);

@@ -12,6 +12,8 @@
 
 #include "model/arch/generic_layers.h"
 
+#include "model/arch/repeated_modules.h"
+
 namespace memfit::arch::generic {
 namespace {
 
@@ -191,12 +193,11 @@ void Mlp(ModelBuilder& b, const Quantization& q, const std::string& l, const Lay
     QLinear(b, q, m + ".fc1_latent_proj", h, x.moe_latent, false);
     QLinear(b, q, m + ".fc2_latent_proj", x.moe_latent, h, false);
   }
-  for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-    const std::string ex = Layer(m + ".experts", e);
+  RepeatedModules(b, q, m + ".experts", hp.num_experts, [&](const std::string& ex) {
     if (hp.gated_mlp) QLinear(b, q, ex + ".gate_proj", e_in, hp.moe_intermediate_size, false);
     QLinear(b, q, ex + ".up_proj", e_in, hp.moe_intermediate_size, false);
     QLinear(b, q, ex + ".down_proj", hp.moe_intermediate_size, e_in, false);
-  }
+  });
   if (hp.shared_expert_intermediate_size > 0) {
     ffn(m + ".shared_experts", hp.shared_expert_intermediate_size);
     if (x.shared_expert_gate) b.Param(m + ".shared_expert_gate.weight", {1, h});

@@ -25,6 +25,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -137,12 +138,11 @@ Result<Model> BuildHunYuanMoe(const HfConfig& c, const BuildOptions& o) {
     }
     b.RmsNorm(l + ".post_attention_layernorm", h);
     b.ParamAs(l + ".mlp.gate.wg.weight", {experts[i], h}, Dtype::kF32);
-    for (uint64_t e = 0; e < experts[i] && !b.failed(); ++e) {
-      const std::string x = Layer(l + ".mlp.experts", e);
+    RepeatedModules(b, q, l + ".mlp.experts", experts[i], [&](const std::string& x) {
       QLinear(b, q, x + ".gate_proj", h, widths[i], false);
       QLinear(b, q, x + ".up_proj", h, widths[i], false);
       QLinear(b, q, x + ".down_proj", widths[i], h, false);
-    }
+    });
     const uint64_t sw = MulDims(b, hp.intermediate_size, shared[i], "intermediate_size x num_shared_expert");
     QLinear(b, q, l + ".mlp.shared_mlp.gate_proj", h, sw, false);
     QLinear(b, q, l + ".mlp.shared_mlp.up_proj", h, sw, false);

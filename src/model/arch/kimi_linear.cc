@@ -32,13 +32,14 @@
 // real checkpoint's index (docs/architectures.md names them); no index was available here.
 
 #include "model/arch/kimi_linear.h"
-#include "formats/hf_config_json.h"
 
 #include <set>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -119,12 +120,11 @@ void Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
     // name them (third-party loaders read them as bf16 from the index).
     b.Linear(m + ".routed_expert_down_proj", d.h, d.latent, false);
   }
-  for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
-    const std::string x = Layer(m + ".experts", e);
+  RepeatedModules(b, q, m + ".experts", d.experts, [&](const std::string& x) {
     QLinear(b, q, x + ".w1", width, d.expert_width, false);
     QLinear(b, q, x + ".w2", d.expert_width, width, false);
     QLinear(b, q, x + ".w3", width, d.expert_width, false);
-  }
+  });
   if (d.latent_moe) {
     if (d.latent_norm) b.RmsNorm(m + ".routed_expert_norm", d.latent);
     b.Linear(m + ".routed_expert_up_proj", d.latent, d.h, false);

@@ -18,6 +18,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -107,8 +108,12 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
   if (b.failed()) return b.Finish();
+  // An explicit head_dim needs no divisibility (Qwen2.5-Omni's talker: 896 wide, 12 heads of 128).
+  const bool explicit_head_dim = c.Has("head_dim") && !c.raw()["head_dim"].is_null();
   uint64_t default_head_dim =
-      DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads, "num_attention_heads");
+      explicit_head_dim ? 0
+                        : DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
+                                      "num_attention_heads");
   hp.head_dim = Get(b, c.UintOr("head_dim", spec.head_dim_default > 0 ? spec.head_dim_default
                                                                         : default_head_dim));
   if (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0) {
@@ -230,20 +235,19 @@ Result<Model> BuildLlamaLike(const HfConfig& c, const BuildOptions& options, con
         b.Buffer(l + ".block_sparse_moe.e_score_correction_bias", {hp.num_experts}, Dtype::kF32,
                  true);
       }
-      for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-        const std::string x = Layer(l + ".block_sparse_moe.experts", e);
-        QLinear(b, q, x + ".w1", h, inter, false);
-        QLinear(b, q, x + ".w2", inter, h, false);
-        QLinear(b, q, x + ".w3", h, inter, false);
-      }
+      RepeatedModules(b, q, l + ".block_sparse_moe.experts", hp.num_experts,
+                      [&](const std::string& x) {
+                        QLinear(b, q, x + ".w1", h, inter, false);
+                        QLinear(b, q, x + ".w2", inter, h, false);
+                        QLinear(b, q, x + ".w3", h, inter, false);
+                      });
     } else if (moe_layer) {
       b.Linear(l + ".mlp.gate", h, hp.num_experts, false);
-      for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-        const std::string x = Layer(l + ".mlp.experts", e);
+      RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
         QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
         QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
         QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
-      }
+      });
     } else {
       dense_mlp(l);
       info.intermediate_size = inter;

@@ -27,6 +27,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -91,12 +92,11 @@ void MoeMlp(ModelBuilder& b, const Quantization& q, const std::string& l) {
   const uint64_t h = hp.hidden_size;
   b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
   b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
-  for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-    const std::string x = Layer(l + ".mlp.experts", e);
+  RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
     QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
     QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
     QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
-  }
+  });
 }
 
 }  // namespace
@@ -197,11 +197,7 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
     b.RmsNorm(l + ".final_layernorm", h);
   }
   if (mtp > 0 && !b.failed()) {
-    uint64_t bytes = 0;
-    for (size_t t = mtp_begin; t < m.tensors.size(); ++t) {
-      bytes += m.tensors[t].bytes;
-      m.tensors[t].loaded = false;
-    }
+    const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (model.mtp.layers.*, {} bytes) are stored in the "
         "checkpoint but not loaded by the main model (vLLM skips \"mtp\")", mtp, bytes));

@@ -27,6 +27,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -89,12 +90,11 @@ void M3Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const M
   const std::string m = l + ".block_sparse_moe";
   b.ParamAs(m + ".gate.weight", {d.experts, d.h}, Dtype::kF32);
   if (d.routing_bias) b.ParamAs(m + ".e_score_correction_bias", {d.experts}, Dtype::kF32);
-  for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
-    const std::string x = Layer(m + ".experts", e);
+  RepeatedModules(b, q, m + ".experts", d.experts, [&](const std::string& x) {
     QLinear(b, q, x + ".w1", d.h, d.expert_width, false);
     QLinear(b, q, x + ".w3", d.h, d.expert_width, false);
     QLinear(b, q, x + ".w2", d.expert_width, d.h, false);
-  }
+  });
   if (d.shared_width == 0) return;
   QLinear(b, q, m + ".shared_experts.gate_proj", d.h, d.shared_width, false);
   QLinear(b, q, m + ".shared_experts.up_proj", d.h, d.shared_width, false);
@@ -229,11 +229,7 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
     b.RmsNorm(l + ".final_layernorm", d.h);
   }
   if (b.failed()) return false;
-  uint64_t mtp_bytes = 0;
-  for (size_t t = begin; t < m.tensors.size(); ++t) {
-    m.tensors[t].loaded = false;
-    mtp_bytes += m.tensors[t].bytes;
-  }
+  const uint64_t mtp_bytes = MarkStoredOnly(m, begin);
   if (mtp > 0) {
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction module(s) ({}.mtp.*, {} bytes) counted as stored in the "

@@ -23,6 +23,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -107,11 +108,10 @@ void EmitBlock(ModelBuilder& b, const Quantization& q, const std::string& l, Blo
       b.Param(x + ".gate.weight", {d.experts, h});
       b.Buffer(x + ".gate.e_score_correction_bias", {d.experts}, Dtype::kF32, true);
       const uint64_t in = d.latent > 0 ? d.latent : h;
-      for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
-        const std::string ex = Layer(x + ".experts", e);
+      RepeatedModules(b, q, x + ".experts", d.experts, [&](const std::string& ex) {
         QLinear(b, q, ex + ".up_proj", in, d.moe_inter, d.mlp_bias);
         QLinear(b, q, ex + ".down_proj", d.moe_inter, in, d.mlp_bias);
-      }
+      });
       if (d.shared_inter > 0) {
         QLinear(b, q, x + ".shared_experts.up_proj", h, d.shared_inter, d.mlp_bias);
         QLinear(b, q, x + ".shared_experts.down_proj", d.shared_inter, h, d.mlp_bias);
@@ -288,7 +288,7 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
         if (k + 1 == mtp.size()) b.RmsNorm(l + ".final_layernorm", h);
       }
     }
-    for (size_t t = begin; t < m.tensors.size(); ++t) m.tensors[t].loaded = false;
+    MarkStoredOnly(m, begin);
     m.notes.push_back(
         fmt::format("{} multi-token-prediction step(s) (mtp.layers.*) are stored in "
                     "the checkpoint but not loaded by transformers",

@@ -5,6 +5,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 
@@ -76,12 +77,12 @@ Result<Model> BuildPhiMoe(const HfConfig& c, const BuildOptions& o) {
     QLinear(b, q, l + ".self_attn.v_proj", h, hp.num_kv_heads * hd, bias);
     QLinear(b, q, l + ".self_attn.o_proj", hp.num_attention_heads * hd, h, bias);
     b.Linear(l + ".block_sparse_moe.gate", h, hp.num_experts, false);
-    for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-      const std::string x = Layer(l + ".block_sparse_moe.experts", e);
-      QLinear(b, q, x + ".w1", h, hp.intermediate_size, false);
-      QLinear(b, q, x + ".w2", hp.intermediate_size, h, false);
-      QLinear(b, q, x + ".w3", h, hp.intermediate_size, false);
-    }
+    RepeatedModules(b, q, l + ".block_sparse_moe.experts", hp.num_experts,
+                    [&](const std::string& x) {
+                      QLinear(b, q, x + ".w1", h, hp.intermediate_size, false);
+                      QLinear(b, q, x + ".w2", hp.intermediate_size, h, false);
+                      QLinear(b, q, x + ".w3", h, hp.intermediate_size, false);
+                    });
     b.LayerNorm(l + ".post_attention_layernorm", h);
     LayerInfo info = AttentionInfo(hp, sliding, window);
     info.moe = true;

@@ -420,8 +420,8 @@ bool SkipsName(const Quantization& q, const std::string& module) {
   return false;
 }
 
-// The checkpoint names of a built module name under q.module_aliases (the name itself when no
-// alias covers it).
+}  // namespace
+
 std::vector<std::string> CheckpointNames(const Quantization& q, const std::string& module) {
   std::vector<std::string> names;
   for (const auto& [built, stored] : q.module_aliases) {
@@ -430,8 +430,6 @@ std::vector<std::string> CheckpointNames(const Quantization& q, const std::strin
   if (names.empty()) names.push_back(module);
   return names;
 }
-
-}  // namespace
 
 bool SkipsModule(const Quantization& q, const std::string& module) {
   if (q.skip.empty()) return false;

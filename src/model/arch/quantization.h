@@ -93,6 +93,10 @@ SkipIndex IndexSkips(const std::vector<std::string>& skip);
 // with an error naming the field.
 Quantization ReadQuantization(ModelBuilder& b, const HfConfig& config, const BuildOptions& options);
 
+// The checkpoint names of a built module name under q.module_aliases (the name itself when no
+// alias covers it).
+std::vector<std::string> CheckpointNames(const Quantization& q, const std::string& module);
+
 // True when `module` (a dotted path) is excluded by the skip list: a pattern with '*' segments
 // matching the path or one of its ancestors, or a plain name contained in the path (transformers
 // matches skip keys as substrings). With module_aliases, the checkpoint names of `module` are

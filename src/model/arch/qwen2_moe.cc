@@ -10,6 +10,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 
@@ -63,12 +64,11 @@ Result<Model> BuildQwen2Moe(const HfConfig& c, const BuildOptions& o) {
     LayerInfo info = AttentionInfo(hp, window > 0 && i >= max_window_layers, window);
     if (sparse) {
       b.Linear(l + ".mlp.gate", h, hp.num_experts, false);
-      for (uint64_t e = 0; e < hp.num_experts && !b.failed(); ++e) {
-        const std::string x = Layer(l + ".mlp.experts", e);
+      RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
         QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
         QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
         QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
-      }
+      });
       if (shared > 0) {
         QLinear(b, q, l + ".mlp.shared_expert.gate_proj", h, shared, false);
         QLinear(b, q, l + ".mlp.shared_expert.up_proj", h, shared, false);

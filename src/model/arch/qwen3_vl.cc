@@ -48,7 +48,10 @@ Result<Model> BuildQwen3VlMoeText(const HfConfig& c, const BuildOptions& o) {
         {"gate_up_proj", {hp.num_experts, hp.hidden_size, 2 * hp.moe_intermediate_size}},
         {"down_proj", {hp.num_experts, hp.moe_intermediate_size, hp.hidden_size}}};
     for (const auto& [name, shape] : fused) {
-      Tensor f = t;
+      Tensor f = t;  // copy 0 of a compact run, or the expert 0 of every expert
+      f.copies = 1;
+      f.repeat_span = 0;
+      f.repeat_index_from_end = 0;
       f.name = l + name;
       f.shape = shape;
       f.numel = shape[0] * shape[1] * shape[2];  // E x (a checked expert tensor's size)

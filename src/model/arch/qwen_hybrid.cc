@@ -5,12 +5,13 @@
 // split in_proj_qkv/z/b/a), vLLM qwen3_next_mtp.py (mtp.* names; one MTP layer by default).
 
 #include "model/arch/qwen_hybrid.h"
-#include "formats/hf_config_json.h"
 
 #include <algorithm>
 
+#include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -140,12 +141,11 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
                   uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout) {
   b.Linear(l + ".mlp.gate", hidden, experts, false);
   if (layout == ExpertLayout::kPerExpert) {
-    for (uint64_t e = 0; e < experts && !b.failed(); ++e) {
-      const std::string x = Layer(l + ".mlp.experts", e);
+    RepeatedModules(b, q, l + ".mlp.experts", experts, [&](const std::string& x) {
       QLinear(b, q, x + ".gate_proj", hidden, expert_width, false);
       QLinear(b, q, x + ".up_proj", hidden, expert_width, false);
       QLinear(b, q, x + ".down_proj", expert_width, hidden, false);
-    }
+    });
   } else {
     FusedExperts(b, q, {.path = l + ".mlp.experts",
                         .experts = experts,
@@ -277,11 +277,7 @@ void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q, cons
   }
   b.RmsNorm("mtp.norm", hp.hidden_size);
   if (b.failed()) return;
-  uint64_t bytes = 0;
-  for (size_t t = begin; t < m.tensors.size(); ++t) {
-    m.tensors[t].loaded = false;
-    bytes += m.tensors[t].bytes;
-  }
+  const uint64_t bytes = MarkStoredOnly(m, begin);
   m.notes.push_back(fmt::format(
       "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but not "
       "loaded by transformers",

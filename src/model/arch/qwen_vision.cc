@@ -9,16 +9,23 @@
 namespace memfit::arch {
 namespace {
 
-// A LayerNorm (weight and bias) or, for Qwen2.5-VL, an RMSNorm (weight).
+bool Qwen25(QwenVision kind) {
+  return kind == QwenVision::kQwen25Vl || kind == QwenVision::kQwen25Omni;
+}
+bool Qwen3(QwenVision kind) {
+  return kind == QwenVision::kQwen3Vl || kind == QwenVision::kQwen3Omni;
+}
+
+// A LayerNorm (weight and bias) or, for Qwen2.5-VL and Qwen2.5-Omni, an RMSNorm (weight).
 void Norm(ModelBuilder& b, QwenVision kind, const std::string& name, uint64_t dim) {
-  if (kind == QwenVision::kQwen25Vl) {
+  if (Qwen25(kind)) {
     b.RmsNorm(name, dim);
   } else {
     b.LayerNorm(name, dim);
   }
 }
 
-// The patch merger: a norm over the vision width (or over merged patches for Qwen3-VL's
+// The patch merger: a norm over the vision width (or over merged patches for the Qwen3
 // deepstack mergers), then two Linear layers over hidden x merge^2.
 void Merger(ModelBuilder& b, const Quantization& q, QwenVision kind, const std::string& p,
             uint64_t hidden, uint64_t merged, uint64_t out, bool postshuffle_norm) {
@@ -27,7 +34,7 @@ void Merger(ModelBuilder& b, const Quantization& q, QwenVision kind, const std::
     QLinear(b, q, p + ".linear_fc1", merged, merged, true);
     QLinear(b, q, p + ".linear_fc2", merged, out, true);
   } else {
-    Norm(b, kind, p + ".ln_q", hidden);
+    Norm(b, kind, p + ".ln_q", postshuffle_norm ? merged : hidden);
     QLinear(b, q, p + ".mlp.0", merged, merged, true);
     QLinear(b, q, p + ".mlp.2", merged, out, true);
   }
@@ -55,7 +62,7 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
   const uint64_t merge = Get(b, v.UintOr("spatial_merge_size", 2));
   std::vector<uint64_t> deepstack;
   if (auto it = v.raw().find("deepstack_visual_indexes");
-      kind == QwenVision::kQwen3Vl && it != v.raw().end() && it->is_array()) {
+      Qwen3(kind) && it != v.raw().end() && it->is_array()) {
     deepstack.resize(it->size());
   }
   if (b.failed()) return;
@@ -64,18 +71,23 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
   const uint64_t merged = MulDims(b, hidden, MulDims(b, merge, merge, "spatial_merge_size^2"),
                                   "vision width x spatial_merge_size^2");
   if (b.failed()) return;
-  b.Conv(p + ".patch_embed.proj", channels, hidden, {temporal, patch, patch},
-         kind == QwenVision::kQwen3Vl);
-  if (kind == QwenVision::kQwen3Vl) {
+  b.Conv(p + ".patch_embed.proj", channels, hidden, {temporal, patch, patch}, Qwen3(kind));
+  if (Qwen3(kind)) {
     b.Embedding(p + ".pos_embed", Get(b, v.Uint("num_position_embeddings")), hidden);
   }
   for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
     const std::string l = Layer(p + ".blocks", i);
     Norm(b, kind, l + ".norm1", hidden);
     Norm(b, kind, l + ".norm2", hidden);
-    QLinear(b, q, l + ".attn.qkv", hidden, 3 * hidden, true);
+    if (kind == QwenVision::kQwen25Omni) {
+      for (const char* x : {".attn.q", ".attn.k", ".attn.v"}) {
+        QLinear(b, q, l + x, hidden, hidden, true);
+      }
+    } else {
+      QLinear(b, q, l + ".attn.qkv", hidden, 3 * hidden, true);
+    }
     QLinear(b, q, l + ".attn.proj", hidden, hidden, true);
-    if (kind == QwenVision::kQwen25Vl) {
+    if (Qwen25(kind)) {
       QLinear(b, q, l + ".mlp.gate_proj", hidden, inter, true);
       QLinear(b, q, l + ".mlp.up_proj", hidden, inter, true);
       QLinear(b, q, l + ".mlp.down_proj", inter, hidden, true);
@@ -86,7 +98,8 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
   }
   Merger(b, q, kind, p + ".merger", hidden, merged, out, false);
   for (uint64_t k = 0; k < deepstack.size() && !b.failed(); ++k) {
-    Merger(b, q, kind, Layer(p + ".deepstack_merger_list", k), hidden, merged, out, true);
+    const char* list = kind == QwenVision::kQwen3Omni ? ".merger_list" : ".deepstack_merger_list";
+    Merger(b, q, kind, Layer(p + list, k), hidden, merged, out, true);
   }
   // VisionRotaryEmbedding(head_dim / 2): inv_freq over arange(0, head_dim / 2, 2).
   b.Buffer(p + ".rotary_pos_emb.inv_freq", {(head_dim / 2 + 1) / 2}, Dtype::kF32, false);

@@ -6,8 +6,13 @@
 // - Qwen3-VL / Qwen3.5 (Qwen3VLVisionModel): patch_embed.proj Conv3d with bias, a learned
 //   pos_embed, LayerNorm blocks with mlp.linear_fc1/fc2, merger.{norm,linear_fc1,linear_fc2} and
 //   one deepstack merger per "deepstack_visual_indexes" entry (Qwen3.5 has none).
+// - Qwen2.5-Omni (Qwen2_5OmniVisionEncoder): Qwen2.5-VL's tower with separate attn.q/k/v
+//   projections (biased) in place of attn.qkv.
+// - Qwen3-Omni (Qwen3OmniMoeVisionEncoder): Qwen3-VL's blocks, patch bias and pos_embed, with
+//   Qwen2-style mergers (ln_q LayerNorm, mlp.0, mlp.2); the deepstack mergers are merger_list.N.
 // Sources: transformers/models/qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl/modeling_qwen2_5_vl.py,
-// qwen3_vl/modeling_qwen3_vl.py.
+// qwen3_vl/modeling_qwen3_vl.py, qwen2_5_omni/modeling_qwen2_5_omni.py,
+// qwen3_omni_moe/modeling_qwen3_omni_moe.py.
 
 #include <string>
 
@@ -16,7 +21,7 @@
 
 namespace memfit::arch {
 
-enum class QwenVision : uint8_t { kQwen2Vl, kQwen25Vl, kQwen3Vl };
+enum class QwenVision : uint8_t { kQwen2Vl, kQwen25Vl, kQwen3Vl, kQwen25Omni, kQwen3Omni };
 
 // Emits the tower under `prefix` ("visual" or "model.visual") from the "vision_config" `v`,
 // whose merger projects to `text_hidden` when the config names no out_hidden_size/hidden_size.

@@ -10,10 +10,14 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
+#include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
 #include "model/arch/moe_hybrid_families.h"
+#include "model/arch/omni_family.h"
+#include "model/arch/phi4mm_family.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
+#include "model/tensor_repeats.h"
 
 namespace memfit {
 namespace {
@@ -84,6 +88,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mllama", "", arch::BuildMllama, "mllama"},
       {"phi3", "", arch::BuildPhi3, "phi3"},
       {"phimoe", "", arch::BuildPhiMoe, "phi3"},
+      // Phi-4-multimodal: remote code (with its LoRA adapters) and transformers' layout.
+      {"phi4mm", "", arch::BuildPhi4Mm, "phi4mm"},
+      {"phi4_multimodal", "", arch::BuildPhi4Multimodal, "phi4mm"},
       {"phi", "", arch::BuildPhi, "phi"},
       {"stablelm", "", arch::BuildStableLm, "stablelm"},
       {"starcoder2", "", arch::BuildStarcoder2, "starcoder2"},
@@ -122,6 +129,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mimo_v2_flash", "", arch::BuildMiMoV2Flash, "mimo_v2_flash"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
+      {"gemma3n", "", arch::BuildGemma3n, "gemma3n"},
+      {"gemma3n_text", "", arch::BuildGemma3nText, "gemma3n"},
       {"gemma4", "", arch::BuildGemma4, "gemma4"},
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
@@ -135,6 +144,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
       {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
+      {"qwen2_5_omni", "", arch::BuildQwen25Omni, "qwen_omni"},
+      {"qwen3_omni_moe", "", arch::BuildQwen3OmniMoe, "qwen_omni"},
       {"qwen", "", arch::BuildQwen, "qwen"},
       {"olmo3", "", arch::BuildOlmo3, "olmo"},
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
@@ -172,6 +183,14 @@ const ArchitectureBuilder* FindArchitectureBuilder(std::string_view model_type,
 
 namespace {
 
+// A compact run whose copies would be blocks of their own (no no-split module above them, as
+// Qwen3.5's mtp.layers.0.mlp.experts) is written out: the block tree of a compact model must be
+// the expanded one's.
+Result<Model> KeepRepeatsOnlyInBlocks(Result<Model> model) {
+  if (model) ExpandRepeatsOutsideBlocks(*model);
+  return model;
+}
+
 Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
   std::string type = config.model_type();
   if (type.empty() && config.Has("architecture") && config.raw()["architecture"].is_string()) {
@@ -186,6 +205,7 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
   const std::string arch = archs.empty() ? "" : archs.front();
   const auto* builder = FindArchitectureBuilder(type, arch);
   arch::TensorLimitScope limit(options.max_tensors);
+  arch::CompactRepeatsScope compact(options.compact_repeats);
   if (builder) {
     auto model = builder->build(config, options);
     // An exact builder that cannot lay out this checkpoint's quantization (quantized fused
@@ -241,11 +261,11 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
 }  // namespace
 
 Result<Model> BuildFromConfig(const HfConfig& config, const BuildOptions& options) {
-  return Build(config, options, /*allow_generic=*/true);
+  return KeepRepeatsOnlyInBlocks(Build(config, options, /*allow_generic=*/true));
 }
 
 Result<Model> BuildExactFromConfig(const HfConfig& config, const BuildOptions& options) {
-  return Build(config, options, /*allow_generic=*/false);
+  return KeepRepeatsOnlyInBlocks(Build(config, options, /*allow_generic=*/false));
 }
 
 }  // namespace memfit

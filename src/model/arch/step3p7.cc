@@ -20,6 +20,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -55,9 +56,8 @@ void StepMoe(ModelBuilder& b, const Quantization& q, const std::string& l, const
   b.Linear(moe + ".gate", d.h, d.experts, false);
   b.ParamAs(moe + ".router_bias", {d.experts}, Dtype::kF32);
   if (q.method != QuantMethod::kNone && !SkipsModule(q, moe + ".experts")) {
-    for (uint64_t e = 0; e < d.experts && !b.failed(); ++e) {
-      GatedMlp(b, q, Layer(moe + ".experts", e), d.h, d.expert_width);
-    }
+    RepeatedModules(b, q, moe + ".experts", d.experts,
+                    [&](const std::string& x) { GatedMlp(b, q, x, d.h, d.expert_width); });
   } else {
     b.Param(moe + ".gate_proj.weight", {d.experts, d.expert_width, d.h});
     b.Param(moe + ".up_proj.weight", {d.experts, d.expert_width, d.h});
@@ -179,11 +179,7 @@ Result<Model> BuildStep3p7(const HfConfig& c, const BuildOptions& o) {
     GatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
   }
   if (b.failed()) return b.Finish();
-  uint64_t mtp_bytes = 0;
-  for (size_t t = begin; t < m.tensors.size(); ++t) {
-    m.tensors[t].loaded = false;
-    mtp_bytes += m.tensors[t].bytes;
-  }
+  const uint64_t mtp_bytes = MarkStoredOnly(m, begin);
   if (mtp > 0) {
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (model.layers.{}+, {} bytes) are stored in the "

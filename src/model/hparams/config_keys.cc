@@ -62,6 +62,17 @@ const nlohmann::json& AllClassDefaults() {
                        {"sliding_window_pattern", 6}, {"query_pre_attn_scalar", 256},
                        {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
                        {"tie_word_embeddings", true}}},
+      // Gemma3nTextConfig (configuration_gemma3n.py, the E4B): the per-layer embedding, AltUp,
+      // LAuReL and KV-sharing fields gemma3n.cc reads besides the usual ones.
+      {"gemma3n_text", {{"vocab_size", 262400}, {"hidden_size", 2048}, {"intermediate_size", 16384},
+                        {"num_hidden_layers", 35}, {"num_attention_heads", 8},
+                        {"num_key_value_heads", 2}, {"head_dim", 256},
+                        {"hidden_activation", "gelu_pytorch_tanh"},
+                        {"max_position_embeddings", 32768}, {"sliding_window", 512},
+                        {"vocab_size_per_layer_input", 262144},
+                        {"hidden_size_per_layer_input", 256}, {"altup_num_inputs", 4},
+                        {"laurel_rank", 64}, {"num_kv_shared_layers", 15},
+                        {"tie_word_embeddings", true}}},
   };
   return kDefaults;
 }

@@ -1,0 +1,290 @@
+// Qwen2.5-Omni (model_type "qwen2_5_omni": Qwen2_5OmniForConditionalGeneration, released as
+// Qwen2_5OmniModel), as transformers/models/qwen2_5_omni/modeling_qwen2_5_omni.py builds it and
+// Qwen/Qwen2.5-Omni-7B's checkpoint stores it:
+// - thinker.model.* / thinker.lm_head: the qwen2 decoder of thinker_config.text_config (llama.cc's
+//   BuildQwen2), component "language_model";
+// - thinker.visual.*: the Qwen2.5-VL tower with separate q/k/v (qwen_vision.h), "vision_tower";
+// - thinker.audio_tower.*: Qwen2_5OmniAudioEncoder (Whisper-style: conv1, conv2, layers with
+//   k_proj unbiased, ln_post, proj to output_dim, audio_bos_eos_token [2, output_dim]),
+//   "audio_tower";
+// - talker.*: thinker_to_talker_proj Linear(embedding_size, hidden), a qwen2 decoder whose
+//   embed_tokens is [vocab, embedding_size], codec_head (no bias), "talker";
+// - token2wav.*: the DiT and BigVGAN (qwen2_5_omni_token2wav.cc), float32, "token2wav".
+// enable_audio_output false builds the thinker alone, as transformers does.
+// Checked: Qwen/Qwen2.5-Omni-7B's model.safetensors.index.json total_size, 22,366,403,936 B,
+// exactly (omni_test.cc).
+
+#include <fmt/format.h>
+
+#include "formats/hf_config_json.h"
+#include "model/arch/builder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
+#include "model/arch/omni_family.h"
+#include "model/arch/omni_kit.h"
+#include "model/arch/qwen_vision.h"
+
+namespace memfit::arch {
+namespace {
+
+// The defaults of configuration_qwen2_5_omni.py's config classes (fields that shape tensors).
+const nlohmann::json& TextDefaults() {  // Qwen2_5OmniTextConfig
+  static const nlohmann::json k = {{"vocab_size", 152064},
+                                   {"hidden_size", 3584},
+                                   {"intermediate_size", 18944},
+                                   {"num_hidden_layers", 28},
+                                   {"num_attention_heads", 28},
+                                   {"num_key_value_heads", 4},
+                                   {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"}};
+  return k;
+}
+const nlohmann::json& VisionDefaults() {  // Qwen2_5OmniVisionEncoderConfig
+  static const nlohmann::json k = {{"depth", 32},
+                                   {"hidden_size", 3584},
+                                   {"intermediate_size", 3420},
+                                   {"num_heads", 16},
+                                   {"in_channels", 3},
+                                   {"patch_size", 14},
+                                   {"spatial_merge_size", 2},
+                                   {"temporal_patch_size", 2},
+                                   {"out_hidden_size", 3584}};
+  return k;
+}
+const nlohmann::json& AudioDefaults() {  // Qwen2_5OmniAudioEncoderConfig
+  static const nlohmann::json k = {
+      {"num_mel_bins", 128},     {"encoder_layers", 32}, {"encoder_attention_heads", 20},
+      {"encoder_ffn_dim", 5120}, {"d_model", 1280},      {"max_source_positions", 1500},
+      {"output_dim", 3584}};
+  return k;
+}
+const nlohmann::json& TalkerDefaults() {  // Qwen2_5OmniTalkerConfig
+  static const nlohmann::json k = {
+      {"vocab_size", 8448},         {"embedding_size", 3584},  {"hidden_size", 3584},
+      {"intermediate_size", 18944}, {"num_hidden_layers", 28}, {"num_attention_heads", 28},
+      {"num_key_value_heads", 4},   {"head_dim", 128},         {"max_position_embeddings", 32768},
+      {"hidden_act", "silu"}};
+  return k;
+}
+const nlohmann::json& DitDefaults() {  // Qwen2_5OmniDiTConfig
+  static const nlohmann::json k = {{"hidden_size", 1024},
+                                   {"num_hidden_layers", 22},
+                                   {"num_attention_heads", 16},
+                                   {"ff_mult", 2},
+                                   {"emb_dim", 512},
+                                   {"head_dim", 64},
+                                   {"num_embeds", 8193},
+                                   {"mel_dim", 80},
+                                   {"enc_emb_dim", 192},
+                                   {"enc_dim", 128},
+                                   {"enc_channels", {256, 256, 256, 256, 768}},
+                                   {"enc_kernel_sizes", {5, 3, 3, 3, 1}},
+                                   {"enc_dilations", {1, 2, 3, 4, 1}},
+                                   {"enc_attention_channels", 64},
+                                   {"enc_res2net_scale", 2},
+                                   {"enc_se_channels", 64}};
+  return k;
+}
+const nlohmann::json& BigVganDefaults() {  // Qwen2_5OmniBigVGANConfig
+  static const nlohmann::json k = {{"mel_dim", 80},
+                                   {"upsample_initial_channel", 1536},
+                                   {"resblock_kernel_sizes", {3, 7, 11}},
+                                   {"resblock_dilation_sizes", {{1, 3, 5}, {1, 3, 5}, {1, 3, 5}}},
+                                   {"upsample_rates", {5, 3, 2, 2, 2, 2}},
+                                   {"upsample_kernel_sizes", {11, 7, 4, 4, 4, 4}}};
+  return k;
+}
+
+// The first of `configs` that names a dtype, copied into `j` when it names none.
+void CopyDtype(nlohmann::json& j, std::initializer_list<const HfConfig*> configs) {
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (j.contains(key) && j[key].is_string()) return;
+  }
+  for (const HfConfig* c : configs) {
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      if (auto it = c->raw().find(key); it != c->raw().end() && it->is_string()) {
+        j["torch_dtype"] = *it;
+        return;
+      }
+    }
+  }
+}
+
+// tie_word_embeddings of the thinker's lm_head: text_config's, else thinker_config's, else false
+// (Qwen2_5OmniThinkerConfig's default), recorded when neither names it.
+void SetTie(nlohmann::json& text, const HfConfig& thinker, std::vector<std::string>& assumptions) {
+  if (text.contains("tie_word_embeddings") && text["tie_word_embeddings"].is_boolean()) return;
+  if (auto it = thinker.raw().find("tie_word_embeddings");
+      it != thinker.raw().end() && it->is_boolean()) {
+    text["tie_word_embeddings"] = *it;
+    return;
+  }
+  text["tie_word_embeddings"] = false;
+  assumptions.push_back(
+      "thinker_config: no tie_word_embeddings: thinker.lm_head is its own weight (the thinker "
+      "config class's default false)");
+}
+
+// Qwen2_5OmniAudioEncoder under `p`. The release stores the sinusoidal positional_embedding
+// buffer (transformers registers it non-persistent and does not load it).
+void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
+  const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
+  const uint64_t d = Get(b, a.Uint("d_model"));
+  const uint64_t layers = Get(b, a.Uint("encoder_layers"));
+  const uint64_t heads = Get(b, a.Uint("encoder_attention_heads"));
+  const uint64_t ffn = Get(b, a.Uint("encoder_ffn_dim"));
+  const uint64_t positions = Get(b, a.Uint("max_source_positions"));
+  const uint64_t out = Get(b, a.Uint("output_dim"));
+  if (b.failed()) return;
+  DivideExact(b, a, d, "d_model", heads, "encoder_attention_heads");
+  if (d % 2 != 0) {
+    b.Fail(MakeError("{}: \"d_model\" = {} must be even (sinusoidal positions)", a.where(), d));
+  }
+  if (b.failed()) return;
+  b.Conv(p + ".conv1", mels, d, {3}, true);
+  b.Conv(p + ".conv2", d, d, {3}, true);
+  b.Buffer(p + ".positional_embedding.positional_embedding", {positions, d}, b.dtype(), true);
+  b.Embedding(p + ".audio_bos_eos_token", 2, out);
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer(p + ".layers", i);
+    b.Linear(l + ".self_attn.k_proj", d, d, false);
+    b.Linear(l + ".self_attn.v_proj", d, d, true);
+    b.Linear(l + ".self_attn.q_proj", d, d, true);
+    b.Linear(l + ".self_attn.out_proj", d, d, true);
+    b.LayerNorm(l + ".self_attn_layer_norm", d);
+    b.Linear(l + ".fc1", d, ffn, true);
+    b.Linear(l + ".fc2", ffn, d, true);
+    b.LayerNorm(l + ".final_layer_norm", d);
+  }
+  b.LayerNorm(p + ".ln_post", d);
+  b.Linear(p + ".proj", d, out, true);
+}
+
+// The talker: thinker_to_talker_proj, a qwen2 decoder (BuildQwen2 on talker_config) whose
+// embed_tokens is [vocab, embedding_size], codec_head.
+Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                    std::vector<std::string>& assumptions) {
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json t, OmniSubConfig(c, "talker_config", TalkerDefaults(),
+                                                          "talker_config", assumptions));
+  CopyDtype(t, {&c});
+  t["model_type"] = "qwen2";
+  t["architectures"] = {"Qwen2Model"};  // the decoder alone: the codec head follows
+  const std::string where = c.where() + ": talker_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, HfConfig::FromJson(t, where));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t embedding, talker.Uint("embedding_size"));
+  MEMFIT_ASSIGN_OR_RETURN(Model decoder, BuildOmniPart(BuildQwen2, std::move(t), where, o));
+  const uint64_t hidden = decoder.hp.hidden_size, vocab = decoder.hp.vocab_size;
+  b.SetComponent("talker");
+  b.Linear("talker.thinker_to_talker_proj", embedding, hidden, true);
+  b.Embedding("talker.model.embed_tokens", vocab, embedding);
+  AppendOmniPart(b.model(), std::move(decoder), "talker.model.", "talker.lm_head", "talker",
+                 "talker_config", {"model.embed_tokens.weight"});
+  b.Linear("talker.codec_head", hidden, vocab, false);
+  return Ok{};
+}
+
+// token2wav in float32: enable_talker() calls token2wav.float(), and the 7B release stores it so.
+Status AppendToken2Wav(ModelBuilder& b, const HfConfig& c, std::vector<std::string>& assumptions) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig token2wav, SubOrEmpty(c, "token2wav_config"));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json dit,
+                          OmniSubConfig(token2wav, "dit_config", DitDefaults(),
+                                        "token2wav_config.dit_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json bigvgan,
+                          OmniSubConfig(token2wav, "bigvgan_config", BigVganDefaults(),
+                                        "token2wav_config.bigvgan_config", assumptions));
+  // Releases written before the rename keep "dim", "depth" and "heads", which transformers
+  // ignores (its fields are hidden_size, num_hidden_layers, num_attention_heads).
+  for (const auto& [old_key, key] :
+       {std::pair{"dim", "hidden_size"}, std::pair{"depth", "num_hidden_layers"},
+        std::pair{"heads", "num_attention_heads"}}) {
+    if (dit.contains(old_key) && dit[old_key] != dit[key]) {
+      assumptions.push_back(fmt::format(
+          "token2wav_config.dit_config: \"{}\" = {} is not read by transformers, which builds "
+          "{} = {}",
+          old_key, dit[old_key].dump(), key, dit[key].dump()));
+    }
+  }
+  const std::string where = c.where() + ": token2wav_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig dit_config, HfConfig::FromJson(dit, where + ".dit_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig bigvgan_config,
+                          HfConfig::FromJson(bigvgan, where + ".bigvgan_config"));
+  ModelBuilder t(c, Dtype::kF32);
+  t.SetComponent("token2wav");
+  EmitQwen25OmniDit(t, dit_config, "token2wav.code2wav_dit_model");
+  EmitQwen25OmniBigVgan(t, bigvgan_config, "token2wav.code2wav_bigvgan_model");
+  MEMFIT_ASSIGN_OR_RETURN(Model part, t.Finish());
+  part.assumptions.clear();  // FillCommon's lines about the top config, already in `b`'s model
+  AppendOmniPart(b.model(), std::move(part), "", "", "token2wav", "token2wav_config");
+  return Ok{};
+}
+
+}  // namespace
+
+Result<Model> BuildQwen25Omni(const HfConfig& c, const BuildOptions& o) {
+  std::vector<std::string> assumptions;
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig thinker, SubOrEmpty(c, "thinker_config"));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
+                          OmniSubConfig(thinker, "text_config", TextDefaults(),
+                                        "thinker_config.text_config", assumptions));
+  SetTie(text, thinker, assumptions);
+  CopyDtype(text, {&thinker, &c});
+  text["model_type"] = "qwen2";
+  text["architectures"] = {"Qwen2ForCausalLM"};
+  const std::string text_where = c.where() + ": thinker_config.text_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, text_where));
+  const Dtype dtype = text_config.torch_dtype().value_or(Dtype::kF32);
+  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildOmniPart(BuildQwen2, text, text_where, o));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json vision_json,
+                          OmniSubConfig(thinker, "vision_config", VisionDefaults(),
+                                        "thinker_config.vision_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
+                          OmniSubConfig(thinker, "audio_config", AudioDefaults(),
+                                        "thinker_config.audio_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
+                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
+                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
+  MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
+
+  ModelBuilder b(c, dtype);
+  Model& m = b.model();
+  if (m.architecture.empty()) m.architecture = "Qwen2_5OmniForConditionalGeneration";
+  m.hp = language.hp;
+  m.hp.text_config_key = "thinker_config.text_config";
+  AppendOmniPart(m, std::move(language), "thinker.model.", "thinker.lm_head", "language_model",
+                 "thinker_config.text_config");
+  b.SetComponent("vision_tower");
+  EmitQwenVision(b, vision, QwenVision::kQwen25Omni, "thinker.visual", m.hp.hidden_size);
+  b.SetComponent("audio_tower");
+  EmitAudio(b, audio, "thinker.audio_tower");
+  if (b.failed()) return b.Finish();
+  if (audio_output) {
+    MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
+    MEMFIT_RETURN_IF_ERROR(AppendToken2Wav(b, c, assumptions));
+    m.assumptions.push_back(
+        "token2wav is counted in float32 (enable_talker() calls token2wav.float()), and with the "
+        "buffers Qwen's release stores besides the weights: "
+        "thinker.audio_tower.positional_embedding.positional_embedding, the DiT's "
+        "rotary_embed.inv_freq and each BigVGAN activation's upsample/downsample filter "
+        "(Qwen/Qwen2.5-Omni-7B's total_size counts exactly these; current transformers makes them "
+        "non-persistent; the filters' names are not pinned: the index copy found lists none)");
+    m.notes.push_back(
+        "the talker's KV cache (its own decoder) is not in the context estimates, which follow "
+        "the thinker; spk_dict.pt (speaker conditioning) is a separate file");
+  } else {
+    m.notes.push_back("enable_audio_output is false: talker and token2wav are not built");
+  }
+  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
+  NoteQuantizationNotApplied(c, m);
+  if (m.tensors.size() > o.max_tensors) {
+    return MakeError(
+        "{}: the config describes more than {} tensors, memfit's limit for a model "
+        "built from config.json (see docs/security.md)",
+        c.where(), o.max_tensors);
+  }
+  m.no_split_patterns = {"thinker.model.layers.*", "thinker.visual", "thinker.audio_tower",
+                         "talker", "token2wav"};
+  return b.Finish();
+}
+
+}  // namespace memfit::arch

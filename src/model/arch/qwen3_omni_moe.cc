@@ -1,0 +1,401 @@
+// Qwen3-Omni (model_type "qwen3_omni_moe": Qwen3OmniMoeForConditionalGeneration), as
+// transformers/models/qwen3_omni_moe/modeling_qwen3_omni_moe.py builds it and the
+// Qwen/Qwen3-Omni-30B-A3B-* checkpoints store it (experts one module per expert, all bfloat16):
+// - thinker.model.* / thinker.lm_head: the qwen3_moe decoder of thinker_config.text_config
+//   (llama.cc's BuildQwen3Moe), component "language_model";
+// - thinker.visual.*: Qwen3-VL blocks with Qwen2-style mergers and merger_list.N deepstack
+//   mergers (qwen_vision.h), "vision_tower";
+// - thinker.audio_tower.*: conv2d1..3 (3x3, stride 2), conv_out Linear(480 x mel/8, d_model)
+// without
+//   bias, Whisper-style layers (every projection biased), ln_post, proj1, proj2, "audio_tower";
+// - talker.*: model (qwen3_moe layers, every one a sparse block with a shared expert and its
+//   sigmoid gate; codec_embedding in place of embed_tokens), text_projection and
+//   hidden_projection (Linear(thinker_hidden_size, I) + Linear(I, H), biased), codec_head, and
+//   code_predictor (a qwen3 decoder with num_code_groups - 1 codec embeddings and heads), "talker";
+// - code2wav.*: pre_transformer (llama-style sliding-window layers with two layer scales),
+//   code_embedding [codebook_size x num_quantizers, H], upsample (ConvTranspose1d + ConvNeXt
+//   block per ratio), decoder (causal convs, SnakeBeta, residual units), "code2wav".
+// enable_audio_output false (the Thinking and Captioner releases) builds the thinker alone.
+// Checked: the Qwen/Qwen3-Omni-30B-A3B-Instruct weight listing, 28,010 tensors and
+// 35,259,818,545 parameters in bfloat16 (omni_test.cc).
+
+#include <fmt/format.h>
+
+#include "formats/hf_config_json.h"
+#include "model/arch/builder_kit.h"
+#include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
+#include "model/arch/omni_family.h"
+#include "model/arch/omni_kit.h"
+#include "model/arch/qwen_vision.h"
+
+namespace memfit::arch {
+namespace {
+
+// The defaults of configuration_qwen3_omni_moe.py's config classes (fields that shape tensors).
+const nlohmann::json& TextDefaults() {  // Qwen3OmniMoeTextConfig
+  static const nlohmann::json k = {{"vocab_size", 3584},
+                                   {"hidden_size", 2048},
+                                   {"intermediate_size", 18944},
+                                   {"num_hidden_layers", 28},
+                                   {"num_attention_heads", 28},
+                                   {"num_key_value_heads", 4},
+                                   {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"},
+                                   {"attention_bias", false},
+                                   {"decoder_sparse_step", 1},
+                                   {"moe_intermediate_size", 768},
+                                   {"num_experts_per_tok", 8},
+                                   {"num_experts", 128}};
+  return k;
+}
+const nlohmann::json& VisionDefaults() {  // Qwen3OmniMoeVisionEncoderConfig
+  static const nlohmann::json k = {{"depth", 27},
+                                   {"hidden_size", 1152},
+                                   {"intermediate_size", 4304},
+                                   {"num_heads", 16},
+                                   {"in_channels", 3},
+                                   {"patch_size", 16},
+                                   {"spatial_merge_size", 2},
+                                   {"temporal_patch_size", 2},
+                                   {"out_hidden_size", 3584},
+                                   {"num_position_embeddings", 2304},
+                                   {"deepstack_visual_indexes", {8, 16, 24}}};
+  return k;
+}
+const nlohmann::json& AudioDefaults() {  // Qwen3OmniMoeAudioEncoderConfig
+  static const nlohmann::json k = {{"num_mel_bins", 128},
+                                   {"encoder_layers", 32},
+                                   {"encoder_attention_heads", 20},
+                                   {"encoder_ffn_dim", 5120},
+                                   {"d_model", 1280},
+                                   {"max_source_positions", 1500},
+                                   {"output_dim", 3584},
+                                   {"downsample_hidden_size", 480}};
+  return k;
+}
+const nlohmann::json& TalkerTextDefaults() {  // Qwen3OmniMoeTalkerTextConfig
+  static const nlohmann::json k = {{"vocab_size", 3072},
+                                   {"hidden_size", 1024},
+                                   {"intermediate_size", 2048},
+                                   {"num_hidden_layers", 20},
+                                   {"num_attention_heads", 16},
+                                   {"num_key_value_heads", 2},
+                                   {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"},
+                                   {"attention_bias", false},
+                                   {"moe_intermediate_size", 384},
+                                   {"num_experts_per_tok", 8},
+                                   {"num_experts", 128}};
+  return k;
+}
+const nlohmann::json& CodePredictorDefaults() {  // Qwen3OmniMoeTalkerCodePredictorConfig
+  static const nlohmann::json k = {{"vocab_size", 2048},        {"hidden_size", 1024},
+                                   {"intermediate_size", 3072}, {"num_hidden_layers", 5},
+                                   {"num_attention_heads", 16}, {"num_key_value_heads", 8},
+                                   {"head_dim", 128},           {"max_position_embeddings", 32768},
+                                   {"hidden_act", "silu"},      {"attention_bias", false},
+                                   {"num_code_groups", 32}};
+  return k;
+}
+const nlohmann::json& Code2WavDefaults() {  // Qwen3OmniMoeCode2WavConfig
+  static const nlohmann::json k = {{"codebook_size", 2048},
+                                   {"hidden_size", 1024},
+                                   {"max_position_embeddings", 8000},
+                                   {"num_attention_heads", 16},
+                                   {"num_key_value_heads", 16},
+                                   {"attention_bias", false},
+                                   {"intermediate_size", 3072},
+                                   {"hidden_act", "silu"},
+                                   {"num_hidden_layers", 8},
+                                   {"num_quantizers", 16},
+                                   {"upsample_rates", {8, 5, 4, 3}},
+                                   {"upsampling_ratios", {2, 2}},
+                                   {"decoder_dim", 1536}};
+  return k;
+}
+
+// A sub-config's JSON as the decoder builder reads it: its model type and class, the dtype of
+// the first of `dtypes` that names one, and no tie key left to a class default.
+void PrepareDecoder(nlohmann::json& j, std::string_view type, std::string_view cls,
+                    std::initializer_list<const HfConfig*> dtypes) {
+  j["model_type"] = std::string(type);
+  j["architectures"] = {std::string(cls)};
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (j.contains(key) && j[key].is_string()) return;
+  }
+  for (const HfConfig* c : dtypes) {
+    if (auto d = c->raw().find("torch_dtype"); d != c->raw().end() && d->is_string()) {
+      j["torch_dtype"] = *d;
+      return;
+    }
+    if (auto d = c->raw().find("dtype"); d != c->raw().end() && d->is_string()) {
+      j["torch_dtype"] = *d;
+      return;
+    }
+  }
+}
+
+// The tie of a head: `sub`'s tie_word_embeddings, else `parent`'s, else false (the config
+// classes' default); recorded when neither names it.
+bool Tie(const nlohmann::json& sub, const HfConfig& parent, std::string_view label,
+         std::vector<std::string>& assumptions) {
+  if (auto it = sub.find("tie_word_embeddings"); it != sub.end() && it->is_boolean()) {
+    return it->get<bool>();
+  }
+  if (auto it = parent.raw().find("tie_word_embeddings");
+      it != parent.raw().end() && it->is_boolean()) {
+    return it->get<bool>();
+  }
+  assumptions.push_back(
+      fmt::format("{}: no tie_word_embeddings: its head is its own weight (the "
+                  "config class's default false)",
+                  label));
+  return false;
+}
+
+// Qwen3OmniMoeAudioEncoder under `p`.
+void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
+  const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
+  const uint64_t d = Get(b, a.Uint("d_model"));
+  const uint64_t layers = Get(b, a.Uint("encoder_layers"));
+  const uint64_t heads = Get(b, a.Uint("encoder_attention_heads"));
+  const uint64_t ffn = Get(b, a.Uint("encoder_ffn_dim"));
+  const uint64_t positions = Get(b, a.Uint("max_source_positions"));
+  const uint64_t out = Get(b, a.Uint("output_dim"));
+  const uint64_t down = Get(b, a.Uint("downsample_hidden_size"));
+  if (b.failed()) return;
+  DivideExact(b, a, d, "d_model", heads, "encoder_attention_heads");
+  if (d % 2 != 0) {
+    b.Fail(MakeError("{}: \"d_model\" = {} must be even (sinusoidal positions)", a.where(), d));
+  }
+  if (b.failed()) return;
+  // SinusoidsPositionEmbedding: a float32 buffer, not persistent.
+  b.Buffer(p + ".positional_embedding.positional_embedding", {positions, d}, Dtype::kF32, false);
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer(p + ".layers", i);
+    for (const char* x :
+         {".self_attn.k_proj", ".self_attn.v_proj", ".self_attn.q_proj", ".self_attn.out_proj"}) {
+      b.Linear(l + x, d, d, true);
+    }
+    b.LayerNorm(l + ".self_attn_layer_norm", d);
+    b.Linear(l + ".fc1", d, ffn, true);
+    b.Linear(l + ".fc2", ffn, d, true);
+    b.LayerNorm(l + ".final_layer_norm", d);
+  }
+  b.LayerNorm(p + ".ln_post", d);
+  b.Conv(p + ".conv2d1", 1, down, {3, 3}, true);
+  b.Conv(p + ".conv2d2", down, down, {3, 3}, true);
+  b.Conv(p + ".conv2d3", down, down, {3, 3}, true);
+  // The mel axis after three stride-2 convolutions (padding 1).
+  const uint64_t freq = (((mels + 1) / 2 + 1) / 2 + 1) / 2;
+  b.Linear(p + ".conv_out", MulDims(b, down, freq, "downsample_hidden_size x mel/8"), d, false);
+  b.Linear(p + ".proj1", d, d, true);
+  b.Linear(p + ".proj2", d, out, true);
+}
+
+// Qwen3OmniMoeTalkerForConditionalGeneration under "talker.".
+Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                    std::vector<std::string>& assumptions) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, SubOrEmpty(c, "talker_config"));
+  MEMFIT_ASSIGN_OR_RETURN(
+      nlohmann::json text,
+      OmniSubConfig(talker, "text_config", TalkerTextDefaults(), "talker_config.text_config",
+                    assumptions, {{"num_local_experts", "num_experts"}}));
+  // Qwen3OmniMoeTalkerDecoderLayer replaces every layer's MLP with the sparse block.
+  const bool dense_listed = text.contains("mlp_only_layers") &&
+                            text["mlp_only_layers"].is_array() && !text["mlp_only_layers"].empty();
+  if (dense_listed || (text.contains("decoder_sparse_step") && text["decoder_sparse_step"] != 1)) {
+    assumptions.push_back(
+        "talker_config.text_config: mlp_only_layers/decoder_sparse_step ignored: every talker "
+        "layer is a sparse block with a shared expert (Qwen3OmniMoeTalkerDecoderLayer)");
+  }
+  text["mlp_only_layers"] = nlohmann::json::array();
+  text["decoder_sparse_step"] = 1;
+  const bool tie = Tie(text, talker, "talker_config", assumptions);
+  PrepareDecoder(text, "qwen3_moe", "Qwen3MoeModel", {&talker, &c});
+  const std::string where = c.where() + ": talker_config.text_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, where));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t shared, text_config.Uint("shared_expert_intermediate_size"));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t intermediate, text_config.Uint("intermediate_size"));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t thinker_hidden, talker.UintOr("thinker_hidden_size", 2048));
+  MEMFIT_ASSIGN_OR_RETURN(Model decoder, BuildOmniPart(BuildQwen3Moe, text, where, o));
+  const uint64_t h = decoder.hp.hidden_size, vocab = decoder.hp.vocab_size;
+  const uint64_t layers = decoder.hp.num_layers;
+
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json predictor,
+                          OmniSubConfig(talker, "code_predictor_config", CodePredictorDefaults(),
+                                        "talker_config.code_predictor_config", assumptions));
+  PrepareDecoder(predictor, "qwen3", "Qwen3Model", {&talker, &c});
+  const std::string predictor_where = c.where() + ": talker_config.code_predictor_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig predictor_config,
+                          HfConfig::FromJson(predictor, predictor_where));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t groups, predictor_config.Uint("num_code_groups"));
+  if (groups > 4096) {
+    return MakeError("{}: \"num_code_groups\" = {} is absurd", predictor_where, groups);
+  }
+  MEMFIT_ASSIGN_OR_RETURN(Model code_predictor,
+                          BuildOmniPart(BuildQwen3, predictor, predictor_where, o));
+  const uint64_t ph = code_predictor.hp.hidden_size, pvocab = code_predictor.hp.vocab_size;
+
+  b.SetComponent("talker");
+  b.Embedding("talker.model.codec_embedding", vocab, h);
+  AppendOmniPart(b.model(), std::move(decoder), "talker.model.", "talker.lm_head", "talker",
+                 "talker_config.text_config", {"model.embed_tokens.weight"});
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer("talker.model.layers", i) + ".mlp";
+    b.Linear(l + ".shared_expert.gate_proj", h, shared, false);
+    b.Linear(l + ".shared_expert.up_proj", h, shared, false);
+    b.Linear(l + ".shared_expert.down_proj", shared, h, false);
+    b.Linear(l + ".shared_expert_gate", h, 1, false);
+  }
+  for (const char* p : {"talker.text_projection", "talker.hidden_projection"}) {
+    b.Linear(std::string(p) + ".linear_fc1", thinker_hidden, intermediate, true);
+    b.Linear(std::string(p) + ".linear_fc2", intermediate, h, true);
+  }
+  if (tie) {
+    b.Tied("talker.codec_head.weight", {vocab, h}, "talker.model.codec_embedding.weight");
+  } else {
+    b.Linear("talker.codec_head", h, vocab, false);
+  }
+  AppendOmniPart(b.model(), std::move(code_predictor), "talker.code_predictor.model.",
+                 "talker.code_predictor.lm_head", "talker", "talker_config.code_predictor_config",
+                 {"model.embed_tokens.weight"});
+  for (uint64_t g = 0; g + 1 < groups && !b.failed(); ++g) {
+    b.Embedding(Layer("talker.code_predictor.model.codec_embedding", g), pvocab, ph);
+    b.Linear(Layer("talker.code_predictor.lm_head", g), ph, pvocab, false);
+  }
+  return Ok{};
+}
+
+// Qwen3OmniMoeCode2Wav under "code2wav.", its pre_transformer a llama decoder (BuildLlama: q, k,
+// v, o biased by attention_bias) plus the two layer scales per layer.
+Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                      std::vector<std::string>& assumptions) {
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json j, OmniSubConfig(c, "code2wav_config", Code2WavDefaults(),
+                                                          "code2wav_config", assumptions));
+  const std::string where = c.where() + ": code2wav_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig config, HfConfig::FromJson(j, where));
+  nlohmann::json pre = j;
+  pre.erase("sliding_window");  // every layer slides; the window shapes no tensor
+  PrepareDecoder(pre, "llama", "LlamaModel", {&c});
+  if (!pre.contains("vocab_size")) pre["vocab_size"] = 1;  // no embed_tokens: dropped below
+  MEMFIT_ASSIGN_OR_RETURN(Model decoder, BuildOmniPart(BuildLlama, pre, where, o));
+  const uint64_t h = decoder.hp.hidden_size, layers = decoder.hp.num_layers;
+  const uint64_t codebook = Get(b, config.Uint("codebook_size"));
+  const uint64_t quantizers = Get(b, config.Uint("num_quantizers"));
+  const uint64_t dim = Get(b, config.Uint("decoder_dim"));
+  const auto rates = UintList(b, config, "upsample_rates", {});
+  const auto ratios = UintList(b, config, "upsampling_ratios", {});
+  if (b.failed()) return b.Finish().error();
+  if (rates.size() > 32 || (dim >> rates.size()) == 0) {
+    return MakeError("{}: \"decoder_dim\" = {} cannot halve {} times (\"upsample_rates\" entries)",
+                     where, dim, rates.size());
+  }
+  b.SetComponent("code2wav");
+  AppendOmniPart(b.model(), std::move(decoder), "code2wav.pre_transformer.", "code2wav.lm_head",
+                 "code2wav", "code2wav_config", {"model.embed_tokens.weight"});
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer("code2wav.pre_transformer.layers", i);
+    b.Param(l + ".self_attn_layer_scale.scale", {h});
+    b.Param(l + ".mlp_layer_scale.scale", {h});
+  }
+  b.Embedding("code2wav.code_embedding",
+              MulDims(b, codebook, quantizers,
+                      "codebook_size x "
+                      "num_quantizers"),
+              h);
+  b.Buffer("code2wav.code_offset", {1, quantizers, 1}, Dtype::kI64, false);
+  for (size_t i = 0; i < ratios.size() && !b.failed(); ++i) {
+    const std::string u = Layer("code2wav.upsample", i);
+    ConvTranspose1d(b, u + ".0.conv", h, h, ratios[i]);
+    b.Conv(u + ".1.dwconv.conv", h, h, {7}, true, h);  // depthwise
+    b.LayerNorm(u + ".1.norm", h);
+    b.Linear(u + ".1.pwconv1", h, MulDims(b, h, 4, "4 x hidden_size"), true);
+    b.Linear(u + ".1.pwconv2", MulDims(b, h, 4, "4 x hidden_size"), h, true);
+    b.Param(u + ".1.gamma", {h});
+  }
+  b.Conv("code2wav.decoder.0.conv", h, dim, {7}, true);
+  for (size_t i = 0; i < rates.size() && !b.failed(); ++i) {
+    const std::string d = Layer("code2wav.decoder", i + 1) + ".block";
+    const uint64_t in = dim >> i, out = dim >> (i + 1);
+    SnakeBeta(b, d + ".0", in);
+    ConvTranspose1d(b, d + ".1.conv", in, out, MulDims(b, rates[i], 2, "2 x upsample rate"));
+    for (int r = 0; r < 3; ++r) {  // residual units, dilations 1, 3, 9
+      const std::string u = Layer(d, 2 + r);
+      SnakeBeta(b, u + ".act1", out);
+      b.Conv(u + ".conv1.conv", out, out, {7}, true);
+      SnakeBeta(b, u + ".act2", out);
+      b.Conv(u + ".conv2.conv", out, out, {1}, true);
+    }
+  }
+  const uint64_t last = dim >> rates.size();
+  SnakeBeta(b, Layer("code2wav.decoder", rates.size() + 1), last);
+  b.Conv(Layer("code2wav.decoder", rates.size() + 2) + ".conv", last, 1, {7}, true);
+  return Ok{};
+}
+
+}  // namespace
+
+Result<Model> BuildQwen3OmniMoe(const HfConfig& c, const BuildOptions& o) {
+  std::vector<std::string> assumptions;
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig thinker, SubOrEmpty(c, "thinker_config"));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
+                          OmniSubConfig(thinker, "text_config", TextDefaults(),
+                                        "thinker_config.text_config", assumptions));
+  text["tie_word_embeddings"] = Tie(text, thinker, "thinker_config", assumptions);
+  PrepareDecoder(text, "qwen3_moe", "Qwen3MoeForCausalLM", {&thinker, &c});
+  const std::string text_where = c.where() + ": thinker_config.text_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, text_where));
+  const Dtype dtype = text_config.torch_dtype().value_or(Dtype::kF32);
+  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildOmniPart(BuildQwen3Moe, text, text_where, o));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json vision_json,
+                          OmniSubConfig(thinker, "vision_config", VisionDefaults(),
+                                        "thinker_config.vision_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
+                          OmniSubConfig(thinker, "audio_config", AudioDefaults(),
+                                        "thinker_config.audio_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
+                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
+                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
+  MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
+
+  ModelBuilder b(c, dtype);
+  Model& m = b.model();
+  if (m.architecture.empty()) m.architecture = "Qwen3OmniMoeForConditionalGeneration";
+  m.hp = language.hp;
+  m.hp.text_config_key = "thinker_config.text_config";
+  AppendOmniPart(m, std::move(language), "thinker.model.", "thinker.lm_head", "language_model",
+                 "thinker_config.text_config");
+  b.SetComponent("vision_tower");
+  EmitQwenVision(b, vision, QwenVision::kQwen3Omni, "thinker.visual", m.hp.hidden_size);
+  b.SetComponent("audio_tower");
+  EmitAudio(b, audio, "thinker.audio_tower");
+  if (b.failed()) return b.Finish();
+  if (audio_output) {
+    MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
+    MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, c, o, assumptions));
+    m.notes.push_back(
+        "the talker's and code predictor's KV caches are not in the context estimates, which "
+        "follow the thinker");
+  } else {
+    m.notes.push_back("enable_audio_output is false: talker and code2wav are not built");
+  }
+  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
+  NoteQuantizationNotApplied(c, m);
+  if (m.tensors.size() > o.max_tensors) {
+    return MakeError(
+        "{}: the config describes more than {} tensors, memfit's limit for a model "
+        "built from config.json (see docs/security.md)",
+        c.where(), o.max_tensors);
+  }
+  // _no_split_modules: the decoder layers of thinker and talker, the audio and vision blocks, the
+  // code predictor.
+  m.no_split_patterns = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
+                         "thinker.visual.blocks.*", "talker.model.layers.*",
+                         "talker.code_predictor"};
+  return b.Finish();
+}
+
+}  // namespace memfit::arch
