@@ -184,6 +184,12 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
 // GPU grid and the deployment search evaluate every GPU size without re-estimating the weights.
 // Zero blocks when gpu_memory_bytes is 0.
 ServingBudget ServingBudgetFor(const InferenceEstimate& estimate, const InferenceOptions& options);
+// What a serving deployment needs per GPU for --batch sequences of the context: the engine's
+// non-KV bytes, the KV cache of its share of the sequences (per replica), CUDA graphs (and
+// SGLang's activations, outside its static fraction). When the budget does not hold it, this,
+// not the budget, is the deployment's need.
+uint64_t ServingNeedBytes(const InferenceEstimate& estimate, const InferenceOptions& options,
+                          const ServingBudget& budget);
 
 // Bytes of one element of the KV cache; 0.5 byte for int4 is returned as bits / 8 by callers.
 uint32_t KvBits(KvDtype dtype, Dtype model_dtype);

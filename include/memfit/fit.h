@@ -16,6 +16,7 @@
 #include "memfit/device_map.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_load.h"
+#include "memfit/estimate_train.h"
 #include "memfit/gpu.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
@@ -41,6 +42,7 @@ struct RuntimeAlternative {
   RuntimeBytesFn bytes_for;
   // Weight transform that comes with it (QLoRA loads the base in NF4); empty: unchanged.
   std::function<uint64_t(const Tensor&)> weight_size_of;
+  std::string flags;  // the command-line flags that choose it ("--checkpointing full"), or ""
 };
 
 struct RuntimeModel {
@@ -51,6 +53,13 @@ struct RuntimeModel {
   uint64_t max_context_tokens = 0;  // the model's limit (max_position_embeddings)
   std::vector<RuntimeAlternative> alternatives;
   bool offload_allowed = true;   // training does not run from offloaded weights
+  // train: the chosen training settings (--method; seq and batch come per call), which the
+  // advice's search starts from (memfit/train_search.h).
+  std::optional<TrainOptions> train_options;
+  // The weights as the task loads them when not at FitRequest::dtype (QLoRA's NF4 base); the
+  // key names the rule for the planner's size cache.
+  std::function<uint64_t(const Tensor&)> weight_size_of;
+  std::string weight_rule_key;
 };
 
 struct FitRequest {
@@ -63,7 +72,9 @@ struct FitRequest {
   double pcie_gb_s = 32;   // host-to-device for CPU-offloaded weights (PCIe 4.0 x16 ~31.5 GB/s)
   double disk_gb_s = 3;    // disk read for disk-offloaded weights (NVMe)
   bool advise = true;
-  const Model* smaller_sibling = nullptr;  // from the catalog, for advice
+  // The catalog's smaller siblings, largest first (the sibling's sibling, ...), for advice: the
+  // largest one that fits is offered, none when none fits.
+  std::vector<const Model*> smaller_siblings;
 };
 
 enum class Verdict : uint8_t { kFits, kFitsWithOffload, kDoesNotFit };
@@ -91,6 +102,16 @@ struct Advice {
   int64_t saved_bytes = 0;     // against the plan's total (negative: costs memory)
   Verdict verdict = Verdict::kDoesNotFit;
   std::string detail;          // how the number was computed
+  std::string flags;           // the command-line flags that apply it ("--method qlora ..."), or ""
+};
+
+// The terms of FitPlan::total_bytes; they add up to it exactly.
+struct FitTotalTerms {
+  uint64_t weight_bytes = 0;    // the module tree's weights and buffers as loaded
+  uint64_t state_bytes = 0;     // training: gradients, master weights, optimizer states
+  uint64_t kv_cache_bytes = 0;  // inference: the KV cache, placed with its layers
+  uint64_t per_gpu_bytes = 0;   // runtime on every GPU used (CUDA context, activations, ...)
+  uint64_t gpus_used = 1;       // per_gpu_bytes counts once per GPU used
 };
 
 struct FitPlan {
@@ -106,6 +127,8 @@ struct FitPlan {
   SpeedBound speed;
   std::vector<Advice> advice;      // ranked: fitting first, then by quality cost, then savings
   std::vector<std::string> notes;
+  FitTotalTerms terms;             // what total_bytes is made of
+  std::string no_count_reason;     // gpus_needed is nullopt: why no number of GPUs holds it
 };
 
 namespace plan {
@@ -152,7 +175,12 @@ struct TaskSettings {
   uint64_t context_tokens = 0;  // 0: memfit/context_default.h
   uint64_t batch = 1;
   KvDtype kv_dtype = KvDtype::kModel;  // inference: the KV cache's dtype (--kv-dtype)
+  TrainMethod train_method = TrainMethod::kFull;  // train: --method
 };
 Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& settings);
+
+// Training with `options` as the planner sees it (context and batch come per call): bytes per
+// GPU and per weight byte, and for QLoRA the weights of its NF4 base (weight_size_of).
+Result<RuntimeAlternative> TrainRuntime(const Model& model, const TrainOptions& options);
 
 }  // namespace memfit

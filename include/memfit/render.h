@@ -20,6 +20,20 @@ std::string RenderAsciiTable(std::string_view title, const std::vector<std::stri
 // A plain aligned table with a header row and a rule, first column left-aligned.
 std::string RenderPlainTable(const std::vector<std::string>& headers,
                              const std::vector<std::vector<std::string>>& rows);
+
+// How text tables are laid out: the terminal's width in columns (0: no limit; the CLI passes
+// COLUMNS or the tty's width, 100 when not a tty) and --wide (every column, and rows whose
+// bytes are zero).
+struct TextLayout {
+  size_t width = 0;
+  bool wide = false;
+};
+// RenderPlainTable within layout.width: the columns in `optional` (by index) are left out, last
+// first, until the table fits; then the widest column's long cells are cut with "…". A line
+// under the table says what was left out. layout.wide (or width 0) keeps everything.
+std::string RenderPlainTable(const std::vector<std::string>& headers,
+                             const std::vector<std::vector<std::string>>& rows,
+                             const TextLayout& layout, const std::vector<size_t>& optional = {});
 std::string RenderCsv(const std::vector<std::string>& headers,
                       const std::vector<std::vector<std::string>>& rows);
 std::string RenderMarkdownTable(const std::vector<std::string>& headers,

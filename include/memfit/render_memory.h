@@ -9,17 +9,23 @@
 #include "memfit/estimate_train.h"
 #include "memfit/model.h"
 #include "memfit/render.h"
+#include "memfit/verdict.h"
 
 namespace memfit {
 
 // `curve` (memfit inference --curve): memory against context and each GPU's longest context,
 // as JSON's "curve" and, in the table, one row per point and a line per GPU.
+// `verdict` (--gpu): the first line of the table and JSON's "verdict" (null without one).
+// `layout`: rows whose bytes are zero are left out of the table unless layout.wide.
 std::string RenderInference(const Model& model, const InferenceOptions& options,
                             const InferenceEstimate& estimate, OutputFormat format,
-                            const ContextCurve* curve = nullptr);
+                            const ContextCurve* curve = nullptr,
+                            const HardwareVerdict* verdict = nullptr,
+                            const TextLayout& layout = {});
 
 std::string RenderTrain(const Model& model, const TrainOptions& options,
-                        const TrainEstimate& estimate, OutputFormat format);
+                        const TrainEstimate& estimate, OutputFormat format,
+                        const HardwareVerdict* verdict = nullptr, const TextLayout& layout = {});
 
 }  // namespace memfit
 

@@ -26,6 +26,7 @@
 #include "memfit/render.h"
 #include "memfit/resolve.h"
 #include "memfit/result.h"
+#include "memfit/verdict.h"
 
 namespace memfit {
 
@@ -96,9 +97,13 @@ struct InferenceAnswer {
   InferenceOptions options;                             // the settings,
   InferenceEstimate estimate;                           // the estimate,
   std::optional<ContextCurve> curve;                    // and --curve's points
+  std::optional<HardwareVerdict> verdict;               // with --gpu or --gpu-memory
 };
 
 Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& request);
+// The report of a (non-llama.cpp) answer, its verdict first (`memfit inference --format ...`).
+std::string RenderInferenceAnswer(const InferenceAnswer& answer, OutputFormat format,
+                                  const TextLayout& layout = {});
 
 // `memfit train` / POST /api/v1/train.
 struct TrainRequest {
@@ -140,9 +145,12 @@ struct TrainAnswer {
   std::shared_ptr<const DescribedModel> model;
   TrainOptions options;
   TrainEstimate estimate;
+  std::optional<HardwareVerdict> verdict;  // with --gpu
 };
 
 Result<TrainAnswer> RunTrainRequest(const TrainRequest& request);
+std::string RenderTrainAnswer(const TrainAnswer& answer, OutputFormat format,
+                              const TextLayout& layout = {});
 
 // `memfit fit` / POST /api/v1/fit: will the model run on these devices (accelerate's device map),
 // or a serving deployment (--engine, --search, --all-gpus), or llama.cpp's --fit for a GGUF model.
@@ -179,6 +187,7 @@ struct FitCommandRequest {
   uint64_t ep = 1;                       // --ep
   uint64_t pp = 1;                       // --pp
   bool dp_attention = false;             // --enable-dp-attention
+  std::string method = "full";           // --method: --task train's method (full, lora, qlora)
 };
 
 // What the fit renderers need (RenderFitAnswer), by kind: the device map (model, planner
@@ -192,20 +201,23 @@ struct FitAnswer {
   std::vector<std::string> gpus;           // --gpu's words with --gpus N applied
   std::optional<ResolvedModel> resolved;   // kLlamaCpp, when MODEL was resolved
   std::shared_ptr<const Model> model;      // kDeviceMap, kDeploy
-  std::shared_ptr<const Model> sibling;    // kDeviceMap: the catalog's smaller sibling, or null
-  FitRequest plan_request;                 // kDeviceMap (its smaller_sibling is `sibling`)
+  // kDeviceMap: the catalog's smaller siblings, largest first (plan_request.smaller_siblings)
+  std::vector<std::shared_ptr<const Model>> siblings;
+  FitRequest plan_request;                 // kDeviceMap
   RuntimeModel runtime;                    // kDeviceMap
   FitPlan plan;                            // kDeviceMap
   bool device_map_only = false;            // kDeviceMap: --device-map
   InferenceOptions deploy_options;         // kDeploy
   std::string deploy_mode;                 // kDeploy: "deployment", "search" or "grid"
   std::vector<DeploymentRow> rows;         // kDeploy
+  std::optional<HardwareVerdict> verdict;  // kDeviceMap
 };
 
 Result<FitAnswer> RunFitCommandRequest(const FitCommandRequest& request);
 // The report of a device-map or deployment answer (`memfit fit --format ...`); --device-map: the
 // device_map JSON alone, whatever the format.
-std::string RenderFitAnswer(const FitAnswer& answer, OutputFormat format);
+std::string RenderFitAnswer(const FitAnswer& answer, OutputFormat format,
+                            const TextLayout& layout = {});
 
 // `memfit inspect` / POST /api/v1/inspect: tensors grouped by module.
 struct InspectRequest {

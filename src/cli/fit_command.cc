@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
+#include "cli/terminal.h"
 #include "cli/vocabulary.h"
 #include "memfit/requests.h"
 
@@ -15,6 +16,7 @@ struct FitArgs {
   ModelArgs model;
   FitCommandRequest request;
   std::string format = "table";
+  bool wide = false;
 };
 
 void RunFit(const FitArgs& args, Context& ctx) {
@@ -32,7 +34,7 @@ void RunFit(const FitArgs& args, Context& ctx) {
     llama.format = args.format;
     return RunLlamaCppFit(args.model, llama, ctx, std::move(answer->resolved));
   }
-  ctx.out << RenderFitAnswer(*answer, *format);
+  ctx.out << RenderFitAnswer(*answer, *format, TerminalLayout(args.wide));
   if (answer->kind == FitAnswer::Kind::kDeviceMap &&
       answer->plan_request.reserve_bytes_per_gpu == 0 && answer->runtime.task == "load") {
     ctx.Note("no memory kept for the CUDA context (about 0.3-1.3 GiB measured); add --reserve 1GiB");
@@ -73,6 +75,9 @@ void AddFitCommand(CLI::App& app, Context& ctx) {
                 "print only the device_map JSON for from_pretrained(device_map=...)");
   cmd->add_option("--format", args->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  AddWideFlag(*cmd, args->wide);
+  cmd->add_option("--method", r.method, "--task train: full, lora or qlora (the advice searches "
+                  "from it)");
   // Serving deployments.
   cmd->add_option("--engine", r.engine,
                   "plan a serving deployment: vllm, sglang, transformers (tp_plan) or llama.cpp");

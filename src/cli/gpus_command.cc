@@ -2,6 +2,7 @@
 // GpusRequest's fields (memfit/requests.h), answered by RunGpusRequest.
 
 #include "cli/command.h"
+#include "cli/terminal.h"
 #include "memfit/render_fit.h"
 #include "memfit/requests.h"
 
@@ -11,6 +12,7 @@ void AddGpusCommand(CLI::App& app, Context& ctx) {
   struct Args {
     GpusRequest request;
     std::string format = "table";
+    bool wide = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -20,12 +22,13 @@ void AddGpusCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--vendor", args->request.vendor, "nvidia, amd, apple or intel");
   cmd->add_option("--format", args->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  AddWideFlag(*cmd, args->wide);
   cmd->callback([args, &ctx] {
     auto selected = RunGpusRequest(args->request);
     if (!selected) return ctx.Fail(selected.error());
     auto format = ParseOutputFormat(args->format);
     if (!format) return ctx.Fail(format.error());
-    ctx.out << RenderGpuList(*selected, *format);
+    ctx.out << RenderGpuList(*selected, *format, TerminalLayout(args->wide));
     if (selected->empty()) ctx.Note("no GPU in the catalog matches these filters");
   });
 }

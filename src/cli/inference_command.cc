@@ -8,6 +8,7 @@
 #include "cli/llamacpp_cli.h"
 #include "cli/model_loader.h"
 #include "cli/request_flags.h"
+#include "cli/terminal.h"
 #include "cli/vocabulary.h"
 #include "memfit/context_curve.h"
 #include "memfit/context_default.h"
@@ -27,6 +28,7 @@ struct InferenceArgs {
   InferenceRequest request;
   VersionArgs versions;
   std::string format = "table";
+  bool wide = false;
 };
 
 // The single dispatch point for llama.cpp / GGUF inference: the llama.cpp estimator with this
@@ -52,8 +54,7 @@ void RunInference(InferenceArgs& args, Context& ctx) {
   });
   if (!answer) return ctx.Fail(answer.error());
   if (answer->llamacpp) return RunLlamaCpp(args, ctx, std::move(answer->resolved));
-  ctx.out << RenderInference(answer->model->model(), answer->options, answer->estimate, *format,
-                             answer->curve ? &*answer->curve : nullptr);
+  ctx.out << RenderInferenceAnswer(*answer, *format, TerminalLayout(args.wide));
 }
 
 // The command and its flags, bound to an InferenceArgs; the caller sets the callback.
@@ -108,6 +109,7 @@ std::shared_ptr<InferenceArgs> AddInferenceFlags(CLI::App& app, Context& ctx) {
   AddCurveOptions(*cmd, r.curve, r.curve_gpus);
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  AddWideFlag(*cmd, a->wide);
   (void)ctx;
   return a;
 }

@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/model_loader.h"
 #include "cli/request_flags.h"
+#include "cli/terminal.h"
 #include "cli/vocabulary.h"
 #include "memfit/context_default.h"
 #include "memfit/gpu.h"
@@ -23,6 +24,7 @@ struct TrainArgs {
   TrainRequest request;
   VersionArgs versions;
   std::string format = "table";
+  bool wide = false;
 };
 
 void RunTrain(TrainArgs& args, Context& ctx) {
@@ -36,7 +38,7 @@ void RunTrain(TrainArgs& args, Context& ctx) {
     return RunTrainRequest(request);
   });
   if (!answer) return ctx.Fail(answer.error());
-  ctx.out << RenderTrain(answer->model->model(), answer->options, answer->estimate, *format);
+  ctx.out << RenderTrainAnswer(*answer, *format, TerminalLayout(args.wide));
 }
 
 // The command and its flags, bound to a TrainArgs; the caller sets the callback.
@@ -64,8 +66,8 @@ std::shared_ptr<TrainArgs> AddTrainFlags(CLI::App& app, Context& ctx) {
   cmd->add_option("--checkpointing", r.checkpointing, "none, full or selective")->capture_default_str();
   cmd->add_option("--attn", r.attn, "eager, sdpa or flash")->capture_default_str();
   cmd->add_option("--gpus", r.gpus, "GPUs in total")->capture_default_str();
-  cmd->add_option("--gpu", r.gpu, "a catalog GPU (h100, rtx4090) or a size (24GiB): says "
-                  "whether the peak per GPU fits one");
+  cmd->add_option("--gpu", r.gpu, "a catalog GPU (h100, rtx4090) or a size (24GiB): the "
+                  "verdict (first line), and when it does not fit, the GPUs and settings that do");
   cmd->add_option("--strategy", r.strategy, "ddp, zero1, zero2, zero3 or fsdp")->capture_default_str();
   cmd->add_option("--offload", r.offload, "none, optimizer or params (to CPU RAM)")->capture_default_str();
   cmd->add_option("--tp", r.tp, "tensor-parallel size")->capture_default_str();
@@ -93,6 +95,7 @@ std::shared_ptr<TrainArgs> AddTrainFlags(CLI::App& app, Context& ctx) {
                   "low-precision (TRL selective_log_softmax)")->capture_default_str();
   cmd->add_option("--format", a->format, "table, json, csv or markdown")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  AddWideFlag(*cmd, a->wide);
   return a;
 }
 

@@ -322,6 +322,15 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
   return s;
 }
 
+uint64_t ServingNeedBytes(const InferenceEstimate& e, const InferenceOptions& o,
+                          const ServingBudget& s) {
+  const uint64_t replicas = std::max<uint64_t>(1, s.replicas);
+  const uint64_t sequences = CeilDiv(std::max<uint64_t>(1, o.batch), replicas);
+  uint64_t need = Add(Add(s.non_kv_bytes, Mul({sequences, e.sequence_kv_bytes})), e.cuda_graph_bytes);
+  if (o.engine == Engine::kSglang) need = Add(need, e.activation_bytes);
+  return need;
+}
+
 Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const InferenceOptions& o) {
   InferenceWeights w;
   // Weights: as the checkpoint stores them unless --quant says otherwise, or the engine cannot
@@ -499,6 +508,8 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
       e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
       e.total_bytes = Add(s.requested_bytes, e.cuda_graph_bytes);
       if (o.engine == Engine::kSglang) e.total_bytes = Add(e.total_bytes, e.activation_bytes);
+      // A deployment that does not fit: its need, not the budget it would preallocate.
+      if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
       e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
                                     "GPU; {} sequences of {} tokens fit ({} each){}",
                                     EngineName(o.engine), s.num_blocks, FormatBytes(s.page_bytes),

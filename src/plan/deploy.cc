@@ -208,6 +208,10 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     row.fits = s.num_blocks > 0 && s.max_concurrency >= base_.batch;
     row.total_per_gpu_bytes = s.requested_bytes + e.cuda_graph_bytes +
                               (engine == Engine::kSglang ? e.activation_bytes : 0);
+    // Not fitting: the deployment's need, not the budget it would preallocate.
+    if (!row.fits) {
+      row.total_per_gpu_bytes = std::max(row.total_per_gpu_bytes, ServingNeedBytes(e, o, s));
+    }
   } else {
     // transformers: the estimate at --batch; sequences and context scale its KV cache and
     // activation terms linearly (an approximation, printed).

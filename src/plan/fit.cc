@@ -72,6 +72,16 @@ Placement Place(const FitModel& fit_model, const FitRequest& request, const Size
   }
   out.total_bytes = out.map.total_bytes +
                     std::max<uint64_t>(gpus_used, 1) * runtime.per_gpu_bytes;
+  // The terms: the tree at factor 1 (weights), the factor's extra (training states), the blocks'
+  // extra (KV cache), the runtime per GPU used; they add up to total_bytes.
+  const uint64_t scaled = weights->sizes.size.empty() ? 0 : weights->sizes.size[0];
+  const auto plain = factor == 1.0 ? weights : fit_model.sizes().Get(model, tree, rule, 1.0);
+  const uint64_t unscaled = plain->sizes.size.empty() ? 0 : plain->sizes.size[0];
+  out.terms.weight_bytes = std::min(unscaled, scaled);
+  out.terms.state_bytes = scaled - out.terms.weight_bytes;
+  out.terms.kv_cache_bytes = out.map.total_bytes > scaled ? out.map.total_bytes - scaled : 0;
+  out.terms.gpus_used = std::max<uint64_t>(gpus_used, 1);
+  out.terms.per_gpu_bytes = runtime.per_gpu_bytes;
   if (!out.map.unplaced.empty()) out.verdict = Verdict::kDoesNotFit;
   else if (out.map.offloaded_bytes > 0) out.verdict = Verdict::kFitsWithOffload;
   else out.verdict = Verdict::kFits;
@@ -208,15 +218,33 @@ SpeedBound Speed(const FitModel& fit_model, const FitRequest& request,
   return out;
 }
 
-std::optional<uint64_t> GpusNeeded(const FitModel& model, const FitRequest& request,
-                                   const plan::SizeRule& rule, uint64_t weights,
-                                   const RuntimeBytes& runtime) {
-  if (request.gpus.empty()) return std::nullopt;
+// The fewest GPUs of the first kind that hold everything, or why no number does.
+struct GpuCount {
+  std::optional<uint64_t> gpus;
+  std::string no_count_reason;
+};
+
+GpuCount GpusNeeded(const FitModel& model, const FitRequest& request, const plan::SizeRule& rule,
+                    uint64_t weights, const RuntimeBytes& runtime, uint64_t largest_block) {
+  if (request.gpus.empty()) return {};
   const DeviceSpec& unit = request.gpus.front();
   uint64_t usable = unit.memory_bytes > request.reserve_bytes_per_gpu + runtime.per_gpu_bytes
                         ? unit.memory_bytes - request.reserve_bytes_per_gpu - runtime.per_gpu_bytes
                         : 0;
-  if (usable == 0) return std::nullopt;
+  if (usable == 0) {
+    return {std::nullopt,
+            fmt::format("the runtime every GPU holds ({}{}) leaves nothing of one {} ({})",
+                        FormatBytes(runtime.per_gpu_bytes),
+                        request.reserve_bytes_per_gpu
+                            ? " + " + FormatBytes(request.reserve_bytes_per_gpu) + " kept free"
+                            : "",
+                        unit.label, FormatBytes(unit.memory_bytes))};
+  }
+  if (largest_block > usable) {
+    return {std::nullopt, fmt::format("its largest block ({}) is larger than the {} one {} has "
+                                      "left after the runtime per GPU",
+                                      FormatBytes(largest_block), FormatBytes(usable), unit.label)};
+  }
   FitRequest gpus_only = request;
   gpus_only.ram_bytes.reset();
   gpus_only.disk_bytes.reset();
@@ -224,9 +252,9 @@ std::optional<uint64_t> GpusNeeded(const FitModel& model, const FitRequest& requ
   for (int tries = 0; tries < 64 && n <= 1024; ++tries, ++n) {
     std::vector<DeviceSpec> gpus(n, unit);
     auto placed = plan::Place(model, gpus_only, rule, runtime, false, &gpus, false);
-    if (placed.verdict == Verdict::kFits) return n;
+    if (placed.verdict == Verdict::kFits) return {n, ""};
   }
-  return std::nullopt;
+  return {std::nullopt, fmt::format("none of up to {} tried holds it", n - 1)};
 }
 
 }  // namespace
@@ -265,11 +293,12 @@ Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
     MEMFIT_ASSIGN_OR_RETURN(bytes, runtime.bytes_for(runtime.context_tokens, runtime.batch));
   }
   plan.runtime = bytes;
-  const plan::SizeRule rule = plan::DtypeRule(request.dtype);
+  const plan::SizeRule rule = plan::WeightRule(runtime, request.dtype);
   Placement placed = plan::Place(prepared, request, rule, bytes, runtime.offload_allowed);
   plan.verdict = placed.verdict;
   plan.weight_bytes = placed.weight_bytes;
   plan.total_bytes = placed.total_bytes;
+  plan.terms = placed.terms;
   plan.map = std::move(placed.map);
   if (placed.packed) {
     plan.notes.push_back(fmt::format(
@@ -282,7 +311,11 @@ Result<FitPlan> PlanFit(const FitModel& prepared, const FitRequest& request,
         "{} of buffers of offloaded modules stay on GPU 0 (accelerate offload_buffers=False)",
         FormatBytes(plan.map.offloaded_buffer_bytes)));
   }
-  plan.gpus_needed = GpusNeeded(prepared, request, rule, placed.weight_bytes, bytes);
+  GpuCount count = GpusNeeded(prepared, request, rule, plan.total_bytes - plan.terms.per_gpu_bytes *
+                                                     plan.terms.gpus_used,
+                              bytes, plan.map.largest_block_bytes);
+  plan.gpus_needed = count.gpus;
+  plan.no_count_reason = std::move(count.no_count_reason);
   // Limits: the largest context and batch whose plan still fits on the GPUs alone.
   if (runtime.bytes_for) {
     auto fits = [&](uint64_t context, uint64_t batch) {

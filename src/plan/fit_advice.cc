@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "memfit/train_search.h"
 #include "memfit/units.h"
 #include "plan/fit_internal.h"
 
@@ -51,17 +52,15 @@ struct Candidate {
   uint64_t context_tokens = 0;
   std::optional<uint64_t> ram_bytes;   // offload advice
   const Model* model = nullptr;        // smaller sibling
+  std::string flags;
+  uint64_t batch = 0;                  // 0: the plan's
 };
 
-}  // namespace
-
-std::vector<Advice> BuildAdvice(const FitModel& fit_model, const FitRequest& request,
-                                const RuntimeModel& runtime, const FitPlan& plan) {
-  const Model& model = fit_model.model();
-  const ModuleTree& tree = fit_model.tree();
-  const SizeRule current = DtypeRule(request.dtype);
-  const auto linear = fit_model.sizes().LinearWeights(model, tree);
-  std::vector<Candidate> candidates;
+// Weight-format changes a loaded model can take: another dtype, quantization libraries, GGUF,
+// pruning. Not for training (QLoRA is the training search's 4-bit base).
+void AddWeightCandidates(const Model& model, const SizeRule& current,
+                         std::shared_ptr<const std::vector<char>> linear,
+                         std::vector<Candidate>& candidates) {
   bool wide = false;  // floating weights wider than 16 bits at the chosen dtype
   for (const auto& t : model.tensors) {
     if (t.kind == TensorKind::kParameter && IsFloatingPoint(t.dtype) &&
@@ -74,6 +73,7 @@ std::vector<Advice> BuildAdvice(const FitModel& fit_model, const FitRequest& req
     candidates.push_back({"load the weights in bfloat16 (torch_dtype=torch.bfloat16)", 1,
                           "bf16 inference matches fp32 closely", "2 bytes per parameter",
                           DtypeRule(LoadDtype::kBFloat16)});
+    candidates.back().flags = "--dtype bfloat16";
   }
   candidates.push_back({"bitsandbytes LLM.int8 (load_in_8bit)", 1, "near-lossless (LLM.int8 paper)",
                         "block linears 1 byte/weight + fp32 scale per row; rest 16-bit",
@@ -120,39 +120,85 @@ std::vector<Advice> BuildAdvice(const FitModel& fit_model, const FitRequest& req
        Quantized("prune-50-csr", model, linear, [](const Tensor& t) {
          return t.numel / 2 * 10 + (t.shape[0] + 1) * 8;
        })});
+}
+
+// Training: the cheapest combination of settings that fits (memfit/train_search.h), placed on
+// the request's GPUs like the plan; nullopt when none does.
+std::optional<Advice> SearchedTraining(const FitModel& fit_model, const FitRequest& request,
+                                       const RuntimeModel& runtime, const FitPlan& plan,
+                                       const SizeRule& current) {
+  if (!runtime.train_options) return std::nullopt;
+  TrainOptions base = *runtime.train_options;
+  base.batch = runtime.batch;
+  base.seq = runtime.context_tokens;
+  auto judge = [&](const TrainSetup& setup) -> Result<TrainJudgement> {
+    MEMFIT_ASSIGN_OR_RETURN(RuntimeAlternative alt, TrainRuntime(fit_model.model(), setup.options));
+    MEMFIT_ASSIGN_OR_RETURN(RuntimeBytes bytes,
+                            alt.bytes_for(runtime.context_tokens, setup.options.batch));
+    const SizeRule rule = alt.weight_size_of
+                              ? SizeRule{"runtime:" + alt.name, alt.weight_size_of}
+                              : current;
+    Placement placed = Place(fit_model, request, rule, bytes, false, nullptr, false);
+    return TrainJudgement{placed.verdict, placed.total_bytes};
+  };
+  TrainSearchResult found = SearchTrainSetup(base, judge);
+  if (!found.setup) return std::nullopt;
+  std::string action;
+  for (const auto& c : found.setup->changes) action += (action.empty() ? "" : " + ") + c;
+  return Advice{.action = action,
+                .quality_cost = found.setup->quality_cost,
+                .quality_note = "the cheapest combination that fits (of " +
+                                std::to_string(found.tried) + " tried in rank order)",
+                .total_bytes = found.judgement.need_bytes,
+                .saved_bytes = static_cast<int64_t>(plan.total_bytes) -
+                               static_cast<int64_t>(found.judgement.need_bytes),
+                .verdict = found.judgement.verdict,
+                .detail = "training estimate with these settings, placed on the GPUs",
+                .flags = found.setup->flags};
+}
+
+}  // namespace
+
+std::vector<Advice> BuildAdvice(const FitModel& fit_model, const FitRequest& request,
+                                const RuntimeModel& runtime, const FitPlan& plan) {
+  const Model& model = fit_model.model();
+  const ModuleTree& tree = fit_model.tree();
+  const SizeRule current = WeightRule(runtime, request.dtype);
+  const auto linear = fit_model.sizes().LinearWeights(model, tree);
+  std::vector<Candidate> candidates;
+  const bool training = runtime.task == "train";
+  if (!training) AddWeightCandidates(model, current, linear, candidates);
   if (!request.ram_bytes && plan.verdict == Verdict::kDoesNotFit && runtime.offload_allowed) {
     Candidate c{"offload to CPU RAM (device_map=\"auto\" with max_memory[\"cpu\"])", 0,
                 "none; decoding slows to PCIe speed for the offloaded part", ""};
     c.ram_bytes = UINT64_MAX;
+    c.flags = "--ram unlimited";
     candidates.push_back(std::move(c));
   }
-  if (request.smaller_sibling) {
-    Candidate c{fmt::format("use the smaller sibling {}", request.smaller_sibling->name), 3,
-                "a smaller model of the same family: lower quality", "its weights at the same dtype"};
-    c.model = request.smaller_sibling;
-    candidates.push_back(std::move(c));
-  }
-  if (runtime.bytes_for && runtime.context_tokens > 1) {
+  // Halving the context shrinks a KV cache; a training run's sequences are its data.
+  if (runtime.bytes_for && runtime.context_tokens > 1 && !training) {
     Candidate c{fmt::format("halve the context to {} tokens", runtime.context_tokens / 2), 1,
                 "longer prompts no longer fit", "KV cache and activations at half the context"};
     c.runtime = runtime.bytes_for;
     c.context_tokens = runtime.context_tokens / 2;
+    c.flags = fmt::format("--context {}", runtime.context_tokens / 2);
     candidates.push_back(std::move(c));
   }
   for (const auto& alt : runtime.alternatives) {
     Candidate c{alt.name, alt.quality_cost, alt.quality_note, "runtime estimate with this setting"};
     c.runtime = alt.bytes_for;
     c.context_tokens = runtime.context_tokens;
+    c.flags = alt.flags;
     if (alt.weight_size_of) c.rule = SizeRule{"runtime:" + alt.name, alt.weight_size_of};
     candidates.push_back(std::move(c));
   }
 
   std::vector<Advice> out;
-  for (auto& c : candidates) {
+  auto evaluate = [&](const Candidate& c) {
     RuntimeBytes bytes = plan.runtime;
     if (c.runtime) {
       auto b = (*c.runtime)(c.context_tokens, runtime.batch);
-      if (!b) continue;
+      if (!b) return std::optional<Advice>();
       bytes = *b;
     }
     FitRequest req = request;
@@ -168,15 +214,37 @@ std::vector<Advice> BuildAdvice(const FitModel& fit_model, const FitRequest& req
              .saved_bytes = static_cast<int64_t>(plan.total_bytes) -
                             static_cast<int64_t>(placed.total_bytes),
              .verdict = placed.verdict,
-             .detail = c.detail};
+             .detail = c.detail,
+             .flags = c.flags};
     if (c.ram_bytes) {
       a.detail = fmt::format("needs {} of RAM for the offloaded blocks",
                              FormatBytes(placed.map.offloaded_bytes));
       a.saved_bytes = 0;
     }
-    // Only what changes something: saves memory, or makes it fit (CSR kept to show the trap).
-    bool keep = a.saved_bytes > 0 || c.ram_bytes || c.action.find("CSR") != std::string::npos;
-    if (keep) out.push_back(std::move(a));
+    return std::optional<Advice>(std::move(a));
+  };
+  for (const auto& c : candidates) {
+    auto a = evaluate(c);
+    // Only what changes something: saves memory, or makes it fit.
+    if (a && (a->saved_bytes > 0 || c.ram_bytes)) out.push_back(std::move(*a));
+  }
+  // The smaller siblings, largest first: the first that fits is offered, none when none fits.
+  for (const Model* sibling : request.smaller_siblings) {
+    if (!sibling) continue;
+    Candidate c{fmt::format("use the smaller sibling {}", sibling->name), 3,
+                "a smaller model of the same family: lower quality", "its weights at the same dtype"};
+    c.model = sibling;
+    c.rule = DtypeRule(request.dtype);  // its own tensors, at the request's dtype
+    auto a = evaluate(c);
+    if (a && a->verdict != Verdict::kDoesNotFit && a->saved_bytes > 0) {
+      out.push_back(std::move(*a));
+      break;
+    }
+  }
+  if (training && plan.verdict != Verdict::kFits) {
+    if (auto searched = SearchedTraining(fit_model, request, runtime, plan, current)) {
+      out.push_back(std::move(*searched));
+    }
   }
   std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) {
     if (x.verdict != y.verdict) return x.verdict < y.verdict;

@@ -23,6 +23,8 @@ struct SizeRule {
   SizeFn size_of;
 };
 SizeRule DtypeRule(LoadDtype dtype);  // LoadedTensorBytes at `dtype`
+// The weights as the plan loads them: the runtime's own rule (QLoRA's NF4 base), else `dtype`.
+SizeRule WeightRule(const RuntimeModel& runtime, LoadDtype dtype);
 
 // A rule's sizes summed over the module tree (compute_module_sizes), parameters scaled by
 // `factor` (1 + gradient and optimizer bytes per weight byte), and the resident weights.
@@ -58,6 +60,7 @@ struct Placement {
   uint64_t weight_bytes = 0;
   uint64_t total_bytes = 0;  // weights + runtime (per-GPU bytes counted once per GPU used)
   bool packed = false;       // placed without accelerate's largest-block reserve
+  FitTotalTerms terms;       // total_bytes, term by term
 };
 
 // Places the model: accelerate's map first; when that offloads or fails but a packed map (no

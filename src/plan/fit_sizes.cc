@@ -12,6 +12,11 @@ SizeRule DtypeRule(LoadDtype dtype) {
           [dtype](const Tensor& t) { return LoadedTensorBytes(t, dtype); }};
 }
 
+SizeRule WeightRule(const RuntimeModel& runtime, LoadDtype dtype) {
+  if (runtime.weight_size_of) return {runtime.weight_rule_key, runtime.weight_size_of};
+  return DtypeRule(dtype);
+}
+
 std::shared_ptr<const WeightSizes> SizeCache::Get(const Model& model, const ModuleTree& tree,
                                                   const SizeRule& rule, double factor) {
   const auto key = std::make_pair(rule.key, factor);

@@ -65,6 +65,25 @@ RuntimeBytesFn TrainBytes(const Model& model, TrainOptions base) {
 
 }  // namespace
 
+Result<RuntimeAlternative> TrainRuntime(const Model& model, const TrainOptions& options) {
+  RuntimeAlternative out;
+  out.name = std::string(TrainMethodName(options.method));
+  out.bytes_for = TrainBytes(model, options);
+  if (options.method != TrainMethod::kQlora) return out;
+  // QLoRA: the adapters over a base loaded in NF4 with double quantization (bitsandbytes), so
+  // the weights placed per block change too.
+  QuantOptions nf4 = options.qlora_quant;
+  nf4.compute_dtype = Dtype::kBF16;
+  MEMFIT_ASSIGN_OR_RETURN(QuantizedWeights quantized, EstimateQuantizedWeights(model, nf4));
+  auto bytes = std::make_shared<const std::vector<uint64_t>>(std::move(quantized.tensor_bytes));
+  const Tensor* first = model.tensors.data();
+  out.weight_size_of = [bytes, first](const Tensor& t) {
+    size_t i = static_cast<size_t>(&t - first);  // only this model's tensors are asked
+    return i < bytes->size() ? (*bytes)[i] : t.bytes;
+  };
+  return out;
+}
+
 Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& settings) {
   RuntimeModel runtime;
   runtime.task = settings.task;
@@ -83,7 +102,7 @@ Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& sett
       InferenceOptions fp8 = base;
       fp8.kv_dtype = KvDtype::kFp8;
       runtime.alternatives.push_back({"KV cache in fp8", 1, "small quality loss on long contexts",
-                                      InferenceBytes(model, fp8), {}});
+                                      InferenceBytes(model, fp8), {}, "--kv-dtype fp8"});
     }
     InferenceOptions flash = base;
     flash.attn = AttnImpl::kFlash;
@@ -97,36 +116,48 @@ Result<RuntimeModel> RuntimeForTask(const Model& model, const TaskSettings& sett
   if (settings.task == "train") {
     runtime.offload_allowed = false;
     TrainOptions base;
-    runtime.bytes_for = TrainBytes(model, base);
-    TrainOptions ckpt = base;
-    ckpt.checkpointing = Checkpointing::kFull;
-    runtime.alternatives.push_back({"gradient checkpointing", 0, "about 30% slower steps, same result",
-                                    TrainBytes(model, ckpt), {}});
+    base.method = settings.train_method;
+    runtime.train_options = base;
+    MEMFIT_ASSIGN_OR_RETURN(RuntimeAlternative chosen, TrainRuntime(model, base));
+    runtime.bytes_for = chosen.bytes_for;
+    if (chosen.weight_size_of) {
+      runtime.weight_rule_key = "runtime:" + chosen.name;
+      runtime.weight_size_of = chosen.weight_size_of;
+    }
+    // Single changes, for the advice table; the searched combinations come from
+    // memfit/train_search.h (fit_advice.cc).
+    auto add = [&](TrainOptions o, std::string name, int cost, std::string note,
+                   std::string flags) {
+      auto alt = TrainRuntime(model, o);
+      if (!alt) return;
+      alt->name = std::move(name);
+      alt->flags = std::move(flags);
+      alt->quality_cost = cost;
+      alt->quality_note = std::move(note);
+      runtime.alternatives.push_back(std::move(*alt));
+    };
+    if (base.checkpointing == Checkpointing::kNone) {
+      TrainOptions ckpt = base;
+      ckpt.checkpointing = Checkpointing::kFull;
+      add(ckpt, "gradient checkpointing", 0, "about 30% slower steps, same result",
+          "--checkpointing full");
+    }
     TrainOptions adam8 = base;
     adam8.optimizer = Optimizer::kAdamW8bit;
-    runtime.alternatives.push_back({"8-bit AdamW (bitsandbytes)", 1, "near-identical convergence",
-                                    TrainBytes(model, adam8), {}});
-    TrainOptions lora = base;
-    lora.method = TrainMethod::kLora;
-    runtime.alternatives.push_back({"LoRA (rank 16) instead of full fine-tuning", 2,
-                                    "adapters only: lower capacity than full fine-tuning",
-                                    TrainBytes(model, lora), {}});
-    // QLoRA: the same adapters over a base loaded in NF4 with double quantization (bitsandbytes),
-    // so the weights placed per block change too.
-    TrainOptions qlora = base;
-    qlora.method = TrainMethod::kQlora;
-    QuantOptions nf4 = qlora.qlora_quant;
-    nf4.compute_dtype = Dtype::kBF16;
-    if (auto quantized = EstimateQuantizedWeights(model, nf4)) {
-      auto bytes = std::make_shared<const std::vector<uint64_t>>(std::move(quantized->tensor_bytes));
-      const Tensor* first = model.tensors.data();
-      runtime.alternatives.push_back(
-          {"QLoRA (NF4 base with double quantization, LoRA rank 16)", 2,
-           "adapters only, over a 4-bit base (QLoRA paper: matches 16-bit LoRA)",
-           TrainBytes(model, qlora), [bytes, first](const Tensor& t) {
-             size_t i = static_cast<size_t>(&t - first);  // only this model's tensors are asked
-             return i < bytes->size() ? (*bytes)[i] : t.bytes;
-           }});
+    add(adam8, "8-bit AdamW (bitsandbytes)", 1, "near-identical convergence",
+        "--optimizer adamw-8bit");
+    if (base.method == TrainMethod::kFull) {
+      TrainOptions lora = base;
+      lora.method = TrainMethod::kLora;
+      add(lora, "LoRA (rank 8) instead of full fine-tuning", 2,
+          "adapters only: lower capacity than full fine-tuning", "--method lora");
+    }
+    if (base.method != TrainMethod::kQlora) {
+      TrainOptions qlora = base;
+      qlora.method = TrainMethod::kQlora;
+      add(qlora, "QLoRA (NF4 base with double quantization, LoRA rank 8)", 2,
+          "adapters only, over a 4-bit base (QLoRA paper: matches 16-bit LoRA)",
+          "--method qlora");
     }
     MEMFIT_ASSIGN_OR_RETURN(RuntimeBytes probe, runtime.bytes_for(runtime.context_tokens, runtime.batch));
     (void)probe;

@@ -29,7 +29,26 @@ std::string DeviceLabel(const FitReportInput& in, const DeviceUsage& d) {
   return DeviceName(d);
 }
 
+std::string Quoted(const std::string& word) {
+  return word.find(' ') == std::string::npos ? word : "\"" + word + "\"";
+}
+
 }  // namespace
+
+std::string AdviceCommand(const FitReportInput& in, const Advice& a) {
+  if (a.flags.empty()) return "";
+  std::string gpus;
+  for (const auto& g : in.request->gpus) gpus += " --gpu " + Quoted(g.label);
+  const std::string context =
+      in.runtime->task == "load" ? "" : fmt::format(" --context {}", in.runtime->context_tokens);
+  if (in.runtime->task == "train") {
+    // `memfit train` judges one GPU; its flags are the training search's.
+    return fmt::format("memfit train {}{} {} --gpu {}", in.model->name, context, a.flags,
+                       Quoted(in.request->gpus.front().label));
+  }
+  return fmt::format("memfit fit {}{} --task {}{} {}", in.model->name, gpus, in.runtime->task,
+                     context, a.flags);
+}
 
 std::string CompressModuleList(const std::vector<std::string>& modules) {
   std::string out;
@@ -77,12 +96,18 @@ nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
   j["task"] = in.runtime->task;
   j["dtype"] = LoadDtypeName(in.request->dtype);
   j["verdict"] = VerdictName(p.verdict);
+  j["verdict_detail"] = in.verdict ? HardwareVerdictJson(*in.verdict) : nlohmann::ordered_json(nullptr);
   j["gpus_needed"] = p.gpus_needed ? nlohmann::ordered_json(*p.gpus_needed) : nullptr;
   j["weight_bytes"] = p.weight_bytes;
   j["runtime"] = {{"per_gpu_bytes", p.runtime.per_gpu_bytes},
                   {"per_layer_bytes", p.runtime.per_layer_bytes},
                   {"per_weight_byte", p.runtime.per_weight_byte}};
   j["total_bytes"] = p.total_bytes;
+  j["total_terms"] = {{"weight_bytes", p.terms.weight_bytes},
+                      {"state_bytes", p.terms.state_bytes},
+                      {"kv_cache_bytes", p.terms.kv_cache_bytes},
+                      {"per_gpu_bytes", p.terms.per_gpu_bytes},
+                      {"gpus_used", p.terms.gpus_used}};
   j["largest_block_bytes"] = p.map.largest_block_bytes;
   auto devices = nlohmann::ordered_json::array();
   for (const auto& d : p.map.devices) {
@@ -115,7 +140,9 @@ nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
                       {"verdict", VerdictName(a.verdict)},
                       {"quality_cost", QualityCostName(a.quality_cost)},
                       {"quality_note", a.quality_note},
-                      {"detail", a.detail}});
+                      {"detail", a.detail},
+                      {"flags", a.flags},
+                      {"command", AdviceCommand(in, a)}});
   }
   j["advice"] = advice;
   j["notes"] = p.notes;
@@ -138,17 +165,27 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
   } else if (p.verdict == Verdict::kDoesNotFit) {
     verdict += fmt::format(" ({} could not be placed)", FormatBytes(p.map.unplaced_bytes));
   }
-  out += "verdict: " + verdict + "\n";
-  if (p.gpus_needed) {
+  // The hardware verdict (memfit/verdict.h) is the first line; without one, the plan's word.
+  if (in.verdict) out = in.verdict->line + "\n" + out;
+  else out += "verdict: " + verdict + "\n";
+  if (!p.gpus_needed) {
+    out += fmt::format("GPUs needed: no number of {} holds it: {}\n", r.gpus.front().label,
+                       p.no_count_reason);
+  } else if (*p.gpus_needed > 1 || p.verdict != Verdict::kFits) {
     out += fmt::format("GPUs needed: {} x {} (whole model on GPUs, accelerate's map)\n",
                        *p.gpus_needed, r.gpus.front().label);
-  } else {
-    out += fmt::format("GPUs needed: no number of {} holds it (a block is larger than one)\n",
-                       r.gpus.front().label);
   }
-  out += fmt::format("memory: weights {} + runtime {} per GPU + {} per layer = {}\n",
-                     FormatBytes(p.weight_bytes), FormatBytes(p.runtime.per_gpu_bytes),
-                     FormatBytes(p.runtime.per_layer_bytes), FormatBytes(p.total_bytes));
+  // Every term of the total, so the line adds up.
+  const FitTotalTerms& t = p.terms;
+  std::string terms = fmt::format("weights {}", FormatBytes(t.weight_bytes));
+  if (t.state_bytes) {
+    terms += fmt::format(" + gradients and optimizer states {}", FormatBytes(t.state_bytes));
+  }
+  if (t.kv_cache_bytes) terms += fmt::format(" + KV cache {}", FormatBytes(t.kv_cache_bytes));
+  if (t.per_gpu_bytes) {
+    terms += fmt::format(" + runtime {} per GPU x {}", FormatBytes(t.per_gpu_bytes), t.gpus_used);
+  }
+  out += fmt::format("memory: {} = {}\n", terms, FormatBytes(p.total_bytes));
   out += fmt::format("largest block: {} ({})\n\n", FormatBytes(p.map.largest_block_bytes),
                      CompressModuleList(p.map.largest_block_names));
   std::vector<std::vector<std::string>> rows;
@@ -162,10 +199,10 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
     rows.push_back({"(not placed)", "", FormatBytes(p.map.unplaced_bytes), "",
                     CompressModuleList(p.map.unplaced)});
   }
-  const std::vector<std::string> headers = {"device", "max_memory", "used", "kept free", "blocks"};
+  const std::vector<std::string> headers = {"device", "memory limit", "used", "kept free", "blocks"};
   if (format == OutputFormat::kCsv) return out + RenderCsv(headers, rows);
   if (format == OutputFormat::kMarkdown) out += RenderMarkdownTable(headers, rows);
-  else out += RenderPlainTable(headers, rows);
+  else out += RenderPlainTable(headers, rows, in.layout, {3});
   out += "\ndevice_map = " + DumpOrderedJson(DeviceMapJson(p.map), -1) + "\n\n";
   out += fmt::format("speed (upper bounds, one sequence): decode <= {}, prefill <= {}\n",
                      Rate(p.speed.decode_tokens_per_s), Rate(p.speed.prefill_tokens_per_s));
@@ -187,21 +224,28 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
     out += "\nadvice (fitting first, then by cost to quality):\n";
     const std::vector<std::string> h = {"change", "new total", "saved", "then", "quality cost"};
     out += format == OutputFormat::kMarkdown ? RenderMarkdownTable(h, advice)
-                                             : RenderPlainTable(h, advice);
+                                             : RenderPlainTable(h, advice, in.layout, {4, 2});
+    for (const auto& a : p.advice) {
+      if (a.verdict != Verdict::kFits) continue;
+      const std::string command = AdviceCommand(in, a);
+      if (!command.empty()) out += fmt::format("apply the best that fits: {}\n", command);
+      break;
+    }
   }
   for (const auto& n : p.notes) out += "note: " + n + "\n";
   for (const auto& a : in.model->assumptions) out += "assumed: " + a + "\n";
   return out;
 }
 
-std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat format) {
+std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat format,
+                          const TextLayout& layout) {
   const std::vector<std::string> headers = {"name", "vendor", "memory", "bandwidth GB/s",
                                             "bf16 dense TFLOPS", "type", "source"};
   std::vector<std::vector<std::string>> rows;
   auto json = nlohmann::ordered_json::array();
   for (const GpuSpec* g : gpus) {
     rows.push_back({std::string(g->name), std::string(GpuVendorName(g->vendor)),
-                    fmt::format("{} GB{}", g->memory_gb, g->unified_memory ? " unified" : ""),
+                    FormatBytes(MemoryBytes(*g)) + (g->unified_memory ? " unified" : ""),
                     fmt::format("{:g}", g->bandwidth_gb_s), fmt::format("{:g}", g->tensor_tflops),
                     std::string(g->memory_type), std::string(g->source)});
     json.push_back({{"name", g->name},
@@ -224,7 +268,7 @@ std::string RenderGpuList(std::span<const GpuSpec* const> gpus, OutputFormat for
     case OutputFormat::kMarkdown: return RenderMarkdownTable(headers, rows);
     case OutputFormat::kTable: break;
   }
-  return RenderPlainTable(headers, rows);
+  return RenderPlainTable(headers, rows, layout, {5, 6});
 }
 
 }  // namespace memfit

@@ -25,7 +25,8 @@ struct Fixture {
 
 // GPU 0 (RTX 4090, 24 GiB): the embedding and layers 0-2, 18 of its 20 GiB budget, 1 GiB kept
 // free for the offloaded blocks; GPU 1 (a bare 8 GiB): layer 3; the CPU: layer 4 and the head,
-// 2 GiB. Weights 24 GiB + 10 MiB per GPU + 5 MiB per layer = 25 GiB in the plan's total.
+// 2 GiB. The plan's total, 25 GiB, is its terms: weights 24 GiB + KV cache 1004 MiB + 10 MiB per
+// GPU x 2 GPUs used.
 Fixture Make() {
   Fixture f;
   f.model.name = "tiny";
@@ -39,6 +40,8 @@ Fixture Make() {
   p.weight_bytes = 24 * kGiB;
   p.runtime = {.per_gpu_bytes = 10 * kMiB, .per_layer_bytes = 5 * kMiB};
   p.total_bytes = 25 * kGiB;
+  p.terms = {.weight_bytes = 24 * kGiB, .kv_cache_bytes = 1004 * kMiB,
+             .per_gpu_bytes = 10 * kMiB, .gpus_used = 2};
   p.gpus_needed = 3;
   p.map.devices = {
       {.kind = DeviceKind::kGpu, .index = 0, .max_memory = 20 * kGiB, .used_bytes = 18 * kGiB,
@@ -106,10 +109,10 @@ TEST(FitReportTest, CsvIsTheSummaryThenOneRowPerDevice) {
             "tiny on RTX 4090 + 8.00 GiB GPU (task inference, weights float16)\n"
             "verdict: fits with offload (2.00 GiB offloaded off the GPUs)\n"
             "GPUs needed: 3 x RTX 4090 (whole model on GPUs, accelerate's map)\n"
-            "memory: weights 24.00 GiB + runtime 10.00 MiB per GPU + 5.00 MiB per layer = "
+            "memory: weights 24.00 GiB + KV cache 1004.00 MiB + runtime 10.00 MiB per GPU x 2 = "
             "25.00 GiB\n"
             "largest block: 1.00 GiB (model.layers.0-1)\n\n"
-            "device,max_memory,used,kept free,blocks\n"
+            "device,memory limit,used,kept free,blocks\n"
             "0 (RTX 4090),20.00 GiB,18.00 GiB,1.00 GiB,\"model.embed, model.layers.0-2\"\n"
             "1 (8.00 GiB GPU),6.00 GiB,5.00 GiB,0 B,model.layers.3\n"
             "cpu,unlimited,2.00 GiB,0 B,\"model.layers.4, lm_head\"\n");
@@ -140,6 +143,7 @@ TEST(FitReportTest, DoesNotFitNamesWhatCouldNotBePlaced) {
   Fixture f = Make();
   f.plan.verdict = Verdict::kDoesNotFit;
   f.plan.gpus_needed = std::nullopt;
+  f.plan.no_count_reason = "the reason, as the planner gives it";
   f.plan.map.unplaced = {"lm_head"};
   f.plan.map.unplaced_bytes = 512 * kMiB;
   f.plan.speed = {};  // 0 = unknown
@@ -148,7 +152,8 @@ TEST(FitReportTest, DoesNotFitNamesWhatCouldNotBePlaced) {
   EXPECT_TRUE(FitPlanJson(f.Input())["gpus_needed"].is_null());
   const std::string table = RenderFitPlan(f.Input(), OutputFormat::kTable);
   EXPECT_NE(table.find("verdict: does not fit (512.00 MiB could not be placed)\n"
-                       "GPUs needed: no number of RTX 4090 holds it (a block is larger than one)\n"),
+                       "GPUs needed: no number of RTX 4090 holds it: the reason, as the planner "
+                       "gives it\n"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("decode <= unknown, prefill <= unknown\n"), std::string::npos) << table;
@@ -188,8 +193,8 @@ TEST(FitReportTest, GpuListJsonAndTable) {
   EXPECT_EQ(j["gpus"][1]["memory_bytes"], 128 * kGiB);
   EXPECT_EQ(RenderGpuList(gpus, OutputFormat::kCsv),
             "name,vendor,memory,bandwidth GB/s,bf16 dense TFLOPS,type,source\n"
-            "Test GPU,nvidia,24 GB,1008,165.2,GDDR6X,spec sheet\n"
-            "Test Mac,apple,128 GB unified,546,0,LPDDR5X,apple\n");
+            "Test GPU,nvidia,24.00 GiB,1008,165.2,GDDR6X,spec sheet\n"
+            "Test Mac,apple,128.00 GiB unified,546,0,LPDDR5X,apple\n");
 }
 
 TEST(FitReportTest, DeviceMapAndJsonKeepTheirOrder) {

@@ -14,21 +14,29 @@ namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
 
+// The verdict comes first; rows of zero bytes only with --wide (the CSV keeps every row).
 std::string Render(OutputFormat format, const std::string& title, const Rows& rows,
-                   const std::vector<std::string>& lines, const nlohmann::json& json) {
+                   const std::vector<std::string>& lines, const nlohmann::json& json,
+                   const HardwareVerdict* verdict, const TextLayout& layout) {
   const std::vector<std::string> headers = {"component", "bytes", "size"};
+  Rows shown;
+  for (const auto& r : rows) {
+    if (layout.wide || r[1] != "0") shown.push_back(r);
+  }
+  const std::string first = verdict ? verdict->line + "\n" : "";
   switch (format) {
     case OutputFormat::kJson: return DumpJson(json) + "\n";
     case OutputFormat::kCsv: return RenderCsv(headers, rows);
     case OutputFormat::kMarkdown: {
-      std::string out = "**" + title + "**\n\n" + RenderMarkdownTable(headers, rows) + "\n";
+      std::string out = (verdict ? "**" + verdict->line + "**\n\n" : "") + "**" + title +
+                        "**\n\n" + RenderMarkdownTable(headers, shown) + "\n";
       for (const auto& l : lines) out += "- " + l + "\n";
       return out;
     }
     case OutputFormat::kTable: {
       Rows pretty;
-      for (const auto& r : rows) pretty.push_back({r[0], r[2]});
-      std::string out = title + "\n" + RenderPlainTable({"component", "size"}, pretty);
+      for (const auto& r : shown) pretty.push_back({r[0], r[2]});
+      std::string out = first + title + "\n" + RenderPlainTable({"component", "size"}, pretty, layout);
       for (const auto& l : lines) out += l + "\n";
       return out;
     }
@@ -126,9 +134,29 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   return j;
 }
 
+nlohmann::ordered_json HardwareVerdictJson(const HardwareVerdict& v) {
+  auto optional = [](const auto& x) {
+    return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"verdict", VerdictName(v.verdict)},
+          {"gpu", v.gpu},
+          {"gpus", v.gpus},
+          {"gpu_memory_bytes", v.gpu_memory_bytes},
+          {"per_gpu", v.per_gpu},
+          {"need_bytes", v.need_bytes},
+          {"offloaded_bytes", v.offloaded_bytes},
+          {"reason", v.reason},
+          {"gpus_needed", optional(v.gpus_needed)},
+          {"gpus_needed_flags", v.gpus_needed_flags},
+          {"fix_flags", v.fix_flags},
+          {"fix_bytes", v.fix_bytes},
+          {"line", v.line}};
+}
+
 std::string RenderInference(const Model& model, const InferenceOptions& o,
                             const InferenceEstimate& e, OutputFormat format,
-                            const ContextCurve* curve) {
+                            const ContextCurve* curve, const HardwareVerdict* verdict,
+                            const TextLayout& layout) {
   Rows rows;
   Row(rows, "weights", e.weights_bytes);
   Row(rows, "kv cache", e.kv_cache_bytes);
@@ -172,7 +200,9 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
   std::vector<std::string> assumptions = e.assumptions;
   if (curve) assumptions.insert(assumptions.end(), curve->assumptions.begin(), curve->assumptions.end());
   AddLines(lines, assumptions, e.notes, model);
-  return Render(format, title, rows, lines, InferenceJson(model, o, e, curve));
+  nlohmann::json json = InferenceJson(model, o, e, curve);
+  json["verdict"] = verdict ? nlohmann::json(HardwareVerdictJson(*verdict)) : nlohmann::json(nullptr);
+  return Render(format, title, rows, lines, json, verdict, layout);
 }
 
 nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainEstimate& e) {
@@ -219,7 +249,8 @@ nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainE
 }
 
 std::string RenderTrain(const Model& model, const TrainOptions& o, const TrainEstimate& e,
-                        OutputFormat format) {
+                        OutputFormat format, const HardwareVerdict* verdict,
+                        const TextLayout& layout) {
   Rows rows;
   Row(rows, "weights", e.weights_bytes);
   Row(rows, "master weights / autocast copies", e.master_weights_bytes);
@@ -242,7 +273,9 @@ std::string RenderTrain(const Model& model, const TrainOptions& o, const TrainEs
       o.gpus, StrategyName(o.strategy));
   std::vector<std::string> lines;
   AddLines(lines, e.assumptions, e.notes, model);
-  return Render(format, title, rows, lines, TrainJson(model, o, e));
+  nlohmann::json json = TrainJson(model, o, e);
+  json["verdict"] = verdict ? nlohmann::json(HardwareVerdictJson(*verdict)) : nlohmann::json(nullptr);
+  return Render(format, title, rows, lines, json, verdict, layout);
 }
 
 }  // namespace memfit

@@ -12,6 +12,7 @@ namespace memfit {
 struct ContextCurve;
 struct DeployReportInput;
 struct FitReportInput;
+struct HardwareVerdict;
 struct InferenceEstimate;
 struct InferenceOptions;
 struct LlamaCppEstimate;
@@ -20,6 +21,8 @@ struct Model;
 struct TrainEstimate;
 struct TrainOptions;
 
+// The verdict of a command given hardware (docs/json.md, "verdict").
+nlohmann::ordered_json HardwareVerdictJson(const HardwareVerdict& verdict);
 // estimate-memory.
 nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& estimate);
 // inspect: tensors grouped by module, dtype histogram, parameter count.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "memfit/render.h"
 
 namespace memfit {
@@ -126,6 +128,90 @@ std::string RenderPlainTable(const std::vector<std::string>& headers,
   for (size_t i = 0; i < widths.size(); ++i) total += widths[i] + (i ? 2 : 0);
   out += Repeat("─", total) + "\n";
   for (const auto& row : rows) out += render_row(row);
+  return out;
+}
+
+namespace {
+
+// The first `width` display columns of `s`, the last one "…" when cut.
+std::string Cut(const std::string& s, size_t width) {
+  if (Width(s) <= width || width == 0) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80 && ++n == width) break;
+    out += s[i];
+  }
+  return out + "…";
+}
+
+size_t TableWidth(const std::vector<std::string>& headers,
+                  const std::vector<std::vector<std::string>>& rows) {
+  size_t total = 0;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    size_t w = Width(headers[i]);
+    for (const auto& row : rows) {
+      if (i < row.size()) w = std::max(w, std::min(Width(row[i]), kMaxPaddedWidth));
+    }
+    total += w + (i ? 2 : 0);
+  }
+  return total;
+}
+
+}  // namespace
+
+std::string RenderPlainTable(const std::vector<std::string>& headers,
+                             const std::vector<std::vector<std::string>>& rows,
+                             const TextLayout& layout, const std::vector<size_t>& optional) {
+  if (layout.wide || layout.width == 0 || TableWidth(headers, rows) <= layout.width) {
+    return RenderPlainTable(headers, rows);
+  }
+  std::vector<std::string> h = headers;
+  std::vector<std::vector<std::string>> r = rows;
+  std::vector<std::string> left_out;
+  // Leave out the optional columns, the rightmost first.
+  std::vector<size_t> drop = optional;
+  std::sort(drop.rbegin(), drop.rend());
+  for (size_t column : drop) {
+    if (TableWidth(h, r) <= layout.width) break;
+    if (column >= h.size()) continue;
+    left_out.push_back(h[column]);
+    h.erase(h.begin() + static_cast<long>(column));
+    for (auto& row : r) {
+      if (column < row.size()) row.erase(row.begin() + static_cast<long>(column));
+    }
+  }
+  // Cut the widest column's cells to what the width leaves it.
+  bool cut = false;
+  for (int pass = 0; pass < 4 && TableWidth(h, r) > layout.width; ++pass) {
+    size_t widest = 0, widest_width = 0;
+    for (size_t i = 0; i < h.size(); ++i) {
+      size_t w = Width(h[i]);
+      for (const auto& row : r) {
+        if (i < row.size()) w = std::max(w, std::min(Width(row[i]), kMaxPaddedWidth));
+      }
+      if (w > widest_width) widest = i, widest_width = w;
+    }
+    const size_t excess = TableWidth(h, r) - layout.width;
+    const size_t target = std::max<size_t>(std::max<size_t>(Width(h[widest]), 12),
+                                           widest_width > excess ? widest_width - excess : 0);
+    if (target >= widest_width) break;
+    for (auto& row : r) {
+      if (widest < row.size() && Width(row[widest]) > target) {
+        row[widest] = Cut(row[widest], target);
+        cut = true;
+      }
+    }
+  }
+  std::string out = RenderPlainTable(h, r);
+  if (!left_out.empty() || cut) {
+    std::string what;
+    for (const auto& c : left_out) what += (what.empty() ? "" : ", ") + c;
+    out += fmt::format("({}{}{}; --wide shows all)\n",
+                       left_out.empty() ? "" : "left out: " + what,
+                       !left_out.empty() && cut ? "; " : "", cut ? "cut to fit" : "");
+  }
   return out;
 }
 

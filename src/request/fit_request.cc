@@ -13,6 +13,7 @@
 #include "memfit/requests.h"
 #include "memfit/units.h"
 #include "plan/device_map_json.h"
+#include "request/verdicts.h"
 
 namespace memfit {
 namespace {
@@ -34,18 +35,23 @@ Result<std::vector<std::string>> GpuWords(const FitCommandRequest& r) {
   return std::vector<std::string>{fmt::format("{}x{}", r.gpu_count, r.gpus.front())};
 }
 
-// The catalog's smaller sibling of this model, built at its config dtype.
-std::shared_ptr<const Model> Sibling(const Model& model) {
+// The catalog's smaller siblings of this model (its sibling, that one's sibling, ...), largest
+// first, each built at its config dtype.
+std::vector<std::shared_ptr<const Model>> Siblings(const Model& model) {
+  std::vector<std::shared_ptr<const Model>> out;
   const CatalogEntry* entry = FindCatalogEntry(model.name);
-  if (!entry || entry->smaller_sibling.empty()) return nullptr;
-  const CatalogEntry* sibling = FindCatalogEntry(entry->smaller_sibling);
-  if (!sibling) return nullptr;
-  auto config = HfConfig::Parse(sibling->config_json, std::string(sibling->id));
-  if (!config) return nullptr;
-  auto built = BuildFromConfig(*config);
-  if (!built) return nullptr;
-  built->name = std::string(sibling->id);
-  return std::make_shared<const Model>(std::move(*built));
+  for (int depth = 0; entry && !entry->smaller_sibling.empty() && depth < 8; ++depth) {
+    const CatalogEntry* sibling = FindCatalogEntry(entry->smaller_sibling);
+    if (!sibling || sibling == entry) break;
+    entry = sibling;
+    auto config = HfConfig::Parse(sibling->config_json, std::string(sibling->id));
+    if (!config) break;
+    auto built = BuildFromConfig(*config);
+    if (!built) break;
+    built->name = std::string(sibling->id);
+    out.push_back(std::make_shared<const Model>(std::move(*built)));
+  }
+  return out;
 }
 
 Result<FitAnswer> LlamaCpp(FitAnswer answer, std::optional<ResolvedModel> resolved = std::nullopt) {
@@ -179,6 +185,10 @@ Result<FitAnswer> RunFitCommandRequest(const FitCommandRequest& r) {
   if (kv_dtype != KvDtype::kModel && r.task != "inference") {
     return MakeError("fit --kv-dtype {}: a KV cache is part of --task inference only", r.kv_dtype);
   }
+  MEMFIT_ASSIGN_OR_RETURN(TrainMethod method, ParseTrainMethod(r.method));
+  if (method != TrainMethod::kFull && r.task != "train") {
+    return MakeError("fit --method {}: the training method is part of --task train only", r.method);
+  }
   FitRequest& request = answer.plan_request;
   for (const auto& g : answer.gpus) MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(g, request.gpus));
   if (request.gpus.empty()) return MakeError("fit: give at least one --gpu");
@@ -215,16 +225,24 @@ Result<FitAnswer> RunFitCommandRequest(const FitCommandRequest& r) {
                           RuntimeForTask(*model, TaskSettings{.task = r.task,
                                                               .context_tokens = context.tokens,
                                                               .batch = r.batch,
-                                                              .kv_dtype = kv_dtype}));
-  answer.sibling = Sibling(*model);
-  request.smaller_sibling = answer.sibling.get();
+                                                              .kv_dtype = kv_dtype,
+                                                              .train_method = method}));
+  answer.siblings = Siblings(*model);
+  for (const auto& sibling : answer.siblings) request.smaller_siblings.push_back(sibling.get());
   MEMFIT_ASSIGN_OR_RETURN(answer.plan, PlanFit(*model, request, answer.runtime));
   answer.model = std::make_shared<const Model>(std::move(*model));
   answer.device_map_only = r.device_map_only;
+  answer.verdict = FitVerdict(answer);
+  // A device map is for from_pretrained: only one that loads is printed.
+  if (r.device_map_only && answer.plan.verdict == Verdict::kDoesNotFit) {
+    return MakeError("fit --device-map: no map that loads: {} (add --ram SIZE or --disk SIZE to "
+                     "offload, or see `memfit fit` without --device-map for advice)",
+                     answer.verdict->line);
+  }
   return answer;
 }
 
-std::string RenderFitAnswer(const FitAnswer& a, OutputFormat format) {
+std::string RenderFitAnswer(const FitAnswer& a, OutputFormat format, const TextLayout& layout) {
   if (a.kind == FitAnswer::Kind::kDeploy) {
     return RenderDeploy(DeployReportInput{.model = a.model.get(), .options = &a.deploy_options,
                                           .mode = a.deploy_mode, .rows = &a.rows},
@@ -233,7 +251,9 @@ std::string RenderFitAnswer(const FitAnswer& a, OutputFormat format) {
   if (a.kind != FitAnswer::Kind::kDeviceMap) return "";
   if (a.device_map_only) return DumpOrderedJson(DeviceMapJson(a.plan.map)) + "\n";
   return RenderFitPlan(FitReportInput{.model = a.model.get(), .request = &a.plan_request,
-                                      .runtime = &a.runtime, .plan = &a.plan},
+                                      .runtime = &a.runtime, .plan = &a.plan,
+                                      .verdict = a.verdict ? &*a.verdict : nullptr,
+                                      .layout = layout},
                        format);
 }
 

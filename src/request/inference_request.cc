@@ -8,7 +8,9 @@
 #include "memfit/gpu.h"
 #include "memfit/requests.h"
 #include "memfit/units.h"
+#include "memfit/render_memory.h"
 #include "request/request_options.h"
+#include "request/verdicts.h"
 
 namespace memfit {
 namespace {
@@ -111,6 +113,7 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
     return MakeError("--gpus {}: the layout uses {} GPUs (--tp {} --dp {} --pp {})", r.gpus,
                      answer.estimate.gpus, o.tp, o.dp, o.pp);
   }
+  answer.verdict = InferenceVerdict(model, r, o, answer.estimate);
   if (!r.curve) {
     if (!r.curve_gpus.empty()) return MakeError("--curve-gpu needs --curve");
     return answer;
@@ -122,6 +125,13 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
                                                                : std::vector{r.gpu}));
   MEMFIT_ASSIGN_OR_RETURN(answer.curve, EstimateContextCurve(model, o, gpus));
   return answer;
+}
+
+std::string RenderInferenceAnswer(const InferenceAnswer& a, OutputFormat format,
+                                  const TextLayout& layout) {
+  if (!a.model) return "";
+  return RenderInference(a.model->model(), a.options, a.estimate, format,
+                         a.curve ? &*a.curve : nullptr, a.verdict ? &*a.verdict : nullptr, layout);
 }
 
 Result<RuntimeVersions> ParseRuntimeVersions(const std::string& torch,

@@ -7,7 +7,9 @@
 #include "memfit/gpu.h"
 #include "memfit/requests.h"
 #include "memfit/units.h"
+#include "memfit/render_memory.h"
 #include "request/request_options.h"
+#include "request/verdicts.h"
 
 namespace memfit {
 
@@ -67,14 +69,16 @@ Result<TrainAnswer> RunTrainRequest(const TrainRequest& r) {
   MEMFIT_ASSIGN_OR_RETURN(answer.estimate, EstimateTraining(model, answer.options));
   TrainEstimate& e = answer.estimate;
   if (!context.assumption.empty()) e.assumptions.push_back(context.assumption);
-  if (!devices.empty()) {
-    // --gpu: the peak per GPU against one GPU of that kind.
-    const DeviceSpec& d = devices.front();
-    e.notes.push_back(fmt::format("on {} ({}): the peak of {} per GPU {}", d.label,
-                                  FormatBytes(d.memory_bytes), FormatBytes(e.peak_bytes),
-                                  e.peak_bytes <= d.memory_bytes ? "fits" : "does not fit"));
-  }
+  // --gpu: the peak per GPU against one GPU of that kind, and when it does not fit, how many
+  // would hold it and the cheapest settings that fit (memfit/train_search.h).
+  if (!devices.empty()) answer.verdict = TrainVerdict(model, devices.front(), answer.options, e);
   return answer;
+}
+
+std::string RenderTrainAnswer(const TrainAnswer& a, OutputFormat format, const TextLayout& layout) {
+  if (!a.model) return "";
+  return RenderTrain(a.model->model(), a.options, a.estimate, format,
+                     a.verdict ? &*a.verdict : nullptr, layout);
 }
 
 }  // namespace memfit

@@ -57,16 +57,13 @@ ApiResponse AnswerInference(const InferenceRequest& request) {
   auto answer = RunInferenceRequest(request);
   if (!answer) return Failure(answer.error());
   if (answer->llamacpp) return AnswerLlamaCpp(request, std::move(answer->resolved));
-  return {200, WithoutServerPaths(RenderInference(answer->model->model(), answer->options,
-                                                  answer->estimate, OutputFormat::kJson,
-                                                  answer->curve ? &*answer->curve : nullptr))};
+  return {200, WithoutServerPaths(RenderInferenceAnswer(*answer, OutputFormat::kJson))};
 }
 
 ApiResponse AnswerTrain(const TrainRequest& request) {
   auto answer = RunTrainRequest(request);
   if (!answer) return Failure(answer.error());
-  return {200, WithoutServerPaths(RenderTrain(answer->model->model(), answer->options,
-                                              answer->estimate, OutputFormat::kJson))};
+  return {200, WithoutServerPaths(RenderTrainAnswer(*answer, OutputFormat::kJson))};
 }
 
 ApiResponse AnswerFit(const FitCommandRequest& request) {

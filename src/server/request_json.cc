@@ -141,6 +141,7 @@ std::vector<Field> Fields(FitCommandRequest& r) {
   f.push_back({{"quant"}, &r.quant});
   f.push_back({{"kv-dtype"}, &r.kv_dtype});
   AddServingFields(r, f);
+  f.push_back({{"method"}, &r.method});
   return f;
 }
 
