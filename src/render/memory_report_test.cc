@@ -267,5 +267,27 @@ TEST(MemoryReportTest, TrainTableRowsAndOffloadRow) {
   EXPECT_TRUE(table.ends_with("assumption: made by hand\nassumption: train assumption\n")) << table;
 }
 
+TEST(MemoryReportTest, VerdictComesFirstAndZeroRowsOnlyWhenWide) {
+  TrainEstimate lora = TrainEst();
+  lora.master_weights_bytes = 0;  // a row of zero bytes
+  const HardwareVerdict verdict{.line = "fits on 1 x GPU: made by hand"};
+  const std::string table =
+      RenderTrain(Tiny(), Batch4(), lora, OutputFormat::kTable, &verdict, TextLayout{.width = 100});
+  EXPECT_TRUE(table.starts_with("fits on 1 x GPU: made by hand\ntiny: train full")) << table;
+  EXPECT_EQ(table.find("master weights"), std::string::npos) << table;
+  const std::string wide = RenderTrain(Tiny(), Batch4(), lora, OutputFormat::kTable, &verdict,
+                                       TextLayout{.width = 100, .wide = true});
+  EXPECT_NE(wide.find("master weights / autocast copies        0 B\n"), std::string::npos) << wide;
+  // The CSV keeps every row; the JSON has the verdict object, null without one.
+  EXPECT_NE(RenderTrain(Tiny(), Batch4(), lora, OutputFormat::kCsv).find("master weights"),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(RenderTrain(Tiny(), Batch4(), lora, OutputFormat::kJson,
+                                                   &verdict));
+  EXPECT_EQ(j["verdict"]["line"], "fits on 1 x GPU: made by hand");
+  EXPECT_EQ(j["verdict"]["verdict"], "does not fit");  // HardwareVerdict's default
+  EXPECT_TRUE(nlohmann::json::parse(RenderTrain(Tiny(), Batch4(), lora, OutputFormat::kJson))["verdict"]
+                  .is_null());
+}
+
 }  // namespace
 }  // namespace memfit

@@ -81,5 +81,26 @@ TEST(ParseOutputFormatTest, NamesAndAliases) {
   EXPECT_EQ(bad.error().message, "unknown format \"yaml\" (expected table, json, csv or markdown)");
 }
 
+TEST(RenderPlainTableTest, FitsTheWidthByLeavingOutThenCutting) {
+  // Widths: "name" 4, "note" 30, "size" 4: 4 + 2 + 30 + 2 + 4 = 42 columns.
+  const std::vector<std::string> headers = {"name", "note", "size"};
+  const std::vector<std::vector<std::string>> rows = {
+      {"abcd", "a note of exactly thirty chars", "1 B"}};
+  // No limit, or --wide, or wide enough: the plain table.
+  EXPECT_EQ(RenderPlainTable(headers, rows, TextLayout{}), RenderPlainTable(headers, rows));
+  EXPECT_EQ(RenderPlainTable(headers, rows, TextLayout{.width = 20, .wide = true}),
+            RenderPlainTable(headers, rows));
+  EXPECT_EQ(RenderPlainTable(headers, rows, TextLayout{.width = 42}), RenderPlainTable(headers, rows));
+  // 36 columns, "size" optional: left out (36 = 4 + 2 + 30), said under the table.
+  EXPECT_EQ(RenderPlainTable(headers, rows, TextLayout{.width = 36}, {2}),
+            RenderPlainTable({"name", "note"}, {{"abcd", "a note of exactly thirty chars"}}) +
+                "(left out: size; --wide shows all)\n");
+  // 30 columns, nothing optional: the widest column (note, 30) is cut by the 12 over, to 18
+  // display columns, the last of them "…".
+  EXPECT_EQ(RenderPlainTable(headers, rows, TextLayout{.width = 30}),
+            RenderPlainTable(headers, {{"abcd", "a note of exactly…", "1 B"}}) +
+                "(cut to fit; --wide shows all)\n");
+}
+
 }  // namespace
 }  // namespace memfit
