@@ -53,8 +53,8 @@ TEST(VerdictCommandTest, InferenceWithAGpuSaysFirstThatItDoesNotFitAndOnHowMany)
 
 TEST(VerdictCommandTest, TrainWithAGpuSaysItFirstAndSearchesForSettingsThatFit) {
   cli_test::OfflineEnv env;
-  auto qlora = RunMemfit({"train", "meta-llama/Llama-3.1-8B", "--method", "qlora", "--gpu",
-                          "rtx4090"});
+  auto qlora = RunMemfit({"train", "meta-llama/Llama-3.1-8B", "--method", "qlora",
+                          "--checkpointing", "full", "--gpu", "rtx4090"});
   ASSERT_EQ(qlora.code, 0) << qlora.err;
   EXPECT_TRUE(FirstLine(qlora.out).starts_with("fits on 1 x RTX 4090: needs ")) << qlora.out;
   EXPECT_EQ(qlora.out.find("note: on RTX 4090"), std::string::npos);  // not hidden in a note
@@ -150,7 +150,8 @@ TEST(VerdictCommandTest, AdviceOffersOnlyWhatHelpsAndTheSiblingThatFits) {
   auto r = RunMemfit({"fit", "Qwen/Qwen3-32B", "--gpu", "rtx4090", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   std::vector<std::string> siblings;
-  for (const auto& a : nlohmann::json::parse(r.out)["advice"]) {
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& a : j["advice"]) {
     const std::string action = a["action"];
     EXPECT_GT(a["saved_bytes"].get<int64_t>() + (action.starts_with("offload") ? 1 : 0), 0) << action;
     EXPECT_EQ(action.find("CSR"), std::string::npos) << action;

@@ -80,6 +80,7 @@ void AddWeightCandidates(const Model& model, const SizeRule& current,
                         Quantized("bnb-int8", model, linear, [](const Tensor& t) {
                           return t.numel + t.shape[0] * 4;
                         })});
+  candidates.back().flags = "--dtype int8";
   candidates.push_back({"bitsandbytes NF4 (load_in_4bit, double quant)", 2,
                         "small loss (QLoRA paper: NF4 matches 16-bit fine-tuning)",
                         "block linears 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax "
@@ -87,6 +88,7 @@ void AddWeightCandidates(const Model& model, const SizeRule& current,
                         Quantized("bnb-nf4-dq", model, linear, [](const Tensor& t) {
                           return Bits(t.numel, 4.0 + 8.0 / 64 + 32.0 / (64 * 256));
                         })});
+  candidates.back().flags = "--dtype int4";
   candidates.push_back({"GPTQ or AWQ 4-bit, group size 128", 2, "small loss at 4 bits",
                         "block linears 4 bits + fp16 scale and 4-bit zero per 128 = 4.156 bits; "
                         "rest 16-bit",

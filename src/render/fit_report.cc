@@ -224,7 +224,7 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
     out += "\nadvice (fitting first, then by cost to quality):\n";
     const std::vector<std::string> h = {"change", "new total", "saved", "then", "quality cost"};
     out += format == OutputFormat::kMarkdown ? RenderMarkdownTable(h, advice)
-                                             : RenderPlainTable(h, advice, in.layout, {4, 2});
+                                             : RenderPlainTable(h, advice, in.layout, {2});
     for (const auto& a : p.advice) {
       if (a.verdict != Verdict::kFits) continue;
       const std::string command = AdviceCommand(in, a);

@@ -53,7 +53,7 @@ InferenceEstimate Estimate() {
 }
 
 TEST(MemoryReportTest, InferenceJsonFollowsTheContract) {
-  const nlohmann::json j = InferenceJson(Tiny(), TwoSequences(), Estimate());
+  nlohmann::json j = InferenceJson(Tiny(), TwoSequences(), Estimate());
   EXPECT_EQ(j["schema"], "memfit.inference/1");
   EXPECT_EQ(j["model"], "tiny");
   // No --quant: "stored" (the checkpoint's own format, here none).
@@ -83,6 +83,8 @@ TEST(MemoryReportTest, InferenceJsonFollowsTheContract) {
   // The model's assumptions first, then the estimate's.
   EXPECT_EQ(j["assumptions"], nlohmann::json::parse(R"(["made by hand", "sdpa attention"])"));
   EXPECT_EQ(j["notes"], nlohmann::json::parse(R"(["a note"])"));
+  // The rendered document adds the hardware verdict: null without --gpu.
+  j["verdict"] = nullptr;
   EXPECT_EQ(RenderInference(Tiny(), TwoSequences(), Estimate(), OutputFormat::kJson),
             DumpJson(j) + "\n");
 }
