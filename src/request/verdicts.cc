@@ -47,13 +47,12 @@ std::optional<HardwareVerdict> InferenceVerdict(const Model& model, const Infere
   if (e.serving && e.serving->requested_bytes > 0) {
     const ServingBudget& s = *e.serving;
     if (!fits) {
-      // The engine's budget, not the GPU, is what the sequences must fit in.
+      // The engine's own parts: its non-KV bytes and the batch's KV cache (the engine hands the
+      // cache only what its budget, gpu memory x utilization, leaves).
       f.parts.clear();
       Part(f.parts, "weights and activations", s.non_kv_bytes);
       Part(f.parts, fmt::format("KV cache of {} sequence(s) of {} tokens", o.batch, o.context_tokens),
            e.total_bytes - std::min(e.total_bytes, s.non_kv_bytes + e.cuda_graph_bytes));
-      f.gpu_memory_bytes = s.requested_bytes;
-      f.gpu_label = fmt::format("{} at {} utilization", f.gpu_label, o.gpu_memory_utilization);
     }
   }
   if (!fits && e.gpus == 1) {
