@@ -90,8 +90,9 @@ function headline(verdict, facts) {
   setVerdict([verdict && verdict.text, ...facts].filter(Boolean).join(" · "), verdict ? verdictClass(verdict.status) : "");
 }
 
-function renderNotes(result) {
-  const items = [...(result.assumptions || []).map((a) => `assumption: ${a}`), ...(result.notes || []).map((n) => `note: ${n}`)];
+// The answer's assumptions and notes, their CLI flags in the page's words (as errors are).
+function renderNotes(result, mode) {
+  const items = [...(result.assumptions || []).map((a) => `assumption: ${pageError(a, mode)}`), ...(result.notes || []).map((n) => `note: ${pageError(n, mode)}`)];
   $("#assumptions").innerHTML = items.map((i) => `<li>${escapeHtml(i)}</li>`).join("");
 }
 
@@ -252,7 +253,7 @@ async function recompute() {
     state.result = result;
     $("#results").hidden = false;
     if (state.lastMode !== mode) { drawChart(null); state.lastMode = mode; }
-    renderNotes(isLlamaCppFit(result) ? result.estimate : result);
+    renderNotes(isLlamaCppFit(result) ? result.estimate : result, mode);
     let done;
     $("#post").disabled = Boolean(compared);  // a comparison belongs to no one model's discussions
     if (compared) {

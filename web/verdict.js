@@ -29,14 +29,14 @@ function hardwareOf(v, fallback) {
 // "Does not fit on RTX 4090: needs 2 GPUs of this kind"). `hardware` names the GPU asked for.
 export function verdictOf(result, hardware = "") {
   if (!result) return null;
-  let v = result.verdict, extra = "";
+  // fit keeps its string `verdict` and gives the object as `verdict_detail` (docs/json.md, "verdict").
+  let v = result.verdict_detail ?? result.verdict, extra = "";
   if (v === undefined && result.schema === undefined && typeof result.fits === "boolean") v = { fits: result.fits };  // llama.cpp fit
   if (v === undefined || v === null || v === "") return null;
   const status = statusOf(v);
   if (!status) return null;
   if (typeof v === "object") {
-    const own = v.text || v.line || v.summary || v.message;
-    if (typeof own === "string" && own) return { status, text: capitalize(own) };
+    // Not its `line`: that is the CLI's sentence, whose fixes are command-line flags.
     const why = v.reason || v.why;
     if (typeof why === "string" && why) extra = `: ${why}`;
     else if (typeof v.needed_bytes === "number" && typeof v.available_bytes === "number") extra = `: needs ${formatBytes(v.needed_bytes)} of ${formatBytes(v.available_bytes)}`;
