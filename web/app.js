@@ -96,12 +96,17 @@ function renderNotes(result, mode) {
   $("#assumptions").innerHTML = items.map((i) => `<li>${escapeHtml(i)}</li>`).join("");
 }
 
-function renderLoad(result, fit, hardware) {
-  const t = loadTable(result);
-  state.table = t;
+// Load's headline: the model's size, and fit's verdict for loading it once that answer is in.
+function loadHeadline(result, fit, hardware) {
   const v = verdictOf(fit, hardware);
   const facts = result.parameters !== undefined ? `${result.model}: ${(result.parameters / 1e9).toFixed(2)}B parameters, ${formatBytes(result.stored_bytes)} stored` : result.model;
   headline(v && { ...v, text: `${v.text} to load (${fit.dtype || "as stored"})` }, [facts]);
+}
+
+function renderLoad(result, hardware) {
+  const t = loadTable(result);
+  state.table = t;
+  loadHeadline(result, null, hardware);
   $("#table").innerHTML = `<table><thead><tr>${t.headers.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join("")}</tr></thead><tbody>${t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>` +
     `<p class="hint" id="view-note">${escapeHtml(result.schema.startsWith("memfit.accelerate") ? LOAD_NOTE.accelerate : LOAD_NOTE.load)}</p>`;
   $("#extra").innerHTML = "";
@@ -247,7 +252,6 @@ async function recompute() {
     saveToUrl();  // while the server answers
     const compared = mode === "compare" ? await asked : null;
     const result = compared ? compared.result : await asked;
-    const fit = fitAsked ? await fitAsked : null;
     if (timings.firstRender === null) performance.mark("memfit:answer");
     if (seq !== state.seq) return;
     state.result = result;
@@ -263,7 +267,10 @@ async function recompute() {
       state.table = compared.table;
       done = drawChart(compared.chart, compared.result.model);
     } else if (mode === "inference") done = renderInference(result, body, seq, hardware);
-    else if (mode === "load") done = renderLoad(result, fit, hardware);
+    else if (mode === "load") {
+      // The table first; the verdict joins the headline when fit answers (not holding the first render).
+      done = Promise.all([renderLoad(result, hardware), fitAsked && fitAsked.then((fit) => { if (seq === state.seq && fit) loadHeadline(result, fit, hardware); })]);
+    }
     else done = (mode === "train" ? renderTrain : renderFit)(result, hardware);
     if (state.table) state.table.settings = settingsOf(mode, body, result);
     const ms = performance.now() - started;
