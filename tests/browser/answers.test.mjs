@@ -44,7 +44,7 @@ test("headline: every mode says the verdict in words for the chosen GPU, the API
   await open(page, `mode=load&model=${encodeURIComponent(MODEL)}&hardware.gpu=RTX+4090`);
   const load = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "load", "no-advice": true });
   let h = await headlineOf(page);
-  assert.ok(h.text.toLowerCase().startsWith(`${load.verdict} on rtx 4090 to load`), h.text);
+  assert.ok(h.text.toLowerCase().startsWith(`${load.verdict} on `) && /RTX 4090.* to load/.test(h.text), h.text);
   assert.equal(h.cls, CLASS[load.verdict]);
   // Fit (inference on one RTX 4090).
   await page.click("#tab-fit");
@@ -53,7 +53,7 @@ test("headline: every mode says the verdict in words for the chosen GPU, the API
   await settle(page);
   const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", batch: 1 });
   h = await headlineOf(page);
-  assert.ok(h.text.toLowerCase().startsWith(`${fit.verdict} on 1 × rtx 4090`), h.text);
+  assert.ok(h.text.toLowerCase().startsWith(`${fit.verdict} on `) && h.text.includes("RTX 4090"), h.text);
   // Compare: each model's verdict on the GPU.
   await open(page, `mode=compare&model=${encodeURIComponent(MODEL)}&compare.model2=${encodeURIComponent("meta-llama/Llama-3.1-70B")}&hardware.gpu=RTX+4090`);
   h = await headlineOf(page);
@@ -124,7 +124,7 @@ test("GGUF models: every mode answers, Fit offers llama.cpp and gives its --fit 
     const fit = await s.call("fit", { model: GGUF_REPO, gpu: "RTX 4090", task: "load" });
     assert.equal(typeof fit.fits, "boolean");
     const h = await headlineOf(page);
-    assert.ok(h.text.startsWith(fit.fits ? "Fits on 1 × RTX 4090" : "Does not fit on 1 × RTX 4090"), h.text);
+    assert.ok(h.text.startsWith(fit.fits ? "Fits on " : "Does not fit on ") && h.text.includes("RTX 4090"), h.text);
     assert.equal(await page.textContent("#llamacpp-command"), fit.command);
     await page.selectOption('fieldset[data-for="fit"] select[name="engine"]', "llama.cpp");
     await page.waitForFunction(() => location.hash.includes("fit.engine=llama.cpp"));
