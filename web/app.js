@@ -296,7 +296,7 @@ function schedule(delay = 150) { clearTimeout(timer); timer = setTimeout(recompu
 function applyAdvice(index) {
   const result = state.result;
   const advice = result && result.advice && result.advice[index];
-  const setting = advice && adviceSetting(advice.action, result.task);
+  const setting = advice && adviceSetting(advice.action, result.task, advice.flags);
   if (!setting) return;
   const fit = modeValues("fit");
   if (setting.model) { $("#model").value = setting.model; forgetGgufFile(); }

@@ -6,9 +6,25 @@ import { llamaCppTables } from "./inference.js";
 // A device map longer than this is folded under the advice.
 const MAP_ROWS_SHOWN = 8;
 
-// An advice action -> the page setting that computes it: {mode, set: {control: value}, model?}.
-// Actions the page has no control for (GGUF, pruning, offload) get no "apply".
-export function adviceSetting(action, task) {
+// An advice's `flags` ("--checkpointing full --optimizer adamw-8bit", docs/json.md) -> the page
+// setting, when every flag is a control of one mode: train's for a training task, else Fit's
+// (context, dtype, ...), else Inference's (quantization, KV cache). null otherwise.
+export function settingFromFlags(flags, task, hasControl) {
+  const pairs = [...String(flags || "").matchAll(/--([a-z][\w-]*)(?:[ =]([^\s-]\S*))?/g)].map((m) => [m[1], m[2] ?? "1"]);
+  if (!pairs.length) return null;
+  const modes = task === "train" ? ["train"] : ["fit", "inference"];
+  const mode = modes.find((md) => pairs.every(([name]) => hasControl(md, name)));
+  return mode ? { mode, set: Object.fromEntries(pairs) } : null;
+}
+
+const pageHasControl = (mode, name) => Boolean(document.querySelector(`fieldset[data-for="${mode}"] [name="${name}"]`));
+
+// An advice -> the page setting that computes it: {mode, set: {control: value}, model?}: from its
+// flags when it has them, else from its words. Actions the page has no control for (GGUF,
+// pruning, offload) get no "apply".
+export function adviceSetting(action, task, flags = "") {
+  const fromFlags = flags ? settingFromFlags(flags, task, pageHasControl) : null;
+  if (fromFlags) return fromFlags;
   let m;
   if ((m = /^use the smaller sibling (\S+)/.exec(action))) return { mode: "fit", model: m[1], set: {} };
   if ((m = /^halve the context to (\d+) tokens/.exec(action))) return { mode: "fit", set: { context: m[1] } };
@@ -43,7 +59,7 @@ export function fitTables(result) {
   // The advice comes before the placement: it is what to do; the map is what to paste.
   if (result.advice && result.advice.length) {
     html += `<div id="advice" class="stack">${tableHtml(["advice", "total", "saves", "verdict", "quality", "setting"], result.advice.map((a, i) => {
-      const setting = adviceSetting(a.action, result.task);
+      const setting = adviceSetting(a.action, result.task, a.flags);
       return [{ html: `${escapeHtml(a.action)}<br><small>${escapeHtml(a.detail)}</small>` }, formatBytes(a.total_bytes), formatBytes(a.saved_bytes),
         { html: chip(a.verdict) }, `${a.quality_cost}: ${a.quality_note}`,
         { html: setting ? `<button type="button" class="apply" data-advice="${i}">apply</button>` : "" }];
