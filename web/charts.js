@@ -47,10 +47,12 @@ export async function drawChart(config, caption) {
 
 export const currentChart = () => chart;
 
-// Memory by dtype (estimate-memory / accelerate rows).
-export function dtypeBars(labels, datasets, title) {
+// Bars of GiB per label (estimate-memory / accelerate rows, compared models); `log` when the
+// values span decades, so the small ones are not flattened by the largest.
+export function dtypeBars(labels, datasets, title, { log = false } = {}) {
+  const y = log ? { type: "logarithmic", title: { display: true, text: "GiB (log scale)" } } : { title: { display: true, text: "GiB" } };
   return { type: "bar", data: { labels, datasets: datasets.map((d, i) => ({ ...d, backgroundColor: PALETTE[i] })) },
-    options: { plugins: { title: { display: true, text: title } }, scales: { y: { title: { display: true, text: "GiB" } } } } };
+    options: { plugins: { title: { display: true, text: title } }, scales: { y } } };
 }
 
 // Memory against context: the API's curve, one horizontal line per GPU, a point where it stops fitting.

@@ -1,10 +1,30 @@
 // Fit mode: the verdict, where each module goes (device map), limits, speed bounds, the ranked
 // advice (with "apply" for the ones the page can set), and the "runs on" grid of every catalog GPU.
 import { formatBytes, formatTokens, tableHtml, escapeHtml, verdictClass, formatCount } from "./util.js";
+import { llamaCppTables } from "./inference.js";
 
-// An advice action -> the page setting that computes it: {mode, set: {control: value}, model?}.
-// Actions the page has no control for (GGUF, pruning, offload) get no "apply".
-export function adviceSetting(action, task) {
+// A device map longer than this is folded under the advice.
+const MAP_ROWS_SHOWN = 8;
+
+// An advice's `flags` ("--checkpointing full --optimizer adamw-8bit", docs/json.md) -> the page
+// setting, when every flag is a control of one mode: train's for a training task, else Fit's
+// (context, dtype, ...), else Inference's (quantization, KV cache). null otherwise.
+export function settingFromFlags(flags, task, hasControl) {
+  const pairs = [...String(flags || "").matchAll(/--([a-z][\w-]*)(?:[ =]([^\s-]\S*))?/g)].map((m) => [m[1], m[2] ?? "1"]);
+  if (!pairs.length) return null;
+  const modes = task === "train" ? ["train"] : ["fit", "inference"];
+  const mode = modes.find((md) => pairs.every(([name]) => hasControl(md, name)));
+  return mode ? { mode, set: Object.fromEntries(pairs) } : null;
+}
+
+const pageHasControl = (mode, name) => Boolean(document.querySelector(`fieldset[data-for="${mode}"] [name="${name}"]`));
+
+// An advice -> the page setting that computes it: {mode, set: {control: value}, model?}: from its
+// flags when it has them, else from its words. Actions the page has no control for (GGUF,
+// pruning, offload) get no "apply".
+export function adviceSetting(action, task, flags = "") {
+  const fromFlags = flags ? settingFromFlags(flags, task, pageHasControl) : null;
+  if (fromFlags) return fromFlags;
   let m;
   if ((m = /^use the smaller sibling (\S+)/.exec(action))) return { mode: "fit", model: m[1], set: {} };
   if ((m = /^halve the context to (\d+) tokens/.exec(action))) return { mode: "fit", set: { context: m[1] } };
@@ -25,7 +45,8 @@ const chip = (verdict, text = verdict) => `<span class="chip ${verdictClass(verd
 export function fitTables(result) {
   let html = "";
   const limits = result.limits || {};
-  const facts = [["weights", formatBytes(result.weight_bytes)], ["runtime per GPU", formatBytes(result.runtime.per_gpu_bytes)],
+  const runtime = result.runtime && result.runtime.per_gpu_bytes;
+  const facts = [["weights", formatBytes(result.weight_bytes)], ...(runtime ? [["runtime per GPU", formatBytes(runtime)]] : []),
     ["total", formatBytes(result.total_bytes)], ["GPUs of this kind needed", result.gpus_needed ?? "no count is enough"]];
   if (limits.max_context_tokens !== undefined) facts.push(["longest context", formatTokens(limits.max_context_tokens)]);
   if (limits.max_batch !== undefined) facts.push(["largest batch", formatTokens(limits.max_batch)]);
@@ -35,19 +56,34 @@ export function fitTables(result) {
     facts.push(["prefill, upper bound", speed.prefill_tokens_per_s ? `${formatCount(Math.round(speed.prefill_tokens_per_s))} tokens/s` : "unknown"]);
   }
   html += `<div id="fit-facts">${tableHtml(["limit", "value"], facts, "Limits and speed bounds")}</div>`;
-  html += tableHtml(["device", "memory", "used", "modules"], result.devices.map((d) => [d.label,
-    d.max_memory === "unlimited" ? "unlimited" : formatBytes(d.max_memory), formatBytes(d.used_bytes), d.modules.join(", ")]), "Devices");
-  const map = Object.entries(result.device_map || {});
-  html += `<div id="device-map">${tableHtml(["module", "device"], map.map(([k, v]) => [k === "" ? "(whole model)" : k, String(v)]), "device_map (for from_pretrained)")}</div>`;
+  // The advice comes before the placement: it is what to do; the map is what to paste.
   if (result.advice && result.advice.length) {
-    html += `<div id="advice">${tableHtml(["advice", "total", "saves", "verdict", "quality", "setting"], result.advice.map((a, i) => {
-      const setting = adviceSetting(a.action, result.task);
+    html += `<div id="advice" class="stack">${tableHtml(["advice", "total", "saves", "verdict", "quality", "setting"], result.advice.map((a, i) => {
+      const setting = adviceSetting(a.action, result.task, a.flags);
       return [{ html: `${escapeHtml(a.action)}<br><small>${escapeHtml(a.detail)}</small>` }, formatBytes(a.total_bytes), formatBytes(a.saved_bytes),
         { html: chip(a.verdict) }, `${a.quality_cost}: ${a.quality_note}`,
         { html: setting ? `<button type="button" class="apply" data-advice="${i}">apply</button>` : "" }];
     }), "Advice, ranked")}</div>`;
   }
+  html += tableHtml(["device", "memory", "used", "modules"], result.devices.map((d) => [d.label,
+    d.max_memory === "unlimited" ? "unlimited" : formatBytes(d.max_memory), formatBytes(d.used_bytes), d.modules.join(", ")]), "Devices");
+  const map = Object.entries(result.device_map || {});
+  const mapTable = tableHtml(["module", "device"], map.map(([k, v]) => [k === "" ? "(whole model)" : k, String(v)]), "device_map (for from_pretrained)");
+  html += map.length > MAP_ROWS_SHOWN
+    ? `<details id="device-map"><summary>device_map for from_pretrained: ${map.length} modules</summary>${mapTable}</details>`
+    : `<div id="device-map">${mapTable}</div>`;
   return html;
+}
+
+// llama.cpp's --fit for a GGUF model (fit's answer without a schema: {fits, arguments, command,
+// steps, estimate}, docs/estimates.md "GGUF / llama.cpp").
+export const isLlamaCppFit = (result) => Boolean(result) && result.schema === undefined && typeof result.fits === "boolean" && Boolean(result.estimate);
+
+export function llamaCppFitHtml(result) {
+  let html = `<div id="llamacpp-fit"><p>${chip(result.fits ? "fits" : "does not fit", result.fits ? "fits" : "does not fit: the closest configuration")}` +
+    ` The llama.cpp command: <code id="llamacpp-command">${escapeHtml(result.command)}</code></p>`;
+  if (result.steps && result.steps.length) html += `<ul>${result.steps.map((s) => `<li>${escapeHtml(s)}</li>`).join("")}</ul>`;
+  return html + `</div>${llamaCppTables(result.estimate)}`;
 }
 
 // memfit.deploy/1 (fit with --engine): one row per deployment.

@@ -17,7 +17,7 @@ export function setMode(mode, focus = false) {
     b.tabIndex = on ? 0 : -1;
     if (on && focus) b.focus();
   }
-  for (const f of $$("fieldset[data-for]")) f.parentElement.hidden = f.dataset.for !== mode;
+  for (const f of $$('[role="tabpanel"] > fieldset[data-for]')) f.parentElement.hidden = f.dataset.for !== mode;
 }
 
 // Controls of a mode's fieldset with their URL keys.
@@ -39,8 +39,15 @@ function writeControl(el, value) {
   else if (el.multiple) {
     const chosen = new Set(value.split(","));
     for (const o of el.options) o.selected = chosen.has(o.value);
-  } else el.value = value;
+  } else {
+    // A choice filled in later (the GPU list, a repository's GGUF files) is kept until it is.
+    if (el.tagName === "SELECT" && value && ![...el.options].some((o) => o.value === value)) el.add(new Option(value, value));
+    el.value = value;
+  }
 }
+
+// Keys of links made before the hardware was shared by every mode.
+const OLD_KEYS = { "fit.gpu": "hardware.gpu", "compare.gpu": "hardware.gpu", "fit.ram": "hardware.ram" };
 
 export function stateToHash() {
   const params = new URLSearchParams();
@@ -59,6 +66,7 @@ export function saveToUrl() {
 export function restoreFromUrl(hash = location.hash) {
   const params = new URLSearchParams(hash.slice(1));
   if (!params.has("model")) return false;
+  for (const [old, key] of Object.entries(OLD_KEYS)) if (params.has(old) && !params.has(key)) params.set(key, params.get(old));
   $("#model").value = params.get("model");
   setMode(params.get("mode") || "load");
   for (const { el, key } of controls()) if (params.has(key)) writeControl(el, params.get(key));
@@ -80,6 +88,16 @@ export function modeValues(mode) {
     values[el.name] = el.type === "number" ? Number(el.value) : el.value;
   }
   return values;
+}
+
+// The settings every mode shares: the GPU of the verdict, CPU RAM, a repository's GGUF file.
+export function sharedValues() {
+  return { ...modeValues("model"), ...modeValues("hardware") };
+}
+
+// Whether the URL hash sets a control ("fit", "task").
+export function hashSets(mode, name, hash = location.hash) {
+  return new URLSearchParams(hash.slice(1)).has(`${mode}.${name}`);
 }
 
 export function localValue(mode, name) {

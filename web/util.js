@@ -30,7 +30,7 @@ export function escapeHtml(text) {
 export function tableHtml(headers, rows, caption = "") {
   const cell = (c) => (c && typeof c === "object" && "html" in c ? c.html : escapeHtml(c));
   return `<table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ""}<thead><tr>${headers.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join("")}</tr></thead>` +
-    `<tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${cell(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+    `<tbody>${rows.map((r) => `<tr>${r.map((c, i) => `<td data-label="${escapeHtml(headers[i] ?? "")}">${cell(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
 }
 
 export function verdictClass(verdict) {

@@ -3,99 +3,12 @@
 // API's. Screenshots go to $MEMFIT_SCREENSHOTS (default a temporary directory) for people to look
 // at; none are committed. Timings (first render from a cold server, recomputes) are printed.
 //   MEMFIT_BINARY=build/memfit node --test tests/browser/
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import { mkdtempSync, mkdirSync, existsSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { createRequire } from "node:module";
-import { chromium } from "playwright-core";
-import { tinyLlamaGguf } from "./gguf.mjs";
-
-const binary = process.env.MEMFIT_BINARY || "build/memfit";
-const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
-const shots = process.env.MEMFIT_SCREENSHOTS || mkdtempSync(join(tmpdir(), "memfit-shots-"));
-mkdirSync(shots, { recursive: true });
-const axeSource = readFileSync(join(dirname(createRequire(import.meta.url).resolve("axe-core")), "axe.min.js"), "utf8");
-const MODEL = "meta-llama/Llama-3.1-8B";
-let server, browser, base;
-
-// memfit serve on a random loopback port: {process, base}.
-async function startServer(env = process.env) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"], env });
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("server did not start")), 10000);
-    child.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); resolve(); } });
-    child.on("exit", (code) => reject(new Error(`server exited ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}/` };
-}
-
-before(async () => {
-  assert.ok(existsSync(binary), `${binary} not built`);
-  const started = await startServer();
-  server = started.child;
-  base = started.base;
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
-  });
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (server) server.kill();
-  console.log(`screenshots in ${shots}`);
-});
-
-// The API itself, for comparing with what the page shows.
-async function api(command, body) {
-  const response = await fetch(`${base}api/v1/${command}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  assert.equal(response.status, 200, `${command} ${JSON.stringify(body)}`);
-  return response.json();
-}
-// The page's byte format (web/util.js), to compare a cell with an API number.
-function formatBytes(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let value = Number(bytes), unit = 0;
-  if (Math.abs(value) < 1024) return `${value} B`;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
-  return `${value.toFixed(2)} ${units[unit]}`;
-}
-
-async function newPage(viewport = { width: 1100, height: 900 }, colorScheme = "light") {
-  const context = await browser.newContext({ viewport, acceptDownloads: true, colorScheme });
-  const page = await context.newPage();
-  const offsite = [];
-  page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("blob:") && !r.url().startsWith("data:")) offsite.push(r.url()); });
-  page.on("pageerror", (e) => offsite.push(`page error: ${e.message}`));
-  page.offsite = offsite;
-  return page;
-}
-
-// Waits until the page has no request in flight (body[data-busy="0"]) after `action`.
-async function settle(page) {
-  await page.waitForFunction(() => document.body.dataset.busy === "0" && !document.querySelector("#status").textContent.startsWith("Estimating"));
-}
-
-async function open(page, hash) {
-  await page.goto(`${base}#${hash}`);
-  await page.waitForSelector("#results:not([hidden]) #verdict");
-  await settle(page);
-}
-
-const cells = (page, selector) => page.$$eval(`${selector} tr`, (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent.trim())));
-
-async function axe(page, label) {
-  await page.addScriptTag({ content: axeSource });
-  const result = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
-  assert.deepEqual(result, [], `${label}: axe-core violations`);
-}
+import { join } from "node:path";
+import { base, browser, MODEL, shots, startServer, api, formatBytes, newPage, settle, open, cells, axe, fakeHub, GGUF_REPO } from "./harness.mjs";
 
 test("first render from a cold server, and the page weight", async () => {
   const page = await newPage();
@@ -165,7 +78,7 @@ test("exports JSON, CSV, Markdown and a PNG of the chart", async () => {
   const page = await newPage();
   await open(page, "mode=load&model=meta-llama%2FLlama-3.2-1B");
   for (const [kind, check] of [["json", (t) => JSON.parse(t).schema === "memfit.estimate-memory/1"],
-    ["csv", (t) => t.startsWith("dtype,Load,")], ["markdown", (t) => t.includes("| dtype | Load |")],
+    ["csv", (t) => t.startsWith("# memfit: meta-llama/Llama-3.2-1B\n") && t.includes("\ndtype,Load,Load (bytes),Largest block,")], ["markdown", (t) => t.includes("| dtype | Load |")],
     ["png", (t) => t.startsWith("\x89PNG")]]) {
     const [download] = await Promise.all([page.waitForEvent("download"), page.click(`[data-export="${kind}"]`)]);
     const text = readFileSync(await download.path(), kind === "png" ? "latin1" : "utf8");
@@ -185,20 +98,24 @@ test("an unknown model shows the CLI's error", async () => {
 test("inference: numbers are the API's, the context curve crosses the GPU where fit says", async () => {
   const page = await newPage();
   await open(page, `mode=inference&model=${encodeURIComponent(MODEL)}&inference.context=4096&inference.gpus=RTX+4090%2CH100+SXM`);
-  const expected = await api("inference", { model: MODEL, context: 4096, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1 });
+  const expected = await api("inference", { model: MODEL, context: 4096, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1, gpu: "RTX 4090" });
   const rows = await cells(page, "#table table:first-of-type");
-  for (const c of expected.components) assert.ok(rows.some((r) => r[0] === c.name && r[1] === formatBytes(c.bytes)), `component ${c.name}`);
+  const LABELS = { weights: "Weights", kv_cache: "KV cache", activations: "Activations", cuda_context: "CUDA context", allocator_reserve: "Allocator reserve", cuda_graphs: "CUDA graphs" };
+  for (const c of expected.components) {
+    if (c.bytes === 0) assert.ok(!rows.some((r) => r[0] === LABELS[c.name]), `no zero row ${c.name}`);
+    else assert.ok(rows.some((r) => r[0] === LABELS[c.name] && r[1] === formatBytes(c.bytes)), `component ${c.name}`);
+  }
   assert.ok(rows.some((r) => r[0] === "total per GPU" && r[1] === formatBytes(expected.total_bytes)));
   // The curve's points are the API's totals at those contexts.
   const chart = await page.evaluate(() => { const c = Chart.getChart("chart-main"); return c.data.datasets.map((d) => ({ label: d.label, data: d.data, bytes: d.bytes, crossing: d.crossing })); });
   const curve = chart[0];
   for (const [i, point] of curve.data.entries()) {
     if (i % 4) continue;  // a few of them: each is one API call
-    const r = await api("inference", { ...expected.settings && { model: MODEL, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1 }, context: point.x });
+    const r = await api("inference", { model: MODEL, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1, gpu: "RTX 4090", context: point.x });
     assert.equal(curve.bytes[i], r.total_bytes, `curve at ${point.x}`);
   }
   // One API call gives the whole curve: the chart is that call's points.
-  const oneCall = await api("inference", { model: MODEL, context: 4096, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1, curve: true, "curve-gpu": ["RTX 4090", "H100 SXM"] });
+  const oneCall = await api("inference", { model: MODEL, context: 4096, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "model", attn: "sdpa", engine: "transformers", tp: 1, gpu: "RTX 4090", curve: true, "curve-gpu": ["RTX 4090", "H100 SXM"] });
   assert.deepEqual(curve.bytes, oneCall.curve.points.map((p) => p.bytes));
   assert.deepEqual(curve.data.map((p) => p.x), oneCall.curve.points.map((p) => p.context));
   assert.equal(oneCall.curve.max_context, expected.model_max_context);
@@ -243,26 +160,27 @@ test("train: each stage's bar is the API's stage total, made of the parts alive 
     assert.ok(bars.labels.includes(`${expected.peak_stage} (peak)`), "peak marked");
     assert.match(await page.textContent("#verdict"), new RegExp(formatBytes(expected.total_bytes).replace(".", "\\.")));
   };
-  await check({ model: MODEL, method: "full", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, context: 2048, "grad-accum": 1, checkpointing: "none", gpus: 1, strategy: "ddp" });
+  await check({ model: MODEL, method: "full", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, context: 2048, "grad-accum": 1, checkpointing: "none", gpus: 1, strategy: "ddp", gpu: "RTX 4090" });
   await page.screenshot({ path: join(shots, "train.png"), fullPage: true });
   await axe(page, "train mode");
   await page.selectOption('fieldset[data-for="train"] select[name="method"]', "lora");
   await page.waitForFunction(() => document.querySelector("#verdict").textContent.includes("lora"));
   await settle(page);
-  await check({ model: MODEL, method: "lora", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, context: 2048, "grad-accum": 1, checkpointing: "none", gpus: 1, strategy: "ddp" });
+  await check({ model: MODEL, method: "lora", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, context: 2048, "grad-accum": 1, checkpointing: "none", gpus: 1, strategy: "ddp", gpu: "RTX 4090" });
   await page.fill('fieldset[data-for="train"] input[name="grad-accum"]', "4");
   await page.waitForFunction(() => location.hash.includes("train.grad-accum=4"));
   await settle(page);
-  await check({ model: MODEL, method: "lora", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, context: 2048, "grad-accum": 4, checkpointing: "none", gpus: 1, strategy: "ddp" });
+  await check({ model: MODEL, method: "lora", "lora-rank": 8, optimizer: "adamw", precision: "bf16-mixed", batch: 1, context: 2048, "grad-accum": 4, checkpointing: "none", gpus: 1, strategy: "ddp", gpu: "RTX 4090" });
   const recomputes = await page.evaluate(() => window.memfitTimings.recomputes);
   console.log(`timing: recomputes ${JSON.stringify(recomputes.map((r) => `${r.mode} ${r.ms.toFixed(0)} ms`))}`);
 });
 
 test("fit: verdict, limits, device map and advice are the API's; apply switches the page", async () => {
   const page = await newPage();
-  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.context=8192`);
-  const expected = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
-  assert.ok((await page.textContent("#verdict")).startsWith(expected.verdict));
+  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.task=inference&fit.context=8192`);
+  const expected = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1 });
+  const said = (await page.textContent("#verdict")).toLowerCase();
+  assert.ok(said.startsWith(`${expected.verdict} on `) && said.includes("rtx 4090"), said);
   assert.equal(await page.getAttribute("#verdict", "class"), "fits");
   const facts = await cells(page, "#fit-facts");
   assert.ok(facts.some((r) => r[0] === "longest context" && r[1] === expected.limits.max_context_tokens.toLocaleString("en-US")));
@@ -281,13 +199,13 @@ test("fit: verdict, limits, device map and advice are the API's; apply switches 
   await page.waitForSelector('#tab-inference[aria-selected="true"]');
   await settle(page);
   assert.equal(await page.inputValue('fieldset[data-for="inference"] select[name="kv-dtype"]'), "fp8");
-  const inference = await api("inference", { model: MODEL, context: 8192, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "fp8", attn: "sdpa", engine: "transformers", tp: 1 });
-  assert.match(await page.textContent("#verdict"), new RegExp(`^${formatBytes(inference.total_bytes).replace(".", "\\.")} per GPU`));
+  const inference = await api("inference", { model: MODEL, context: 8192, batch: 1, dtype: "bfloat16", quant: "stored", "kv-dtype": "fp8", attn: "sdpa", engine: "transformers", tp: 1, gpu: "RTX 4090" });
+  assert.ok((await page.textContent("#verdict")).includes(`${formatBytes(inference.total_bytes)} per GPU`));
 });
 
 test("fit: a serving deployment (vLLM on two GPUs) is the API's row; the smaller-sibling advice changes the model", async () => {
   const page = await newPage();
-  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.count=2&fit.context=8192&fit.engine=vllm`);
+  await open(page, `mode=fit&model=${encodeURIComponent(MODEL)}&fit.gpu=RTX+4090&fit.count=2&fit.task=inference&fit.context=8192&fit.engine=vllm`);
   const expected = await api("fit", { model: MODEL, gpu: "2xRTX 4090", context: 8192, batch: 1, engine: "vllm" });
   const row = expected.rows[0];
   const rows = await cells(page, "#table");
@@ -299,14 +217,14 @@ test("fit: a serving deployment (vLLM on two GPUs) is the API's row; the smaller
   await page.selectOption('fieldset[data-for="fit"] select[name="count"]', "1");
   await page.waitForSelector("#advice");
   await settle(page);
-  const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  const fit = await api("fit", { model: MODEL, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1 });
   const index = fit.advice.findIndex((a) => a.action.startsWith("use the smaller sibling"));
   assert.ok(index >= 0);
   const sibling = /sibling (\S+)/.exec(fit.advice[index].action)[1];
   await page.click(`button.apply[data-advice="${index}"]`);
   await page.waitForFunction((m) => document.querySelector("#model").value === m && location.hash.includes(encodeURIComponent(m)), sibling);
   await settle(page);
-  const smaller = await api("fit", { model: sibling, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1, ram: "64GiB" });
+  const smaller = await api("fit", { model: sibling, gpu: "RTX 4090", task: "inference", context: 8192, batch: 1 });
   assert.ok((await page.textContent("#verdict")).includes(formatBytes(smaller.total_bytes)));
 });
 
@@ -336,8 +254,8 @@ test("compare: two models side by side, and one model's quantizations, are the A
   let rows = await cells(page, "#table");
   assert.deepEqual(rows[0], ["quantity", a, b]);
   for (const [i, model] of [a, b].entries()) {
-    const inference = await api("inference", { model, context: 8192, batch: 1 });
-    const train = await api("train", { model });
+    const inference = await api("inference", { model, context: 8192, batch: 1, gpu: "RTX 4090" });
+    const train = await api("train", { model, gpu: "RTX 4090" });
     assert.equal(rows.find((r) => r[0].startsWith("inference per GPU"))[i + 1], formatBytes(inference.total_bytes), `${model} inference`);
     assert.equal(rows.find((r) => r[0].startsWith("full training peak"))[i + 1], formatBytes(train.total_bytes), `${model} train`);
   }
@@ -348,7 +266,7 @@ test("compare: two models side by side, and one model's quantizations, are the A
   await page.waitForFunction(() => document.querySelector("#table caption")?.textContent.startsWith("Quantizations"));
   await settle(page);
   rows = await cells(page, "#table");
-  const nf4 = await api("inference", { model: a, context: 8192, batch: 1, quant: "nf4-dq" });
+  const nf4 = await api("inference", { model: a, context: 8192, batch: 1, quant: "nf4-dq", gpu: "RTX 4090" });
   assert.deepEqual(rows.find((r) => r[0] === "nf4-dq"), ["nf4-dq", formatBytes(nf4.per_gpu.weights), formatBytes(nf4.total_bytes)]);
   await page.screenshot({ path: join(shots, "compare-quantizations.png"), fullPage: true });
 });
@@ -366,59 +284,6 @@ for (const mode of ["load", "inference", "train", "fit", "compare"]) {
   });
 }
 
-// A fake Hub: the model search (/api/models?search=), a repository's discussions (listed empty,
-// created as number 1), 404 for anything else. Records each request.
-// One GGUF repository on the fake Hub, with the Hub's URL scheme (model info, recursive tree,
-// /resolve/ with Range: 206 and Content-Range), the tensor data as zeros.
-const GGUF_REPO = "someorg/Tiny-Llama-GGUF", GGUF_FILE = "tiny-llama-F16.gguf", GGUF_SHA = "1".repeat(40);
-const gguf = tinyLlamaGguf();
-function serveGguf(req, res) {
-  const base = `/api/models/${GGUF_REPO}/`;
-  if (req.url.startsWith(`${base}revision/`)) {
-    res.end(JSON.stringify({ id: GGUF_REPO, sha: GGUF_SHA, private: false, gated: false, siblings: [{ rfilename: GGUF_FILE }] }));
-    return true;
-  }
-  if (req.url.startsWith(`${base}tree/`)) {
-    res.end(JSON.stringify([{ type: "file", path: GGUF_FILE, size: gguf.size, oid: "2".repeat(40), lfs: { oid: "3".repeat(64), size: gguf.size, pointerSize: 134 } }]));
-    return true;
-  }
-  if (!req.url.startsWith(`/${GGUF_REPO}/resolve/`) || !req.url.endsWith(`/${GGUF_FILE}`)) return false;
-  res.setHeader("Content-Type", "application/octet-stream");
-  res.setHeader("X-Repo-Commit", GGUF_SHA);
-  res.setHeader("ETag", `"${"3".repeat(64)}"`);
-  const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range || "");
-  const start = m ? Number(m[1]) : 0, end = Math.min(m ? Number(m[2]) : gguf.size - 1, gguf.size - 1);
-  const body = Buffer.alloc(end - start + 1);
-  if (start < gguf.header.length) gguf.header.copy(body, 0, start, Math.min(gguf.header.length, end + 1));
-  if (m) { res.statusCode = 206; res.setHeader("Content-Range", `bytes ${start}-${end}/${gguf.size}`); }
-  res.end(body);
-  return true;
-}
-
-async function fakeHub() {
-  const asked = [];
-  const hub = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => { body += d; });
-    req.on("end", () => {
-      asked.push({ method: req.method, url: req.url, authorization: req.headers.authorization || "", body });
-      res.setHeader("Content-Type", "application/json");
-      if (req.url.startsWith("/api/models?search=")) {
-        res.end(JSON.stringify([{ id: "someorg/Found-Model-7B", downloads: 1234, likes: 5, pipeline_tag: "text-generation", private: false }]));
-      } else if (serveGguf(req, res)) {
-        // answered: the GGUF repository
-      } else if (req.url.endsWith("/discussions")) {
-        res.end(JSON.stringify(req.method === "POST" ? { num: 1 } : { discussions: [] }));
-      } else {
-        res.statusCode = 404;
-        res.setHeader("X-Error-Code", "RepoNotFound");
-        res.end(JSON.stringify({ error: "Repository not found" }));
-      }
-    });
-  });
-  await new Promise((resolve) => hub.listen(0, "127.0.0.1", resolve));
-  return { hub, asked };
-}
 
 test("post to the Hub: the exact text shown is the text posted, and only once", async () => {
   const { hub, asked } = await fakeHub();
@@ -496,7 +361,7 @@ test("inference with llama.cpp: a GGUF repository's devices and context curve ar
     const rows = await cells(page, "#table table:first-of-type");
     for (const d of expected.devices) assert.ok(rows.some((r) => r[0] === d.name && r.at(-1) === formatBytes(d.total_bytes)), `device ${d.name}`);
     assert.ok(expected.devices.some((d) => d.name === "CUDA0" && d.layers === 2), "every layer on the RTX 4090");
-    assert.match(await page.textContent("#verdict"), new RegExp(`^${formatBytes(expected.devices.find((d) => d.name === "CUDA0").total_bytes).replace(".", "\\.")} on the largest GPU`));
+    assert.ok((await page.textContent("#verdict")).includes(`${formatBytes(expected.devices.find((d) => d.name === "CUDA0").total_bytes)} on the largest GPU`));
     // The chart is the API's one-call curve: the largest GPU with every layer offloaded.
     const curve = await call({ ...body, curve: true, "curve-gpu": ["RTX 4090"] });
     assert.equal(curve.curve.metric, "largest_gpu");

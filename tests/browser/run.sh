@@ -9,4 +9,4 @@ if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
 export HF_ENDPOINT=http://127.0.0.1:9
 HF_HOME="$(mktemp -d)"; export HF_HOME
 export MEMFIT_CACHE="$HF_HOME/memfit"
-exec node --test page.test.mjs
+exec node --test --test-concurrency=1 page.test.mjs answers.test.mjs
