@@ -7,8 +7,8 @@ endif()
 get_filename_component(dir ${OUTPUT} DIRECTORY)
 file(MAKE_DIRECTORY ${dir})
 set(include "[NAME]\nmemfit \\- memory an ML model needs to load, serve and train\n\n[COMMANDS]\n")
-# The commands are the lines of the SUBCOMMANDS block of `memfit --help`.
-string(REGEX MATCH "SUBCOMMANDS:\n(.*)" block "${top}")
+# The commands are the lines of the Subcommands block of `memfit --help` (CLI11).
+string(REGEX MATCH "Subcommands:\n(.*)" block "${top}")
 string(REPLACE "\n" ";" lines "${CMAKE_MATCH_1}")
 foreach(line ${lines})
   if(line MATCHES "^  ([a-z][a-z0-9-]*)")

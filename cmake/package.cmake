@@ -44,8 +44,10 @@ set(CPACK_PACKAGE_NAME memfit)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "memfit maintainers <maintainers@users.noreply.a-seed-fbbdb17c.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memory an ML model needs to load, serve and train")
+# CPack writes CPACK_PACKAGE_DESCRIPTION_SUMMARY as the synopsis, then this as the extended
+# description (it indents the lines itself).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "memory an ML model needs to load, serve and train\n memfit estimates from real model metadata (safetensors and GGUF headers,\n config.json) how much memory a model needs to load, to serve with an engine\n and to train, on which GPUs it fits and what to change when it does not,\n without Python and without downloading weights.")
+    "memfit estimates from real model metadata (safetensors and GGUF headers,\nconfig.json) how much memory a model needs to load, to serve with an engine\nand to train, on which GPUs it fits and what to change when it does not,\nwithout Python and without downloading weights.")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # memfit_<version>_<arch>.deb

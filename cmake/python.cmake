@@ -48,6 +48,7 @@ if(MEMFIT_BUILD_PYTHON AND pybind11_FOUND)
   add_custom_target(memfit_python_package ALL DEPENDS ${copied} ${MEMFIT_PYTHON_PACKAGE}/__init__.pyi)
 
   if(MEMFIT_BUILD_TESTS)
+    enable_testing()
     execute_process(COMMAND ${MEMFIT_PYTHON} -c "import pytest" RESULT_VARIABLE no_pytest
                     OUTPUT_QUIET ERROR_QUIET)
     if(no_pytest EQUAL 0)

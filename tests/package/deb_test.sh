@@ -45,7 +45,7 @@ for w in estimate-memory inference fit --context --engine; do
   grep -qx -- "$w" <<<"$words" || fail "completion lacks $w"
 done
 if command -v lintian >/dev/null 2>&1; then
-  lintian --no-tag-display-limit "$deb" >"$tmp/lintian.log" 2>&1 || true
+  lintian --tag-display-limit 0 "$deb" >"$tmp/lintian.log" 2>&1 || true
   cat "$tmp/lintian.log"
   if grep -q '^E:' "$tmp/lintian.log"; then fail "lintian reports errors"; fi
 fi
