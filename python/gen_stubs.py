@@ -7,9 +7,13 @@ Usage: PYTHONPATH=<build>/python python3 python/gen_stubs.py OUTPUT
 
 import json
 import keyword
+import os
 import sys
 
-from memfit import _memfit
+# This script sits beside the package's sources (python/memfit): import the built one instead.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+from memfit import _memfit  # noqa: E402
 
 FUNCTIONS = [("estimate-memory", "estimate_memory"), ("inspect", "inspect"),
              ("inference", "inference"), ("train", "train"), ("fit", "fit"), ("gpus", "gpus"),

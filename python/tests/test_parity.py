@@ -29,7 +29,7 @@ SETTINGS = [
      {"method": "qlora", "optimizer": "paged-adamw-8bit", "context": 2048,
       "checkpointing": "full"}),
     ("train", "train", "Qwen/Qwen2.5-1.5B", {"method": "full", "gpu": "h100", "batch": 8}),
-    ("train", "train", "google/gemma-2-2b", {"method": "lora", "dtypes": ["bfloat16"]}),
+    ("train", "train", "google/gemma-2-2b", {"method": "lora", "optimizer": "adamw-8bit"}),
     ("fit", "fit", "meta-llama/Llama-3.1-70B", {"gpu": ["rtx4090", "rtx4090"], "ram": "64GiB",
                                                 "task": "inference"}),
     ("fit", "fit", "Qwen/Qwen3-235B-A22B", {"engine": "vllm", "gpu": "8xh200"}),
