@@ -63,7 +63,7 @@ include(CPack)
 
 # The package, checked without installing it: tests/package/deb_test.sh packs this build's binary
 # with cpack into a temp dir, unpacks it with dpkg-deb -x and runs its usr/bin/memfit.
-if(MEMFIT_BUILD_TESTS AND HELP2MAN)
+if(MEMFIT_BUILD_TESTS AND HELP2MAN AND NOT MEMFIT_SANITIZE AND NOT MEMFIT_FUZZ)
   find_program(DPKG_DEB dpkg-deb)
   if(DPKG_DEB)
     add_test(NAME deb_package

@@ -7,6 +7,11 @@ option(MEMFIT_BUILD_PYTHON "Build the Python module memfit when pybind11 is foun
 # Debian's pybind11 and pytest are for Debian's interpreter, not a pyenv one earlier on PATH.
 set(MEMFIT_PYTHON /usr/bin/python3 CACHE FILEPATH "The Python the module is built and tested for")
 
+# Not under the sanitizers or libFuzzer: Python cannot load a module built with ASan unless the
+# interpreter itself preloads its runtime (scripts/sanitize.sh builds only memfit, memfit_tests).
+if(MEMFIT_SANITIZE OR MEMFIT_FUZZ)
+  set(MEMFIT_BUILD_PYTHON OFF)
+endif()
 if(MEMFIT_BUILD_PYTHON)
   # pybind11's classic FindPythonLibsNew reads PYTHON_EXECUTABLE and leaves Python3_* (the
   # validation test's interpreter) alone.
