@@ -19,7 +19,7 @@ BUILD_PACKAGES=(
 )
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3
-  python3-pytest  # python/tests (CTest python_tests), run by /usr/bin/python3
+  python3-pytest python3-pandas  # python/tests (CTest python_tests, Result.to_pandas), /usr/bin/python3
   python3-build python3-setuptools python3-wheel python3-venv  # the wheel (scripts/build-python.sh)
   lintian file  # tests/package/deb_test.sh checks the .deb
   libcpp-httplib-dev  # the fake Hub and test clients (tests/fake_hub.cc, src/server/*_test.cc)
