@@ -28,6 +28,7 @@ TYPES = {
     "size": "str | int",
     "gpu": "str | Sequence[str]",
     "gpus": "int | str",
+    "model": "str | PathLike[str]",
 }
 
 HEADER = '''# memfit's type stubs, written by python/gen_stubs.py from the option table at build time.
