@@ -14,9 +14,14 @@ BUILD_PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev
   libcurl4-openssl-dev libssl-dev
   libboost-dev  # Boost.Beast and Boost.Asio (header-only): the server's transport
+  pybind11-dev python3-dev  # the Python module (cmake/python.cmake), for Debian's python3
+  help2man dpkg-dev  # the .deb: man page from --help, dpkg-shlibdeps for Depends (build-deb.sh)
 )
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3
+  python3-pytest python3-pandas  # python/tests (CTest python_tests, Result.to_pandas), /usr/bin/python3
+  python3-build python3-setuptools python3-wheel python3-venv  # the wheel (scripts/build-python.sh)
+  lintian file  # tests/package/deb_test.sh checks the .deb
   libcpp-httplib-dev  # the fake Hub and test clients (tests/fake_hub.cc, src/server/*_test.cc)
   wrk  # bench/server_load.sh
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets (docs/security.md)

@@ -1,0 +1,33 @@
+# memfit.1.gz from the built binary: help2man on `memfit --help`, with each command's --help as a
+# section (COMMANDS). Arguments: MEMFIT, HELP2MAN, VERSION, OUTPUT.
+execute_process(COMMAND ${MEMFIT} --help OUTPUT_VARIABLE top RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "man page: ${MEMFIT} --help failed (${rc})")
+endif()
+get_filename_component(dir ${OUTPUT} DIRECTORY)
+file(MAKE_DIRECTORY ${dir})
+set(include "[NAME]\nmemfit \\- memory an ML model needs to load, serve and train\n\n[COMMANDS]\n")
+# The commands are the lines of the Subcommands block of `memfit --help` (CLI11).
+string(REGEX MATCH "Subcommands:\n(.*)" block "${top}")
+string(REPLACE "\n" ";" lines "${CMAKE_MATCH_1}")
+foreach(line ${lines})
+  if(line MATCHES "^  ([a-z][a-z0-9-]*)")
+    set(command ${CMAKE_MATCH_1})
+    execute_process(COMMAND ${MEMFIT} ${command} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+    if(rc EQUAL 0)
+      string(REPLACE "\\" "\\\\" help "${help}")
+      string(APPEND include ".SS \"memfit ${command}\"\n.nf\n${help}.fi\n")
+    endif()
+  endif()
+endforeach()
+file(WRITE ${dir}/memfit.h2m "${include}")
+execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${VERSION}
+                        --include=${dir}/memfit.h2m --output=${dir}/memfit.1 ${MEMFIT}
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "man page: help2man failed (${rc})")
+endif()
+execute_process(COMMAND gzip -9nf ${dir}/memfit.1 RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "man page: gzip failed (${rc})")
+endif()
