@@ -15,7 +15,8 @@ const pending = new Map();
 // The engine's worker, started on first use; answers come back by id.
 function engineWorker() {
   if (!worker) {
-    worker = new Worker(new URL(engineMeta.content, document.baseURI), { type: "module" });
+    // The page's query (?hub=ENDPOINT: the tests' stand-in Hub) goes to the worker.
+    worker = new Worker(new URL(engineMeta.content + location.search, document.baseURI), { type: "module" });
     worker.onmessage = ({ data }) => {
       const entry = pending.get(data.id);
       if (!entry) return;

@@ -80,8 +80,8 @@ test("every catalog model, every command: the engine answers as the server does"
 });
 
 test("bad bodies get the server's errors", async () => {
-  for (const [command, body] of [["inference", { model: "no-such-model-xyz" }], ["inference", { model: "gpt2", context: "lots" }],
-    ["nonsense", {}], ["fit", { model: "gpt2", gpu: "not-a-gpu" }]]) {
+  for (const [command, body] of [["inference", { model: "no-such-model-xyz" }], ["inference", { model: "openai-community/gpt2", context: "lots" }],
+    ["nonsense", {}], ["fit", { model: "openai-community/gpt2", gpu: "not-a-gpu" }]]) {
     same(command, body, await native(command, body), engine.run(command, body));
   }
   assert.equal(engine.run("inference", "{not json").status, 400);
@@ -136,7 +136,7 @@ test("a hostile file gets the CLI's one-line error, and the engine still answers
   const s = engine.run("estimate-memory", { model: `${stDir}/model.safetensors` }, { allowLocalPaths: true });
   assert.notEqual(s.status, 200);
   assert.match(JSON.parse(s.body).error, /header length/);
-  assert.equal(engine.run("estimate-memory", { model: "gpt2" }).status, 200);
+  assert.equal(engine.run("estimate-memory", { model: "openai-community/gpt2" }).status, 200);
 });
 
 test("local paths are refused unless allowed, as the server refuses them", () => {
