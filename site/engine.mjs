@@ -27,6 +27,19 @@ export async function createEngine(options = {}) {
     noInitialRun: true,
   };
   if (options.wasmBinary) moduleOptions.wasmBinary = options.wasmBinary;
+  const inNode = typeof process === "object" && process.versions && process.versions.node && typeof window === "undefined" && typeof self === "undefined";
+  if (inNode) {
+    // Emscripten 3.1.6's ES module reads require and __dirname in Node: give it both, and the
+    // .wasm's bytes (its own loader opens a file: URL as a path).
+    const { createRequire } = await import("node:module");
+    const { fileURLToPath } = await import("node:url");
+    globalThis.require ??= createRequire(import.meta.url);
+    globalThis.__dirname ??= fileURLToPath(new URL(".", import.meta.url));
+    if (!moduleOptions.wasmBinary) {
+      const { readFileSync } = await import("node:fs");
+      moduleOptions.wasmBinary = readFileSync(options.wasmUrl || new URL("memfit_engine.wasm", import.meta.url));
+    }
+  }
   if (options.wasmUrl) moduleOptions.locateFile = (path) => (path.endsWith('.wasm') ? options.wasmUrl : path);
   const module = await createMemfitModule(moduleOptions);
   if (options.onRequest) module.memfitOnRequest = options.onRequest;

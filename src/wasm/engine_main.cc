@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "memfit/api.h"
@@ -23,8 +25,17 @@ extern "C" {
 // answer stays valid until the next call.
 EMSCRIPTEN_KEEPALIVE const char* memfit_run(const char* command, const char* body,
                                             int allow_local_paths) {
-  last_reply = memfit::RunApi(command, body, memfit::OutputFormat::kJson,
-                              memfit::ApiSettings{.allow_local_paths = allow_local_paths != 0});
+  // The one catch-all of this entry point (like the server's per handler): an allocation past the
+  // heap's limit (-sMAXIMUM_MEMORY) fails this request only, and the engine keeps answering.
+  try {
+    last_reply = memfit::RunApi(command, body, memfit::OutputFormat::kJson,
+                                memfit::ApiSettings{.allow_local_paths = allow_local_paths != 0});
+  } catch (const std::bad_alloc&) {
+    last_reply = {422, R"({"error": "out of memory: the request needs more than the engine's heap limit"})",
+                  "bad_input"};
+  } catch (const std::exception&) {
+    last_reply = {422, R"({"error": "internal error"})", "bad_input"};
+  }
   return last_reply.body.c_str();
 }
 
