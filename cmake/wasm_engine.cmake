@@ -20,7 +20,7 @@ target_link_options(memfit_engine PRIVATE
   -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createMemfitModule
   -sENVIRONMENT=web,worker,node
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=33554432 -sMAXIMUM_MEMORY=${MEMFIT_WASM_MAX_MEMORY}
-  -sSTACK_SIZE=1048576
+  -sTOTAL_STACK=1048576
   -sEXPORTED_FUNCTIONS=_memfit_run,_memfit_last_status,_memfit_last_error_kind,_memfit_set_env,_malloc,_free
   -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,FS,UTF8ToString
   -sFILESYSTEM=1 -lidbfs.js -lworkerfs.js -lnodefs.js

@@ -146,8 +146,10 @@ test("a Hub id is read from a stand-in Hub with CORS headers; without them one l
 
 test("dropped .gguf and .safetensors files answer, read in the tab", async () => {
   const dir = mkdtempSync(join(tmpdir(), "memfit-drop-"));
-  const { header } = tinyLlamaGguf();
-  writeFileSync(join(dir, "tiny.gguf"), header);
+  const { header, size } = tinyLlamaGguf();
+  const gguf = Buffer.alloc(size);
+  header.copy(gguf);
+  writeFileSync(join(dir, "tiny.gguf"), gguf);
   const st = Buffer.from(JSON.stringify({ "w.weight": { dtype: "F16", shape: [4, 4], data_offsets: [0, 32] } }));
   const len = Buffer.alloc(8); len.writeBigUInt64LE(BigInt(st.length));
   writeFileSync(join(dir, "model.safetensors"), Buffer.concat([len, st, Buffer.alloc(32)]));
