@@ -24,21 +24,19 @@ export HF_HOME="$home" MEMFIT_CACHE="$home/memfit"
 # Each model once (the engine keeps a process's model cache, as the server does; a CLI run has none).
 models=(meta-llama/Llama-3.1-8B Qwen/Qwen3-8B deepseek-ai/DeepSeek-V3 google/gemma-3-27b-it
         mistralai/Mistral-7B-v0.1 meta-llama/Llama-3.1-70B meta-llama/Llama-3.2-1B openai/gpt-oss-20b)
-commands=("estimate-memory" "inference --context 32768" "train --method lora" "fit --gpu h100")
-native_start=$(node -e 'console.log(process.hrtime.bigint())')
+commands=("estimate-memory" "inference" "train" "fit")
+flags=("" "--context 32768" "--method lora" "--gpu h100")
 TIMEFORMAT='%U %S'
-cpu=0
+# Native: one process per request, CPU time (user + sys) including the process's start-up, which
+# `memfit --version` shows alone.
+native=()
 for i in "${!models[@]}"; do
-  t=$( { time "$binary" ${commands[$((i % 4))]} "${models[$i]}" --format json >/dev/null; } 2>&1 )
-  cpu=$(echo "$cpu + ${t% *} + ${t#* }" | bc -l)
+  t=$( { time "$binary" "${commands[$((i % 4))]}" "${models[$i]}" ${flags[$((i % 4))]} --format json >/dev/null 2>&1; } 2>&1 )
+  native+=("$(echo "(${t% *} + ${t#* }) * 1000" | bc -l)")
 done
-# memfit --version: the process start-up alone, to take out of the per-request figure.
-t=$( { time for i in 1 2 3 4 5 6 7 8 9 10; do "$binary" --version >/dev/null; done; } 2>&1 )
-startup=$(echo "(${t% *} + ${t#* }) / 10" | bc -l)
-n=${#models[@]}
-printf 'native: %.1f ms CPU per request (%d requests, start-up %.1f ms each taken out)\n' \
-  "$(echo "($cpu / $n - $startup) * 1000" | bc -l)" "$n" "$(echo "$startup * 1000" | bc -l)"
-MODELS="${models[*]}" SITE="$site" node --input-type=module -e '
+t=$( { time "$binary" --version >/dev/null 2>&1; } 2>&1 )
+printf 'native start-up (memfit --version): %.0f ms CPU\n' "$(echo "(${t% *} + ${t#* }) * 1000" | bc -l)"
+NATIVE="${native[*]}" MODELS="${models[*]}" SITE="$site" node --input-type=module -e '
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 const site = resolve(process.env.SITE);
@@ -48,8 +46,16 @@ const requests = [];
 const kinds = [["estimate-memory", {}], ["inference", { context: 32768 }], ["train", { method: "lora" }], ["fit", { gpu: ["h100"] }]];
 process.env.MODELS.split(" ").forEach((model, i) => requests.push([kinds[i % 4][0], { ...kinds[i % 4][1], model }]));
 for (const [c, b] of requests) engine.run(c, { ...b, model: "openai-community/gpt2" });  // warm-up (not these models: no cached answers)
-const before = process.cpuUsage();
-for (const [c, b] of requests) { const r = engine.run(c, b); if (r.status !== 200) throw new Error(r.body); }
-const used = process.cpuUsage(before);
-console.log(`wasm: ${((used.user + used.system) / 1000 / requests.length).toFixed(1)} ms CPU per request (${requests.length} requests, one engine; the first answer for each model)`);
+const native = process.env.NATIVE.split(" ").map(Number);
+let wasmTotal = 0, nativeTotal = 0;
+requests.forEach(([c, b], i) => {
+  const before = process.cpuUsage();
+  const r = engine.run(c, b);
+  const used = process.cpuUsage(before);
+  if (r.status !== 200) throw new Error(r.body);
+  const ms = (used.user + used.system) / 1000;
+  wasmTotal += ms; nativeTotal += native[i];
+  console.log(`${c.padEnd(16)} ${b.model.padEnd(28)} native ${native[i].toFixed(0).padStart(4)} ms (with start-up)   wasm ${ms.toFixed(0).padStart(4)} ms`);
+});
+console.log(`total: native ${nativeTotal.toFixed(0)} ms CPU in ${requests.length} processes, wasm ${wasmTotal.toFixed(0)} ms CPU in one engine (ratio ${(wasmTotal / nativeTotal).toFixed(2)}; first answer for each model, no cache)`);
 '
