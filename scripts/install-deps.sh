@@ -25,6 +25,7 @@ TEST_PACKAGES=(
   libcpp-httplib-dev  # the fake Hub and test clients (tests/fake_hub.cc, src/server/*_test.cc)
   wrk  # bench/server_load.sh
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets (docs/security.md)
+  emscripten node-acorn  # scripts/build-site.sh: the engine in WebAssembly, the static site
 )
 
 packages=("${BUILD_PACKAGES[@]}")

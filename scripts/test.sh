@@ -12,4 +12,6 @@ if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/n
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build
+# The static site (the engine in WebAssembly): tests/wasm/ compares it with the native API.
+scripts/build-site.sh
 ctest --test-dir build --output-on-failure -j2

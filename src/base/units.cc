@@ -1,8 +1,9 @@
 #include "memfit/units.h"
 
+#include "base/parse_number.h"
+
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -44,9 +45,9 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
   if (i == 0) return MakeError("size \"{}\": expected a number with a unit such as 24GiB", text);
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + i, value);
-  if (ec != std::errc() || ptr != s.data() + i) return MakeError("size \"{}\": bad number", text);
+  const std::optional<double> parsed = ParseDecimalDouble(std::string_view(s).substr(0, i));
+  if (!parsed) return MakeError("size \"{}\": bad number", text);
+  const double value = *parsed;
   std::string unit = s.substr(i);
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double scale;

@@ -7,71 +7,58 @@
 //                 with trailing spaces
 //   [8+N, EOF)    the data buffer; offsets are relative to its start, end exclusive, no holes
 //
-// The header is parsed with simdjson's DOM API (runtime CPU dispatch) straight into SafetensorsTensorInfo: no DOM,
-// so a 91k-tensor checkpoint parses in milliseconds.
+// The header is parsed with simdjson's DOM API (runtime CPU dispatch; formats/json_dom.h, nlohmann
+// in the wasm build) straight into SafetensorsTensorInfo, so a 91k-tensor checkpoint parses in
+// milliseconds.
 
 #include "memfit/safetensors.h"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include <simdjson.h>
-
+#include "formats/json_dom.h"
 #include "memfit/checked_math.h"
 
 namespace memfit {
 namespace {
 
-bool IsNumber(simdjson::dom::element_type type) {
-  using T = simdjson::dom::element_type;
-  return type == T::INT64 || type == T::UINT64 || type == T::DOUBLE;
-}
-
 // Reads the array of non-negative integers at `value` into `out`.
-Status ReadUintArray(simdjson::dom::element value, std::string_view tensor,
-                     std::string_view field, std::vector<uint64_t>& out) {
-  simdjson::dom::array array;
-  if (value.get_array().get(array)) {
+Status ReadUintArray(JsonElement value, std::string_view tensor, std::string_view field,
+                     std::vector<uint64_t>& out) {
+  if (value.kind() != JsonKind::kArray) {
     return MakeError("tensor \"{}\": \"{}\" must be an array of integers", tensor, field);
   }
-  for (auto element : array) {
+  return value.ForEachItem([&](JsonElement element) -> Status {
     uint64_t n = 0;
-    auto error = element.get_uint64().get(n);
-    if (error) {
-      int64_t negative = 0;
-      double number = 0;
-      simdjson::dom::element_type type;
-      type = element.type();
-      if (type == simdjson::dom::element_type::ARRAY) {
-        return MakeError("tensor \"{}\": unexpected array in \"{}\"", tensor, field);
-      }
-      if (IsNumber(type) && !element.get_int64().get(negative)) {
-        return MakeError("tensor \"{}\": negative value {} in \"{}\"", tensor, negative, field);
-      }
-      if (IsNumber(type) && !element.get_double().get(number)) {
-        return MakeError("tensor \"{}\": non-integer value in \"{}\"", tensor, field);
-      }
-      return MakeError("tensor \"{}\": \"{}\" must hold integers", tensor, field);
+    if (element.GetUint64(n)) {
+      out.push_back(n);
+      return Ok{};
     }
-    out.push_back(n);
-  }
-  return Ok{};
+    int64_t negative = 0;
+    double number = 0;
+    const JsonKind kind = element.kind();
+    if (kind == JsonKind::kArray) {
+      return MakeError("tensor \"{}\": unexpected array in \"{}\"", tensor, field);
+    }
+    if (kind == JsonKind::kNumber && element.GetInt64(negative)) {
+      return MakeError("tensor \"{}\": negative value {} in \"{}\"", tensor, negative, field);
+    }
+    if (kind == JsonKind::kNumber && element.GetDouble(number)) {
+      return MakeError("tensor \"{}\": non-integer value in \"{}\"", tensor, field);
+    }
+    return MakeError("tensor \"{}\": \"{}\" must hold integers", tensor, field);
+  });
 }
 
-Result<SafetensorsTensorInfo> ReadTensor(simdjson::dom::element value, std::string_view name) {
-  simdjson::dom::object object;
-  if (value.get_object().get(object)) {
-    return MakeError("\"{}\": expected an object", name);
-  }
+Result<SafetensorsTensorInfo> ReadTensor(JsonElement value, std::string_view name) {
+  if (value.kind() != JsonKind::kObject) return MakeError("\"{}\": expected an object", name);
   SafetensorsTensorInfo info;
   info.name = std::string(name);
   bool seen_dtype = false, seen_shape = false, seen_offsets = false;
-  for (auto field : object) {
-    std::string_view key;
-    key = field.key;
+  MEMFIT_RETURN_IF_ERROR(value.ForEachMember([&](std::string_view key, JsonElement field) -> Status {
     if (key == "dtype") {
       std::string_view dtype_name;
-      if (field.value.get_string().get(dtype_name)) {
+      if (!field.GetString(dtype_name)) {
         return MakeError("tensor \"{}\": \"dtype\" must be a string", name);
       }
       auto dtype = ParseSafetensorsDtype(dtype_name);
@@ -79,11 +66,11 @@ Result<SafetensorsTensorInfo> ReadTensor(simdjson::dom::element value, std::stri
       info.dtype = *dtype;
       seen_dtype = true;
     } else if (key == "shape") {
-      MEMFIT_RETURN_IF_ERROR(ReadUintArray(field.value, name, "shape", info.shape));
+      MEMFIT_RETURN_IF_ERROR(ReadUintArray(field, name, "shape", info.shape));
       seen_shape = true;
     } else if (key == "data_offsets") {
       std::vector<uint64_t> offsets;
-      MEMFIT_RETURN_IF_ERROR(ReadUintArray(field.value, name, "data_offsets", offsets));
+      MEMFIT_RETURN_IF_ERROR(ReadUintArray(field, name, "data_offsets", offsets));
       if (offsets.size() != 2) {
         return MakeError("tensor \"{}\": \"data_offsets\" must hold 2 integers, got {}", name,
                          offsets.size());
@@ -93,38 +80,32 @@ Result<SafetensorsTensorInfo> ReadTensor(simdjson::dom::element value, std::stri
       seen_offsets = true;
     } else {
       // Unknown fields are ignored (as serde does), but only scalars.
-      simdjson::dom::element_type type;
-      type = field.value.type();
-      if (type == simdjson::dom::element_type::OBJECT || type == simdjson::dom::element_type::ARRAY) {
+      const JsonKind kind = field.kind();
+      if (kind == JsonKind::kObject || kind == JsonKind::kArray) {
         return MakeError("tensor \"{}\": unexpected {} in \"{}\"", name,
-                         type == simdjson::dom::element_type::OBJECT ? "object" : "array", key);
+                         kind == JsonKind::kObject ? "object" : "array", key);
       }
     }
-  }
+    return Ok{};
+  }));
   if (!seen_dtype) return MakeError("tensor \"{}\": missing \"dtype\"", name);
   if (!seen_shape) return MakeError("tensor \"{}\": missing \"shape\"", name);
   if (!seen_offsets) return MakeError("tensor \"{}\": missing \"data_offsets\"", name);
   return info;
 }
 
-Status ReadMetadata(simdjson::dom::element value, std::map<std::string, std::string>& out) {
-  simdjson::dom::object object;
-  if (value.get_object().get(object)) return MakeError("__metadata__ must be an object");
-  for (auto field : object) {
-    std::string_view key, text;
-    key = field.key;
-    if (field.value.get_string().get(text)) {
+Status ReadMetadata(JsonElement value, std::map<std::string, std::string>& out) {
+  if (value.kind() != JsonKind::kObject) return MakeError("__metadata__ must be an object");
+  return value.ForEachMember([&](std::string_view key, JsonElement field) -> Status {
+    std::string_view text;
+    if (!field.GetString(text)) {
       return MakeError("__metadata__ \"{}\": values must be strings", key);
     }
     if (!out.emplace(std::string(key), std::string(text)).second) {
       return MakeError("__metadata__: duplicate key \"{}\"", key);
     }
-  }
-  return Ok{};
-}
-
-std::string SimdjsonMessage(simdjson::error_code error) {
-  return fmt::format("invalid JSON ({})", simdjson::error_message(error));
+    return Ok{};
+  });
 }
 
 Status ValidateTensor(const SafetensorsTensorInfo& t) {
@@ -163,29 +144,20 @@ Result<SafetensorsHeader> ParseSafetensorsHeaderJson(std::string_view json_text,
   SafetensorsHeader header;
   header.header_bytes = json_text.size();
   {
-    simdjson::padded_string padded(json_text);
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc;
-    if (auto error = parser.parse(padded).get(doc)) {
-      return MakeError("safetensors: {}", SimdjsonMessage(error));
-    }
-    simdjson::dom::object root;
-    if (doc.get_object().get(root)) return MakeError("safetensors: header is not a JSON object");
-    for (auto field : root) {
-      std::string_view key;
-      key = field.key;
-      if (key == "__metadata__") {
-        auto status = ReadMetadata(field.value, header.metadata);
-        if (!status) return Wrap(status.error(), "safetensors");
-        continue;
-      }
+    auto document = JsonDocument::Parse(json_text);
+    if (!document) return Wrap(document.error(), "safetensors");
+    const JsonElement root = document->root();
+    if (root.kind() != JsonKind::kObject) return MakeError("safetensors: header is not a JSON object");
+    auto status = root.ForEachMember([&](std::string_view key, JsonElement value) -> Status {
+      if (key == "__metadata__") return ReadMetadata(value, header.metadata);
       if (header.tensors.size() >= limits.max_tensors) {
-        return MakeError("safetensors: more than {} tensors", limits.max_tensors);
+        return MakeError("more than {} tensors", limits.max_tensors);
       }
-      auto tensor = ReadTensor(field.value, key);
-      if (!tensor) return Wrap(tensor.error(), "safetensors");
-      header.tensors.push_back(std::move(*tensor));
-    }
+      MEMFIT_ASSIGN_OR_RETURN(SafetensorsTensorInfo tensor, ReadTensor(value, key));
+      header.tensors.push_back(std::move(tensor));
+      return Ok{};
+    });
+    if (!status) return Wrap(status.error(), "safetensors");
   }
   {
     std::unordered_set<std::string_view> names;

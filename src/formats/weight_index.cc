@@ -1,51 +1,37 @@
 // Sharded checkpoint indexes: {"metadata": {"total_size": BYTES}, "weight_map": {tensor: shard}}.
 // total_size is the sum of tensor storage bytes with shared storage counted once
 // (huggingface_hub serialization/_base.py); old indexes write it as a float, some have no metadata.
-// Parsed with simdjson's DOM API: DeepSeek-V3's index maps ~91k tensors.
+// Parsed with simdjson's DOM API (formats/json_dom.h): DeepSeek-V3's index maps ~91k tensors.
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include <simdjson.h>
-
+#include "formats/json_dom.h"
 #include "memfit/safetensors.h"
 
 namespace memfit {
 namespace {
 
-bool IsNumber(simdjson::dom::element_type type) {
-  using T = simdjson::dom::element_type;
-  return type == T::INT64 || type == T::UINT64 || type == T::DOUBLE;
-}
-
-Status ReadTotalSize(simdjson::dom::element metadata, std::string_view what,
-                     std::optional<uint64_t>& out) {
-  simdjson::dom::object object;
-  if (metadata.get_object().get(object)) return Ok{};  // metadata that is not an object is ignored
-  for (auto field : object) {
-    std::string_view key;
-    key = field.key;
-    if (key != "total_size") continue;
-    simdjson::dom::element value = field.value;
-    simdjson::dom::element_type type;
-    type = value.type();
-    if (type == simdjson::dom::element_type::NULL_VALUE) return Ok{};
-    if (!IsNumber(type)) {
-      return MakeError("{}: metadata.total_size must be a number", what);
-    }
+Status ReadTotalSize(JsonElement metadata, std::string_view what, std::optional<uint64_t>& out) {
+  if (metadata.kind() != JsonKind::kObject) return Ok{};  // metadata that is not an object is ignored
+  return metadata.ForEachMember([&](std::string_view key, JsonElement value) -> Status {
+    if (key != "total_size") return Ok{};
+    const JsonKind kind = value.kind();
+    if (kind == JsonKind::kNull) return Ok{};
+    if (kind != JsonKind::kNumber) return MakeError("{}: metadata.total_size must be a number", what);
     uint64_t n = 0;
-    if (!value.get_uint64().get(n)) {
+    if (value.GetUint64(n)) {
       out = n;
       return Ok{};
     }
     double d = 0;
-    if (value.get_double().get(d) || !(d >= 0) || d > 1.8e19 || d != std::floor(d)) {
+    if (!value.GetDouble(d) || !(d >= 0) || d > 1.8e19 || d != std::floor(d)) {
       return MakeError("{}: metadata.total_size is not a byte count", what);
     }
     out = static_cast<uint64_t>(d);
-  }
-  return Ok{};
+    return Ok{};
+  });
 }
 
 }  // namespace
@@ -106,14 +92,10 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
     return MakeError("{}: index of {} bytes exceeds the limit of {} bytes", what, json_text.size(),
                      kMaxIndexBytes);
   }
-  simdjson::padded_string padded(json_text);
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (auto error = parser.parse(padded).get(doc)) {
-    return MakeError("{}: invalid JSON ({})", what, simdjson::error_message(error));
-  }
-  simdjson::dom::object root;
-  if (doc.get_object().get(root)) return MakeError("{}: expected a JSON object", what);
+  auto document = JsonDocument::Parse(json_text);
+  if (!document) return Wrap(document.error(), what);
+  const JsonElement root = document->root();
+  if (root.kind() != JsonKind::kObject) return MakeError("{}: expected a JSON object", what);
   WeightIndex index;
   bool seen_map = false;
   // Shard numbers in first-seen order while reading; renumbered in name order afterwards.
@@ -121,43 +103,38 @@ Result<WeightIndex> ParseWeightIndex(std::string_view json_text, std::string_vie
   std::string names;
   std::vector<std::string> files;
   std::map<std::string_view, uint32_t> file_number;
-  for (auto field : root) {
-    std::string_view key;
-    key = field.key;
-    if (key == "metadata") {
-      MEMFIT_RETURN_IF_ERROR(ReadTotalSize(field.value, what, index.total_size));
-    } else if (key == "weight_map") {
-      if (seen_map) return MakeError("{}: duplicate key \"weight_map\"", what);
-      seen_map = true;
-      simdjson::dom::object map;
-      if (field.value.get_object().get(map)) {
-        return MakeError("{}: \"weight_map\" must be an object", what);
-      }
-      std::string_view last_file;
-      uint32_t last_number = 0;
-      for (auto entry : map) {
-        std::string_view tensor, file;
-        tensor = entry.key;
-        if (entry.value.get_string().get(file)) {
-          return MakeError("{}: weight_map[\"{}\"] must be a file name string", what, tensor);
-        }
-        if (file.empty() || file.find("..") != std::string_view::npos || file.front() == '/') {
-          return MakeError("{}: weight_map[\"{}\"] names an unsafe file \"{}\"", what, tensor,
-                           file);
-        }
-        if (tensor.size() > UINT32_MAX) return MakeError("{}: a tensor name over 4 GiB", what);
-        // Consecutive tensors mostly share a shard: look the name up only when it changes.
-        if (entries.empty() || file != last_file) {
-          auto [it, added] = file_number.emplace(file, static_cast<uint32_t>(files.size()));
-          if (added) files.emplace_back(file);
-          last_file = file;
-          last_number = it->second;
-        }
-        entries.push_back({names.size(), static_cast<uint32_t>(tensor.size()), last_number});
-        names += tensor;
-      }
+  std::string_view last_file;
+  uint32_t last_number = 0;
+  auto read_entry = [&](std::string_view tensor, JsonElement value) -> Status {
+    std::string_view file;
+    if (!value.GetString(file)) {
+      return MakeError("{}: weight_map[\"{}\"] must be a file name string", what, tensor);
     }
-  }
+    if (file.empty() || file.find("..") != std::string_view::npos || file.front() == '/') {
+      return MakeError("{}: weight_map[\"{}\"] names an unsafe file \"{}\"", what, tensor, file);
+    }
+    if (tensor.size() > UINT32_MAX) return MakeError("{}: a tensor name over 4 GiB", what);
+    // Consecutive tensors mostly share a shard: look the name up only when it changes.
+    if (entries.empty() || file != last_file) {
+      auto [it, added] = file_number.emplace(file, static_cast<uint32_t>(files.size()));
+      if (added) files.emplace_back(file);
+      last_file = file;
+      last_number = it->second;
+    }
+    entries.push_back({names.size(), static_cast<uint32_t>(tensor.size()), last_number});
+    names += tensor;
+    return Ok{};
+  };
+  MEMFIT_RETURN_IF_ERROR(root.ForEachMember([&](std::string_view key, JsonElement value) -> Status {
+    if (key == "metadata") return ReadTotalSize(value, what, index.total_size);
+    if (key != "weight_map") return Ok{};
+    if (seen_map) return MakeError("{}: duplicate key \"weight_map\"", what);
+    seen_map = true;
+    if (value.kind() != JsonKind::kObject) {
+      return MakeError("{}: \"weight_map\" must be an object", what);
+    }
+    return value.ForEachMember(read_entry);
+  }));
   if (!seen_map) return MakeError("{}: missing \"weight_map\"", what);
   // Shards in name order, entries in tensor order (indexes are usually written sorted).
   std::vector<uint32_t> order(files.size());

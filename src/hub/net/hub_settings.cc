@@ -6,6 +6,7 @@
 
 #include "memfit/byte_source.h"
 #include "memfit/hub.h"
+#include "hub/net/hub_api.h"
 #include "hub/net/hub_guard.h"
 #include "memfit/local_source.h"
 
@@ -94,6 +95,13 @@ HubSettings HubSettingsFromEnvironment(std::string explicit_token, bool offline_
   s.metadata_timeout_ms = EnvSecondsAsMs("HF_HUB_ETAG_TIMEOUT", s.metadata_timeout_ms);
   s.download_timeout_ms = EnvSecondsAsMs("HF_HUB_DOWNLOAD_TIMEOUT", s.download_timeout_ms);
   s.deadline_ms = EnvSecondsAsMs("MEMFIT_HUB_DEADLINE", s.deadline_ms);
+  // MEMFIT_HUB_CONCURRENCY: parallel header reads (1..256); the wasm engine, which has no
+  // threads, sets 1.
+  if (std::string v = Env("MEMFIT_HUB_CONCURRENCY"); !v.empty()) {
+    if (auto n = hubnet::ParseDecimalU64(v); n && *n >= 1 && *n <= 256) {
+      s.max_concurrency = static_cast<uint32_t>(*n);
+    }
+  }
   s.guard = &DefaultHubGuard();
   s.ca_bundle = Env("REQUESTS_CA_BUNDLE");
   if (s.ca_bundle.empty()) s.ca_bundle = Env("CURL_CA_BUNDLE");
