@@ -6,6 +6,9 @@
 # Needs Debian's emscripten and node-acorn (scripts/install-deps.sh --test) and web/node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so a clone in another folder (CI) reuses what
+# an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 out="${1:-build-site/site}"
 if ! command -v emcmake >/dev/null 2>&1; then
   echo "build-site: emscripten not installed (apt-get install emscripten node-acorn)" >&2

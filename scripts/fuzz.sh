@@ -8,6 +8,9 @@
 # the script exits 1 if any target fails. See docs/security.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so a clone in another folder (CI) reuses what
+# an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 seconds="${1:-30}"
 shift || true
 build="${FUZZ_BUILD:-build-fuzz}"

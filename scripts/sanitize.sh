@@ -8,6 +8,9 @@
 # Usage: scripts/sanitize.sh          (build dir: $FUZZ_BUILD, default build-fuzz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so a clone in another folder (CI) reuses what
+# an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 build="${FUZZ_BUILD:-build-fuzz}"
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=ON -DMEMFIT_BUILD_BENCH=OFF >/dev/null

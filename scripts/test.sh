@@ -2,6 +2,9 @@
 # Installs test dependencies, builds memfit and runs the whole test suite (ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so a clone in another folder (CI) reuses what
+# an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 scripts/install-deps.sh --test
 # Browser tests: Debian's Chromium, playwright-core and axe-core (npm, pinned in tests/browser).
 if ! command -v chromium >/dev/null 2>&1; then
