@@ -2,6 +2,7 @@
 
 #include "server/server.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -12,7 +13,7 @@
 
 #include "cli/app.h"
 #include "server/hub_post.h"
-#include "server/request_json.h"
+#include "api/request_json.h"
 #include "server/web_assets.h"
 #include "test_support.h"
 
@@ -224,7 +225,7 @@ TEST_F(ServerTest, ResponsesFollowTheOpenApiDocument) {
 // difference the message prints the server's schema, which is what the document should say.
 TEST(OpenApiDocument, RequestBodiesAreTheServersFieldTables) {
   OpenApi spec;
-  const nlohmann::json generated = RequestBodySchemas();
+  const nlohmann::json generated = api::RequestBodySchemas();
   ASSERT_EQ(generated.size(), 7u);
   for (const auto& [name, schema] : generated.items()) {
     EXPECT_EQ(spec.doc()["components"]["schemas"][name], schema)
@@ -259,19 +260,33 @@ TEST(OpenApiDocument, RequestBodiesAreTheServersFieldTables) {
 // The documented body schemas reject what the server rejects and accept what it accepts: every
 // property of each schema is a key the parser takes, and an unknown key is refused.
 TEST(OpenApiDocument, DocumentedKeysAreAcceptedAndOthersRefused) {
-  const nlohmann::json generated = RequestBodySchemas();
+  const nlohmann::json generated = api::RequestBodySchemas();
+  // A value of each option's kind, from the option table (a choice must be one of its values).
+  std::map<std::string, nlohmann::json> good;
+  for (const auto& o : api::OptionTable()["commands"]["inference"]) {
+    const std::string type = o["type"];
+    nlohmann::json v = type == "count"    ? nlohmann::json(1)
+                       : type == "number" ? nlohmann::json(0.5)
+                       : type == "flag"   ? nlohmann::json(true)
+                       : type == "size"   ? nlohmann::json("24GiB")
+                       : type == "gpu" || type == "gpus" ? nlohmann::json("h100")
+                       : !o["choices"].empty() ? o["choices"][0]
+                                               : nlohmann::json("x");
+    if (o["name"] == "torch-version") v = "2.5";
+    if (o["name"] == "transformers-version") v = "4.48";
+    good[o["name"]] = v;
+    for (const auto& alias : o["aliases"]) good[alias] = v;
+  }
   for (const auto& [key, value] : generated["InferenceRequest"]["properties"].items()) {
     if (key == "model") continue;
     nlohmann::json body = {{"model", "meta-llama/Llama-3.2-1B"}};
-    const auto& type = value.contains("type") ? value["type"] : nlohmann::json("string");
-    if (type == "integer") body[key] = 1;
-    else if (type == "number") body[key] = 0.5;
-    else if (type == "boolean") body[key] = true;
-    else body[key] = "x";
-    EXPECT_TRUE(InferenceRequestFromJson(body).has_value()) << key;
+    ASSERT_TRUE(good.count(key)) << key;
+    body[key] = good[key];
+    auto request = api::InferenceRequestFromJson(body);
+    EXPECT_TRUE(request.has_value()) << key << ": " << request.error().message;
   }
-  EXPECT_FALSE(InferenceRequestFromJson({{"model", "m"}, {"no-such-option", 1}}).has_value());
-  EXPECT_FALSE(GpusRequestFromJson({{"no-such-option", 1}}).has_value());
+  EXPECT_FALSE(api::InferenceRequestFromJson({{"model", "m"}, {"no-such-option", 1}}).has_value());
+  EXPECT_FALSE(api::GpusRequestFromJson({{"no-such-option", 1}}).has_value());
 }
 
 // A fake Hub for "Post to the Hub": lists discussions and records the one created.

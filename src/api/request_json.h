@@ -13,7 +13,7 @@
 #include "memfit/requests.h"
 #include "memfit/result.h"
 
-namespace memfit::server {
+namespace memfit::api {
 
 Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& body);
 Result<InferenceRequest> InferenceRequestFromJson(const nlohmann::json& body);
@@ -39,4 +39,7 @@ std::vector<std::string> ModelsRequestKeys();
 // document equal to what the server accepts compares them.
 nlohmann::json RequestBodySchemas();
 
-}  // namespace memfit::server
+// The option table of every command (memfit/api.h: ApiOptionsJson): names, aliases, type, default.
+nlohmann::json OptionTable();
+
+}  // namespace memfit::api
