@@ -26,9 +26,6 @@ if(MEMFIT_BUILD_PYTHON AND pybind11_FOUND)
   set(MEMFIT_PYTHON_PACKAGE ${CMAKE_BINARY_DIR}/python/memfit)
   # NO_EXTRAS: no LTO and no strip here (the wheel is stripped by scripts/build-python.sh).
   set(MEMFIT_PYTHON_SOURCES ${CMAKE_SOURCE_DIR}/src/python/module.cc)
-  if(NOT EXISTS ${CMAKE_SOURCE_DIR}/include/memfit/api.h)
-    list(APPEND MEMFIT_PYTHON_SOURCES ${CMAKE_SOURCE_DIR}/src/python/api_fallback.cc)
-  endif()
   pybind11_add_module(memfit_python MODULE NO_EXTRAS ${MEMFIT_PYTHON_SOURCES})
   set_target_properties(memfit_python PROPERTIES OUTPUT_NAME _memfit
                         LIBRARY_OUTPUT_DIRECTORY ${MEMFIT_PYTHON_PACKAGE}

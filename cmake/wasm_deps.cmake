@@ -3,8 +3,7 @@
 # break the wasm target): a folder in the build tree holds links to those two folders only.
 set(MEMFIT_WASM_INCLUDE ${CMAKE_BINARY_DIR}/wasm-include)
 file(MAKE_DIRECTORY ${MEMFIT_WASM_INCLUDE})
-# INTERIM: CLI (CLI11) for src/cli/llamacpp_cli.cc until src/api/ lands.
-foreach(dir nlohmann fmt CLI)
+foreach(dir nlohmann fmt)
   if(NOT EXISTS /usr/include/${dir})
     message(FATAL_ERROR "/usr/include/${dir} not found: run scripts/install-deps.sh")
   endif()

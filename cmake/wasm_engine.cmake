@@ -1,17 +1,9 @@
 # The WebAssembly engine (MEMFIT_WASM): memfit_engine.mjs (an ES module factory) and
 # memfit_engine.wasm, wrapped by site/engine.mjs. Linked from the library's modules up to
 # request and the API (src/api/); scripts/build-site.sh builds it and writes the site.
-set(MEMFIT_ENGINE_SOURCES ${CMAKE_SOURCE_DIR}/src/wasm/engine_main.cc)
-# INTERIM until src/api/ is in main: RunApi over the server's answers (src/wasm/interim/).
-list(APPEND MEMFIT_ENGINE_SOURCES
-     ${CMAKE_SOURCE_DIR}/src/wasm/interim/api_interim.cc
-     ${CMAKE_SOURCE_DIR}/src/server/answers.cc ${CMAKE_SOURCE_DIR}/src/server/api.cc
-     ${CMAKE_SOURCE_DIR}/src/server/request_json.cc ${CMAKE_SOURCE_DIR}/src/cli/llamacpp_cli.cc
-     ${CMAKE_SOURCE_DIR}/src/cli/model_loader.cc ${CMAKE_SOURCE_DIR}/src/cli/vocabulary.cc)
-add_executable(memfit_engine ${MEMFIT_ENGINE_SOURCES})
-target_include_directories(memfit_engine PRIVATE ${CMAKE_SOURCE_DIR}/src/wasm/interim
-                           ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(memfit_engine PRIVATE memfit_request)
+add_executable(memfit_engine ${CMAKE_SOURCE_DIR}/src/wasm/engine_main.cc)
+target_include_directories(memfit_engine PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(memfit_engine PRIVATE memfit_api)
 set_target_properties(memfit_engine PROPERTIES SUFFIX ".mjs")
 # The heap grows on demand up to MEMFIT_WASM_MAX_MEMORY (the tab's hard limit: an allocation past
 # it fails as bad_alloc, caught by the API, instead of taking the tab down).

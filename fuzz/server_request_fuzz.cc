@@ -34,8 +34,8 @@
 #include <thread>
 
 #include "fuzz/fuzz_support.h"
-#include "server/answers.h"
-#include "server/api.h"
+#include "api/answers.h"
+#include "api/body.h"
 #include "server/request_target.h"
 #include "server/router.h"
 #include "server/web_assets.h"
@@ -354,7 +354,7 @@ void CheckErrorBody(const server::HttpResponse& r) {
 // CheckApiBody is what keeps local paths and file-writing options away from the typed requests:
 // check what it accepts of any object body, whatever the router then does with it.
 void CheckArguments(std::string_view command, const nlohmann::json& body) {
-  auto checked = server::CheckApiBody(command, body);
+  auto checked = api::CheckApiBody(command, body);
   CheckResult(checked);
   if (!checked) return;
   if (auto model = body.find("model"); model != body.end()) {
@@ -374,7 +374,7 @@ void CheckArguments(std::string_view command, const nlohmann::json& body) {
     }
   }
   // What the typed request makes of it: a request or a one-line error, never a crash.
-  CheckResult(server::TypedApiWork(command, body));
+  CheckResult(api::TypedApiWork(command, body));
 }
 
 // A static answer is the embedded file of its name, except index.html, where the server puts the

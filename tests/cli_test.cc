@@ -141,7 +141,9 @@ TEST(Cli, BadInputIsOneLineWithExitCode1) {
 TEST(Cli, UsageErrorsExit2) {
   EXPECT_EQ(RunMemfit({"estimate-memory"}).code, 2);
   EXPECT_EQ(RunMemfit({"no-such-command"}).code, 2);
-  EXPECT_EQ(RunMemfit({"estimate-memory", "x", "--format", "yaml"}).code, 2);
+  EXPECT_EQ(RunMemfit({"estimate-memory", "x", "--formt", "yaml"}).code, 2);  // unknown flag
+  EXPECT_EQ(RunMemfit({"estimate-memory", "x", "--format"}).code, 2);          // flag without value
+  EXPECT_EQ(RunMemfit({"estimate-memory", "x", "--format", "yaml"}).code, 1);  // refused value
 }
 
 TEST(Cli, ShardedDirectoryComparesIndexTotalSize) {

@@ -15,10 +15,11 @@ enum class ContextUse : uint8_t {
 
 struct ContextChoice {
   uint64_t tokens = 0;
-  std::string assumption;  // "" when the request named the context
+  std::string assumption;  // "" when the request named a context within the model's maximum
 };
 
-// `requested` > 0 is kept. Otherwise: serving min(the model's max_position_embeddings, 8192),
+// `requested` > 0 is kept (past the model's maximum, with an assumption line that says so).
+// Otherwise: serving min(the model's max_position_embeddings, 8192),
 // training min(max_position_embeddings, 2048), llama.cpp the training context (GGUF
 // context_length); 4096 (serving, llama.cpp) or 2048 (training) when the model names none.
 ContextChoice ChooseContext(uint64_t requested, uint64_t model_max, ContextUse use);

@@ -55,7 +55,17 @@ struct DeviceSpec {
   uint64_t memory_bytes = 0;
   const GpuSpec* gpu = nullptr;  // null for a bare size (no bandwidth or TFLOPS known)
 };
-// A catalog name or a byte size; "2xH100" / "4x rtx4090" repeat a device. Appends to `out`.
+// A catalog name or a byte size; "2xH100" / "4x rtx4090" repeat a device. Appends to `out`. A
+// bare number ("4090") is refused with the catalog GPU of that name as a suggestion; a size in
+// GB or TB is read in binary units, as vendors label cards (24GB = 24 GiB; the label says so).
 Status ParseDeviceArg(std::string_view text, std::vector<DeviceSpec>& out);
+
+// --gpu's word as one kind of device and how many: "8xh200" -> (H200, 8), "rtx4090" -> (RTX
+// 4090, 1), "24GiB" -> (a 24 GiB GPU, 1). The count form works in every command.
+struct GpuChoice {
+  DeviceSpec device;
+  uint64_t count = 1;
+};
+Result<GpuChoice> ParseGpuChoice(std::string_view text);
 
 }  // namespace memfit

@@ -22,6 +22,7 @@ enum class ErrorKind : uint8_t {
   kForbidden,    // gated or private: a token or accepted terms would help
   kUnavailable,  // offline, or the Hub could not be reached in time
   kUnsupported,  // a valid input memfit cannot estimate (yet)
+  kUsage,        // no request of the command: an unknown option, one given twice (API bodies)
 };
 
 // An error message that says where, lowercase, context first:

@@ -1,11 +1,61 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cli/command.h"
+#include "cli/options_binding.h"
+
+#include "memfit/suggest.h"
 
 namespace memfit::cli {
+namespace {
+
+// "--context: --context -5: expected ..." (CLI11 names the option before a message that already
+// does) -> "--context -5: expected ...", the API's words for the same value.
+std::string WithoutRepeatedFlag(std::string message) {
+  const size_t colon = message.find(": --");
+  if (message.starts_with("--") && colon != std::string::npos &&
+      message.compare(colon + 2, colon, message, 0, colon) == 0) {
+    message.erase(0, colon + 2);
+  }
+  return message;
+}
+
+// An unexpected argument: the first that looks like a flag, with the closest option of the
+// command ("unknown option --contxt (did you mean --context?)"); else CLI11's own words.
+std::string ExtrasMessage(CLI::App& app, const std::vector<std::string>& args,
+                          const CLI::ExtrasError& e) {
+  CLI::App* command = nullptr;
+  for (CLI::App* sub : app.get_subcommands()) command = sub;
+  if (!command && !args.empty()) {
+    try {
+      command = app.get_subcommand(args[0]);
+    } catch (const CLI::Error&) {
+      command = nullptr;  // not a command: CLI11's own words below
+    }
+  }
+  std::vector<std::string> names;
+  if (command) {
+    for (const CLI::Option* o : command->get_options()) {
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    }
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!a.starts_with("--")) continue;
+    const std::string flag = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), flag) != names.end()) continue;
+    return fmt::format("{}unknown option {}{}", command ? command->get_name() + ": " : "", flag,
+                       DidYouMean(flag, names));
+  }
+  return e.what();
+}
+
+}  // namespace
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ErrorKind kind = ErrorKind::kBadInput;
@@ -60,8 +110,27 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const CLI::CallForVersion& e) {
     out << e.what() << "\n";
     return 0;
+  } catch (const OptionValueError& e) {
+    err << "memfit: error: " << e.what() << "\n";
+    error_kind = ErrorKind::kBadInput;
+    return 1;
+  } catch (const CLI::ValidationError& e) {
+    // A value outside its set or range (CLI11's checks from the option table): the same one line
+    // as the API's refusal.
+    err << "memfit: error: " << WithoutRepeatedFlag(e.what()) << "\n";
+    error_kind = ErrorKind::kBadInput;
+    return 1;
+  } catch (const CLI::ConversionError& e) {
+    err << "memfit: error: " << WithoutRepeatedFlag(e.what()) << "\n";
+    error_kind = ErrorKind::kBadInput;
+    return 1;
+  } catch (const CLI::ExtrasError& e) {
+    err << "memfit: usage error: " << ExtrasMessage(app, args, e) << "\n";
+    err << "run `memfit " << (named ? std::string(named->name) + " " : std::string())
+        << "--help` for its options\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
-    err << "memfit: usage error: " << e.what() << "\n";
+    err << "memfit: usage error: " << WithoutRepeatedFlag(e.what()) << "\n";
     err << "run `memfit --help` for the commands and their options\n";
     return 2;
   }

@@ -2,6 +2,7 @@
 // `--accelerate` reproduces `accelerate estimate-memory` exactly.
 
 #include "cli/command.h"
+#include "cli/options_binding.h"
 #include "cli/model_loader.h"
 #include "memfit/estimate_load.h"
 #include "memfit/render.h"
@@ -52,16 +53,8 @@ void AddEstimateMemoryCommand(CLI::App& app, Context& ctx) {
       "memory to load the model per dtype, its largest indivisible block, and full training with "
       "AdamW (weights, gradients, optimizer states)");
   AddModelArgs(*cmd, args->model);
-  cmd->add_option("--dtypes", args->request.dtypes,
-                  "dtypes to report: float32 float16 bfloat16 int8 int4 (default all)");
-  cmd->add_flag("--accelerate", args->request.accelerate,
-                "reproduce `accelerate estimate-memory` (its table, rounding and MB/GB labels)");
-  cmd->add_option("--library_name,--library-name", args->request.library_name,
-                  "transformers or timm (accepted for accelerate compatibility)");
-  cmd->add_flag("--trust_remote_code,--trust-remote-code", args->request.trust_remote_code,
-                "accepted for compatibility; memfit never runs remote code");
-  cmd->add_option("--format", args->format, "table, json, csv or markdown")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  BindOptions(*cmd, api::Options(args->request), ctx, &args->model);
+  AddFormatOption(*cmd, args->format);
   cmd->callback([args, &ctx] { RunEstimate(*args, ctx); });
 }
 

@@ -2,6 +2,7 @@
 // GpusRequest's fields (memfit/requests.h), answered by RunGpusRequest.
 
 #include "cli/command.h"
+#include "cli/options_binding.h"
 #include "cli/terminal.h"
 #include "memfit/render_fit.h"
 #include "memfit/requests.h"
@@ -17,11 +18,8 @@ void AddGpusCommand(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "gpus", "the built-in GPU catalog: memory, bandwidth, dense bf16 TFLOPS and their source");
-  cmd->add_option("--min-memory", args->request.min_memory,
-                  "only GPUs with at least this memory (24GiB)");
-  cmd->add_option("--vendor", args->request.vendor, "nvidia, amd, apple or intel");
-  cmd->add_option("--format", args->format, "table, json, csv or markdown")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  BindOptions(*cmd, api::Options(args->request), ctx);
+  AddFormatOption(*cmd, args->format);
   AddWideFlag(*cmd, args->wide);
   cmd->callback([args, &ctx] {
     auto selected = RunGpusRequest(args->request);

@@ -2,6 +2,7 @@
 // are an InspectRequest's fields (memfit/requests.h), answered by RunInspectRequest.
 
 #include "cli/command.h"
+#include "cli/options_binding.h"
 #include "cli/model_loader.h"
 #include "memfit/render.h"
 #include "memfit/requests.h"
@@ -17,10 +18,8 @@ void AddInspectCommand(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("inspect", "tensors grouped by module, dtypes, parameter count");
   AddModelArgs(*cmd, args->model);
-  cmd->add_option("--depth", args->request.depth, "module depth to group by (numbered layers merge)")
-      ->check(CLI::Range(1, 16));
-  cmd->add_option("--format", args->format, "table, json, csv or markdown")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  BindOptions(*cmd, api::Options(args->request), ctx, &args->model);
+  AddFormatOption(*cmd, args->format);
   cmd->callback([args, &ctx] {
     auto answer = WithQuery(args->model, [&](ModelQuery query) {
       InspectRequest request = args->request;

@@ -15,6 +15,9 @@
 namespace memfit::cli {
 namespace {
 
+using api::LlamaCppArgsFor;
+using api::LlamaCppFitArgsFor;
+using api::ResolveLlamaCppArgs;
 using cli_test::RunMemfit;
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;

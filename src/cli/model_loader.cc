@@ -35,12 +35,8 @@ void AddModelArgs(CLI::App& command, ModelArgs& args) {
                      "a model directory, a .safetensors or config.json file, a Hub id (local HF "
                      "cache, then the Hub), or a catalog name (see `memfit models`)")
       ->required();
-  command.add_option("--revision", args.revision, "branch, tag or commit (default main)");
-  command.add_flag("--offline", args.offline, "use only local files and the cache (HF_HUB_OFFLINE=1)");
-  command.add_option("--token", args.token, "Hugging Face token for gated or private repos");
-  command.add_option("--gguf-file", args.gguf_file,
-                     "the GGUF model to read from a Hub repository: a file (any file of a split), "
-                     "or a part of one name such as Q4_K_M (see docs/hub.md)");
+  // --revision, --offline, --token and --gguf-file come from the option table
+  // (api/options.h), bound to these fields by BindOptions (cli/options_binding.h).
 }
 
 Result<LoadedInputs> LoadModelInputsWithOrigin(const ModelArgs& args) {

@@ -27,7 +27,7 @@ struct ModelArgs {
   bool log_is_terminal = false;  // for a `log` given: draw the progress line on it
 };
 
-// Adds MODEL, --revision, --offline, --token and --gguf-file to a subcommand.
+// Adds the positional MODEL to a subcommand (its flags: BindOptions, cli/options_binding.h).
 void AddModelArgs(CLI::App& command, ModelArgs& args);
 // A newline on the progress line's stream (args.log, else stderr).
 void EndProgressLine(const ModelArgs& args);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "cli/command.h"
+#include "cli/options_binding.h"
 #include "memfit/catalog.h"
 #include "memfit/render.h"
 #include "memfit/requests.h"
@@ -39,9 +40,8 @@ void AddModelsCommand(CLI::App& app, Context& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("models", "the built-in catalog of models (works offline)");
-  cmd->add_option("--family", args->request.family, "only this family (llama, bert, ...)");
-  cmd->add_option("--format", args->format, "table, json, csv or markdown")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}));
+  BindOptions(*cmd, api::Options(args->request), ctx);
+  AddFormatOption(*cmd, args->format);
   cmd->add_option("--export-configs", args->export_dir,
                   "write each entry's config.json under this directory");
   cmd->callback([args, &ctx] {

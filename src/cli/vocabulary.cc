@@ -1,8 +1,8 @@
 #include "cli/vocabulary.h"
 
-#include "cli/request_flags.h"
 #include <algorithm>
 
+#include "cli/options_binding.h"
 #include "cli/request_flags.h"
 #include "memfit/requests.h"
 
@@ -17,6 +17,8 @@ Status ParseFlags(CLI::App& app, const std::string& command, const std::vector<s
     app.parse(argv);
   } catch (const CLI::ParseError& e) {
     return MakeError("{} {}", command, e.what());
+  } catch (const OptionValueError& e) {
+    return MakeError("{}", e.what());
   }
   return Ok{};
 }

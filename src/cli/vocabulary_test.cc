@@ -66,7 +66,8 @@ TEST(VocabularyTest, CurveGpusAreCatalogNamesOrSizes) {
   EXPECT_EQ((*gpus)[1].compute_capability, 0u);
   auto bad = CurveGpus({"potato"});
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().message, "--curve-gpu \"potato\": neither a catalog GPU nor a size (24GiB)");
+  EXPECT_EQ(bad.error().message, "--curve-gpu \"potato\": not in memfit's GPU catalog (see `memfit gpus`); or "
+            "give a size such as 24GiB");
 }
 
 TEST(VocabularyTest, LibraryVersions) {

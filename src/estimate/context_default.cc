@@ -9,7 +9,15 @@
 namespace memfit {
 
 ContextChoice ChooseContext(uint64_t requested, uint64_t model_max, ContextUse use) {
-  if (requested > 0) return {.tokens = requested};
+  if (requested > 0) {
+    if (model_max > 0 && requested > model_max) {
+      return {requested, fmt::format("context: {} tokens is past the model's maximum of {} "
+                                     "(max_position_embeddings): counted as asked, but the model "
+                                     "was not trained for it",
+                                     requested, model_max)};
+    }
+    return {.tokens = requested};
+  }
   switch (use) {
     case ContextUse::kLlamaCpp:
       if (model_max) {

@@ -227,7 +227,9 @@ LoadEstimate EstimateLoad(const LoadSummary& summary, const LoadOptions& options
       "largest block: the biggest indivisible unit accelerate's device_map keeps on one device");
   out.notes.push_back(
       "training (AdamW): weights + gradients + optimizer states, 16 B/param in float32 and 18 "
-      "B/param in fp16/bf16 mixed precision; activations not included (see `memfit train`)");
+      "B/param in fp16/bf16 mixed precision; activations not included (`memfit train` adds them "
+      "at a context, so it reads higher; accelerate's \"training using Adam\" is 4 x the weights "
+      "at the row's dtype, so it reads lower)");
   return out;
 }
 

@@ -5,6 +5,11 @@
 #include <charconv>
 
 #include "memfit/gpu.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "memfit/suggest.h"
 #include "memfit/units.h"
 #include "plan/gpu_catalog_data.h"
 
@@ -90,9 +95,22 @@ Result<const GpuSpec*> FindGpu(std::string_view name) {
   }
   if (prefix.size() == 1) return prefix.front();
   if (prefix.empty()) {
-    return MakeError("--gpu \"{}\": not in memfit's GPU catalog (see `memfit gpus`); give a size "
-                     "such as 24GiB instead",
-                     name);
+    // Did you mean: the catalog GPU with the closest key (rtx4900 -> RTX 4090).
+    const GpuSpec* closest = nullptr;
+    size_t best = std::max<size_t>(1, key.size() / 3) + 1;
+    for (const auto& gpu : GpuCatalog()) {
+      for (const auto& k : Keys(gpu)) {
+        if (const size_t d = EditDistance(key, k); d < best) {
+          best = d;
+          closest = &gpu;
+        }
+      }
+    }
+    const std::string hint =
+        closest ? fmt::format(" (did you mean {}?)", closest->name) : std::string();
+    return MakeError("--gpu \"{}\": not in memfit's GPU catalog{} (see `memfit gpus`); or give a "
+                     "size such as 24GiB",
+                     name, hint);
   }
   std::string names;
   for (size_t i = 0; i < prefix.size() && i < 8; ++i) {
@@ -100,6 +118,30 @@ Result<const GpuSpec*> FindGpu(std::string_view name) {
   }
   return MakeError("--gpu \"{}\" is ambiguous: {}", name, names);
 }
+
+namespace {
+
+// A bare number ("4090", "3090") is a GPU's model number far more often than a size in bytes:
+// refuse it, suggesting the catalog GPU of that name and the unit a size needs.
+Status RefuseBareNumber(std::string_view text, std::string_view rest) {
+  std::string_view number = rest;
+  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
+  for (char c : number) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return Ok{};
+  }
+  std::string suggestion;
+  for (const auto& gpu : GpuCatalog()) {
+    if (Normalize(gpu.name).find(number) != std::string::npos) {
+      suggestion = fmt::format(" did you mean {} ({})?", gpu.name, FormatBytes(MemoryBytes(gpu)));
+      break;
+    }
+  }
+  return MakeError("--gpu \"{}\": a bare number is neither a GPU nor a size;{} A size needs a "
+                   "unit, such as {}GiB",
+                   text, suggestion, number);
+}
+
+}  // namespace
 
 Status ParseDeviceArg(std::string_view text, std::vector<DeviceSpec>& out) {
   // "2xH100", "4x rtx4090": a count, then 'x'.
@@ -119,11 +161,28 @@ Status ParseDeviceArg(std::string_view text, std::vector<DeviceSpec>& out) {
   }
   DeviceSpec device;
   if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front()))) {
+    MEMFIT_RETURN_IF_ERROR(RefuseBareNumber(text, rest));
     auto bytes = ParseByteSize(rest);
     if (bytes) {
       if (*bytes == 0) return MakeError("--gpu \"{}\": a device needs more than 0 bytes", text);
-      device.memory_bytes = *bytes;
-      device.label = FormatBytes(*bytes) + " GPU";
+      // Vendors label cards in binary units written "GB" (an "RTX 4090 24 GB" has 24 GiB): a GPU
+      // given as 24GB or 1TB is read that way, and the label says so.
+      std::string unit;
+      for (char c : rest) {
+        if (std::isalpha(static_cast<unsigned char>(c))) unit += static_cast<char>(std::tolower(c));
+      }
+      if (unit == "gb" || unit == "tb") {
+        const double value = std::strtod(std::string(rest).c_str(), nullptr);
+        const double scale = unit == "gb" ? double(uint64_t{1} << 30) : double(uint64_t{1} << 40);
+        if (!(value * scale < 1.8e19)) return MakeError("--gpu \"{}\": size out of range", text);
+        device.memory_bytes = static_cast<uint64_t>(std::round(value * scale));
+        device.label = fmt::format("{} GPU ({} read as {}iB, as vendors label cards)",
+                                   FormatBytes(device.memory_bytes), rest,
+                                   std::string(rest.substr(0, rest.size() - 1)));
+      } else {
+        device.memory_bytes = *bytes;
+        device.label = FormatBytes(*bytes) + " GPU";
+      }
     }
   }
   if (device.memory_bytes == 0) {
@@ -135,6 +194,13 @@ Status ParseDeviceArg(std::string_view text, std::vector<DeviceSpec>& out) {
   }
   for (uint64_t i = 0; i < count; ++i) out.push_back(device);
   return Ok{};
+}
+
+Result<GpuChoice> ParseGpuChoice(std::string_view text) {
+  std::vector<DeviceSpec> devices;
+  MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(text, devices));
+  if (devices.empty()) return MakeError("--gpu \"{}\": no device", text);
+  return GpuChoice{devices.front(), devices.size()};
 }
 
 }  // namespace memfit

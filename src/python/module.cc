@@ -12,11 +12,7 @@
 #include <vector>
 
 #include "cli/app.h"
-#if __has_include("memfit/api.h")
 #include "memfit/api.h"
-#else
-#include "python/api_fallback.h"  // until memfit/api.h is on this branch
-#endif
 #include "memfit/render.h"
 
 namespace py = pybind11;

@@ -3,6 +3,7 @@
 // always ran them, so that every caller reports the same first error.
 
 #include <algorithm>
+#include <optional>
 
 #include "memfit/context_default.h"
 #include "memfit/gpu.h"
@@ -19,12 +20,24 @@ namespace {
 Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   InferenceOptions o;
   o.batch = r.batch;
-  const uint64_t replicas = std::max<uint64_t>(1, r.dp) * std::max<uint64_t>(1, r.pp);
-  if (r.gpus > 0 && r.tp == 0) {
-    if (r.gpus % replicas != 0) {
-      return MakeError("--gpus {}: not a multiple of --dp x --pp ({})", r.gpus, replicas);
+  // --gpu NxKIND: N GPUs of that kind, the same as --gpus N (the two must agree when both given).
+  std::optional<GpuChoice> gpu;
+  if (!r.gpu.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(gpu, ParseGpuChoice(r.gpu));
+  }
+  uint64_t gpus = r.gpus;
+  if (gpu && gpu->count > 1) {
+    if (gpus > 0 && gpus != gpu->count) {
+      return MakeError("--gpu {} and --gpus {} disagree: give the count once", r.gpu, r.gpus);
     }
-    o.tp = r.gpus / replicas;
+    if (r.tp == 0) gpus = gpu->count;
+  }
+  const uint64_t replicas = std::max<uint64_t>(1, r.dp) * std::max<uint64_t>(1, r.pp);
+  if (gpus > 0 && r.tp == 0) {
+    if (gpus % replicas != 0) {
+      return MakeError("--gpus {}: not a multiple of --dp x --pp ({})", gpus, replicas);
+    }
+    o.tp = gpus / replicas;
   } else {
     o.tp = r.tp ? r.tp : 1;
   }
@@ -59,11 +72,9 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   } else if (o.engine == Engine::kSglang) {
     o.gpu_memory_utilization = 0.88;  // SGLang mem_fraction_static on large GPUs
   }
-  if (!r.gpu.empty()) {
-    auto gpu = FindGpu(r.gpu);
-    if (!gpu) return Wrap(gpu.error(), "--gpu");
-    o.gpu_memory_bytes = MemoryBytes(**gpu);
-    o.compute_capability = ComputeCapability(**gpu);
+  if (gpu) {
+    o.gpu_memory_bytes = gpu->device.memory_bytes;
+    o.compute_capability = gpu->device.gpu ? ComputeCapability(*gpu->device.gpu) : 0;
   }
   if (!r.gpu_memory.empty()) {
     auto bytes = ParseByteSize(r.gpu_memory);
@@ -109,8 +120,16 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   o.context_tokens = context.tokens;
   MEMFIT_ASSIGN_OR_RETURN(answer.estimate, EstimateInference(model, o));
   if (!context.assumption.empty()) answer.estimate.assumptions.push_back(context.assumption);
+  if (std::string warning = AbsurdTotalWarning(answer.estimate.total_bytes); !warning.empty()) {
+    answer.estimate.notes.push_back(std::move(warning));
+  }
   if (r.gpus > 0 && answer.estimate.gpus != r.gpus) {
     return MakeError("--gpus {}: the layout uses {} GPUs (--tp {} --dp {} --pp {})", r.gpus,
+                     answer.estimate.gpus, o.tp, o.dp, o.pp);
+  }
+  if (auto choice = r.gpu.empty() ? std::optional<GpuChoice>() : std::optional(*ParseGpuChoice(r.gpu));
+      choice && choice->count > 1 && answer.estimate.gpus != choice->count) {
+    return MakeError("--gpu {}: the layout uses {} GPUs (--tp {} --dp {} --pp {})", r.gpu,
                      answer.estimate.gpus, o.tp, o.dp, o.pp);
   }
   answer.verdict = InferenceVerdict(model, r, o, answer.estimate);
@@ -149,13 +168,19 @@ Result<RuntimeVersions> ParseRuntimeVersions(const std::string& torch,
 Result<std::vector<CurveGpu>> ParseCurveGpus(const std::vector<std::string>& words) {
   std::vector<CurveGpu> gpus;
   for (const auto& word : words) {
-    if (auto gpu = FindGpu(word)) {
-      gpus.push_back({std::string((*gpu)->name), MemoryBytes(**gpu), ComputeCapability(**gpu)});
-      continue;
+    // A catalog name, NxNAME (one curve per kind: the count does not change a GPU's memory) or a
+    // size with a unit.
+    auto choice = ParseGpuChoice(word);
+    if (!choice) {
+      // ParseGpuChoice names --gpu; the word came from --curve-gpu.
+      std::string why = choice.error().message;
+      const std::string gpu_prefix = fmt::format("--gpu \"{}\": ", word);
+      if (why.starts_with(gpu_prefix)) why.erase(0, gpu_prefix.size());
+      return MakeError("--curve-gpu \"{}\": {}", word, why);
     }
-    auto bytes = ParseByteSize(word);
-    if (!bytes) return MakeError("--curve-gpu \"{}\": neither a catalog GPU nor a size (24GiB)", word);
-    gpus.push_back({word, *bytes, 0});
+    const DeviceSpec& d = choice->device;
+    gpus.push_back({d.gpu ? std::string(d.gpu->name) : word, d.memory_bytes,
+                    d.gpu ? ComputeCapability(*d.gpu) : 0});
   }
   return gpus;
 }

@@ -4,6 +4,9 @@
 // validate`, which builds the same requests from its rows (memfit/validation.h). Errors name the
 // flag ("--dtype: ...").
 
+#include <cstdint>
+#include <string>
+
 #include "memfit/requests.h"
 
 namespace memfit {
@@ -12,5 +15,9 @@ namespace memfit {
 Result<InferenceOptions> InferenceOptionsFor(const InferenceRequest& request);
 // TrainOptions::seq is the request's context (0 until the model chooses it).
 Result<TrainOptions> TrainOptionsFor(const TrainRequest& request);
+
+// A warning for a per-GPU total no machine has (over 64 TiB, several times the largest GPU
+// cluster node): "" below. The settings behind it are usually a context or batch typed too large.
+std::string AbsurdTotalWarning(uint64_t bytes_per_gpu);
 
 }  // namespace memfit

@@ -3,6 +3,7 @@
 // cache when it is on (memfit/resolve.h, request/shared_cache.h).
 
 #include "memfit/resolve.h"
+#include "memfit/suggest.h"
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +17,29 @@
 
 namespace memfit {
 namespace {
+
+// " (did you mean meta-llama/Llama-3.1-8B?)": the catalog's closest Hub id or short name to a
+// model that was not found (a misspelled id), or "".
+std::string CatalogHint(std::string_view spec) {
+  std::vector<std::string> ids, names;
+  for (const CatalogEntry& e : Catalog()) {
+    ids.emplace_back(e.id);
+    const size_t slash = e.id.find('/');
+    names.emplace_back(slash == std::string_view::npos ? e.id : e.id.substr(slash + 1));
+  }
+  std::string match = ClosestMatch(spec, ids);
+  if (match.empty()) {
+    const size_t slash = spec.find('/');
+    const std::string short_name(slash == std::string_view::npos ? spec : spec.substr(slash + 1));
+    const std::string name = ClosestMatch(short_name, names);
+    for (size_t i = 0; i < names.size() && !name.empty(); ++i) {
+      if (names[i] == name) match = ids[i];
+    }
+  }
+  if (match.empty() || match == spec) return "";
+  return " (did you mean " + match + "? it is in memfit's catalog)";
+}
+
 
 namespace fs = std::filesystem;
 using Clock = Validity::Clock;
@@ -64,8 +88,15 @@ Result<Resolution> ResolveWithValidity(const ModelQuery& query, uint32_t ttl_ms)
       (LooksLikeHubUrl(query.spec) ||
        (LooksLikeHubId(query.spec) &&
         (query.spec.find('/') != std::string::npos || !FindCatalogEntry(query.spec))))) {
-    MEMFIT_ASSIGN_OR_RETURN(ResolvedModel hub, ResolveHubQuery(query, options.hf_hub_cache));
-    return Resolution{.model = std::move(hub), .validity = {.expires_at = expires_at, .files = {}}};
+    auto hub = ResolveHubQuery(query, options.hf_hub_cache);
+    if (!hub) {
+      Error error = hub.error();
+      if (error.kind == ErrorKind::kNotFound || error.kind == ErrorKind::kUnavailable) {
+        error.message += CatalogHint(query.spec);
+      }
+      return error;
+    }
+    return Resolution{.model = std::move(*hub), .validity = {.expires_at = expires_at, .files = {}}};
   }
   MEMFIT_ASSIGN_OR_RETURN(LocalResolution local, ResolveLocalModel(query.spec, options));
   if (local.kind != InputKind::kNotFound) {
@@ -82,8 +113,8 @@ Result<Resolution> ResolveWithValidity(const ModelQuery& query, uint32_t ttl_ms)
   return WithKind(
       MakeError("{}: model not found. memfit looked for (1) a local directory with config.json or "
                 "safetensors files, (2) a .safetensors or config.json file, (3) a Hub id in the "
-                "local Hugging Face cache ({}), (4) a name in the built-in catalog (`memfit models`)",
-                query.spec, options.hf_hub_cache),
+                "local Hugging Face cache ({}), (4) a name in the built-in catalog (`memfit models`){}",
+                query.spec, options.hf_hub_cache, CatalogHint(query.spec)),
       ErrorKind::kNotFound);
 }
 

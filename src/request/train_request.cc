@@ -56,11 +56,26 @@ Result<TrainOptions> TrainOptionsFor(const TrainRequest& a) {
   return o;
 }
 
+std::string AbsurdTotalWarning(uint64_t bytes_per_gpu) {
+  constexpr uint64_t kAbsurd = uint64_t{64} << 40;
+  if (bytes_per_gpu <= kAbsurd) return "";
+  return fmt::format("warning: {} per GPU is more memory than any machine has: check --context "
+                     "and --batch",
+                     FormatBytes(bytes_per_gpu));
+}
+
 Result<TrainAnswer> RunTrainRequest(const TrainRequest& r) {
   TrainAnswer answer;
   MEMFIT_ASSIGN_OR_RETURN(answer.options, TrainOptionsFor(r));
   std::vector<DeviceSpec> devices;
   if (!r.gpu.empty()) MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(r.gpu, devices));
+  // --gpu NxKIND: N GPUs in total, the same as --gpus N (1 is --gpus's default).
+  if (devices.size() > 1) {
+    if (r.gpus != 1 && r.gpus != devices.size()) {
+      return MakeError("--gpu {} and --gpus {} disagree: give the count once", r.gpu, r.gpus);
+    }
+    answer.options.gpus = devices.size();
+  }
   MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model));
   const Model& model = answer.model->model();
   const ContextChoice context =
@@ -69,6 +84,9 @@ Result<TrainAnswer> RunTrainRequest(const TrainRequest& r) {
   MEMFIT_ASSIGN_OR_RETURN(answer.estimate, EstimateTraining(model, answer.options));
   TrainEstimate& e = answer.estimate;
   if (!context.assumption.empty()) e.assumptions.push_back(context.assumption);
+  if (std::string warning = AbsurdTotalWarning(e.peak_bytes); !warning.empty()) {
+    e.notes.push_back(std::move(warning));
+  }
   // --gpu: the peak per GPU against one GPU of that kind, and when it does not fit, how many
   // would hold it and the cheapest settings that fit (memfit/train_search.h).
   if (!devices.empty()) answer.verdict = TrainVerdict(model, devices.front(), answer.options, e);

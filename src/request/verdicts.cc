@@ -29,8 +29,8 @@ std::optional<HardwareVerdict> InferenceVerdict(const Model& model, const Infere
   HardwareFacts f;
   uint64_t gpu_bytes = o.gpu_memory_bytes;
   if (!r.gpu.empty()) {
-    auto gpu = FindGpu(r.gpu);
-    if (gpu) f.gpu_label = std::string((*gpu)->name);
+    auto gpu = ParseGpuChoice(r.gpu);
+    if (gpu) f.gpu_label = gpu->device.label;
   }
   if (f.gpu_label.empty() || !r.gpu_memory.empty()) f.gpu_label = FormatBytes(gpu_bytes) + " GPU";
   f.gpu_memory_bytes = gpu_bytes;

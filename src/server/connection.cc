@@ -9,10 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "server/api.h"
+#include "api/body.h"
 #include "server/request_target.h"
 
 namespace memfit::server {
+using api::ErrorResponse;
 namespace {
 
 namespace beast = boost::beast;

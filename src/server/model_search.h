@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "memfit/result.h"
-#include "server/api.h"
+#include "api/body.h"
 
 namespace memfit::server {
+using api::ApiResponse;
+using api::ErrorResponse;
 
 // Most results asked of the Hub and returned; longest search text accepted.
 inline constexpr int kHubSearchLimit = 20;

@@ -12,14 +12,21 @@
 #include "memfit/hub.h"
 #include "formats/json.h"
 #include "memfit/resolve.h"
-#include "server/answers.h"
-#include "server/api.h"
+#include "api/answers.h"
+#include "api/body.h"
 #include "server/fifo_slots.h"
 #include "server/hub_post.h"
 #include "server/model_search.h"
 #include "server/web_assets.h"
 
 namespace memfit::server {
+using api::ApiResponse;
+using api::ErrorResponse;
+using api::CheckApiBody;
+using api::TypedApiWork;
+using api::IsApiCommand;
+using api::StatusFor;
+using api::WithoutServerPaths;
 namespace {
 
 constexpr std::string_view kApiPrefix = "/api/v1/";
@@ -183,7 +190,7 @@ struct Router::Impl {
       return Answered(ErrorResponse(400, checked.error().message));
     }
     auto work = TypedApiWork(command, body);
-    if (!work) return Answered(ErrorResponse(400, work.error().message));
+    if (!work) return Answered(ErrorResponse(StatusFor(work.error().kind), work.error().message));
     Prepared p;
     p.run = std::move(*work);
     if (!has_token) {
@@ -198,7 +205,8 @@ struct Router::Impl {
   std::optional<HttpResponse> Now(const HttpRequest& req) {
     if (req.method == "GET" || req.method == "HEAD") {
       if (req.path == "/api/v1/hub/models") return std::nullopt;
-      if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
+      if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus" ||
+          req.path == "/api/v1/options") {
         Prepared p = PrepareApi(req.path.substr(kApiPrefix.size()), QueryBody(req), "");
         if (!p.answer) return std::nullopt;
         return FromApi(*p.answer);
@@ -295,7 +303,8 @@ struct Router::Impl {
   HttpResponse Get(const HttpRequest& req) {
     if (req.path == "/api/v1/health") return {200, R"({"status":"ok"})", "application/json", false};
     if (req.path == "/api/v1/hub/models") return FromApi(SearchHubModels(req.params));
-    if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus") {
+    if (req.path == "/api/v1/models" || req.path == "/api/v1/gpus" ||
+        req.path == "/api/v1/options") {
       return FromApi(Api(req.path.substr(kApiPrefix.size()), QueryBody(req), ""));
     }
     // Static files: only the embedded assets, by exact name; nothing on disk is ever served.
@@ -331,7 +340,7 @@ std::optional<HttpResponse> Router::AnswerNow(const HttpRequest& request) {
 }
 
 void Router::Warm() {
-  for (const char* path : {"/api/v1/models", "/api/v1/gpus"}) {
+  for (const char* path : {"/api/v1/models", "/api/v1/gpus", "/api/v1/options"}) {
     HttpRequest request;
     request.method = "GET";
     request.path = path;

@@ -13,8 +13,8 @@
 
 #include "hub_fixtures.h"
 #include "memfit/local_source.h"
-#include "server/api.h"
-#include "server/request_json.h"
+#include "api/body.h"
+#include "api/request_json.h"
 #include "test_support.h"
 
 namespace memfit::server {
@@ -65,10 +65,13 @@ TEST(Router, OptionsHiddenInValuesNeverReachTheCli) {
       400, "not available through the API");
   // A value that looks like an option is a value of its field (the typed request has no
   // arguments to confuse), answered with the field's own error.
-  auto gpus = GpusRequestFromJson(nlohmann::json{{"vendor", "--export-configs=x"}, {"min-memory", "-1"}});
-  ASSERT_TRUE(gpus) << gpus.error().message;
-  EXPECT_EQ(gpus->vendor, "--export-configs=x");
-  EXPECT_EQ(gpus->min_memory, "-1");
+  auto gpus = api::GpusRequestFromJson(nlohmann::json{{"vendor", "--export-configs=x"}});
+  ASSERT_FALSE(gpus);
+  EXPECT_EQ(gpus.error().message.find("--vendor --export-configs=x: expected"), 0u)
+      << gpus.error().message;
+  auto size = api::GpusRequestFromJson(nlohmann::json{{"min-memory", "-1"}});
+  ASSERT_FALSE(size);
+  EXPECT_EQ(size.error().message.find("--min-memory -1: "), 0u) << size.error().message;
   ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "--export-configs=x"})"), 422,
               "--export-configs=x");
   ExpectError(Post(router, "/api/v1/gpus", R"({"vendor": "nvidia="})"), 422, "nvidia=");
@@ -77,7 +80,7 @@ TEST(Router, OptionsHiddenInValuesNeverReachTheCli) {
               "option \"family\": not an option of this command");
   ExpectError(Post(router, "/api/v1/models", R"({"model": "gpt2"})"), 400,
               "option \"model\": not an option of this command");
-  auto empty = GpusRequestFromJson(nlohmann::json{{"vendor", ""}});
+  auto empty = api::GpusRequestFromJson(nlohmann::json{{"vendor", ""}});
   ASSERT_TRUE(empty) << empty.error().message;
   EXPECT_EQ(empty->vendor, "");
   ExpectError(Post(router, "/api/v1/fit", R"({"model": "bert-base-cased", "gpu": ""})"), 422,

@@ -2,6 +2,9 @@
 
 #include "server/server.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -12,7 +15,7 @@
 
 #include "cli/app.h"
 #include "server/hub_post.h"
-#include "server/request_json.h"
+#include "api/request_json.h"
 #include "server/web_assets.h"
 #include "test_support.h"
 
@@ -222,9 +225,30 @@ TEST_F(ServerTest, ResponsesFollowTheOpenApiDocument) {
 // docs/openapi.json's request bodies are the server's field tables: every key the parser reads
 // (aliases included, with its value type), nothing else (additionalProperties: false). On a
 // difference the message prints the server's schema, which is what the document should say.
+// MEMFIT_WRITE_OPENAPI=1 rewrites docs/openapi.json's request schemas (and GET /gpus, /models
+// query parameters) from the option table; review the diff like any other change.
+void WriteOpenApiSchemas(const nlohmann::json& generated) {
+  const std::string path = std::string(MEMFIT_SOURCE_DIR) + "/docs/openapi.json";
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(*testing::ReadFile(path));
+  for (const auto& [name, schema] : generated.items()) {
+    doc["components"]["schemas"][name] = nlohmann::ordered_json::parse(schema.dump());
+  }
+  for (const auto& [route, name] : std::vector<std::pair<std::string, std::string>>{
+           {"/gpus", "GpusRequest"}, {"/models", "ModelsRequest"}}) {
+    nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
+    for (const auto& [key, property] : generated[name]["properties"].items()) {
+      parameters.push_back({{"name", key}, {"in", "query"}, {"required", false},
+                            {"schema", nlohmann::ordered_json::parse(property.dump())}});
+    }
+    doc["paths"][route]["get"]["parameters"] = parameters;
+  }
+  std::ofstream(path) << doc.dump(2) << "\n";
+}
+
 TEST(OpenApiDocument, RequestBodiesAreTheServersFieldTables) {
+  const nlohmann::json generated = api::RequestBodySchemas();
+  if (std::getenv("MEMFIT_WRITE_OPENAPI")) WriteOpenApiSchemas(generated);
   OpenApi spec;
-  const nlohmann::json generated = RequestBodySchemas();
   ASSERT_EQ(generated.size(), 7u);
   for (const auto& [name, schema] : generated.items()) {
     EXPECT_EQ(spec.doc()["components"]["schemas"][name], schema)
@@ -259,19 +283,34 @@ TEST(OpenApiDocument, RequestBodiesAreTheServersFieldTables) {
 // The documented body schemas reject what the server rejects and accept what it accepts: every
 // property of each schema is a key the parser takes, and an unknown key is refused.
 TEST(OpenApiDocument, DocumentedKeysAreAcceptedAndOthersRefused) {
-  const nlohmann::json generated = RequestBodySchemas();
+  const nlohmann::json generated = api::RequestBodySchemas();
+  // A value of each option's kind, from the option table (a choice must be one of its values).
+  std::map<std::string, nlohmann::json> good;
+  const nlohmann::json table = api::OptionTable();  // alive for the loop (a temporary's member is not)
+  for (const auto& o : table["commands"]["inference"]) {
+    const std::string type = o["type"];
+    nlohmann::json v = type == "count"    ? nlohmann::json(1)
+                       : type == "number" ? nlohmann::json(0.5)
+                       : type == "flag"   ? nlohmann::json(true)
+                       : type == "size"   ? nlohmann::json("24GiB")
+                       : type == "gpu" || type == "gpus" ? nlohmann::json("h100")
+                       : !o["choices"].empty() ? o["choices"][0]
+                                               : nlohmann::json("x");
+    if (o["name"] == "torch-version") v = "2.5";
+    if (o["name"] == "transformers-version") v = "4.48";
+    good[o["name"]] = v;
+    for (const auto& alias : o["aliases"]) good[alias] = v;
+  }
   for (const auto& [key, value] : generated["InferenceRequest"]["properties"].items()) {
     if (key == "model") continue;
     nlohmann::json body = {{"model", "meta-llama/Llama-3.2-1B"}};
-    const auto& type = value.contains("type") ? value["type"] : nlohmann::json("string");
-    if (type == "integer") body[key] = 1;
-    else if (type == "number") body[key] = 0.5;
-    else if (type == "boolean") body[key] = true;
-    else body[key] = "x";
-    EXPECT_TRUE(InferenceRequestFromJson(body).has_value()) << key;
+    ASSERT_TRUE(good.count(key)) << key;
+    body[key] = good[key];
+    auto request = api::InferenceRequestFromJson(body);
+    EXPECT_TRUE(request.has_value()) << key << ": " << request.error().message;
   }
-  EXPECT_FALSE(InferenceRequestFromJson({{"model", "m"}, {"no-such-option", 1}}).has_value());
-  EXPECT_FALSE(GpusRequestFromJson({{"no-such-option", 1}}).has_value());
+  EXPECT_FALSE(api::InferenceRequestFromJson({{"model", "m"}, {"no-such-option", 1}}).has_value());
+  EXPECT_FALSE(api::GpusRequestFromJson({{"no-such-option", 1}}).has_value());
 }
 
 // A fake Hub for "Post to the Hub": lists discussions and records the one created.

@@ -1,4 +1,4 @@
-#include "server/api.h"
+#include "api/body.h"
 
 #include <algorithm>
 #include <array>
@@ -10,11 +10,11 @@
 #include "formats/json.h"
 #include "memfit/local_source.h"
 
-namespace memfit::server {
+namespace memfit::api {
 namespace {
 
-constexpr std::array<std::string_view, 7> kCommands = {"estimate-memory", "inspect", "inference",
-                                                       "train", "fit", "gpus", "models"};
+constexpr std::array<std::string_view, 8> kCommands = {
+    "estimate-memory", "inspect", "inference", "train", "fit", "gpus", "models", "options"};
 // Options that would make the server write files, read local files or change its output form
 // (help and version print text instead of JSON).
 constexpr std::array<std::string_view, 7> kRefused = {"export-configs", "format", "output", "file",
@@ -81,6 +81,7 @@ int StatusFor(ErrorKind kind) {
     case ErrorKind::kNotFound: return 404;
     case ErrorKind::kForbidden: return 403;
     case ErrorKind::kUnavailable: return 503;
+    case ErrorKind::kUsage: return 400;
     case ErrorKind::kBadInput:
     case ErrorKind::kUnsupported: return 422;
   }
@@ -96,7 +97,8 @@ ApiResponse ErrorResponse(int status, std::string_view message) {
   return {status, DumpJson(nlohmann::json{{"error", OneLine(std::string(message))}})};
 }
 
-Status CheckApiBody(std::string_view command, const nlohmann::json& body) {
+Status CheckApiBody(std::string_view command, const nlohmann::json& body,
+                    bool allow_local_paths) {
   if (!IsApiCommand(command)) return MakeError("unknown command \"{}\"", command);
   if (!body.is_object()) return MakeError("request body must be a JSON object");
   if (auto model = body.find("model"); model != body.end()) {
@@ -105,12 +107,14 @@ Status CheckApiBody(std::string_view command, const nlohmann::json& body) {
     }
     const std::string spec = model->get<std::string>();
     std::error_code ec;
-    if (spec.size() > 300 || spec.front() == '/' || spec.front() == '.' ||
-        spec.find("..") != std::string::npos || std::filesystem::exists(spec, ec)) {
+    if (!allow_local_paths &&
+        (spec.size() > 300 || spec.front() == '/' || spec.front() == '.' ||
+         spec.find("..") != std::string::npos || std::filesystem::exists(spec, ec))) {
       return MakeError("\"model\": local paths are not served; use a Hub id or a catalog name");
     }
     // No Hub id or catalog name starts with '-' (the CLI would read it as an option).
     if (spec.front() == '-') return MakeError("\"model\" must not start with '-'");
+    if (spec.size() > 4096) return MakeError("\"model\" is longer than 4096 characters");
   }
   for (const auto& [key, value] : body.items()) {
     if (key == "model") continue;
@@ -131,4 +135,4 @@ Status CheckApiBody(std::string_view command, const nlohmann::json& body) {
   return Ok{};
 }
 
-}  // namespace memfit::server
+}  // namespace memfit::api

@@ -5,15 +5,15 @@
 // path). Keys are the CLI's long flags without "--" ("kv-dtype", "curve-gpu", and the aliases:
 // "ctx-size", "ctx", "micro-batch", "mem-fraction-static", "library_name", ...); a string or a number is one
 // value, true sets a flag, false and null leave the default, an array repeats the option. An
-// unknown key, a value that is not of its option's type, or one option given twice (under two
-// names) is an error (the server answers 400, as for the CLI's usage errors).
+// unknown key or one option given twice (under two names) is a usage error (ErrorKind::kUsage:
+// the server answers 400); a value its option refuses (type, set, range) is bad input (422).
 
 #include <nlohmann/json.hpp>
 
 #include "memfit/requests.h"
 #include "memfit/result.h"
 
-namespace memfit::server {
+namespace memfit::api {
 
 Result<LoadRequest> LoadRequestFromJson(const nlohmann::json& body);
 Result<InferenceRequest> InferenceRequestFromJson(const nlohmann::json& body);
@@ -39,4 +39,7 @@ std::vector<std::string> ModelsRequestKeys();
 // document equal to what the server accepts compares them.
 nlohmann::json RequestBodySchemas();
 
-}  // namespace memfit::server
+// The option table of every command (memfit/api.h: ApiOptionsJson): names, aliases, type, default.
+nlohmann::json OptionTable();
+
+}  // namespace memfit::api

@@ -12,14 +12,16 @@
 
 #include "memfit/result.h"
 
-namespace memfit::server {
+namespace memfit::api {
 
 struct ApiResponse {
   int status = 200;
   std::string body;
+  ErrorKind kind = ErrorKind::kBadInput;  // of a failed request (status != 200)
+  bool fits = true;                       // llama.cpp's fit plan: false when it does not fit
 };
 
-// The commands the API serves.
+// The commands the API serves (memfit/api.h: ApiCommands).
 bool IsApiCommand(std::string_view command);
 
 // What every body is checked for before it becomes a request: an object whose option names are
@@ -28,7 +30,9 @@ bool IsApiCommand(std::string_view command);
 // server write or read files or print something other than JSON (export-configs, format, output,
 // file, help, help-all, version); a "model" that is a non-empty string, no local path (absolute,
 // relative, "..", or an existing file) and does not start with '-'.
-Status CheckApiBody(std::string_view command, const nlohmann::json& body);
+// With `allow_local_paths` (Python, the browser's in-memory files) "model" may be a local path.
+Status CheckApiBody(std::string_view command, const nlohmann::json& body,
+                    bool allow_local_paths = false);
 
 // The HTTP status of a failed request, from its error's kind: not found 404, gated or private
 // 403, the Hub unavailable (offline, unreachable, past the deadline) 503, bad input and
@@ -42,4 +46,4 @@ std::string WithoutServerPaths(std::string text);
 // {"error": message} with the given status.
 ApiResponse ErrorResponse(int status, std::string_view message);
 
-}  // namespace memfit::server
+}  // namespace memfit::api
