@@ -72,9 +72,7 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
       std::max({Add(Add(recompute, logits_bwd), scan_backward), opt_tmp, scan_forward});
 
   // ---- stages (allocated bytes on the GPU, steady state)
-  const bool set_to_none =
-      o.zero_grad_set_to_none.value_or(ZeroGradSetsToNoneByDefault(o.versions));
-  const bool grads_persist = o.grad_accum > 1 || !set_to_none;
+  const bool grads_persist = estimate::GradientsPersist(o);
   const uint64_t grads = e.gradients_bytes;
   // Each stage with the parts alive at its peak; a stage's bytes are their sum.
   const auto stage = [&e](std::string name, std::vector<StagePart> parts) {

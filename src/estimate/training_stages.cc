@@ -549,11 +549,25 @@ BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegim
   // one recomputed layer as well.
   w.layer_bytes = Add(a.per_layer_max_bytes,
                       o.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes);
-  // A head tied to the input embedding: at the embedding's backward (the last op) the head's
-  // weight gradient, the embedding's dense gradient and their out-of-place sum are alive: two
-  // vocabulary x hidden gradients beyond the one kept (measured: FINDINGS.md 2c).
-  w.tied_embedding_bytes = CeilDiv(Mul(t.tied_head_numel, 2 * r.grad_bytes), o.tp);
+  // A head tied to the input embedding: both uses send a gradient to the one AccumulateGrad
+  // node, whose input buffer sums them (torch/csrc/autograd/input_buffer.cpp `accumulate` at
+  // v1.13: `old_var + var` out of place, since the head's weight gradient is the transposed view
+  // MmBackward0 returns, not reusable in place). At the embedding's backward (the last op) the
+  // head's gradient, `embedding_dense_backward`'s dense gradient (`at::zeros` of V x h) and their
+  // sum are alive (measured: FINDINGS.md 2c). Without a kept gradient the sum becomes .grad
+  // (AccumulateGrad steals it): two V x h gradients beyond the gradients counted. With the
+  // gradients kept (set_to_none=False, or an earlier micro-batch's), .grad is already there and
+  // AccumulateGrad adds the sum into it in place afterwards (accumulate_grad.h
+  // `variable_grad += new_grad`): the head's, the dense and the sum, three beyond.
+  const uint64_t copies = GradientsPersist(o) ? 3 : 2;
+  w.tied_embedding_bytes = CeilDiv(Mul(t.tied_head_numel, copies * r.grad_bytes), o.tp);
   return w;
+}
+
+bool GradientsPersist(const TrainOptions& o) {
+  const bool set_to_none =
+      o.zero_grad_set_to_none.value_or(ZeroGradSetsToNoneByDefault(o.versions));
+  return o.grad_accum > 1 || !set_to_none;
 }
 
 uint64_t OptimizerStepTransients(const TrainOptions& o, const TrainRegime& r,

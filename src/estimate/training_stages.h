@@ -125,11 +125,16 @@ struct LogitsAndLoss {
 LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const TrainRegime& r,
                                uint64_t tokens);
 
+// Whether the gradients are allocated before the backward runs: kept by zero_grad(set_to_none=
+// False) (torch < 2.0's default, --keep-grads) or by an earlier micro-batch of the step.
+bool GradientsPersist(const TrainOptions& o);
+
 // The backward's working set beside the saved activations.
 struct BackwardWorkingSet {
   // One layer's gradients of its saved tensors, plus the recomputed layer under checkpointing.
   uint64_t layer_bytes = 0;
-  // At the tied input embedding's backward: gradient bytes beyond the one kept.
+  // At the tied input embedding's backward: gradient bytes beyond the gradients counted (two
+  // vocabulary x hidden gradients, three when the gradients persist).
   uint64_t tied_embedding_bytes = 0;
 };
 BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegime& r,

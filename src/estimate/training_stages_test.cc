@@ -278,8 +278,19 @@ TEST(TrainingStagesTest, BackwardWorkingSet) {
   a.per_layer_max_bytes = 1000;
   // One layer's gradients of its saved tensors; under checkpointing the recomputed layer too.
   EXPECT_EQ(BackwardWorkingSetFor(o, RegimeOf(o), t, a).layer_bytes, 1000u);
-  // The tied embedding's backward: the head's gradient and the dense one, 2 x 128 x 4 = 1024.
+  // The tied embedding's backward: the head's gradient, the dense one and their sum, which
+  // becomes .grad: 2 x 128 x 4 = 1024 beyond the gradients. With the gradients kept (torch
+  // 1.13's zero_grad, or a second micro-batch) .grad is already counted: all three, 3 x 128 x 4.
   EXPECT_EQ(BackwardWorkingSetFor(o, RegimeOf(o), t, a).tied_embedding_bytes, 1024u);
+  TrainOptions kept = o;
+  kept.zero_grad_set_to_none = false;
+  EXPECT_EQ(BackwardWorkingSetFor(kept, RegimeOf(kept), t, a).tied_embedding_bytes, 1536u);
+  kept.versions.torch = {1, 13};  // zero_grad's default there: set_to_none=False
+  kept.zero_grad_set_to_none.reset();
+  EXPECT_EQ(BackwardWorkingSetFor(kept, RegimeOf(kept), t, a).tied_embedding_bytes, 1536u);
+  TrainOptions accum = o;
+  accum.grad_accum = 2;
+  EXPECT_EQ(BackwardWorkingSetFor(accum, RegimeOf(accum), t, a).tied_embedding_bytes, 1536u);
   o.checkpointing = Checkpointing::kFull;
   EXPECT_EQ(BackwardWorkingSetFor(o, RegimeOf(o), t, a).layer_bytes, 2000u);
 }
