@@ -69,7 +69,7 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
   const uint64_t scan_forward = fwd.scan_forward_bytes, scan_backward = fwd.scan_backward_bytes;
   // The torch-path Mamba-2 scan's products are transients too (0 with the kernels).
   e.transient_bytes =
-      std::max({Add(Add(recompute, logits_bwd), scan_backward), opt_tmp, scan_forward});
+      std::max({logits_bwd, Add(recompute, scan_backward), opt_tmp, scan_forward});
 
   // ---- stages (allocated bytes on the GPU, steady state)
   const bool grads_persist = estimate::GradientsPersist(o);
@@ -102,44 +102,15 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
     parts.push_back({"gradients", grads_persist ? grads : 0});
     stage("forward", std::move(parts));
   }
-  const uint64_t tied_bwd = bwd.tied_embedding_bytes;
-  // The backward's peak is either while the loss's and the layers' gradients are computed (the
-  // saved tensors still alive) or at its end (all gradients, plus the tied head's sum).
-  std::vector<StagePart> during{{"activations", act},
-                                {"logits and loss", loss.at_backward_bytes.value_or(e.logits_bytes)},
-                                {"autocast weight copies", autocast_part}};
-  during.push_back({"loss backward", logits_bwd});
-  during.push_back({"Mamba-2 scan backward (torch path)", scan_backward});
-  std::vector<StagePart> at_end{{"gradients", grads}};
-  if (grads_persist) {
-    during.push_back({"gradients", grads});
-    during.push_back({"layer backward and recompute", recompute});
-    at_end.push_back({"tied embedding gradients", tied_bwd});
-  } else if (recompute >= tied_bwd) {
-    at_end.push_back({"layer backward and recompute", recompute});
-  } else {
-    at_end.push_back({"tied embedding gradients", tied_bwd});
-  }
-  // The lowest Mamba-2 layer's backward runs when nearly every gradient exists: its scan
-  // transient belongs to the end of the backward as much as to its middle.
-  at_end.push_back({"Mamba-2 scan backward (torch path)", scan_backward});
-  const auto sum = [](const std::vector<StagePart>& parts) {
-    uint64_t total = 0;
-    for (const auto& p : parts) total = Add(total, p.bytes);
-    return total;
-  };
-  std::vector<StagePart> backward = sum(during) >= sum(at_end) ? during : at_end;
-  if (fwd.encoder_bytes > 0 && tied_bwd > 0) {
-    // Encoder-decoder with a tied head (T5): the decoder's embedding backward sums the head's
-    // and the embedding's gradients while the encoder's saved tensors are still alive and its
-    // layers' gradients not yet computed (measured: c-t5l2-tr-fp32-d64, FINDINGS.md 2n).
-    const uint64_t encoder_grads = CeilDiv(tr.encoder_layer_grad_bytes, r.mp);
-    std::vector<StagePart> mid{
-        {"gradients", grads_persist ? grads : grads - std::min(grads, encoder_grads)},
-        {"tied embedding gradients", tied_bwd},
-        {"encoder activations", fwd.encoder_bytes}};
-    if (sum(mid) > sum(backward)) backward = std::move(mid);
-  }
+  const uint64_t encoder_grads = CeilDiv(tr.encoder_layer_grad_bytes, r.mp);
+  std::vector<StagePart> backward = estimate::BackwardPeakParts(
+      {.activations = act,
+       .logits_at_loss_backward = loss.at_backward_bytes.value_or(e.logits_bytes),
+       .loss_backward = logits_bwd, .autocast_copies = autocast_part, .gradients = grads,
+       .gradients_before_encoder = grads_persist ? grads : grads - std::min(grads, encoder_grads),
+       .layer_backward = recompute, .tied_embedding = bwd.tied_embedding_bytes,
+       .scan_backward = scan_backward, .encoder_activations = fwd.encoder_bytes,
+       .gradients_persist = grads_persist});
   stage("backward", with_base(std::move(backward)));
   stage("optimizer step", with_base({{"gradients", grads}, {"optimizer temporaries", opt_tmp}}));
   uint64_t peak = 0;

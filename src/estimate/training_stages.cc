@@ -67,6 +67,12 @@ std::vector<std::string> LoraTargets(const Model& model, const TrainOptions& o,
   return targets;
 }
 
+uint64_t Sum(const std::vector<StagePart>& parts) {
+  uint64_t total = 0;
+  for (const auto& p : parts) total = Add(total, p.bytes);
+  return total;
+}
+
 }  // namespace
 
 Result<TrainRegime> TrainRegimeFor(const TrainOptions& o) {
@@ -568,6 +574,39 @@ bool GradientsPersist(const TrainOptions& o) {
   const bool set_to_none =
       o.zero_grad_set_to_none.value_or(ZeroGradSetsToNoneByDefault(o.versions));
   return o.grad_accum > 1 || !set_to_none;
+}
+
+std::vector<StagePart> BackwardPeakParts(const BackwardBytes& b) {
+  const uint64_t kept = b.gradients_persist ? b.gradients : 0;
+  std::vector<std::vector<StagePart>> moments;
+  moments.push_back({{"activations", b.activations},
+                     {"logits and loss", b.logits_at_loss_backward},
+                     {"autocast weight copies", b.autocast_copies},
+                     {"loss backward", b.loss_backward},
+                     {"gradients", kept}});
+  moments.push_back({{"activations", b.activations},
+                     {"autocast weight copies", b.autocast_copies},
+                     {"Mamba-2 scan backward (torch path)", b.scan_backward},
+                     {"gradients", kept},
+                     {"layer backward and recompute", b.layer_backward}});
+  std::vector<StagePart> at_end{{"gradients", b.gradients}};
+  if (b.gradients_persist || b.tied_embedding > b.layer_backward) {
+    at_end.push_back({"tied embedding gradients", b.tied_embedding});
+  } else {
+    at_end.push_back({"layer backward and recompute", b.layer_backward});
+  }
+  at_end.push_back({"Mamba-2 scan backward (torch path)", b.scan_backward});
+  moments.push_back(std::move(at_end));
+  if (b.encoder_activations > 0 && b.tied_embedding > 0) {
+    moments.push_back({{"gradients", b.gradients_before_encoder},
+                       {"tied embedding gradients", b.tied_embedding},
+                       {"encoder activations", b.encoder_activations}});
+  }
+  size_t peak = 0;
+  for (size_t i = 1; i < moments.size(); ++i) {
+    if (Sum(moments[i]) > Sum(moments[peak])) peak = i;
+  }
+  return std::move(moments[peak]);
 }
 
 uint64_t OptimizerStepTransients(const TrainOptions& o, const TrainRegime& r,

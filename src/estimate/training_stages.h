@@ -141,6 +141,36 @@ BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegim
                                          const TrainableTensors& t,
                                          const ForwardActivations& a);
 
+// What is alive at the backward's moments, per GPU.
+struct BackwardBytes {
+  uint64_t activations = 0;
+  uint64_t logits_at_loss_backward = 0;  // the forward's loss buffers the loss backward sees
+  uint64_t loss_backward = 0;            // the loss backward's own gradients
+  uint64_t autocast_copies = 0;
+  uint64_t gradients = 0;
+  uint64_t gradients_before_encoder = 0;  // all but the encoder layers' (unless they persist)
+  uint64_t layer_backward = 0;            // one layer's backward (and recompute)
+  uint64_t tied_embedding = 0;            // the tied embedding's gradient sum
+  uint64_t scan_backward = 0;             // the torch-path Mamba-2 scan's backward
+  uint64_t encoder_activations = 0;
+  bool gradients_persist = false;
+};
+
+// The backward's peak: the largest of its moments, each with the parts alive then.
+// - The loss backward: every saved activation, the loss's vocabulary-sized buffers and their
+//   gradients. They are gone before the first layer's backward: ForCausalLMLoss's tensors are
+//   freed once nll_loss's and log_softmax's backward have run, and the logits' gradient once
+//   lm_head's backward has made the hidden state's (b x T x h) gradient.
+// - The top layer's backward: every saved activation, that layer's gradients of its saved
+//   tensors (and, checkpointed, its recomputed forward), the Mamba-2 scan's backward.
+// - The end: every gradient, plus one layer's backward or the tied embedding's gradient sum
+//   (the lowest layers' backward and the embedding's run when nearly all gradients exist).
+// - Encoder-decoder with a tied head (T5): the decoder's embedding backward sums the head's and
+//   the embedding's gradients while the encoder's saved tensors are alive and its layers'
+//   gradients not yet computed (measured: c-t5l2-tr-fp32-d64, FINDINGS.md 2n).
+// Kept gradients (GradientsPersist) are alive at every moment.
+std::vector<StagePart> BackwardPeakParts(const BackwardBytes& b);
+
 // The optimizer step's temporaries.
 uint64_t OptimizerStepTransients(const TrainOptions& o, const TrainRegime& r,
                                  const TrainableTensors& t);
