@@ -30,11 +30,16 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
                                            Mamba2Scan scan) {
   const Hyperparameters& hp = model.hp;
   TrainEstimate e;
-  MEMFIT_ASSIGN_OR_RETURN(const estimate::TrainRegime r, estimate::TrainRegimeFor(o));
+  MEMFIT_ASSIGN_OR_RETURN(estimate::TrainRegime r, estimate::TrainRegimeFor(o));
   if (hp.hidden_size == 0 || hp.num_layers == 0) {
     return MakeError("{}: training estimate needs hidden_size and the number of layers", model.name);
   }
   e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
+  {
+    estimate::StageMessages messages;
+    r.checkpointing = estimate::CheckpointingInEffect(model, o, messages);
+    Append(e, std::move(messages));
+  }
 
   // ---- model states
   MEMFIT_ASSIGN_OR_RETURN(estimate::TrainableTensors tr,

@@ -100,7 +100,29 @@ Result<TrainRegime> TrainRegimeFor(const TrainOptions& o) {
   r.state_bytes = (o.precision == Precision::kBf16 && !r.peft) ? 2 : 4;
   r.ds_master = r.deepspeed && r.mixed && !r.peft;
   r.autocast = r.mixed && !r.deepspeed;
+  r.checkpointing = o.checkpointing;
   return r;
+}
+
+bool CheckpointingReachesLayers(std::string_view model_type, const RuntimeVersions& v) {
+  if (model_type == "starcoder2") {
+    return v.transformers < LibraryVersion{4, 48} || v.transformers > LibraryVersion{4, 50};
+  }
+  return true;
+}
+
+Checkpointing CheckpointingInEffect(const Model& model, const TrainOptions& o,
+                                    StageMessages& messages) {
+  if (o.checkpointing == Checkpointing::kNone ||
+      CheckpointingReachesLayers(model.model_type, o.versions)) {
+    return o.checkpointing;
+  }
+  messages.assumptions.push_back(fmt::format(
+      "transformers {}: {}'s layer loop never calls the checkpoint function, so --checkpointing "
+      "{} changes nothing (every layer keeps its saved tensors)",
+      LibraryVersionName(o.versions.transformers), model.model_type,
+      CheckpointingName(o.checkpointing)));
+  return Checkpointing::kNone;
 }
 
 Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOptions& o,
@@ -427,8 +449,8 @@ ForwardActivations ForwardActivationsFor(const Model& model, const TrainOptions&
       }
     }
     uint64_t b = la.saved_bytes;
-    if (o.checkpointing == Checkpointing::kFull) b = la.input_bytes;
-    if (o.checkpointing == Checkpointing::kSelective) b = la.selective_bytes;
+    if (r.checkpointing == Checkpointing::kFull) b = la.input_bytes;
+    if (r.checkpointing == Checkpointing::kSelective) b = la.selective_bytes;
     act = Add(act, b);
     if (sl.index < L_enc) out.encoder_bytes = Add(out.encoder_bytes, b);
     out.per_layer_max_bytes = std::max(out.per_layer_max_bytes, la.saved_bytes);
@@ -450,7 +472,7 @@ ForwardActivations ForwardActivationsFor(const Model& model, const TrainOptions&
     const uint64_t norm = hp.norm == "layernorm" ? (r.autocast ? 4 : sb) * h : 4 * h + sb * h;
     const uint64_t per_tok = norm + (hp.hidden_dropout > 0 ? embed_mask * h : 0) + sb * h;
     act = Add(act, Mul(Add(Mul(o.batch, o.seq), out.tokens), per_tok));
-    if (o.checkpointing == Checkpointing::kFull && PassesPositionBiasToLayers(model)) {
+    if (r.checkpointing == Checkpointing::kFull && PassesPositionBiasToLayers(model)) {
       // The checkpointed blocks' position-bias inputs, one per attention kind, in the compute
       // dtype: encoder self (T_e x T_e), decoder self (T_d x T_d), cross (T_d x T_e; zeros plus
       // the encoder mask). Measured: c-t5l2-lora-bf16-ckpt, `CheckpointFunction > aten::add`.
@@ -554,7 +576,7 @@ BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegim
   // Backward holds the gradients of one layer's saved tensors at a time, and with checkpointing
   // one recomputed layer as well.
   w.layer_bytes = Add(a.per_layer_max_bytes,
-                      o.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes);
+                      r.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes);
   // A head tied to the input embedding: both uses send a gradient to the one AccumulateGrad
   // node, whose input buffer sums them (torch/csrc/autograd/input_buffer.cpp `accumulate` at
   // v1.13: `old_var + var` out of place, since the head's weight gradient is the transposed view

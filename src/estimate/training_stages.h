@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "estimate/activations.h"
@@ -40,9 +41,26 @@ struct TrainRegime {
   uint32_t state_bytes = 4;     // optimizer state dtype
   uint64_t dp = 1;              // data-parallel degree: gpus / (tp x pp)
   uint64_t mp = 1;              // model-parallel split of every state: tp x pp
+  // The checkpointing the layers get: the options', unless the model's transformers class
+  // ignores it (CheckpointingInEffect).
+  Checkpointing checkpointing = Checkpointing::kNone;
 };
-// Checks the counts (--batch, --gpus, ...) and derives the regime.
+// Checks the counts (--batch, --gpus, ...) and derives the regime (checkpointing as asked).
 Result<TrainRegime> TrainRegimeFor(const TrainOptions& o);
+// Whether `model.gradient_checkpointing_enable()` reaches the decoder layers of a model_type's
+// transformers class under the release `v` (a library-version fact like those of
+// memfit/runtime_versions.h, kept here while only training needs it). StarCoder2 in transformers
+// 4.48-4.50: Starcoder2Model.forward (modeling_starcoder2.py, generated from
+// modular_starcoder2.py since the 4.48 attention refactor) calls each decoder layer directly and
+// never the checkpoint function, so every layer keeps its saved tensors (measured: issue 31,
+// memfit -10% with checkpointing counted); 4.51 and later checkpoint it like Mistral, and
+// releases before 4.48 had the `self._gradient_checkpointing_func` branch.
+bool CheckpointingReachesLayers(std::string_view model_type, const RuntimeVersions& v);
+// The checkpointing the model's layers get under the options' transformers release: none where
+// its layer loop never calls the checkpoint function (CheckpointingReachesLayers), said as an
+// assumption.
+Checkpointing CheckpointingInEffect(const Model& model, const TrainOptions& o,
+                                    StageMessages& messages);
 
 // Which tensors train, and the model's bytes before any sharding.
 struct TrainableTensors {

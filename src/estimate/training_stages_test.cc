@@ -238,6 +238,38 @@ TEST(TrainingStagesTest, ForwardActivationsOfTheTinyLayer) {
   EXPECT_EQ(a.per_layer_max_bytes, 2464u);
 }
 
+// StarCoder2's layer loop in transformers 4.48-4.50 never calls the checkpoint function: the
+// tiny layer keeps all it saves (2464 + 32 B, as without checkpointing) and its backward
+// recomputes nothing (one layer's 2464 B, not two); from 4.51 the layer input only, 128 + 32.
+TEST(TrainingStagesTest, CheckpointingFollowsTheTransformersRelease) {
+  Model sc2 = Tiny();
+  sc2.model_type = "starcoder2";
+  TrainOptions o;
+  o.precision = Precision::kFp32;
+  o.seq = 4;
+  o.checkpointing = Checkpointing::kFull;
+  auto saved_and_layer = [&](LibraryVersion transformers) {
+    o.versions.transformers = transformers;
+    StageMessages messages;
+    TrainRegime r = RegimeOf(o);
+    r.checkpointing = CheckpointingInEffect(sc2, o, messages);
+    const TrainableTensors t = TrainableOf(sc2, o);
+    const ForwardActivations a = ForwardActivationsFor(sc2, o, r, t, Mamba2Scan::kKernels);
+    return std::pair{a.saved_bytes, BackwardWorkingSetFor(o, r, t, a).layer_bytes};
+  };
+  EXPECT_EQ(saved_and_layer({4, 48}), (std::pair<uint64_t, uint64_t>{2496, 2464}));
+  EXPECT_EQ(saved_and_layer({4, 50}), (std::pair<uint64_t, uint64_t>{2496, 2464}));
+  EXPECT_EQ(saved_and_layer({4, 51}), (std::pair<uint64_t, uint64_t>{160, 4928}));
+  EXPECT_EQ(saved_and_layer({4, 47}), (std::pair<uint64_t, uint64_t>{160, 4928}));
+  // Other families checkpoint under every release; the ignored flag is said.
+  StageMessages messages;
+  o.versions.transformers = {4, 48};
+  EXPECT_EQ(CheckpointingInEffect(Tiny(), o, messages), Checkpointing::kFull);
+  EXPECT_TRUE(messages.assumptions.empty());
+  EXPECT_EQ(CheckpointingInEffect(sc2, o, messages), Checkpointing::kNone);
+  EXPECT_EQ(messages.assumptions.size(), 1u);
+}
+
 TEST(TrainingStagesTest, LogitsAndLossPerImplementation) {
   // fp32, transformers 4.50, 1 x 4 tokens, V 16: n = 64 logits. Forward: logits and the saved
   // log_softmax, 8 B each: 512; at the loss backward three fp32 tensors (768): 256 more.
