@@ -461,8 +461,12 @@ ForwardActivations ForwardActivationsFor(const Model& model, const TrainOptions&
   out.tokens = Mul(o.batch, dec_seq);
   const uint64_t embedded_tokens = enc_dec ? Add(out.tokens, Mul(o.batch, o.seq)) : out.tokens;
   const uint64_t embed_mask = o.device == ComputeDevice::kCpu ? ap.stream_bytes : 1;
+  // The embedding output's dropout: the hidden one (BertEmbeddings, T5Stack; StarCoder2's
+  // `embedding_dropout`, equal to its `residual_dropout` in the released configs, and GPT-2's
+  // `embd_pdrop` are not read apart).
+  const bool embed_dropout = hp.hidden_dropout > 0;
   act = Add(act, Mul(embedded_tokens,
-                     8 + (hp.hidden_dropout > 0 ? embed_mask * hp.hidden_size : 0) +
+                     8 + (embed_dropout ? embed_mask * hp.hidden_size : 0) +
                          (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
   if (enc_dec) {
     // Each stack's final norm and dropout (T5 final_layer_norm + dropout, modeling_t5.py
@@ -482,7 +486,7 @@ ForwardActivations ForwardActivationsFor(const Model& model, const TrainOptions&
     }
     if (out.encoder_bytes > 0) {
       const uint64_t enc_tokens = Mul(o.batch, o.seq);
-      const uint64_t embed = 8 + (hp.hidden_dropout > 0 ? embed_mask * h : 0) +
+      const uint64_t embed = 8 + (embed_dropout ? embed_mask * h : 0) +
                              (hp.norm == "layernorm" ? 4 * h : 0);
       out.encoder_bytes = Add(out.encoder_bytes, Mul(enc_tokens, per_tok + embed));
     }

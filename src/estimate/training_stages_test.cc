@@ -270,6 +270,32 @@ TEST(TrainingStagesTest, CheckpointingFollowsTheTransformersRelease) {
   EXPECT_EQ(messages.assumptions.size(), 1u);
 }
 
+// Dropout masks on CUDA are 1 byte per element (native_dropout's bool mask). A residual dropout
+// (StarCoder2's residual_dropout, read as hidden_dropout) adds two per layer, after the attention
+// and after the MLP, 2 x 8 B x 4 tokens = 64 B, and one on the embedding output, 8 x 4 = 32 B.
+// Attention dropout keeps a mask only in eager attention: under SDPA, nothing more; in eager, per
+// head and (query, key) pair of the 4 x 4 scores its bool mask (1 B) and its fp32 output (4 B):
+// 2 heads x 16 pairs x 5 B = 160 B.
+TEST(TrainingStagesTest, DropoutMasksPerSite) {
+  TrainOptions o;
+  o.precision = Precision::kFp32;
+  o.seq = 4;
+  const uint64_t none = 2464 + 32;  // ForwardActivationsOfTheTinyLayer
+  auto saved = [&](const Model& m) {
+    return ForwardActivationsFor(m, o, RegimeOf(o), TrainableOf(m, o), Mamba2Scan::kKernels)
+        .saved_bytes;
+  };
+  Model m = Tiny();
+  m.hp.hidden_dropout = 0.1;
+  EXPECT_EQ(saved(m), none + 64 + 32);
+  m.hp.hidden_dropout = 0;
+  m.hp.attention_dropout = 0.1;
+  EXPECT_EQ(saved(m), none);
+  o.attn = AttnImpl::kEager;
+  const uint64_t eager = saved(Tiny());
+  EXPECT_EQ(saved(m), eager + 160);
+}
+
 TEST(TrainingStagesTest, LogitsAndLossPerImplementation) {
   // fp32, transformers 4.50, 1 x 4 tokens, V 16: n = 64 logits. Forward: logits and the saved
   // log_softmax, 8 B each: 512; at the loss backward three fp32 tensors (768): 256 more.
