@@ -30,6 +30,16 @@ struct TextHyperparameters {
 // estimate that needs them fails naming the field (RequireAttentionHeads).
 Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config);
 
+// The training dropout probabilities `config` names, into the fields of `hp` that are still 0
+// (the exact builders read none but GPT-2's, BERT's and T5's): hidden_dropout from
+// "residual_dropout" (StarCoder2: after o_proj and after c_proj), "hidden_dropout", "resid_pdrop"
+// or "hidden_dropout_prob"; attention_dropout from "attention_dropout" (the attention
+// probabilities in eager attention: Llama, Qwen2, Mistral, StarCoder2, ... at transformers
+// 4.48.3), "attn_pdrop" or "attention_probs_dropout_prob". The text section first, then the top
+// level. (StarCoder2's "embedding_dropout" is not read apart: the embedding's mask follows
+// hidden_dropout, as in every released StarCoder2 config, where the two are equal.)
+void FillTrainingDropout(const HfConfig& config, Hyperparameters& hp);
+
 // An error naming what an estimate needs and that `load` still answers, when `hp` has attention
 // layers without heads (e.g. "inference needs \"num_key_value_heads\""). Ok otherwise.
 Status RequireAttentionHeads(const Model& model, std::string_view estimate);

@@ -266,6 +266,9 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
   }
   MEMFIT_RETURN_IF_ERROR(CheckModelBounds(
       model, inputs.location.empty() ? std::string_view(inputs.name) : inputs.location));
+  // The exact builders read the dimensions; the dropout a training estimate counts comes from
+  // the config's keys for every family (FillTrainingDropout).
+  if (inputs.config) FillTrainingDropout(*inputs.config, model.hp);
   model.name = inputs.name;
   for (const auto& a : inputs.assumptions) model.assumptions.push_back(a);
   if (inputs.index) {

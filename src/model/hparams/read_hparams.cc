@@ -232,6 +232,18 @@ void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
 
 }  // namespace
 
+void FillTrainingDropout(const HfConfig& config, Hyperparameters& hp) {
+  ConfigKeys keys(config, hparams::FindTextSection(config));
+  if (hp.hidden_dropout == 0) {
+    hp.hidden_dropout = keys.Number({"residual_dropout", "hidden_dropout", "resid_pdrop",
+                                     "hidden_dropout_prob"}, 0.0);
+  }
+  if (hp.attention_dropout == 0) {
+    hp.attention_dropout = keys.Number({"attention_dropout", "attn_pdrop",
+                                        "attention_probs_dropout_prob"}, 0.0);
+  }
+}
+
 Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   hparams::TextSection section = hparams::FindTextSection(config);
   ConfigKeys keys(config, section);
@@ -371,8 +383,8 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   hp.num_mtp_layers = keys.Uint({"num_nextn_predict_layers", "mtp_num_hidden_layers",
                                  "num_mtp_layers"});
   hp.index_topk = keys.Uint({"index_topk"});
-  hp.hidden_dropout = keys.Number({"hidden_dropout", "resid_pdrop", "hidden_dropout_prob",
-                                   "dropout"}, 0.0);
+  hp.hidden_dropout = keys.Number({"hidden_dropout", "residual_dropout", "resid_pdrop",
+                                   "hidden_dropout_prob", "dropout"}, 0.0);
   hp.attention_dropout = keys.Number({"attention_dropout", "attn_pdrop",
                                       "attention_probs_dropout_prob"}, 0.0);
   const uint64_t window = keys.Uint({"sliding_window", "sliding_window_size", "window_size",
