@@ -37,7 +37,7 @@ struct AccuracyBand {
 // The band of a class (rows 0: no measurement of that class).
 AccuracyBand AccuracyFor(AccuracyClass c);
 
-// One line for tables: "accuracy (training): CPU-measured -2.7% .. +3.3% over 45 rows
+// One line for tables: "accuracy (training): CPU-measured -2.7% .. +3.3% over 28 rows
 // (validation/results)" or "accuracy (serving): not measured".
 std::string AccuracyLine(const AccuracyBand& band);
 
