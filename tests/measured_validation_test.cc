@@ -31,6 +31,7 @@ Model BertLargeSeqCls() {
   Model m;
   m.name = "bert-large-uncased";
   m.model_type = "bert";
+  m.architecture = "BertForSequenceClassification";  // bl-01's head=sequence-classification
   auto& t = m.tensors;
   t.push_back(P("bert.embeddings.word_embeddings.weight", {V, h}));
   t.push_back(P("bert.embeddings.position_embeddings.weight", {512, h}));

@@ -56,19 +56,27 @@ struct RowPlan {
   double tolerance = 0.05;   // relative, asserted by the test
   bool include_context = true;  // nvml / nvidia-smi readings include the CUDA context
   bool calibration = false;  // the row a default was taken from (not an independent check)
-  Dtype dtype = Dtype::kF32;    // load rows
+  Dtype dtype = Dtype::kF32;    // load rows: the dtype of what is left unquantized
+  // Load rows: `head` (checked against the model's class), and the weights' options (dtype and
+  // quantization) as `memfit inference --dtype --quant` builds them; vLLM weight rows: whether
+  // the dtype is the config's (the row names none).
+  std::string head;
+  bool weights_in_config_dtype = false;
   // Train rows: the request `memfit train` builds from the same words, and its options (plus
   // what no flag says: validation/measure.py's explicit zero_grad(set_to_none=True) and
   // foreach=True, the CPU device). The request's MODEL is left empty (the provider loads it).
   std::optional<TrainRequest> train_request;
   TrainOptions train;
   // transformers inference rows: the request `memfit inference` builds, and its options (a row
-  // without a context keeps InferenceOptions' default context).
+  // without a context keeps InferenceOptions' default context); load rows: the weights' options.
   std::optional<InferenceRequest> inference_request;
   InferenceOptions inference;
   std::string model_alias_note;  // when a same-architecture config stands in
   std::string unsupported;       // non-empty: cannot express, and why
 };
+// Every key of the row's settings is applied to the plan, or the plan is unsupported with
+// "not expressible: key=value (why)": unknown keys, keys of another task, values the flag they
+// become refuses (docs/accuracy.md, "Row settings").
 RowPlan PlanRow(const MeasuredRow& row);
 
 struct RowResult {

@@ -6,6 +6,7 @@
 
 #include "formats/json.h"
 #include "render/report_json.h"
+#include "memfit/accuracy.h"
 #include "memfit/render_deploy.h"
 #include "memfit/units.h"
 
@@ -58,6 +59,7 @@ nlohmann::json DeployJson(const DeployReportInput& in) {
   }
   j["rows"] = rows;
   j["assumptions"] = assumptions;
+  j["accuracy"] = AccuracyJson(AccuracyFor(AccuracyClassFor(o.engine)));
   return j;
 }
 
@@ -81,7 +83,7 @@ std::string RenderDeploy(const DeployReportInput& in, OutputFormat format) {
   std::string title = fmt::format("{}: {} serving {} sequence(s) of {} tokens ({})",
                                   in.model->name, EngineName(o.engine), o.batch, o.context_tokens,
                                   in.mode);
-  std::vector<std::string> lines;
+  std::vector<std::string> lines = {AccuracyLine(AccuracyFor(AccuracyClassFor(o.engine)))};
   for (const auto& a : in.model->assumptions) lines.push_back("assumption: " + a);
   std::vector<std::string> seen;
   for (const auto& r : *in.rows) {

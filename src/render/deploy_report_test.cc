@@ -66,6 +66,8 @@ TEST(DeployReportTest, JsonRowsRequestAndAssumptionsOnceEach) {
   EXPECT_EQ(j["rows"][2]["verdict"], "does not fit");
   // The model's assumption, then a1 and a2 once each although two rows say a1.
   EXPECT_EQ(j["assumptions"], nlohmann::json::parse(R"(["made by hand", "a1", "a2"])"));
+  EXPECT_EQ(j["accuracy"]["class"], "serving");  // vLLM: not measured
+  EXPECT_EQ(j["accuracy"]["rows"], 0);
   EXPECT_EQ(RenderDeploy(f.Input("search"), OutputFormat::kJson), DumpJson(j) + "\n");
 }
 

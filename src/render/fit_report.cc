@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "memfit/accuracy.h"
 #include "memfit/render_fit.h"
 #include "formats/json.h"
 #include "plan/device_map_json.h"
@@ -27,6 +28,14 @@ std::string DeviceLabel(const FitReportInput& in, const DeviceUsage& d) {
     return fmt::format("{} ({})", d.index, in.request->gpus[static_cast<size_t>(d.index)].label);
   }
   return DeviceName(d);
+}
+
+// The device map's bytes are the task's estimate: the weights, inference or a training step.
+AccuracyBand FitAccuracy(const FitReportInput& in) {
+  const std::string& task = in.runtime->task;
+  return AccuracyFor(task == "train"       ? AccuracyClass::kTraining
+                     : task == "inference" ? AccuracyClass::kInference
+                                           : AccuracyClass::kWeights);
 }
 
 std::string Quoted(const std::string& word) {
@@ -147,6 +156,7 @@ nlohmann::ordered_json FitPlanJson(const FitReportInput& in) {
   j["advice"] = advice;
   j["notes"] = p.notes;
   j["assumptions"] = in.model->assumptions;
+  j["accuracy"] = AccuracyJson(FitAccuracy(in));
   return j;
 }
 
@@ -186,6 +196,7 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
     terms += fmt::format(" + runtime {} per GPU x {}", FormatBytes(t.per_gpu_bytes), t.gpus_used);
   }
   out += fmt::format("memory: {} = {}\n", terms, FormatBytes(p.total_bytes));
+  out += AccuracyLine(FitAccuracy(in)) + "\n";
   out += fmt::format("largest block: {} ({})\n\n", FormatBytes(p.map.largest_block_bytes),
                      CompressModuleList(p.map.largest_block_names));
   std::vector<std::vector<std::string>> rows;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/json.h"
+#include "memfit/accuracy.h"
 #include "memfit/render_fit.h"
 #include "render/report_json.h"
 
@@ -99,6 +100,9 @@ TEST(FitReportTest, JsonFollowsTheContract) {
   EXPECT_EQ(j["advice"][1]["verdict"], "fits with offload");
   EXPECT_EQ(j["notes"][0], "plan note");
   EXPECT_EQ(j["assumptions"][0], "made by hand");
+  // A device map for --task inference carries the inference class's band.
+  EXPECT_EQ(j["accuracy"]["class"], "inference");
+  EXPECT_EQ(j["accuracy"]["rows"], AccuracyFor(AccuracyClass::kInference).rows);
   const auto parsed = nlohmann::json::parse(RenderFitPlan(f.Input(), OutputFormat::kJson));
   EXPECT_EQ(parsed, nlohmann::json(j));
 }
@@ -110,7 +114,8 @@ TEST(FitReportTest, CsvIsTheSummaryThenOneRowPerDevice) {
             "verdict: fits with offload (2.00 GiB offloaded off the GPUs)\n"
             "GPUs needed: 3 x RTX 4090 (whole model on GPUs, accelerate's map)\n"
             "memory: weights 24.00 GiB + KV cache 1004.00 MiB + runtime 10.00 MiB per GPU x 2 = "
-            "25.00 GiB\n"
+            "25.00 GiB\n" +
+            AccuracyLine(AccuracyFor(AccuracyClass::kInference)) + "\n"
             "largest block: 1.00 GiB (model.layers.0-1)\n\n"
             "device,memory limit,used,kept free,blocks\n"
             "0 (RTX 4090),20.00 GiB,18.00 GiB,1.00 GiB,\"model.embed, model.layers.0-2\"\n"

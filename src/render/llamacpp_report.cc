@@ -5,6 +5,7 @@
 #include "formats/json.h"
 #include "render/report_json.h"
 #include "render/curve_report.h"
+#include "memfit/accuracy.h"
 #include "memfit/units.h"
 
 namespace memfit {
@@ -49,6 +50,7 @@ std::string Summary(const Model& model, const LlamaCppEstimate& e) {
 std::string Footer(const Model& model, const LlamaCppEstimate& e) {
   std::string out;
   out += "\ncompute buffers are a model (see docs/estimates.md, GGUF); model buffers and KV cache are exact\n";
+  out += AccuracyLine(AccuracyFor(AccuracyClass::kLlamaCpp)) + "\n";
   for (const auto& a : model.assumptions) out += "assumption: " + a + "\n";
   for (const auto& a : e.assumptions) out += "assumption: " + a + "\n";
   for (const auto& n : model.notes) out += "note: " + n + "\n";
@@ -89,6 +91,7 @@ nlohmann::json LlamaCppEstimateJson(const Model& model, const LlamaCppEstimate& 
   }
   j["notes"] = model.notes;
   for (const auto& n : e.notes) j["notes"].push_back(n);
+  j["accuracy"] = AccuracyJson(AccuracyFor(AccuracyClass::kLlamaCpp));
   return j;
 }
 

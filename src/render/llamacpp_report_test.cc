@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/json.h"
+#include "memfit/accuracy.h"
 #include "memfit/llamacpp_report.h"
 #include "render/report_json.h"
 
@@ -70,6 +71,9 @@ TEST(LlamaCppReportTest, JsonDevicesAndTheirTotals) {
        "context_bytes": 0, "total_bytes": 172320}])"));
   EXPECT_EQ(j["assumptions"], nlohmann::json::parse(R"(["model assumption", "estimate assumption"])"));
   EXPECT_EQ(j["notes"], nlohmann::json::parse(R"(["model note", "estimate note"])"));
+  EXPECT_EQ(j["accuracy"]["class"], "llama.cpp");
+  EXPECT_EQ(j["accuracy"]["source"], "not measured");
+  EXPECT_TRUE(j["accuracy"]["min_error"].is_null());
   EXPECT_FALSE(j.contains("curve"));
   EXPECT_EQ(RenderLlamaCppEstimate(Tiny(), Estimate(), OutputFormat::kJson), DumpJson(j) + "\n");
 }
@@ -93,7 +97,7 @@ TEST(LlamaCppReportTest, TableSummaryAndFooter) {
       << table;
   EXPECT_TRUE(table.ends_with(
       "\ncompute buffers are a model (see docs/estimates.md, GGUF); model buffers and KV cache are "
-      "exact\nassumption: model assumption\nassumption: estimate assumption\nnote: model note\n"
+      "exact\naccuracy (llama.cpp): not measured\nassumption: model assumption\nassumption: estimate assumption\nnote: model note\n"
       "note: estimate note\n"))
       << table;
   // Several sequences and a sliding-window cache.

@@ -5,6 +5,7 @@
 
 #include "formats/json.h"
 #include "render/report_json.h"
+#include "memfit/accuracy.h"
 #include "memfit/render.h"
 #include "memfit/units.h"
 
@@ -68,6 +69,7 @@ nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& e) {
   j["assumptions"] = model.assumptions;
   j["notes"] = model.notes;
   j["definitions"] = e.notes;
+  j["accuracy"] = AccuracyJson(AccuracyFor(AccuracyClass::kWeights));
   return j;
 }
 
@@ -81,6 +83,7 @@ std::string RenderLoadEstimate(const Model& model, const LoadEstimate& e, Output
       out += RenderMarkdownTable(LoadHeaders(), LoadRows(e, false));
       out += fmt::format("\n{} parameters; stored {} ({}).\n", FormatCount(e.totals.parameters),
                          FormatBytes(e.totals.stored_bytes), model.source);
+      out += "\n" + AccuracyLine(AccuracyFor(AccuracyClass::kWeights)) + "\n";
       return out;
     }
     case OutputFormat::kTable: break;
@@ -117,6 +120,7 @@ std::string RenderLoadEstimate(const Model& model, const LoadEstimate& e, Output
   }
   out += "\n" + RenderPlainTable(LoadHeaders(), LoadRows(e, false)) + "\n";
   for (const auto& n : e.notes) out += "- " + n + "\n";
+  out += AccuracyLine(AccuracyFor(AccuracyClass::kWeights)) + "\n";
   std::string extra = RenderAssumptions(model);
   if (!extra.empty()) out += "\n" + extra;
   return out;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "memfit/accuracy.h"
 #include "memfit/estimate_load.h"
 #include "formats/json.h"
 #include "render/report_json.h"
@@ -53,6 +54,11 @@ TEST(LoadReportTest, JsonHoldsTheHandCheckedNumbers) {
       {"dtype": "float16", "total_bytes": 32, "largest_block_bytes": 16, "training_adam_bytes": 288},
       {"dtype": "int4", "total_bytes": 8, "largest_block_bytes": 4, "training_adam_bytes": null}])"));
   EXPECT_EQ(j["assumptions"], nlohmann::json::parse(R"(["made by hand"])"));
+  // The weights class's band, generated from validation/results (memfit/accuracy.h).
+  EXPECT_EQ(j["accuracy"]["class"], "weights");
+  EXPECT_EQ(j["accuracy"]["source"], "validation/results");
+  EXPECT_EQ(j["accuracy"]["rows"], AccuracyFor(AccuracyClass::kWeights).rows);
+  EXPECT_EQ(j["accuracy"]["min_error"], AccuracyFor(AccuracyClass::kWeights).min_error);
   // The text form is that JSON, indented, with a newline.
   EXPECT_EQ(RenderLoadEstimate(model, e, OutputFormat::kJson), DumpJson(j) + "\n");
 }

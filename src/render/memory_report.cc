@@ -4,6 +4,7 @@
 
 #include "formats/json.h"
 #include "render/report_json.h"
+#include "memfit/accuracy.h"
 #include "memfit/render_memory.h"
 
 #include "render/curve_report.h"
@@ -131,6 +132,7 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   if (curve) assumptions.insert(assumptions.end(), curve->assumptions.begin(), curve->assumptions.end());
   j["assumptions"] = assumptions;
   j["notes"] = e.notes;
+  j["accuracy"] = AccuracyJson(AccuracyFor(AccuracyClassFor(o.engine)));
   return j;
 }
 
@@ -197,6 +199,7 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
       if (!line.starts_with("assumption: ")) lines.push_back(std::move(line));
     }
   }
+  lines.push_back(AccuracyLine(AccuracyFor(AccuracyClassFor(o.engine))));
   std::vector<std::string> assumptions = e.assumptions;
   if (curve) assumptions.insert(assumptions.end(), curve->assumptions.begin(), curve->assumptions.end());
   AddLines(lines, assumptions, e.notes, model);
@@ -245,6 +248,7 @@ nlohmann::json TrainJson(const Model& model, const TrainOptions& o, const TrainE
   assumptions.insert(assumptions.end(), e.assumptions.begin(), e.assumptions.end());
   j["assumptions"] = assumptions;
   j["notes"] = e.notes;
+  j["accuracy"] = AccuracyJson(AccuracyFor(AccuracyClass::kTraining));
   return j;
 }
 
@@ -271,7 +275,7 @@ std::string RenderTrain(const Model& model, const TrainOptions& o, const TrainEs
       FormatCount(e.trainable_params), OptimizerName(o.optimizer), PrecisionName(o.precision),
       o.batch, o.seq, o.grad_accum, CheckpointingName(o.checkpointing), AttnImplName(o.attn),
       o.gpus, StrategyName(o.strategy));
-  std::vector<std::string> lines;
+  std::vector<std::string> lines = {AccuracyLine(AccuracyFor(AccuracyClass::kTraining))};
   AddLines(lines, e.assumptions, e.notes, model);
   nlohmann::json json = TrainJson(model, o, e);
   json["verdict"] = verdict ? nlohmann::json(HardwareVerdictJson(*verdict)) : nlohmann::json(nullptr);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/json.h"
+#include "memfit/accuracy.h"
 #include "memfit/render_memory.h"
 #include "render/report_json.h"
 
@@ -103,7 +104,14 @@ TEST(MemoryReportTest, InferenceTableAndCsv) {
       "component                             size\n"))
       << table;
   EXPECT_NE(table.find("total per GPU                     2.62 GiB\n"), std::string::npos) << table;
-  EXPECT_TRUE(table.ends_with("kv cache: 128.00 KiB per token (all layers, per GPU)\n"
+  // The class's measured band (memfit/accuracy.h, generated from validation/results).
+  const std::string accuracy = AccuracyLine(AccuracyFor(AccuracyClass::kInference));
+  EXPECT_TRUE(accuracy.starts_with("accuracy (inference): CPU-measured ")) << accuracy;
+  const nlohmann::json j = InferenceJson(Tiny(), TwoSequences(), Estimate());
+  EXPECT_EQ(j["accuracy"]["class"], "inference");
+  EXPECT_EQ(j["accuracy"]["rows"], AccuracyFor(AccuracyClass::kInference).rows);
+  EXPECT_TRUE(table.ends_with("kv cache: 128.00 KiB per token (all layers, per GPU)\n" +
+                              accuracy + "\n"
                               "assumption: made by hand\n"
                               "assumption: sdpa attention\n"
                               "note: a note\n"))
@@ -125,6 +133,9 @@ TEST(MemoryReportTest, ServingEngineBudgetAndParallelTitle) {
                             .replicas = 1, .fits = true};
   const nlohmann::json j = InferenceJson(Tiny(), o, e);
   EXPECT_EQ(j["settings"]["engine"], "vllm");
+  // A serving engine's budget is not measured: the band says so.
+  EXPECT_EQ(j["accuracy"], nlohmann::json::parse(R"({"class": "serving", "min_error": null,
+      "max_error": null, "rows": 0, "source": "not measured"})"));
   EXPECT_EQ(j["gpus"], 2);
   // 70 GiB = 75,161,927,680 B; 72 GiB = 77,309,411,328 B.
   EXPECT_EQ(j["serving"], nlohmann::json::parse(R"({

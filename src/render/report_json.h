@@ -9,6 +9,7 @@ namespace memfit {
 
 // Declared, not included: each renderer includes the headers of what it renders (fit.h and
 // deploy.h both name a Verdict).
+struct AccuracyBand;
 struct ContextCurve;
 struct DeployReportInput;
 struct FitReportInput;
@@ -21,6 +22,9 @@ struct Model;
 struct TrainEstimate;
 struct TrainOptions;
 
+// How far the estimate's class has been from measurements (docs/json.md, "accuracy"): every
+// estimate's JSON carries it.
+nlohmann::json AccuracyJson(const AccuracyBand& band);
 // The verdict of a command given hardware (docs/json.md, "verdict").
 nlohmann::ordered_json HardwareVerdictJson(const HardwareVerdict& verdict);
 // estimate-memory.
