@@ -172,10 +172,11 @@ Result<const EngineRelease*> FindEngineRelease(Engine engine, std::string_view t
   for (const auto& r : kReleases) {
     if (r.engine == engine && r.version == minor) return &r;
   }
+  // A well-formed version missing from the table is a release memfit does not model, not a typo:
+  // "did you mean" only for text that is no version ("0.1l").
   const std::vector<std::string> known = EngineReleaseVersions(engine);
   return MakeError("--engine-version {}: memfit models {} {}{}", text, DisplayName(engine),
-                   JoinedVersions(known),
-                   DidYouMean(minor.empty() ? std::string(text) : minor, known));
+                   JoinedVersions(known), minor.empty() ? DidYouMean(text, known) : "");
 }
 
 VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& r, uint64_t gpu_memory_bytes,

@@ -38,10 +38,15 @@ TEST(EngineRelease, UnknownVersionsAreRefusedWithTheKnownOnes) {
   auto unknown = FindEngineRelease(Engine::kVllm, "0.12");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().message, "--engine-version 0.12: memfit models vLLM 0.10, 0.11 and 0.31");
-  auto typo = FindEngineRelease(Engine::kVllm, "0.111");
+  // A typo (no version: a comma for the dot) gets "did you mean"; a release memfit does not
+  // model (0.111) only the list.
+  auto typo = FindEngineRelease(Engine::kVllm, "0,11");
   ASSERT_FALSE(typo);
   EXPECT_EQ(typo.error().message,
-            "--engine-version 0.111: memfit models vLLM 0.10, 0.11 and 0.31 (did you mean 0.11?)");
+            "--engine-version 0,11: memfit models vLLM 0.10, 0.11 and 0.31 (did you mean 0.11?)");
+  auto later = FindEngineRelease(Engine::kVllm, "0.111");
+  ASSERT_FALSE(later);
+  EXPECT_EQ(later.error().message, "--engine-version 0.111: memfit models vLLM 0.10, 0.11 and 0.31");
   EXPECT_FALSE(FindEngineRelease(Engine::kSglang, "latest"));
   EXPECT_FALSE(FindEngineRelease(Engine::kLlamaCpp, "0.5"));
   // transformers: no engine release ("" is fine: nothing applies), its own is
