@@ -157,10 +157,21 @@ TEST(EngineRelease, KvDtypesEachEngineAccepts) {
   EXPECT_FALSE(CheckKvDtype(Release(Engine::kSglang, ""), KvDtype::kInt4));
 }
 
+// Options that leave the utilization and the scheduler's sizes to the release.
+InferenceOptions Unresolved(Engine engine, const EngineRelease* release) {
+  InferenceOptions o;
+  o.engine = engine;
+  o.release = release;
+  o.gpu_memory_utilization = -1;
+  o.max_num_seqs = 0;
+  o.max_batched_tokens = 0;
+  return o;
+}
+
 TEST(EngineRelease, WithEngineDefaultsFillsOnlyWhatIsLeftToTheRelease) {
-  InferenceOptions o{.engine = Engine::kVllm, .gpu_memory_bytes = 80 * kGiBytes,
-                     .gpu_name = "H100 SXM", .release = &Release(Engine::kVllm, "0.31"),
-                     .gpu_memory_utilization = -1, .max_num_seqs = 0, .max_batched_tokens = 0};
+  InferenceOptions o = Unresolved(Engine::kVllm, &Release(Engine::kVllm, "0.31"));
+  o.gpu_memory_bytes = 80 * kGiBytes;
+  o.gpu_name = "H100 SXM";
   InferenceOptions r = WithEngineDefaults(o);
   EXPECT_EQ(r.gpu_memory_utilization, 0.92);
   EXPECT_EQ(r.max_num_seqs, 1024u);
@@ -174,15 +185,13 @@ TEST(EngineRelease, WithEngineDefaultsFillsOnlyWhatIsLeftToTheRelease) {
   EXPECT_EQ(r.max_batched_tokens, 4096u);
   EXPECT_EQ(r.max_num_seqs, 1024u);
   // SGLang: the fraction and the chunk from the GPU (24 GiB: 0.847 and 2048, as above).
-  InferenceOptions s{.engine = Engine::kSglang, .gpu_memory_bytes = 24 * kGiBytes,
-                     .release = &Release(Engine::kSglang, ""), .gpu_memory_utilization = -1,
-                     .max_num_seqs = 0, .max_batched_tokens = 0};
+  InferenceOptions s = Unresolved(Engine::kSglang, &Release(Engine::kSglang, ""));
+  s.gpu_memory_bytes = 24 * kGiBytes;
   r = WithEngineDefaults(s);
   EXPECT_DOUBLE_EQ(r.gpu_memory_utilization, 0.847);
   EXPECT_EQ(r.max_batched_tokens, 2048u);
   // No release: memfit's defaults before --engine-version.
-  InferenceOptions none{.engine = Engine::kVllm, .gpu_memory_utilization = -1, .max_num_seqs = 0,
-                        .max_batched_tokens = 0};
+  InferenceOptions none = Unresolved(Engine::kVllm, nullptr);
   r = WithEngineDefaults(none);
   EXPECT_EQ(r.gpu_memory_utilization, 0.9);
   EXPECT_EQ(r.max_num_seqs, 256u);
@@ -191,9 +200,12 @@ TEST(EngineRelease, WithEngineDefaultsFillsOnlyWhatIsLeftToTheRelease) {
 }
 
 TEST(EngineRelease, EquivalentFlags) {
-  InferenceOptions v{.engine = Engine::kVllm, .gpu_memory_bytes = 80 * kGiBytes,
-                     .gpu_memory_utilization = 0.92, .max_num_seqs = 1024,
-                     .max_batched_tokens = 16384};
+  InferenceOptions v;
+  v.engine = Engine::kVllm;
+  v.gpu_memory_bytes = 80 * kGiBytes;
+  v.gpu_memory_utilization = 0.92;
+  v.max_num_seqs = 1024;
+  v.max_batched_tokens = 16384;
   ServingBudget b{.kv_pool_bytes = 123456789};
   EXPECT_EQ(EquivalentEngineFlags(v, b),
             "--gpu-memory-utilization 0.92 --max-num-seqs 1024 --max-num-batched-tokens 16384 "
@@ -201,8 +213,10 @@ TEST(EngineRelease, EquivalentFlags) {
   v.gpu_memory_bytes = 0;  // no GPU: no pool to name
   EXPECT_EQ(EquivalentEngineFlags(v, b),
             "--gpu-memory-utilization 0.92 --max-num-seqs 1024 --max-num-batched-tokens 16384");
-  InferenceOptions s{.engine = Engine::kSglang, .gpu_memory_utilization = 0.836,
-                     .max_batched_tokens = 8192};
+  InferenceOptions s;
+  s.engine = Engine::kSglang;
+  s.gpu_memory_utilization = 0.836;
+  s.max_batched_tokens = 8192;
   EXPECT_EQ(EquivalentEngineFlags(s, b), "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
 }
 
