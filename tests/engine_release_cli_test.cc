@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/llamacpp_answer.h"
 #include "cli/app.h"
 #include "memfit/api.h"
 #include "test_support.h"
@@ -122,6 +123,21 @@ TEST(EngineReleaseCli, Refusals) {
                                         "engine-version": "0.12"})");
   EXPECT_EQ(api.status, 422);
   EXPECT_NE(api.body.find("--engine-version 0.12"), std::string::npos) << api.body;
+}
+
+// --kv-dtype on llama.cpp's path is its --cache-type-k/-v (common/arg.cpp kv_cache_types): int8 is
+// q8_0, int4 q4_0, float16 f16; "model" keeps llama.cpp's default f16.
+TEST(EngineReleaseCli, LlamaCppCacheTypesFromKvDtype) {
+  InferenceRequest r;
+  r.kv_dtype = "int8";
+  EXPECT_EQ(api::LlamaCppArgsFor(r).options.cache_type_k, "q8_0");
+  EXPECT_EQ(api::LlamaCppArgsFor(r).options.cache_type_v, "q8_0");
+  r.kv_dtype = "int4";
+  EXPECT_EQ(api::LlamaCppArgsFor(r).options.cache_type_k, "q4_0");
+  r.kv_dtype = "bfloat16";
+  EXPECT_EQ(api::LlamaCppArgsFor(r).options.cache_type_v, "bf16");
+  r.kv_dtype = "model";
+  EXPECT_EQ(api::LlamaCppArgsFor(r).options.cache_type_k, "f16");
 }
 
 // fit --engine sglang over the catalog's H100 and RTX 4090: each row's fraction is SGLang's for
