@@ -18,6 +18,8 @@
 
 namespace memfit {
 
+struct EngineRelease;  // memfit/engine_release.h
+
 enum class AttnImpl : uint8_t { kEager, kSdpa, kFlash };
 std::string_view AttnImplName(AttnImpl impl);
 Result<AttnImpl> ParseAttnImpl(std::string_view name);  // eager, sdpa, flash (flash2, fa2)
@@ -119,16 +121,24 @@ struct InferenceOptions {
   uint64_t decoder_tokens = 0;  // KvCacheOptions::decoder_tokens
   // Serving engines.
   uint64_t gpu_memory_bytes = 0;          // total memory of one GPU (needed for block counts)
+  std::string gpu_name;                   // the GPU's name (vLLM keeps an A100 on small batches)
+  // The engine release whose defaults and rules apply (memfit/engine_release.h, a row of its
+  // static table); null: the values below as given. The three values below say "the release's
+  // default" with -1 and 0, resolved per GPU by WithEngineDefaults.
+  const EngineRelease* release = nullptr;
   double gpu_memory_utilization = 0.9;    // vLLM; SGLang's mem_fraction_static when engine sglang
   uint64_t block_size = 16;               // vLLM default; SGLang page size is 1
-  uint64_t max_num_seqs = 256;            // vLLM default
-  uint64_t max_batched_tokens = 8192;     // vLLM profile run (chunked prefill budget)
+  uint64_t max_num_seqs = 256;            // vLLM max_num_seqs
+  uint64_t max_batched_tokens = 8192;     // vLLM max_num_batched_tokens; SGLang chunked prefill
+  // vLLM >= 0.21 profiles CUDA-graph memory inside gpu_memory_utilization (set by the release).
+  bool cuda_graphs_in_budget = false;
   uint64_t cuda_graph_bytes = uint64_t{650} << 20;   // vLLM log, gemma-3-4b (PR #21489)
   uint64_t non_torch_bytes = uint64_t{70} << 20;     // same log: "non-torch 0.07 GiB"
   OverheadOptions overhead;
 };
 
 struct ServingBudget {
+  double utilization = 0;         // gpu_memory_utilization / mem_fraction_static used
   uint64_t requested_bytes = 0;   // gpu_memory * utilization
   uint64_t non_kv_bytes = 0;      // weights + activation peak + non-torch
   uint64_t kv_pool_bytes = 0;     // what the engine hands to the KV cache
@@ -160,6 +170,17 @@ struct InferenceEstimate {
   KvCacheEstimate kv;
   QuantizedWeightsSummary weights;  // tensor_bytes stays in InferenceWeights
   std::optional<ServingBudget> serving;
+  // Serving engines: what the engine ran with, its release's defaults applied.
+  struct EngineSettings {
+    std::string version;           // the release (memfit/engine_release.h); "" without one
+    std::string source;            // where its values were read
+    double gpu_memory_utilization = 0;
+    uint64_t max_num_seqs = 0;
+    uint64_t max_batched_tokens = 0;
+    bool cuda_graphs_in_budget = false;
+    std::string equivalent_flags;  // the engine's own flags for the same budget
+  };
+  std::optional<EngineSettings> engine_settings;
   std::vector<std::string> assumptions;
   std::vector<std::string> notes;
 };

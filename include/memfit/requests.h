@@ -64,11 +64,12 @@ struct InferenceRequest {
   std::string kv_dtype = "model";        // --kv-dtype
   std::string attn = "sdpa";             // --attn
   std::string engine = "transformers";   // --engine
-  double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the engine's default
+  std::string engine_version;            // --engine-version: "" = the newest release modelled
+  double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the release's default
   std::string gpu_memory;                // --gpu-memory: a size; "" = --gpu's
   uint64_t block_size = 16;              // --block-size
-  uint64_t max_num_seqs = 256;           // --max-num-seqs
-  uint64_t max_batched_tokens = 8192;    // --max-batched-tokens
+  uint64_t max_num_seqs = 0;             // --max-num-seqs: 0 = the release's default
+  uint64_t max_batched_tokens = 0;       // --max-batched-tokens: 0 = the release's default
   uint64_t tp = 0;                       // --tp: 0 = from --gpus, else 1
   uint64_t dp = 1;                       // --dp
   uint64_t ep = 1;                       // --ep
@@ -178,10 +179,11 @@ struct FitCommandRequest {
   uint64_t top = 5;                      // --top
   std::string quant = "stored";          // --quant
   std::string kv_dtype = "model";        // --kv-dtype
-  double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the engine's default
+  std::string engine_version;            // --engine-version: "" = the newest release modelled
+  double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the release's default
   uint64_t block_size = 16;              // --block-size
-  uint64_t max_num_seqs = 256;           // --max-num-seqs
-  uint64_t max_batched_tokens = 8192;    // --max-batched-tokens
+  uint64_t max_num_seqs = 0;             // --max-num-seqs: 0 = the release's default
+  uint64_t max_batched_tokens = 0;       // --max-batched-tokens: 0 = the release's default
   uint64_t tp = 0;                       // --tp: 0 = all --gpu / (dp x pp)
   uint64_t dp = 1;                       // --dp
   uint64_t ep = 1;                       // --ep

@@ -9,6 +9,7 @@
 
 #include "memfit/checked_math.h"
 #include "memfit/context_curve.h"
+#include "memfit/estimate_inference.h"
 #include "memfit/gguf_model.h"
 #include "memfit/gpu.h"
 #include "memfit/llamacpp_report.h"
@@ -133,6 +134,16 @@ Result<std::string> LlamaCppInferenceText(const ModelQuery& m, const LlamaCppArg
 
 LlamaCppArgs LlamaCppArgsFor(const InferenceRequest& r) {
   LlamaCppArgs llama;
+  // --kv-dtype as llama.cpp's --cache-type-k/-v (FP8 is refused before: llama.cpp has none).
+  if (auto kv = ParseKvDtype(r.kv_dtype)) {
+    const char* type = *kv == KvDtype::kF32    ? "f32"
+                       : *kv == KvDtype::kF16  ? "f16"
+                       : *kv == KvDtype::kBF16 ? "bf16"
+                       : *kv == KvDtype::kInt8 ? "q8_0"
+                       : *kv == KvDtype::kInt4 ? "q4_0"
+                                               : nullptr;
+    if (type) llama.options.cache_type_k = llama.options.cache_type_v = type;
+  }
   llama.options.context_tokens = r.context;
   llama.ctx_given = r.context > 0;
   llama.options.parallel = static_cast<uint32_t>(std::clamp<uint64_t>(r.batch, 1, UINT32_MAX));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "memfit/engine.h"
+#include "memfit/engine_release.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_load.h"
 #include "memfit/estimate_train.h"
@@ -121,22 +122,34 @@ void AddVersionOptions(std::string& torch, std::string& transformers, std::strin
 }
 
 // A serving engine's options, shared by inference and fit (vLLM's and SGLang's words).
+// --engine-version's help: the releases memfit models, from their table.
+std::string_view EngineVersionHelp() {
+  static const std::string help =
+      "the serving engine's release whose defaults apply (gpu_memory_utilization, "
+      "mem_fraction_static, max_num_seqs, max_num_batched_tokens, KV dtypes): " +
+      EngineReleaseSummary() + " (default: the newest)";
+  return help;
+}
+
 template <typename Request>
 void AddServingOptions(Request& r, std::vector<Option>& f) {
+  f.push_back({.names = {"engine-version"}, .target = &r.engine_version,
+               .help = EngineVersionHelp(), .group = "serving"});
   f.push_back({.names = {"gpu-memory-utilization", "mem-fraction-static"},
                .target = &r.gpu_memory_utilization,
                .help = "vLLM gpu_memory_utilization / SGLang mem_fraction_static (default: the "
-                       "engine's own)",
+                       "release's own; SGLang's from the GPU's memory)",
                .min = -1, .max = 1, .group = "serving"});
   f.push_back({.names = {"block-size"}, .target = &r.block_size,
                .help = "vLLM tokens per KV block", .unit = "tokens", .min = 1, .max = 65536,
                .group = "serving"});
   f.push_back({.names = {"max-num-seqs"}, .target = &r.max_num_seqs,
-               .help = "vLLM max sequences at once", .unit = "sequences", .min = 1,
-               .max = kMaxSequences, .group = "serving"});
+               .help = "vLLM max sequences at once (default: the release's for the GPU)",
+               .unit = "sequences", .min = 1, .max = kMaxSequences, .group = "serving"});
   f.push_back({.names = {"max-batched-tokens"}, .target = &r.max_batched_tokens,
-               .help = "vLLM max_num_batched_tokens (its profile run)", .unit = "tokens", .min = 1,
-               .max = kMaxTokens, .group = "serving"});
+               .help = "vLLM max_num_batched_tokens, SGLang chunked_prefill_size: the profile "
+                       "run (default: the release's for the GPU)",
+               .unit = "tokens", .min = 1, .max = kMaxTokens, .group = "serving"});
   f.push_back({.names = {"tp"}, .target = &r.tp,
                .help = "tensor-parallel GPUs (default: from --gpus or --gpu NxKIND, else 1)",
                .unit = "GPUs", .min = 0, .max = kMaxGpus, .group = "parallelism"});

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "memfit/engine.h"
+#include "memfit/engine_release.h"
 
 namespace memfit {
 namespace {
@@ -99,7 +100,12 @@ Result<ContextCurve> EstimateContextCurve(const Model& model, const InferenceOpt
   // The total per GPU, or the batch's KV cache for paged engines (asked without the GPU's
   // memory: with it, the engine's cache is the whole pool it pre-allocates).
   const auto metric_for = [&model, paged](InferenceOptions o) -> Metric {
-    if (paged) o.gpu_memory_bytes = 0;
+    // The release's defaults for the GPU first (its batch size sets sliding windows' extra
+    // tokens), then no GPU: the batch's cache, not the pool.
+    if (paged) {
+      o = WithEngineDefaults(o);
+      o.gpu_memory_bytes = 0;
+    }
     return [&model, paged, o](uint64_t context) mutable -> Result<uint64_t> {
       o.context_tokens = context;
       MEMFIT_ASSIGN_OR_RETURN(InferenceEstimate e, EstimateInference(model, o));

@@ -10,6 +10,7 @@
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
+#include "memfit/engine_release.h"
 #include "memfit/stored_format.h"
 #include "memfit/units.h"
 #include "memfit/vllm_kv_block.h"
@@ -247,7 +248,9 @@ Result<Engine> ParseEngine(std::string_view s) {
   return MakeError("--engine {}: expected transformers, vllm, sglang or llama.cpp", s);
 }
 
-ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOptions& o) {
+ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOptions& given) {
+  // The release's fraction for this GPU (SGLang's depends on its memory).
+  const InferenceOptions o = WithEngineDefaults(given);
   const uint64_t sequence_bytes = e.sequence_kv_bytes;
   ServingBudget s;
   s.replicas = e.layout.replicas;
@@ -280,6 +283,7 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
   uint64_t per_token = 0;
   for (const auto& [w, t] : stages) per_token = std::max(per_token, t);
   s.page_bytes = Mul({per_token, bs});
+  s.utilization = o.gpu_memory_utilization;
   if (o.gpu_memory_bytes > 0) {
     s.requested_bytes = static_cast<uint64_t>(static_cast<double>(o.gpu_memory_bytes) *
                                               o.gpu_memory_utilization);
@@ -287,9 +291,12 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
     uint64_t staged_concurrency = UINT64_MAX;  // the fewest sequences any stage holds
     for (size_t i = 0; i < stages.size(); ++i) {
       const auto& [w, t] = stages[i];
-      const uint64_t non_kv = o.engine == Engine::kVllm
-                                  ? Add(Add(w, e.activation_bytes), o.non_torch_bytes)
-                                  : w;  // SGLang's static fraction: weights + KV pool
+      // vLLM >= 0.21 profiles its CUDA graphs inside the budget too.
+      const uint64_t non_kv =
+          o.engine == Engine::kVllm
+              ? Add(Add(Add(w, e.activation_bytes), o.non_torch_bytes),
+                    o.cuda_graphs_in_budget ? e.cuda_graph_bytes : 0)
+              : w;  // SGLang's static fraction: weights + KV pool
       const uint64_t pool = s.requested_bytes > non_kv ? s.requested_bytes - non_kv : 0;
       const uint64_t page = Mul({t, bs});
       const uint64_t blocks = page ? pool / page : UINT64_MAX;
@@ -322,11 +329,14 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
   return s;
 }
 
-uint64_t ServingNeedBytes(const InferenceEstimate& e, const InferenceOptions& o,
+uint64_t ServingNeedBytes(const InferenceEstimate& e, const InferenceOptions& given,
                           const ServingBudget& s) {
+  const InferenceOptions o = WithEngineDefaults(given);
   const uint64_t replicas = std::max<uint64_t>(1, s.replicas);
   const uint64_t sequences = CeilDiv(std::max<uint64_t>(1, o.batch), replicas);
-  uint64_t need = Add(Add(s.non_kv_bytes, Mul({sequences, e.sequence_kv_bytes})), e.cuda_graph_bytes);
+  // CUDA graphs: in non_kv when the engine profiles them inside its budget.
+  uint64_t need = Add(Add(s.non_kv_bytes, Mul({sequences, e.sequence_kv_bytes})),
+                      o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes);
   if (o.engine == Engine::kSglang) need = Add(need, e.activation_bytes);
   return need;
 }
@@ -388,8 +398,11 @@ uint64_t VllmBlockSize(const Model& model, const InferenceOptions& o,
 
 }  // namespace
 
-Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& o,
+Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& given,
                                             const InferenceWeights& w) {
+  // The release's defaults (gpu_memory_utilization, max_num_seqs, max_num_batched_tokens) for
+  // this GPU, applied once (memfit/engine_release.h).
+  const InferenceOptions o = WithEngineDefaults(given);
   if (o.engine == Engine::kLlamaCpp) {
     return MakeError("{}: llama.cpp inference is estimated by the GGUF estimator, not here",
                      model.name);
@@ -506,7 +519,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     ServingBudget s = ServingBudgetFor(e, o);
     if (o.gpu_memory_bytes > 0) {
       e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
-      e.total_bytes = Add(s.requested_bytes, e.cuda_graph_bytes);
+      e.total_bytes = Add(s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes);
       if (o.engine == Engine::kSglang) e.total_bytes = Add(e.total_bytes, e.activation_bytes);
       // A deployment that does not fit: its need, not the budget it would preallocate.
       if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
@@ -518,8 +531,11 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                     s.replicas > 1 ? fmt::format(" ({} replicas)", s.replicas)
                                                    : std::string()));
       if (o.engine == Engine::kVllm) {
-        e.notes.push_back("CUDA graphs are outside vLLM's budget (PR #21489): total = "
-                          "gpu_memory x utilization + CUDA graphs");
+        e.notes.push_back(o.cuda_graphs_in_budget
+                              ? "CUDA graphs are profiled inside vLLM's budget (vLLM >= 0.21): "
+                                "total = gpu_memory x utilization"
+                              : "CUDA graphs are outside vLLM's budget (PR #21489): total = "
+                                "gpu_memory x utilization + CUDA graphs");
       }
     } else {
       e.total_bytes = Add(Add(Add(e.weights_bytes, e.kv_cache_bytes), e.activation_bytes),
@@ -528,6 +544,19 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                         "would preallocate everything its budget leaves)");
     }
     e.serving = s;
+    InferenceEstimate::EngineSettings settings;
+    settings.gpu_memory_utilization = o.gpu_memory_utilization;
+    settings.max_num_seqs = o.max_num_seqs;
+    settings.max_batched_tokens = o.max_batched_tokens;
+    settings.cuda_graphs_in_budget = o.cuda_graphs_in_budget;
+    settings.equivalent_flags = EquivalentEngineFlags(o, s);
+    if (o.release) {
+      settings.version = std::string(o.release->version);
+      settings.source = std::string(o.release->source);
+      e.notes.push_back(fmt::format("{} {} ({}): {}", EngineName(o.engine), settings.version,
+                                    settings.source, settings.equivalent_flags));
+    }
+    e.engine_settings = std::move(settings);
   }
   for (const auto& n : e.weights.notes) e.notes.push_back(n);
   if (e.total_bytes == UINT64_MAX) return MakeError("{}: inference total overflows", model.name);

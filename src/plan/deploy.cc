@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "memfit/fit.h"
+#include "memfit/engine_release.h"
 #include "memfit/stored_format.h"
 #include "memfit/units.h"
 #include "memfit/vllm_kv_block.h"
@@ -21,10 +22,13 @@ namespace {
 
 // A layout, and vLLM's KV block for the GPU (memfit/vllm_kv_block.h): the one thing of the GPU
 // an estimate depends on, so the GPUs that get the same block share it.
-using LayoutKey =
-    std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool, uint64_t, std::string_view, bool>;
-LayoutKey Key(const DeployLayout& l, const VllmKvBlock& block) {
-  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, block.tokens, block.backend, block.assumed_gpu};
+// The engine release's scheduler defaults for the GPU (max_num_seqs, max_num_batched_tokens:
+// memfit/engine_release.h) change the profile run, so they are part of the key too.
+using LayoutKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool, uint64_t,
+                             std::string_view, bool, uint64_t, uint64_t>;
+LayoutKey Key(const DeployLayout& l, const VllmKvBlock& block, const InferenceOptions& o) {
+  return {l.tp, l.dp, l.ep, l.pp, l.dp_attention, block.tokens, block.backend, block.assumed_gpu,
+          o.max_num_seqs, o.max_batched_tokens};
 }
 
 // Parameters read per generated token: packed 4-bit data counts two values per uint8 and eight
@@ -172,17 +176,24 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
   const VllmKvBlock block = engine == Engine::kVllm
                                ? VllmKvBlockFor(model_, cc, base_.block_size)
                                : VllmKvBlock{.tokens = base_.block_size};
-  auto it = cache.find(Key(layout, block));
+  // The options on this GPU and layout, the release's defaults for them applied (SGLang's
+  // fraction and chunk, vLLM's batch defaults depend on the GPU's memory and name).
+  InferenceOptions on_gpu = base_;
+  on_gpu.compute_capability = cc;
+  on_gpu.tp = layout.tp;
+  on_gpu.dp = layout.dp;
+  on_gpu.ep = layout.ep;
+  on_gpu.pp = layout.pp;
+  on_gpu.dp_attention = layout.dp_attention;
+  on_gpu.gpu_memory_bytes = gpu.memory_bytes;
+  on_gpu.gpu_name = gpu.name;
+  on_gpu = WithEngineDefaults(on_gpu);
+  auto it = cache.find(Key(layout, block, on_gpu));
   if (it == cache.end()) {
-    InferenceOptions o = base_;
-    o.compute_capability = cc;
-    o.tp = layout.tp;
-    o.dp = layout.dp;
-    o.ep = layout.ep;
-    o.pp = layout.pp;
-    o.dp_attention = layout.dp_attention;
+    InferenceOptions o = on_gpu;
     o.gpu_memory_bytes = 0;
-    it = cache.emplace(Key(layout, block), EstimateInference(model_, o, *prepared->weights)).first;
+    it = cache.emplace(Key(layout, block, on_gpu), EstimateInference(model_, o, *prepared->weights))
+             .first;
   }
   if (!it->second) {
     row.refusal = it->second.error().message;
@@ -199,14 +210,15 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
   const uint64_t context = base_.context_tokens;
   const uint64_t max_position = model_.hp.max_position_embeddings;
   if (engine == Engine::kVllm || engine == Engine::kSglang) {
-    InferenceOptions o = base_;
-    o.gpu_memory_bytes = gpu.memory_bytes;
+    const InferenceOptions& o = on_gpu;
     const ServingBudget s = ServingBudgetFor(e, o);
+    row.gpu_memory_utilization = s.utilization;
+    row.engine_flags = EquivalentEngineFlags(o, s);
     row.kv_pool_bytes = s.kv_pool_bytes;
     row.max_sequences = s.max_concurrency;
     row.max_context_tokens = max_position ? std::min(s.token_capacity, max_position) : s.token_capacity;
     row.fits = s.num_blocks > 0 && s.max_concurrency >= base_.batch;
-    row.total_per_gpu_bytes = s.requested_bytes + e.cuda_graph_bytes +
+    row.total_per_gpu_bytes = s.requested_bytes + (o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes) +
                               (engine == Engine::kSglang ? e.activation_bytes : 0);
     // Not fitting: the deployment's need, not the budget it would preallocate.
     if (!row.fits) {

@@ -7,6 +7,7 @@
 #include "formats/json.h"
 #include "render/report_json.h"
 #include "memfit/accuracy.h"
+#include "memfit/engine_release.h"
 #include "memfit/render_deploy.h"
 #include "memfit/units.h"
 
@@ -34,7 +35,12 @@ nlohmann::json DeployJson(const DeployReportInput& in) {
                   {"context", o.context_tokens},
                   {"sequences", o.batch},
                   {"kv_dtype", std::string(KvDtypeName(o.kv_dtype))},
-                  {"gpu_memory_utilization", o.gpu_memory_utilization}};
+                  // null: the release's default, per GPU in each row
+                  {"gpu_memory_utilization", o.gpu_memory_utilization > 0
+                                                 ? nlohmann::json(o.gpu_memory_utilization)
+                                                 : nlohmann::json()},
+                  {"engine_version", o.release ? nlohmann::json(std::string(o.release->version))
+                                               : nlohmann::json()}};
   nlohmann::json rows = nlohmann::json::array();
   std::vector<std::string> assumptions = in.model->assumptions;
   for (const auto& r : *in.rows) {
@@ -46,6 +52,7 @@ nlohmann::json DeployJson(const DeployReportInput& in) {
         {"verdict", Verdict(r)},
         {"weights_per_gpu_bytes", r.weights_per_gpu_bytes},
         {"total_per_gpu_bytes", r.total_per_gpu_bytes}, {"kv_pool_bytes", r.kv_pool_bytes},
+        {"gpu_memory_utilization", r.gpu_memory_utilization}, {"engine_flags", r.engine_flags},
         {"max_sequences", r.max_sequences}, {"max_context_tokens", r.max_context_tokens},
         {"decode_tokens_per_s", r.decode_tokens_per_s},
         {"prefill_tokens_per_s", r.prefill_tokens_per_s}};
@@ -85,10 +92,23 @@ std::string RenderDeploy(const DeployReportInput& in, OutputFormat format) {
                                   in.mode);
   std::vector<std::string> lines = {AccuracyLine(AccuracyFor(AccuracyClassFor(o.engine)))};
   for (const auto& a : in.model->assumptions) lines.push_back("assumption: " + a);
+  if (o.release) {
+    lines.push_back(fmt::format("engine: {} {} ({})", EngineName(o.engine), o.release->version,
+                                o.release->source));
+  }
   std::vector<std::string> seen;
+  std::vector<std::string> flags_seen;
   for (const auto& r : *in.rows) {
     if (!r.runs && !r.refusal.empty()) lines.push_back("refused (" + r.gpu + " x" +
                                                        std::to_string(r.gpus) + "): " + r.refusal);
+    // The engine's own flags for the budget, once per GPU kind (SGLang's fraction differs by
+    // GPU); the JSON has each row's.
+    if (r.runs && !r.engine_flags.empty() &&
+        std::find(flags_seen.begin(), flags_seen.end(), r.gpu) == flags_seen.end()) {
+      flags_seen.push_back(r.gpu);
+      lines.push_back("flags (" + r.gpu + " x" + std::to_string(r.gpus) + ", " +
+                      DeployLayoutName(r.layout) + "): " + r.engine_flags);
+    }
     for (const auto& a : r.assumptions) {
       if (std::find(seen.begin(), seen.end(), a) != seen.end()) continue;
       seen.push_back(a);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/json.h"
+#include "memfit/engine_release.h"
 #include "memfit/render_deploy.h"
 #include "render/report_json.h"
 
@@ -29,7 +30,8 @@ Fixture Make() {
   DeploymentRow fits{.gpu = "H100 SXM", .gpu_memory_bytes = 80 * kGiB, .gpus = 2,
                      .layout = {.tp = 2}, .runs = true, .fits = true,
                      .weights_per_gpu_bytes = 10 * kGiB, .total_per_gpu_bytes = 72 * kGiB,
-                     .kv_pool_bytes = 50 * kGiB, .max_sequences = 120,
+                     .kv_pool_bytes = 50 * kGiB, .gpu_memory_utilization = 0.92,
+                     .engine_flags = "--gpu-memory-utilization 0.92", .max_sequences = 120,
                      .max_context_tokens = 131072, .decode_tokens_per_s = 123.4,
                      .prefill_tokens_per_s = 0, .assumptions = {"a1"}};
   DeploymentRow refused{.gpu = "T4", .gpu_memory_bytes = 16 * kGiB, .gpus = 1, .runs = false,
@@ -48,8 +50,10 @@ TEST(DeployReportTest, JsonRowsRequestAndAssumptionsOnceEach) {
   const nlohmann::json j = DeployJson(f.Input("search"));
   EXPECT_EQ(j["schema"], "memfit.deploy/1");
   EXPECT_EQ(j["mode"], "search");
+  // A given utilization (0.9); no release set on these options: null.
   EXPECT_EQ(j["request"], nlohmann::json::parse(R"({"engine": "vllm", "context": 4096,
-      "sequences": 8, "kv_dtype": "fp8", "gpu_memory_utilization": 0.9})"));
+      "sequences": 8, "kv_dtype": "fp8", "gpu_memory_utilization": 0.9,
+      "engine_version": null})"));
   ASSERT_EQ(j["rows"].size(), 3u);
   // 80 GiB = 85,899,345,920 B; 10 GiB = 10,737,418,240; 72 GiB = 77,309,411,328; 50 GiB =
   // 53,687,091,200.
@@ -57,7 +61,9 @@ TEST(DeployReportTest, JsonRowsRequestAndAssumptionsOnceEach) {
       "gpu": "H100 SXM", "gpu_memory_bytes": 85899345920, "gpus": 2, "layout": "tp2", "tp": 2,
       "dp": 1, "ep": 1, "pp": 1, "dp_attention": false, "runs": true, "fits": true,
       "verdict": "fits", "weights_per_gpu_bytes": 10737418240,
-      "total_per_gpu_bytes": 77309411328, "kv_pool_bytes": 53687091200, "max_sequences": 120,
+      "total_per_gpu_bytes": 77309411328, "kv_pool_bytes": 53687091200,
+      "gpu_memory_utilization": 0.92, "engine_flags": "--gpu-memory-utilization 0.92",
+      "max_sequences": 120,
       "max_context_tokens": 131072, "decode_tokens_per_s": 123.4, "prefill_tokens_per_s": 0.0})"));
   EXPECT_EQ(j["rows"][1]["verdict"], "refused");
   EXPECT_EQ(j["rows"][1]["refusal"], "fp8 weights need compute capability 8.9");
@@ -69,6 +75,15 @@ TEST(DeployReportTest, JsonRowsRequestAndAssumptionsOnceEach) {
   EXPECT_EQ(j["accuracy"]["class"], "serving");  // vLLM: not measured
   EXPECT_EQ(j["accuracy"]["rows"], 0);
   EXPECT_EQ(RenderDeploy(f.Input("search"), OutputFormat::kJson), DumpJson(j) + "\n");
+  // The release's default utilization (< 0 on the options): null in the request, the row has
+  // the fraction used; the release's version is named.
+  f.options.gpu_memory_utilization = -1;
+  auto release = FindEngineRelease(Engine::kVllm, "0.11");
+  ASSERT_TRUE(release);
+  f.options.release = *release;
+  const nlohmann::json k = DeployJson(f.Input("search"));
+  EXPECT_TRUE(k["request"]["gpu_memory_utilization"].is_null());
+  EXPECT_EQ(k["request"]["engine_version"], "0.11");
 }
 
 TEST(DeployReportTest, CsvDashesForARefusedRowAndQuestionMarksForUnknownRates) {
@@ -89,6 +104,7 @@ TEST(DeployReportTest, TableTitleRefusalAndNotes) {
       << table;
   EXPECT_TRUE(table.ends_with(
       "assumption: made by hand\n"
+      "flags (H100 SXM x2, tp2): --gpu-memory-utilization 0.92\n"
       "assumption: a1\n"
       "refused (T4 x1): fp8 weights need compute capability 8.9\n"
       "assumption: a2\n"

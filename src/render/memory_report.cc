@@ -126,6 +126,20 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   } else {
     j["serving"] = nullptr;
   }
+  // The serving engine's release and the settings it ran with (memfit/engine_release.h).
+  if (e.engine_settings) {
+    const auto& g = *e.engine_settings;
+    j["engine_release"] = {{"engine", std::string(EngineName(o.engine))},
+                           {"version", g.version.empty() ? nlohmann::json() : nlohmann::json(g.version)},
+                           {"source", g.source},
+                           {"gpu_memory_utilization", g.gpu_memory_utilization},
+                           {"max_num_seqs", g.max_num_seqs},
+                           {"max_batched_tokens", g.max_batched_tokens},
+                           {"cuda_graphs_in_budget", g.cuda_graphs_in_budget},
+                           {"equivalent_flags", g.equivalent_flags}};
+  } else {
+    j["engine_release"] = nullptr;
+  }
   if (curve) j["curve"] = ContextCurveJson(*curve);
   std::vector<std::string> assumptions = model.assumptions;
   assumptions.insert(assumptions.end(), e.assumptions.begin(), e.assumptions.end());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "memfit/engine_release.h"
 #include "memfit/architecture.h"
 #include "memfit/context_default.h"
 #include "memfit/hf_config.h"
@@ -89,12 +90,15 @@ Result<FitAnswer> RunDeploy(const FitCommandRequest& r, FitAnswer answer) {
   o.max_batched_tokens = r.max_batched_tokens;
   MEMFIT_ASSIGN_OR_RETURN(o.quant, ParseQuant(r.quant));
   MEMFIT_ASSIGN_OR_RETURN(o.kv_dtype, ParseKvDtype(r.kv_dtype));
+  // The engine's release: its defaults, resolved per GPU by the planner, and its KV dtypes.
+  MEMFIT_ASSIGN_OR_RETURN(o.release, FindEngineRelease(engine, r.engine_version));
+  if (o.release) MEMFIT_RETURN_IF_ERROR(CheckKvDtype(*o.release, o.kv_dtype));
   if (r.gpu_memory_utilization > 1) {
     return MakeError("--gpu-memory-utilization {}: expected a fraction in (0, 1]",
                      r.gpu_memory_utilization);
   }
-  o.gpu_memory_utilization = r.gpu_memory_utilization > 0 ? r.gpu_memory_utilization
-                             : o.engine == Engine::kSglang ? 0.88 : 0.9;
+  // <= 0: the release's (SGLang's from each GPU's memory).
+  o.gpu_memory_utilization = r.gpu_memory_utilization > 0 ? r.gpu_memory_utilization : -1;
   // One GPU kind: --search and a fixed deployment need it; --all-gpus takes the catalog.
   std::vector<DeviceSpec> devices;
   for (const auto& g : answer.gpus) MEMFIT_RETURN_IF_ERROR(ParseDeviceArg(g, devices));
@@ -180,6 +184,10 @@ Result<FitAnswer> RunFitCommandRequest(const FitCommandRequest& r) {
   if (r.quant != "stored") {
     return MakeError("fit --quant {}: re-quantization is planned with --engine; the device-map "
                      "fit loads --dtype int8 or int4 (bitsandbytes)", r.quant);
+  }
+  if (!r.engine_version.empty()) {
+    return MakeError("fit --engine-version {}: a serving engine's release applies with --engine "
+                     "vllm or sglang; the device-map fit is accelerate's", r.engine_version);
   }
   MEMFIT_ASSIGN_OR_RETURN(KvDtype kv_dtype, ParseKvDtype(r.kv_dtype));
   if (kv_dtype != KvDtype::kModel && r.task != "inference") {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "memfit/context_default.h"
+#include "memfit/engine_release.h"
 #include "memfit/gpu.h"
 #include "memfit/requests.h"
 #include "memfit/units.h"
@@ -63,18 +64,23 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   MEMFIT_ASSIGN_OR_RETURN(o.quant, ParseQuant(r.quant));
   MEMFIT_ASSIGN_OR_RETURN(o.kv_dtype, ParseKvDtype(r.kv_dtype));
   MEMFIT_ASSIGN_OR_RETURN(o.attn, ParseAttnImpl(r.attn));
+  // The engine's release: its defaults below (resolved per GPU by the estimator) and the KV
+  // dtypes it accepts.
+  MEMFIT_ASSIGN_OR_RETURN(o.release, FindEngineRelease(engine, r.engine_version));
+  if (o.release) MEMFIT_RETURN_IF_ERROR(CheckKvDtype(*o.release, o.kv_dtype));
   if (r.gpu_memory_utilization >= 0) {
     if (r.gpu_memory_utilization > 1) {
       return MakeError("--gpu-memory-utilization {}: expected a fraction in (0, 1]",
                        r.gpu_memory_utilization);
     }
     o.gpu_memory_utilization = r.gpu_memory_utilization;
-  } else if (o.engine == Engine::kSglang) {
-    o.gpu_memory_utilization = 0.88;  // SGLang mem_fraction_static on large GPUs
+  } else {
+    o.gpu_memory_utilization = -1;  // the release's (SGLang: from the GPU's memory)
   }
   if (gpu) {
     o.gpu_memory_bytes = gpu->device.memory_bytes;
     o.compute_capability = gpu->device.gpu ? ComputeCapability(*gpu->device.gpu) : 0;
+    o.gpu_name = gpu->device.gpu ? std::string(gpu->device.gpu->name) : gpu->device.label;
   }
   if (!r.gpu_memory.empty()) {
     auto bytes = ParseByteSize(r.gpu_memory);
@@ -89,6 +95,16 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   return o;
 }
 
+// A request llama.cpp answers: --engine-version names a llama.cpp build, and --kv-dtype is one
+// of its cache types (no FP8).
+Status CheckLlamaCppRequest(const InferenceRequest& r, Engine engine) {
+  const bool named = engine == Engine::kLlamaCpp;
+  MEMFIT_ASSIGN_OR_RETURN(const EngineRelease* release,
+                          FindEngineRelease(Engine::kLlamaCpp, named ? r.engine_version : ""));
+  MEMFIT_ASSIGN_OR_RETURN(KvDtype kv, ParseKvDtype(r.kv_dtype));
+  return CheckKvDtype(*release, kv);
+}
+
 }  // namespace
 
 Result<InferenceOptions> InferenceOptionsFor(const InferenceRequest& request) {
@@ -100,6 +116,7 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   MEMFIT_ASSIGN_OR_RETURN(Engine engine, ParseEngine(r.engine));
   // GGUF models go to llama.cpp: named as such here, or found when MODEL is resolved below.
   if (engine == Engine::kLlamaCpp || r.model.spec.ends_with(".gguf") || !r.model.gguf_file.empty()) {
+    MEMFIT_RETURN_IF_ERROR(CheckLlamaCppRequest(r, engine));
     InferenceAnswer answer;
     answer.llamacpp = true;
     return answer;
@@ -108,6 +125,7 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   MEMFIT_ASSIGN_OR_RETURN(answer.options, ToOptions(r, engine));
   MEMFIT_ASSIGN_OR_RETURN(std::shared_ptr<const ResolvedModel> resolved, ResolveModelShared(r.model));
   if (!resolved->inputs.gguf.empty()) {
+    MEMFIT_RETURN_IF_ERROR(CheckLlamaCppRequest(r, engine));
     answer.llamacpp = true;
     answer.resolved = *resolved;
     return answer;

@@ -1,0 +1,98 @@
+#pragma once
+// Serving engines as their releases behave (--engine-version): the defaults and rules of each
+// vLLM, SGLang and llama.cpp release memfit models, each row naming the source it was read from.
+// Pure; docs/estimates.md, "Engine releases", says which releases are left out and why.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memfit/engine.h"
+#include "memfit/estimate_inference.h"
+#include "memfit/result.h"
+
+namespace memfit {
+
+// vLLM's scheduler defaults for `vllm serve` (UsageContext.OPENAI_API_SERVER), by GPU: a GPU with
+// at least `large_gpu_bytes` whose name does not contain "a100" gets the large pair
+// (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults / _set_default_args_v1).
+struct VllmBatchDefaults {
+  uint64_t large_gpu_bytes = 0;
+  uint64_t large_max_num_seqs = 0;
+  uint64_t large_max_batched_tokens = 0;
+  uint64_t small_max_num_seqs = 0;
+  uint64_t small_max_batched_tokens = 0;
+};
+
+struct EngineRelease {
+  Engine engine = Engine::kVllm;
+  std::string_view version;  // the minor release: "0.11"; llama.cpp: "all"
+  std::string_view source;   // the files and tag the values were read from
+  // vLLM: CacheConfig.gpu_memory_utilization's default (vllm/config/cache.py).
+  double gpu_memory_utilization = 0;
+  VllmBatchDefaults batch;
+  // vLLM: CUDA-graph memory is profiled inside gpu_memory_utilization (vLLM >= 0.21,
+  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); false: captured after, outside the budget.
+  bool cuda_graphs_in_budget = false;
+  // SGLang: mem_fraction_static from the GPU's memory (SglangMemoryDefaults).
+  bool sglang_mem_fraction_rule = false;
+  // memfit's --kv-dtype values the release accepts: a bit per KvDtype (KvDtypeBit).
+  uint32_t kv_dtypes = 0;
+  std::string_view kv_dtype_words;  // the engine's own --kv-cache-dtype / --cache-type-k values
+};
+
+constexpr uint32_t KvDtypeBit(KvDtype dtype) { return uint32_t{1} << static_cast<uint32_t>(dtype); }
+
+// The release `version_text` names for `engine`: "0.11", "0.11.2" and "v0.11.0" all name the 0.11
+// row; "" names the newest. transformers has no rows: "" gives nullptr, any text an error (its
+// releases are --transformers-version's). Errors name --engine-version and list the known
+// versions, with "did you mean" for a near miss.
+Result<const EngineRelease*> FindEngineRelease(Engine engine, std::string_view version_text);
+
+// The versions memfit models for `engine`, oldest first.
+std::vector<std::string> EngineReleaseVersions(Engine engine);
+
+// "vLLM 0.10, 0.11 and 0.31; SGLang 0.5; llama.cpp all": for help text.
+std::string EngineReleaseSummary();
+
+// vLLM's (max_num_seqs, max_num_batched_tokens) on a GPU of `gpu_memory_bytes` named `gpu_name`
+// (0 bytes: vLLM could not query the device and takes the small pair).
+struct VllmSchedulerDefaults {
+  uint64_t max_num_seqs = 0;
+  uint64_t max_batched_tokens = 0;
+};
+VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& release, uint64_t gpu_memory_bytes,
+                                      std::string_view gpu_name);
+
+// SGLang's memory settings for one GPU (python/sglang/srt/server_args.py,
+// ServerArgs._handle_gpu_memory_settings; MiB as SGLang counts them): chunked_prefill_size and
+// cuda_graph_max_bs by the GPU's memory and tp, then mem_fraction_static =
+// round((gpu - reserved) / gpu, 3) with reserved = 512 + max(chunked, 2048) x 1.5 +
+// cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 (+ DP-attention padding), at least 10 GiB on GPUs
+// above 60 GiB. An unknown GPU (0 bytes): 4096, 160 and SGLang's fallback 0.88.
+struct SglangMemorySettings {
+  uint64_t chunked_prefill_size = 0;  // tokens
+  uint64_t cuda_graph_max_bs = 0;     // sequences
+  double reserved_mib = 0;
+  double mem_fraction_static = 0;
+};
+SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
+                                          uint64_t dp, bool dp_attention);
+
+// Whether the release accepts the KV dtype; the error names --kv-dtype and the engine's words.
+Status CheckKvDtype(const EngineRelease& release, KvDtype dtype);
+
+// The options as the release runs them on the GPU `o` names (o.gpu_memory_bytes, o.gpu_name):
+// its gpu_memory_utilization / mem_fraction_static where o's is < 0, its max_num_seqs and
+// max_num_batched_tokens (SGLang: chunked_prefill_size) where o's are 0, and whether CUDA graphs
+// are inside the budget. Without a release: 0.9 (SGLang 0.88), 256 and 8192, memfit's defaults
+// before --engine-version. Options that say nothing is a default come back unchanged.
+InferenceOptions WithEngineDefaults(const InferenceOptions& o);
+
+// The flags that give the engine the same budget: "--gpu-memory-utilization 0.92" (vLLM, with
+// "--kv-cache-memory-bytes N" when the pool is known) or "--mem-fraction-static 0.836" (SGLang).
+// `resolved`: options after WithEngineDefaults.
+std::string EquivalentEngineFlags(const InferenceOptions& resolved, const ServingBudget& budget);
+
+}  // namespace memfit

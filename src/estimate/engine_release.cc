@@ -1,0 +1,290 @@
+// The engine-release table and the rules each release applies (memfit/engine_release.h). Every
+// value names where it was read; docs/estimates.md, "Engine releases", lists the releases left out.
+
+#include "memfit/engine_release.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "memfit/suggest.h"
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+constexpr uint64_t kGiBytes = uint64_t{1} << 30;
+constexpr uint64_t kMiBytes = uint64_t{1} << 20;
+
+constexpr uint32_t Bits(std::initializer_list<KvDtype> dtypes) {
+  uint32_t bits = 0;
+  for (KvDtype d : dtypes) bits |= KvDtypeBit(d);
+  return bits;
+}
+
+// vLLM's batch defaults from 0.9 on: >= 70 GiB and not an A100 -> 8192 tokens and 1024
+// sequences, else 2048 and 256 (vllm/engine/arg_utils.py; PR #17073 sized them by memory,
+// PR #17885 kept the A100 on the small pair and sized max_num_seqs per usage context).
+constexpr VllmBatchDefaults kVllmBatch2025{.large_gpu_bytes = 70 * kGiBytes,
+                                           .large_max_num_seqs = 1024,
+                                           .large_max_batched_tokens = 8192,
+                                           .small_max_num_seqs = 256,
+                                           .small_max_batched_tokens = 2048};
+// PR #51726 (2026-08-10): the large GPUs' max_num_batched_tokens 8192 -> 16384.
+constexpr VllmBatchDefaults kVllmBatch2026{.large_gpu_bytes = 70 * kGiBytes,
+                                           .large_max_num_seqs = 1024,
+                                           .large_max_batched_tokens = 16384,
+                                           .small_max_num_seqs = 256,
+                                           .small_max_batched_tokens = 2048};
+
+// Oldest first per engine; the last row of an engine is its default.
+const std::array<EngineRelease, 5> kReleases = {{
+    {.engine = Engine::kVllm,
+     .version = "0.10",
+     .source = "vllm v0.10.2 vllm/config/cache.py (gpu_memory_utilization = 0.9, CacheDType), "
+               "vllm/engine/arg_utils.py (batch defaults), CUDA graphs captured after profiling "
+               "(PR #21489)",
+     .gpu_memory_utilization = 0.9,
+     .batch = kVllmBatch2025,
+     .cuda_graphs_in_budget = false,
+     .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kFp8}),
+     .kv_dtype_words = "auto, fp8, fp8_e4m3, fp8_e5m2, fp8_inc"},
+    {.engine = Engine::kVllm,
+     .version = "0.11",
+     .source = "vllm v0.11.1 vllm/config/cache.py (gpu_memory_utilization Field(default=0.9), "
+               "CacheDType), vllm/engine/arg_utils.py (batch defaults), CUDA graphs captured "
+               "after profiling",
+     .gpu_memory_utilization = 0.9,
+     .batch = kVllmBatch2025,
+     .cuda_graphs_in_budget = false,
+     .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kBF16, KvDtype::kFp8}),
+     .kv_dtype_words = "auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla"},
+    {.engine = Engine::kVllm,
+     .version = "0.31",
+     .source = "vllm 2026 vllm/config/cache.py (gpu_memory_utilization Field(default=0.92), "
+               "CacheDType), vllm/engine/arg_utils.py (PR #51726: 16384 batched tokens on large "
+               "GPUs), vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (default since "
+               "v0.21.0, vllm/v1/worker/gpu_worker.py)",
+     .gpu_memory_utilization = 0.92,
+     .batch = kVllmBatch2026,
+     .cuda_graphs_in_budget = true,
+     .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kF16, KvDtype::kBF16, KvDtype::kFp8,
+                        KvDtype::kInt8, KvDtype::kInt4}),
+     .kv_dtype_words = "auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla, "
+                       "nvfp4_ds_mla, nvfp4, nvfp4_4over6, int8_per_token_head, "
+                       "int4_per_token_head, fp8_per_token_head, turboquant_*"},
+    {.engine = Engine::kSglang,
+     .version = "0.5",
+     .source = "sglang python/sglang/srt/server_args.py ServerArgs._handle_gpu_memory_settings "
+               "(PR #10975, 2025-09-27; PR #11076, 2025-09-30)",
+     .batch = {},
+     .sglang_mem_fraction_rule = true,
+     .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kFp8}),
+     .kv_dtype_words = "auto, fp8_e5m2, fp8_e4m3"},
+    {.engine = Engine::kLlamaCpp,
+     .version = "all",
+     .source = "llama.cpp common/arg.cpp kv_cache_types (--cache-type-k / --cache-type-v)",
+     .batch = {},
+     .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kF32, KvDtype::kF16, KvDtype::kBF16,
+                        KvDtype::kInt8, KvDtype::kInt4}),
+     .kv_dtype_words = "f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"},
+}};
+
+std::string_view DisplayName(Engine engine) {
+  switch (engine) {
+    case Engine::kVllm: return "vLLM";
+    case Engine::kSglang: return "SGLang";
+    case Engine::kLlamaCpp: return "llama.cpp";
+    case Engine::kTransformers: return "transformers";
+  }
+  return "?";
+}
+
+std::string JoinedVersions(const std::vector<std::string>& versions) {
+  std::string out;
+  for (size_t i = 0; i < versions.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == versions.size() ? " and " : ", ";
+    out += versions[i];
+  }
+  return out;
+}
+
+// "v0.11.2" -> "0.11"; "0.11" -> "0.11"; llama.cpp's "b6000" and "all" -> "all". "" when the text
+// is not a version.
+std::string MinorOf(Engine engine, std::string_view text) {
+  if (engine == Engine::kLlamaCpp) {
+    // One row: what memfit models of llama.cpp (the accepted cache types) is the same in every
+    // build read; a build number bNNNN or "all" names it.
+    if (text == "all") return "all";
+    if (text.size() > 1 && text[0] == 'b' &&
+        std::all_of(text.begin() + 1, text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      return "all";
+    }
+    return "";
+  }
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
+  // major.minor[.patch[suffix]]: digits, a dot, digits; the rest is the patch and is dropped.
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0 || i >= text.size() || text[i] != '.') return "";
+  size_t j = i + 1;
+  while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+  if (j == i + 1) return "";
+  if (j < text.size() && text[j] != '.') return "";
+  return std::string(text.substr(0, j));
+}
+
+}  // namespace
+
+std::vector<std::string> EngineReleaseVersions(Engine engine) {
+  std::vector<std::string> out;
+  for (const auto& r : kReleases) {
+    if (r.engine == engine) out.emplace_back(r.version);
+  }
+  return out;
+}
+
+std::string EngineReleaseSummary() {
+  std::string out;
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kLlamaCpp}) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} {}", DisplayName(e), JoinedVersions(EngineReleaseVersions(e)));
+  }
+  return out;
+}
+
+Result<const EngineRelease*> FindEngineRelease(Engine engine, std::string_view text) {
+  if (engine == Engine::kTransformers) {
+    if (text.empty()) return static_cast<const EngineRelease*>(nullptr);
+    return MakeError("--engine-version {}: --engine transformers has no engine release (its "
+                     "release is --transformers-version)",
+                     text);
+  }
+  const EngineRelease* newest = nullptr;
+  for (const auto& r : kReleases) {
+    if (r.engine == engine) newest = &r;
+  }
+  if (text.empty()) return newest;
+  const std::string minor = MinorOf(engine, text);
+  for (const auto& r : kReleases) {
+    if (r.engine == engine && r.version == minor) return &r;
+  }
+  // A well-formed version missing from the table is a release memfit does not model, not a typo:
+  // "did you mean" only for text that is no version ("0.1l").
+  const std::vector<std::string> known = EngineReleaseVersions(engine);
+  return MakeError("--engine-version {}: memfit models {} {}{}", text, DisplayName(engine),
+                   JoinedVersions(known), minor.empty() ? DidYouMean(text, known) : "");
+}
+
+VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& r, uint64_t gpu_memory_bytes,
+                                      std::string_view gpu_name) {
+  std::string name(gpu_name);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // NOTE(Kuntai) in arg_utils.py: a large max_num_batched_tokens slows the A100 (PR #17885).
+  const bool large = gpu_memory_bytes >= r.batch.large_gpu_bytes &&
+                     name.find("a100") == std::string::npos;
+  return large ? VllmSchedulerDefaults{r.batch.large_max_num_seqs, r.batch.large_max_batched_tokens}
+               : VllmSchedulerDefaults{r.batch.small_max_num_seqs, r.batch.small_max_batched_tokens};
+}
+
+SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
+                                          uint64_t dp, bool dp_attention) {
+  SglangMemorySettings s;
+  tp = std::max<uint64_t>(tp, 1);
+  pp = std::max<uint64_t>(pp, 1);
+  dp = std::max<uint64_t>(dp, 1);
+  if (gpu_memory_bytes == 0) {
+    // "Fallback defaults when gpu_mem is None", and mem_fraction_static's `else 0.88`.
+    s.chunked_prefill_size = 4096;
+    s.cuda_graph_max_bs = 160;
+    s.mem_fraction_static = 0.88;
+    return s;
+  }
+  // get_device_memory_capacity: MiB.
+  const double gpu_mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiBytes);
+  if (gpu_mib < 20 * 1024) {  // T4, 4080
+    s.chunked_prefill_size = 2048;
+    s.cuda_graph_max_bs = 8;
+  } else if (gpu_mib < 35 * 1024) {  // A10, 4090, 5090
+    s.chunked_prefill_size = 2048;
+    s.cuda_graph_max_bs = tp < 4 ? 24 : 80;
+  } else if (gpu_mib < 60 * 1024) {  // A100 40GB, L40
+    s.chunked_prefill_size = 4096;
+    s.cuda_graph_max_bs = tp < 4 ? 32 : 160;
+  } else if (gpu_mib < 160 * 1024) {  // H100, A100 80GB, H20, H200
+    s.chunked_prefill_size = 8192;
+    s.cuda_graph_max_bs = tp < 4 ? 256 : 512;
+  } else {  // B200, MI300
+    s.chunked_prefill_size = 16384;
+    s.cuda_graph_max_bs = 512;
+  }
+  const double bs = static_cast<double>(s.cuda_graph_max_bs);
+  double reserved = 512;  // constant metadata (attention backends)
+  reserved += static_cast<double>(std::max<uint64_t>(s.chunked_prefill_size, 2048)) * 1.5;
+  reserved += bs * 2;  // CUDA graphs
+  reserved += static_cast<double>(tp * pp) / 8 * 1024;  // large parallel sizes
+  if (dp_attention) {
+    reserved += bs * static_cast<double>(dp) * 3;
+    if (s.cuda_graph_max_bs > 300) reserved += bs * static_cast<double>(dp) * 1.5;
+  }
+  if (gpu_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+  s.reserved_mib = reserved;
+  s.mem_fraction_static = std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
+  return s;
+}
+
+Status CheckKvDtype(const EngineRelease& r, KvDtype dtype) {
+  if (r.kv_dtypes & KvDtypeBit(dtype)) return Ok{};
+  const std::string release = r.engine == Engine::kLlamaCpp
+                                  ? std::string("llama.cpp")
+                                  : fmt::format("{} {}", DisplayName(r.engine), r.version);
+  const std::string flag = r.engine == Engine::kLlamaCpp ? "--cache-type-k" : "--kv-cache-dtype";
+  return MakeError("--kv-dtype {}: {} has no {} KV cache ({} accepts {})", KvDtypeName(dtype),
+                   release, KvDtypeName(dtype), flag, r.kv_dtype_words);
+}
+
+InferenceOptions WithEngineDefaults(const InferenceOptions& given) {
+  InferenceOptions o = given;
+  const bool paged = o.engine == Engine::kVllm || o.engine == Engine::kSglang;
+  const EngineRelease* r = paged ? o.release : nullptr;
+  if (r) o.cuda_graphs_in_budget = r->cuda_graphs_in_budget;
+  if (o.engine == Engine::kSglang) {
+    const SglangMemorySettings s =
+        SglangMemoryDefaults(o.gpu_memory_bytes, o.tp, o.pp, o.dp, o.dp_attention);
+    if (o.gpu_memory_utilization < 0) o.gpu_memory_utilization = r ? s.mem_fraction_static : 0.88;
+    if (o.max_batched_tokens == 0) o.max_batched_tokens = r ? s.chunked_prefill_size : 8192;
+    if (o.max_num_seqs == 0) o.max_num_seqs = 256;  // memfit's: the profile run's sampled tokens
+    return o;
+  }
+  if (o.gpu_memory_utilization < 0) o.gpu_memory_utilization = r ? r->gpu_memory_utilization : 0.9;
+  if (r && (o.max_num_seqs == 0 || o.max_batched_tokens == 0)) {
+    const VllmSchedulerDefaults d = VllmDefaultsFor(*r, o.gpu_memory_bytes, o.gpu_name);
+    if (o.max_num_seqs == 0) o.max_num_seqs = d.max_num_seqs;
+    if (o.max_batched_tokens == 0) o.max_batched_tokens = d.max_batched_tokens;
+  }
+  if (o.max_num_seqs == 0) o.max_num_seqs = 256;
+  if (o.max_batched_tokens == 0) o.max_batched_tokens = 8192;
+  return o;
+}
+
+std::string EquivalentEngineFlags(const InferenceOptions& o, const ServingBudget& s) {
+  if (o.engine == Engine::kSglang) {
+    return fmt::format("--mem-fraction-static {:.3f} --chunked-prefill-size {}",
+                       o.gpu_memory_utilization, o.max_batched_tokens);
+  }
+  if (o.engine != Engine::kVllm) return "";
+  std::string flags = fmt::format("--gpu-memory-utilization {} --max-num-seqs {} "
+                                  "--max-num-batched-tokens {}",
+                                  o.gpu_memory_utilization, o.max_num_seqs, o.max_batched_tokens);
+  // kv_cache_memory_bytes replaces the utilization: the pool this budget leaves.
+  if (o.gpu_memory_bytes > 0 && s.kv_pool_bytes > 0) {
+    flags += fmt::format(" (or --kv-cache-memory-bytes {})", s.kv_pool_bytes);
+  }
+  return flags;
+}
+
+}  // namespace memfit

@@ -1,0 +1,224 @@
+// The engine-release table (memfit/engine_release.h): each release's values as read from its
+// source (docs/estimates.md, "Engine releases"), SGLang's mem_fraction_static worked by hand.
+
+#include "memfit/engine_release.h"
+
+#include <gtest/gtest.h>
+
+#include "memfit/units.h"
+
+namespace memfit {
+namespace {
+
+constexpr uint64_t kGiBytes = uint64_t{1} << 30;
+
+const EngineRelease& Release(Engine engine, std::string_view version) {
+  auto r = FindEngineRelease(engine, version);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return **r;
+}
+
+TEST(EngineRelease, DefaultIsTheNewestOfEachEngine) {
+  EXPECT_EQ(Release(Engine::kVllm, "").version, "0.31");
+  EXPECT_EQ(Release(Engine::kSglang, "").version, "0.5");
+  EXPECT_EQ(Release(Engine::kLlamaCpp, "").version, "all");
+  EXPECT_EQ(EngineReleaseVersions(Engine::kVllm), (std::vector<std::string>{"0.10", "0.11", "0.31"}));
+}
+
+TEST(EngineRelease, VersionTextNamesItsMinorRelease) {
+  EXPECT_EQ(Release(Engine::kVllm, "0.11").version, "0.11");
+  EXPECT_EQ(Release(Engine::kVllm, "0.11.2").version, "0.11");
+  EXPECT_EQ(Release(Engine::kVllm, "v0.11.0").version, "0.11");
+  EXPECT_EQ(Release(Engine::kVllm, "0.10.1.post1").version, "0.10");
+  EXPECT_EQ(Release(Engine::kSglang, "0.5.4").version, "0.5");
+  EXPECT_EQ(Release(Engine::kLlamaCpp, "b6123").version, "all");
+}
+
+TEST(EngineRelease, UnknownVersionsAreRefusedWithTheKnownOnes) {
+  auto unknown = FindEngineRelease(Engine::kVllm, "0.12");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "--engine-version 0.12: memfit models vLLM 0.10, 0.11 and 0.31");
+  // A typo (no version: a comma for the dot) gets "did you mean"; a release memfit does not
+  // model (0.111) only the list.
+  auto typo = FindEngineRelease(Engine::kVllm, "0,11");
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().message,
+            "--engine-version 0,11: memfit models vLLM 0.10, 0.11 and 0.31 (did you mean 0.11?)");
+  auto later = FindEngineRelease(Engine::kVllm, "0.111");
+  ASSERT_FALSE(later);
+  EXPECT_EQ(later.error().message, "--engine-version 0.111: memfit models vLLM 0.10, 0.11 and 0.31");
+  EXPECT_FALSE(FindEngineRelease(Engine::kSglang, "latest"));
+  EXPECT_FALSE(FindEngineRelease(Engine::kLlamaCpp, "0.5"));
+  // transformers: no engine release ("" is fine: nothing applies), its own is
+  // --transformers-version.
+  auto none = FindEngineRelease(Engine::kTransformers, "");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none, nullptr);
+  auto transformers = FindEngineRelease(Engine::kTransformers, "4.45");
+  ASSERT_FALSE(transformers);
+  EXPECT_NE(transformers.error().message.find("--transformers-version"), std::string::npos);
+}
+
+// vllm/config/cache.py: `gpu_memory_utilization: float = 0.9` at v0.10.2,
+// `Field(default=0.9, gt=0, le=1)` at v0.11.1, `Field(default=0.92, gt=0, le=1)` in 2026.
+TEST(EngineRelease, VllmUtilizationPerRelease) {
+  EXPECT_EQ(Release(Engine::kVllm, "0.10").gpu_memory_utilization, 0.9);
+  EXPECT_EQ(Release(Engine::kVllm, "0.11").gpu_memory_utilization, 0.9);
+  EXPECT_EQ(Release(Engine::kVllm, "0.31").gpu_memory_utilization, 0.92);
+  // CUDA-graph memory profiled inside the budget: "default since v0.21.0" (gpu_worker.py's log).
+  EXPECT_FALSE(Release(Engine::kVllm, "0.11").cuda_graphs_in_budget);
+  EXPECT_TRUE(Release(Engine::kVllm, "0.31").cuda_graphs_in_budget);
+}
+
+// vllm/engine/arg_utils.py: `device_memory >= 70 * GiB_bytes and "a100" not in device_name` ->
+// OPENAI_API_SERVER 8192 tokens / 1024 sequences, else 2048 / 256; PR #51726 made the large
+// GPUs' tokens 16384.
+TEST(EngineRelease, VllmBatchDefaultsByGpu) {
+  const EngineRelease& v11 = Release(Engine::kVllm, "0.11");
+  VllmSchedulerDefaults h100 = VllmDefaultsFor(v11, 80 * kGiBytes, "H100 SXM");
+  EXPECT_EQ(h100.max_num_seqs, 1024u);
+  EXPECT_EQ(h100.max_batched_tokens, 8192u);
+  VllmSchedulerDefaults a100 = VllmDefaultsFor(v11, 80 * kGiBytes, "A100 80GB");
+  EXPECT_EQ(a100.max_num_seqs, 256u);
+  EXPECT_EQ(a100.max_batched_tokens, 2048u);
+  VllmSchedulerDefaults rtx = VllmDefaultsFor(v11, 24 * kGiBytes, "RTX 4090");
+  EXPECT_EQ(rtx.max_batched_tokens, 2048u);
+  // 69 GiB: under the 70 GiB line.
+  EXPECT_EQ(VllmDefaultsFor(v11, 69 * kGiBytes, "").max_num_seqs, 256u);
+  // No GPU known: vLLM's device query fails and it takes the small pair.
+  EXPECT_EQ(VllmDefaultsFor(v11, 0, "").max_batched_tokens, 2048u);
+  const EngineRelease& v31 = Release(Engine::kVllm, "0.31");
+  EXPECT_EQ(VllmDefaultsFor(v31, 80 * kGiBytes, "H100 SXM").max_batched_tokens, 16384u);
+  EXPECT_EQ(VllmDefaultsFor(v31, 80 * kGiBytes, "H100 SXM").max_num_seqs, 1024u);
+  EXPECT_EQ(VllmDefaultsFor(v31, 80 * kGiBytes, "a100 80gb").max_batched_tokens, 2048u);
+}
+
+// SGLang's _handle_gpu_memory_settings, in MiB:
+// 80 GiB = 81920 MiB, tp 1: chunked_prefill_size 8192, cuda_graph_max_bs 256; reserved = 512 +
+// 8192 x 1.5 + 256 x 2 + 1 x 1 / 8 x 1024 = 512 + 12288 + 512 + 128 = 13440 (above the 10240
+// floor); (81920 - 13440) / 81920 = 0.8359375 -> 0.836.
+TEST(EngineRelease, SglangFractionOn80GiB) {
+  SglangMemorySettings s = SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false);
+  EXPECT_EQ(s.chunked_prefill_size, 8192u);
+  EXPECT_EQ(s.cuda_graph_max_bs, 256u);
+  EXPECT_DOUBLE_EQ(s.reserved_mib, 13440);
+  EXPECT_DOUBLE_EQ(s.mem_fraction_static, 0.836);
+  // tp 8: cuda_graph_max_bs 512; reserved = 512 + 12288 + 1024 + 8 / 8 x 1024 = 14848;
+  // (81920 - 14848) / 81920 = 0.81875 -> 0.819.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 8, 1, 1, false).mem_fraction_static, 0.819);
+  // tp 8 with DP attention over dp 8: + 512 x 8 x 3 = 12288 and, max bs 512 > 300,
+  // + 512 x 8 x 1.5 = 6144: 33280; (81920 - 33280) / 81920 = 0.59375 -> 0.594.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 8, 1, 8, true).mem_fraction_static, 0.594);
+}
+
+// 24 GiB = 24576 MiB, tp 1: chunked 2048, max bs 24; reserved = 512 + 3072 + 48 + 128 = 3760
+// (no floor at or under 60 GiB); (24576 - 3760) / 24576 = 0.84700... -> 0.847.
+TEST(EngineRelease, SglangFractionOn24GiB) {
+  SglangMemorySettings s = SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false);
+  EXPECT_EQ(s.chunked_prefill_size, 2048u);
+  EXPECT_EQ(s.cuda_graph_max_bs, 24u);
+  EXPECT_DOUBLE_EQ(s.reserved_mib, 3760);
+  EXPECT_DOUBLE_EQ(s.mem_fraction_static, 0.847);
+}
+
+TEST(EngineRelease, SglangFractionOtherTiers) {
+  // 16 GiB: chunked 2048, max bs 8: 512 + 3072 + 16 + 128 = 3728; 12656 / 16384 = 0.77246 ->
+  // 0.772.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(16 * kGiBytes, 1, 1, 1, false).mem_fraction_static, 0.772);
+  // 141 GiB (H200) = 144384 MiB: the H100 tier, 13440 reserved; 130944 / 144384 = 0.9069 -> 0.907.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(141 * kGiBytes, 1, 1, 1, false).mem_fraction_static, 0.907);
+  // 192 GiB = 196608 MiB: chunked 16384, max bs 512: 512 + 24576 + 1024 + 128 = 26240;
+  // 170368 / 196608 = 0.86653 -> 0.867.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(192 * kGiBytes, 1, 1, 1, false).mem_fraction_static, 0.867);
+  // 40 GiB: chunked 4096, max bs 32: 512 + 6144 + 64 + 128 = 6848, no floor at or under 60 GiB;
+  // (40960 - 6848) / 40960 = 0.83281 -> 0.833.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(40 * kGiBytes, 1, 1, 1, false).mem_fraction_static, 0.833);
+  // Unknown GPU: SGLang's `else 0.88` and its fallback chunk 4096, max bs 160.
+  SglangMemorySettings unknown = SglangMemoryDefaults(0, 1, 1, 1, false);
+  EXPECT_DOUBLE_EQ(unknown.mem_fraction_static, 0.88);
+  EXPECT_EQ(unknown.chunked_prefill_size, 4096u);
+}
+
+TEST(EngineRelease, KvDtypesEachEngineAccepts) {
+  const EngineRelease& llama = Release(Engine::kLlamaCpp, "");
+  auto fp8 = CheckKvDtype(llama, KvDtype::kFp8);
+  ASSERT_FALSE(fp8);
+  EXPECT_EQ(fp8.error().message,
+            "--kv-dtype fp8: llama.cpp has no fp8 KV cache (--cache-type-k accepts f32, f16, "
+            "bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)");
+  EXPECT_TRUE(CheckKvDtype(llama, KvDtype::kInt8));  // q8_0
+  EXPECT_TRUE(CheckKvDtype(llama, KvDtype::kInt4));  // q4_0
+  EXPECT_TRUE(CheckKvDtype(Release(Engine::kVllm, "0.10"), KvDtype::kFp8));
+  EXPECT_FALSE(CheckKvDtype(Release(Engine::kVllm, "0.10"), KvDtype::kBF16));  // "auto" only
+  EXPECT_TRUE(CheckKvDtype(Release(Engine::kVllm, "0.11"), KvDtype::kBF16));
+  EXPECT_FALSE(CheckKvDtype(Release(Engine::kVllm, "0.11"), KvDtype::kInt8));
+  EXPECT_TRUE(CheckKvDtype(Release(Engine::kVllm, "0.31"), KvDtype::kInt8));  // int8_per_token_head
+  EXPECT_TRUE(CheckKvDtype(Release(Engine::kSglang, ""), KvDtype::kFp8));
+  EXPECT_FALSE(CheckKvDtype(Release(Engine::kSglang, ""), KvDtype::kInt4));
+}
+
+// Options that leave the utilization and the scheduler's sizes to the release.
+InferenceOptions Unresolved(Engine engine, const EngineRelease* release) {
+  InferenceOptions o;
+  o.engine = engine;
+  o.release = release;
+  o.gpu_memory_utilization = -1;
+  o.max_num_seqs = 0;
+  o.max_batched_tokens = 0;
+  return o;
+}
+
+TEST(EngineRelease, WithEngineDefaultsFillsOnlyWhatIsLeftToTheRelease) {
+  InferenceOptions o = Unresolved(Engine::kVllm, &Release(Engine::kVllm, "0.31"));
+  o.gpu_memory_bytes = 80 * kGiBytes;
+  o.gpu_name = "H100 SXM";
+  InferenceOptions r = WithEngineDefaults(o);
+  EXPECT_EQ(r.gpu_memory_utilization, 0.92);
+  EXPECT_EQ(r.max_num_seqs, 1024u);
+  EXPECT_EQ(r.max_batched_tokens, 16384u);
+  EXPECT_TRUE(r.cuda_graphs_in_budget);
+  // Given values stay.
+  o.gpu_memory_utilization = 0.8;
+  o.max_batched_tokens = 4096;
+  r = WithEngineDefaults(o);
+  EXPECT_EQ(r.gpu_memory_utilization, 0.8);
+  EXPECT_EQ(r.max_batched_tokens, 4096u);
+  EXPECT_EQ(r.max_num_seqs, 1024u);
+  // SGLang: the fraction and the chunk from the GPU (24 GiB: 0.847 and 2048, as above).
+  InferenceOptions s = Unresolved(Engine::kSglang, &Release(Engine::kSglang, ""));
+  s.gpu_memory_bytes = 24 * kGiBytes;
+  r = WithEngineDefaults(s);
+  EXPECT_DOUBLE_EQ(r.gpu_memory_utilization, 0.847);
+  EXPECT_EQ(r.max_batched_tokens, 2048u);
+  // No release: memfit's defaults before --engine-version.
+  InferenceOptions none = Unresolved(Engine::kVllm, nullptr);
+  r = WithEngineDefaults(none);
+  EXPECT_EQ(r.gpu_memory_utilization, 0.9);
+  EXPECT_EQ(r.max_num_seqs, 256u);
+  EXPECT_EQ(r.max_batched_tokens, 8192u);
+  EXPECT_FALSE(r.cuda_graphs_in_budget);
+}
+
+TEST(EngineRelease, EquivalentFlags) {
+  InferenceOptions v;
+  v.engine = Engine::kVllm;
+  v.gpu_memory_bytes = 80 * kGiBytes;
+  v.gpu_memory_utilization = 0.92;
+  v.max_num_seqs = 1024;
+  v.max_batched_tokens = 16384;
+  ServingBudget b{.kv_pool_bytes = 123456789};
+  EXPECT_EQ(EquivalentEngineFlags(v, b),
+            "--gpu-memory-utilization 0.92 --max-num-seqs 1024 --max-num-batched-tokens 16384 "
+            "(or --kv-cache-memory-bytes 123456789)");
+  v.gpu_memory_bytes = 0;  // no GPU: no pool to name
+  EXPECT_EQ(EquivalentEngineFlags(v, b),
+            "--gpu-memory-utilization 0.92 --max-num-seqs 1024 --max-num-batched-tokens 16384");
+  InferenceOptions s;
+  s.engine = Engine::kSglang;
+  s.gpu_memory_utilization = 0.836;
+  s.max_batched_tokens = 8192;
+  EXPECT_EQ(EquivalentEngineFlags(s, b), "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
+}
+
+}  // namespace
+}  // namespace memfit
