@@ -1,17 +1,25 @@
 #pragma once
-// Every architecture builder, one function per family; registry.cc maps model_type to them.
+// Every hand-written architecture builder, one function per family; registry.cc maps model_type
+// to them. Decoder families that are a DecoderSpec row live in decoder_families.cc instead; the
+// ones other builders compose are named here as BuildSpec<...> functions.
 
 #include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
+#include "model/arch/decoder_spec.h"
 
 namespace memfit::arch {
 
-Result<Model> BuildLlama(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildMistral(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen3(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildMixtral(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen3Moe(const HfConfig& config, const BuildOptions& options);
+// DecoderSpec rows (decoder_families.cc) that vision-language and omni builders compose.
+inline constexpr ArchitectureBuilderFn BuildLlama = BuildSpec<kLlamaSpec>;
+inline constexpr ArchitectureBuilderFn BuildMistral = BuildSpec<kMistralSpec>;
+inline constexpr ArchitectureBuilderFn BuildQwen2 = BuildSpec<kQwen2Spec>;
+inline constexpr ArchitectureBuilderFn BuildQwen3 = BuildSpec<kQwen3Spec>;
+inline constexpr ArchitectureBuilderFn BuildQwen3Moe = BuildSpec<kQwen3MoeSpec>;
+inline constexpr ArchitectureBuilderFn BuildGlm4 = BuildSpec<kGlm4Spec>;
+inline constexpr ArchitectureBuilderFn BuildGemma = BuildSpec<kGemmaSpec>;
+inline constexpr ArchitectureBuilderFn BuildGemma2 = BuildSpec<kGemma2Spec>;
+inline constexpr ArchitectureBuilderFn BuildGemma3Text = BuildSpec<kGemma3TextSpec>;
+
 // GPT-style decoders (one file each: gpt2.cc, gpt_neox.cc, gptj.cc, gpt_bigcode.cc, opt.cc,
 // bloom.cc, falcon.cc, mpt.cc).
 Result<Model> BuildGpt2(const HfConfig& config, const BuildOptions& options);
@@ -49,40 +57,24 @@ Result<Model> BuildIdefics3(const HfConfig& config, const BuildOptions& options)
 // timm models: config.json has no model_type, only "architecture" (e.g. "resnet50.a1_in1k").
 Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 
-// dec1 families (decoder_kit.h helpers, quantization.h for quantization_config).
-Result<Model> BuildGemma(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGemma2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGemma3Text(const HfConfig& config, const BuildOptions& options);
+// Decoder families with layouts a DecoderSpec does not say (decoder_kit.h helpers).
 Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildPhiMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildPhi(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGranite(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGraniteMoe(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGraniteMoeShared(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildOlmo(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildOlmo2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildCohere(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildCohere2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen2Moe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
-// Issue 15 families (llama.cc, olmo.cc, nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc,
-// llama4.cc).
-Result<Model> BuildSmolLm3(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildExaone4(const HfConfig& config, const BuildOptions& options);
+// Issue 15 families (nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc, llama4.cc).
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
 // ChatGLM2/3 and GLM-4 (chatglm remote code); the v1 layout goes to the generic builder.
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
-// MiniMax-M2/M2.5/M2.7: mixtral-style experts with whole-projection q/k norms and a routing bias.
-Result<Model> BuildMiniMaxM2(const HfConfig& config, const BuildOptions& options);
 // MiniMax-M3 (minimax_m3.cc): MiniMax-M2's experts with dense first layers, a shared expert and
 // block-sparse attention layers; minimax_m3_vl adds its vision tower.
 Result<Model> BuildMiniMaxM3(const HfConfig& config, const BuildOptions& options);
@@ -91,8 +83,6 @@ Result<Model> BuildMiniMaxM3Vl(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildStep3p7(const HfConfig& config, const BuildOptions& options);
 // Llama-Nemotron Super/Ultra (nemotron_nas.cc): DeciLM per-layer block_configs.
 Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
-// MiMo-7B (remote code modeling_mimo.py): qwen2 plus model.mtp_layers (llama.cc).
-Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
@@ -111,16 +101,7 @@ Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
 
-// Issue 15, llama.cc specs: GLM-4-0414 (fused gate_up_proj, post-sublayer norms), Seed-OSS,
-// Apertus (xIELU, non-gated MLP), ERNIE 4.5, Hunyuan dense, InternLM (v1, remote code).
-Result<Model> BuildOlmo3(const HfConfig& config, const BuildOptions& options);  // olmo.cc
 Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& options);  // phi.cc
-Result<Model> BuildGlm4(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildSeedOss(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildApertus(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildErnie45(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildHunYuanDense(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildInternLm(const HfConfig& config, const BuildOptions& options);
 
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.

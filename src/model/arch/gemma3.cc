@@ -3,7 +3,7 @@
 // model.safetensors.index.json names it: vision_tower.vision_model.* (a SiglipVisionModel from
 // vision_config, without the pooling head: "vision_use_head" false), multi_modal_projector.
 // {mm_input_projection_weight [vision H, text H] (an nn.Parameter, no bias), mm_soft_emb_norm
-// (Gemma3RMSNorm over vision H)}, language_model.model.* (gemma.cc's gemma3_text decoder) and
+// (Gemma3RMSNorm over vision H)}, language_model.model.* (the gemma3_text DecoderSpec row) and
 // language_model.lm_head, tied to the text embeddings (Gemma3TextConfig "tie_word_embeddings"
 // defaults to true). transformers >= 4.52 loads the same files under model.language_model.* and
 // lm_head (its checkpoint conversion mapping); memfit keeps the stored names. text_config fields

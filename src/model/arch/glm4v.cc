@@ -1,6 +1,6 @@
 // The GLM vision-language family as its checkpoints store it (glm4v_family.h):
 // - glm4v (Glm4vForConditionalGeneration: GLM-4.1V-9B-Thinking/Base, GLM-4.6V-Flash): the glm4
-//   text model of llama.cc (BuildGlm4: fused mlp.gate_up_proj, four RMSNorms a layer, q/k/v
+//   text model of the glm4 spec row (BuildGlm4: fused mlp.gate_up_proj, four RMSNorms a layer, q/k/v
 //   biased, o_proj not) under model.language_model, lm_head at the top;
 // - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe text model of
 //   deepseek.cc (BuildGlm4Moe: dense first_k_dense_replace layers, then 128 routed experts stored

@@ -54,7 +54,7 @@ nlohmann::json TinyVision() {
           {"model_type", "glm4v"}};
 }
 
-// Tiny glm4v text (the glm4 layout of llama.cc): vocab 10, width 8, 2 layers, 2 heads of
+// Tiny glm4v text (the glm4 spec row's layout): vocab 10, width 8, 2 layers, 2 heads of
 // 8 / 2 = 4 (Glm4vTextAttention: hidden / heads), 1 KV head, intermediate 12, float32. A layer:
 // input_layernorm 8, q [8, 8] + 8 = 72, k [4, 8] + 4 = 36, v 36, o [8, 8] 64 (no bias),
 // gate_up [24, 8] 192, down [8, 12] 96, post_attention/post_self_attn/post_mlp norms 24 -> 528;

@@ -7,7 +7,7 @@
 // {input_latents_norm, input_context_norm (RMSNorm over text H), self_attn.{q_proj
 // [n_heads x head_dim, text H], k_proj and v_proj [num_key_value_heads x head_dim, text H], o_proj},
 // post_attention_layernorm, mlp.{gate,up}_proj [4 x text H, text H] and down_proj}, norm;
-// model.text_model is the mistral decoder of text_config (llama.cc's tensors); lm_head
+// model.text_model is the mistral decoder of text_config (the mistral spec row's tensors); lm_head
 // [vocab, text H], tied only with "tie_word_embeddings" (Idefics2Config defaults it to false).
 // Absent fields: Idefics2VisionConfig, Idefics2PerceiverConfig and MistralConfig defaults.
 

@@ -4,7 +4,7 @@
 // patch Conv2d with bias, position_embedding [(image_size / patch_size)^2, H], encoder layers of
 // biased q/k/v/out_proj, fc1/fc2 and two LayerNorms, post_layernorm); model.connector.
 // modality_projection.proj [text H, vision H x scale_factor^2] without bias (Idefics3SimpleMLP
-// after the pixel shuffle); model.text_model is AutoModel of text_config (a llama: llama.cc's
+// after the pixel shuffle); model.text_model is AutoModel of text_config (a llama: the llama spec row's
 // tensors under model.text_model); lm_head [vocab, text H], tied to the text embeddings when the
 // top-level "tie_word_embeddings" is set (Idefics3ForConditionalGeneration.tie_weights).
 

@@ -1,4 +1,4 @@
-// Issue 15 llama.cc specs: glm4, seed_oss, apertus, ernie4_5, hunyuan_v1_dense, internlm. Tiny
+// Issue 15 llama-like DecoderSpec rows: glm4, seed_oss, apertus, ernie4_5, hunyuan_v1_dense, internlm. Tiny
 // configs counted by hand, and real configs (the fields the builders read, written here) against
 // published parameter counts or a weight index's total_size.
 

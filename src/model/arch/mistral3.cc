@@ -5,7 +5,7 @@
 // [vision H, vision H x spatial_merge_size^2] without bias, linear_1 [text H, vision H x the number
 // of "vision_feature_layer"s], linear_2 [text H, text H]} (biases with
 // "multimodal_projector_bias"), language_model.model.* and language_model.lm_head (the mistral
-// decoder of text_config, llama.cc; MistralConfig leaves the head untied). transformers >= 4.52
+// decoder of text_config, a DecoderSpec row; MistralConfig leaves the head untied). transformers >= 4.52
 // loads the same files as model.language_model.* and lm_head. Absent text_config fields take
 // MistralConfig's defaults, vision_config's PixtralVisionConfig's.
 

@@ -1,7 +1,7 @@
 // Qwen2.5-Omni (model_type "qwen2_5_omni": Qwen2_5OmniForConditionalGeneration, released as
 // Qwen2_5OmniModel), as transformers/models/qwen2_5_omni/modeling_qwen2_5_omni.py builds it and
 // Qwen/Qwen2.5-Omni-7B's checkpoint stores it:
-// - thinker.model.* / thinker.lm_head: the qwen2 decoder of thinker_config.text_config (llama.cc's
+// - thinker.model.* / thinker.lm_head: the qwen2 decoder of thinker_config.text_config (the qwen2 spec row's
 //   BuildQwen2), component "language_model";
 // - thinker.visual.*: the Qwen2.5-VL tower with separate q/k/v (qwen_vision.h), "vision_tower";
 // - thinker.audio_tower.*: Qwen2_5OmniAudioEncoder (Whisper-style: conv1, conv2, layers with

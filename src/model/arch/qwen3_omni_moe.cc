@@ -2,7 +2,7 @@
 // transformers/models/qwen3_omni_moe/modeling_qwen3_omni_moe.py builds it and the
 // Qwen/Qwen3-Omni-30B-A3B-* checkpoints store it (experts one module per expert, all bfloat16):
 // - thinker.model.* / thinker.lm_head: the qwen3_moe decoder of thinker_config.text_config
-//   (llama.cc's BuildQwen3Moe), component "language_model";
+//   (the qwen3_moe spec row, BuildQwen3Moe), component "language_model";
 // - thinker.visual.*: Qwen3-VL blocks with Qwen2-style mergers and merger_list.N deepstack
 //   mergers (qwen_vision.h), "vision_tower";
 // - thinker.audio_tower.*: conv2d1..3 (3x3, stride 2), conv_out Linear(480 x mel/8, d_model)

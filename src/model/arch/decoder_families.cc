@@ -1,0 +1,181 @@
+// The decoder families that are a DecoderSpec row (decoder_spec.h), one per model_type, each
+// naming its source. A row sets only what differs from the defaults: LlamaForCausalLM with
+// "attention_bias"/"mlp_bias", gated MLP, RMSNorms input_layernorm / post_attention_layernorm /
+// model.norm, 4.42 per-layer rotary buffers. Parity with the builders they replaced:
+// model_digest_test.cc. Registered through DecoderFamilyBuilders() (registry.cc).
+
+#include "model/arch/decoder_spec.h"
+
+namespace memfit::arch {
+
+// --- Llama and the families transformers writes as its modular variants ----------------------
+// transformers models/llama/modeling_llama.py (LlamaForCausalLM).
+const DecoderSpec kLlamaSpec{};
+// models/mistral/modeling_mistral.py: "sliding_window" (when set) on every layer.
+const DecoderSpec kMistralSpec{.sliding = SlidingRuleKind::kAll};
+// models/qwen2/modeling_qwen2.py: q/k/v biased, o_proj not; 4.42 cached cos/sin per layer.
+const DecoderSpec kQwen2Spec{.qkv_bias = true, .rope = Rope::kLlamaCached442};
+// models/qwen3/modeling_qwen3.py: per-head q_norm/k_norm.
+const DecoderSpec kQwen3Spec{.qk_norm = QkNorm::kPerHead};
+// models/qwen3_moe/modeling_qwen3_moe.py: qwen3 attention, sparse layers of routed experts.
+const DecoderSpec kQwen3MoeSpec{.qk_norm = QkNorm::kPerHead, .moe = MoeLayout::kQwen};
+// models/glm4/modular_glm4.py (GLM-4-0414): biased q/k/v, fused gate_up_proj, four norms a
+// layer, head_dim 128 and partial_rotary_factor 0.5 by default; one model-level inv_freq.
+const DecoderSpec kGlm4Spec{.head_dim_default = 128, .bias_default = true, .o_bias = false,
+                            .rope = Rope::kModelLevel, .rotary_factor = 0.5,
+                            .mlp = MlpForm::kFusedGateUp,
+                            .after_mlp_norms = {"post_attention_layernorm",
+                                                "post_self_attn_layernorm", "post_mlp_layernorm"}};
+
+// --- Gemma: models/gemma{,2,3}/modeling_gemma*.py --------------------------------------------
+// gemma: llama layout, tied, gelu_pytorch_tanh.
+const DecoderSpec kGemmaSpec{.basics = DecoderBasics::kKit, .tie_default = true,
+                             .act_default = "gelu_pytorch_tanh",
+                             .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kPerLayer442,
+                             .mlp_bias_key = ""};
+// gemma2: pre/post feed-forward norms, even layers slide (window 4096).
+const DecoderSpec kGemma2Spec{
+    .basics = DecoderBasics::kKit, .tie_default = true, .act_key = "hidden_activation",
+    .act_default = "gelu_pytorch_tanh", .sliding = SlidingRuleKind::kEven, .window_default = 4096,
+    .rope = Rope::kPerLayer442, .mlp_bias_key = "",
+    .after_mlp_norms = {"post_attention_layernorm", "pre_feedforward_layernorm",
+                        "post_feedforward_layernorm"}};
+// gemma3_text: gemma2 plus per-head q/k norms, 5 sliding : 1 global ("sliding_window_pattern"),
+// the embed_scale buffer, global and local rotary embeddings.
+const DecoderSpec kGemma3TextSpec{
+    .basics = DecoderBasics::kKit, .tie_default = true, .act_key = "hidden_activation",
+    .act_default = "gelu_pytorch_tanh", .qk_norm = QkNorm::kPerHead,
+    .sliding = SlidingRuleKind::kPattern, .window_default = 4096,
+    .pattern_key = "sliding_window_pattern", .pattern_default = 6, .rope = Rope::kModelLevel,
+    .rope_local = true, .embed_scale = true, .mlp_bias_key = "",
+    .after_mlp_norms = {"post_attention_layernorm", "pre_feedforward_layernorm",
+                        "post_feedforward_layernorm"}};
+
+namespace {
+
+// models/mixtral/modeling_mixtral.py: block_sparse_moe on every layer, mistral's window.
+constexpr DecoderSpec kMixtral{.sliding = SlidingRuleKind::kAll, .rope = Rope::kLlamaCached442,
+                               .moe = MoeLayout::kMixtral};
+// models/smollm3/modular_smollm3.py: tied by default, NoPE layers slide.
+constexpr DecoderSpec kSmolLm3{.tie_default = true, .sliding = SlidingRuleKind::kSmolLm3,
+                               .rope = Rope::kModelLevel};
+// MiMo-7B, remote code modeling_mimo.py: qwen2 plus MTP layers model.mtp_layers.N.
+constexpr DecoderSpec kMiMo{.qkv_bias = true, .rope = Rope::kLlamaCached442, .mtp = Mtp::kMiMo};
+// MiniMax-M2, remote code modeling_minimax_m2.py (vLLM minimax_m2.py): mixtral's experts,
+// "use_qk_norm" norms, "use_routing_bias" e_score_correction_bias; MTP modules not built.
+constexpr DecoderSpec kMiniMaxM2{.qk_norm = QkNorm::kMiniMaxM2, .rope = Rope::kLlamaCached442,
+                                 .moe = MoeLayout::kMixtral,
+                                 .routing_bias_key = "use_routing_bias",
+                                 .mtp = Mtp::kMiniMaxNote};
+// models/seed_oss/modular_seed_oss.py: biased q/k/v, o_proj by "attention_out_bias".
+constexpr DecoderSpec kSeedOss{.head_dim_default = 128, .bias_default = true,
+                               .o_bias_key = "attention_out_bias", .rope = Rope::kModelLevel};
+// models/apertus/modular_apertus.py: xIELU, non-gated MLP, renamed norms, per-head q/k norms.
+constexpr DecoderSpec kApertus{.act_default = "xielu", .qk_norm = QkNorm::kPerHead,
+                               .rope = Rope::kModelLevel, .mlp = MlpForm::kPlain,
+                               .input_norm = "attention_layernorm",
+                               .after_mlp_norms = {"feedforward_layernorm", "", ""}};
+// models/ernie4_5/modular_ernie4_5.py: "use_bias" for attention and MLP, tied by default.
+constexpr DecoderSpec kErnie45{.tie_default = true, .bias_key = "use_bias",
+                               .rope = Rope::kModelLevel, .mlp_bias_key = "use_bias"};
+// models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py: query_layernorm / key_layernorm.
+constexpr DecoderSpec kHunYuanDense{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead,
+                                    .q_norm_name = "query_layernorm",
+                                    .k_norm_name = "key_layernorm", .rope = Rope::kModelLevel};
+// InternLM (v1), remote code modeling_internlm.py: "bias" (default true) on q/k/v/o.
+constexpr DecoderSpec kInternLm{.bias_key = "bias", .bias_default = true};
+
+// --- Granite: models/granite{,moe,moeshared}/modeling_*.py; model-level rotary always ---------
+constexpr DecoderSpec kGranite{.basics = DecoderBasics::kKit, .rope = Rope::kModelLevel};
+constexpr DecoderSpec kGraniteMoe{.basics = DecoderBasics::kKit, .rope = Rope::kModelLevel,
+                                  .moe = MoeLayout::kGraniteFused};
+constexpr DecoderSpec kGraniteMoeShared{.basics = DecoderBasics::kKit, .rope = Rope::kModelLevel,
+                                        .moe = MoeLayout::kGraniteFused,
+                                        .shared_expert_key = "shared_intermediate_size"};
+
+// --- OLMo, Cohere, EXAONE 4: models/{olmo,olmo2,olmo3,cohere,cohere2,exaone4}/ ----------------
+// olmo: parameter-free LayerNorms, no norm tensors at all.
+constexpr DecoderSpec kOlmo{.basics = DecoderBasics::kKit, .hp_norm = "layernorm",
+                            .note = "OLMo's LayerNorms have no parameters",
+                            .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kPerLayer442,
+                            .mlp_bias_key = "", .input_norm = "",
+                            .after_mlp_norms = {"", "", ""}, .final_norm = false};
+// olmo2: no input norm, q/k norms over the whole projection, post-attention and
+// post-feed-forward norms.
+constexpr DecoderSpec kOlmo2{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kWhole,
+                             .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kModelLevel,
+                             .mlp_bias_key = "", .input_norm = "",
+                             .after_mlp_norms = {"post_attention_layernorm",
+                                                 "post_feedforward_layernorm", ""}};
+// olmo3: olmo2's tensors; "layer_types", else 3 sliding : 1 global, window 4096.
+constexpr DecoderSpec kOlmo3{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kWhole,
+                             .sliding = SlidingRuleKind::kPattern, .window_default = 4096,
+                             .pattern_default = 4, .rope = Rope::kModelLevel,
+                             .mlp_bias_key = "", .input_norm = "",
+                             .after_mlp_norms = {"post_attention_layernorm",
+                                                 "post_feedforward_layernorm", ""}};
+// exaone4: olmo2's layer with per-head q/k norms; Exaone4Config's sliding layers.
+constexpr DecoderSpec kExaone4{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kPerHead,
+                               .sliding = SlidingRuleKind::kExaone4, .window_default = 4096,
+                               .rope = Rope::kModelLevel, .mlp_bias_key = "", .input_norm = "",
+                               .after_mlp_norms = {"post_attention_layernorm",
+                                                   "post_feedforward_layernorm", ""}};
+// cohere: parallel attention and MLP after one weight-only LayerNorm, optional [heads, head_dim]
+// q/k norms ("use_qk_norm"), tied.
+constexpr DecoderSpec kCohere{.basics = DecoderBasics::kKit, .tie_default = true,
+                              .hp_norm = "layernorm", .qk_norm = QkNorm::kCohere,
+                              .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kPerLayer442,
+                              .mlp_bias_key = "", .after_mlp_norms = {"", "", ""}};
+// cohere2: cohere's tensors without q/k norms, 3 sliding : 1 global.
+constexpr DecoderSpec kCohere2{.basics = DecoderBasics::kKit, .tie_default = true,
+                               .hp_norm = "layernorm", .sliding = SlidingRuleKind::kPattern,
+                               .window_default = 4096, .pattern_key = "sliding_window_pattern",
+                               .pattern_default = 4, .rope = Rope::kModelLevel,
+                               .mlp_bias_key = "", .after_mlp_norms = {"", "", ""}};
+
+// --- Qwen2-MoE: models/qwen2_moe/modeling_qwen2_moe.py ---------------------------------------
+// qwen2 attention; sparse layers with a shared expert and its sigmoid gate; sliding from
+// "max_window_layers" on when "use_sliding_window".
+constexpr DecoderSpec kQwen2Moe{.basics = DecoderBasics::kKit, .qkv_bias = true,
+                                .sliding = SlidingRuleKind::kAfterMaxWindow,
+                                .rope = Rope::kPerLayerCached442, .mlp_bias_key = "",
+                                .moe = MoeLayout::kQwen,
+                                .shared_expert_key = "shared_expert_intermediate_size"};
+
+}  // namespace
+
+const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
+  static const std::vector<ArchitectureBuilder> kRows = {
+      {"llama", "", BuildSpec<kLlamaSpec>, "llama"},
+      {"mistral", "", BuildSpec<kMistralSpec>, "mistral"},
+      {"mixtral", "", BuildSpec<kMixtral>, "mixtral"},
+      {"qwen2", "", BuildSpec<kQwen2Spec>, "qwen2"},
+      {"qwen3", "", BuildSpec<kQwen3Spec>, "qwen3"},
+      {"qwen3_moe", "", BuildSpec<kQwen3MoeSpec>, "qwen3_moe"},
+      {"smollm3", "", BuildSpec<kSmolLm3>, "llama"},
+      {"mimo", "", BuildSpec<kMiMo>, "qwen2"},
+      {"minimax_m2", "", BuildSpec<kMiniMaxM2>, "mixtral"},
+      {"glm4", "", BuildSpec<kGlm4Spec>, "glm4"},
+      {"seed_oss", "", BuildSpec<kSeedOss>, "llama"},
+      {"apertus", "", BuildSpec<kApertus>, "llama"},
+      {"ernie4_5", "", BuildSpec<kErnie45>, "llama"},
+      {"hunyuan_v1_dense", "", BuildSpec<kHunYuanDense>, "llama"},
+      {"internlm", "", BuildSpec<kInternLm>, "llama"},
+      {"gemma", "", BuildSpec<kGemmaSpec>, "gemma"},
+      {"gemma2", "", BuildSpec<kGemma2Spec>, "gemma"},
+      {"gemma3_text", "", BuildSpec<kGemma3TextSpec>, "gemma"},
+      {"granite", "", BuildSpec<kGranite>, "granite"},
+      {"granitemoe", "", BuildSpec<kGraniteMoe>, "granite"},
+      {"granitemoeshared", "", BuildSpec<kGraniteMoeShared>, "granite"},
+      {"olmo", "", BuildSpec<kOlmo>, "olmo"},
+      {"olmo2", "", BuildSpec<kOlmo2>, "olmo"},
+      {"olmo3", "", BuildSpec<kOlmo3>, "olmo"},
+      {"exaone4", "", BuildSpec<kExaone4>, "olmo"},
+      {"cohere", "", BuildSpec<kCohere>, "cohere"},
+      {"cohere2", "", BuildSpec<kCohere2>, "cohere"},
+      {"qwen2_moe", "", BuildSpec<kQwen2Moe>, "qwen2_moe"},
+  };
+  return kRows;
+}
+
+}  // namespace memfit::arch

@@ -1,0 +1,149 @@
+#pragma once
+// A decoder family as data (issue 30; STYLE.md habit 9): the parts a model.embed_tokens /
+// model.layers.N / model.norm decoder is made of, the config.json keys each hyperparameter comes
+// from, and the buffers each transformers version holds. BuildDecoder (decoder_skeleton.cc) builds
+// any spec; the rows are in decoder_families.cc, one per model_type, each citing its source.
+//
+// Tensor order inside a layer, as transformers registers the modules:
+//   input norm, self_attn.{q,k,v,o}_proj, the q/k norms, [4.42 per-layer rotary buffers],
+//   the MLP (dense, or the MoE layout's router, experts and shared expert), the norms after it.
+// Every field is plain data with its default stated here; a row sets only where it differs.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "memfit/architecture.h"
+
+namespace memfit::arch {
+
+// How the common hyperparameters are read and checked.
+enum class DecoderBasics : uint8_t {
+  // vocab_size, hidden_size, num_hidden_layers, num_attention_heads required;
+  // num_key_value_heads (default heads), intermediate_size (default 0), "head_dim" (explicit,
+  // else DecoderSpec::head_dim_default, else hidden / heads, which must divide).
+  kLlama,
+  // ReadDecoderBasics (decoder_kit.h): intermediate_size required, zero heads or head_dim refused.
+  kKit,
+};
+
+enum class MlpForm : uint8_t {
+  kGated,        // mlp.{gate,up,down}_proj
+  kFusedGateUp,  // mlp.gate_up_proj [2I, H], mlp.down_proj (glm4)
+  kPlain,        // mlp.{up,down}_proj (apertus)
+};
+
+enum class QkNorm : uint8_t {
+  kNone,
+  kPerHead,    // RMSNorm [head_dim] named q_norm_name / k_norm_name (qwen3, gemma3, exaone4)
+  kWhole,      // RMSNorm over the whole projection: q [heads x head_dim], k [kv x head_dim] (olmo2)
+  kCohere,     // when "use_qk_norm": q_norm.weight [heads, head_dim], k_norm.weight [kv, head_dim]
+  kMiniMaxM2,  // "use_qk_norm" (default true) and "qk_norm_type": per_layer (whole) or per_head
+};
+
+enum class SlidingRuleKind : uint8_t {
+  kNone,            // no sliding layers; "layer_types" not read
+  kNoneCheckTypes,  // no sliding layers; a malformed "layer_types" is still an error
+  kAll,             // every layer, when window_key is set (mistral, mixtral)
+  kEven,            // "layer_types", else even layers (gemma2)
+  // "layer_types", else every pattern-th layer global: pattern from pattern_key (default
+  // pattern_default), or pattern_default when pattern_key is empty.
+  kPattern,
+  kSmolLm3,         // "layer_types", else NoPE layers when "use_sliding_window" (SmolLM3Config)
+  kExaone4,         // Exaone4Config: null window: none; "layer_types"; "sliding_window_pattern"
+  kAfterMaxWindow,  // "use_sliding_window": layers >= "max_window_layers" (qwen2_moe)
+};
+
+enum class MoeLayout : uint8_t {
+  kNone,
+  // Every layer: block_sparse_moe.gate [E, H] and experts.N.{w1,w2,w3} of intermediate_size;
+  // E from "num_local_experts" (mixtral, minimax_m2).
+  kMixtral,
+  // Sparse layers (not in "mlp_only_layers", (i + 1) % "decoder_sparse_step" == 0): mlp.gate and
+  // mlp.experts.N.{gate,up,down}_proj of "moe_intermediate_size"; E from "num_experts"; with
+  // shared_expert_key set and > 0, mlp.shared_expert.* and mlp.shared_expert_gate [1, H].
+  kQwen,
+  // Every layer, experts fused in 3-D weights: block_sparse_moe.input_linear [E, 2I, H],
+  // output_linear [E, H, I], router.layer [E, H]; shared_mlp.{input,output}_linear when
+  // shared_expert_key is set and > 0 (granitemoe, granitemoeshared).
+  kGraniteFused,
+};
+
+enum class Mtp : uint8_t {
+  kNone,
+  // "num_nextn_predict_layers" layers model.mtp_layers.N (token_layernorm, hidden_layernorm,
+  // input_proj [H, 2H], a decoder layer, final_layernorm), built and loaded (mimo).
+  kMiMo,
+  // "num_mtp_modules" with "use_mtp": not built by the class; an assumption says so (minimax_m2).
+  kMiniMaxNote,
+};
+
+// Rotary buffers (non-persistent float32 inv_freq [rotary_dim / 2]) under BufferConvention.
+enum class Rope : uint8_t {
+  kModelLevel,        // model.rotary_emb.inv_freq in every version
+  kPerLayer442,       // 4.42: one per attention module, inside the layer; else model-level
+  kPerLayerCached442, // 4.42: as kPerLayer442 plus cos_cached/sin_cached [max_pos, head_dim]
+  // 4.42 as LlamaModel: one per attention module after model.norm (plus one model-level with
+  // "rope_scaling"); transformers >= 4.48 model-level (calibrated on accelerate_reference.jsonl).
+  kLlama442,
+  kLlamaCached442,    // as kLlama442 with cos/sin caches per layer and no rope_scaling extra
+};
+
+struct DecoderSpec {
+  // Hyperparameters.
+  DecoderBasics basics = DecoderBasics::kLlama;
+  bool tie_default = false;                      // "tie_word_embeddings" default
+  std::string_view act_key = "hidden_act";       // the activation's key and default
+  std::string_view act_default = "silu";
+  uint64_t head_dim_default = 0;                 // kLlama: the class's "head_dim" default; 0: H/heads
+  std::string_view hp_norm = "rmsnorm";          // Hyperparameters::norm
+  std::string_view note = "";                    // a fact for Model::notes
+  // Attention.
+  std::string_view bias_key = "attention_bias";  // q/k/v (and o) biases
+  bool bias_default = false;
+  bool qkv_bias = false;                         // q/k/v always biased, o_proj never (qwen2)
+  bool o_bias = true;                            // o_proj follows bias_key (glm4: never)
+  std::string_view o_bias_key = "";              // o_proj's own flag (seed_oss)
+  QkNorm qk_norm = QkNorm::kNone;
+  std::string_view q_norm_name = "q_norm", k_norm_name = "k_norm";
+  SlidingRuleKind sliding = SlidingRuleKind::kNone;
+  std::string_view window_key = "sliding_window";
+  uint64_t window_default = 0;
+  std::string_view pattern_key = "";
+  uint64_t pattern_default = 0;
+  Rope rope = Rope::kLlama442;
+  double rotary_factor = 0;       // "partial_rotary_factor" default when it shapes inv_freq
+  bool rope_local = false;        // also model.rotary_emb_local.inv_freq (gemma3)
+  bool embed_scale = false;       // model.embed_tokens.embed_scale buffer (gemma3)
+  // MLP.
+  MlpForm mlp = MlpForm::kGated;
+  std::string_view mlp_bias_key = "mlp_bias";    // the MLP's bias flag; "": never biased
+  MoeLayout moe = MoeLayout::kNone;
+  std::string_view routing_bias_key = "";        // kMixtral: e_score_correction_bias [E] (f32)
+  std::string_view shared_expert_key = "";       // the shared expert's width
+  // Norms: the pre-attention one ("" none), those after the MLP in order, the final one.
+  std::string_view input_norm = "input_layernorm";
+  std::array<std::string_view, 3> after_mlp_norms = {"post_attention_layernorm", "", ""};
+  bool final_norm = true;
+  Mtp mtp = Mtp::kNone;
+};
+
+// Builds the decoder `spec` describes from `config` (decoder_skeleton.cc).
+Result<Model> BuildDecoder(const HfConfig& config, const BuildOptions& options,
+                           const DecoderSpec& spec);
+
+// BuildDecoder for one spec, as an ArchitectureBuilderFn (a registry row, a composed text model).
+template <const DecoderSpec& kSpec>
+Result<Model> BuildSpec(const HfConfig& config, const BuildOptions& options) {
+  return BuildDecoder(config, options, kSpec);
+}
+
+// The rows that other builders compose (vision-language and omni models' text models).
+extern const DecoderSpec kLlamaSpec, kMistralSpec, kQwen2Spec, kQwen3Spec, kQwen3MoeSpec,
+    kGlm4Spec, kGemmaSpec, kGemma2Spec, kGemma3TextSpec;
+
+// The registry rows of every DecoderSpec family (decoder_families.cc).
+const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders();
+
+}  // namespace memfit::arch
