@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "estimate/mamba2_scan.h"
+#include "estimate/prefill_terms.h"
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
@@ -143,12 +144,14 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     }
     uint64_t core = window_mask;
     if (attn == AttnImpl::kEager) {
-      // softmax(scores, dtype=float32).to(dtype), measured on CPU (validation/FINDINGS.md): in
-      // float32 the scores and the softmax output (the upcast and the cast back are no-ops,
-      // 8 B per element); in 16-bit the scores (c), their float32 copy (4) and the float32
-      // output (4) are alive together. Plus the 4-D causal mask (c).
-      const uint64_t per_score = c >= 4 ? 2 * c : c + 8;
-      core = Add(core, Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c})));
+      // The scores alive together at eager attention's peak, per family (prefill_terms.cc):
+      // Llama-style classes softmax in float32 (c + 8 B per score in 16-bit, 8 in float32);
+      // GPT-NeoX, GPT-2 and Falcon in the model dtype; BLOOM keeps a masked copy; GPT-J scores
+      // in float32. Plus the 4-D causal mask (c) where the class builds one.
+      const estimate::EagerScores scores =
+          estimate::EagerScoresFor(transformers ? model.model_type : std::string_view(), c);
+      core = Add(core, Mul({batch, nh, seq, kv_len, scores.bytes_per_score}));
+      if (scores.float_mask) core = Add(core, Mul({batch, seq, kv_len, c}));
     } else {
       core = Add(core, Add(out, Mul({tokens, nh, 4})));  // output + fp32 logsumexp per row
     }

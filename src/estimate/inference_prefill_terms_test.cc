@@ -1,0 +1,88 @@
+// Per-family prefill terms of transformers' inference forward (src/estimate/prefill_terms.cc),
+// at a size validation/results does not cover: 4 sequences x 2,048 tokens in bfloat16.
+
+#include <gtest/gtest.h>
+
+#include "memfit/estimate_inference.h"
+#include "model/arch/arch_test_util.h"
+
+namespace memfit {
+namespace {
+
+// GPT-NeoX shape small enough to count by hand: 2 layers, hidden 32, 4 heads of 8, MLP 64,
+// vocab 100 (untied).
+nlohmann::json TinyNeox() {
+  return {{"model_type", "gpt_neox"}, {"architectures", {"GPTNeoXForCausalLM"}},
+          {"vocab_size", 100}, {"hidden_size", 32}, {"intermediate_size", 64},
+          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"rotary_pct", 0.25},
+          {"max_position_embeddings", 4096}, {"torch_dtype", "bfloat16"}};
+}
+
+InferenceEstimate Estimate(const Model& model, uint64_t batch, uint64_t context,
+                           AttnImpl attn = AttnImpl::kEager, Dtype dtype = Dtype::kBF16) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.context_tokens = context;
+  o.dtype = dtype;
+  o.attn = attn;
+  o.overhead.cuda_context_bytes = 0;
+  o.versions.transformers = {4, 48};
+  auto e = EstimateInference(model, o);
+  EXPECT_TRUE(e) << e.error().message;
+  return e ? *e : InferenceEstimate{};
+}
+
+Model Renamed(const Model& model, std::string type) {
+  Model m = model;
+  m.model_type = std::move(type);
+  return m;
+}
+
+// GPT-NeoX's eager attention softmaxes in the model dtype: 2 x 2 B per score, not Llama's
+// 2 + 8. Batch 4 x 2,048 tokens (T = 8,192), bfloat16:
+//   residual + normed input      2 x 8,192 x 32 x 2      =   1,048,576
+//   fused qkv                    8,192 x 96 x 2          =   1,572,864
+//   scores                       4 x 4 x 2,048^2 x 4     = 268,435,456
+//   4-D causal mask              4 x 2,048^2 x 2         =  33,554,432
+//                                                          = 304,611,328 at the attention
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 305,659,904.
+// (Llama's c + 8 = 10 B per score would give 671,088,640 for the scores alone.)
+TEST(InferencePrefillTerms, GptNeoxSoftmaxInModelDtype) {
+  auto model = arch::testing::BuildJson(TinyNeox());
+  ASSERT_TRUE(model) << model.error().message;
+  const InferenceEstimate e = Estimate(*model, 4, 2048);
+  EXPECT_EQ(e.activation_peak_at, "attention scores");
+  EXPECT_EQ(e.activation_bytes, 305659904u);
+}
+
+// The other families against the same layers under a Llama-style type (c + 8 = 10 B per score
+// in bfloat16, plus the 4-D mask), per (batch, head, query, key): 4 x 4 x 2,048^2 = 67,108,864
+// scores, 16,777,216 mask elements.
+TEST(InferencePrefillTerms, EagerScoresPerFamily) {
+  auto model = arch::testing::BuildJson(TinyNeox());
+  ASSERT_TRUE(model) << model.error().message;
+  const uint64_t llama = Estimate(Renamed(*model, "llama_like"), 4, 2048).activation_bytes;
+  const uint64_t scores = 67108864, mask = 16777216;
+  // Falcon: the scores, their sum with the mask and the softmax output in bf16: 3 x 2 = 6 B.
+  EXPECT_EQ(Estimate(Renamed(*model, "falcon"), 4, 2048).activation_bytes,
+            llama - scores * (10 - 6));
+  // BLOOM: the baddbmm output and its masked copy (2 x 2) + the float32 copy and output (8).
+  EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048).activation_bytes,
+            llama + scores * (12 - 10));
+  // GPT-J: float32 scores whatever the dtype, two at a time: 8 B.
+  EXPECT_EQ(Estimate(Renamed(*model, "gptj"), 4, 2048).activation_bytes,
+            llama - scores * (10 - 8));
+  // GPT-2: 2 x 2 B, and a (batch, 1, 1, k) padding mask instead of the 4-D causal one.
+  EXPECT_EQ(Estimate(Renamed(*model, "gpt2"), 4, 2048).activation_bytes,
+            llama - scores * (10 - 4) - mask * 2);
+  // float32: BLOOM's upcast is a no-op, its three copies 3 x 4 = 12 B against Llama's 8.
+  const uint64_t llama32 =
+      Estimate(Renamed(*model, "llama_like"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
+          .activation_bytes;
+  EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
+                .activation_bytes,
+            llama32 + scores * (12 - 8));
+}
+
+}  // namespace
+}  // namespace memfit
