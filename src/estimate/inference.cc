@@ -111,8 +111,12 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
   const bool scaled_embeds = transformers && (model.model_type == "gemma" ||
                                               model.model_type == "gemma2");
   const uint64_t embeds_kept = scaled_embeds ? Mul({tokens, h, c}) : 0;
+  // Fused-qkv classes whose prefill cache holds views of the projection's output
+  // (estimate::PinnedProjectionElements): what the earlier layers' caches pin beyond their keys
+  // and values, alive through the later layers and the logits until the first decode step.
+  uint64_t pinned = 0;
   auto consider = [&](uint64_t bytes, std::string where) {
-    bytes = Add(Add(bytes, mla_views), embeds_kept);
+    bytes = Add(Add(Add(bytes, mla_views), embeds_kept), pinned);
     if (bytes > best.bytes) best = {bytes, std::move(where)};
   };
   uint64_t f_dense = hp.intermediate_size;
@@ -158,6 +162,10 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     if (L.attention != AttentionKind::kNone) {
       consider(Add(Add(stream, qkv), core),
                attn == AttnImpl::kEager ? "attention scores" : "attention");
+    }
+    // From here this layer's cache entries are stored (its projection output is in `qkv` above).
+    if (transformers) {
+      pinned = Add(pinned, Mul({tokens, estimate::PinnedProjectionElements(model.model_type, L, tp), c}));
     }
     if (transformers && scan == Mamba2Scan::kTorch) {
       if (auto shape = estimate::Mamba2ScanShapeFor(model, L, batch, seq, tp)) {

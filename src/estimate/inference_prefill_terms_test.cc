@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/prefill_terms.h"
 #include "memfit/estimate_inference.h"
 #include "model/arch/arch_test_util.h"
 
@@ -44,20 +45,23 @@ Model Renamed(const Model& model, std::string type) {
 //   fused qkv                    8,192 x 96 x 2          =   1,572,864
 //   scores                       4 x 4 x 2,048^2 x 4     = 268,435,456
 //   4-D causal mask              4 x 2,048^2 x 2         =  33,554,432
-//                                                          = 304,611,328 at the attention
-// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 305,659,904.
+//   layer 0's cache pins its qkv   8,192 x (32 + 32) x 2   =   1,048,576
+//   output beyond its K and V (GPT-NeoX's values are views of it, the keys rotated copies)
+//                                                          = 305,659,904 at layer 1's attention
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 306,708,480.
 // (Llama's c + 8 = 10 B per score would give 671,088,640 for the scores alone.)
 TEST(InferencePrefillTerms, GptNeoxSoftmaxInModelDtype) {
   auto model = arch::testing::BuildJson(TinyNeox());
   ASSERT_TRUE(model) << model.error().message;
   const InferenceEstimate e = Estimate(*model, 4, 2048);
   EXPECT_EQ(e.activation_peak_at, "attention scores");
-  EXPECT_EQ(e.activation_bytes, 305659904u);
+  EXPECT_EQ(e.activation_bytes, 306708480u);
 }
 
 // The other families against the same layers under a Llama-style type (c + 8 = 10 B per score
 // in bfloat16, plus the 4-D mask), per (batch, head, query, key): 4 x 4 x 2,048^2 = 67,108,864
-// scores, 16,777,216 mask elements.
+// scores, 16,777,216 mask elements. GPT-2 and BLOOM also keep layer 0's queries' part of the
+// fused projection at layer 1's attention: 8,192 x 32 x 2 = 524,288.
 TEST(InferencePrefillTerms, EagerScoresPerFamily) {
   auto model = arch::testing::BuildJson(TinyNeox());
   ASSERT_TRUE(model) << model.error().message;
@@ -68,20 +72,49 @@ TEST(InferencePrefillTerms, EagerScoresPerFamily) {
             llama - scores * (10 - 6));
   // BLOOM: the baddbmm output and its masked copy (2 x 2) + the float32 copy and output (8).
   EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048).activation_bytes,
-            llama + scores * (12 - 10));
+            llama + scores * (12 - 10) + 524288);
   // GPT-J: float32 scores whatever the dtype, two at a time: 8 B.
   EXPECT_EQ(Estimate(Renamed(*model, "gptj"), 4, 2048).activation_bytes,
             llama - scores * (10 - 8));
   // GPT-2: 2 x 2 B, and a (batch, 1, 1, k) padding mask instead of the 4-D causal one.
   EXPECT_EQ(Estimate(Renamed(*model, "gpt2"), 4, 2048).activation_bytes,
-            llama - scores * (10 - 4) - mask * 2);
+            llama - scores * (10 - 4) - mask * 2 + 524288);
   // float32: BLOOM's upcast is a no-op, its three copies 3 x 4 = 12 B against Llama's 8.
   const uint64_t llama32 =
       Estimate(Renamed(*model, "llama_like"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
           .activation_bytes;
   EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
                 .activation_bytes,
-            llama32 + scores * (12 - 8));
+            llama32 + scores * (12 - 8) + 2 * 524288);
+}
+
+// GPT-2's cache holds views of c_attn's output (3 x hidden per token, counted as 2 x hidden)
+// until the first decode step, through the logits. 2 layers, hidden 32, 4 heads, MLP 128,
+// vocab 1,000, bfloat16, SDPA, 4 x 2,048 tokens (T = 8,192), every token's logits (GPT-2 has no
+// num_logits_to_keep):
+//   last hidden state            8,192 x 32 x 2          =    524,288
+//   logits                       8,192 x 1,000 x 2       = 16,384,000
+//   generate()'s float32 row     4 x 1,000 x 4           =     16,000
+//   both layers' queries' part   2 x 8,192 x 32 x 2      =  1,048,576
+//                                                          = 17,972,864 at the logits
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 19,021,440.
+TEST(InferencePrefillTerms, FusedQkvViewsPinnedUntilTheFirstDecodeStep) {
+  auto model = arch::testing::BuildJson(
+      {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"vocab_size", 1000},
+       {"n_embd", 32}, {"n_layer", 2}, {"n_head", 4}, {"n_positions", 4096},
+       {"torch_dtype", "bfloat16"}});
+  ASSERT_TRUE(model) << model.error().message;
+  const InferenceEstimate e = Estimate(*model, 4, 2048, AttnImpl::kSdpa);
+  EXPECT_EQ(e.activation_peak_at, "logits");
+  EXPECT_EQ(e.activation_bytes, 19021440u);
+  // Phi-3's rotated keys are copies, its values views: the queries' and the keys' parts
+  // (4 heads x 8 + 2 KV heads x 8 = 48 per token and layer) stay pinned.
+  LayerInfo gqa;
+  gqa.num_heads = 4;
+  gqa.num_kv_heads = 2;
+  gqa.head_dim_k = gqa.head_dim_v = 8;
+  EXPECT_EQ(estimate::PinnedProjectionElements("phi3", gqa, 1), 48u);
+  EXPECT_EQ(estimate::PinnedProjectionElements("llama", gqa, 1), 0u);
 }
 
 }  // namespace

@@ -7,6 +7,42 @@
 
 namespace memfit::estimate {
 
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
+
+}  // namespace
+
+uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& layer,
+                                  uint64_t tp) {
+  if (layer.attention != AttentionKind::kFull && layer.attention != AttentionKind::kSliding) {
+    return 0;
+  }
+  const uint64_t q = CeilDiv(layer.num_heads, tp) * layer.head_dim_k;
+  const uint64_t k = std::max<uint64_t>(CeilDiv(layer.num_kv_heads ? layer.num_kv_heads
+                                                                    : layer.num_heads, tp), 1) *
+                     layer.head_dim_k;
+  if (model_type == "gpt2" || model_type == "bloom") {
+    // Keys and values are both views of the fused projection's output: modeling_gpt2.py
+    // `query_states, key_states, value_states = self.c_attn(hidden_states).split(...)` then
+    // `.view(...).transpose(1, 2)`, cached as `present = (key_states, value_states)`;
+    // modeling_bloom.py `_reshape(fused_qkv)` returns `fused_qkv[..., 1, :].transpose(1, 2)`
+    // and `[..., 2, :]`, handed to `layer_past.update`. The cache holds the whole q | k | v
+    // output: the queries' part beyond what it is counted for.
+    return q;
+  }
+  if (model_type == "gpt_neox" || model_type == "phi3") {
+    // The keys are rotated into new tensors (`torch.cat((query, query_pass), dim=-1)` in
+    // modeling_gpt_neox.py `_attn_projections_and_rope`; `apply_rotary_pos_emb` in
+    // modeling_phi3.py), the values stay views of the fused output (`qkv[..., 2 * head_size:]`,
+    // `qkv[..., query_pos + num_key_value_heads * head_dim:]`) and are cached as they are: the
+    // cache holds the rotated keys plus the whole q | k | v output, the queries' and the keys'
+    // parts beyond what it is counted for.
+    return q + k;
+  }
+  return 0;
+}
+
 EagerScores EagerScoresFor(std::string_view model_type, uint64_t c) {
   if (model_type == "gpt_neox") {
     // modeling_gpt_neox.py eager_attention_forward: `attn_scores = torch.zeros(...)` then

@@ -22,4 +22,11 @@ struct EagerScores {
 // `c`: the model dtype's bytes per element.
 EagerScores EagerScoresFor(std::string_view model_type, uint64_t c);
 
+// Elements per token that one attention layer's prefill cache pins beyond the keys and values it
+// is counted for (its heads split under `tp`): fused-qkv classes whose cached keys or values are
+// views of the projection's output, which stays alive until the first decode step's torch.cat
+// copies them. 0 for every other class.
+uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& layer,
+                                  uint64_t tp);
+
 }  // namespace memfit::estimate
