@@ -205,10 +205,12 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
         // of every position, in the model dtype (FINDINGS.md, "Masked LM").
         consider(Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits");
-      } else if (RunsRemoteCode(model.model_type, versions)) {
-        // The Hub's modeling code upcasts every token's logits (`logits.float()`): both copies
-        // are alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last
-        // row comes on top.
+      } else if (RunsRemoteCode(model.model_type, versions) ||
+                 estimate::UpcastsEveryLogit(model.model_type)) {
+        // The Hub's modeling code upcasts every token's logits (`logits.float()`), and so do
+        // GPT-J and CodeGen (`self.lm_head(hidden_states).to(torch.float32)`): both copies are
+        // alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last row
+        // comes on top.
         consider(Add(Mul({tokens, h, c}), c >= 4 ? Add(Mul({tokens, v, c}), Mul({batch, v, 4}))
                                                  : Mul({tokens, v, c + 4})),
                  "logits");
@@ -467,8 +469,9 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     } else if (o.last_token_logits && class_all) {
       e.assumptions.push_back(fmt::format(
           "transformers {}: the {} class computes logits for every prompt token in generate() "
-          "(no num_logits_to_keep)", LibraryVersionName(o.versions.transformers),
-          model.model_type));
+          "(no num_logits_to_keep){}", LibraryVersionName(o.versions.transformers),
+          model.model_type,
+          estimate::UpcastsEveryLogit(model.model_type) ? ", upcast to float32 in its forward" : ""));
     }
     const uint64_t logit_tokens = o.last_token_logits && !class_all && !masked_lm
                                       ? o.batch

@@ -117,5 +117,30 @@ TEST(InferencePrefillTerms, FusedQkvViewsPinnedUntilTheFirstDecodeStep) {
   EXPECT_EQ(estimate::PinnedProjectionElements("llama", gqa, 1), 0u);
 }
 
+// GPT-J's forward returns `self.lm_head(hidden_states).to(torch.float32)` for every prompt token
+// (no num_logits_to_keep): in bfloat16 both copies are alive at the upcast. 2 layers, hidden 32,
+// 4 heads, MLP 128, vocab 1,000, SDPA, 4 x 2,048 tokens (T = 8,192):
+//   last hidden state            8,192 x 32 x 2          =    524,288
+//   logits, bf16 + float32       8,192 x 1,000 x (2 + 4) = 49,152,000
+//                                                          = 49,676,288 at the logits
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 50,724,864 (the model
+// dtype only, as GPT-2's class, would give 16,924,288 + 1,048,576). In float32 the upcast is a
+// no-op: 8,192 x 32 x 4 + 8,192 x 1,000 x 4 + generate()'s clone of the last rows 4 x 1,000 x
+// 4 = 33,832,576, + 8,192 x 64 x 4 = 2,097,152: 35,929,728.
+TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
+  auto model = arch::testing::BuildJson(
+      {{"model_type", "gptj"}, {"architectures", {"GPTJForCausalLM"}}, {"vocab_size", 1000},
+       {"n_embd", 32}, {"n_layer", 2}, {"n_head", 4}, {"rotary_dim", 4}, {"n_positions", 4096},
+       {"torch_dtype", "bfloat16"}});
+  ASSERT_TRUE(model) << model.error().message;
+  const InferenceEstimate e = Estimate(*model, 4, 2048, AttnImpl::kSdpa);
+  EXPECT_EQ(e.activation_peak_at, "logits");
+  EXPECT_EQ(e.activation_bytes, 50724864u);
+  EXPECT_EQ(Estimate(*model, 4, 2048, AttnImpl::kSdpa, Dtype::kF32).activation_bytes, 35929728u);
+  bool said = false;
+  for (const auto& a : e.assumptions) said = said || a.find("upcast to float32") != a.npos;
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace memfit

@@ -85,4 +85,11 @@ EagerScores EagerScoresFor(std::string_view model_type, uint64_t c) {
   return {.bytes_per_score = c >= 4 ? 2 * c : c + 8, .float_mask = true};
 }
 
+bool UpcastsEveryLogit(std::string_view model_type) {
+  // modeling_gptj.py GPTJForCausalLM.forward and modeling_codegen.py CodeGenForCausalLM.forward:
+  // "make sure sampling in fp16 works correctly and compute loss in fp32 to match with mesh-tf
+  // version", `lm_logits = self.lm_head(hidden_states).to(torch.float32)` for every token.
+  return model_type == "gptj" || model_type == "codegen";
+}
+
 }  // namespace memfit::estimate

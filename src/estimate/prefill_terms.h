@@ -29,4 +29,8 @@ EagerScores EagerScoresFor(std::string_view model_type, uint64_t c);
 uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& layer,
                                   uint64_t tp);
 
+// Whether the causal LM's forward upcasts the logits of every token it computes to float32
+// (`self.lm_head(hidden_states).to(torch.float32)`).
+bool UpcastsEveryLogit(std::string_view model_type);
+
 }  // namespace memfit::estimate
