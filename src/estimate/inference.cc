@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "estimate/mamba1_scan.h"
 #include "estimate/mamba2_scan.h"
 #include "estimate/prefill_terms.h"
 #include "estimate/weights_internal.h"
@@ -178,6 +179,19 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         consider(Add(Add(stream, Add(proj, conv)),
                      estimate::Mamba2TorchScanBytes(*shape).forward_peak),
                  "Mamba-2 scan (torch path)");
+      }
+    }
+    if (transformers && scan == Mamba2Scan::kTorch) {
+      if (auto shape = estimate::Mamba1ScanShapeFor(model, L, batch, seq, tp)) {
+        // slow_forward (modeling_jamba.py, modeling_mamba.py, modeling_falcon_mamba.py): in_proj's
+        // output (hidden | gate, 2 d: the gate is a view of it to the end) and the conv's
+        // activated output (d) stay alive through the scan, whose float32 discretization and
+        // model-dtype locals come on top (estimate/mamba1_scan.h).
+        const uint64_t proj = Mul({tokens, 2 * shape->channels, c});
+        const uint64_t conv = Mul({tokens, shape->channels, c});
+        consider(Add(Add(stream, Add(proj, conv)),
+                     estimate::Mamba1TorchScanBytes(*shape, c).forward_peak),
+                 "Mamba-1 scan (torch path)");
       }
     }
     uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
@@ -478,7 +492,8 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                       : Mul({o.batch, o.context_tokens});
     Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
                          /*transformers=*/true, o.versions, o.mamba2_scan, e.assumptions);
-    if (estimate::HasMamba2Layers(model)) {
+    const bool mamba2 = estimate::HasMamba2Layers(model);
+    if (mamba2 || estimate::HasMamba1Layers(model)) {
       // The other path's peak, for the assumption line (same model, same prompt).
       std::vector<std::string> ignored;
       const bool torch = o.mamba2_scan == Mamba2Scan::kTorch;
@@ -487,8 +502,10 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                      torch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch, ignored);
       const uint64_t torch_bytes = torch ? p.bytes : other.bytes;
       const uint64_t kernel_bytes = torch ? other.bytes : p.bytes;
-      e.assumptions.push_back(estimate::Mamba2ScanAssumption(
-          o.mamba2_scan, model.hp.ssm_chunk_size, torch_bytes - std::min(torch_bytes, kernel_bytes)));
+      const uint64_t extra = torch_bytes - std::min(torch_bytes, kernel_bytes);
+      e.assumptions.push_back(
+          mamba2 ? estimate::Mamba2ScanAssumption(o.mamba2_scan, model.hp.ssm_chunk_size, extra)
+                 : estimate::Mamba1ScanAssumption(o.mamba2_scan, extra));
     }
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where;
