@@ -113,9 +113,10 @@ struct InferenceOptions {
   // torch and transformers releases (memfit/runtime_versions.h): which classes compute logits
   // for every prompt token in generate(), whether eager attention's probabilities outlive it.
   RuntimeVersions versions;
-  // transformers' Mamba-2 scan (memfit/runtime_versions.h): the mamba_ssm kernels (CUDA with
-  // the package installed) or torch_forward's chunked scan (--mamba-scan torch: CPU, or CUDA
-  // without mamba_ssm), whose float32 products are counted in the prefill peak.
+  // transformers' Mamba scans (memfit/runtime_versions.h): the mamba_ssm kernels (CUDA with
+  // the package installed) or the torch path (--mamba-scan torch: CPU, or CUDA without
+  // mamba_ssm): Mamba-2's torch_forward chunked scan and Mamba-1's slow_forward (Jamba,
+  // Mamba, Falcon-Mamba), whose float32 products are counted in the prefill peak.
   Mamba2Scan mamba2_scan = Mamba2Scan::kKernels;
   uint64_t encoder_tokens = 0;
   uint64_t decoder_tokens = 0;  // KvCacheOptions::decoder_tokens

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "estimate/mamba1_scan.h"
 #include "estimate/mamba2_scan.h"
+#include "estimate/prefill_terms.h"
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
@@ -111,8 +113,12 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
   const bool scaled_embeds = transformers && (model.model_type == "gemma" ||
                                               model.model_type == "gemma2");
   const uint64_t embeds_kept = scaled_embeds ? Mul({tokens, h, c}) : 0;
+  // Fused-qkv classes whose prefill cache holds views of the projection's output
+  // (estimate::PinnedProjectionElements): what the earlier layers' caches pin beyond their keys
+  // and values, alive through the later layers and the logits until the first decode step.
+  uint64_t pinned = 0;
   auto consider = [&](uint64_t bytes, std::string where) {
-    bytes = Add(Add(bytes, mla_views), embeds_kept);
+    bytes = Add(Add(Add(bytes, mla_views), embeds_kept), pinned);
     if (bytes > best.bytes) best = {bytes, std::move(where)};
   };
   uint64_t f_dense = hp.intermediate_size;
@@ -144,18 +150,24 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     }
     uint64_t core = window_mask;
     if (attn == AttnImpl::kEager) {
-      // softmax(scores, dtype=float32).to(dtype), measured on CPU (validation/FINDINGS.md): in
-      // float32 the scores and the softmax output (the upcast and the cast back are no-ops,
-      // 8 B per element); in 16-bit the scores (c), their float32 copy (4) and the float32
-      // output (4) are alive together. Plus the 4-D causal mask (c).
-      const uint64_t per_score = c >= 4 ? 2 * c : c + 8;
-      core = Add(core, Add(Mul({batch, nh, seq, kv_len, per_score}), Mul({batch, seq, kv_len, c})));
+      // The scores alive together at eager attention's peak, per family (prefill_terms.cc):
+      // Llama-style classes softmax in float32 (c + 8 B per score in 16-bit, 8 in float32);
+      // GPT-NeoX, GPT-2 and Falcon in the model dtype; BLOOM keeps a masked copy; GPT-J scores
+      // in float32. Plus the 4-D causal mask (c) where the class builds one.
+      const estimate::EagerScores scores =
+          estimate::EagerScoresFor(transformers ? model.model_type : std::string_view(), c);
+      core = Add(core, Mul({batch, nh, seq, kv_len, scores.bytes_per_score}));
+      if (scores.float_mask) core = Add(core, Mul({batch, seq, kv_len, c}));
     } else {
       core = Add(core, Add(out, Mul({tokens, nh, 4})));  // output + fp32 logsumexp per row
     }
     if (L.attention != AttentionKind::kNone) {
       consider(Add(Add(stream, qkv), core),
                attn == AttnImpl::kEager ? "attention scores" : "attention");
+    }
+    // From here this layer's cache entries are stored (its projection output is in `qkv` above).
+    if (transformers) {
+      pinned = Add(pinned, Mul({tokens, estimate::PinnedProjectionElements(model.model_type, L, tp), c}));
     }
     if (transformers && scan == Mamba2Scan::kTorch) {
       if (auto shape = estimate::Mamba2ScanShapeFor(model, L, batch, seq, tp)) {
@@ -168,6 +180,19 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         consider(Add(Add(stream, Add(proj, conv)),
                      estimate::Mamba2TorchScanBytes(*shape).forward_peak),
                  "Mamba-2 scan (torch path)");
+      }
+    }
+    if (transformers && scan == Mamba2Scan::kTorch) {
+      if (auto shape = estimate::Mamba1ScanShapeFor(model, L, batch, seq, tp)) {
+        // slow_forward (modeling_jamba.py, modeling_mamba.py, modeling_falcon_mamba.py): in_proj's
+        // output (hidden | gate, 2 d: the gate is a view of it to the end) and the conv's
+        // activated output (d) stay alive through the scan, whose float32 discretization and
+        // model-dtype locals come on top (estimate/mamba1_scan.h).
+        const uint64_t proj = Mul({tokens, 2 * shape->channels, c});
+        const uint64_t conv = Mul({tokens, shape->channels, c});
+        consider(Add(Add(stream, Add(proj, conv)),
+                     estimate::Mamba1TorchScanBytes(*shape, c).forward_peak),
+                 "Mamba-1 scan (torch path)");
       }
     }
     uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
@@ -195,10 +220,12 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
         // of every position, in the model dtype (FINDINGS.md, "Masked LM").
         consider(Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits");
-      } else if (RunsRemoteCode(model.model_type, versions)) {
-        // The Hub's modeling code upcasts every token's logits (`logits.float()`): both copies
-        // are alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last
-        // row comes on top.
+      } else if (RunsRemoteCode(model.model_type, versions) ||
+                 estimate::UpcastsEveryLogit(model.model_type)) {
+        // The Hub's modeling code upcasts every token's logits (`logits.float()`), and so do
+        // GPT-J and CodeGen (`self.lm_head(hidden_states).to(torch.float32)`): both copies are
+        // alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last row
+        // comes on top.
         consider(Add(Mul({tokens, h, c}), c >= 4 ? Add(Mul({tokens, v, c}), Mul({batch, v, 4}))
                                                  : Mul({tokens, v, c + 4})),
                  "logits");
@@ -469,15 +496,17 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     } else if (o.last_token_logits && class_all) {
       e.assumptions.push_back(fmt::format(
           "transformers {}: the {} class computes logits for every prompt token in generate() "
-          "(no num_logits_to_keep)", LibraryVersionName(o.versions.transformers),
-          model.model_type));
+          "(no num_logits_to_keep){}", LibraryVersionName(o.versions.transformers),
+          model.model_type,
+          estimate::UpcastsEveryLogit(model.model_type) ? ", upcast to float32 in its forward" : ""));
     }
     const uint64_t logit_tokens = o.last_token_logits && !class_all && !masked_lm
                                       ? o.batch
                                       : Mul({o.batch, o.context_tokens});
     Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
                          /*transformers=*/true, o.versions, o.mamba2_scan, e.assumptions);
-    if (estimate::HasMamba2Layers(model)) {
+    const bool mamba2 = estimate::HasMamba2Layers(model);
+    if (mamba2 || estimate::HasMamba1Layers(model)) {
       // The other path's peak, for the assumption line (same model, same prompt).
       std::vector<std::string> ignored;
       const bool torch = o.mamba2_scan == Mamba2Scan::kTorch;
@@ -486,8 +515,10 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                      torch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch, ignored);
       const uint64_t torch_bytes = torch ? p.bytes : other.bytes;
       const uint64_t kernel_bytes = torch ? other.bytes : p.bytes;
-      e.assumptions.push_back(estimate::Mamba2ScanAssumption(
-          o.mamba2_scan, model.hp.ssm_chunk_size, torch_bytes - std::min(torch_bytes, kernel_bytes)));
+      const uint64_t extra = torch_bytes - std::min(torch_bytes, kernel_bytes);
+      e.assumptions.push_back(
+          mamba2 ? estimate::Mamba2ScanAssumption(o.mamba2_scan, model.hp.ssm_chunk_size, extra)
+                 : estimate::Mamba1ScanAssumption(o.mamba2_scan, extra));
     }
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where;

@@ -1,0 +1,146 @@
+// Per-family prefill terms of transformers' inference forward (src/estimate/prefill_terms.cc),
+// at a size validation/results does not cover: 4 sequences x 2,048 tokens in bfloat16.
+
+#include <gtest/gtest.h>
+
+#include "estimate/prefill_terms.h"
+#include "memfit/estimate_inference.h"
+#include "model/arch/arch_test_util.h"
+
+namespace memfit {
+namespace {
+
+// GPT-NeoX shape small enough to count by hand: 2 layers, hidden 32, 4 heads of 8, MLP 64,
+// vocab 100 (untied).
+nlohmann::json TinyNeox() {
+  return {{"model_type", "gpt_neox"}, {"architectures", {"GPTNeoXForCausalLM"}},
+          {"vocab_size", 100}, {"hidden_size", 32}, {"intermediate_size", 64},
+          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"rotary_pct", 0.25},
+          {"max_position_embeddings", 4096}, {"torch_dtype", "bfloat16"}};
+}
+
+InferenceEstimate Estimate(const Model& model, uint64_t batch, uint64_t context,
+                           AttnImpl attn = AttnImpl::kEager, Dtype dtype = Dtype::kBF16) {
+  InferenceOptions o;
+  o.batch = batch;
+  o.context_tokens = context;
+  o.dtype = dtype;
+  o.attn = attn;
+  o.overhead.cuda_context_bytes = 0;
+  o.versions.transformers = {4, 48};
+  auto e = EstimateInference(model, o);
+  EXPECT_TRUE(e) << e.error().message;
+  return e ? *e : InferenceEstimate{};
+}
+
+Model Renamed(const Model& model, std::string type) {
+  Model m = model;
+  m.model_type = std::move(type);
+  return m;
+}
+
+// GPT-NeoX's eager attention softmaxes in the model dtype: 2 x 2 B per score, not Llama's
+// 2 + 8. Batch 4 x 2,048 tokens (T = 8,192), bfloat16:
+//   residual + normed input      2 x 8,192 x 32 x 2      =   1,048,576
+//   fused qkv                    8,192 x 96 x 2          =   1,572,864
+//   scores                       4 x 4 x 2,048^2 x 4     = 268,435,456
+//   4-D causal mask              4 x 2,048^2 x 2         =  33,554,432
+//   layer 0's cache pins its qkv   8,192 x (32 + 32) x 2   =   1,048,576
+//   output beyond its K and V (GPT-NeoX's values are views of it, the keys rotated copies)
+//                                                          = 305,659,904 at layer 1's attention
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 306,708,480.
+// (Llama's c + 8 = 10 B per score would give 671,088,640 for the scores alone.)
+TEST(InferencePrefillTerms, GptNeoxSoftmaxInModelDtype) {
+  auto model = arch::testing::BuildJson(TinyNeox());
+  ASSERT_TRUE(model) << model.error().message;
+  const InferenceEstimate e = Estimate(*model, 4, 2048);
+  EXPECT_EQ(e.activation_peak_at, "attention scores");
+  EXPECT_EQ(e.activation_bytes, 306708480u);
+}
+
+// The other families against the same layers under a Llama-style type (c + 8 = 10 B per score
+// in bfloat16, plus the 4-D mask), per (batch, head, query, key): 4 x 4 x 2,048^2 = 67,108,864
+// scores, 16,777,216 mask elements. GPT-2 and BLOOM also keep layer 0's queries' part of the
+// fused projection at layer 1's attention: 8,192 x 32 x 2 = 524,288.
+TEST(InferencePrefillTerms, EagerScoresPerFamily) {
+  auto model = arch::testing::BuildJson(TinyNeox());
+  ASSERT_TRUE(model) << model.error().message;
+  const uint64_t llama = Estimate(Renamed(*model, "llama_like"), 4, 2048).activation_bytes;
+  const uint64_t scores = 67108864, mask = 16777216;
+  // Falcon: the scores, their sum with the mask and the softmax output in bf16: 3 x 2 = 6 B.
+  EXPECT_EQ(Estimate(Renamed(*model, "falcon"), 4, 2048).activation_bytes,
+            llama - scores * (10 - 6));
+  // BLOOM: the baddbmm output and its masked copy (2 x 2) + the float32 copy and output (8).
+  EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048).activation_bytes,
+            llama + scores * (12 - 10) + 524288);
+  // GPT-J: float32 scores whatever the dtype, two at a time: 8 B.
+  EXPECT_EQ(Estimate(Renamed(*model, "gptj"), 4, 2048).activation_bytes,
+            llama - scores * (10 - 8));
+  // GPT-2: 2 x 2 B, and a (batch, 1, 1, k) padding mask instead of the 4-D causal one.
+  EXPECT_EQ(Estimate(Renamed(*model, "gpt2"), 4, 2048).activation_bytes,
+            llama - scores * (10 - 4) - mask * 2 + 524288);
+  // float32: BLOOM's upcast is a no-op, its three copies 3 x 4 = 12 B against Llama's 8.
+  const uint64_t llama32 =
+      Estimate(Renamed(*model, "llama_like"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
+          .activation_bytes;
+  EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
+                .activation_bytes,
+            llama32 + scores * (12 - 8) + 2 * 524288);
+}
+
+// GPT-2's cache holds views of c_attn's output (3 x hidden per token, counted as 2 x hidden)
+// until the first decode step, through the logits. 2 layers, hidden 32, 4 heads, MLP 128,
+// vocab 1,000, bfloat16, SDPA, 4 x 2,048 tokens (T = 8,192), every token's logits (GPT-2 has no
+// num_logits_to_keep):
+//   last hidden state            8,192 x 32 x 2          =    524,288
+//   logits                       8,192 x 1,000 x 2       = 16,384,000
+//   generate()'s float32 row     4 x 1,000 x 4           =     16,000
+//   both layers' queries' part   2 x 8,192 x 32 x 2      =  1,048,576
+//                                                          = 17,972,864 at the logits
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 19,021,440.
+TEST(InferencePrefillTerms, FusedQkvViewsPinnedUntilTheFirstDecodeStep) {
+  auto model = arch::testing::BuildJson(
+      {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"vocab_size", 1000},
+       {"n_embd", 32}, {"n_layer", 2}, {"n_head", 4}, {"n_positions", 4096},
+       {"torch_dtype", "bfloat16"}});
+  ASSERT_TRUE(model) << model.error().message;
+  const InferenceEstimate e = Estimate(*model, 4, 2048, AttnImpl::kSdpa);
+  EXPECT_EQ(e.activation_peak_at, "logits");
+  EXPECT_EQ(e.activation_bytes, 19021440u);
+  // Phi-3's rotated keys are copies, its values views: the queries' and the keys' parts
+  // (4 heads x 8 + 2 KV heads x 8 = 48 per token and layer) stay pinned.
+  LayerInfo gqa;
+  gqa.num_heads = 4;
+  gqa.num_kv_heads = 2;
+  gqa.head_dim_k = gqa.head_dim_v = 8;
+  EXPECT_EQ(estimate::PinnedProjectionElements("phi3", gqa, 1), 48u);
+  EXPECT_EQ(estimate::PinnedProjectionElements("llama", gqa, 1), 0u);
+}
+
+// GPT-J's forward returns `self.lm_head(hidden_states).to(torch.float32)` for every prompt token
+// (no num_logits_to_keep): in bfloat16 both copies are alive at the upcast. 2 layers, hidden 32,
+// 4 heads, MLP 128, vocab 1,000, SDPA, 4 x 2,048 tokens (T = 8,192):
+//   last hidden state            8,192 x 32 x 2          =    524,288
+//   logits, bf16 + float32       8,192 x 1,000 x (2 + 4) = 49,152,000
+//                                                          = 49,676,288 at the logits
+// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 50,724,864 (the model
+// dtype only, as GPT-2's class, would give 16,924,288 + 1,048,576). In float32 the upcast is a
+// no-op: 8,192 x 32 x 4 + 8,192 x 1,000 x 4 + generate()'s clone of the last rows 4 x 1,000 x
+// 4 = 33,832,576, + 8,192 x 64 x 4 = 2,097,152: 35,929,728.
+TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
+  auto model = arch::testing::BuildJson(
+      {{"model_type", "gptj"}, {"architectures", {"GPTJForCausalLM"}}, {"vocab_size", 1000},
+       {"n_embd", 32}, {"n_layer", 2}, {"n_head", 4}, {"rotary_dim", 4}, {"n_positions", 4096},
+       {"torch_dtype", "bfloat16"}});
+  ASSERT_TRUE(model) << model.error().message;
+  const InferenceEstimate e = Estimate(*model, 4, 2048, AttnImpl::kSdpa);
+  EXPECT_EQ(e.activation_peak_at, "logits");
+  EXPECT_EQ(e.activation_bytes, 50724864u);
+  EXPECT_EQ(Estimate(*model, 4, 2048, AttnImpl::kSdpa, Dtype::kF32).activation_bytes, 35929728u);
+  bool said = false;
+  for (const auto& a : e.assumptions) said = said || a.find("upcast to float32") != a.npos;
+  EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace memfit

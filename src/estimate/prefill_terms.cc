@@ -1,0 +1,95 @@
+// Per-family terms of transformers' inference forward, read op by op from the modeling files at
+// v4.48.3; docs/estimates.md, "Prefill peak".
+
+#include "estimate/prefill_terms.h"
+
+#include <algorithm>
+
+namespace memfit::estimate {
+
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
+
+}  // namespace
+
+uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& layer,
+                                  uint64_t tp) {
+  if (layer.attention != AttentionKind::kFull && layer.attention != AttentionKind::kSliding) {
+    return 0;
+  }
+  const uint64_t q = CeilDiv(layer.num_heads, tp) * layer.head_dim_k;
+  const uint64_t k = std::max<uint64_t>(CeilDiv(layer.num_kv_heads ? layer.num_kv_heads
+                                                                    : layer.num_heads, tp), 1) *
+                     layer.head_dim_k;
+  if (model_type == "gpt2" || model_type == "bloom") {
+    // Keys and values are both views of the fused projection's output: modeling_gpt2.py
+    // `query_states, key_states, value_states = self.c_attn(hidden_states).split(...)` then
+    // `.view(...).transpose(1, 2)`, cached as `present = (key_states, value_states)`;
+    // modeling_bloom.py `_reshape(fused_qkv)` returns `fused_qkv[..., 1, :].transpose(1, 2)`
+    // and `[..., 2, :]`, handed to `layer_past.update`. The cache holds the whole q | k | v
+    // output: the queries' part beyond what it is counted for.
+    return q;
+  }
+  if (model_type == "gpt_neox" || model_type == "phi3") {
+    // The keys are rotated into new tensors (`torch.cat((query, query_pass), dim=-1)` in
+    // modeling_gpt_neox.py `_attn_projections_and_rope`; `apply_rotary_pos_emb` in
+    // modeling_phi3.py), the values stay views of the fused output (`qkv[..., 2 * head_size:]`,
+    // `qkv[..., query_pos + num_key_value_heads * head_dim:]`) and are cached as they are: the
+    // cache holds the rotated keys plus the whole q | k | v output, the queries' and the keys'
+    // parts beyond what it is counted for.
+    return q + k;
+  }
+  return 0;
+}
+
+EagerScores EagerScoresFor(std::string_view model_type, uint64_t c) {
+  if (model_type == "gpt_neox") {
+    // modeling_gpt_neox.py eager_attention_forward: `attn_scores = torch.zeros(...)` then
+    // `torch.baddbmm(attn_scores, ...)` (the zeros and the product, c each), `attn_scores +
+    // causal_mask` (old and new), `nn.functional.softmax(attn_scores, dim=-1)` in the model dtype
+    // (input and output) and `.to(value.dtype)`, a no-op: two c-sized scores at every step.
+    return {.bytes_per_score = 2 * c, .float_mask = true};
+  }
+  if (model_type == "gpt2") {
+    // modeling_gpt2.py eager_attention_forward: matmul, `/ torch.full(...)`, `torch.where(
+    // causal_mask, ...)` with the bool `bias` buffer, `+ attention_mask`, softmax in the model
+    // dtype: each step holds its input and output (2 c). GPT2Model gives eager attention the
+    // (batch, 1, 1, k) padding mask (`attention_mask[:, None, None, :]`), not a 4-D causal one.
+    return {.bytes_per_score = 2 * c, .float_mask = false};
+  }
+  if (model_type == "falcon") {
+    // modeling_falcon.py FalconAttention (rotary, eager): `query_layer @ key_layer.transpose`,
+    // `/=` in place, `F.softmax(attention_scores + attention_mask, dim=-1,
+    // dtype=hidden_states.dtype)`: the scores, their sum with the mask and the softmax output,
+    // all in the model dtype (3 c).
+    return {.bytes_per_score = 3 * c, .float_mask = true};
+  }
+  if (model_type == "bloom") {
+    // modeling_bloom.py BloomAttention: `attention_scores = alibi.baddbmm(...)` stays referenced
+    // while `attn_weights + causal_mask` makes a second copy, then `F.softmax(attn_weights,
+    // dim=-1, dtype=torch.float32)`: in 16-bit a float32 copy of its input and the float32
+    // output (2 c + 8); in float32 the upcast is a no-op (3 c).
+    return {.bytes_per_score = c >= 4 ? 3 * c : 2 * c + 8, .float_mask = true};
+  }
+  if (model_type == "gptj") {
+    // modeling_gptj.py GPTJAttention._attn: `query.to(torch.float32)`, `key.to(torch.float32)`,
+    // so the matmul, `/ self.scale_attn`, `+ causal_mask` and the softmax are float32 whatever
+    // the model dtype (two 4-byte scores at every step; `.to(value.dtype)` then holds 4 + c).
+    return {.bytes_per_score = std::max<uint64_t>(8, 4 + c), .float_mask = true};
+  }
+  // Llama-style eager_attention_forward (modeling_llama.py): `softmax(attn_weights,
+  // dtype=torch.float32).to(query.dtype)`: in float32 the scores and the output (8 B); in 16-bit
+  // the scores (c), their float32 copy and the float32 output alive together (c + 8), measured on
+  // CPU (validation/FINDINGS.md).
+  return {.bytes_per_score = c >= 4 ? 2 * c : c + 8, .float_mask = true};
+}
+
+bool UpcastsEveryLogit(std::string_view model_type) {
+  // modeling_gptj.py GPTJForCausalLM.forward and modeling_codegen.py CodeGenForCausalLM.forward:
+  // "make sure sampling in fp16 works correctly and compute loss in fp32 to match with mesh-tf
+  // version", `lm_logits = self.lm_head(hidden_states).to(torch.float32)` for every token.
+  return model_type == "gptj" || model_type == "codegen";
+}
+
+}  // namespace memfit::estimate

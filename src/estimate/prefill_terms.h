@@ -1,0 +1,36 @@
+#pragma once
+// Per-family facts of transformers' inference forward (private to src/estimate), each read from
+// the family's modeling file at v4.48.3 (the release validation/ measured): how eager attention
+// holds its scores, what the prefill's cache pins beyond its keys and values, and which causal
+// LMs upcast every prompt token's logits. Derived from the model type the estimator already
+// gets, so the architecture builders need no new property. Sources: docs/estimates.md,
+// "Prefill peak".
+
+#include <cstdint>
+#include <string_view>
+
+#include "memfit/model.h"
+
+namespace memfit::estimate {
+
+// Eager attention's (batch, heads, q, k) tensors alive together at its peak.
+struct EagerScores {
+  uint64_t bytes_per_score = 0;  // per head and (query, key) pair
+  bool float_mask = true;        // a (batch, 1, q, k) mask in the model dtype is alive beside them
+};
+
+// `c`: the model dtype's bytes per element.
+EagerScores EagerScoresFor(std::string_view model_type, uint64_t c);
+
+// Elements per token that one attention layer's prefill cache pins beyond the keys and values it
+// is counted for (its heads split under `tp`): fused-qkv classes whose cached keys or values are
+// views of the projection's output, which stays alive until the first decode step's torch.cat
+// copies them. 0 for every other class.
+uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& layer,
+                                  uint64_t tp);
+
+// Whether the causal LM's forward upcasts the logits of every token it computes to float32
+// (`self.lm_head(hidden_states).to(torch.float32)`).
+bool UpcastsEveryLogit(std::string_view model_type);
+
+}  // namespace memfit::estimate
