@@ -92,7 +92,7 @@ struct InferenceOptions {
   uint64_t context_tokens = 4096;
   uint64_t batch = 1;
   Dtype dtype = Dtype::kBF16;       // weights and activations (unquantized parts)
-  QuantOptions quant;               // scheme kNone = plain `dtype`
+  QuantOptions quant{};             // scheme kNone = plain `dtype`
   KvDtype kv_dtype = KvDtype::kModel;
   AttnImpl attn = AttnImpl::kSdpa;
   Engine engine = Engine::kTransformers;
@@ -110,7 +110,7 @@ struct InferenceOptions {
   bool last_token_logits = true;
   // torch and transformers releases (memfit/runtime_versions.h): which classes compute logits
   // for every prompt token in generate(), whether eager attention's probabilities outlive it.
-  RuntimeVersions versions;
+  RuntimeVersions versions{};
   // transformers' Mamba-2 scan (memfit/runtime_versions.h): the mamba_ssm kernels (CUDA with
   // the package installed) or torch_forward's chunked scan (--mamba-scan torch: CPU, or CUDA
   // without mamba_ssm), whose float32 products are counted in the prefill peak.
@@ -125,7 +125,7 @@ struct InferenceOptions {
   uint64_t max_batched_tokens = 8192;     // vLLM profile run (chunked prefill budget)
   uint64_t cuda_graph_bytes = uint64_t{650} << 20;   // vLLM log, gemma-3-4b (PR #21489)
   uint64_t non_torch_bytes = uint64_t{70} << 20;     // same log: "non-torch 0.07 GiB"
-  OverheadOptions overhead;
+  OverheadOptions overhead{};
 };
 
 struct ServingBudget {
