@@ -16,7 +16,8 @@ shift || true
 build="${FUZZ_BUILD:-build-fuzz}"
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=ON -DMEMFIT_BUILD_BENCH=OFF >/dev/null  # as scripts/sanitize.sh
+  -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=ON -DMEMFIT_BUILD_BENCH=OFF -DMEMFIT_WERROR=ON \
+  >/dev/null  # as scripts/sanitize.sh
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
   for src in fuzz/*_fuzz.cc; do targets+=("$(basename "$src" .cc)"); done

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 build="${FUZZ_BUILD:-build-fuzz}"
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=ON -DMEMFIT_BUILD_BENCH=OFF >/dev/null
+  -DMEMFIT_FUZZ=ON -DMEMFIT_BUILD_TESTS=ON -DMEMFIT_BUILD_BENCH=OFF -DMEMFIT_WERROR=ON >/dev/null
 cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target memfit memfit_tests
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

@@ -13,7 +13,7 @@ fi
 if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/axe-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMFIT_WERROR=ON
 cmake --build build
 # The static site (the engine in WebAssembly): tests/wasm/ compares it with the native API.
 scripts/build-site.sh

@@ -247,7 +247,10 @@ struct FakeHub::Impl {
       return;
     }
     std::string path;
-    for (size_t i = 4; i < segs.size(); ++i) path += (path.empty() ? "" : "/") + Decode(segs[i]);
+    for (size_t i = 4; i < segs.size(); ++i) {
+      if (!path.empty()) path += '/';
+      path += Decode(segs[i]);
+    }
     if (repo.gated && !authed) {
       return SendError(res, req.has_header("Authorization") ? 403 : 401, "GatedRepo",
                        "Access to model " + id + " is restricted.");

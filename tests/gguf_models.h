@@ -21,7 +21,7 @@ struct GgufShape {
   uint32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
   // ggml type of a 2-D weight (name, layer or -1); 1-D tensors are F32.
   std::function<uint32_t(const std::string&, int)> type_of = [](const std::string&, int) { return kF16; };
-  std::function<void(GgufWriter&)> extra_keys;
+  std::function<void(GgufWriter&)> extra_keys{};
 };
 
 inline GgufWriter MakeGgufWriter(const GgufShape& s) {

@@ -80,7 +80,9 @@ TEST(QwenGroundTruth, EveryEvalConfigBuildsAndMatchesItsIndex) {
       std::set<std::string> indexed;
       for (const auto& [tensor, shard] : index->weight_map) indexed.insert(std::string(tensor));
       for (const auto& t : m->tensors) {
-        if (t.stored) EXPECT_EQ(indexed.erase(t.name), 1u) << name << ": " << t.name;
+        if (t.stored) {
+          EXPECT_EQ(indexed.erase(t.name), 1u) << name << ": " << t.name;
+        }
       }
       EXPECT_TRUE(indexed.empty())
           << name << ": " << indexed.size() << " indexed tensors not built, e.g. "

@@ -31,7 +31,7 @@ struct BuildOptions {
   // The head to build instead of architectures[0]'s, as an AutoModel class name
   // ("AutoModelForSequenceClassification"): accelerate builds the first AutoModelFor* in
   // "auto_map". Empty: architectures[0]. Builders that do not know the head return an error.
-  std::string head_class;
+  std::string head_class{};
   // Build the unquantized model even when config.json has a "quantization_config", as
   // accelerate's create_empty_model does (from_config ignores quantization). Default: the tensors
   // as the quantized checkpoint stores them.

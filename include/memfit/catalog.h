@@ -13,8 +13,8 @@ struct CatalogEntry {
   std::string_view id;           // Hub id, e.g. "google-bert/bert-base-cased"
   std::string_view family;       // "bert", "llama", ...
   std::string_view description;  // one line
-  std::string_view config_json;  // a config.json with the fields the builder needs
-  std::string_view smaller_sibling;  // a smaller model of the same family in the catalog, or ""
+  std::string_view config_json{};      // a config.json with the fields the builder needs
+  std::string_view smaller_sibling{};  // a smaller model of the same family in the catalog, or ""
   // What the config builds (parameters, tied once; stored bytes), written in the entry's file so
   // that listing the catalog builds nothing; catalog_test.cc checks both against the build.
   uint64_t parameters = 0;

@@ -34,8 +34,8 @@ struct CurveLimit {
   uint64_t budget_bytes = 0;
   // The longest context whose metric stays within the budget: nullopt when every context up to
   // the curve's end fits, 0 when none does.
-  std::optional<uint64_t> longest_context;
-  std::string note;
+  std::optional<uint64_t> longest_context{};
+  std::string note{};
 };
 
 struct ContextCurve {

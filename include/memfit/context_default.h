@@ -15,7 +15,7 @@ enum class ContextUse : uint8_t {
 
 struct ContextChoice {
   uint64_t tokens = 0;
-  std::string assumption;  // "" when the request named a context within the model's maximum
+  std::string assumption{};  // "" when the request named a context within the model's maximum
 };
 
 // `requested` > 0 is kept (past the model's maximum, with an assumption line that says so).

@@ -31,9 +31,9 @@ struct DeploymentRow {
   std::string gpu;                 // catalog name, or "80.00 GiB GPU" for a bare size
   uint64_t gpu_memory_bytes = 0;
   uint64_t gpus = 0;
-  DeployLayout layout;
+  DeployLayout layout{};
   bool runs = false;               // the engine accepts the layout and the stored format
-  std::string refusal;             // why not, when !runs
+  std::string refusal{};           // why not, when !runs
   bool fits = false;               // the requested sequences of the requested context fit
   uint64_t weights_per_gpu_bytes = 0;  // the heaviest GPU
   uint64_t total_per_gpu_bytes = 0;
@@ -46,7 +46,7 @@ struct DeploymentRow {
   uint64_t max_context_tokens = 0; // one sequence, capped at max_position_embeddings
   double decode_tokens_per_s = 0;  // one sequence: memory bandwidth bound (0: unknown GPU)
   double prefill_tokens_per_s = 0; // all GPUs: compute bound (0: unknown TFLOPS)
-  std::vector<std::string> assumptions;
+  std::vector<std::string> assumptions{};
 };
 
 // One GPU kind: a catalog entry or a bare memory size.

@@ -19,10 +19,10 @@ namespace memfit {
 // accelerate's max_memory: bytes usable for weights on each device.
 struct MemoryBudget {
   std::vector<uint64_t> gpu_bytes;      // GPU i -> max_memory[i]
-  std::optional<uint64_t> cpu_bytes;    // max_memory["cpu"]; nullopt: no CPU offload
+  std::optional<uint64_t> cpu_bytes{};  // max_memory["cpu"]; nullopt: no CPU offload
   // Disk offload. accelerate always allows unlimited disk; memfit allows it only when asked, so
   // that "does not fit" exists: nullopt = no disk, UINT64_MAX = unlimited.
-  std::optional<uint64_t> disk_bytes;
+  std::optional<uint64_t> disk_bytes{};
 };
 
 enum class DeviceMapStrategy : uint8_t {
@@ -34,10 +34,10 @@ struct DeviceMapOptions {
   DeviceMapStrategy strategy = DeviceMapStrategy::kSequential;
   // Bytes of one tensor as loaded (the chosen dtype); empty: Tensor::bytes. Tied tensors always
   // count once (accelerate's named_parameters de-duplicates them).
-  std::function<uint64_t(const Tensor&)> size_of;
+  std::function<uint64_t(const Tensor&)> size_of{};
   // Extra bytes that travel with a module matching a no-split pattern (a decoder layer's KV cache
   // or optimizer states): added to that block and its ancestors. Empty: none.
-  std::function<uint64_t(std::string_view module)> extra_block_bytes;
+  std::function<uint64_t(std::string_view module)> extra_block_bytes{};
   // accelerate keeps the largest remaining block free on the first GPU and on the CPU. false: pack
   // the GPUs to their max_memory (what an explicit device_map, or .to(), can use).
   bool keep_largest_free = true;
@@ -54,7 +54,7 @@ struct DeviceUsage {
   uint64_t max_memory = 0;        // after balancing (what infer_auto_device_map was given)
   uint64_t used_bytes = 0;        // blocks placed here
   uint64_t reserved_bytes = 0;    // kept free for an offloaded block (first GPU, CPU)
-  std::vector<std::string> modules;  // placed modules, in order (uncleaned)
+  std::vector<std::string> modules{};  // placed modules, in order (uncleaned)
 };
 std::string DeviceName(const DeviceUsage& device);  // "0", "cpu", "disk"
 

@@ -94,7 +94,7 @@ struct InferenceOptions {
   uint64_t context_tokens = 4096;
   uint64_t batch = 1;
   Dtype dtype = Dtype::kBF16;       // weights and activations (unquantized parts)
-  QuantOptions quant;               // scheme kNone = plain `dtype`
+  QuantOptions quant{};             // scheme kNone = plain `dtype`
   KvDtype kv_dtype = KvDtype::kModel;
   AttnImpl attn = AttnImpl::kSdpa;
   Engine engine = Engine::kTransformers;
@@ -112,7 +112,7 @@ struct InferenceOptions {
   bool last_token_logits = true;
   // torch and transformers releases (memfit/runtime_versions.h): which classes compute logits
   // for every prompt token in generate(), whether eager attention's probabilities outlive it.
-  RuntimeVersions versions;
+  RuntimeVersions versions{};
   // transformers' Mamba scans (memfit/runtime_versions.h): the mamba_ssm kernels (CUDA with
   // the package installed) or the torch path (--mamba-scan torch: CPU, or CUDA without
   // mamba_ssm): Mamba-2's torch_forward chunked scan and Mamba-1's slow_forward (Jamba,
@@ -122,7 +122,7 @@ struct InferenceOptions {
   uint64_t decoder_tokens = 0;  // KvCacheOptions::decoder_tokens
   // Serving engines.
   uint64_t gpu_memory_bytes = 0;          // total memory of one GPU (needed for block counts)
-  std::string gpu_name;                   // the GPU's name (vLLM keeps an A100 on small batches)
+  std::string gpu_name{};                 // the GPU's name (vLLM keeps an A100 on small batches)
   // The engine release whose defaults and rules apply (memfit/engine_release.h, a row of its
   // static table); null: the values below as given. The three values below say "the release's
   // default" with -1 and 0, resolved per GPU by WithEngineDefaults.
@@ -135,7 +135,7 @@ struct InferenceOptions {
   bool cuda_graphs_in_budget = false;
   uint64_t cuda_graph_bytes = uint64_t{650} << 20;   // vLLM log, gemma-3-4b (PR #21489)
   uint64_t non_torch_bytes = uint64_t{70} << 20;     // same log: "non-torch 0.07 GiB"
-  OverheadOptions overhead;
+  OverheadOptions overhead{};
 };
 
 struct ServingBudget {

@@ -33,7 +33,7 @@ struct LoadRow {
   // Weights + gradients + AdamW states for full training at this precision, no activations:
   // 16 B/param in float32, 18 B/param in fp16/bf16 mixed precision (HF model_memory_anatomy);
   // nullopt for int8/int4 (full training of quantized weights is not possible: use QLoRA).
-  std::optional<uint64_t> training_adam_bytes;
+  std::optional<uint64_t> training_adam_bytes{};
 };
 
 struct LoadEstimate {
@@ -57,7 +57,7 @@ struct AccelerateRow {
   std::string dtype;  // "float32", "float16", "int8", "int4"
   double largest_layer_bytes = 0;
   double total_bytes = 0;
-  std::optional<double> training_adam_bytes;  // "N/A" for int8/int4
+  std::optional<double> training_adam_bytes{};  // "N/A" for int8/int4
 };
 struct AccelerateEstimate {
   std::string constructor_class;  // what accelerate would build, e.g. "BertModel"

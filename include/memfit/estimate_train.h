@@ -76,25 +76,25 @@ struct TrainOptions {
   Offload offload = Offload::kNone;
   uint64_t tp = 1;
   uint64_t pp = 1;           // pipeline stages; 1F1B keeps min(pp, grad_accum) micro-batches
-  LoraOptions lora;
+  LoraOptions lora{};
   QuantOptions qlora_quant{.scheme = QuantScheme::kBnbNf4, .double_quant = true};
   uint64_t freeze_trainable_layers = 2;  // LLaMA-Factory "freeze": last N layers train
   TaskHead head = TaskHead::kAuto;
   uint64_t num_labels = 2;               // sequence classification head
   // torch and transformers releases (memfit/runtime_versions.h): AdamW's foreach default and
   // temporaries, zero_grad's default, the causal-LM loss's shifted-logits copy.
-  RuntimeVersions versions;
+  RuntimeVersions versions{};
   // AdamW(foreach=...): unset = torch's default for `versions` (foreach from 2.0 on CUDA).
-  std::optional<bool> foreach_optimizer;
+  std::optional<bool> foreach_optimizer{};
   // zero_grad(set_to_none=...): unset = torch's default (True from 2.0). Kept gradients (False)
   // stay resident through the next forward and backward.
-  std::optional<bool> zero_grad_set_to_none;
+  std::optional<bool> zero_grad_set_to_none{};
   LossImpl loss = LossImpl::kHf;
   ComputeDevice device = ComputeDevice::kCuda;
   // transformers' Mamba-2 scan (memfit/runtime_versions.h); unset: torch_forward's chunked scan
   // on kCpu, the mamba_ssm kernels on kCuda.
-  std::optional<Mamba2Scan> mamba2_scan;
-  OverheadOptions overhead;
+  std::optional<Mamba2Scan> mamba2_scan{};
+  OverheadOptions overhead{};
 };
 
 // One kind of tensor alive at a stage's peak ("weights", "activations", "loss backward", ...).

@@ -42,24 +42,24 @@ struct RuntimeAlternative {
   RuntimeBytesFn bytes_for;
   // Weight transform that comes with it (QLoRA loads the base in NF4); empty: unchanged.
   std::function<uint64_t(const Tensor&)> weight_size_of;
-  std::string flags;  // the command-line flags that choose it ("--checkpointing full"), or ""
+  std::string flags{};  // the command-line flags that choose it ("--checkpointing full"), or ""
 };
 
 struct RuntimeModel {
   std::string task = "load";     // "load", "inference", "train"
-  RuntimeBytesFn bytes_for;      // empty: weights only (load)
+  RuntimeBytesFn bytes_for{};    // empty: weights only (load)
   uint64_t context_tokens = 0;   // the chosen settings
   uint64_t batch = 1;
   uint64_t max_context_tokens = 0;  // the model's limit (max_position_embeddings)
-  std::vector<RuntimeAlternative> alternatives;
+  std::vector<RuntimeAlternative> alternatives{};
   bool offload_allowed = true;   // training does not run from offloaded weights
   // train: the chosen training settings (--method; seq and batch come per call), which the
   // advice's search starts from (memfit/train_search.h).
-  std::optional<TrainOptions> train_options;
+  std::optional<TrainOptions> train_options{};
   // The weights as the task loads them when not at FitRequest::dtype (QLoRA's NF4 base); the
   // key names the rule for the planner's size cache.
-  std::function<uint64_t(const Tensor&)> weight_size_of;
-  std::string weight_rule_key;
+  std::function<uint64_t(const Tensor&)> weight_size_of{};
+  std::string weight_rule_key{};
 };
 
 struct FitRequest {
@@ -97,12 +97,12 @@ struct Limits {
 struct Advice {
   std::string action;          // "load the weights in NF4 (bitsandbytes 4-bit)"
   int quality_cost = 0;
-  std::string quality_note;
+  std::string quality_note{};
   uint64_t total_bytes = 0;    // weights + runtime after the change
   int64_t saved_bytes = 0;     // against the plan's total (negative: costs memory)
   Verdict verdict = Verdict::kDoesNotFit;
-  std::string detail;          // how the number was computed
-  std::string flags;           // the command-line flags that apply it ("--method qlora ..."), or ""
+  std::string detail{};  // how the number was computed
+  std::string flags{};   // the command-line flags that apply it ("--method qlora ..."), or ""
 };
 
 // The terms of FitPlan::total_bytes; they add up to it exactly.

@@ -20,7 +20,7 @@ Result<GpuVendor> ParseGpuVendor(std::string_view name);
 struct GpuSpec {
   std::string_view name;     // display name, e.g. "H100 SXM"
   GpuVendor vendor = GpuVendor::kNvidia;
-  std::string_view aliases;  // extra names, separated by '|': "h100|h100 80gb"
+  std::string_view aliases{};  // extra names, separated by '|': "h100|h100 80gb"
   // Memory in the vendor's "GB". HBM and GDDR chips come in binary sizes, so the vendor's "80 GB"
   // is 80 GiB of physical memory (nvidia-smi shows slightly less: ECC and driver reserve); Apple's
   // unified memory is likewise binary. MemoryBytes() = memory_gb x 2^30.

@@ -40,8 +40,8 @@ struct LlamaCppOptions {
   NglSemantics ngl_semantics = NglSemantics::kCurrent;
   uint64_t n_cpu_moe = 0;            // --n-cpu-moe N: experts of the first N layers stay on the CPU
   uint32_t num_gpus = 0;             // devices; 0 = CPU only
-  std::vector<double> tensor_split;  // -ts; empty: proportional to gpu_free_bytes, else equal
-  std::vector<uint64_t> gpu_free_bytes;  // free memory per GPU (llama.cpp's default split)
+  std::vector<double> tensor_split{};      // -ts; empty: proportional to gpu_free_bytes, else equal
+  std::vector<uint64_t> gpu_free_bytes{};  // free memory per GPU (llama.cpp's default split)
   std::string cache_type_k = "f16";  // -ctk
   std::string cache_type_v = "f16";  // -ctv
   FlashAttn flash_attn = FlashAttn::kAuto;  // -fa
@@ -96,7 +96,7 @@ Result<LlamaCppEstimate> EstimateLlamaCpp(const Model& model, const LlamaCppOpti
 // ---- fitting (like llama.cpp --fit) ---------------------------------------------------------
 
 struct LlamaCppFitOptions {
-  LlamaCppOptions base;                 // settings the user fixed (context, cache types, ...)
+  LlamaCppOptions base{};               // settings the user fixed (context, cache types, ...)
   bool context_fixed = false;           // the user gave -c: never change it
   bool gpu_layers_fixed = false;        // the user gave -ngl
   std::vector<uint64_t> gpu_bytes;      // memory per GPU (--gpu)

@@ -25,19 +25,19 @@ struct Tensor {
   std::string name;             // checkpoint name, e.g. "model.layers.0.self_attn.q_proj.weight"
   std::vector<uint64_t> shape;  // outermost first, as in safetensors and PyTorch
   Dtype dtype = Dtype::kF32;
-  std::string dtype_label;      // display name: DtypeName(dtype), or a GGUF type such as "Q4_K"
+  std::string dtype_label{};    // display name: DtypeName(dtype), or a GGUF type such as "Q4_K"
   uint64_t numel = 0;           // stored elements (packed ones for packed quantized formats)
   uint64_t bytes = 0;           // storage bytes (exact for headers, overflow-checked)
   // Parameters of the unquantized model this tensor stands for, when they differ from numel:
   // a packed weight (NVFP4, MXFP4, bitsandbytes 4-bit, GPTQ/AWQ/pack-quantized int32) counts
   // out x in; quantization metadata (scales, zero points, g_idx) counts 0. nullopt: numel.
   // See LogicalParams and docs/architectures.md "Logical parameter counts".
-  std::optional<uint64_t> logical_params;
+  std::optional<uint64_t> logical_params{};
   TensorKind kind = TensorKind::kParameter;
   bool in_head = false;   // belongs to the task head (lm_head, classifier): absent from AutoModel
-  std::string tied_to;    // shares storage with this tensor (tied embeddings): resident once
+  std::string tied_to{};  // shares storage with this tensor (tied embeddings): resident once
   bool stored = true;     // present in the checkpoint files
-  std::string component;  // multimodal component ("vision_tower", ...); "" for single models
+  std::string component{};  // multimodal component ("vision_tower", ...); "" for single models
   // In the base AutoModel but not in architectures[0]'s class (BertForMaskedLM builds BertModel
   // without its pooler): counted only in base-model views (include_head = false), never stored.
   bool base_only = false;
@@ -115,7 +115,7 @@ struct LayerInfo {
   // Hyperparameters::encoder_max_positions tokens (T5, BART, Whisper), same heads and head dims.
   bool cross_attention = false;
   bool recurrent = false;      // keeps a recurrent state (Mamba, RWKV, DeltaNet, short conv)
-  RecurrentState state;        // for recurrent layers (filled from configs; GGUF uses hp.ssm_*)
+  RecurrentState state{};      // for recurrent layers (filled from configs; GGUF uses hp.ssm_*)
   // DeepSeek sparse attention (DeepSeek-V3.2, GLM-5 "glm_moe_dsa"): the lightning indexer keeps
   // its own key cache of "index_head_dim" elements per token besides the MLA cache.
   uint64_t indexer_head_dim = 0;
@@ -265,7 +265,7 @@ struct TensorFilter {
   bool count_broken_ties = false;       // true: ties with Tensor::tie_broken_on_meta count again
   // Size of one tensor in the caller's unit; empty: Tensor::bytes. (accelerate mode counts bits,
   // since it charges bool buffers 1/8 byte.)
-  std::function<uint64_t(const Tensor&)> size_of;
+  std::function<uint64_t(const Tensor&)> size_of{};
 };
 // The size a filter assigns to a tensor (0 when the filter excludes it).
 uint64_t FilteredSize(const Tensor& tensor, const TensorFilter& filter);

@@ -17,7 +17,7 @@ struct FitReportInput {
   const RuntimeModel* runtime = nullptr;
   const FitPlan* plan = nullptr;
   const HardwareVerdict* verdict = nullptr;  // the first line, and JSON's "verdict_detail"
-  TextLayout layout;                         // the terminal's width; --wide
+  TextLayout layout{};                       // the terminal's width; --wide
 };
 // The command that applies a piece of advice: `memfit train MODEL ... FLAGS --gpu ...` for
 // training (its flags are train's), `memfit fit MODEL --gpu ... FLAGS` otherwise; "" without flags.

@@ -55,7 +55,7 @@ Result<LoadAnswer> RunLoadRequest(const LoadRequest& request);
 
 // `memfit inference` / POST /api/v1/inference. Field comments name the flag (= the JSON key).
 struct InferenceRequest {
-  ModelQuery model;                      // MODEL, --revision, --offline, --token, --gguf-file
+  ModelQuery model{};                    // MODEL, --revision, --offline, --token, --gguf-file
   uint64_t context = 0;                  // --context: 0 = memfit/context_default.h (kServe)
   uint64_t batch = 1;                    // --batch: sequences at once
   uint64_t gpus = 0;                     // --gpus: all GPUs (tp = gpus / (dp x pp)); 0: from --tp
@@ -64,9 +64,9 @@ struct InferenceRequest {
   std::string kv_dtype = "model";        // --kv-dtype
   std::string attn = "sdpa";             // --attn
   std::string engine = "transformers";   // --engine
-  std::string engine_version;            // --engine-version: "" = the newest release modelled
+  std::string engine_version{};          // --engine-version: "" = the newest release modelled
   double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the release's default
-  std::string gpu_memory;                // --gpu-memory: a size; "" = --gpu's
+  std::string gpu_memory{};              // --gpu-memory: a size; "" = --gpu's
   uint64_t block_size = 16;              // --block-size
   uint64_t max_num_seqs = 0;             // --max-num-seqs: 0 = the release's default
   uint64_t max_batched_tokens = 0;       // --max-batched-tokens: 0 = the release's default
@@ -78,12 +78,12 @@ struct InferenceRequest {
   std::string gpu;                       // --gpu: a catalog GPU
   uint64_t encoder_tokens = 0;           // --encoder-tokens
   uint64_t decoder_tokens = 0;           // --decoder-tokens: T5-style; 0 = the context
-  std::string cuda_context;              // --cuda-context: a size; "" = the default
+  std::string cuda_context{};            // --cuda-context: a size; "" = the default
   double allocator_reserve = 0.0;        // --allocator-reserve
   bool all_logits = false;               // --all-logits
-  std::string torch_version;             // --torch-version: "" = the current release
-  std::string transformers_version;      // --transformers-version: "" = the current release
-  std::string mamba_scan;                // --mamba-scan: kernels or torch; "" = kernels
+  std::string torch_version{};           // --torch-version: "" = the current release
+  std::string transformers_version{};    // --transformers-version: "" = the current release
+  std::string mamba_scan{};              // --mamba-scan: kernels or torch; "" = kernels
   bool curve = false;                    // --curve
   std::vector<std::string> curve_gpus;   // --curve-gpu (default: --gpu)
 };
@@ -157,11 +157,11 @@ std::string RenderTrainAnswer(const TrainAnswer& answer, OutputFormat format,
 // or a serving deployment (--engine, --search, --all-gpus), or llama.cpp's --fit for a GGUF model.
 // (FitRequest, memfit/fit.h, is the planner's own input, which this request becomes.)
 struct FitCommandRequest {
-  ModelQuery model;                      // MODEL, --revision, --offline, --token, --gguf-file
-  std::vector<std::string> gpus;         // --gpu: catalog names, sizes or counts (2xH100)
+  ModelQuery model{};                    // MODEL, --revision, --offline, --token, --gguf-file
+  std::vector<std::string> gpus{};       // --gpu: catalog names, sizes or counts (2xH100)
   std::string ram;                       // --ram: a size or "unlimited"; "" = none
-  std::string disk;                      // --disk: a size or "unlimited"; "" = none
-  std::string reserve;                   // --reserve: kept free per GPU; "" = nothing
+  std::string disk{};                    // --disk: a size or "unlimited"; "" = none
+  std::string reserve{};                 // --reserve: kept free per GPU; "" = nothing
   std::string dtype = "stored";          // --dtype
   std::string task = "load";             // --task: load, inference or train
   uint64_t context = 0;                  // --context: 0 = memfit/context_default.h
@@ -172,14 +172,14 @@ struct FitCommandRequest {
   double disk_gb_s = 3;                  // --disk-gbps
   bool no_advice = false;                // --no-advice
   bool device_map_only = false;          // --device-map: only the device_map JSON
-  std::string engine;                    // --engine: "" = the device map (vllm with --search)
+  std::string engine{};                  // --engine: "" = the device map (vllm with --search)
   bool search = false;                   // --search
   bool all_gpus = false;                 // --all-gpus
   uint64_t max_gpus = 64;                // --max-gpus
   uint64_t top = 5;                      // --top
   std::string quant = "stored";          // --quant
   std::string kv_dtype = "model";        // --kv-dtype
-  std::string engine_version;            // --engine-version: "" = the newest release modelled
+  std::string engine_version{};          // --engine-version: "" = the newest release modelled
   double gpu_memory_utilization = -1;    // --gpu-memory-utilization: < 0 = the release's default
   uint64_t block_size = 16;              // --block-size
   uint64_t max_num_seqs = 0;             // --max-num-seqs: 0 = the release's default

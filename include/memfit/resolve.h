@@ -21,8 +21,8 @@ struct ModelQuery {
   std::string spec;              // what the user typed
   std::string revision = "main";
   bool offline = false;          // --offline or HF_HUB_OFFLINE=1
-  std::string token;             // never printed
-  std::string gguf_file;         // which GGUF file of a Hub repository ("" = choose)
+  std::string token{};           // never printed
+  std::string gguf_file{};       // which GGUF file of a Hub repository ("" = choose)
   // Weight headers read so far of all (Hub lookups that read four or more); may be empty.
   std::function<void(size_t done, size_t total)> progress = {};
   // The Hub's one-line summary (requests, bytes, time) after a lookup that asked the Hub or

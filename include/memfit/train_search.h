@@ -24,8 +24,8 @@ struct TrainSetup {
   TrainOptions options;
   int cost = 0;
   int quality_cost = 0;              // the largest of its changes' costs to quality (0 none .. 4)
-  std::vector<std::string> changes;  // "QLoRA (NF4 base)", "gradient checkpointing", ...
-  std::string flags;                 // "--method qlora --checkpointing full"
+  std::vector<std::string> changes{};  // "QLoRA (NF4 base)", "gradient checkpointing", ...
+  std::string flags{};                 // "--method qlora --checkpointing full"
 };
 
 // Every combination that changes something, cheapest first (ties: fewer changes, then the larger

@@ -26,8 +26,8 @@ namespace memfit {
 inline constexpr double kNvmlAllocatorReserve = 0.10;
 
 struct MeasuredRow {
-  std::string id, model, task, settings_text, measure, value, unit, source, notes;
-  std::map<std::string, std::string> settings;  // "key=value;..." parsed
+  std::string id{}, model{}, task{}, settings_text{}, measure{}, value{}, unit{}, source{}, notes{};
+  std::map<std::string, std::string> settings{};  // "key=value;..." parsed
 };
 
 // Parses the CSV (header: id,model,task,settings,measure,value,unit,source,notes; RFC 4180
@@ -83,7 +83,7 @@ struct RowResult {
   std::string id, model;
   RowClass row_class = RowClass::kLoad;
   bool expressed = false;
-  std::string reason;        // why not expressed
+  std::string reason{};      // why not expressed
   double measured = 0;       // bytes (midpoint of a range)
   double estimate = 0;       // bytes
   double error = 0;          // (estimate - measured) / measured
@@ -91,7 +91,7 @@ struct RowResult {
   bool within = false;       // |error| <= tolerance (or inside the measured range)
   bool rough = false;
   bool calibration = false;
-  std::string note;
+  std::string note{};
 };
 
 using ModelProvider = std::function<Result<Model>(std::string_view model_id)>;

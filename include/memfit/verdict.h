@@ -29,35 +29,35 @@ struct HardwareFacts {
   // false: totals over the GPUs given (the device-map fit).
   bool per_gpu = true;
   uint64_t need_bytes = 0;
-  std::vector<MemoryPart> parts;  // what need_bytes is made of (zero parts are ignored)
+  std::vector<MemoryPart> parts{};  // what need_bytes is made of (zero parts are ignored)
   // The device-map fit decides the verdict by placing modules: its verdict, and what was
   // offloaded (fits with offload) or could not be placed. nullopt: need_bytes against memory.
-  std::optional<Verdict> placed;
+  std::optional<Verdict> placed{};
   uint64_t offloaded_bytes = 0;
   uint64_t unplaced_bytes = 0;
   // The fewest GPUs of this kind that hold it with the flags that spread it ("--tp 4"); nullopt
   // when unknown or none does, then `no_count_reason` says why ("the runtime per GPU, 49.68 GiB,
   // exceeds one RTX 4090").
-  std::optional<uint64_t> gpus_needed;
-  std::string gpus_needed_flags;
-  std::string no_count_reason;
+  std::optional<uint64_t> gpus_needed{};
+  std::string gpus_needed_flags{};
+  std::string no_count_reason{};
   // A change of settings that fits on the GPUs given (the advice's best), as flags, with its need.
-  std::string fix_flags;
+  std::string fix_flags{};
   uint64_t fix_bytes = 0;
 };
 
 struct HardwareVerdict {
   Verdict verdict = Verdict::kDoesNotFit;
-  std::string gpu;                  // label of one GPU
+  std::string gpu{};  // label of one GPU
   uint64_t gpus = 1;
   uint64_t gpu_memory_bytes = 0;    // one GPU
   bool per_gpu = true;
   uint64_t need_bytes = 0;
   uint64_t offloaded_bytes = 0;
-  std::string reason;               // does not fit: which part is too big (never empty then)
-  std::optional<uint64_t> gpus_needed;
-  std::string gpus_needed_flags;
-  std::string fix_flags;
+  std::string reason{};  // does not fit: which part is too big (never empty then)
+  std::optional<uint64_t> gpus_needed{};
+  std::string gpus_needed_flags{};
+  std::string fix_flags{};
   uint64_t fix_bytes = 0;
   std::string line;                 // the first line of the command's table output
 };

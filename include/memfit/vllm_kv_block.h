@@ -17,7 +17,7 @@ namespace memfit {
 
 struct VllmKvBlock {
   uint64_t tokens = 0;           // tokens per block
-  std::string_view backend;      // the MLA backend that forced `tokens`; empty: the request stands
+  std::string_view backend{};    // the MLA backend that forced `tokens`; empty: the request stands
   bool assumed_gpu = false;      // the compute capability is unknown: Hopper's rule applied
   bool operator==(const VllmKvBlock&) const = default;
 };

@@ -17,24 +17,24 @@
 namespace memfit::api {
 
 struct LlamaCppArgs {
-  LlamaCppOptions options;
+  LlamaCppOptions options{};
   std::string flash_attn = "auto";
   bool legacy_ngl = false;
   bool no_mmap = false;
   bool no_op_offload = false;
-  std::vector<std::string> gpus;         // --gpu SIZE: one per GPU (free memory / total for fit)
-  std::string ram;                       // --ram SIZE (fit)
+  std::vector<std::string> gpus{};       // --gpu SIZE: one per GPU (free memory / total for fit)
+  std::string ram{};                     // --ram SIZE (fit)
   std::string cuda_context = "250MiB";   // --cuda-context SIZE
-  std::vector<uint64_t> fit_target_mib;  // --fit-target MiB[,MiB...]
+  std::vector<uint64_t> fit_target_mib{};  // --fit-target MiB[,MiB...]
   uint64_t fit_ctx = 4096;               // --fit-ctx
-  std::string tensor_split;              // -ts "3,1"
-  std::string mmproj;                    // --mmproj FILE
+  std::string tensor_split{};            // -ts "3,1"
+  std::string mmproj{};                  // --mmproj FILE
   std::string format = "table";
   bool ctx_given = false, ngl_given = false;
   uint64_t batch_sequences = 1;  // --batch: sequences (llama.cpp --parallel)
   bool batch_given = false;
   bool curve = false;                    // --curve: memory against context (inference)
-  std::vector<std::string> curve_gpus;   // --curve-gpu NAME|SIZE (default: --gpu)
+  std::vector<std::string> curve_gpus{};  // --curve-gpu NAME|SIZE (default: --gpu)
 };
 
 // Flags -> options (stage two of flag parsing).

@@ -36,7 +36,7 @@ Result<std::vector<CurveGpu>> CurveGpus(const std::vector<std::string>& words);
 // allocations the estimate follows (memfit/runtime_versions.h); empty: the current releases.
 struct VersionArgs {
   std::string torch;
-  std::string transformers;
+  std::string transformers{};
 };
 void AddVersionOptions(CLI::App& cmd, VersionArgs& args);
 Result<RuntimeVersions> ToRuntimeVersions(const VersionArgs& args);

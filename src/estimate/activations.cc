@@ -42,6 +42,79 @@ bool PassesPositionBiasToLayers(const Model& model) {
   return IsT5Family(model);
 }
 
+namespace {
+
+// A dropout mask's bytes per element for an input of `bytes` per element: CUDA's bool mask, or
+// the input's dtype on CPU (FINDINGS.md 2i).
+uint64_t MaskBytes(const ActivationParams& p, uint64_t bytes) {
+  return p.dropout_mask_in_input_dtype ? bytes : 1;
+}
+
+// Input of `n` linears reading the same tensor of width `width`: under autocast each casts its
+// own copy; otherwise they share it.
+uint64_t LinearInputBytes(const ActivationParams& p, uint64_t n, uint64_t width) {
+  if (n == 0) return 0;
+  return p.autocast ? n * p.compute_bytes * width : p.stream_bytes * width;
+}
+
+// The MLP block's saved bytes per token (after its norm): gated or plain, the experts a token
+// reaches, dropout masks, the router.
+uint64_t MlpSavedPerToken(const Hyperparameters& hp, const LayerInfo& info,
+                          const ActivationParams& p, bool full_linear) {
+  const uint64_t h = hp.hidden_size;
+  const uint64_t c = p.compute_bytes;
+  uint64_t f = info.moe
+                   ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)
+                   : (info.intermediate_size ? info.intermediate_size : hp.intermediate_size);
+  f = CeilDiv(f, p.tp);
+  const uint64_t k = info.moe ? std::max<uint64_t>(hp.experts_per_token, 1) : 1;
+  uint64_t mlp = 0;
+  if (hp.gated_mlp) {
+    if (full_linear) mlp += LinearInputBytes(p, 2, h);  // gate, up
+    mlp += k * 3 * c * f;                               // gate out, act out, up out
+    if (full_linear) mlp += k * c * f;                  // product (down_proj input)
+  } else {
+    if (full_linear) mlp += LinearInputBytes(p, 1, h);
+    mlp += k * c * f;                   // fc1 output (GELU input)
+    if (full_linear) mlp += k * c * f;  // GELU output (fc2 input)
+    if (hp.activation == "gelu_new") {
+      // NewGELUActivation (transformers activations.py:57 at v4.48.3) is the tanh formula in
+      // Python, `0.5 * input * (1.0 + torch.tanh(...))`: autograd also keeps tanh's output and
+      // both factors of the last product, three more f-wide tensors (GPT-2's and Phi's
+      // default; c-g2-tr-fp32: 12 x 3 x 512 x 3072 x 4 = 226 MB of the 1162 MB of forward
+      // blocks at its peak, FINDINGS.md 2k).
+      mlp += k * 3 * c * f;
+    }
+  }
+  // A dropout on the activation's output (T5): its mask; its output is the down projection's
+  // input, counted above.
+  if (p.activation_dropout > 0) mlp += k * MaskBytes(p, c) * f;
+  if (info.moe)
+    mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
+  if (p.hidden_dropout > 0) mlp += MaskBytes(p, c) * h;
+  return mlp;
+}
+
+// LoRA's saved bytes per token: each adapter's input and its rank-wide output.
+uint64_t LoraSavedPerToken(const LayerTraining& lt, const ActivationParams& p) {
+  const uint64_t c = p.compute_bytes;
+  // x for lora_A (a cast copy under autocast / a dropout copy + mask), A's r outputs.
+  // Without autocast PEFT casts x to the adapters' dtype, fp32 (peft 0.14 lora/layer.py:618
+  // `x = x.to(lora_A.weight.dtype)`, bnb.py:204-207 likewise): A saves that fp32 copy and B
+  // A's fp32 output, whatever the base's dtype (measured: c-be-lora-bf16, `aten::to` blocks of
+  // b x T x in x 4 per adapter). Under autocast lora_A's input is cast to c.
+  const uint64_t lora_b = p.autocast ? c : 4;
+  uint64_t lora = 0;
+  for (uint64_t in : lt.lora_in_dims) {
+    lora += lora_b * in + lora_b * p.lora_rank;
+    if (p.lora_dropout > 0)
+      lora += MaskBytes(p, lora_b) * in;  // the mask (its output replaces the copy)
+  }
+  return lora;
+}
+
+}  // namespace
+
 LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const LayerTraining& lt,
                                 const ActivationParams& p) {
   const Hyperparameters& hp = model.hp;
@@ -52,20 +125,13 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   const uint64_t dk = info.head_dim_k, dv = info.head_dim_v;
   const bool rms = hp.norm != "layernorm";
   const bool full_linear = lt.trainable && lt.save_all_linear_inputs;
-  // A dropout mask's bytes per element for an input of `bytes` per element: CUDA's bool mask, or
-  // the input's dtype on CPU (FINDINGS.md 2i).
-  auto mask = [&](uint64_t bytes) -> uint64_t { return p.dropout_mask_in_input_dtype ? bytes : 1; };
+  auto mask = [&](uint64_t bytes) { return MaskBytes(p, bytes); };
   // Per token (elements already multiplied by bytes); the s^2 terms per token are x seq.
   uint64_t per_tok = 0, scores_per_tok = 0, core_per_tok = 0;
   // A norm's saved tensors: RMSNorm keeps its fp32 view of the input and the normalized value
   // cast back (weight * x.to(dtype)); LayerNorm keeps its input (fp32 under autocast).
   auto norm_saved = [&]() -> uint64_t { return rms ? 4 * h + sb * h : (p.autocast ? 4 : sb) * h; };
-  // Input of `n` linears reading the same tensor of width `width`: under autocast each casts its
-  // own copy; otherwise they share it.
-  auto linear_inputs = [&](uint64_t n, uint64_t width) -> uint64_t {
-    if (n == 0) return 0;
-    return p.autocast ? n * c * width : sb * width;
-  };
+  auto linear_inputs = [&](uint64_t n, uint64_t width) { return LinearInputBytes(p, n, width); };
   // One attention block's saved tensors: per query token, per key/value token and per (query,
   // key) pair (eager's scores); `core` is what selective recomputation drops. Self-attention
   // reads one tensor for q, k and v; cross-attention's k and v read the encoder output, which
@@ -143,46 +209,9 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   // --- MLP block
   per_tok += norm_saved();
   for (uint32_t i = 0; i < p.extra_norms; ++i) per_tok += norm_saved();  // FINDINGS.md 2o
-  uint64_t f = info.moe ? (hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size)
-                        : (info.intermediate_size ? info.intermediate_size : hp.intermediate_size);
-  f = CeilDiv(f, p.tp);
-  const uint64_t k = info.moe ? std::max<uint64_t>(hp.experts_per_token, 1) : 1;
-  uint64_t mlp = 0;
-  if (hp.gated_mlp) {
-    if (full_linear) mlp += linear_inputs(2, h);  // gate, up
-    mlp += k * 3 * c * f;                           // gate out, act out, up out
-    if (full_linear) mlp += k * c * f;              // product (down_proj input)
-  } else {
-    if (full_linear) mlp += linear_inputs(1, h);
-    mlp += k * c * f;                               // fc1 output (GELU input)
-    if (full_linear) mlp += k * c * f;              // GELU output (fc2 input)
-    if (hp.activation == "gelu_new") {
-      // NewGELUActivation (transformers activations.py:57 at v4.48.3) is the tanh formula in
-      // Python, `0.5 * input * (1.0 + torch.tanh(...))`: autograd also keeps tanh's output and
-      // both factors of the last product, three more f-wide tensors (GPT-2's and Phi's
-      // default; c-g2-tr-fp32: 12 x 3 x 512 x 3072 x 4 = 226 MB of the 1162 MB of forward
-      // blocks at its peak, FINDINGS.md 2k).
-      mlp += k * 3 * c * f;
-    }
-  }
-  // A dropout on the activation's output (T5): its mask; its output is the down projection's
-  // input, counted above.
-  if (p.activation_dropout > 0) mlp += k * mask(c) * f;
-  if (info.moe) mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
-  if (p.hidden_dropout > 0) mlp += mask(c) * h;
-  per_tok += mlp;
-  // --- LoRA: x for lora_A (a cast copy under autocast / a dropout copy + mask), A's r outputs.
-  // Without autocast PEFT casts x to the adapters' dtype, fp32 (peft 0.14 lora/layer.py:618
-  // `x = x.to(lora_A.weight.dtype)`, bnb.py:204-207 likewise): A saves that fp32 copy and B
-  // A's fp32 output, whatever the base's dtype (measured: c-be-lora-bf16, `aten::to` blocks of
-  // b x T x in x 4 per adapter). Under autocast lora_A's input is cast to c.
-  const uint64_t lora_b = p.autocast ? c : 4;
-  uint64_t lora = 0;
-  for (uint64_t in : lt.lora_in_dims) {
-    lora += lora_b * in + lora_b * p.lora_rank;
-    if (p.lora_dropout > 0) lora += mask(lora_b) * in;  // the mask (its output replaces the copy)
-  }
-  per_tok += lora;
+  per_tok += MlpSavedPerToken(hp, info, p, full_linear);
+  // --- LoRA
+  per_tok += LoraSavedPerToken(lt, p);
 
   const uint64_t tokens = p.batch * p.seq;
   const uint64_t kv_tokens = p.batch * p.cross_seq;

@@ -72,64 +72,119 @@ uint32_t KvBits(KvDtype dtype, Dtype model_dtype) {
   return 16;
 }
 
+namespace {
+
+// The layers of a model described without them (GGUF-less configs that name only the counts):
+// every layer full attention.
+Result<std::vector<LayerInfo>> UniformLayers(const Model& model,
+                                             std::vector<std::string>& assumptions) {
+  const Hyperparameters& hp = model.hp;
+  if (hp.num_layers == 0 || hp.num_attention_heads == 0) {
+    return MakeError(
+        "{}: the KV cache needs the number of layers and attention heads "
+        "(\"num_hidden_layers\", \"num_attention_heads\"), which the model "
+        "description lacks; `memfit estimate-memory` still answers",
+        model.name);
+  }
+  uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / hp.num_attention_heads;
+  uint64_t kv = hp.num_kv_heads ? hp.num_kv_heads : hp.num_attention_heads;
+  std::vector<LayerInfo> layers(hp.num_layers, LayerInfo{.num_heads = hp.num_attention_heads,
+                                                         .num_kv_heads = kv,
+                                                         .head_dim_k = hd,
+                                                         .head_dim_v = hd});
+  assumptions.push_back(
+      "no per-layer attention description: every layer assumed full "
+      "attention with " +
+      std::to_string(kv) + " KV heads of " + std::to_string(hd));
+  return layers;
+}
+
+// vLLM's hybrid manager: the attention block grows so that one attention page holds the
+// largest recurrent state; that page is then what each recurrent layer takes per sequence.
+// Returns the page's bytes (0: no recurrent layer, or no attention) and raises `block`.
+Result<uint64_t> HybridStatePage(const Model& model, const std::vector<LayerInfo>& layers,
+                                 const KvCacheOptions& o, uint32_t bits, uint32_t model_bits,
+                                 uint64_t& block, std::vector<std::string>& assumptions) {
+  const Hyperparameters& hp = model.hp;
+  uint64_t attn_token = 0, largest_state = 0;
+  for (const auto& L : layers) {
+    if (L.recurrent) {
+      const uint64_t steps = L.state.conv_kernel ? L.state.conv_kernel - 1 : 0;
+      RecurrentElements r = RecurrentStateElements(L.state, steps, o.tp);
+      const uint32_t sb = L.state.state_bits ? L.state.state_bits : model_bits;
+      auto b = StateBytes(r, model_bits, sb);
+      if (!b) return MakeError("{}: recurrent state size overflows", model.name);
+      largest_state = std::max(largest_state, *b);
+    } else if (attn_token == 0 && L.attention != AttentionKind::kNone) {
+      uint64_t kv =
+          std::max<uint64_t>(CeilDiv(L.num_kv_heads ? L.num_kv_heads : L.num_heads, o.tp), 1);
+      uint64_t elems = L.attention == AttentionKind::kMla && o.mla_latent
+                           ? hp.kv_lora_rank + hp.qk_rope_head_dim
+                           : kv * (L.head_dim_k + L.head_dim_v);
+      attn_token = BitsToBytes(elems, bits).value_or(0);
+    }
+  }
+  if (largest_state == 0 || attn_token == 0) return uint64_t{0};
+  // align: 16 tokens for FlashAttention/FlashInfer, 64 for MLA backends.
+  const uint64_t align = hp.kv_lora_rank > 0 ? 64 : 16;
+  const uint64_t needed = align * CeilDiv(largest_state, align * attn_token);
+  if (needed > block) {
+    assumptions.push_back(fmt::format(
+        "vLLM hybrid KV manager: attention block size raised from {} to {} tokens so that one "
+        "page ({} per layer) holds a recurrent layer's state",
+        block, needed, FormatBytes(needed * attn_token)));
+    block = needed;
+  }
+  return block * attn_token;
+}
+
+// What the estimate assumed about encoder-decoder models and replicated KV heads.
+void AddKvAssumptions(const Hyperparameters& hp, const KvCacheOptions& o, bool encoder_is_context,
+                      bool replicated, KvCacheEstimate& e) {
+  if (hp.is_encoder_decoder) {
+    e.assumptions.push_back(
+        "every decoder layer has cross-attention over the encoder output with "
+        "its self-attention head layout");
+  }
+  if (encoder_is_context) {
+    e.assumptions.push_back(
+        fmt::format("the model states no encoder length: the encoder input "
+                    "is taken as --context ({} tokens; --encoder-tokens sets "
+                    "it)",
+                    o.context_tokens));
+    e.assumptions.push_back(
+        o.decoder_tokens
+            ? fmt::format("the decoder's self-attention caches {} tokens (--decoder-tokens)",
+                          o.decoder_tokens)
+            : fmt::format("the decoder's self-attention caches up to --context ({} tokens): it "
+                          "holds only the decoder's own tokens; --decoder-tokens sets them",
+                          o.context_tokens));
+  }
+  if (replicated) {
+    e.assumptions.push_back(
+        fmt::format("KV heads fewer than --tp {}: each GPU keeps a replica of "
+                    "one KV head (vLLM, llm-analysis)",
+                    o.tp));
+  }
+}
+
+}  // namespace
+
 Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions& o) {
   const Hyperparameters& hp = model.hp;
   KvCacheEstimate e;
   if (o.tp == 0 || o.batch == 0) return MakeError("kv cache: --tp and --batch must be at least 1");
   std::vector<LayerInfo> layers = hp.layers;
   if (layers.empty()) {
-    if (hp.num_layers == 0 || hp.num_attention_heads == 0) {
-      return MakeError("{}: the KV cache needs the number of layers and attention heads "
-                       "(\"num_hidden_layers\", \"num_attention_heads\"), which the model "
-                       "description lacks; `memfit estimate-memory` still answers",
-                       model.name);
-    }
-    uint64_t hd = hp.head_dim ? hp.head_dim : hp.hidden_size / hp.num_attention_heads;
-    uint64_t kv = hp.num_kv_heads ? hp.num_kv_heads : hp.num_attention_heads;
-    layers.assign(hp.num_layers, LayerInfo{.num_heads = hp.num_attention_heads, .num_kv_heads = kv,
-                                           .head_dim_k = hd, .head_dim_v = hd});
-    e.assumptions.push_back("no per-layer attention description: every layer assumed full "
-                            "attention with " + std::to_string(kv) + " KV heads of " +
-                            std::to_string(hd));
+    MEMFIT_ASSIGN_OR_RETURN(layers, UniformLayers(model, e.assumptions));
   }
   const uint32_t bits = KvBits(o.dtype, o.model_dtype);
   const uint32_t model_bits = DtypeBits(o.model_dtype) ? DtypeBits(o.model_dtype) : 16;
-  // vLLM's hybrid manager: the attention block grows so that one attention page holds the
-  // largest recurrent state; that page is then what each recurrent layer takes per sequence.
   uint64_t block = o.block_size;
   uint64_t state_page = 0;
   if (o.pad_state_to_page && block > 0) {
-    uint64_t attn_token = 0, largest_state = 0;
-    for (const auto& L : layers) {
-      if (L.recurrent) {
-        const uint64_t steps = L.state.conv_kernel ? L.state.conv_kernel - 1 : 0;
-        RecurrentElements r = RecurrentStateElements(L.state, steps, o.tp);
-        const uint32_t sb = L.state.state_bits ? L.state.state_bits : model_bits;
-        auto b = StateBytes(r, model_bits, sb);
-        if (!b) return MakeError("{}: recurrent state size overflows", model.name);
-        largest_state = std::max(largest_state, *b);
-      } else if (attn_token == 0 && L.attention != AttentionKind::kNone) {
-        uint64_t kv = std::max<uint64_t>(CeilDiv(L.num_kv_heads ? L.num_kv_heads : L.num_heads,
-                                                 o.tp), 1);
-        uint64_t elems = L.attention == AttentionKind::kMla && o.mla_latent
-                             ? hp.kv_lora_rank + hp.qk_rope_head_dim
-                             : kv * (L.head_dim_k + L.head_dim_v);
-        attn_token = BitsToBytes(elems, bits).value_or(0);
-      }
-    }
-    if (largest_state > 0 && attn_token > 0) {
-      // align: 16 tokens for FlashAttention/FlashInfer, 64 for MLA backends.
-      const uint64_t align = hp.kv_lora_rank > 0 ? 64 : 16;
-      const uint64_t needed = align * CeilDiv(largest_state, align * attn_token);
-      if (needed > block) {
-        e.assumptions.push_back(fmt::format(
-            "vLLM hybrid KV manager: attention block size raised from {} to {} tokens so that one "
-            "page ({} per layer) holds a recurrent layer's state",
-            block, needed, FormatBytes(needed * attn_token)));
-        block = needed;
-      }
-      state_page = block * attn_token;
-    }
+    MEMFIT_ASSIGN_OR_RETURN(
+        state_page, HybridStatePage(model, layers, o, bits, model_bits, block, e.assumptions));
   }
   e.block_size = block;
   auto round_tokens = [&](uint64_t t) { return block ? CeilDiv(t, block) * block : t; };
@@ -252,26 +307,7 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
     }
   }
   if (total.overflowed()) return MakeError("{}: kv cache size overflows", model.name);
-  if (hp.is_encoder_decoder) {
-    e.assumptions.push_back("every decoder layer has cross-attention over the encoder output with "
-                            "its self-attention head layout");
-  }
-  if (encoder_is_context) {
-    e.assumptions.push_back(fmt::format("the model states no encoder length: the encoder input "
-                                        "is taken as --context ({} tokens; --encoder-tokens sets "
-                                        "it)", o.context_tokens));
-    e.assumptions.push_back(
-        o.decoder_tokens
-            ? fmt::format("the decoder's self-attention caches {} tokens (--decoder-tokens)",
-                          o.decoder_tokens)
-            : fmt::format("the decoder's self-attention caches up to --context ({} tokens): it "
-                          "holds only the decoder's own tokens; --decoder-tokens sets them",
-                          o.context_tokens));
-  }
-  if (replicated) {
-    e.assumptions.push_back(fmt::format("KV heads fewer than --tp {}: each GPU keeps a replica of "
-                                        "one KV head (vLLM, llm-analysis)", o.tp));
-  }
+  AddKvAssumptions(hp, o, encoder_is_context, replicated, e);
   e.bytes = total.total();
   e.bytes_per_token = per_token.total();
   e.state_bytes = state_total.total();

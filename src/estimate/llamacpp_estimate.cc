@@ -183,7 +183,10 @@ std::vector<std::string> LlamaCppArguments(const Model& model, const LlamaCppOpt
   }
   if (!o.tensor_split.empty() && o.tensor_split.size() > 1) {
     std::string ts;
-    for (double v : o.tensor_split) ts += (ts.empty() ? "" : ",") + fmt::format("{}", v);
+    for (double v : o.tensor_split) {
+      if (!ts.empty()) ts += ',';
+      ts += fmt::format("{}", v);
+    }
     a.push_back("-ts");
     a.push_back(ts);
   }

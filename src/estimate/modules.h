@@ -25,7 +25,7 @@ enum class Role : uint8_t {
 struct RoleTensor {
   const Tensor* tensor = nullptr;
   Role role = Role::kOther;
-  std::string_view module;  // tensor->name without the trailing ".weight"/".bias"
+  std::string_view module{};  // tensor->name without the trailing ".weight"/".bias"
   uint64_t out = 0;    // linear: rows (times experts for stacks)
   uint64_t in = 0;     // linear: columns
 };

@@ -117,7 +117,7 @@ struct Node {
   // it stop here and its subtree is never built (per-expert checkpoints hold ~1M tensors).
   bool cut = false;
   int32_t block = -1;
-  std::vector<size_t> children;
+  std::vector<size_t> children{};
 };
 
 bool Excluded(const Tensor& t, const TensorFilter& filter) {

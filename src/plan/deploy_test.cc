@@ -91,7 +91,9 @@ TEST(Deploy, GridSortsCheapestFirstAndNamesRefusals) {
   }
   EXPECT_TRUE(v100_refused);
   for (const auto& r : rows) {
-    if (r.gpu == "M2 Ultra") EXPECT_FALSE(r.runs);
+    if (r.gpu == "M2 Ultra") {
+      EXPECT_FALSE(r.runs);
+    }
   }
 }
 

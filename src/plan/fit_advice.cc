@@ -47,12 +47,12 @@ struct Candidate {
   int quality_cost;
   std::string quality_note;
   std::string detail;
-  std::optional<SizeRule> rule;        // empty: the plan's dtype
-  std::optional<RuntimeBytesFn> runtime;
+  std::optional<SizeRule> rule{};  // empty: the plan's dtype
+  std::optional<RuntimeBytesFn> runtime{};
   uint64_t context_tokens = 0;
-  std::optional<uint64_t> ram_bytes;   // offload advice
+  std::optional<uint64_t> ram_bytes{};  // offload advice
   const Model* model = nullptr;        // smaller sibling
-  std::string flags;
+  std::string flags{};
   uint64_t batch = 0;                  // 0: the plan's
 };
 

@@ -60,7 +60,7 @@ struct Placement {
   uint64_t weight_bytes = 0;
   uint64_t total_bytes = 0;  // weights + runtime (per-GPU bytes counted once per GPU used)
   bool packed = false;       // placed without accelerate's largest-block reserve
-  FitTotalTerms terms;       // total_bytes, term by term
+  FitTotalTerms terms{};     // total_bytes, term by term
 };
 
 // Places the model: accelerate's map first; when that offloads or fails but a packed map (no

@@ -20,7 +20,7 @@ std::string Rate(double tokens_per_s) {
 
 std::string Signed(int64_t bytes) {
   if (bytes >= 0) return FormatBytes(static_cast<uint64_t>(bytes));
-  return "-" + FormatBytes(static_cast<uint64_t>(-bytes));
+  return fmt::format("-{}", FormatBytes(static_cast<uint64_t>(-bytes)));
 }
 
 std::string DeviceLabel(const FitReportInput& in, const DeviceUsage& d) {
@@ -47,7 +47,7 @@ std::string Quoted(const std::string& word) {
 std::string AdviceCommand(const FitReportInput& in, const Advice& a) {
   if (a.flags.empty()) return "";
   std::string gpus;
-  for (const auto& g : in.request->gpus) gpus += " --gpu " + Quoted(g.label);
+  for (const auto& g : in.request->gpus) gpus += fmt::format(" --gpu {}", Quoted(g.label));
   const std::string context =
       in.runtime->task == "load" ? "" : fmt::format(" --context {}", in.runtime->context_tokens);
   if (in.runtime->task == "train") {
@@ -214,7 +214,7 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
   if (format == OutputFormat::kCsv) return out + RenderCsv(headers, rows);
   if (format == OutputFormat::kMarkdown) out += RenderMarkdownTable(headers, rows);
   else out += RenderPlainTable(headers, rows, in.layout, {3});
-  out += "\ndevice_map = " + DumpOrderedJson(DeviceMapJson(p.map), -1) + "\n\n";
+  out += fmt::format("\ndevice_map = {}\n\n", DumpOrderedJson(DeviceMapJson(p.map), -1));
   out += fmt::format("speed (upper bounds, one sequence): decode <= {}, prefill <= {}\n",
                      Rate(p.speed.decode_tokens_per_s), Rate(p.speed.prefill_tokens_per_s));
   out += fmt::format("  {} read per token, {} active parameters\n",

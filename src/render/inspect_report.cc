@@ -128,7 +128,8 @@ std::string RenderInspect(const Model& model, OutputFormat format, int depth) {
     parts.push_back({name, FormatCount(part.parameters), FormatBytes(part.resident_bytes)});
   }
   if (!parts.empty()) {
-    out += "\n" + RenderPlainTable({"component", "parameters", "resident"}, parts);
+    out += '\n';
+    out += RenderPlainTable({"component", "parameters", "resident"}, parts);
   }
   std::string extra = RenderAssumptions(model);
   if (!extra.empty()) out += "\n" + extra;

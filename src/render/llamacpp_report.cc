@@ -128,7 +128,8 @@ std::string RenderLlamaCppFit(const Model& model, const LlamaCppFitPlan& plan,
   std::string out;
   out += plan.fits ? "fits\n" : "does NOT fit (closest configuration shown)\n";
   for (const auto& s : plan.steps) out += "  - " + s + "\n";
-  out += "\n" + RenderLlamaCppEstimate(model, plan.estimate, format);
+  out += '\n';
+  out += RenderLlamaCppEstimate(model, plan.estimate, format);
   out += "\nllama.cpp command:\n  " + command + "\n";
   return out;
 }

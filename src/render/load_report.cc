@@ -100,7 +100,8 @@ std::string RenderLoadEstimate(const Model& model, const LoadEstimate& e, Output
   if (e.totals.head_parameters > 0) {
     out += fmt::format(", of which task head {}", FormatCount(e.totals.head_parameters));
   }
-  out += "\nStored      " + FormatBytes(e.totals.stored_bytes);
+  out += "\nStored      ";
+  out += FormatBytes(e.totals.stored_bytes);
   if (!e.dtype_bytes.empty()) {
     out += " (";
     for (size_t i = 0; i < e.dtype_bytes.size(); ++i) {
@@ -118,7 +119,9 @@ std::string RenderLoadEstimate(const Model& model, const LoadEstimate& e, Output
     out += fmt::format("Largest     {} ({})\n", e.largest_block->name,
                        FormatBytes(e.largest_block->bytes));
   }
-  out += "\n" + RenderPlainTable(LoadHeaders(), LoadRows(e, false)) + "\n";
+  out += '\n';
+  out += RenderPlainTable(LoadHeaders(), LoadRows(e, false));
+  out += '\n';
   for (const auto& n : e.notes) out += "- " + n + "\n";
   out += AccuracyLine(AccuracyFor(AccuracyClass::kWeights)) + "\n";
   std::string extra = RenderAssumptions(model);

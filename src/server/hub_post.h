@@ -13,9 +13,9 @@ namespace memfit::server {
 struct DiscussionRequest {
   std::string model;     // Hub id
   std::string revision = "main";
-  std::string title;
+  std::string title{};
   std::string description;  // Markdown, exactly as shown to the user
-  std::string token;        // never logged, never stored
+  std::string token{};      // never logged, never stored
 };
 
 struct DiscussionResult {

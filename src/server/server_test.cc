@@ -120,7 +120,9 @@ TEST_F(ServerTest, ServesOnlyEmbeddedFiles) {
     auto res = client.Get(std::string(asset.path));
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 200) << asset.path;
-    if (asset.path != "/index.html") EXPECT_EQ(res->body, asset.body) << asset.path;
+    if (asset.path != "/index.html") {
+      EXPECT_EQ(res->body, asset.body) << asset.path;
+    }
   }
   // The page carries the GPU catalog where index.html says <!--memfit:gpus-->: each GPU of GET
   // gpus with its name, vendor and memory, in a JSON script element.
@@ -147,7 +149,7 @@ TEST_F(ServerTest, InvalidUtf8QueryIsNotAnInternalError) {
   auto res = client.Get("/api/v1/models?family=%FF%FE");
   ASSERT_TRUE(res);
   EXPECT_NE(res->status, 500) << res->body;
-  EXPECT_NO_THROW((void)nlohmann::json::parse(res->body));
+  EXPECT_TRUE(nlohmann::json::accept(res->body)) << res->body;
 }
 
 TEST_F(ServerTest, ModelsListMatchesCli) {

@@ -89,20 +89,21 @@ Result<std::optional<HubResolution>> AssembleGguf(HubSession& s, const hubnet::F
 // (WeightGroup::likely_shards); once the index is read, the shards it lists that were not guessed
 // are fetched, and a guessed header the index does not list is dropped. Returns nullopt (with
 // `missing` set) when offline and something is not cached. `client`: the caller's (online).
-Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
-                                              std::string& missing) {
+// The file plan of s.files. model_index.json / modules.json decide which other files are needed,
+// so they are fetched first. Returns nullopt (with `missing` set) when offline and one of them is
+// not cached.
+Result<std::optional<hubnet::FilePlan>> PlanRepoFiles(HubSession& s, HttpClient* client,
+                                                      std::string& missing) {
   std::vector<RepoFile> list;
   for (const auto& [path, f] : s.files) list.push_back(f);
   std::string gguf_choice = s.options.gguf_file;
   if (gguf_choice.empty() && s.ref.file.ends_with(".gguf")) gguf_choice = s.ref.file;
-  // model_index.json / modules.json decide which other files are needed: fetched first.
   std::map<std::string, std::string> layout_files;
-  hubnet::FilePlan plan;
   while (true) {
-    MEMFIT_ASSIGN_OR_RETURN(
-        plan, hubnet::PlanFiles(s.ref.repo_id, list, gguf_choice, layout_files["model_index.json"],
-                                layout_files["modules.json"]));
-    if (plan.pending_file.empty()) break;
+    MEMFIT_ASSIGN_OR_RETURN(auto plan, hubnet::PlanFiles(s.ref.repo_id, list, gguf_choice,
+                                                         layout_files["model_index.json"],
+                                                         layout_files["modules.json"]));
+    if (plan.pending_file.empty()) return std::optional<hubnet::FilePlan>(std::move(plan));
     const std::string pending = plan.pending_file;
     if (!layout_files[pending].empty()) {
       return MakeError("{}: {} cannot be used", s.ref.repo_id, pending);
@@ -110,11 +111,46 @@ Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
     MEMFIT_ASSIGN_OR_RETURN(auto text, hubnet::ReadSmallFile(s, pending, client));
     if (!text) {
       missing = pending;
-      return std::optional<HubResolution>();
+      return std::optional<hubnet::FilePlan>();
     }
     if (text->empty()) return MakeError("{}: {} is empty", s.ref.repo_id, pending);
     layout_files[pending] = std::move(*text);
   }
+}
+
+// The plan's config.json (with ModelOpt's quantization file beside it) and root index, from the
+// small files read (text_by_path, index_by_path: every path the plan names).
+Status AddConfigAndIndex(HubSession& s, const hubnet::FilePlan& plan,
+                         const std::map<std::string, const std::string*>& text_by_path,
+                         const std::map<std::string, WeightIndex*>& index_by_path,
+                         ModelInputs& inputs) {
+  if (!plan.config_path.empty()) {
+    MEMFIT_ASSIGN_OR_RETURN(inputs.config, HfConfig::Parse(*text_by_path.at(plan.config_path),
+                                                           s.ref.repo_id + "/" + plan.config_path));
+    if (!plan.quant_config_path.empty()) {  // ModelOpt's quantization, beside config.json
+      MEMFIT_ASSIGN_OR_RETURN(
+          inputs.config,
+          MergeHfQuantConfig(*inputs.config, *text_by_path.at(plan.quant_config_path),
+                             s.ref.repo_id + "/" + plan.quant_config_path));
+    }
+  }
+  if (!plan.root_index_path.empty()) {
+    inputs.index = std::move(*index_by_path.at(plan.root_index_path));
+    inputs.index_name = plan.root_index_path;
+    if (plan.groups.empty()) {
+      inputs.assumptions.push_back(
+          "no shard files present: tensor sizes come from config.json, checked against the "
+          "index's total_size");
+    }
+  }
+  return Ok{};
+}
+
+Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
+                                              std::string& missing) {
+  MEMFIT_ASSIGN_OR_RETURN(auto planned, PlanRepoFiles(s, client, missing));
+  if (!planned) return std::optional<HubResolution>();
+  const hubnet::FilePlan& plan = *planned;
   if (plan.layout == "gguf") return AssembleGguf(s, plan, missing);
 
   // The weight headers the file list names (files, and the guessed shards of indexes).
@@ -218,25 +254,7 @@ Result<std::optional<HubResolution>> Assemble(HubSession& s, HttpClient* client,
 
   HubResolution out = Start(s, plan);
   ModelInputs& inputs = out.inputs;
-  if (!plan.config_path.empty()) {
-    MEMFIT_ASSIGN_OR_RETURN(inputs.config, HfConfig::Parse(*text_by_path.at(plan.config_path),
-                                                           s.ref.repo_id + "/" + plan.config_path));
-    if (!plan.quant_config_path.empty()) {  // ModelOpt's quantization, beside config.json
-      MEMFIT_ASSIGN_OR_RETURN(inputs.config,
-                              MergeHfQuantConfig(*inputs.config,
-                                                 *text_by_path.at(plan.quant_config_path),
-                                                 s.ref.repo_id + "/" + plan.quant_config_path));
-    }
-  }
-  if (!plan.root_index_path.empty()) {
-    inputs.index = std::move(*index_by_path.at(plan.root_index_path));
-    inputs.index_name = plan.root_index_path;
-    if (plan.groups.empty()) {
-      inputs.assumptions.push_back(
-          "no shard files present: tensor sizes come from config.json, checked against the "
-          "index's total_size");
-    }
-  }
+  MEMFIT_RETURN_IF_ERROR(AddConfigAndIndex(s, plan, text_by_path, index_by_path, inputs));
   for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
     for (const auto& path : group_paths[gi]) {
       const size_t i = task_of.at(path);

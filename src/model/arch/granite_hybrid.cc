@@ -35,11 +35,14 @@ std::vector<bool> MambaLayers(ModelBuilder& b, const HfConfig& c, uint64_t layer
   std::vector<bool> out;
   for (uint64_t i = 0; i < layers; ++i) {
     const auto& v = (*it)[i];
-    if (!v.is_string() || (v != "mamba" && v != "attention")) {
+    // The string itself is compared, not a json built from the literal (json's operator== over
+    // every value type, which g++ 12 at -O3 reports as -Warray-bounds).
+    const std::string* type = v.is_string() ? &v.get_ref<const std::string&>() : nullptr;
+    if (!type || (*type != "mamba" && *type != "attention")) {
       b.Fail(MakeError("{}: \"{}\"[{}] must be \"mamba\" or \"attention\"", c.where(), key, i));
       return {};
     }
-    out.push_back(v == "mamba");
+    out.push_back(*type == "mamba");
   }
   return out;
 }

@@ -183,11 +183,15 @@ TEST(Catalog, RecentEntriesBuildWhatThePublishedConfigBuilds) {
     for (size_t i = 0; i < a->tensors.size(); ++i) {
       EXPECT_EQ(a->tensors[i].name, b->tensors[i].name);
       EXPECT_EQ(a->tensors[i].shape, b->tensors[i].shape) << a->tensors[i].name;
-      if (dtype_named) EXPECT_EQ(a->tensors[i].dtype, b->tensors[i].dtype) << a->tensors[i].name;
+      if (dtype_named) {
+        EXPECT_EQ(a->tensors[i].dtype, b->tensors[i].dtype) << a->tensors[i].name;
+      }
       bytes_a += a->tensors[i].bytes;
       bytes_b += b->tensors[i].bytes;
     }
-    if (dtype_named) EXPECT_EQ(bytes_a, bytes_b);
+    if (dtype_named) {
+      EXPECT_EQ(bytes_a, bytes_b);
+    }
     EXPECT_EQ(a->hp.max_position_embeddings, b->hp.max_position_embeddings);
   }
 }

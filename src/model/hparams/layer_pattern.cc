@@ -87,6 +87,88 @@ std::set<uint64_t> IndexSet(const std::optional<std::vector<uint64_t>>& list, ui
   return out;
 }
 
+// Nemotron-H's "hybrid_override_pattern", one character per layer: 'M' Mamba2, '*' attention,
+// '-' an MLP alone, 'E' an MoE alone. s.size() == kinds.size().
+void ApplyHybridOverridePattern(const std::string& s, std::vector<LayerKind>& kinds,
+                                std::set<std::string>& unknown) {
+  for (uint64_t i = 0; i < kinds.size(); ++i) {
+    LayerKind& k = kinds[i];
+    k.pattern_sets_mlp = true;
+    switch (s[i]) {
+      case 'M':
+        k = Recurrent(LayerMixer::kMamba2);
+        k.pattern_sets_mlp = true;
+        k.has_mlp = false;
+        break;
+      case '*':
+        k.has_mlp = false;
+        break;
+      case '-':
+        k.mixer = LayerMixer::kNone;
+        k.attention = AttentionKind::kNone;
+        break;
+      case 'E':
+        k.mixer = LayerMixer::kNone;
+        k.attention = AttentionKind::kNone;
+        k.moe = true;
+        break;
+      default:
+        unknown.insert(std::string(1, s[i]));
+        k.has_mlp = false;
+    }
+  }
+}
+
+// A word per layer ("layers_block_type", "layer_types"); words.size() == kinds.size().
+void ApplyLayerWords(const std::vector<std::string>& words, ConfigKeys& keys,
+                     const std::string& model_type, std::vector<LayerKind>& kinds,
+                     std::set<std::string>& unknown) {
+  // Nemotron-H's word list: "mamba" and "attention" layers have no MLP, "moe" and "mlp" layers
+  // are an MLP alone.
+  const bool nemotron = std::any_of(words.begin(), words.end(),
+                                    [](const std::string& w) { return w == "moe" || w == "mlp"; });
+  for (uint64_t i = 0; i < kinds.size(); ++i) {
+    const std::string& w = words[i];
+    if (nemotron && (w == "moe" || w == "mlp")) {
+      kinds[i] = {.mixer = LayerMixer::kNone,
+                  .attention = AttentionKind::kNone,
+                  .pattern_sets_mlp = true,
+                  .moe = w == "moe"};
+      continue;
+    }
+    kinds[i] = FromWord(w, keys, model_type, unknown);
+    if (nemotron) {
+      kinds[i].pattern_sets_mlp = true;
+      kinds[i].has_mlp = false;
+    }
+  }
+}
+
+// What applies over any layer pattern: Gemma 4's global head layout, Gemma 3n/4's shared KV
+// layers, the sparse-attention indexers.
+void MarkGlobalSharedAndIndexedLayers(ConfigKeys& keys, std::vector<LayerKind>& kinds) {
+  const uint64_t n = kinds.size();
+  // Gemma 4: the full-attention layers use the global head layout.
+  if (keys.Has({"global_head_dim", "num_global_key_value_heads"})) {
+    for (auto& k : kinds) k.global_dims = k.attention == AttentionKind::kFull;
+  }
+  // Gemma 3n/4: the last num_kv_shared_layers layers read an earlier layer's cache.
+  uint64_t shared = std::min(keys.Uint({"num_kv_shared_layers"}), n);
+  for (uint64_t i = n - shared; i < n; ++i) kinds[i].kv_shared = true;
+  // DSA (DeepSeek-V3.2, GLM-5) and MiniMax-M3's block-sparse attention keep indexer keys.
+  if (keys.Has({"index_head_dim"}) && !keys.Has({"compress_ratios"})) {
+    for (auto& k : kinds) k.sparse_indexer = k.attention != AttentionKind::kNone;
+  }
+  if (const auto* sa = keys.Find({"sparse_attention_config"}); sa && sa->is_object()) {
+    if (auto it = sa->find("sparse_attention_freq"); it != sa->end() && it->is_array()) {
+      for (uint64_t i = 0; i < n && i < it->size(); ++i) {
+        const auto& v = (*it)[i];
+        kinds[i].sparse_indexer = v.is_number() && v.get<double>() != 0;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::string& model_type,
@@ -103,44 +185,11 @@ std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::s
   if (const auto* p = keys.Find({"hybrid_override_pattern"}); p && p->is_string()) {
     const std::string s = p->get<std::string>();
     if (list_size_ok(s.size(), "hybrid_override_pattern")) {
-      for (uint64_t i = 0; i < n; ++i) {
-        LayerKind& k = kinds[i];
-        k.pattern_sets_mlp = true;
-        switch (s[i]) {
-          case 'M': k = Recurrent(LayerMixer::kMamba2); k.pattern_sets_mlp = true; k.has_mlp = false; break;
-          case '*': k.has_mlp = false; break;
-          case '-': k.mixer = LayerMixer::kNone; k.attention = AttentionKind::kNone; break;
-          case 'E':
-            k.mixer = LayerMixer::kNone;
-            k.attention = AttentionKind::kNone;
-            k.moe = true;
-            break;
-          default:
-            unknown.insert(std::string(1, s[i]));
-            k.has_mlp = false;
-        }
-      }
+      ApplyHybridOverridePattern(s, kinds, unknown);
     }
   } else if (auto words = keys.StringList({"layers_block_type", "layer_types", "layers_type"})) {
-    // Nemotron-H's word list: "mamba" and "attention" layers have no MLP, "moe" and "mlp" layers
-    // are an MLP alone.
-    const bool nemotron = std::any_of(words->begin(), words->end(), [](const std::string& w) {
-      return w == "moe" || w == "mlp";
-    });
     if (list_size_ok(words->size(), "layer_types")) {
-      for (uint64_t i = 0; i < n; ++i) {
-        const std::string& w = (*words)[i];
-        if (nemotron && (w == "moe" || w == "mlp")) {
-          kinds[i] = {.mixer = LayerMixer::kNone, .attention = AttentionKind::kNone,
-                      .pattern_sets_mlp = true, .moe = w == "moe"};
-          continue;
-        }
-        kinds[i] = FromWord(w, keys, model_type, unknown);
-        if (nemotron) {
-          kinds[i].pattern_sets_mlp = true;
-          kinds[i].has_mlp = false;
-        }
-      }
+      ApplyLayerWords(*words, keys, model_type, kinds, unknown);
     }
   } else if (auto idx = keys.UintList({"full_attn_idxs"})) {
     auto full = IndexSet(idx, 0);
@@ -226,25 +275,7 @@ std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::s
     assumptions.push_back(fmt::format("layer kind(s) {} not known to memfit: taken as full "
                                       "attention", list));
   }
-  // Gemma 4: the full-attention layers use the global head layout.
-  if (keys.Has({"global_head_dim", "num_global_key_value_heads"})) {
-    for (auto& k : kinds) k.global_dims = k.attention == AttentionKind::kFull;
-  }
-  // Gemma 3n/4: the last num_kv_shared_layers layers read an earlier layer's cache.
-  uint64_t shared = std::min(keys.Uint({"num_kv_shared_layers"}), n);
-  for (uint64_t i = n - shared; i < n; ++i) kinds[i].kv_shared = true;
-  // DSA (DeepSeek-V3.2, GLM-5) and MiniMax-M3's block-sparse attention keep indexer keys.
-  if (keys.Has({"index_head_dim"}) && !keys.Has({"compress_ratios"})) {
-    for (auto& k : kinds) k.sparse_indexer = k.attention != AttentionKind::kNone;
-  }
-  if (const auto* sa = keys.Find({"sparse_attention_config"}); sa && sa->is_object()) {
-    if (auto it = sa->find("sparse_attention_freq"); it != sa->end() && it->is_array()) {
-      for (uint64_t i = 0; i < n && i < it->size(); ++i) {
-        const auto& v = (*it)[i];
-        kinds[i].sparse_indexer = v.is_number() && v.get<double>() != 0;
-      }
-    }
-  }
+  MarkGlobalSharedAndIndexedLayers(keys, kinds);
   return kinds;
 }
 

@@ -230,34 +230,9 @@ void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
   }
 }
 
-}  // namespace
-
-void FillTrainingDropout(const HfConfig& config, Hyperparameters& hp) {
-  ConfigKeys keys(config, hparams::FindTextSection(config));
-  if (hp.hidden_dropout == 0) {
-    hp.hidden_dropout = keys.Number({"residual_dropout", "hidden_dropout", "resid_pdrop",
-                                     "hidden_dropout_prob"}, 0.0);
-  }
-  if (hp.attention_dropout == 0) {
-    hp.attention_dropout = keys.Number({"attention_dropout", "attn_pdrop",
-                                        "attention_probs_dropout_prob"}, 0.0);
-  }
-}
-
-Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
-  hparams::TextSection section = hparams::FindTextSection(config);
-  ConfigKeys keys(config, section);
-  TextHyperparameters out;
-  out.where = keys.where();
-  auto& assumptions = out.assumptions;
-  Hyperparameters& hp = out.hp;
-  hp.text_config_key = section.key;
-  if (section.guessed) {
-    assumptions.push_back(fmt::format("text model read from \"{}\" (a nested config with layers "
-                                      "and a hidden size)", section.key));
-  }
-  const std::string model_type = keys.String({"model_type"}, config.model_type());
-
+// The shape every family has: hidden size, layers, vocabulary, context, attention and KV heads,
+// head dimension. An error when there are no layers or no hidden size, or absurdly many layers.
+Status ReadShape(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>& assumptions) {
   hp.hidden_size = keys.Uint({"hidden_size", "n_embd", "n_embed", "d_model", "dim", "model_dim"});
   hp.num_layers = keys.Uint({"num_hidden_layers", "n_layer", "num_layers", "n_layers"});
   hp.vocab_size = keys.Uint({"vocab_size", "padded_vocab_size", "n_vocab"});
@@ -306,6 +281,14 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   if (hp.head_dim == 0 && hp.num_attention_heads > 0) {
     hp.head_dim = hp.hidden_size / hp.num_attention_heads;
   }
+  return Ok{};
+}
+
+// The MLP: its width (LFM2's adjustment; 4 x hidden when the config names none), activation,
+// gating and norm. Returns the dense layers' width ("intermediate_size_mlp",
+// "dense_intermediate_size"; else the MLP's).
+uint64_t ReadMlp(ConfigKeys& keys, const std::string& model_type, Hyperparameters& hp,
+                 std::vector<std::string>& assumptions) {
   hp.intermediate_size = keys.Uint({"intermediate_size", "ffn_hidden_size", "n_inner", "d_ff",
                                     "ffn_dim", "block_ff_dim", "ffn_intermediate_size",
                                     "inner_hidden_size"});
@@ -336,6 +319,12 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   hp.gated_mlp = hp.activation != "relu2" && !kPlainMlp.count(model_type) &&
                  keys.Bool({"block_use_swiglu", "use_swiglu", "gated_mlp"}, true);
   hp.norm = "rmsnorm";
+  return dense_width;
+}
+
+// Whether the LM head is tied to the embedding.
+void ReadTiedHead(ConfigKeys& keys, const std::string& model_type, Hyperparameters& hp,
+                  std::vector<std::string>& assumptions) {
   // Ties: the text section, then the top level; transformers' PretrainedConfig defaults to true,
   // but most decoder families override it to false: the default is stated.
   // Config classes whose default ties the LM head (transformers' configuration_<type>.py).
@@ -350,7 +339,10 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
                                       "config class's default)",
                                       hp.tie_word_embeddings ? "a tied" : "an untied"));
   }
-  // Mixture of experts.
+}
+
+// Mixture of experts: experts, experts per token, shared experts and their widths.
+Status ReadExperts(ConfigKeys& keys, Hyperparameters& hp) {
   hp.num_experts = keys.Uint({"num_experts", "num_local_experts", "n_routed_experts",
                               "moe_num_experts", "num_routed_experts", "n_experts"});
   hp.experts_per_token = keys.Uint({"num_experts_per_tok", "num_experts_per_token", "moe_top_k",
@@ -374,7 +366,11 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   if (hp.num_experts > (uint64_t{1} << 16)) {
     return MakeError("{}: {} experts is absurd (limit 65536)", keys.where(), hp.num_experts);
   }
-  // Multi-head latent attention and DSA.
+  return Ok{};
+}
+
+// Multi-head latent attention and DSA, multi-token-prediction layers, dropout.
+void ReadLatentAttentionAndDropout(ConfigKeys& keys, Hyperparameters& hp) {
   hp.kv_lora_rank = keys.Uint({"kv_lora_rank"});
   hp.q_lora_rank = keys.Uint({"q_lora_rank"});
   hp.qk_rope_head_dim = keys.Uint({"qk_rope_head_dim"});
@@ -387,16 +383,113 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
                                    "hidden_dropout_prob", "dropout"}, 0.0);
   hp.attention_dropout = keys.Number({"attention_dropout", "attn_pdrop",
                                       "attention_probs_dropout_prob"}, 0.0);
-  const uint64_t window = keys.Uint({"sliding_window", "sliding_window_size", "window_size",
-                                     "attention_window_size"});
-  const uint64_t chunk = keys.Uint({"attention_chunk_size"});
-  const uint64_t index_dim = keys.Uint({"index_head_dim"});
-  uint64_t sparse_index_dim = 0;
+}
+
+// What a layer's kind selects beyond the model-wide shape: windows, indexer width, the alternative
+// head layouts (MiMo-V2's sliding layers, Gemma 4's global layers), DeepSeek-V4's shared K=V.
+struct LayerVariants {
+  uint64_t window = 0;            // "sliding_window"
+  uint64_t chunk = 0;             // "attention_chunk_size"
+  uint64_t index_dim = 0;         // "index_head_dim"
+  uint64_t sparse_index_dim = 0;  // "sparse_attention_config" "sparse_index_dim"
+  uint64_t swa_heads = 0, swa_kv = 0, swa_hd = 0, swa_vd = 0;
+  uint64_t global_hd = 0, global_kv = 0;
+  uint64_t v_dim = 0;
+  bool shared_kv_latent = false;  // "compress_ratios"
+  uint64_t dense_width = 0;       // ReadMlp's
+};
+
+// One layer of kind `k`.
+LayerInfo LayerFor(const LayerKind& k, const LayerVariants& v, const Hyperparameters& hp,
+                   ConfigKeys& keys, std::vector<std::string>& assumptions) {
+  LayerInfo L;
+  L.mixer = k.mixer;
+  L.attention = k.attention;
+  L.num_heads = hp.num_attention_heads;
+  L.num_kv_heads = hp.num_kv_heads;
+  L.head_dim_k = hp.head_dim;
+  L.head_dim_v = v.v_dim;
+  if (k.attention != AttentionKind::kNone && hp.kv_lora_rank > 0) {
+    L.attention = AttentionKind::kMla;
+    L.head_dim_k = hp.qk_nope_head_dim + hp.qk_rope_head_dim;
+    L.head_dim_v = v.v_dim;
+  }
+  if (k.swa_dims) {
+    L.num_heads = v.swa_heads;
+    L.num_kv_heads = v.swa_kv;
+    L.head_dim_k = v.swa_hd;
+    L.head_dim_v = v.swa_vd;
+  }
+  if (k.global_dims) {
+    L.num_kv_heads = v.global_kv;
+    L.head_dim_k = L.head_dim_v = v.global_hd;
+  }
+  if (k.attention == AttentionKind::kSliding) L.window_tokens = v.window;
+  if (k.attention == AttentionKind::kChunked) L.window_tokens = v.chunk;
+  if (L.attention == AttentionKind::kSliding && v.window == 0) L.attention = AttentionKind::kFull;
+  L.compress_ratio = k.compress_ratio;
+  if (v.shared_kv_latent) {
+    L.k_eq_v = true;  // DeepSeek-V4 caches one shared K=V entry (window and compressed)
+    L.head_dim_v = 0;
+  }
+  if (k.sparse_indexer) L.indexer_head_dim = v.index_dim ? v.index_dim : v.sparse_index_dim;
+  L.kv_shared = k.kv_shared;
+  if (k.mixer != LayerMixer::kAttention && k.mixer != LayerMixer::kNone) {
+    L.recurrent = true;
+    L.state = ReadState(keys, k.mixer, hp, assumptions);
+  }
+  L.moe = k.moe;
+  L.intermediate_size =
+      k.has_mlp && (!k.moe || keys.Bool({"enable_moe_block"}, false)) ? v.dense_width : 0;
+  if (k.pattern_sets_mlp && k.has_mlp && !k.moe) L.intermediate_size = v.dense_width;
+  return L;
+}
+
+}  // namespace
+
+void FillTrainingDropout(const HfConfig& config, Hyperparameters& hp) {
+  ConfigKeys keys(config, hparams::FindTextSection(config));
+  if (hp.hidden_dropout == 0) {
+    hp.hidden_dropout = keys.Number({"residual_dropout", "hidden_dropout", "resid_pdrop",
+                                     "hidden_dropout_prob"}, 0.0);
+  }
+  if (hp.attention_dropout == 0) {
+    hp.attention_dropout = keys.Number({"attention_dropout", "attn_pdrop",
+                                        "attention_probs_dropout_prob"}, 0.0);
+  }
+}
+
+Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
+  hparams::TextSection section = hparams::FindTextSection(config);
+  ConfigKeys keys(config, section);
+  TextHyperparameters out;
+  out.where = keys.where();
+  auto& assumptions = out.assumptions;
+  Hyperparameters& hp = out.hp;
+  hp.text_config_key = section.key;
+  if (section.guessed) {
+    assumptions.push_back(
+        fmt::format("text model read from \"{}\" (a nested config with layers "
+                    "and a hidden size)",
+                    section.key));
+  }
+  const std::string model_type = keys.String({"model_type"}, config.model_type());
+
+  MEMFIT_RETURN_IF_ERROR(ReadShape(keys, hp, assumptions));
+  const uint64_t dense_width = ReadMlp(keys, model_type, hp, assumptions);
+  ReadTiedHead(keys, model_type, hp, assumptions);
+  MEMFIT_RETURN_IF_ERROR(ReadExperts(keys, hp));
+  ReadLatentAttentionAndDropout(keys, hp);
+  LayerVariants v{.dense_width = dense_width};
+  v.window =
+      keys.Uint({"sliding_window", "sliding_window_size", "window_size", "attention_window_size"});
+  v.chunk = keys.Uint({"attention_chunk_size"});
+  v.index_dim = keys.Uint({"index_head_dim"});
   if (const auto* sa = keys.Find({"sparse_attention_config"}); sa && sa->is_object()) {
     auto it = sa->find("sparse_index_dim");
     if (it != sa->end() && it->is_number_integer() && it->get<int64_t>() >= 0 &&
         it->get<uint64_t>() <= kMaxConfigDimension) {
-      sparse_index_dim = it->get<uint64_t>();
+      v.sparse_index_dim = it->get<uint64_t>();
       assumptions.push_back("MiniMax block-sparse attention: indexer keys of \"sparse_index_dim\" "
                             "elements per token assumed, like DeepSeek's DSA indexer");
     }
@@ -407,63 +500,21 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
                                                          assumptions);
   hparams::ReadMoeLayers(keys, hp.num_experts, kinds);
   // Alternative head layouts: MiMo-V2's sliding layers, Gemma 4's global layers.
-  const uint64_t swa_heads = keys.Uint({"swa_num_attention_heads"}, hp.num_attention_heads);
-  const uint64_t swa_kv = keys.Uint({"swa_num_key_value_heads"}, hp.num_kv_heads);
-  const uint64_t swa_hd = keys.Uint({"swa_head_dim"}, hp.head_dim);
-  const uint64_t swa_vd = keys.Uint({"swa_v_head_dim"}, swa_hd);
+  v.swa_heads = keys.Uint({"swa_num_attention_heads"}, hp.num_attention_heads);
+  v.swa_kv = keys.Uint({"swa_num_key_value_heads"}, hp.num_kv_heads);
+  v.swa_hd = keys.Uint({"swa_head_dim"}, hp.head_dim);
+  v.swa_vd = keys.Uint({"swa_v_head_dim"}, v.swa_hd);
   const bool k_eq_v = keys.Bool({"attention_k_eq_v"}, false);
-  const uint64_t global_hd = keys.Uint({"global_head_dim"}, hp.head_dim);
-  const uint64_t global_kv = k_eq_v ? keys.Uint({"num_global_key_value_heads"}, hp.num_kv_heads)
-                                    : hp.num_kv_heads;
-  const uint64_t v_dim = hp.v_head_dim ? hp.v_head_dim : hp.head_dim;
-  const bool shared_kv_latent = keys.Has({"compress_ratios"});
+  v.global_hd = keys.Uint({"global_head_dim"}, hp.head_dim);
+  v.global_kv =
+      k_eq_v ? keys.Uint({"num_global_key_value_heads"}, hp.num_kv_heads) : hp.num_kv_heads;
+  v.v_dim = hp.v_head_dim ? hp.v_head_dim : hp.head_dim;
+  v.shared_kv_latent = keys.Has({"compress_ratios"});
   if (keys.failed()) return keys.error();
 
   hp.layers.reserve(hp.num_layers);
   for (uint64_t i = 0; i < hp.num_layers; ++i) {
-    const LayerKind& k = kinds[i];
-    LayerInfo L;
-    L.mixer = k.mixer;
-    L.attention = k.attention;
-    L.num_heads = hp.num_attention_heads;
-    L.num_kv_heads = hp.num_kv_heads;
-    L.head_dim_k = hp.head_dim;
-    L.head_dim_v = v_dim;
-    if (k.attention != AttentionKind::kNone && hp.kv_lora_rank > 0) {
-      L.attention = AttentionKind::kMla;
-      L.head_dim_k = hp.qk_nope_head_dim + hp.qk_rope_head_dim;
-      L.head_dim_v = v_dim;
-    }
-    if (k.swa_dims) {
-      L.num_heads = swa_heads;
-      L.num_kv_heads = swa_kv;
-      L.head_dim_k = swa_hd;
-      L.head_dim_v = swa_vd;
-    }
-    if (k.global_dims) {
-      L.num_kv_heads = global_kv;
-      L.head_dim_k = L.head_dim_v = global_hd;
-    }
-    if (k.attention == AttentionKind::kSliding) L.window_tokens = window;
-    if (k.attention == AttentionKind::kChunked) L.window_tokens = chunk;
-    if (L.attention == AttentionKind::kSliding && window == 0) L.attention = AttentionKind::kFull;
-    L.compress_ratio = k.compress_ratio;
-    if (shared_kv_latent) {
-      L.k_eq_v = true;  // DeepSeek-V4 caches one shared K=V entry (window and compressed)
-      L.head_dim_v = 0;
-    }
-    if (k.sparse_indexer) L.indexer_head_dim = index_dim ? index_dim : sparse_index_dim;
-    L.kv_shared = k.kv_shared;
-    if (k.mixer != LayerMixer::kAttention && k.mixer != LayerMixer::kNone) {
-      L.recurrent = true;
-      L.state = ReadState(keys, k.mixer, hp, assumptions);
-    }
-    L.moe = k.moe;
-    L.intermediate_size = k.has_mlp && (!k.moe || keys.Bool({"enable_moe_block"}, false))
-                              ? dense_width
-                              : 0;
-    if (k.pattern_sets_mlp && k.has_mlp && !k.moe) L.intermediate_size = dense_width;
-    hp.layers.push_back(L);
+    hp.layers.push_back(LayerFor(kinds[i], v, hp, keys, assumptions));
   }
   if (keys.failed()) return keys.error();
   ReadMamba2Chunk(keys, hp, assumptions);

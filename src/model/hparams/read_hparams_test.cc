@@ -379,7 +379,9 @@ TEST(TextHparams, MissingAndHostileFieldsAreOneLineErrors) {
   ASSERT_TRUE(short_list);
   EXPECT_FALSE(short_list->assumptions.empty());
   for (const auto* r : {&none, &neg, &huge}) {
-    if (!*r) EXPECT_EQ(r->error().message.find('\n'), std::string::npos);
+    if (!*r) {
+      EXPECT_EQ(r->error().message.find('\n'), std::string::npos);
+    }
   }
 }
 
