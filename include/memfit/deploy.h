@@ -41,7 +41,7 @@ struct DeploymentRow {
   // vLLM/SGLang: the budget fraction used on this GPU (the release's default or the given one)
   // and the engine's own flags for the same budget (memfit/engine_release.h).
   double gpu_memory_utilization = 0;
-  std::string engine_flags;
+  std::string engine_flags{};
   uint64_t max_sequences = 0;      // of the requested context, the whole deployment
   uint64_t max_context_tokens = 0; // one sequence, capped at max_position_embeddings
   double decode_tokens_per_s = 0;  // one sequence: memory bandwidth bound (0: unknown GPU)

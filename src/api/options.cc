@@ -116,8 +116,9 @@ void AddVersionOptions(std::string& torch, std::string& transformers, std::strin
                        "the current release)",
                .parse = AcceptsTransformers, .group = "runtime"});
   f.push_back({.names = {"mamba-scan"}, .target = &mamba_scan,
-               .help = "Mamba-2 layers in transformers: kernels (mamba_ssm installed, the default) "
-                       "or torch (its chunked scan: CPU, or no mamba_ssm)",
+               .help = "Mamba layers in transformers: kernels (mamba_ssm installed, the default) "
+                       "or torch (Mamba-2's chunked scan, Mamba-1's slow_forward: CPU, or no "
+                       "mamba_ssm)",
                .choices = {"kernels", "torch"}, .parse = AcceptsMambaScan, .group = "runtime"});
 }
 
