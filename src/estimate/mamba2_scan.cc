@@ -11,25 +11,13 @@
 #include <fmt/format.h>
 
 #include "memfit/checked_math.h"
+#include "estimate/saturating_math.h"
 #include "memfit/units.h"
 
 namespace memfit::estimate {
-namespace {
-
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
-
-uint64_t Mul(std::initializer_list<uint64_t> xs) {
-  uint64_t v = 1;
-  for (uint64_t x : xs) v = CheckedMul(v, x).value_or(UINT64_MAX);
-  return v;
-}
-uint64_t Add(std::initializer_list<uint64_t> xs) {
-  uint64_t v = 0;
-  for (uint64_t x : xs) v = CheckedAdd(v, x).value_or(UINT64_MAX);
-  return v;
-}
-
-}  // namespace
+using saturating::Add;
+using saturating::CeilDiv;
+using saturating::Mul;
 
 bool HasMamba2Layers(const Model& model) {
   return std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
