@@ -225,17 +225,24 @@ std::string Explain(const std::string& committed, const Digest& now, const Resul
   return why;
 }
 
-TEST(ModelDigestTest, EveryCatalogAndEvalModelBuildsAsTheCommittedDigests) {
+// The digest line of every (config, variant) this run builds, in the file's order; `only` picks
+// the configs (shard k of n: the i-th config with i % n == k), `each` sees every line built.
+struct Built {
+  std::string key, line;
+  Digest digest;
+  Result<Model> model;
+};
+
+template <typename Each>
+void ForEachDigest(size_t shard, size_t shards, Each each) {
   bool have_eval = false;
   const auto configs = Configs(&have_eval);
-  const bool write = std::getenv("MEMFIT_WRITE_DIGESTS") != nullptr;
   const char* dump_dir = std::getenv("MEMFIT_DIGEST_DUMP");
-  const auto committed = ReadDigests();
-  std::vector<std::string> lines;
-  size_t checked = 0;
   // MEMFIT_DIGEST_TYPES=llama,qwen2: only configs whose model_type is listed (while iterating).
   const char* types = std::getenv("MEMFIT_DIGEST_TYPES");
-  for (const auto& [id, text] : configs) {
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (i % shards != shard) continue;
+    const auto& [id, text] = configs[i];
     auto config = HfConfig::Parse(text, id);
     if (types && (!config || ("," + std::string(types) + ",").find("," + config->model_type() + ",") ==
                                  std::string::npos)) {
@@ -244,47 +251,74 @@ TEST(ModelDigestTest, EveryCatalogAndEvalModelBuildsAsTheCommittedDigests) {
     for (const Variant& v : Variants()) {
       // ignore_quantization changes nothing for a config without a quantization.
       if (v.options.ignore_quantization && text.find("quantization_config") == std::string::npos) continue;
-      const std::string key = id + "|" + v.name;
-      Result<Model> built = config ? BuildFromConfig(*config, v.options) : config.error();
+      Built b{id + "|" + v.name, "", {}, config ? BuildFromConfig(*config, v.options) : config.error()};
       std::string dump;
-      const Digest d = DigestOf(built, dump_dir ? &dump : nullptr);
+      b.digest = DigestOf(b.model, dump_dir ? &dump : nullptr);
       if (dump_dir) {
-        std::string file = key;
+        std::string file = b.key;
         for (char& ch : file) {
           if (ch == '/' || ch == ':' || ch == '|') ch = '_';
         }
         std::ofstream(std::string(dump_dir) + "/" + file + ".txt") << dump;
       }
-      const std::string line = d.Line(key);
-      lines.push_back(line);
-      if (write) continue;
-      // (MEMFIT_DIGEST_TYPES with MEMFIT_WRITE_DIGESTS writes nothing: the file is whole or not.)
-      const auto it = committed.find(key);
-      if (it == committed.end()) {
-        ADD_FAILURE() << key << ": no committed digest (new model? MEMFIT_WRITE_DIGESTS=1)";
-        continue;
-      }
-      ++checked;
-      if (it->second != line) ADD_FAILURE() << key << ": " << Explain(it->second, d, built);
+      b.line = b.digest.Line(b.key);
+      each(b);
     }
   }
-  if (write && !types) {
-    std::filesystem::create_directories(std::filesystem::path(kDigestFile).parent_path());
-    std::ofstream out(kDigestFile);
-    out << "# id|variant\ttensors\tmeta digest\t" << kSegments
-        << " tensor segment digests (FNV-1a 64); written by model_digest_test.cc with "
-           "MEMFIT_WRITE_DIGESTS=1\n";
-    for (const auto& line : lines) out << line << "\n";
-    GTEST_SKIP() << "wrote " << lines.size() << " digests to " << kDigestFile;
-  }
-  if (!have_eval) {
+  if (!have_eval && shard == 0) {
     // The catalog part ran; the eval part needs ../shared/eval.
     std::cout << "[ model digests ] ../shared/eval is absent (set MEMFIT_EVAL_DIR): only the "
                  "catalog's models were compared\n";
   }
-  if (!types) {
-    EXPECT_GE(checked, Catalog().size() * (Variants().size() - 1));
+}
+
+// The comparison runs in kShards tests (one ctest entry each), so that under the sanitizers,
+// several times slower, no single test builds all of the ~850 models within one test timeout.
+constexpr size_t kShards = 8;
+
+class ModelDigestShard : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(ModelDigestShard, BuildsAsTheCommittedDigests) {
+  if (std::getenv("MEMFIT_WRITE_DIGESTS") != nullptr) GTEST_SKIP() << "writing, not comparing";
+  static const auto committed = ReadDigests();
+  ForEachDigest(GetParam(), kShards, [&](const Built& b) {
+    const auto it = committed.find(b.key);
+    if (it == committed.end()) {
+      ADD_FAILURE() << b.key << ": no committed digest (new model? MEMFIT_WRITE_DIGESTS=1)";
+    } else if (it->second != b.line) {
+      ADD_FAILURE() << b.key << ": " << Explain(it->second, b.digest, b.model);
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, ModelDigestShard, ::testing::Range<size_t>(0, kShards));
+
+// Every catalog model has its committed digests, so a shard cannot pass by building nothing.
+TEST(ModelDigestTest, CommittedFileCoversEveryCatalogModel) {
+  const auto committed = ReadDigests();
+  for (const auto& entry : Catalog()) {
+    size_t found = 0;
+    for (const Variant& v : Variants()) {
+      found += committed.count("catalog:" + std::string(entry.id) + "|" + v.name);
+    }
+    EXPECT_GE(found, Variants().size() - 1) << entry.id;
   }
+}
+
+// MEMFIT_WRITE_DIGESTS=1 rewrites the whole file (MEMFIT_DIGEST_TYPES with it writes nothing:
+// the file is whole or not).
+TEST(ModelDigestTest, WritesTheDigestsWhenAsked) {
+  if (std::getenv("MEMFIT_WRITE_DIGESTS") == nullptr) GTEST_SKIP() << "MEMFIT_WRITE_DIGESTS unset";
+  if (std::getenv("MEMFIT_DIGEST_TYPES") != nullptr) GTEST_SKIP() << "MEMFIT_DIGEST_TYPES set";
+  std::vector<std::string> lines;
+  ForEachDigest(0, 1, [&](const Built& b) { lines.push_back(b.line); });
+  std::filesystem::create_directories(std::filesystem::path(kDigestFile).parent_path());
+  std::ofstream out(kDigestFile);
+  out << "# id|variant\ttensors\tmeta digest\t" << kSegments
+      << " tensor segment digests (FNV-1a 64); written by model_digest_test.cc with "
+         "MEMFIT_WRITE_DIGESTS=1\n";
+  for (const auto& line : lines) out << line << "\n";
+  std::cout << "[ model digests ] wrote " << lines.size() << " digests to " << kDigestFile << "\n";
 }
 
 }  // namespace
