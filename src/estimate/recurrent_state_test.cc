@@ -170,6 +170,7 @@ TEST(RecurrentStateTest, DeepseekV32Fp8IsTheDsMlaLayout) {
                         {"intermediate_size", 18432}, {"kv_lora_rank", 512},
                         {"qk_rope_head_dim", 64}, {"qk_nope_head_dim", 128},
                         {"v_head_dim", 128}, {"index_head_dim", 128}, {"index_n_heads", 64}});
+  m.model_type = "deepseek_v32";  // FromConfig reads the hyperparameters only
   KvCacheOptions o{.context_tokens = 1000, .dtype = KvDtype::kFp8, .mla_latent = true,
                    .fp8_indexer = true};
   auto v = EstimateKvCache(m, o);
