@@ -1,35 +1,25 @@
 // --engine-version end to end (memfit/engine_release.h): `memfit inference` and `memfit fit
 // --engine` through memfit::cli::Run and RunApi, on a catalog model (offline).
 
-#include <sstream>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "api/llamacpp_answer.h"
-#include "cli/app.h"
+#include "cli_run.h"
 #include "memfit/api.h"
 #include "test_support.h"
 
 namespace memfit {
 namespace {
 
-struct RunResult {
-  int code;
-  std::string out, err;
-};
-
-RunResult Memfit(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::RunMemfit;
+using testing::RunResult;
 
 nlohmann::json Inference(std::vector<std::string> extra) {
   std::vector<std::string> args = {"inference", "meta-llama/Llama-3.1-8B", "--gpu", "h100",
                                    "--context", "8192", "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  RunResult r = Memfit(args);
+  RunResult r = RunMemfit(args);
   EXPECT_EQ(r.code, 0) << r.err;
   return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
@@ -98,23 +88,23 @@ TEST(EngineReleaseCli, TransformersHasNoRelease) {
 }
 
 TEST(EngineReleaseCli, Refusals) {
-  RunResult unknown = Memfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "vllm",
+  RunResult unknown = RunMemfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "vllm",
                               "--engine-version", "0.12"});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_EQ(unknown.err, "memfit: error: --engine-version 0.12: memfit models vLLM 0.10, 0.11 and "
                          "0.31\n");
-  RunResult fp8 = Memfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "llama.cpp",
+  RunResult fp8 = RunMemfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "llama.cpp",
                           "--kv-dtype", "fp8"});
   EXPECT_EQ(fp8.code, 1);
   EXPECT_EQ(fp8.err, "memfit: error: --kv-dtype fp8: llama.cpp has no fp8 KV cache "
                      "(--cache-type-k accepts f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, "
                      "q5_1)\n");
-  RunResult bf16 = Memfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "vllm",
+  RunResult bf16 = RunMemfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "vllm",
                            "--engine-version", "0.10", "--kv-dtype", "bfloat16"});
   EXPECT_EQ(bf16.code, 1);
   EXPECT_NE(bf16.err.find("--kv-dtype bfloat16: vLLM 0.10 has no bfloat16 KV cache"),
             std::string::npos) << bf16.err;
-  RunResult fit = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--engine-version",
+  RunResult fit = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--engine-version",
                           "0.11"});
   EXPECT_EQ(fit.code, 1);
   EXPECT_NE(fit.err.find("--engine-version 0.11"), std::string::npos) << fit.err;
@@ -143,7 +133,8 @@ TEST(EngineReleaseCli, LlamaCppCacheTypesFromKvDtype) {
 // fit --engine sglang over the catalog's H100 and RTX 4090: each row's fraction is SGLang's for
 // that GPU (0.836 on 80 GiB, 0.847 on 24 GiB, both worked in engine_release_test.cc).
 TEST(EngineReleaseCli, FitRowsCarryEachGpusFraction) {
-  RunResult h100 = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "sglang", "--gpu", "h100",
+  RunResult h100 = RunMemfit({"fit", "meta-llama/Llama-3.1-8B",
+                              "--engine", "sglang", "--gpu", "h100",
                            "--context", "8192", "--format", "json"});
   ASSERT_EQ(h100.code, 0) << h100.err;
   auto j = nlohmann::json::parse(h100.out);
@@ -152,7 +143,7 @@ TEST(EngineReleaseCli, FitRowsCarryEachGpusFraction) {
   ASSERT_EQ(j["rows"].size(), 1u);
   EXPECT_DOUBLE_EQ(j["rows"][0]["gpu_memory_utilization"].get<double>(), 0.836);
   EXPECT_EQ(j["rows"][0]["engine_flags"], "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
-  RunResult rtx = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "sglang", "--gpu",
+  RunResult rtx = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "sglang", "--gpu",
                           "rtx4090", "--context", "8192", "--format", "json"});
   ASSERT_EQ(rtx.code == 0 || rtx.code == 1, true) << rtx.err;
   auto r = nlohmann::json::parse(rtx.out);
@@ -160,7 +151,7 @@ TEST(EngineReleaseCli, FitRowsCarryEachGpusFraction) {
   EXPECT_DOUBLE_EQ(r["rows"][0]["gpu_memory_utilization"].get<double>(), 0.847);
   EXPECT_EQ(r["rows"][0]["gpu_memory_bytes"], uint64_t{24} << 30);
   // The text names the release and prints the flags.
-  RunResult text = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "vllm", "--gpu", "h100",
+  RunResult text = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "vllm", "--gpu", "h100",
                            "--context", "8192"});
   EXPECT_NE(text.out.find("engine: vllm 0.31"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("--gpu-memory-utilization 0.92"), std::string::npos) << text.out;

@@ -1,29 +1,19 @@
 // `memfit fit` and `memfit gpus` end to end through memfit::cli::Run.
 
 #include <algorithm>
-#include <sstream>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
+#include "cli_run.h"
 
 namespace memfit {
 namespace {
 
-struct RunResult {
-  int code;
-  std::string out, err;
-};
-
-RunResult Memfit(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = cli::Run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::RunMemfit;
+using testing::RunResult;
 
 TEST(FitCliTest, CatalogModelOnAnRtx4090AsJson) {
-  auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--format", "json"});
+  auto r = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema"], "memfit.fit/1");
@@ -38,7 +28,7 @@ TEST(FitCliTest, CatalogModelOnAnRtx4090AsJson) {
 }
 
 TEST(FitCliTest, OffloadTableAndDeviceMapJson) {
-  auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "8GiB", "--ram", "16GiB",
+  auto r = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "8GiB", "--ram", "16GiB",
                    "--strategy", "sequential", "--device-map"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -46,7 +36,7 @@ TEST(FitCliTest, OffloadTableAndDeviceMapJson) {
   // on the CPU.
   EXPECT_EQ(j["model.embed_tokens"], 0);
   EXPECT_EQ(j["lm_head"], "cpu");
-  auto table = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "8GiB", "--ram", "16GiB"});
+  auto table = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "8GiB", "--ram", "16GiB"});
   ASSERT_EQ(table.code, 0);
   // The verdict is the first line.
   EXPECT_TRUE(table.out.starts_with("fits with offload on 1 x 8.00 GiB GPU: ")) << table.out;
@@ -59,7 +49,7 @@ TEST(FitCliTest, BadInputIsOneLineAndExitOne) {
            {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--ram", "lots"},
            {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--reserve", "lots"},
            {"gpus", "--vendor", "3dfx"}}) {
-    auto r = Memfit(args);
+    auto r = RunMemfit(args);
     EXPECT_EQ(r.code, 1) << args.back();
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(r.err.starts_with("memfit: error: ")) << r.err;
@@ -69,7 +59,8 @@ TEST(FitCliTest, BadInputIsOneLineAndExitOne) {
 // --task inference and train take their runtime bytes from the estimators: the KV cache travels
 // with each decoder layer, so a longer context needs more memory and can stop fitting.
 TEST(FitCliTest, InferenceAndTrainTasksAreConnected) {
-  auto short_ctx = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "inference",
+  auto short_ctx = RunMemfit({"fit", "meta-llama/Llama-3.1-8B",
+                              "--gpu", "h100", "--task", "inference",
                            "--context", "4096", "--format", "json"});
   ASSERT_EQ(short_ctx.code, 0) << short_ctx.err;
   auto j = nlohmann::json::parse(short_ctx.out);
@@ -77,7 +68,7 @@ TEST(FitCliTest, InferenceAndTrainTasksAreConnected) {
   // 4096 tokens = 512 MiB over 32 layers = 16 MiB per layer.
   EXPECT_EQ(j["runtime"]["per_layer_bytes"], 16u << 20);
   EXPECT_GT(j["runtime"]["per_gpu_bytes"], 0u);
-  auto train = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "train",
+  auto train = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--task", "train",
                        "--format", "json"});
   ASSERT_EQ(train.code, 0) << train.err;
   auto t = nlohmann::json::parse(train.out);
@@ -90,9 +81,10 @@ TEST(FitCliTest, InferenceAndTrainTasksAreConnected) {
 TEST(FitCliTest, KvDtypeSetsTheCacheAndEngineOnlyOptionsAreRefused) {
   // Llama-3.1-8B on an RTX 4090: an fp8 KV cache (1 byte per element instead of 2) holds more
   // context than the bf16 one, and the fp8 advice is not offered twice.
-  auto bf16 = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "inference",
+  auto bf16 = RunMemfit({"fit", "meta-llama/Llama-3.1-8B",
+                         "--gpu", "rtx4090", "--task", "inference",
                       "--format", "json"});
-  auto fp8 = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "inference",
+  auto fp8 = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "inference",
                      "--kv-dtype", "fp8", "--format", "json"});
   ASSERT_EQ(bf16.code, 0) << bf16.err;
   ASSERT_EQ(fp8.code, 0) << fp8.err;
@@ -106,16 +98,17 @@ TEST(FitCliTest, KvDtypeSetsTheCacheAndEngineOnlyOptionsAreRefused) {
   EXPECT_GT(ctx_fp8, ctx_bf16 + ctx_bf16 / 4);
   for (const auto& advice : b["advice"]) EXPECT_NE(advice["action"], "KV cache in fp8");
   // Re-quantization and a KV dtype outside --task inference would be ignored: refused instead.
-  auto quant = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--quant", "fp8"});
+  auto quant = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--quant", "fp8"});
   EXPECT_EQ(quant.code, 1);
   EXPECT_NE(quant.err.find("re-quantization is planned with --engine"), std::string::npos) << quant.err;
-  auto load_kv = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--kv-dtype", "fp8"});
+  auto load_kv = RunMemfit({"fit", "meta-llama/Llama-3.1-8B",
+                            "--gpu", "rtx4090", "--kv-dtype", "fp8"});
   EXPECT_EQ(load_kv.code, 1);
   EXPECT_NE(load_kv.err.find("part of --task inference only"), std::string::npos) << load_kv.err;
 }
 
 TEST(FitCliTest, TrainingAdviceOffersLoraAndQlora) {
-  auto r = Memfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "train",
+  auto r = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "rtx4090", "--task", "train",
                    "--context", "1024", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -138,7 +131,7 @@ TEST(FitCliTest, TrainingAdviceOffersLoraAndQlora) {
 }
 
 TEST(FitCliTest, GpusFilters) {
-  auto r = Memfit({"gpus", "--vendor", "amd", "--min-memory", "192GiB", "--format", "json"});
+  auto r = RunMemfit({"gpus", "--vendor", "amd", "--min-memory", "192GiB", "--format", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema"], "memfit.gpus/1");

@@ -25,6 +25,15 @@ struct VllmBatchDefaults {
   uint64_t small_max_batched_tokens = 0;
 };
 
+// How vLLM's profile run samples its dummy rows (gpu_model_runner.py `_dummy_sampler_run`: top-k
+// vocab - 1 and top-p 0.9 on every row, so the top-k/top-p path always runs), which decides the
+// sampler's working set (memfit's estimate/vllm_profile_run.h counts it).
+enum class VllmSampler : uint8_t {
+  kNone,        // not vLLM: the sampled rows' logits and their float32 copy only
+  kTorchSort,   // PyTorch-native: sorts the whole vocabulary (topk_topp_sampler.py apply_top_k_top_p)
+  kFlashInfer,  // FlashInfer's top_k_top_p_sampling_from_logits: no sort
+};
+
 struct EngineRelease {
   Engine engine = Engine::kVllm;
   std::string_view version;  // the minor release: "0.11"; llama.cpp: "all"
@@ -40,6 +49,8 @@ struct EngineRelease {
   // memfit's --kv-dtype values the release accepts: a bit per KvDtype (KvDtypeBit).
   uint32_t kv_dtypes = 0;
   std::string_view kv_dtype_words;  // the engine's own --kv-cache-dtype / --cache-type-k values
+  // vLLM: the top-k/top-p sampler the profile run's dummy sampler run takes by default.
+  VllmSampler sampler = VllmSampler::kNone;
 };
 
 constexpr uint32_t KvDtypeBit(KvDtype dtype) { return uint32_t{1} << static_cast<uint32_t>(dtype); }

@@ -51,7 +51,10 @@ const std::array<EngineRelease, 5> kReleases = {{
      .batch = kVllmBatch2025,
      .cuda_graphs_in_budget = false,
      .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kFp8}),
-     .kv_dtype_words = "auto, fp8, fp8_e4m3, fp8_e5m2, fp8_inc"},
+     .kv_dtype_words = "auto, fp8, fp8_e4m3, fp8_e5m2, fp8_inc",
+     // TopKTopPSampler takes FlashInfer only when flashinfer-python is installed; the PyTorch
+     // sort otherwise (counted: the larger).
+     .sampler = VllmSampler::kTorchSort},
     {.engine = Engine::kVllm,
      .version = "0.11",
      .source = "vllm v0.11.1 vllm/config/cache.py (gpu_memory_utilization Field(default=0.9), "
@@ -61,7 +64,9 @@ const std::array<EngineRelease, 5> kReleases = {{
      .batch = kVllmBatch2025,
      .cuda_graphs_in_budget = false,
      .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kBF16, KvDtype::kFp8}),
-     .kv_dtype_words = "auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla"},
+     .kv_dtype_words = "auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla",
+     // PR #26859 (2025-10-15): FlashInfer's sampler off unless VLLM_USE_FLASHINFER_SAMPLER=1.
+     .sampler = VllmSampler::kTorchSort},
     {.engine = Engine::kVllm,
      .version = "0.31",
      .source = "vllm 2026 vllm/config/cache.py (gpu_memory_utilization Field(default=0.92), "
@@ -75,7 +80,9 @@ const std::array<EngineRelease, 5> kReleases = {{
                         KvDtype::kInt8, KvDtype::kInt4}),
      .kv_dtype_words = "auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla, "
                        "nvfp4_ds_mla, nvfp4, nvfp4_4over6, int8_per_token_head, "
-                       "int4_per_token_head, fp8_per_token_head, turboquant_*"},
+                       "int4_per_token_head, fp8_per_token_head, turboquant_*",
+     // PR #40376 (2026-04-20): FlashInfer's top-k/top-p sampler on by default again.
+     .sampler = VllmSampler::kFlashInfer},
     {.engine = Engine::kSglang,
      .version = "0.5",
      .source = "sglang python/sglang/srt/server_args.py ServerArgs._handle_gpu_memory_settings "

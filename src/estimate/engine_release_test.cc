@@ -70,6 +70,16 @@ TEST(EngineRelease, VllmUtilizationPerRelease) {
   EXPECT_TRUE(Release(Engine::kVllm, "0.31").cuda_graphs_in_budget);
 }
 
+// The profile run's dummy sampler: the PyTorch sort in 0.10 and 0.11 (PR #26859 turned
+// FlashInfer's sampler off by default before v0.11.1), FlashInfer's again from PR #40376
+// (2026-04-20); SGLang has no vLLM profile run.
+TEST(EngineRelease, VllmProfileSamplerPerRelease) {
+  EXPECT_EQ(Release(Engine::kVllm, "0.10").sampler, VllmSampler::kTorchSort);
+  EXPECT_EQ(Release(Engine::kVllm, "0.11").sampler, VllmSampler::kTorchSort);
+  EXPECT_EQ(Release(Engine::kVllm, "0.31").sampler, VllmSampler::kFlashInfer);
+  EXPECT_EQ(Release(Engine::kSglang, "0.5").sampler, VllmSampler::kNone);
+}
+
 // vllm/engine/arg_utils.py: `device_memory >= 70 * GiB_bytes and "a100" not in device_name` ->
 // OPENAI_API_SERVER 8192 tokens / 1024 sequences, else 2048 / 256; PR #51726 made the large
 // GPUs' tokens 16384.

@@ -9,6 +9,7 @@
 #include "estimate/mamba1_scan.h"
 #include "estimate/mamba2_scan.h"
 #include "estimate/prefill_terms.h"
+#include "estimate/vllm_profile_run.h"
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
@@ -32,6 +33,9 @@ uint64_t Mul(std::initializer_list<uint64_t> xs) {
   return v;
 }
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b).value_or(UINT64_MAX); }
+
+// The smallest VLLM_FUSED_MOE_CHUNK_SIZE default of the releases read (vllm/envs.py, 16 x 1024).
+constexpr uint64_t kFusedMoeChunkTokens = 16384;
 
 struct Peak {
   uint64_t bytes = 0;
@@ -80,15 +84,69 @@ bool KeepsAttentionWeights(std::string_view model_type, const RuntimeVersions& v
   return std::find(std::begin(kDrops), std::end(kDrops), model_type) == std::end(kDrops);
 }
 
+// What a vLLM release's profile run does beyond a plain forward (estimate/vllm_profile_run.h):
+// `release_rules` false keeps memfit's rules before --engine-version (SGLang, and options
+// without a release): the MoE layer as a dense MLP of the expert width, the sampled rows'
+// logits over this GPU's vocabulary shard and their float32 copy.
+struct EngineForward {
+  bool release_rules = false;
+  VllmSampler sampler = VllmSampler::kNone;
+};
+
+// The logits' part of PrefillPeak: the hidden states the head reads and the logits of
+// `logit_tokens` rows as transformers' forward, a serving engine's sampler or a vLLM release's
+// profile run holds them (`engine`).
+Peak LogitsPeak(const Model& model, uint64_t batch, uint64_t tokens, uint32_t c, uint64_t tp,
+                uint64_t logit_tokens, bool transformers, const RuntimeVersions& versions,
+                EngineForward engine) {
+  const Hyperparameters& hp = model.hp;
+  const uint64_t h = hp.hidden_size;
+  const uint64_t v = CeilDiv(hp.vocab_size, tp);
+  if (engine.release_rules) {
+    // vLLM's profile run: the forward's hidden states stay referenced by profile_run, the
+    // sampled rows are gathered from them (`hidden_states[logit_indices]`), and their logits
+    // are gathered over the whole vocabulary on every rank (LogitsProcessor's all-gather)
+    // before the dummy sampler run's working set (estimate/vllm_profile_run.h).
+    return {Add(Mul({Add(tokens, logit_tokens), h, c}),
+                Mul({logit_tokens, hp.vocab_size,
+                     estimate::VllmSamplerBytesPerLogit(engine.sampler, c)})),
+            "sampler"};
+  }
+  if (logit_tokens < tokens || !transformers) {
+    // The last token's logits (or the sampled rows of a serving engine's profile run) in the
+    // model dtype plus their float32 upcast.
+    return {Add(Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})), "logits"};
+  }
+  // Logits for every token stay in the model dtype (no float32 upcast of all of them,
+  // measured: validation/FINDINGS.md 1a); generate() upcasts the last row of each sequence.
+  if (model.architecture.ends_with("ForMaskedLM")) {
+    // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
+    // of every position, in the model dtype (FINDINGS.md, "Masked LM").
+    return {Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits"};
+  }
+  if (RunsRemoteCode(model.model_type, versions) ||
+      estimate::UpcastsEveryLogit(model.model_type)) {
+    // The Hub's modeling code upcasts every token's logits (`logits.float()`), and so do
+    // GPT-J and CodeGen (`self.lm_head(hidden_states).to(torch.float32)`): both copies are
+    // alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last row
+    // comes on top.
+    return {Add(Mul({tokens, h, c}), c >= 4 ? Add(Mul({tokens, v, c}), Mul({batch, v, 4}))
+                                            : Mul({tokens, v, c + 4})),
+            "logits"};
+  }
+  return {Add(Add(Mul({tokens, h, c}), Mul({tokens, v, c})), Mul({batch, v, 4})), "logits"};
+}
+
 // The largest transient of one forward pass over `tokens` tokens (batch x seq), per GPU.
 // `transformers`: logits as transformers' forward leaves them (all tokens in the model dtype);
 // otherwise as a serving engine's sampler takes them (logit_tokens rows upcast to float32).
 // `scan`: how transformers runs the Mamba-2 layers (the kernels add nothing beyond the layer's
-// projections; the torch path's float32 chunk products are counted).
+// projections; the torch path's float32 chunk products are counted). `engine`: a vLLM
+// release's profile-run rules.
 Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, AttnImpl attn,
                  uint64_t tp, uint64_t logit_tokens, bool transformers,
                  const RuntimeVersions& versions, Mamba2Scan scan,
-                 std::vector<std::string>& assumptions) {
+                 std::vector<std::string>& assumptions, EngineForward engine = {}) {
   const Hyperparameters& hp = model.hp;
   const uint64_t tokens = Mul({batch, seq});
   const uint64_t h = hp.hidden_size;
@@ -199,6 +257,11 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     f = CeilDiv(f, tp);
     uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
     if (L.moe && hp.num_experts) mlp = Add(mlp, Mul({tokens, hp.num_experts, 4}));
+    if (L.moe && engine.release_rules && hp.num_experts && hp.experts_per_token) {
+      // vLLM's fused MoE: the routed tokens' workspace, top_k rows per token.
+      mlp = estimate::VllmFusedMoeBytes(tokens, hp.num_experts, hp.experts_per_token, f, h,
+                                        hp.gated_mlp, c);
+    }
     if (attn == AttnImpl::kEager && L.attention != AttentionKind::kNone &&
         KeepsAttentionWeights(model.model_type, versions)) {
       // The decoder layer keeps the attention probabilities (self_attn_weights) until it
@@ -208,32 +271,9 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
     consider(Add(Add(stream, mlp), window_mask), "mlp");
   }
   if (logit_tokens && hp.vocab_size) {
-    const uint64_t v = CeilDiv(hp.vocab_size, tp);
-    if (logit_tokens < tokens || !transformers) {
-      // The last token's logits (or the sampled rows of a serving engine's profile run) in the
-      // model dtype plus their float32 upcast.
-      consider(Add(Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})), "logits");
-    } else {
-      // Logits for every token stay in the model dtype (no float32 upcast of all of them,
-      // measured: validation/FINDINGS.md 1a); generate() upcasts the last row of each sequence.
-      if (model.architecture.ends_with("ForMaskedLM")) {
-        // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
-        // of every position, in the model dtype (FINDINGS.md, "Masked LM").
-        consider(Add(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits");
-      } else if (RunsRemoteCode(model.model_type, versions) ||
-                 estimate::UpcastsEveryLogit(model.model_type)) {
-        // The Hub's modeling code upcasts every token's logits (`logits.float()`), and so do
-        // GPT-J and CodeGen (`self.lm_head(hidden_states).to(torch.float32)`): both copies are
-        // alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last row
-        // comes on top.
-        consider(Add(Mul({tokens, h, c}), c >= 4 ? Add(Mul({tokens, v, c}), Mul({batch, v, 4}))
-                                                 : Mul({tokens, v, c + 4})),
-                 "logits");
-      } else {
-        consider(Add(Add(Mul({tokens, h, c}), Mul({tokens, v, c})), Mul({batch, v, 4})),
-                 "logits");
-      }
-    }
+    Peak logits = LogitsPeak(model, batch, tokens, c, tp, logit_tokens, transformers, versions,
+                             engine);
+    consider(logits.bytes, std::move(logits.where));
   }
   if (hp.layers.empty()) assumptions.push_back("no per-layer description: one generic layer used for the activation peak");
   return best;
@@ -536,9 +576,19 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     // Profile run: a dummy batch of max_batched_tokens through the model (flash attention),
     // logits for up to max_num_seqs sampled tokens.
     uint64_t prof_tokens = o.max_batched_tokens;
+    EngineForward engine;
+    if (o.engine == Engine::kVllm && o.release) {
+      engine = {.release_rules = true, .sampler = o.release->sampler};
+      if (prof_tokens > kFusedMoeChunkTokens && estimate::HasMoeLayers(model)) {
+        e.assumptions.push_back(fmt::format(
+            "vLLM's fused MoE workspace counted for all {} profile-run tokens at once; "
+            "VLLM_FUSED_MOE_CHUNK_SIZE (16384 or more by release) may chunk it",
+            prof_tokens));
+      }
+    }
     Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, e.layout.attn_tp,
                          std::min(o.max_num_seqs, prof_tokens), /*transformers=*/false,
-                         o.versions, Mamba2Scan::kKernels, e.assumptions);
+                         o.versions, Mamba2Scan::kKernels, e.assumptions, engine);
     e.activation_bytes = p.bytes;
     e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
     e.cuda_graph_bytes = o.cuda_graph_bytes;

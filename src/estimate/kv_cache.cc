@@ -56,6 +56,16 @@ Result<KvDtype> ParseKvDtype(std::string_view s) {
   if (s == "fp8" || s == "fp8_e4m3" || s == "fp8_e5m2" || s == "fp8-e4m3") return KvDtype::kFp8;
   if (s == "int8" || s == "q8_0") return KvDtype::kInt8;
   if (s == "int4" || s == "q4_0") return KvDtype::kInt4;
+  if (s == "fp8_ds_mla") {
+    // vLLM's DeepSeek-V3.2 layout: what --kv-dtype fp8 gives that model on vLLM and SGLang.
+    return MakeError("--kv-dtype fp8_ds_mla: pass --kv-dtype fp8 (vLLM and SGLang store an fp8 "
+                     "cache of DeepSeek-V3.2 as fp8_ds_mla, 656 bytes per token and layer)");
+  }
+  if (s.starts_with("nvfp4")) {
+    return MakeError("--kv-dtype {}: memfit does not model vLLM's NVFP4 KV cache yet (its layout "
+                     "and scales were not read from vLLM's source); expected model, float16, "
+                     "bfloat16, float32, fp8, int8 or int4", s);
+  }
   return MakeError("--kv-dtype {}: expected model, float16, bfloat16, float32, fp8, int8 or int4", s);
 }
 
@@ -248,6 +258,18 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
           elems = hp.kv_lora_rank + hp.qk_rope_head_dim;  // one latent per token, all heads
         } else {
           elems = CeilDiv(L.num_heads, o.tp) * (L.head_dim_k + L.head_dim_v);
+        }
+        if (o.mla_latent && o.fp8_indexer && o.dtype == KvDtype::kFp8 &&
+            model.model_type == "deepseek_v32") {
+          // A paged engine's fp8 cache of DeepSeek-V3.2 is FlashMLA's sparse layout, "fp8_ds_mla"
+          // (vLLM's vllm/model_executor/models/config.py DeepseekV32ForCausalLM turns any fp8
+          // --kv-cache-dtype into it; SGLang's NSATokenToKVPool, quant_block_size 128 and
+          // rope_storage_dtype bfloat16): the latent in fp8, a float32 scale per 128 of it and
+          // the rope part in bf16. DeepSeek-V3.2: 512 + 4 x 4 + 64 x 2 = 656 bytes per token.
+          elems = hp.kv_lora_rank + CeilDiv(hp.kv_lora_rank, 128) * 4 + hp.qk_rope_head_dim * 2;
+          per_token.Add(elems);
+          MEMFIT_RETURN_IF_ERROR(add(i, "mla", ctx, elems, 8));
+          break;
         }
         per_token.Add(*BitsToBytes(elems, bits));
         MEMFIT_RETURN_IF_ERROR(add(i, "mla", ctx, elems, bits));

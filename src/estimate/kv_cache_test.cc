@@ -132,5 +132,21 @@ TEST(KvCacheTest, MissingShapeIsAnError) {
   EXPECT_NE(e.error().message.find("empty"), std::string::npos);
 }
 
+// The engines' own words: fp8_e4m3 / fp8_e5m2 are fp8 (one byte per element either way);
+// fp8_ds_mla and nvfp4 are refused, each naming why.
+TEST(KvCacheTest, EngineKvDtypeWords) {
+  EXPECT_EQ(ParseKvDtype("fp8_e4m3").value(), KvDtype::kFp8);
+  EXPECT_EQ(ParseKvDtype("fp8_e5m2").value(), KvDtype::kFp8);
+  EXPECT_EQ(ParseKvDtype("q8_0").value(), KvDtype::kInt8);
+  auto ds = ParseKvDtype("fp8_ds_mla");
+  ASSERT_FALSE(ds);
+  EXPECT_EQ(ds.error().message,
+            "--kv-dtype fp8_ds_mla: pass --kv-dtype fp8 (vLLM and SGLang store an fp8 cache of "
+            "DeepSeek-V3.2 as fp8_ds_mla, 656 bytes per token and layer)");
+  auto fp4 = ParseKvDtype("nvfp4");
+  ASSERT_FALSE(fp4);
+  EXPECT_TRUE(fp4.error().message.starts_with("--kv-dtype nvfp4: memfit does not model"));
+}
+
 }  // namespace
 }  // namespace memfit

@@ -159,6 +159,31 @@ TEST(RecurrentStateTest, DsaIndexerKeysBesideTheMlaLatent) {
   EXPECT_EQ(t->bytes, (128ull * 320 * 2 + 128 * 2) * 61 * 1000);
 }
 
+// The same model with an fp8 cache on a paged engine: FlashMLA's "fp8_ds_mla" layout (vLLM
+// turns --kv-cache-dtype fp8 into it for DeepSeek-V3.2; SGLang's NSATokenToKVPool): the latent
+// 512 x 1 B + 512 / 128 float32 scales (16 B) + the rope part 64 x 2 B (128 B) = 656 B per token
+// and layer, not 576 x 1 B; the indexer keys stay 132 B.
+TEST(RecurrentStateTest, DeepseekV32Fp8IsTheDsMlaLayout) {
+  Model m = FromConfig({{"model_type", "deepseek_v32"}, {"hidden_size", 7168},
+                        {"num_hidden_layers", 61}, {"num_attention_heads", 128},
+                        {"num_key_value_heads", 128}, {"vocab_size", 129280},
+                        {"intermediate_size", 18432}, {"kv_lora_rank", 512},
+                        {"qk_rope_head_dim", 64}, {"qk_nope_head_dim", 128},
+                        {"v_head_dim", 128}, {"index_head_dim", 128}, {"index_n_heads", 64}});
+  m.model_type = "deepseek_v32";  // FromConfig reads the hyperparameters only
+  KvCacheOptions o{.context_tokens = 1000, .dtype = KvDtype::kFp8, .mla_latent = true,
+                   .fp8_indexer = true};
+  auto v = EstimateKvCache(m, o);
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_EQ(v->bytes, (656ull + 132) * 61 * 1000);
+  EXPECT_EQ(v->bytes_per_token, 656ull * 61);  // the attention pages' part
+  // Another MLA family (DeepSeek-V3) keeps the plain fp8 latent: 576 B.
+  m.model_type = "deepseek_v3";
+  auto v3 = EstimateKvCache(m, o);
+  ASSERT_TRUE(v3) << v3.error().message;
+  EXPECT_EQ(v3->bytes, (576ull + 132) * 61 * 1000);
+}
+
 // DeepSeek-V4: a 128-token window on every layer, one shared K=V entry of 512 per
 // compress_ratio tokens, indexer keys on ratio-4 layers.
 TEST(RecurrentStateTest, DeepseekV4CompressedEntries) {
