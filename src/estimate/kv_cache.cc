@@ -221,9 +221,10 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
       const uint64_t steps = o.conv_full_kernel ? L.state.conv_kernel
                                                 : (L.state.conv_kernel ? L.state.conv_kernel - 1 : 0);
       RecurrentElements r = RecurrentStateElements(L.state, steps, o.tp);
-      const uint32_t state_bits = L.state.state_bits ? L.state.state_bits
-                                  : o.recurrent_state_fp32 ? 32
-                                                           : model_bits;
+      const uint32_t state_bits =
+          L.state.state_bits                                           ? L.state.state_bits
+          : o.recurrent_state_fp32 && !L.state.model_dtype_state ? 32
+                                                                       : model_bits;
       auto one = StateBytes(r, model_bits, state_bits);
       if (!one) return MakeError("{}: recurrent state size overflows", model.name);
       const uint64_t per_seq = std::max(*one, state_page);
