@@ -98,9 +98,6 @@ struct RecurrentState {
   uint64_t elements_per_head = 0;  // Mamba2: head_dim x d_state; delta-net: d_k x d_v
   uint32_t state_bits = 0;     // recurrent state element bits; 0 = the model dtype
                                // ("mamba_ssm_cache_dtype": float32 -> 32)
-  // transformers keeps this state in the model dtype rather than float32 (MambaCache,
-  // Mamba2Cache, HybridMambaAttentionDynamicCache: Mamba, Falcon-Mamba, Mamba-2, Jamba).
-  bool model_dtype_state = false;
 };
 
 // Per decoder layer facts that KV-cache and activation estimates need.

@@ -55,7 +55,6 @@ LayerInfo EmitMamba1(ModelBuilder& b, const Quantization& q, const std::string& 
   info.state.conv_kernel = d.kernel;
   info.state.heads = d.d_inner;  // one state row per channel: splits under TP like the channels
   info.state.elements_per_head = d.d_state;
-  info.state.model_dtype_state = true;
   return info;
 }
 

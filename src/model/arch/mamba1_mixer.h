@@ -43,8 +43,7 @@ Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Dims& d,
 
 // Emits the mixer's tensors under `prefix` (e.g. "backbone.layers.0.mixer") and returns the
 // layer's LayerInfo: no attention, a Mamba-1 state of d_inner conv channels x kernel and d_inner
-// rows of d_state, kept in the model dtype by transformers (MambaCache,
-// HybridMambaAttentionDynamicCache).
+// rows of d_state (transformers keeps it in the model dtype: kv_cache.cc).
 LayerInfo EmitMamba1(ModelBuilder& b, const Quantization& q, const std::string& prefix, uint64_t h,
                      const Mamba1Dims& d);
 

@@ -165,9 +165,7 @@ Result<Model> BuildMamba2(const HfConfig& c, const BuildOptions& o) {
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("backbone.layers", i);
     b.RmsNorm(l + ".norm", h);
-    LayerInfo info = EmitMamba2(b, q, l + ".mixer", h, d);
-    info.state.model_dtype_state = true;  // Mamba2Cache: conv and SSM states in the model dtype
-    hp.layers.push_back(info);
+    hp.layers.push_back(EmitMamba2(b, q, l + ".mixer", h, d));
   }
   return FinishBackbone(b, c, o, q);
 }

@@ -60,7 +60,6 @@ TEST(MambaBuilder, TinyConfigCountsByHand) {
     EXPECT_EQ(L.state.conv_kernel, 3u);
     EXPECT_EQ(L.state.heads, 16u);
     EXPECT_EQ(L.state.elements_per_head, 2u);
-    EXPECT_TRUE(L.state.model_dtype_state);
   }
   EXPECT_EQ(m->no_split_patterns, (std::vector<std::string>{"backbone.layers.*"}));
   // No "intermediate_size": int(expand x hidden) = int(1.5 x 8) = 12 (conv1d [12, 1, 3]).
@@ -128,7 +127,6 @@ TEST(Mamba2Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(L.state.conv_kernel, 3u);
   EXPECT_EQ(L.state.heads, 4u);
   EXPECT_EQ(L.state.elements_per_head, 8u);  // head_dim 4 x state 2
-  EXPECT_TRUE(L.state.model_dtype_state);
   EXPECT_EQ(m->hp.ssm_chunk_size, 64u);
   EXPECT_EQ(m->hp.ssm_group_count, 1u);
   // "time_step_limit": [0.0, Infinity] as Python's json writes it: parsed, ignored.
