@@ -4,6 +4,8 @@
 // block rounding (vLLM's hybrid page padding), TP split/replication. docs/estimates.md, "KV cache".
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -22,6 +24,15 @@ std::optional<uint64_t> BitsToBytes(uint64_t elements, uint32_t bits) {
   auto b = CheckedMul(elements, bits);
   if (!b) return std::nullopt;
   return CeilDiv(*b, 8);
+}
+
+// Families whose transformers cache keeps the SSM state in the model dtype, not float32: the
+// caches are made with dtype = the embeddings' (MambaCache: models/mamba/modeling_mamba.py, also
+// Falcon-Mamba's; Mamba2Cache: models/mamba2/modeling_mamba2.py;
+// HybridMambaAttentionDynamicCache: models/jamba/modular_jamba.py).
+bool TransformersStateInModelDtype(const Model& model) {
+  static constexpr std::string_view kTypes[] = {"mamba", "falcon_mamba", "mamba2", "jamba"};
+  return std::find(std::begin(kTypes), std::end(kTypes), model.model_type) != std::end(kTypes);
 }
 
 // Bytes of a recurrent layer's state for one sequence: conv steps in the model dtype, the
@@ -190,6 +201,7 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
   }
   const uint32_t bits = KvBits(o.dtype, o.model_dtype);
   const uint32_t model_bits = DtypeBits(o.model_dtype) ? DtypeBits(o.model_dtype) : 16;
+  const bool model_dtype_state = TransformersStateInModelDtype(model);
   uint64_t block = o.block_size;
   uint64_t state_page = 0;
   if (o.pad_state_to_page && block > 0) {
@@ -232,8 +244,8 @@ Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions
                                                 : (L.state.conv_kernel ? L.state.conv_kernel - 1 : 0);
       RecurrentElements r = RecurrentStateElements(L.state, steps, o.tp);
       const uint32_t state_bits = L.state.state_bits ? L.state.state_bits
-                                  : o.recurrent_state_fp32 ? 32
-                                                           : model_bits;
+                                  : o.recurrent_state_fp32 && !model_dtype_state ? 32
+                                                                                 : model_bits;
       auto one = StateBytes(r, model_bits, state_bits);
       if (!one) return MakeError("{}: recurrent state size overflows", model.name);
       const uint64_t per_seq = std::max(*one, state_page);

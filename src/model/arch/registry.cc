@@ -14,6 +14,7 @@
 #include "model/arch/families.h"
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
+#include "model/arch/mamba_families.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
 #include "model/arch/phi4mm_family.h"
@@ -138,6 +139,11 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
       {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
       {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
+      // State-space decoders and Jamba (mamba_families.h; issue 30).
+      {"mamba", "", arch::BuildMamba, "mamba"},
+      {"falcon_mamba", "", arch::BuildFalconMamba, "mamba"},
+      {"mamba2", "", arch::BuildMamba2, "mamba"},
+      {"jamba", "", arch::BuildJamba, "jamba"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
