@@ -142,6 +142,59 @@ constexpr DecoderSpec kQwen2Moe{.basics = DecoderBasics::kKit, .qkv_bias = true,
                                 .moe = MoeLayout::kQwen,
                                 .shared_expert_key = "shared_expert_intermediate_size"};
 
+// --- Routed-expert MoE (issue 30): MoeLayout::kRouted, experts as the Hub checkpoints store them
+// models/olmoe/modeling_olmoe.py (allenai/OLMoE-1B-7B-0924): q/k norms over the whole
+// projection, every layer sparse: mlp.gate and experts of "intermediate_size".
+constexpr DecoderSpec kOlmoe{.qk_norm = QkNorm::kWhole, .rope = Rope::kModelLevel,
+                            .mlp_bias_key = "", .moe = MoeLayout::kRouted,
+                            .moe_inter_key = "intermediate_size"};
+// models/afmoe/modeling_afmoe.py (arcee-ai/Trinity-Nano/Mini; vLLM afmoe.py for the checkpoint
+// names): per-head q/k norms and a sigmoid gate_proj on the attention output, four norms a
+// layer, "num_dense_layers" dense layers first, then mlp.router.gate, mlp.expert_bias (f32),
+// experts and shared experts; "layer_types", else every "global_attn_every_n_layers"-th layer
+// global (full layers are NoPE), window 1024 by default.
+constexpr DecoderSpec kAfmoe{
+    .head_dim_default = 128, .bias_key = "", .qk_norm = QkNorm::kPerHead,
+    .sliding = SlidingRuleKind::kPattern, .window_default = 1024,
+    .pattern_key = "global_attn_every_n_layers", .pattern_default = 4, .rope = Rope::kModelLevel,
+    .mlp_bias_key = "", .moe = MoeLayout::kRouted,
+    .after_mlp_norms = {"post_attention_layernorm", "pre_mlp_layernorm", "post_mlp_layernorm"},
+    .router_name = "router.gate", .routed_bias = RoutedBias::kExpertBias,
+    .shared_count_key = "num_shared_experts", .dense_layers = DenseLayers::kFirstK,
+    .dense_first_key = "num_dense_layers", .dense_first_default = 1, .attn_gate = true};
+// models/exaone_moe/modular_exaone_moe.py (LGAI-EXAONE/K-EXAONE-236B-A23B): exaone4 attention
+// in a pre-norm layer, DeepSeek-V3 routing (mlp.gate.e_score_correction_bias, f32), shared
+// experts; "mlp_layer_types", else the first "first_k_dense_replace" (1) layers dense; one MTP
+// layer stored as mtp.* (vLLM exaone_moe_mtp.py), not loaded.
+constexpr DecoderSpec kExaoneMoe{
+    .basics = DecoderBasics::kKit, .qk_norm = QkNorm::kPerHead,
+    .sliding = SlidingRuleKind::kExaone4, .window_default = 4096, .rope = Rope::kModelLevel,
+    .mlp_bias_key = "", .moe = MoeLayout::kRouted, .mtp = Mtp::kExaoneMoe,
+    .routed_bias = RoutedBias::kGateBuffer, .shared_count_key = "num_shared_experts",
+    .dense_layers = DenseLayers::kMlpLayerTypes, .dense_first_key = "first_k_dense_replace",
+    .dense_first_default = 1};
+// models/hy_v3/modular_hy_v3.py (tencent/Hy3-preview): apertus attention (per-head q/k norms),
+// "mlp_layer_types", else layer 0 dense; mlp.gate, mlp.e_score_correction_bias (f32), experts,
+// shared experts (LlamaMLP: "mlp_bias"); NextN layers model.layers.{L+k} stored, not loaded.
+constexpr DecoderSpec kHyV3{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead,
+                            .rope = Rope::kModelLevel, .moe = MoeLayout::kRouted,
+                            .mtp = Mtp::kHyV3, .routed_bias = RoutedBias::kBlockBuffer,
+                            .shared_count_key = "num_shared_experts",
+                            .dense_layers = DenseLayers::kMlpLayerTypes,
+                            .dense_first_default = 1};
+// models/cohere2_moe/modular_cohere2_moe.py (CohereLabs/North-Mini-Code-1.0, Command A+):
+// cohere2's parallel layer (one input norm: RMSNorm with "rms_norm_eps", else a weight-only
+// LayerNorm), tied; experts and shared experts of "intermediate_size", dense prefix layers of
+// "prefix_dense_intermediate_size"; Cohere2MoeConfig's sliding layers.
+constexpr DecoderSpec kCohere2Moe{
+    .tie_default = true, .head_dim_default = 128, .hp_norm = "layernorm",
+    .sliding = SlidingRuleKind::kCohere2Moe, .window_default = 4096,
+    .pattern_key = "sliding_window_pattern", .pattern_default = 4, .rope = Rope::kModelLevel,
+    .mlp_bias_key = "", .moe = MoeLayout::kRouted, .after_mlp_norms = {"", "", ""},
+    .moe_inter_key = "intermediate_size", .shared_count_key = "num_shared_experts",
+    .dense_layers = DenseLayers::kMlpLayerTypes, .dense_first_key = "first_k_dense_replace",
+    .dense_inter_key = "prefix_dense_intermediate_size"};
+
 }  // namespace
 
 const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
@@ -174,6 +227,11 @@ const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
       {"cohere", "", BuildSpec<kCohere>, "cohere"},
       {"cohere2", "", BuildSpec<kCohere2>, "cohere"},
       {"qwen2_moe", "", BuildSpec<kQwen2Moe>, "qwen2_moe"},
+      {"olmoe", "", BuildSpec<kOlmoe>, "olmo"},
+      {"afmoe", "", BuildSpec<kAfmoe>, "afmoe"},
+      {"exaone_moe", "", BuildSpec<kExaoneMoe>, "olmo"},
+      {"hy_v3", "", BuildSpec<kHyV3>, "hunyuan_moe"},
+      {"cohere2_moe", "", BuildSpec<kCohere2Moe>, "cohere"},
   };
   return kRows;
 }

@@ -11,6 +11,7 @@
 #include "model/arch/decoder_spec.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
+#include "model/arch/routed_moe.h"
 
 namespace memfit::arch {
 namespace {
@@ -50,7 +51,7 @@ class SlidingRule {
         window_ = Get(b, c.UintOr(s.window_key, s.window_default));
         break;
     }
-    if (kind_ == SlidingRuleKind::kPattern) {
+    if (kind_ == SlidingRuleKind::kPattern || kind_ == SlidingRuleKind::kCohere2Moe) {
       every_ = s.pattern_key.empty() ? s.pattern_default
                                      : Get(b, c.UintOr(s.pattern_key, s.pattern_default));
       if (!b.failed() && every_ == 0) {
@@ -61,6 +62,7 @@ class SlidingRule {
     types_ = LayerTypesOrEmpty(b, c, layers);
     if (kind_ == SlidingRuleKind::kSmolLm3) ReadSmolLm3(b, c, layers);
     if (kind_ == SlidingRuleKind::kExaone4) ReadExaone4(b, c);
+    if (kind_ == SlidingRuleKind::kCohere2Moe) ReadCohere2Moe(b, c);
   }
 
   uint64_t window() const { return window_; }
@@ -76,6 +78,8 @@ class SlidingRule {
     switch (kind_) {
       case SlidingRuleKind::kEven: return i % 2 == 0;  // Gemma2Attention: even layers slide
       case SlidingRuleKind::kPattern: return (i + 1) % every_ != 0;
+      case SlidingRuleKind::kCohere2Moe:
+        return i < prefix_ ? (i + 1) % prefix_every_ != 0 : (i - prefix_ + 1) % every_ != 0;
       case SlidingRuleKind::kSmolLm3: {
         const bool rope = no_rope_ ? (*no_rope_)[i] != 0 : (i + 1) % every_ != 0;
         return use_sliding_ && !rope;
@@ -122,8 +126,18 @@ class SlidingRule {
     }
   }
 
+  void ReadCohere2Moe(ModelBuilder& b, const HfConfig& c) {
+    prefix_ = Get(b, c.UintOr("first_k_dense_replace", 0));
+    prefix_every_ = Get(b, c.UintOr("prefix_dense_sliding_window_pattern", 1));
+    if (!b.failed() && prefix_every_ == 0) {
+      b.Fail(MakeError("{}: field \"prefix_dense_sliding_window_pattern\" must not be zero",
+                       c.where()));
+    }
+  }
+
   SlidingRuleKind kind_;
   uint64_t layers_;
+  uint64_t prefix_ = 0, prefix_every_ = 1;  // kCohere2Moe's dense prefix
   uint64_t window_ = 0;
   uint64_t every_ = 1;  // the pattern, NoPE interval or max_window_layers
   bool use_sliding_ = false;
@@ -166,6 +180,7 @@ struct Read {
   bool qk_norm = false, qk_per_head = false, routing_bias = false;
   uint64_t shared = 0, sparse_step = 1, mtp_layers = 0;
   std::unordered_set<uint64_t> mlp_only;
+  RoutedMoe routed{};
 };
 
 void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Read& r) {
@@ -194,6 +209,9 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Read& r) 
         }
       }
       break;
+    case MoeLayout::kRouted:
+      ReadRoutedMoe(b, c, s, hp.num_layers, r.routed);
+      break;
   }
   if (!s.shared_expert_key.empty()) {
     r.shared = Get(b, c.UintOr(s.shared_expert_key, 0));
@@ -204,8 +222,9 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Read& r) 
 
 void ReadMtp(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Read& r) {
   auto& hp = b.model().hp;
-  if (s.mtp == Mtp::kMiMo) {
-    r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+  if (s.mtp == Mtp::kMiMo || s.mtp == Mtp::kExaoneMoe || s.mtp == Mtp::kHyV3) {
+    const uint64_t fallback = s.mtp == Mtp::kExaoneMoe ? 1 : 0;
+    r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", fallback));
     if (!b.failed() && r.mtp_layers > hp.num_layers) {
       b.Fail(MakeError("{}: \"num_nextn_predict_layers\" = {} exceeds \"num_hidden_layers\" = {}",
                        c.where(), r.mtp_layers, hp.num_layers));
@@ -309,13 +328,18 @@ class Skeleton {
           break;
       }
     }
+    if (s_.attn_gate) QLinear(b_, q_, l + ".self_attn.gate_proj", h_, q_width_, false);
     if (PerLayerRope(s_, o_)) {
       RotaryBuffers(b_, l + ".self_attn.rotary_emb", hd_, s_.rope == Rope::kPerLayerCached442);
     }
   }
 
+  uint64_t DenseWidth() const {
+    return s_.moe == MoeLayout::kRouted ? r_.routed.dense_width : hp_.intermediate_size;
+  }
+
   void DenseMlp(const std::string& l) {
-    const uint64_t inter = hp_.intermediate_size;
+    const uint64_t inter = DenseWidth();
     const std::string p = l + ".mlp.";
     if (s_.mlp == MlpForm::kFusedGateUp) {
       QLinear(b_, q_, p + "gate_up_proj", h_, MulDims(b_, 2, inter, "2 x intermediate_size"),
@@ -336,6 +360,9 @@ class Skeleton {
   }
 
   bool MoeLayer(uint64_t i) const {
+    if (s_.moe == MoeLayout::kRouted) {
+      return hp_.num_experts > 0 && RoutedSparseLayer(s_, r_.routed, i);
+    }
     if (s_.moe != MoeLayout::kQwen) return s_.moe != MoeLayout::kNone;
     return r_.mlp_only.count(i) == 0 && hp_.num_experts > 0 && r_.sparse_step > 0 &&
            (i + 1) % r_.sparse_step == 0;
@@ -368,6 +395,8 @@ class Skeleton {
         QLinear(b_, q_, l + ".mlp.shared_expert.down_proj", r_.shared, h_, false);
         b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
       }
+    } else if (s_.moe == MoeLayout::kRouted) {
+      EmitRoutedMoe(b_, q_, l, s_, r_.routed, e, r_.mlp_bias);
     } else {  // kGraniteFused: GraniteMoeParallelExperts keep all experts in one [E, out, in]
       const uint64_t inter = hp_.intermediate_size;
       b_.Param(l + ".block_sparse_moe.input_linear.weight", {e, 2 * inter, h_});
@@ -382,25 +411,30 @@ class Skeleton {
 
   void Layers(const SlidingRule& sliding) {
     for (uint64_t i = 0; i < hp_.num_layers && !b_.failed(); ++i) {
-      const std::string l = Layer("model.layers", i);
-      Attention(l);
       LayerInfo info = AttentionInfo(hp_, sliding(i), sliding.window());
       info.moe = MoeLayer(i);
-      if (info.moe) {
-        Moe(l);
-      } else {
-        DenseMlp(l);
-        info.intermediate_size = hp_.intermediate_size;
-      }
-      for (std::string_view norm : s_.after_mlp_norms) {
-        if (!norm.empty()) b_.RmsNorm(l + "." + std::string(norm), h_);
-      }
+      if (!info.moe) info.intermediate_size = DenseWidth();
+      Body(Layer("model.layers", i), info.moe);
       hp_.layers.push_back(info);
     }
   }
 
-  // MiMoMTPLayers (remote code modeling_mimo.py).
+  // A decoder layer: attention, the MLP (sparse or dense), the norms after it.
+  void Body(const std::string& l, bool moe) {
+    Attention(l);
+    if (moe) {
+      Moe(l);
+    } else {
+      DenseMlp(l);
+    }
+    for (std::string_view norm : s_.after_mlp_norms) {
+      if (!norm.empty()) b_.RmsNorm(l + "." + std::string(norm), h_);
+    }
+  }
+
+  // MiMoMTPLayers (remote code modeling_mimo.py); the stored-only ones of kExaoneMoe / kHyV3.
   void MtpLayers() {
+    if (s_.mtp == Mtp::kExaoneMoe || s_.mtp == Mtp::kHyV3) return StoredMtpLayers();
     for (uint64_t i = 0; i < r_.mtp_layers && !b_.failed(); ++i) {
       const std::string l = Layer("model.mtp_layers", i);
       b_.RmsNorm(l + ".token_layernorm", h_);
@@ -411,6 +445,39 @@ class Skeleton {
       b_.RmsNorm(l + ".post_attention_layernorm", h_);
       b_.RmsNorm(l + ".final_layernorm", h_);
     }
+  }
+
+  // vLLM exaone_moe_mtp.py (mtp.*) and the model.layers.{L + k} NextN layers of Hy3 (as
+  // DeepSeek-V3 stores them): in the checkpoint, not loaded by transformers.
+  void StoredMtpLayers() {
+    if (r_.mtp_layers == 0) return;
+    Model& m = b_.model();
+    const size_t begin = m.tensors.size();
+    const uint64_t h2 = MulDims(b_, 2, h_, "2 x hidden_size");
+    const bool exaone = s_.mtp == Mtp::kExaoneMoe;
+    if (exaone) b_.Linear("mtp.fc", h2, h_, false);
+    for (uint64_t k = 0; k < r_.mtp_layers && !b_.failed(); ++k) {
+      if (exaone) {
+        Body(Layer("mtp.layers", k), false);
+        continue;
+      }
+      const std::string l = Layer("model.layers", hp_.num_layers + k);
+      Body(l, hp_.num_experts > 0);
+      b_.RmsNorm(l + ".enorm", h_);
+      b_.RmsNorm(l + ".hnorm", h_);
+      b_.Linear(l + ".eh_proj", h2, h_, false);
+      b_.RmsNorm(l + ".final_layernorm", h_);
+    }
+    if (exaone) {
+      b_.RmsNorm("mtp.norm", h_);
+      b_.RmsNorm("mtp.pre_fc_norm_hidden", h_);
+      b_.RmsNorm("mtp.pre_fc_norm_embedding", h_);
+    }
+    if (b_.failed()) return;
+    const uint64_t bytes = MarkStoredOnly(m, begin);
+    m.notes.push_back(fmt::format(
+        "{} multi-token-prediction layer(s) ({} bytes) are stored in the checkpoint but not "
+        "loaded by transformers", r_.mtp_layers, bytes));
   }
 
  private:

@@ -53,6 +53,10 @@ enum class SlidingRuleKind : uint8_t {
   kSmolLm3,         // "layer_types", else NoPE layers when "use_sliding_window" (SmolLM3Config)
   kExaone4,         // Exaone4Config: null window: none; "layer_types"; "sliding_window_pattern"
   kAfterMaxWindow,  // "use_sliding_window": layers >= "max_window_layers" (qwen2_moe)
+  // Cohere2MoeConfig: "layer_types", else the first "first_k_dense_replace" layers every
+  // "prefix_dense_sliding_window_pattern"-th global (default 1: all global), then the pattern
+  // (pattern_key, default pattern_default) counted again from the first layer after them.
+  kCohere2Moe,
 };
 
 enum class MoeLayout : uint8_t {
@@ -68,6 +72,29 @@ enum class MoeLayout : uint8_t {
   // output_linear [E, H, I], router.layer [E, H]; shared_mlp.{input,output}_linear when
   // shared_expert_key is set and > 0 (granitemoe, granitemoeshared).
   kGraniteFused,
+  // Sparse layers by dense_layers: mlp.<router_name>.weight [E, H] (E from experts_key), the
+  // routing bias (routed_bias), mlp.experts.N.{gate,up,down}_proj of moe_inter_key as the
+  // checkpoints store them, and with shared_count_key > 0 mlp.shared_experts.{gate,up,down}_proj
+  // of (expert width x count) (olmoe, afmoe, exaone_moe, hy_v3, cohere2_moe).
+  kRouted,
+};
+
+// kRouted: which layers are dense (a dense MLP of dense_inter_key, else intermediate_size).
+enum class DenseLayers : uint8_t {
+  kNone,           // every layer sparse (olmoe)
+  kFirstK,         // the first dense_first_key layers (default dense_first_default) (afmoe)
+  // "mlp_layer_types" ("dense"/"sparse" per layer), else "is_moe_layer" (a bool per layer, as
+  // early EXAONE-MoE configs write it), else the first dense_first_key layers (default
+  // dense_first_default; dense_first_key "" = always the default, as HYV3Config).
+  kMlpLayerTypes,
+};
+
+// kRouted: the aux-loss-free routing bias [E], float32 in the checkpoints (_keep_in_fp32_modules).
+enum class RoutedBias : uint8_t {
+  kNone,
+  kGateBuffer,   // mlp.gate.e_score_correction_bias, a persistent buffer (exaone_moe)
+  kBlockBuffer,  // mlp.e_score_correction_bias, a persistent buffer of the MoE block (hy_v3)
+  kExpertBias,   // mlp.expert_bias, an nn.Parameter without gradient (afmoe)
 };
 
 enum class Mtp : uint8_t {
@@ -77,6 +104,14 @@ enum class Mtp : uint8_t {
   kMiMo,
   // "num_mtp_modules" with "use_mtp": not built by the class; an assumption says so (minimax_m2).
   kMiniMaxNote,
+  // "num_nextn_predict_layers" (default 1, as vLLM exaone_moe_mtp.py reads it): mtp.fc [H, 2H],
+  // mtp.layers.N (a dense decoder layer), mtp.norm, mtp.pre_fc_norm_{hidden,embedding};
+  // stored, not loaded (ExaoneMoePreTrainedModel ignores r"mtp.*").
+  kExaoneMoe,
+  // "num_nextn_predict_layers" (default 0): model.layers.{L + k} (a sparse decoder layer) with
+  // enorm, hnorm, eh_proj [H, 2H] and final_layernorm; stored, not loaded (HYV3PreTrainedModel
+  // ignores them) (hy_v3).
+  kHyV3,
 };
 
 // Rotary buffers (non-persistent float32 inv_freq [rotary_dim / 2]) under BufferConvention.
@@ -127,6 +162,17 @@ struct DecoderSpec {
   std::array<std::string_view, 3> after_mlp_norms = {"post_attention_layernorm", "", ""};
   bool final_norm = true;
   Mtp mtp = Mtp::kNone;
+  // kRouted MoE (their defaults leave every other layout as it is).
+  std::string_view experts_key = "num_experts";
+  std::string_view moe_inter_key = "moe_intermediate_size";  // the routed experts' width
+  std::string_view router_name = "gate";                      // mlp.<router_name>.weight
+  RoutedBias routed_bias = RoutedBias::kNone;
+  std::string_view shared_count_key = "";                     // shared experts' count key
+  DenseLayers dense_layers = DenseLayers::kNone;
+  std::string_view dense_first_key = "";
+  uint64_t dense_first_default = 0;
+  std::string_view dense_inter_key = "";  // dense layers' width when not intermediate_size
+  bool attn_gate = false;  // self_attn.gate_proj [heads x head_dim, H] after the q/k norms (afmoe)
 };
 
 // Builds the decoder `spec` describes from `config` (decoder_skeleton.cc).

@@ -144,6 +144,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"falcon_mamba", "", arch::BuildFalconMamba, "mamba"},
       {"mamba2", "", arch::BuildMamba2, "mamba"},
       {"jamba", "", arch::BuildJamba, "jamba"},
+      {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
