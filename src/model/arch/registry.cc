@@ -138,6 +138,10 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
       {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
       {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
+      // MLA families (issue 30): deepseek.cc and mla_families.cc over mla_kit.h.
+      {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
+      {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
+      {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
