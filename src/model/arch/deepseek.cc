@@ -31,7 +31,7 @@
 // MTP layer (model.layers.47) with its own embed_tokens and shared_head.head, which the class
 // ignores on load. Sources: transformers/models/glm4_moe_lite/modeling_glm4_moe_lite.py, vLLM
 // model_executor/models/glm4_moe_lite_mtp.py; the tensor list of zai-org/GLM-4.7-Flash
-// (deepseek_test.cc).
+// (mla_families_test.cc).
 // MLA itself and the hyperparameters every MLA decoder reads are in mla_kit.h.
 
 #include <algorithm>
@@ -39,6 +39,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/mla_families.h"
 #include "model/arch/mla_kit.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"

@@ -94,11 +94,6 @@ Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildKimiK3(const HfConfig& config, const BuildOptions& options);
 // GLM-4.5/4.6 (deepseek.cc): DeepSeek-V3's MoE and MTP layers around grouped-query attention.
 Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
-// GLM-4.7-Flash (deepseek.cc): DeepSeek-V3's MLA, MoE and MTP layout as glm4_moe_lite.
-Result<Model> BuildGlm4MoeLite(const HfConfig& config, const BuildOptions& options);
-// MiniCPM3 and LongCat-Flash (mla_families.cc, over mla_kit.h): MLA decoders of their own shape.
-Result<Model> BuildMiniCpm3(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildLongcatFlash(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.
 Result<Model> BuildDeepseekV4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);

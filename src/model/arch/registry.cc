@@ -14,6 +14,7 @@
 #include "model/arch/families.h"
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
+#include "model/arch/mla_families.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
 #include "model/arch/phi4mm_family.h"
