@@ -133,7 +133,9 @@ TEST(MiniCpm3Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
   EXPECT_EQ(m->hp.layers[1].intermediate_size, 12u);
   EXPECT_NE(FindTensor(*m, "model.embed_tokens.embed_scale"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "lm_head.weight"), nullptr);
+  const Tensor* lm = FindTensor(*m, "lm_head.weight");
+  ASSERT_NE(lm, nullptr);
+  EXPECT_EQ(lm->tied_to, "model.embed_tokens.weight");
   j["tie_word_embeddings"] = false;
   j["v_head_dim"] = 2;  // kv_b 4x(2x4) = 32 and o 4x8 = 32: 48 less a layer
   auto untied = BuildJson(j);
