@@ -24,32 +24,44 @@
 // stores its own embed_tokens and shared_head.head as DeepSeek-V3's does (vLLM glm4_moe_mtp.py
 // loads them; the Hub's safetensors totals, 110B for GLM-4.5-Air and 358B for GLM-4.5, count
 // them). Source: transformers/models/glm4_moe/modular_glm4_moe.py.
+// GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's layout with MLA again (q_lora_rank 768, kv_lora_rank
+// 512), "mlp_layer_types" defaulting to one dense layer then sparse ones, the router's float32
+// e_score_correction_bias always registered, one model-level inv_freq of qk_rope_head_dim x
+// partial_rotary_factor (no remote-code per-layer caches: the class is transformers 5's), and an
+// MTP layer (model.layers.47) with its own embed_tokens and shared_head.head, which the class
+// ignores on load. Sources: transformers/models/glm4_moe_lite/modeling_glm4_moe_lite.py, vLLM
+// model_executor/models/glm4_moe_lite_mtp.py; the tensor list of zai-org/GLM-4.7-Flash
+// (mla_families_test.cc).
+// MLA itself and the hyperparameters every MLA decoder reads are in mla_kit.h.
 
 #include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/mla_families.h"
+#include "model/arch/mla_kit.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
 
+// The attention of one layer: MLA (mla_kit.h), or glm4_moe's grouped-query attention.
 struct Mla {
-  uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;
+  MlaDims d;
   bool bias = false;
-  bool gqa = false;      // glm4_moe: grouped-query attention of head_dim `v` instead of MLA
+  bool gqa = false;      // glm4_moe: grouped-query attention of head_dim d.v instead of MLA
   bool qk_norm = false;  // glm4_moe "use_qk_norm"
   uint64_t index_heads = 0, index_dim = 0;  // DSA lightning indexer; 0: none
 };
 
-enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe };
+enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe, kGlm4MoeLite };
 
 void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a) {
   const uint64_t h = b.model().hp.hidden_size;
   const std::string x = l + ".self_attn.indexer";
-  QLinear(b, q, x + ".wq_b", a.q_lora, MulDims(b, a.index_heads, a.index_dim, "index_n_heads x "
+  QLinear(b, q, x + ".wq_b", a.d.q_lora, MulDims(b, a.index_heads, a.index_dim, "index_n_heads x "
                                                 "index_head_dim"), false);
   QLinear(b, q, x + ".wk", h, a.index_dim, false);
   b.LayerNorm(x + ".k_norm", a.index_dim);
@@ -62,28 +74,18 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   b.RmsNorm(l + ".input_layernorm", h);
   if (a.gqa) {
-    const uint64_t q_width = MulDims(b, nh, a.v, "num_attention_heads x head_dim");
-    const uint64_t kv_width = MulDims(b, hp.num_kv_heads, a.v, "num_key_value_heads x head_dim");
+    const uint64_t q_width = MulDims(b, nh, a.d.v, "num_attention_heads x head_dim");
+    const uint64_t kv_width = MulDims(b, hp.num_kv_heads, a.d.v, "num_key_value_heads x head_dim");
     QLinear(b, q, l + ".self_attn.q_proj", h, q_width, a.bias);
     QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, a.bias);
     QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, a.bias);
     QLinear(b, q, l + ".self_attn.o_proj", q_width, h, false);
     if (a.qk_norm) {
-      b.RmsNorm(l + ".self_attn.q_norm", a.v);
-      b.RmsNorm(l + ".self_attn.k_norm", a.v);
+      b.RmsNorm(l + ".self_attn.q_norm", a.d.v);
+      b.RmsNorm(l + ".self_attn.k_norm", a.d.v);
     }
   } else {
-    if (a.q_lora > 0) {
-      QLinear(b, q, l + ".self_attn.q_a_proj", h, a.q_lora, a.bias);
-      b.RmsNorm(l + ".self_attn.q_a_layernorm", a.q_lora);
-      QLinear(b, q, l + ".self_attn.q_b_proj", a.q_lora, nh * (a.nope + a.rope), false);
-    } else {
-      QLinear(b, q, l + ".self_attn.q_proj", h, nh * (a.nope + a.rope), false);
-    }
-    QLinear(b, q, l + ".self_attn.kv_a_proj_with_mqa", h, a.kv_lora + a.rope, a.bias);
-    b.RmsNorm(l + ".self_attn.kv_a_layernorm", a.kv_lora);
-    QLinear(b, q, l + ".self_attn.kv_b_proj", a.kv_lora, nh * (a.nope + a.v), false);
-    QLinear(b, q, l + ".self_attn.o_proj", nh * a.v, h, a.bias);
+    EmitMla(b, q, l + ".self_attn", a.d, a.bias);
   }
   if (indexer) Indexer(b, q, l, a);
   if (moe) {
@@ -154,47 +156,35 @@ struct IndexerLayers {
 Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant variant) {
   const bool v3 = variant != Variant::kV2;
   const bool glm4 = variant == Variant::kGlm4Moe;
+  const bool lite = variant == Variant::kGlm4MoeLite;
   const bool dsa = variant == Variant::kV32 || variant == Variant::kGlmDsa;
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", hp.num_attention_heads));
-  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
-  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
+  ReadMlaDecoderBasics(b, c);
   Mla a;
   if (glm4) {
     // Glm4MoeConfig: head_dim 128, partial_rotary_factor 0.5 by default. `rope` holds the
     // rotary width, `v` the head width.
     a.gqa = true;
-    a.v = Get(b, c.UintOr("head_dim", 128));
-    a.rope = RotaryDim(b, c, a.v, 0.5);
+    a.d.heads = hp.num_attention_heads;
+    a.d.v = Get(b, c.UintOr("head_dim", 128));
+    a.d.rope = RotaryDim(b, c, a.d.v, 0.5);
     a.qk_norm = Get(b, c.BoolOr("use_qk_norm", false));
   } else {
-    a.q_lora = Get(b, c.UintOr("q_lora_rank", 0));  // null: V2-Lite's plain q_proj
-    a.kv_lora = Get(b, c.Uint("kv_lora_rank"));
-    a.nope = Get(b, c.Uint("qk_nope_head_dim"));
-    a.rope = Get(b, c.Uint("qk_rope_head_dim"));
-    a.v = Get(b, c.Uint("v_head_dim"));
+    a.d = ReadMlaDims(b, c, hp.num_attention_heads);
   }
   a.bias = Get(b, c.BoolOr("attention_bias", false));
   hp.num_experts = Get(b, c.UintOr("n_routed_experts", 0));
   hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
   hp.num_shared_experts = Get(b, c.UintOr("n_shared_experts", 0));
   hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 0));
-  const uint64_t first_dense = Get(b, c.UintOr("first_k_dense_replace", 0));
-  const uint64_t freq = Get(b, c.UintOr("moe_layer_freq", 1));
-  const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", 0));
-  // Glm4MoeTopkRouter registers e_score_correction_bias unconditionally.
+  // Glm4MoeLiteConfig lays out "mlp_layer_types" as one dense layer, then sparse ones.
+  const MoeSchedule sched = ReadMoeSchedule(b, c, lite ? 1 : 0);
+  const uint64_t mtp = sched.mtp;
+  // Glm4MoeTopkRouter and Glm4MoeLiteTopkRouter register e_score_correction_bias unconditionally.
   const bool v3_bias =
-      glm4 || (v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
+      glm4 || lite || (v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
   if (dsa) {
     a.index_heads = Get(b, c.Uint("index_n_heads"));
     a.index_dim = Get(b, c.Uint("index_head_dim"));
@@ -206,7 +196,6 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   if (hp.num_attention_heads == 0) {
     return MakeError("{}: field \"num_attention_heads\" must not be zero", c.where());
   }
-  if (freq == 0) return MakeError("{}: field \"moe_layer_freq\" must not be zero", c.where());
   if (hp.num_experts > 0 && hp.moe_intermediate_size == 0) {
     return MakeError("{}: \"n_routed_experts\" is set but \"moe_intermediate_size\" is missing or "
                      "zero", c.where());
@@ -216,23 +205,20 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
                      "\"num_key_value_heads\" = {}", c.where(), hp.num_attention_heads,
                      hp.num_kv_heads);
   }
-  if (glm4 && a.v == 0) return MakeError("{}: field \"head_dim\" must not be zero", c.where());
-  if (!glm4 && (a.kv_lora == 0 || a.nope + a.rope == 0 || a.v == 0)) {
-    return MakeError("{}: \"kv_lora_rank\", \"qk_nope_head_dim\" + \"qk_rope_head_dim\" and "
-                     "\"v_head_dim\" must be positive", c.where());
-  }
-  if (dsa && (a.q_lora == 0 || a.index_heads == 0 || a.index_dim == 0)) {
+  if (glm4 && a.d.v == 0) return MakeError("{}: field \"head_dim\" must not be zero", c.where());
+  if (!glm4) CheckMlaDims(b, c, a.d);
+  if (b.failed()) return b.Finish();
+  if (dsa && (a.d.q_lora == 0 || a.index_heads == 0 || a.index_dim == 0)) {
     return MakeError("{}: DeepSeek sparse attention needs positive \"q_lora_rank\", "
                      "\"index_n_heads\" and \"index_head_dim\"", c.where());
   }
-  hp.head_dim = glm4 ? a.v : a.nope + a.rope;
-  hp.q_lora_rank = a.q_lora;
-  hp.qk_nope_head_dim = a.nope;
-  hp.v_head_dim = glm4 ? 0 : a.v;
+  if (glm4) {
+    hp.head_dim = a.d.v;
+  } else {
+    SetMlaHyperparameters(hp, a.d);
+  }
   hp.shared_expert_intermediate_size = hp.moe_intermediate_size * hp.num_shared_experts;
   hp.num_mtp_layers = mtp;
-  hp.kv_lora_rank = a.kv_lora;
-  hp.qk_rope_head_dim = glm4 ? 0 : a.rope;
   const uint64_t shared = hp.moe_intermediate_size * hp.num_shared_experts;
   const uint64_t h = hp.hidden_size;
   // "mlp_layer_types" ("dense"/"sparse", GLM-5.2) overrides first_k_dense_replace/moe_layer_freq.
@@ -242,7 +228,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   auto is_moe = [&](uint64_t i) {
     if (hp.num_experts == 0) return false;
     if (mlp_list && i < mlp_list->size()) return (*mlp_list)[i] == "sparse";
-    return i >= first_dense && i % freq == 0;
+    return sched.IsMoe(i);
   };
 
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
@@ -250,24 +236,28 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     const std::string l = Layer("model.layers", i);
     const bool indexer = dsa && has_indexer(b, c, i);
     DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer);
-    LayerInfo info{.attention = glm4 ? AttentionKind::kFull : AttentionKind::kMla,
-                   .num_heads = hp.num_attention_heads, .num_kv_heads = hp.num_kv_heads,
-                   .head_dim_k = hp.head_dim, .head_dim_v = a.v, .moe = is_moe(i),
-                   .intermediate_size = is_moe(i) ? 0 : hp.intermediate_size};
+    LayerInfo info = glm4 ? LayerInfo{.num_heads = hp.num_attention_heads,
+                                      .num_kv_heads = hp.num_kv_heads,
+                                      .head_dim_k = hp.head_dim, .head_dim_v = a.d.v}
+                          : MlaLayerInfo(hp, a.d);
+    info.moe = is_moe(i);
+    info.intermediate_size = is_moe(i) ? 0 : hp.intermediate_size;
     if (indexer) info.indexer_head_dim = a.index_dim;
     hp.layers.push_back(info);
-    if (o.buffers == BufferConvention::kTransformers442 && !glm4) {
+    if (o.buffers == BufferConvention::kTransformers442 && !glm4 && !lite) {
       // deepseek-ai's remote code: a (yarn) rotary embedding per attention with float32
       // cos/sin caches of [max_position_embeddings, qk_rope_head_dim].
       const std::string r = l + ".self_attn.rotary_emb";
-      b.Buffer(r + ".inv_freq", {a.rope / 2}, Dtype::kF32, false);
-      b.Buffer(r + ".cos_cached", {hp.max_position_embeddings, a.rope}, Dtype::kF32, false);
-      b.Buffer(r + ".sin_cached", {hp.max_position_embeddings, a.rope}, Dtype::kF32, false);
+      b.Buffer(r + ".inv_freq", {a.d.rope / 2}, Dtype::kF32, false);
+      b.Buffer(r + ".cos_cached", {hp.max_position_embeddings, a.d.rope}, Dtype::kF32, false);
+      b.Buffer(r + ".sin_cached", {hp.max_position_embeddings, a.d.rope}, Dtype::kF32, false);
     }
   }
   b.RmsNorm("model.norm", h);
-  if (o.buffers == BufferConvention::kCurrent || glm4) {
-    b.Buffer("model.rotary_emb.inv_freq", {a.rope / 2}, Dtype::kF32, false);
+  if (o.buffers == BufferConvention::kCurrent || glm4 || lite) {
+    // Glm4MoeLiteRotaryEmbedding: head_dim is qk_rope_head_dim, times "partial_rotary_factor".
+    const uint64_t rotary = lite ? RotaryDim(b, c, a.d.rope, 1.0) : a.d.rope;
+    b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
   }
   TaskHead(b, c, o, "model.embed_tokens");
   // Multi-token prediction layers: stored in the checkpoint, not loaded by transformers.
@@ -312,6 +302,9 @@ Result<Model> BuildGlmMoeDsa(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildDeepseek(c, o, Variant::kGlm4Moe);
+}
+Result<Model> BuildGlm4MoeLite(const HfConfig& c, const BuildOptions& o) {
+  return BuildDeepseek(c, o, Variant::kGlm4MoeLite);
 }
 
 }  // namespace memfit::arch

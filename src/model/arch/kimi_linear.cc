@@ -7,8 +7,8 @@
 //   bias), A_log, f_a_proj [head_dim, H], f_b_proj [P, head_dim], dt_bias [P], b_proj
 //   [num_heads, H], the output gate g_proj [P, H] with use_full_rank_gate else g_a_proj
 //   [head_dim, H] + g_b_proj [P, head_dim], o_norm [head_dim], o_proj [H, P];
-// - the other layers MLA as DeepSeek-V3 (q_a_proj/q_a_layernorm/q_b_proj with q_lora_rank, else
-//   q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj) plus, with
+// - the other layers MLA as DeepSeek-V3 (mla_kit.h: q_a_proj/q_a_layernorm/q_b_proj with
+//   q_lora_rank, else q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj) plus, with
 //   mla_use_output_gate, the sigmoid output gate g_proj [heads x v_head_dim, H];
 // - MoE layers: block_sparse_moe.gate.weight [E, H] and its float32 e_score_correction_bias,
 //   experts.N.{w1, w3} [moe_intermediate_size, L] and w2 [L, moe_intermediate_size], with L the
@@ -38,6 +38,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/mla_kit.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
 
@@ -45,9 +46,8 @@ namespace memfit::arch {
 namespace {
 
 struct KimiDims {
-  uint64_t h = 0, heads = 0;
-  // MLA
-  uint64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;
+  uint64_t h = 0;
+  MlaDims mla;  // mla_kit.h
   bool output_gate = false;
   // KDA
   uint64_t kda_heads = 0, kda_dim = 0, kernel = 0;
@@ -86,22 +86,11 @@ void Kda(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
 }
 
 void Mla(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
-  const std::string a = l + ".self_attn";
-  const uint64_t qk = d.nope + d.rope;
-  if (d.q_lora > 0) {
-    QLinear(b, q, a + ".q_a_proj", d.h, d.q_lora, false);
-    b.RmsNorm(a + ".q_a_layernorm", d.q_lora);
-    QLinear(b, q, a + ".q_b_proj", d.q_lora, MulDims(b, d.heads, qk, "heads x qk head dim"), false);
-  } else {
-    QLinear(b, q, a + ".q_proj", d.h, MulDims(b, d.heads, qk, "heads x qk head dim"), false);
+  EmitMla(b, q, l + ".self_attn", d.mla, false);
+  if (d.output_gate) {
+    QLinear(b, q, l + ".self_attn.g_proj", d.h,
+            MulDims(b, d.mla.heads, d.mla.v, "heads x v_head_dim"), false);
   }
-  QLinear(b, q, a + ".kv_a_proj_with_mqa", d.h, d.kv_lora + d.rope, false);
-  b.RmsNorm(a + ".kv_a_layernorm", d.kv_lora);
-  QLinear(b, q, a + ".kv_b_proj", d.kv_lora,
-          MulDims(b, d.heads, d.nope + d.v, "heads x (qk_nope_head_dim + v_head_dim)"), false);
-  const uint64_t o = MulDims(b, d.heads, d.v, "heads x v_head_dim");
-  QLinear(b, q, a + ".o_proj", o, d.h, false);
-  if (d.output_gate) QLinear(b, q, a + ".g_proj", d.h, o, false);
 }
 
 void Mlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w) {
@@ -163,25 +152,10 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", hp.num_attention_heads));
-  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
-  hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
+  ReadMlaDecoderBasics(b, c);
   KimiDims d;
   d.h = hp.hidden_size;
-  d.heads = hp.num_attention_heads;
-  d.q_lora = Get(b, c.UintOr("q_lora_rank", 0));  // null: Kimi-Linear-48B's plain q_proj
-  d.kv_lora = Get(b, c.Uint("kv_lora_rank"));
-  d.nope = Get(b, c.Uint("qk_nope_head_dim"));
-  d.rope = Get(b, c.Uint("qk_rope_head_dim"));
-  d.v = Get(b, c.Uint("v_head_dim"));
+  d.mla = ReadMlaDims(b, c, hp.num_attention_heads);  // null q_lora_rank: Kimi-Linear-48B
   d.output_gate = Get(b, c.BoolOr("mla_use_output_gate", false));
   d.inter = hp.intermediate_size;
   d.experts = Get(b, c.UintOr("num_experts", 0));
@@ -191,9 +165,8 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   d.latent = Get(b, c.UintOr("routed_expert_hidden_size", d.h));
   d.latent_norm = Get(b, c.BoolOr("latent_moe_use_norm", false));
   d.attn_res = c.Has("attn_res_block_size") && !c.raw()["attn_res_block_size"].is_null();
-  const uint64_t first_dense = Get(b, c.UintOr("first_k_dense_replace", 0));
-  const uint64_t freq = Get(b, c.UintOr("moe_layer_freq", 1));
-  const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+  const MoeSchedule sched = ReadMoeSchedule(b, c);
+  const uint64_t mtp = sched.mtp;
   hp.experts_per_token = Get(b, c.UintOr("num_experts_per_token", 0));
   if (b.failed()) return b.Finish();
   MEMFIT_ASSIGN_OR_RETURN(HfConfig lac, c.Sub("linear_attn_config"));
@@ -204,15 +177,12 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   const std::set<uint64_t> kda = KdaLayers(b, lac, hp.num_layers);
   Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
-  if (d.heads == 0 || d.kv_lora == 0 || d.nope + d.rope == 0 || d.v == 0) {
-    return MakeError("{}: \"num_attention_heads\", \"kv_lora_rank\", \"qk_nope_head_dim\" + "
-                     "\"qk_rope_head_dim\" and \"v_head_dim\" must be positive", c.where());
-  }
+  CheckMlaDims(b, c, d.mla);
+  if (b.failed()) return b.Finish();
   if (d.kda_heads == 0 || d.kda_dim == 0 || d.kernel == 0) {
     return MakeError("{}: linear_attn_config \"num_heads\", \"head_dim\" and "
                      "\"short_conv_kernel_size\" must be positive", c.where());
   }
-  if (freq == 0) return MakeError("{}: field \"moe_layer_freq\" must not be zero", c.where());
   if (d.experts > 0 && (d.expert_width == 0 || d.latent == 0)) {
     return MakeError("{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
                      "\"routed_expert_hidden_size\" is missing or zero", c.where());
@@ -227,13 +197,8 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   hp.moe_intermediate_size = d.expert_width;
   hp.num_shared_experts = shared_experts;
   hp.shared_expert_intermediate_size = d.shared;
-  hp.head_dim = d.nope + d.rope;
-  hp.q_lora_rank = d.q_lora;
-  hp.kv_lora_rank = d.kv_lora;
-  hp.qk_nope_head_dim = d.nope;
-  hp.qk_rope_head_dim = d.rope;
-  hp.v_head_dim = d.v;
-  auto is_moe = [&](uint64_t i) { return d.experts > 0 && i >= first_dense && i % freq == 0; };
+  SetMlaHyperparameters(hp, d.mla);
+  auto is_moe = [&](uint64_t i) { return d.experts > 0 && sched.IsMoe(i); };
 
   b.Embedding("model.embed_tokens", hp.vocab_size, d.h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
@@ -256,11 +221,7 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
                     .heads = d.kda_heads, .elements_per_head = state, .state_bits = 32};
     } else {
       Mla(b, q, l, d);
-      info.attention = AttentionKind::kMla;
-      info.num_heads = d.heads;
-      info.num_kv_heads = hp.num_kv_heads;
-      info.head_dim_k = d.nope + d.rope;
-      info.head_dim_v = d.v;
+      info = MlaLayerInfo(hp, d.mla);
     }
     if (is_moe(i)) {
       Moe(b, q, l, d);

@@ -15,6 +15,7 @@
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
 #include "model/arch/mamba_families.h"
+#include "model/arch/mla_families.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
 #include "model/arch/phi4mm_family.h"
@@ -145,6 +146,10 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mamba2", "", arch::BuildMamba2, "mamba"},
       {"jamba", "", arch::BuildJamba, "jamba"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
+      // MLA families (issue 30): deepseek.cc and mla_families.cc over mla_kit.h.
+      {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
+      {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
+      {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
