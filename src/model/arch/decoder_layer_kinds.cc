@@ -4,10 +4,15 @@
 //   num_attention_heads_per_layer  transformers models/laguna/modular_laguna.py (LagunaConfig),
 //   mlp_layer_types, gating        vLLM models/laguna.py (LagunaAttention: "gating",
 //   swa_attention_sink_enabled     "swa_attention_sink_enabled")
+// and the recurrent mixers: MiniMaxLightningAttention (transformers modular_minimax.py),
+// MiniMaxM1LightningAttention (modeling_minimax_m1.py), OlmoHybridGatedDeltaNet (transformers
+// models/olmo_hybrid/modular_olmo_hybrid.py).
 
 #include "model/arch/decoder_layer_kinds.h"
 
 #include <string>
+
+#include "memfit/checked_math.h"
 
 namespace memfit::arch {
 namespace {
@@ -151,6 +156,68 @@ uint64_t LayerKinds::Heads(uint64_t i) const {
 bool LayerKinds::Sparse(uint64_t i) const {
   // LagunaConfig: without "mlp_layer_types" the first layer is dense, the rest sparse.
   return mlp_types_ == nullptr ? i > 0 : (*mlp_types_)[i].get<std::string>() == "sparse";
+}
+
+LayerInfo EmitLightning(ModelBuilder& b, const Quantization& q, const std::string& l,
+                        Lightning kind, const LayerKinds& k) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size, n = hp.num_attention_heads, hd = hp.head_dim;
+  const uint64_t w = MulDims(b, n, hd, "num_attention_heads x head_dim");
+  const uint64_t qkv = MulDims(b, 3, w, "3 x heads x head_dim");
+  const std::string a = l + ".self_attn.";
+  if (kind == Lightning::kMiniMaxM1) {  // MiniMaxM1LightningAttention
+    QLinear(b, q, a + "out_proj", w, h, false);
+    b.RmsNorm(a + "norm", w);
+    QLinear(b, q, a + "qkv_proj", h, qkv, false);
+    QLinear(b, q, a + "output_gate", h, w, false);
+  } else {  // MiniMaxLightningAttention
+    b.RmsNorm(a + "norm", w);
+    QLinear(b, q, a + "qkv_proj", h, qkv, false);
+    QLinear(b, q, a + "out_proj", w, h, false);
+    QLinear(b, q, a + "output_gate", h, w, false);
+    // register_buffer (persistent), computed under the default dtype that from_pretrained sets
+    // to the model's.
+    const uint64_t block = k.block_size;
+    b.Buffer(a + "slope_rate", {n, 1, 1}, b.dtype(), true);
+    b.Buffer(a + "query_decay", {n, block, 1}, b.dtype(), true);
+    b.Buffer(a + "key_decay", {n, block, 1}, b.dtype(), true);
+    b.Buffer(a + "diagonal_decay", {1, n, block, block}, b.dtype(), true);
+  }
+  LayerInfo info{.attention = AttentionKind::kNone, .mixer = LayerMixer::kLinearAttention,
+                 .num_heads = n, .head_dim_k = hd, .head_dim_v = hd, .recurrent = true};
+  info.state.heads = n;
+  info.state.elements_per_head = MulDims(b, hd, hd, "head_dim x head_dim");
+  return info;
+}
+
+LayerInfo EmitDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
+                       const LayerKinds& k) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const std::string a = l + ".linear_attn.";
+  const uint64_t key = MulDims(b, k.nk, k.dk, "linear key heads x dim");
+  const uint64_t value = MulDims(b, k.nv, k.dv, "linear value heads x dim");
+  const auto conv = CheckedAdd(MulDims(b, 2, key, "2 x key dim"), value);
+  if (!conv) {
+    b.Fail(MakeError("config.json: the linear attention conv width overflows"));
+    return {};
+  }
+  QLinear(b, q, a + "q_proj", h, key, false);
+  QLinear(b, q, a + "k_proj", h, key, false);
+  QLinear(b, q, a + "v_proj", h, value, false);
+  QLinear(b, q, a + "a_proj", h, k.nv, false);
+  QLinear(b, q, a + "b_proj", h, k.nv, false);
+  QLinear(b, q, a + "g_proj", h, value, false);
+  QLinear(b, q, a + "o_proj", value, h, false);
+  b.Conv(a + "conv1d", *conv, *conv, {k.conv_kernel}, false, *conv);
+  b.Param(a + "A_log", {k.nv});
+  b.Param(a + "dt_bias", {k.nv});
+  b.RmsNorm(a + "o_norm", k.dv);
+  LayerInfo info{.attention = AttentionKind::kNone, .mixer = LayerMixer::kGatedDeltaNet,
+                 .recurrent = true};
+  info.state = {.conv_channels = *conv, .conv_kernel = k.conv_kernel, .heads = k.nv,
+                .elements_per_head = MulDims(b, k.dk, k.dv, "linear key x value dim"),
+                .state_bits = 0};
+  return info;
 }
 
 void PerLayerTypeRotary(ModelBuilder& b, const HfConfig& c, uint64_t head_dim) {

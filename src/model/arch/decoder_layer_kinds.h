@@ -6,10 +6,12 @@
 // allocates nothing here; every entry up to num_hidden_layers is checked before it is used.
 
 #include <cstdint>
+#include <string>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_spec.h"
+#include "model/arch/quantization.h"
 
 namespace memfit::arch {
 
@@ -44,6 +46,18 @@ class LayerKinds {
   const nlohmann::json* mlp_types_ = nullptr;  // "mlp_layer_types"
   const nlohmann::json* delta_types_ = nullptr;  // "layer_types" (linear / full)
 };
+
+// A lightning attention module `kind` under layer path `l` (after its input norm), in the order
+// its class registers the tensors; returns the layer's LayerInfo (a [heads, head_dim, head_dim]
+// state, no KV cache).
+LayerInfo EmitLightning(ModelBuilder& b, const Quantization& q, const std::string& l,
+                        Lightning kind, const LayerKinds& k);
+
+// DeltaNet::kOlmoHybrid's linear_attn module under layer path `l` (after its input norm), in the
+// order OlmoHybridGatedDeltaNet registers the tensors; returns the layer's LayerInfo (conv and
+// recurrent state, no KV cache).
+LayerInfo EmitDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
+                       const LayerKinds& k);
 
 // Rope::kPerLayerType (LagunaRotaryEmbedding, a Gemma3RotaryEmbedding): for each layer type in
 // "layer_types", non-persistent float32 model.rotary_emb.<type>_inv_freq and

@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "formats/hf_config_json.h"
-#include "memfit/checked_math.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/decoder_layer_kinds.h"
@@ -340,70 +339,6 @@ class Skeleton {
     }
   }
 
-  // A lightning attention module (Lightning in decoder_spec.h) after the input norm, in the
-  // order its class registers them; returns the layer's LayerInfo (a recurrent state, no KV).
-  LayerInfo LightningAttention(const std::string& l) {
-    b_.RmsNorm(l + "." + std::string(s_.input_norm), h_);
-    const std::string a = l + ".self_attn.";
-    const uint64_t qkv = MulDims(b_, 3, q_width_, "3 x heads x head_dim");
-    if (s_.lightning == Lightning::kMiniMaxM1) {
-      QLinear(b_, q_, a + "out_proj", q_width_, h_, false);
-      b_.RmsNorm(a + "norm", q_width_);
-      QLinear(b_, q_, a + "qkv_proj", h_, qkv, false);
-      QLinear(b_, q_, a + "output_gate", h_, q_width_, false);
-    } else {
-      b_.RmsNorm(a + "norm", q_width_);
-      QLinear(b_, q_, a + "qkv_proj", h_, qkv, false);
-      QLinear(b_, q_, a + "out_proj", q_width_, h_, false);
-      QLinear(b_, q_, a + "output_gate", h_, q_width_, false);
-      // MiniMaxLightningAttention.__init__: register_buffer (persistent), computed under the
-      // default dtype that from_pretrained sets to the model's.
-      const uint64_t n = hp_.num_attention_heads, block = r_.kinds.block_size;
-      b_.Buffer(a + "slope_rate", {n, 1, 1}, b_.dtype(), true);
-      b_.Buffer(a + "query_decay", {n, block, 1}, b_.dtype(), true);
-      b_.Buffer(a + "key_decay", {n, block, 1}, b_.dtype(), true);
-      b_.Buffer(a + "diagonal_decay", {1, n, block, block}, b_.dtype(), true);
-    }
-    LayerInfo info{.attention = AttentionKind::kNone, .mixer = LayerMixer::kLinearAttention,
-                   .num_heads = hp_.num_attention_heads, .head_dim_k = hd_, .head_dim_v = hd_,
-                   .recurrent = true};
-    info.state.heads = hp_.num_attention_heads;
-    info.state.elements_per_head = MulDims(b_, hd_, hd_, "head_dim x head_dim");
-    return info;
-  }
-
-  // DeltaNet::kOlmoHybrid: input_layernorm and the linear_attn module, in the order
-  // OlmoHybridGatedDeltaNet registers them; returns the layer's LayerInfo (conv and recurrent
-  // state, no KV cache).
-  LayerInfo DeltaNetMixer(const std::string& l) {
-    const LayerKinds& k = r_.kinds;
-    b_.RmsNorm(l + ".input_layernorm", h_);
-    const std::string a = l + ".linear_attn.";
-    const uint64_t key = MulDims(b_, k.nk, k.dk, "linear key heads x dim");
-    const uint64_t value = MulDims(b_, k.nv, k.dv, "linear value heads x dim");
-    const auto conv = CheckedAdd(MulDims(b_, 2, key, "2 x key dim"), value);
-    if (!conv) {
-      b_.Fail(MakeError("{}: the linear attention conv width overflows", b_.model().name));
-      return {};
-    }
-    QLinear(b_, q_, a + "q_proj", h_, key, false);
-    QLinear(b_, q_, a + "k_proj", h_, key, false);
-    QLinear(b_, q_, a + "v_proj", h_, value, false);
-    QLinear(b_, q_, a + "a_proj", h_, k.nv, false);
-    QLinear(b_, q_, a + "b_proj", h_, k.nv, false);
-    QLinear(b_, q_, a + "g_proj", h_, value, false);
-    QLinear(b_, q_, a + "o_proj", value, h_, false);
-    b_.Conv(a + "conv1d", *conv, *conv, {k.conv_kernel}, false, *conv);
-    b_.Param(a + "A_log", {k.nv});
-    b_.Param(a + "dt_bias", {k.nv});
-    b_.RmsNorm(a + "o_norm", k.dv);
-    LayerInfo info{.attention = AttentionKind::kNone, .mixer = LayerMixer::kGatedDeltaNet,
-                   .recurrent = true};
-    info.state = {.conv_channels = *conv, .conv_kernel = k.conv_kernel, .heads = k.nv,
-                  .elements_per_head = MulDims(b_, k.dk, k.dv, "linear key x value dim")};
-    return info;
-  }
-
   void DenseMlp(const std::string& l) {
     const uint64_t inter = hp_.intermediate_size;
     const std::string p = l + ".mlp.";
@@ -500,9 +435,11 @@ class Skeleton {
       LayerInfo info;
       const bool delta = r_.kinds.IsDeltaNet(i);
       if (r_.kinds.IsLightning(i)) {
-        info = LightningAttention(l);
+        b_.RmsNorm(l + "." + std::string(s_.input_norm), h_);
+        info = EmitLightning(b_, q_, l, s_.lightning, r_.kinds);
       } else if (delta) {
-        info = DeltaNetMixer(l);
+        b_.RmsNorm(l + ".input_layernorm", h_);  // a LlamaDecoderLayer
+        info = EmitDeltaNet(b_, q_, l, r_.kinds);
       } else {
         info = AttentionInfo(hp_, sliding(i), sliding.window());
         info.num_heads = r_.kinds.Heads(i);
