@@ -105,9 +105,9 @@ void LayerKinds::Read(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) 
     const uint64_t kv = hp.num_kv_heads;
     heads_ = CheckedList(b, c, std::string(s.heads_per_layer_key).c_str(), layers,
                          "a positive multiple of num_key_value_heads", [kv](const auto& v) {
-                           return v.is_number_unsigned() && v.template get<uint64_t>() > 0 &&
+                           return v.is_number_integer() && v.template get<int64_t>() > 0 &&
                                   v.template get<uint64_t>() <= kMaxConfigDimension &&
-                                  v.template get<uint64_t>() % kv == 0;
+                                  kv > 0 && v.template get<uint64_t>() % kv == 0;
                          });
   }
   if (s.moe == MoeLayout::kLaguna) {
