@@ -31,6 +31,9 @@ const std::map<std::string, std::string>& StoredExceptions() {
        "saved by transformers 4.28: the index also counts per-layer causal masks (bool, at 1/8 "
        "byte), masked_bias and rotary inv_freq, which current transformers does not load "
        "(difference checked to the byte in gpt_families_ground_truth_test.cc)"},
+      {"MiniMaxAI__MiniMax-M1",
+       "config.json names no torch_dtype: float32 is assumed, the checkpoint is bfloat16 with "
+       "float32 routers (exact with the dtype given, checked in minimax_test.cc)"},
       {"bigscience__bloom",
        "config.json names no torch_dtype: float32 is assumed, the checkpoint is bfloat16 (exact "
        "with the dtype given, checked in gpt_families_ground_truth_test.cc)"},

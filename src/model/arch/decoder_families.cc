@@ -161,7 +161,8 @@ constexpr DecoderSpec kAfmoe{
     .after_mlp_norms = {"post_attention_layernorm", "pre_mlp_layernorm", "post_mlp_layernorm"},
     .router_name = "router.gate", .routed_bias = RoutedBias::kExpertBias,
     .shared_count_key = "num_shared_experts", .dense_layers = DenseLayers::kFirstK,
-    .dense_first_key = "num_dense_layers", .dense_first_default = 1, .attn_gate = true};
+    .dense_first_key = "num_dense_layers", .dense_first_default = 1,
+    .attn_gate = AttnGate::kAfmoe};
 // models/exaone_moe/modular_exaone_moe.py (LGAI-EXAONE/K-EXAONE-236B-A23B): exaone4 attention
 // in a pre-norm layer, DeepSeek-V3 routing (mlp.gate.e_score_correction_bias, f32), shared
 // experts; "mlp_layer_types", else the first "first_k_dense_replace" (1) layers dense; one MTP
@@ -194,6 +195,45 @@ constexpr DecoderSpec kCohere2Moe{
     .moe_inter_key = "intermediate_size", .shared_count_key = "num_shared_experts",
     .dense_layers = DenseLayers::kMlpLayerTypes, .dense_first_key = "first_k_dense_replace",
     .dense_inter_key = "prefix_dense_intermediate_size"};
+// --- MiniMax-01 / M1: lightning attention among softmax layers, mixtral's experts -----------
+// The residual multipliers ("layernorm_*_alpha/beta", "*_alpha_factor") are scalars, no
+// tensors. The router gate is float32, as vLLM models/minimax_text_01.py builds it
+// (params_dtype=torch.float32) and MiniMax-M1's checkpoint stores it.
+// transformers models/minimax/modular_minimax.py (MiniMaxForCausalLM; config
+// MiniMaxAI/MiniMax-Text-01-hf): "layer_types", model-level rotary.
+constexpr DecoderSpec kMiniMax{.sliding = SlidingRuleKind::kAll, .rope = Rope::kModelLevel,
+                               .rotary_factor = 1.0, .moe = MoeLayout::kMixtral,
+                               .lightning = Lightning::kMiniMax, .router_f32 = true};
+// MiniMax-M1 remote code modeling_minimax_m1.py (MiniMaxM1ForCausalLM; config
+// MiniMaxAI/MiniMax-M1-80k): "attn_type_list", rotary over "rotary_dim" of head_dim.
+constexpr DecoderSpec kMiniMaxM1{.sliding = SlidingRuleKind::kAll, .rope = Rope::kLlamaCached442,
+                                 .moe = MoeLayout::kMixtral, .lightning = Lightning::kMiniMaxM1,
+                                 .router_f32 = true, .rotary_dim_key = "rotary_dim"};
+
+// --- Laguna: transformers models/laguna/modular_laguna.py (LagunaForCausalLM; config
+// poolside/Laguna-XS.2), names as stored and loaded by vLLM models/laguna.py --------------------
+// Per-layer query heads ("num_attention_heads_per_layer"), per-head q/k norms, a softplus
+// output gate g_proj, sliding "layer_types" (window 512), dense or sparse "mlp_layer_types",
+// sigmoid router with e_score_correction_bias and one shared expert; rotary per layer type.
+constexpr DecoderSpec kLaguna{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead,
+                              .sliding = SlidingRuleKind::kLayerTypes, .window_default = 512,
+                              .rope = Rope::kPerLayerType, .mlp_bias_key = "",
+                              .moe = MoeLayout::kLaguna,
+                              .shared_expert_key = "shared_expert_intermediate_size",
+                              .heads_per_layer_key = "num_attention_heads_per_layer",
+                              .attn_gate = AttnGate::kLaguna};
+
+// --- OLMo Hybrid: transformers models/olmo_hybrid/modular_olmo_hybrid.py (OlmoHybridForCausalLM;
+// config allenai/Olmo-Hybrid-7B): olmo3's attention layers (no input norm, q/k norms over the
+// whole projection, post-attention and post-feed-forward norms) between gated DeltaNet layers;
+// no rotary buffer without a rope_theta (the released checkpoints are NoPE).
+constexpr DecoderSpec kOlmoHybrid{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kWhole,
+                                  .sliding = SlidingRuleKind::kNoneCheckTypes,
+                                  .rope = Rope::kModelLevelIfTheta, .mlp_bias_key = "",
+                                  .input_norm = "",
+                                  .after_mlp_norms = {"post_attention_layernorm",
+                                                      "post_feedforward_layernorm", ""},
+                                  .delta_net = DeltaNet::kOlmoHybrid};
 
 }  // namespace
 
@@ -232,6 +272,10 @@ const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
       {"exaone_moe", "", BuildSpec<kExaoneMoe>, "olmo"},
       {"hy_v3", "", BuildSpec<kHyV3>, "hunyuan_moe"},
       {"cohere2_moe", "", BuildSpec<kCohere2Moe>, "cohere"},
+      {"minimax", "", BuildSpec<kMiniMax>, "minimax"},
+      {"minimax_m1", "", BuildSpec<kMiniMaxM1>, "minimax"},
+      {"laguna", "", BuildSpec<kLaguna>, "laguna"},
+      {"olmo_hybrid", "", BuildSpec<kOlmoHybrid>, "olmo"},
   };
   return kRows;
 }

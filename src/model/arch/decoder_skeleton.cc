@@ -8,6 +8,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/decoder_layer_kinds.h"
 #include "model/arch/decoder_spec.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
@@ -181,6 +182,7 @@ struct Read {
   uint64_t shared = 0, sparse_step = 1, mtp_layers = 0;
   std::unordered_set<uint64_t> mlp_only;
   RoutedMoe routed{};
+  LayerKinds kinds;  // the per-layer lists (decoder_layer_kinds.h)
 };
 
 void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Read& r) {
@@ -194,10 +196,12 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Read& r) 
       hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
       if (s.moe == MoeLayout::kGraniteFused) hp.moe_intermediate_size = hp.intermediate_size;
       break;
+    case MoeLayout::kLaguna:
     case MoeLayout::kQwen:
       hp.num_experts = Get(b, c.Uint("num_experts"));
       hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
       hp.moe_intermediate_size = Get(b, c.Uint("moe_intermediate_size"));
+      if (s.moe == MoeLayout::kLaguna) break;  // "mlp_layer_types" (LayerKinds)
       r.sparse_step = Get(b, c.UintOr("decoder_sparse_step", 1));
       if (auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
         for (const auto& v : *it) {
@@ -273,10 +277,20 @@ void RotaryBuffers(ModelBuilder& b, const std::string& module, uint64_t head_dim
 }
 
 // The model-level and the 4.42 after-the-layers rotary buffers.
-void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const DecoderSpec& s) {
+void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const DecoderSpec& s,
+                 const Read& r) {
   const auto& hp = b.model().hp;
-  const uint64_t hd = hp.head_dim;
+  const uint64_t hd = r.kinds.rotary_dim;  // head_dim unless the spec names a rotary width
   const bool llama = s.rope == Rope::kLlama442 || s.rope == Rope::kLlamaCached442;
+  if (s.rope == Rope::kPerLayerType) return PerLayerTypeRotary(b, c, hp.head_dim);
+  if (s.rope == Rope::kModelLevelIfTheta) {
+    const auto rope = c.raw().find("rope_parameters");
+    const bool theta = (rope != c.raw().end() && rope->is_object() && rope->contains("rope_theta") &&
+                        !(*rope)["rope_theta"].is_null()) ||
+                       c.Has("rope_theta");
+    if (theta) b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
+    return;
+  }
   if (o.buffers == BufferConvention::kCurrent || s.rope == Rope::kModelLevel) {
     const uint64_t rotary = s.rotary_factor > 0 ? RotaryDim(b, c, hd, s.rotary_factor) : hd;
     b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
@@ -286,6 +300,7 @@ void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, cons
   if (!llama) return;  // inside the layers
   const bool cached = s.rope == Rope::kLlamaCached442;
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    if (r.kinds.IsLightning(i)) continue;  // no rotary in a lightning module
     RotaryBuffers(b, Layer("model.layers", i) + ".self_attn.rotary_emb", hd, cached);
   }
   if (!cached && c.Has("rope_scaling") && c.raw()["rope_scaling"].is_object()) {
@@ -304,12 +319,15 @@ class Skeleton {
     kv_width_ = MulDims(b, hp_.num_kv_heads, hd_, "num_key_value_heads x head_dim");
   }
 
-  void Attention(const std::string& l) {
+  // Self-attention with `heads` query heads (LayerKinds::Heads); `sliding` for the sinks.
+  void Attention(const std::string& l, uint64_t heads, bool sliding = false) {
+    const uint64_t q_width =
+        heads == hp_.num_attention_heads ? q_width_ : MulDims(b_, heads, hd_, "heads x head_dim");
     if (!s_.input_norm.empty()) b_.RmsNorm(l + "." + std::string(s_.input_norm), h_);
-    QLinear(b_, q_, l + ".self_attn.q_proj", h_, q_width_, r_.qkv_bias);
+    QLinear(b_, q_, l + ".self_attn.q_proj", h_, q_width, r_.qkv_bias);
     QLinear(b_, q_, l + ".self_attn.k_proj", h_, kv_width_, r_.qkv_bias);
     QLinear(b_, q_, l + ".self_attn.v_proj", h_, kv_width_, r_.qkv_bias);
-    QLinear(b_, q_, l + ".self_attn.o_proj", q_width_, h_, r_.o_bias);
+    QLinear(b_, q_, l + ".self_attn.o_proj", q_width, h_, r_.o_bias);
     if (r_.qk_norm) {
       const std::string qn = l + ".self_attn." + std::string(s_.q_norm_name);
       const std::string kn = l + ".self_attn." + std::string(s_.k_norm_name);
@@ -323,12 +341,21 @@ class Skeleton {
           b_.Param(kn + ".weight", {hp_.num_kv_heads, hd_});
           break;
         default:  // kWhole, kMiniMaxM2
-          b_.RmsNorm(qn, r_.qk_per_head ? hd_ : q_width_);
+          b_.RmsNorm(qn, r_.qk_per_head ? hd_ : q_width);
           b_.RmsNorm(kn, r_.qk_per_head ? hd_ : kv_width_);
           break;
       }
     }
-    if (s_.attn_gate) QLinear(b_, q_, l + ".self_attn.gate_proj", h_, q_width_, false);
+    if (s_.attn_gate == AttnGate::kAfmoe) {
+      QLinear(b_, q_, l + ".self_attn.gate_proj", h_, q_width, false);
+    }
+    if (s_.attn_gate == AttnGate::kLaguna) {
+      const uint64_t gates = r_.kinds.gate_per_head;
+      if (gates > 0) {
+        QLinear(b_, q_, l + ".self_attn.g_proj", h_, MulDims(b_, heads, gates, "gate width"), false);
+      }
+      if (sliding && r_.kinds.sinks) b_.Param(l + ".self_attn.sink", {heads});
+    }
     if (PerLayerRope(s_, o_)) {
       RotaryBuffers(b_, l + ".self_attn.rotary_emb", hd_, s_.rope == Rope::kPerLayerCached442);
     }
@@ -363,6 +390,7 @@ class Skeleton {
     if (s_.moe == MoeLayout::kRouted) {
       return hp_.num_experts > 0 && RoutedSparseLayer(s_, r_.routed, i);
     }
+    if (s_.moe == MoeLayout::kLaguna) return r_.kinds.Sparse(i);
     if (s_.moe != MoeLayout::kQwen) return s_.moe != MoeLayout::kNone;
     return r_.mlp_only.count(i) == 0 && hp_.num_experts > 0 && r_.sparse_step > 0 &&
            (i + 1) % r_.sparse_step == 0;
@@ -372,7 +400,11 @@ class Skeleton {
     const uint64_t e = hp_.num_experts;
     if (s_.moe == MoeLayout::kMixtral) {
       const uint64_t inter = hp_.intermediate_size;
-      b_.Linear(l + ".block_sparse_moe.gate", h_, e, false);
+      if (s_.router_f32) {
+        b_.ParamAs(l + ".block_sparse_moe.gate.weight", {e, h_}, Dtype::kF32);
+      } else {
+        b_.Linear(l + ".block_sparse_moe.gate", h_, e, false);
+      }
       if (r_.routing_bias) {
         b_.Buffer(l + ".block_sparse_moe.e_score_correction_bias", {e}, Dtype::kF32, true);
       }
@@ -381,6 +413,8 @@ class Skeleton {
         QLinear(b_, q_, x + ".w2", inter, h_, false);
         QLinear(b_, q_, x + ".w3", h_, inter, false);
       });
+    } else if (s_.moe == MoeLayout::kLaguna) {
+      LagunaMoe(l);
     } else if (s_.moe == MoeLayout::kQwen) {
       const uint64_t inter = hp_.moe_intermediate_size;
       b_.Linear(l + ".mlp.gate", h_, e, false);
@@ -409,19 +443,66 @@ class Skeleton {
     }
   }
 
+  // MoeLayout::kLaguna, with the checkpoint's names (vLLM models/laguna.py loads them as stored;
+  // transformers renames shared_expert and the bias on load).
+  void LagunaMoe(const std::string& l) {
+    const uint64_t e = hp_.num_experts, inter = hp_.moe_intermediate_size;
+    b_.Linear(l + ".mlp.gate", h_, e, false);
+    b_.Param(l + ".mlp.experts.e_score_correction_bias", {e});
+    RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
+      QLinear(b_, q_, x + ".gate_proj", h_, inter, false);
+      QLinear(b_, q_, x + ".up_proj", h_, inter, false);
+      QLinear(b_, q_, x + ".down_proj", inter, h_, false);
+    });
+    if (r_.shared == 0) return;
+    QLinear(b_, q_, l + ".mlp.shared_expert.gate_proj", h_, r_.shared, false);
+    QLinear(b_, q_, l + ".mlp.shared_expert.up_proj", h_, r_.shared, false);
+    QLinear(b_, q_, l + ".mlp.shared_expert.down_proj", r_.shared, h_, false);
+  }
+
   void Layers(const SlidingRule& sliding) {
     for (uint64_t i = 0; i < hp_.num_layers && !b_.failed(); ++i) {
-      LayerInfo info = AttentionInfo(hp_, sliding(i), sliding.window());
+      const std::string l = Layer("model.layers", i);
+      LayerInfo info;
+      const bool delta = r_.kinds.IsDeltaNet(i);
+      if (r_.kinds.IsLightning(i)) {
+        b_.RmsNorm(l + "." + std::string(s_.input_norm), h_);
+        info = EmitLightning(b_, q_, l, s_.lightning, r_.kinds);
+      } else if (delta) {
+        b_.RmsNorm(l + ".input_layernorm", h_);  // a LlamaDecoderLayer
+        info = EmitDeltaNet(b_, q_, l, r_.kinds);
+      } else {
+        info = AttentionInfo(hp_, sliding(i), sliding.window());
+        info.num_heads = r_.kinds.Heads(i);
+        Attention(l, info.num_heads, info.attention == AttentionKind::kSliding);
+      }
       info.moe = MoeLayer(i);
-      if (!info.moe) info.intermediate_size = DenseWidth();
-      Body(Layer("model.layers", i), info.moe);
+      if (info.moe) {
+        Moe(l);
+      } else {
+        DenseMlp(l);
+        info.intermediate_size = DenseWidth();
+      }
+      for (std::string_view norm : s_.after_mlp_norms) {
+        if (delta) {  // a LlamaDecoderLayer's second norm only (DeltaNet)
+          b_.RmsNorm(l + ".post_attention_layernorm", h_);
+          break;
+        }
+        if (!norm.empty()) b_.RmsNorm(l + "." + std::string(norm), h_);
+      }
+      if (r_.kinds.shared_m1 > 0) {  // MiniMaxM1DecoderLayer: MiniMaxM1MLP(config) and its coefficient
+        QLinear(b_, q_, l + ".shared_mlp.gate_proj", h_, hp_.intermediate_size, false);
+        QLinear(b_, q_, l + ".shared_mlp.up_proj", h_, hp_.intermediate_size, false);
+        QLinear(b_, q_, l + ".shared_mlp.down_proj", hp_.intermediate_size, h_, false);
+        b_.Linear(l + ".coefficient", h_, 1, false);
+      }
       hp_.layers.push_back(info);
     }
   }
 
   // A decoder layer: attention, the MLP (sparse or dense), the norms after it.
   void Body(const std::string& l, bool moe) {
-    Attention(l);
+    Attention(l, hp_.num_attention_heads);
     if (moe) {
       Moe(l);
     } else {
@@ -440,7 +521,7 @@ class Skeleton {
       b_.RmsNorm(l + ".token_layernorm", h_);
       b_.RmsNorm(l + ".hidden_layernorm", h_);
       QLinear(b_, q_, l + ".input_proj", MulDims(b_, 2, h_, "2 x hidden_size"), h_, false);
-      Attention(l);
+      Attention(l, hp_.num_attention_heads);
       DenseMlp(l);
       b_.RmsNorm(l + ".post_attention_layernorm", h_);
       b_.RmsNorm(l + ".final_layernorm", h_);
@@ -509,6 +590,7 @@ Result<Model> BuildDecoder(const HfConfig& c, const BuildOptions& o, const Decod
   ReadSwitches(b, c, s, r);
   ReadMoe(b, c, s, r);
   ReadMtp(b, c, s, r);
+  if (!b.failed()) r.kinds.Read(b, c, s);
   std::optional<SlidingRule> sliding;
   if (!b.failed()) sliding.emplace(b, c, s, hp.num_layers);
   Quantization q = ReadQuantization(b, c, o);
@@ -520,7 +602,7 @@ Result<Model> BuildDecoder(const HfConfig& c, const BuildOptions& o, const Decod
   skeleton.Layers(*sliding);
   if (s.final_norm) b.RmsNorm("model.norm", hp.hidden_size);
   skeleton.MtpLayers();
-  ModelRotary(b, c, o, s);
+  ModelRotary(b, c, o, s, r);
   if (!s.note.empty()) m.notes.emplace_back(s.note);
   return FinishDecoder(b, c, o, q);
 }

@@ -57,6 +57,7 @@ enum class SlidingRuleKind : uint8_t {
   // "prefix_dense_sliding_window_pattern"-th global (default 1: all global), then the pattern
   // (pattern_key, default pattern_default) counted again from the first layer after them.
   kCohere2Moe,
+  kLayerTypes,      // "layer_types" only; none without it (laguna)
 };
 
 enum class MoeLayout : uint8_t {
@@ -95,6 +96,20 @@ enum class RoutedBias : uint8_t {
   kGateBuffer,   // mlp.gate.e_score_correction_bias, a persistent buffer (exaone_moe)
   kBlockBuffer,  // mlp.e_score_correction_bias, a persistent buffer of the MoE block (hy_v3)
   kExpertBias,   // mlp.expert_bias, an nn.Parameter without gradient (afmoe)
+  // Sparse layers by "mlp_layer_types" (default: first dense, rest sparse): mlp.gate [E, H],
+  // mlp.experts.e_score_correction_bias [E], mlp.experts.N.{gate,up,down}_proj of
+  // "moe_intermediate_size", mlp.shared_expert.* of shared_expert_key (laguna checkpoints).
+  kLaguna,
+};
+
+// An attention output gate beside q/k/v/o.
+enum class AttnGate : uint8_t {
+  kNone,
+  // self_attn.g_proj [heads x LayerKinds::gate_per_head, H] (softplus gate) and, with
+  // "swa_attention_sink_enabled", self_attn.sink [heads] on sliding layers (laguna).
+  kLaguna,
+  // self_attn.gate_proj [heads x head_dim, H] after the q/k norms, a sigmoid gate (afmoe).
+  kAfmoe,
 };
 
 enum class Mtp : uint8_t {
@@ -123,6 +138,44 @@ enum class Rope : uint8_t {
   // "rope_scaling"); transformers >= 4.48 model-level (calibrated on accelerate_reference.jsonl).
   kLlama442,
   kLlamaCached442,    // as kLlama442 with cos/sin caches per layer and no rope_scaling extra
+  kPerLayerType,      // model-level, one pair per layer type (PerLayerTypeRotary, laguna)
+  // model-level only when "rope_parameters".rope_theta (or "rope_theta") is set: OlmoHybridModel
+  // builds no rotary embedding for the released, NoPE checkpoints.
+  kModelLevelIfTheta,
+};
+
+// Lightning (linear) attention layers among the softmax ones (issue 30). A lightning layer's
+// self_attn is qkv_proj [3 heads x head_dim, H], output_gate [heads x head_dim, H], RMSNorm norm
+// [heads x head_dim] and out_proj [H, heads x head_dim]; its LayerInfo keeps a
+// [heads, head_dim, head_dim] state in the model dtype (transformers' MiniMaxCache and vLLM's
+// linear_attention_state_dtype) and no KV cache.
+enum class Lightning : uint8_t {
+  kNone,
+  // transformers models/minimax/modular_minimax.py (MiniMaxConfig): "layer_types"
+  // ("linear_attention" / "full_attention"), else odd layers lightning; each lightning module
+  // also registers persistent decay buffers slope_rate [heads, 1, 1], query_decay and key_decay
+  // [heads, block_size, 1], diagonal_decay [1, heads, block_size, block_size] ("block_size").
+  kMiniMax,
+  // MiniMax-M1 / Text-01 remote code modeling_minimax_m1.py: "attn_type_list" (0 lightning,
+  // 1 softmax), one per layer, required; no buffers (the slopes are a plain attribute); a
+  // "shared_intermediate_size" > 0 adds shared_mlp.{gate,up,down}_proj of intermediate_size and
+  // coefficient [1, H] (MiniMaxM1DecoderLayer).
+  kMiniMaxM1,
+};
+
+// Gated DeltaNet layers among the attention ones (issue 30); their LayerInfo keeps a conv state
+// of 2 nk dk + nv dv channels and an [nv, dk, dv] recurrent state instead of a KV cache.
+enum class DeltaNet : uint8_t {
+  kNone,
+  // transformers models/olmo_hybrid/modular_olmo_hybrid.py (OlmoHybridGatedDeltaNet):
+  // "layer_types" "linear_attention" (default: layers i % 4 == 3 full, the last one when none is),
+  // linear_attn.{q,k}_proj [nk dk, H], v_proj and g_proj [nv dv, H], a_proj and b_proj [nv, H],
+  // o_proj [H, nv dv], depthwise conv1d [2 nk dk + nv dv, 1, K] without bias, A_log and dt_bias
+  // [nv], o_norm [dv]; "linear_num_key_heads"/"linear_num_value_heads" (default heads),
+  // "linear_key_head_dim" (0.75 H / nk), "linear_value_head_dim" (2 dk), "linear_conv_kernel_dim"
+  // (4). Such a layer is a LlamaDecoderLayer: input_layernorm and post_attention_layernorm
+  // instead of the spec's norms.
+  kOlmoHybrid,
 };
 
 struct DecoderSpec {
@@ -172,7 +225,14 @@ struct DecoderSpec {
   std::string_view dense_first_key = "";
   uint64_t dense_first_default = 0;
   std::string_view dense_inter_key = "";  // dense layers' width when not intermediate_size
-  bool attn_gate = false;  // self_attn.gate_proj [heads x head_dim, H] after the q/k norms (afmoe)
+  // Hybrid lightning attention (MiniMax-01 / M1).
+  Lightning lightning = Lightning::kNone;
+  bool router_f32 = false;                       // kMixtral: the router gate stored in float32
+  std::string_view rotary_dim_key = "";          // the rotary width's key (default head_dim)
+  // Per-layer query heads (q_proj, o_proj, gate widths and LayerInfo), and the output gate.
+  std::string_view heads_per_layer_key = "";
+  AttnGate attn_gate = AttnGate::kNone;
+  DeltaNet delta_net = DeltaNet::kNone;
 };
 
 // Builds the decoder `spec` describes from `config` (decoder_skeleton.cc).
