@@ -24,11 +24,18 @@
 // stores its own embed_tokens and shared_head.head as DeepSeek-V3's does (vLLM glm4_moe_mtp.py
 // loads them; the Hub's safetensors totals, 110B for GLM-4.5-Air and 358B for GLM-4.5, count
 // them). Source: transformers/models/glm4_moe/modular_glm4_moe.py.
+// Mistral 4 (mistral4, Mistral-Small-4-119B-2603; issue 30): DeepSeek-V3's MLA and MoE layers
+// with a router of weight only (Mistral4TopkRouter: no e_score_correction_bias) and the routed
+// experts fused as the Hub checkpoint stores them, mlp.experts.gate_up_proj [E, 2 x
+// moe_intermediate_size, H] and down_proj [E, H, moe_intermediate_size]
+// (convert_mistral4_weight_to_hf.py fuses the original per-expert w1/w3/w2; expert_kit.h for a
+// quantized release). Sources: transformers/models/mistral4/{modular,configuration}_mistral4.py.
 
 #include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/expert_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
@@ -44,7 +51,7 @@ struct Mla {
   uint64_t index_heads = 0, index_dim = 0;  // DSA lightning indexer; 0: none
 };
 
-enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe };
+enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe, kMistral4 };
 
 void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a) {
   const uint64_t h = b.model().hp.hidden_size;
@@ -57,7 +64,7 @@ void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const
 }
 
 void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a,
-                  bool moe, bool v3_bias, uint64_t shared, bool indexer) {
+                  bool moe, bool v3_bias, uint64_t shared, bool indexer, bool fused) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   b.RmsNorm(l + ".input_layernorm", h);
@@ -91,11 +98,16 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
     if (v3_bias) {
       b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
     }
-    RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
-      QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
-      QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
-      QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
-    });
+    if (fused) {
+      FusedExperts(b, q, {.path = l + ".mlp.experts", .experts = hp.num_experts, .hidden = h,
+                          .width = hp.moe_intermediate_size});
+    } else {
+      RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
+        QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
+        QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
+        QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
+      });
+    }
     if (shared > 0) {
       QLinear(b, q, l + ".mlp.shared_experts.gate_proj", h, shared, false);
       QLinear(b, q, l + ".mlp.shared_experts.up_proj", h, shared, false);
@@ -193,8 +205,9 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   const uint64_t freq = Get(b, c.UintOr("moe_layer_freq", 1));
   const uint64_t mtp = Get(b, c.UintOr("num_nextn_predict_layers", 0));
   // Glm4MoeTopkRouter registers e_score_correction_bias unconditionally.
-  const bool v3_bias =
-      glm4 || (v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
+  const bool mistral4 = variant == Variant::kMistral4;
+  const bool v3_bias = glm4 || (v3 && !mistral4 &&
+                                Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
   if (dsa) {
     a.index_heads = Get(b, c.Uint("index_n_heads"));
     a.index_dim = Get(b, c.Uint("index_head_dim"));
@@ -249,7 +262,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
     const bool indexer = dsa && has_indexer(b, c, i);
-    DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer);
+    DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer, mistral4);
     LayerInfo info{.attention = glm4 ? AttentionKind::kFull : AttentionKind::kMla,
                    .num_heads = hp.num_attention_heads, .num_kv_heads = hp.num_kv_heads,
                    .head_dim_k = hp.head_dim, .head_dim_v = a.v, .moe = is_moe(i),
@@ -280,7 +293,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     b.RmsNorm(l + ".hnorm", h);
     b.Linear(l + ".eh_proj", 2 * h, h, false);
     DecoderLayer(b, q, l, a, is_moe(hp.num_layers + k), v3_bias, shared,
-                 dsa && has_indexer(b, c, hp.num_layers + k));
+                 dsa && has_indexer(b, c, hp.num_layers + k), mistral4);
     b.RmsNorm(l + ".shared_head.norm", h);
     if (!glm) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
   }
@@ -312,6 +325,9 @@ Result<Model> BuildGlmMoeDsa(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildDeepseek(c, o, Variant::kGlm4Moe);
+}
+Result<Model> BuildMistral4(const HfConfig& c, const BuildOptions& o) {
+  return BuildDeepseek(c, o, Variant::kMistral4);
 }
 
 }  // namespace memfit::arch

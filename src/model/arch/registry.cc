@@ -138,6 +138,11 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
       {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
       {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
+      // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
+      {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
+      {"mistral4", "", arch::BuildMistral4, "deepseek"},  // deepseek.cc; inside mistral3 too
+      {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (lfm2_vl.cc)
+      {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
@@ -216,6 +221,11 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
                                                type, known_type, arch));
     }
     return model;
+  }
+  // An unknown wrapper around a known text model (issue 30): that text model, exactly, the rest
+  // not counted (approximate, and says so).
+  if (allow_generic) {
+    if (auto nested = arch::BuildNestedTextModel(config, options)) return std::move(*nested);
   }
   // Any other text generator: the generic decoder builder (approximate, and says so).
   if (allow_generic && (arch.empty() || arch.ends_with("ForCausalLM") || arch.ends_with("LMHeadModel") ||
