@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <initializer_list>
 #include <string_view>
-#include <utility>
 #include <set>
 
 #include <fmt/format.h>
@@ -233,16 +232,9 @@ void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
   }
 }
 
-// The config keys of the attention and KV head counts.
-constexpr std::initializer_list<std::string_view> kHeadKeys = {
-    "num_attention_heads", "n_head", "num_heads", "n_heads", "n_attention_heads"};
-constexpr std::initializer_list<std::string_view> kKvHeadKeys = {
-    "num_key_value_heads", "num_kv_heads", "n_kv_heads", "num_query_groups", "n_head_kv",
-    "num_kv"};
-
 // A head count that may be a list, one per layer (issue 30: Laguna's per-layer attention heads,
 // OpenELM's, llama.cpp-converted LFM2's "num_key_value_heads" with 0 for conv layers): the
-// largest entry as the model's scalar; ApplyPerLayerHeads sets each layer's.
+// largest entry as the model's scalar; ApplyHeadList sets each layer's.
 uint64_t HeadCount(ConfigKeys& keys, std::initializer_list<std::string_view> names) {
   const nlohmann::json* v = keys.Find(names);
   if (v == nullptr || !v->is_array()) return keys.Uint(names);
@@ -253,26 +245,23 @@ uint64_t HeadCount(ConfigKeys& keys, std::initializer_list<std::string_view> nam
   return most;
 }
 
-// Per-layer head lists over the layers ReadTextHyperparameters built: a list must have one entry
-// per layer; attention layers take their entry.
-void ApplyPerLayerHeads(ConfigKeys& keys, Hyperparameters& hp) {
-  const std::pair<std::initializer_list<std::string_view>, uint64_t LayerInfo::*> lists[] = {
-      {kHeadKeys, &LayerInfo::num_heads}, {kKvHeadKeys, &LayerInfo::num_kv_heads}};
-  for (const auto& [names, field] : lists) {
-    std::string_view key;
-    const nlohmann::json* v = keys.Find(names, &key);
-    if (v == nullptr || !v->is_array()) continue;
-    const auto list = keys.UintList(names);
-    if (!list) return;
-    if (list->size() != hp.layers.size()) {
-      keys.Fail(MakeError("{}: \"{}\" lists {} values for {} layers", keys.where(), key,
-                          list->size(), hp.layers.size()));
-      return;
-    }
-    for (size_t i = 0; i < list->size(); ++i) {
-      LayerInfo& L = hp.layers[i];
-      if (L.attention != AttentionKind::kNone && !L.kv_shared) L.*field = (*list)[i];
-    }
+// A per-layer head list over the layers ReadTextHyperparameters built: one entry per layer;
+// attention layers take theirs.
+void ApplyHeadList(ConfigKeys& keys, Hyperparameters& hp,
+                   std::initializer_list<std::string_view> names, uint64_t LayerInfo::*field) {
+  std::string_view key;
+  const nlohmann::json* v = keys.Find(names, &key);
+  if (v == nullptr || !v->is_array()) return;
+  const auto list = keys.UintList(names);
+  if (!list) return;
+  if (list->size() != hp.layers.size()) {
+    keys.Fail(MakeError("{}: \"{}\" lists {} values for {} layers", keys.where(), key,
+                        list->size(), hp.layers.size()));
+    return;
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    LayerInfo& L = hp.layers[i];
+    if (L.attention != AttentionKind::kNone && !L.kv_shared) L.*field = (*list)[i];
   }
 }
 
@@ -285,7 +274,8 @@ Status ReadShape(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>
   hp.max_position_embeddings = keys.Uint({"max_position_embeddings", "n_positions", "seq_length",
                                           "max_seq_len", "max_sequence_length", "n_ctx",
                                           "model_max_length"});
-  hp.num_attention_heads = HeadCount(keys, kHeadKeys);
+  hp.num_attention_heads = HeadCount(keys, {"num_attention_heads", "n_head", "num_heads", "n_heads",
+                                            "n_attention_heads"});
   if (hp.num_layers == 0) {
     // Nemotron-3-Ultra's config gives the layers only as "layers_block_type".
     if (auto words = keys.StringList({"layers_block_type", "layer_types"})) {
@@ -312,7 +302,8 @@ Status ReadShape(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>
   } else if (keys.Bool({"multi_query_attention"}, false)) {
     hp.num_kv_heads = keys.Uint({"multi_query_group_num"}, 1);
   } else {
-    hp.num_kv_heads = HeadCount(keys, kKvHeadKeys);
+    hp.num_kv_heads = HeadCount(keys, {"num_key_value_heads", "num_kv_heads", "n_kv_heads",
+                                       "num_query_groups", "n_head_kv", "num_kv"});
   }
   if (hp.num_kv_heads == 0 && hp.num_attention_heads > 0) {
     hp.num_kv_heads = hp.num_attention_heads;
@@ -560,7 +551,11 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   for (uint64_t i = 0; i < hp.num_layers; ++i) {
     hp.layers.push_back(LayerFor(kinds[i], v, hp, keys, assumptions));
   }
-  ApplyPerLayerHeads(keys, hp);
+  // Per-layer head lists (the keys ReadShape reads).
+  ApplyHeadList(keys, hp, {"num_attention_heads", "n_head", "num_heads", "n_heads",
+                           "n_attention_heads"}, &LayerInfo::num_heads);
+  ApplyHeadList(keys, hp, {"num_key_value_heads", "num_kv_heads", "n_kv_heads",
+                           "num_query_groups", "n_head_kv", "num_kv"}, &LayerInfo::num_kv_heads);
   if (keys.failed()) return keys.error();
   ReadMamba2Chunk(keys, hp, assumptions);
   if (keys.failed()) return keys.error();
