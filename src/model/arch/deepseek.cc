@@ -37,6 +37,7 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
 

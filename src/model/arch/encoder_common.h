@@ -41,10 +41,6 @@ Result<uint64_t> ImagePatches(const HfConfig& config, std::string_view image_key
 uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix,
                         bool siglip, bool position_ids = true);
 
-// A SigLIP2 NaFlex vision transformer (Siglip2VisionModel's vision_model) under `prefix`, clip.cc;
-// returns its hidden size (0 after an error, recorded in `b`).
-uint64_t EmitSiglip2Vision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix);
-
 // nn.BatchNorm2d(channels): weight, bias, and the persistent buffers running_mean, running_var
 // (checkpoint dtype) and num_batches_tracked (int64 scalar).
 void BatchNorm(ModelBuilder& b, const std::string& prefix, uint64_t channels);

@@ -3,8 +3,6 @@
 // to them. Decoder families that are a DecoderSpec row live in decoder_families.cc instead; the
 // ones other builders compose are named here as BuildSpec<...> functions.
 
-#include <optional>
-
 #include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 #include "model/arch/decoder_spec.h"
@@ -74,10 +72,6 @@ Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 // Issue 15 families (nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc, llama4.cc).
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
-// LFM2-MoE (lfm2.cc, issue 30): LFM2's layers with dense-first routed experts.
-Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
-// Mistral 4 (deepseek.cc, issue 30): DeepSeek-V3's MLA/MoE, fused experts, no router bias.
-Result<Model> BuildMistral4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
 // ChatGLM2/3 and GLM-4 (chatglm remote code); the v1 layout goes to the generic builder.
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
@@ -112,12 +106,6 @@ Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& opt
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
-// A config whose model_type has no builder but whose "text_config" names a model_type that has
-// one (issue 30): that text model, built exactly under model.language_model.* / lm_head, with an
-// assumption that the rest (towers, projectors) is not counted; labelled approximate. nullopt
-// when the config has no such text_config.
-std::optional<Result<Model>> BuildNestedTextModel(const HfConfig& config,
-                                                  const BuildOptions& options);
 // A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
 Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
 // Qwen hybrid and vision-language families (qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc,

@@ -13,6 +13,7 @@
 #include "memfit/text_hparams.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/generic_layers.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/quantization.h"

@@ -20,6 +20,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
 

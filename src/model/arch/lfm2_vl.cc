@@ -17,6 +17,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/vlm_families.h"
 

@@ -12,6 +12,7 @@
 #include "model/arch/decoder_spec.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
 #include "model/arch/moe_hybrid_families.h"

@@ -11,8 +11,7 @@ namespace memfit::arch {
 Result<Model> BuildGemma3(const HfConfig& config, const BuildOptions& options);
 // paligemma.cc: SigLIP vision + gemma/gemma2 (PaliGemmaForConditionalGeneration).
 Result<Model> BuildPaliGemma(const HfConfig& config, const BuildOptions& options);
-// mistral3.cc: Pixtral vision (pixtral.cc) + mistral (Mistral3ForConditionalGeneration), or the
-// registered builder of another text_config.model_type (mistral4).
+// mistral3.cc: Pixtral vision (pixtral.cc) + mistral (Mistral3ForConditionalGeneration).
 Result<Model> BuildMistral3(const HfConfig& config, const BuildOptions& options);
 
 // llava_next.cc: CLIP or SigLIP vision + a registered decoder, projector and image_newline.
@@ -23,7 +22,5 @@ Result<Model> BuildLlavaOnevision(const HfConfig& config, const BuildOptions& op
 Result<Model> BuildIdefics2(const HfConfig& config, const BuildOptions& options);
 // mllama.cc: tiled ViT + llama with interleaved cross-attention layers (Llama 3.2 Vision).
 Result<Model> BuildMllama(const HfConfig& config, const BuildOptions& options);
-// lfm2_vl.cc: SigLIP2 NaFlex vision + pixel-unshuffle projector + lfm2 (issue 30).
-Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch
