@@ -12,6 +12,7 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 
 namespace memfit::arch {
 namespace {
@@ -28,6 +29,21 @@ TowerDims ReadTower(ModelBuilder& b, const HfConfig& c, const TowerDims& default
   t.intermediate = Get(b, c.UintOr("intermediate_size", defaults.intermediate));
   if (!b.failed()) DivideExact(b, c, t.hidden, "hidden_size", t.heads, "num_attention_heads");
   return t;
+}
+
+// SigLIP's attention-pooling head, unless "vision_use_head" is false (the vision transformer
+// builds it when the config lacks the key).
+void PoolingHead(ModelBuilder& b, const HfConfig& vc, const std::string& prefix,
+                 const TowerDims& v) {
+  if (!Get(b, vc.BoolOr("vision_use_head", true))) return;
+  const std::string head = prefix + ".head";
+  b.Param(head + ".probe", {1, 1, v.hidden});
+  b.Param(head + ".attention.in_proj_weight", {3 * v.hidden, v.hidden});
+  b.Param(head + ".attention.in_proj_bias", {3 * v.hidden});
+  b.Linear(head + ".attention.out_proj", v.hidden, v.hidden, true);
+  b.LayerNorm(head + ".layernorm", v.hidden);
+  b.Linear(head + ".mlp.fc1", v.hidden, v.intermediate, true);
+  b.Linear(head + ".mlp.fc2", v.intermediate, v.hidden, true);
 }
 
 void EmitEncoder(ModelBuilder& b, const std::string& prefix, const TowerDims& t) {
@@ -134,16 +150,27 @@ uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vc, const std::string& 
   if (!siglip) b.LayerNorm(prefix + ".pre_layrnorm", v.hidden);
   EmitEncoder(b, prefix, v);
   b.LayerNorm(prefix + ".post_layernorm", v.hidden);
-  if (siglip && Get(b, vc.BoolOr("vision_use_head", true))) {
-    const std::string head = prefix + ".head";
-    b.Param(head + ".probe", {1, 1, v.hidden});
-    b.Param(head + ".attention.in_proj_weight", {3 * v.hidden, v.hidden});
-    b.Param(head + ".attention.in_proj_bias", {3 * v.hidden});
-    b.Linear(head + ".attention.out_proj", v.hidden, v.hidden, true);
-    b.LayerNorm(head + ".layernorm", v.hidden);
-    b.Linear(head + ".mlp.fc1", v.hidden, v.intermediate, true);
-    b.Linear(head + ".mlp.fc2", v.intermediate, v.hidden, true);
-  }
+  if (siglip) PoolingHead(b, vc, prefix, v);
+  return b.failed() ? 0 : v.hidden;
+}
+
+// Siglip2VisionTransformer (transformers models/siglip2/modeling_siglip2.py, issue 30): NaFlex
+// embeddings, a patch_embedding nn.Linear [H, num_channels x patch_size^2] with bias over
+// patchified pixels and a position_embedding [num_patches, H] table (no position_ids buffer),
+// then SigLIP's encoder, post_layernorm and optional head. Siglip2VisionConfig's defaults.
+uint64_t EmitSiglip2Vision(ModelBuilder& b, const HfConfig& vc, const std::string& prefix) {
+  const TowerDims v = ReadTower(b, vc, {768, 12, 12, 3072});
+  const uint64_t channels = Get(b, vc.UintOr("num_channels", 3));
+  const uint64_t patch = Get(b, vc.UintOr("patch_size", 16));
+  const uint64_t positions = Get(b, vc.UintOr("num_patches", 256));
+  if (b.failed()) return 0;
+  const uint64_t pixels = MulDims(b, channels, MulDims(b, patch, patch, "patch_size^2"),
+                                  "num_channels x patch_size^2");
+  b.Linear(prefix + ".embeddings.patch_embedding", pixels, v.hidden, true);
+  b.Embedding(prefix + ".embeddings.position_embedding", positions, v.hidden);
+  EmitEncoder(b, prefix, v);
+  b.LayerNorm(prefix + ".post_layernorm", v.hidden);
+  PoolingHead(b, vc, prefix, v);
   return b.failed() ? 0 : v.hidden;
 }
 

@@ -33,14 +33,22 @@
 // model_executor/models/glm4_moe_lite_mtp.py; the tensor list of zai-org/GLM-4.7-Flash
 // (mla_families_test.cc).
 // MLA itself and the hyperparameters every MLA decoder reads are in mla_kit.h.
+// Mistral 4 (mistral4, Mistral-Small-4-119B-2603; issue 30): DeepSeek-V3's MLA and MoE layers
+// with a router of weight only (Mistral4TopkRouter: no e_score_correction_bias) and the routed
+// experts fused as the Hub checkpoint stores them, mlp.experts.gate_up_proj [E, 2 x
+// moe_intermediate_size, H] and down_proj [E, H, moe_intermediate_size]
+// (convert_mistral4_weight_to_hf.py fuses the original per-expert w1/w3/w2; expert_kit.h for a
+// quantized release). Sources: transformers/models/mistral4/{modular,configuration}_mistral4.py.
 
 #include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/expert_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/mla_families.h"
 #include "model/arch/mla_kit.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
 
@@ -56,7 +64,7 @@ struct Mla {
   uint64_t index_heads = 0, index_dim = 0;  // DSA lightning indexer; 0: none
 };
 
-enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe, kGlm4MoeLite };
+enum class Variant : uint8_t { kV2, kV3, kV32, kGlmDsa, kGlm4Moe, kGlm4MoeLite, kMistral4 };
 
 void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a) {
   const uint64_t h = b.model().hp.hidden_size;
@@ -69,7 +77,7 @@ void Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const
 }
 
 void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, const Mla& a,
-                  bool moe, bool v3_bias, uint64_t shared, bool indexer) {
+                  bool moe, bool v3_bias, uint64_t shared, bool indexer, bool fused) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   b.RmsNorm(l + ".input_layernorm", h);
@@ -93,11 +101,16 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
     if (v3_bias) {
       b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
     }
-    RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
-      QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
-      QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
-      QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
-    });
+    if (fused) {
+      FusedExperts(b, q, {.path = l + ".mlp.experts", .experts = hp.num_experts, .hidden = h,
+                          .width = hp.moe_intermediate_size});
+    } else {
+      RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
+        QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
+        QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
+        QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
+      });
+    }
     if (shared > 0) {
       QLinear(b, q, l + ".mlp.shared_experts.gate_proj", h, shared, false);
       QLinear(b, q, l + ".mlp.shared_experts.up_proj", h, shared, false);
@@ -182,9 +195,11 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   // Glm4MoeLiteConfig lays out "mlp_layer_types" as one dense layer, then sparse ones.
   const MoeSchedule sched = ReadMoeSchedule(b, c, lite ? 1 : 0);
   const uint64_t mtp = sched.mtp;
-  // Glm4MoeTopkRouter and Glm4MoeLiteTopkRouter register e_score_correction_bias unconditionally.
-  const bool v3_bias =
-      glm4 || lite || (v3 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
+  // Glm4MoeTopkRouter and Glm4MoeLiteTopkRouter register e_score_correction_bias unconditionally;
+  // Mistral4TopkRouter never does.
+  const bool mistral4 = variant == Variant::kMistral4;
+  const bool v3_bias = glm4 || lite ||
+                       (v3 && !mistral4 && Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
   if (dsa) {
     a.index_heads = Get(b, c.Uint("index_n_heads"));
     a.index_dim = Get(b, c.Uint("index_head_dim"));
@@ -235,7 +250,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
     const bool indexer = dsa && has_indexer(b, c, i);
-    DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer);
+    DecoderLayer(b, q, l, a, is_moe(i), v3_bias, shared, indexer, mistral4);
     LayerInfo info = glm4 ? LayerInfo{.num_heads = hp.num_attention_heads,
                                       .num_kv_heads = hp.num_kv_heads,
                                       .head_dim_k = hp.head_dim, .head_dim_v = a.d.v}
@@ -270,7 +285,7 @@ Result<Model> BuildDeepseek(const HfConfig& c, const BuildOptions& o, Variant va
     b.RmsNorm(l + ".hnorm", h);
     b.Linear(l + ".eh_proj", 2 * h, h, false);
     DecoderLayer(b, q, l, a, is_moe(hp.num_layers + k), v3_bias, shared,
-                 dsa && has_indexer(b, c, hp.num_layers + k));
+                 dsa && has_indexer(b, c, hp.num_layers + k), mistral4);
     b.RmsNorm(l + ".shared_head.norm", h);
     if (!glm) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
   }
@@ -305,6 +320,9 @@ Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
 }
 Result<Model> BuildGlm4MoeLite(const HfConfig& c, const BuildOptions& o) {
   return BuildDeepseek(c, o, Variant::kGlm4MoeLite);
+}
+Result<Model> BuildMistral4(const HfConfig& c, const BuildOptions& o) {
+  return BuildDeepseek(c, o, Variant::kMistral4);
 }
 
 }  // namespace memfit::arch

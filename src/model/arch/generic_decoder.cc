@@ -4,6 +4,8 @@
 // loaded) and an approximate vision tower from "vision_config". Labelled approximate in the
 // model's assumptions; its error against every exact builder and index total_size is measured by
 // generic_decoder_accuracy_test.cc and printed in docs/architectures.md.
+// BuildNestedTextModel (issue 30): an unknown outer model_type whose text_config's model_type
+// has a builder is that text model, exact, with the rest not counted.
 
 #include <fmt/format.h>
 
@@ -11,7 +13,9 @@
 #include "memfit/text_hparams.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/generic_layers.h"
+#include "model/arch/multimodal_kit.h"
 #include "model/arch/quantization.h"
 #include "model/hparams/config_keys.h"
 
@@ -198,6 +202,58 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
                                       "not loaded by transformers", mtp));
   }
   return b.Finish();
+}
+
+namespace {
+
+// "mistral4" -> "Mistral4ForCausalLM": a causal-LM class for a text model_type, so that its
+// builder emits the LM head.
+std::string CausalLmClass(std::string_view type) {
+  std::string out;
+  bool upper = true;
+  for (char ch : type) {
+    if (ch == '_' || ch == '-') {
+      upper = true;
+      continue;
+    }
+    out += upper && ch >= 'a' && ch <= 'z' ? static_cast<char>(ch - 'a' + 'A') : ch;
+    upper = false;
+  }
+  return out + "ForCausalLM";
+}
+
+}  // namespace
+
+std::optional<Result<Model>> BuildNestedTextModel(const HfConfig& c, const BuildOptions& o) {
+  const auto it = c.raw().find("text_config");
+  if (it == c.raw().end() || !it->is_object()) return std::nullopt;
+  const auto type_it = it->find("model_type");
+  if (type_it == it->end() || !type_it->is_string()) return std::nullopt;
+  const std::string type = type_it->get<std::string>();
+  if (type == c.model_type()) return std::nullopt;
+  const ArchitectureBuilder* builder = FindArchitectureBuilder(type, "");
+  if (builder == nullptr) return std::nullopt;
+  std::vector<std::string> defaulted;
+  auto text = TextSubConfig(c, "text_config", type, CausalLmClass(type), defaulted,
+                            StoredAndLoadedNames("model.language_model", "lm_head"));
+  if (!text) return Result<Model>(text.error());
+  BuildOptions text_options = o;
+  text_options.head_class.clear();
+  auto language = builder->build(*text, text_options);
+  if (!language) return Result<Model>(language.error());
+  ModelBuilder b(c);
+  Model& m = b.model();
+  AppendLanguageModel(m, std::move(*language), c, std::move(defaulted), "model.language_model",
+                      "lm_head", "language_model");
+  m.no_split_patterns = {"model.language_model.layers.*"};
+  m.source = "config.json (text_config built exactly; the rest not counted: approximate)";
+  m.assumptions.insert(
+      m.assumptions.begin(),
+      fmt::format("approximate: no builder for model_type \"{}\"; its text_config (model_type "
+                  "\"{}\") is built exactly with that family's builder, and the rest of the "
+                  "model (vision or audio towers, projectors) is not counted",
+                  c.model_type(), type));
+  return Result<Model>(b.Finish());
 }
 
 Result<Model> BuildGenericVision(const HfConfig& c, const BuildOptions& /*options*/) {

@@ -7,13 +7,22 @@
 // FFN width (Lfm2MLP): ff = "block_ff_dim" (or "intermediate_size"); with block_auto_adjust_ff_dim,
 // ff = int(2 x ff / 3), ff = int(block_ffn_dim_multiplier x ff), then rounded up to a multiple of
 // block_multiple_of. Source: transformers/models/lfm2/{modular,configuration}_lfm2.py.
+// LFM2-MoE (lfm2_moe, LiquidAI/LFM2-8B-A1B): the same layers ("layer_types" required), the
+// first "num_dense_layers" with a SwiGLU feed_forward of "intermediate_size" as is (Lfm2MoeMLP:
+// no block_* adjustment), the rest a sparse block: feed_forward.gate [num_experts, H] (no bias),
+// feed_forward.expert_bias [num_experts] (a persistent float32 buffer, with "use_expert_bias"),
+// and per-expert feed_forward.experts.N.{w1, w3 [moe_intermediate_size, H], w2} as the Hub
+// checkpoint stores them (llama.cpp convert_hf_to_gguf.py LFM2MoeModel merges those per-expert
+// tensors). Source: transformers/models/lfm2_moe/{modeling,configuration}_lfm2_moe.py.
 
 #include <cmath>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 namespace {
@@ -76,9 +85,48 @@ std::vector<bool> Lfm2AttentionLayers(ModelBuilder& b, const HfConfig& c, uint64
   return out;
 }
 
-}  // namespace
+// Lfm2MoeConfig's MoE fields; experts == 0 for dense LFM2.
+struct Lfm2Moe {
+  uint64_t experts = 0, dense_layers = 0, width = 0;
+  bool expert_bias = false;
+};
 
-Result<Model> BuildLfm2(const HfConfig& c, const BuildOptions& o) {
+Lfm2Moe ReadLfm2Moe(ModelBuilder& b, const HfConfig& c, Hyperparameters& hp) {
+  Lfm2Moe x;
+  x.experts = Get(b, c.UintOr("num_experts", 32));
+  x.dense_layers = Get(b, c.UintOr("num_dense_layers", 2));
+  x.width = Get(b, c.UintOr("moe_intermediate_size", 1792));
+  x.expert_bias = Get(b, c.BoolOr("use_expert_bias", true));
+  hp.num_experts = x.experts;
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 4));
+  hp.moe_intermediate_size = x.width;
+  if (!b.failed() && (x.experts == 0 || x.width == 0)) {
+    b.Fail(MakeError("{}: \"num_experts\" and \"moe_intermediate_size\" must be positive",
+                     c.where()));
+  }
+  return x;
+}
+
+// One layer's feed_forward: dense SwiGLU of width `ff`, or the sparse block of `x`.
+void Lfm2FeedForward(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t h,
+                     uint64_t ff, const Lfm2Moe* x) {
+  const std::string f = l + ".feed_forward";
+  if (x == nullptr) {
+    QLinear(b, q, f + ".w1", h, ff, false);
+    QLinear(b, q, f + ".w3", h, ff, false);
+    QLinear(b, q, f + ".w2", ff, h, false);
+    return;
+  }
+  b.Linear(f + ".gate", h, x->experts, false);
+  if (x->expert_bias) b.Buffer(f + ".expert_bias", {x->experts}, Dtype::kF32, true);
+  RepeatedModules(b, q, f + ".experts", x->experts, [&](const std::string& e) {
+    QLinear(b, q, e + ".w1", h, x->width, false);
+    QLinear(b, q, e + ".w3", h, x->width, false);
+    QLinear(b, q, e + ".w2", x->width, h, false);
+  });
+}
+
+Result<Model> BuildLfm2Like(const HfConfig& c, const BuildOptions& o, bool moe) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
@@ -90,7 +138,13 @@ Result<Model> BuildLfm2(const HfConfig& c, const BuildOptions& o) {
   const bool conv_bias = Get(b, c.BoolOr("conv_bias", false));
   const uint64_t kernel = Get(b, c.UintOr("conv_L_cache", 3));
   const uint64_t conv_dim = Get(b, c.UintOr("conv_dim", hp.hidden_size));
-  hp.intermediate_size = Lfm2FfDim(b, c);
+  Lfm2Moe experts;
+  if (moe) {
+    hp.intermediate_size = Get(b, c.Uint("intermediate_size"));  // Lfm2MoeMLP: as is
+    experts = ReadLfm2Moe(b, c, hp);
+  } else {
+    hp.intermediate_size = Lfm2FfDim(b, c);
+  }
   Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
   if (kernel == 0) return MakeError("{}: field \"conv_L_cache\" must not be zero", c.where());
@@ -103,6 +157,10 @@ Result<Model> BuildLfm2(const HfConfig& c, const BuildOptions& o) {
   // Layer kinds are read only once the layer count has passed the tensor-cap guard below.
   if (hp.num_layers > o.max_tensors) {
     return MakeError("{}: \"num_hidden_layers\" = {} is absurd", c.where(), hp.num_layers);
+  }
+  if (moe && !c.Has("layer_types")) {
+    return MakeError("{}: field \"layer_types\" is missing (Lfm2MoeConfig requires it)",
+                     c.where());
   }
   const std::vector<bool> attention = Lfm2AttentionLayers(b, c, hp.num_layers);
   if (b.failed()) return b.Finish();
@@ -133,17 +191,27 @@ Result<Model> BuildLfm2(const HfConfig& c, const BuildOptions& o) {
       info.state.conv_channels = h;
       info.state.conv_kernel = kernel;
     }
-    QLinear(b, q, l + ".feed_forward.w1", h, ff, false);
-    QLinear(b, q, l + ".feed_forward.w3", h, ff, false);
-    QLinear(b, q, l + ".feed_forward.w2", ff, h, false);
+    const bool sparse = moe && i >= experts.dense_layers;
+    Lfm2FeedForward(b, q, l, h, ff, sparse ? &experts : nullptr);
     b.RmsNorm(l + ".operator_norm", h);
     b.RmsNorm(l + ".ffn_norm", h);
-    info.intermediate_size = ff;
+    info.moe = sparse;
+    info.intermediate_size = sparse ? 0 : ff;
     hp.layers.push_back(info);
   }
   b.RmsNorm("model.embedding_norm", h);
   b.Buffer("model.pos_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   return FinishDecoder(b, c, o, q);
+}
+
+}  // namespace
+
+Result<Model> BuildLfm2(const HfConfig& c, const BuildOptions& o) {
+  return BuildLfm2Like(c, o, /*moe=*/false);
+}
+
+Result<Model> BuildLfm2Moe(const HfConfig& c, const BuildOptions& o) {
+  return BuildLfm2Like(c, o, /*moe=*/true);
 }
 
 }  // namespace memfit::arch

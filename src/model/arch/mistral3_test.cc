@@ -120,7 +120,7 @@ TEST(Mistral3Builder, HostileConfigsNameTheField) {
   j["vision_config"]["patch_size"] = 0;
   ExpectError(j, "patch_size");
   j = TinyMistral3();
-  j["text_config"]["model_type"] = "gemma";
+  j["text_config"]["model_type"] = "no_such_text_model";  // others dispatch (issue 30)
   ExpectError(j, "text_config.model_type");
 }
 

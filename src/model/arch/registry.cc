@@ -12,6 +12,7 @@
 #include "model/arch/decoder_spec.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
 #include "model/arch/mamba_families.h"
@@ -150,6 +151,11 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
       {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
       {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
+      // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
+      {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
+      {"mistral4", "", arch::BuildMistral4, "deepseek"},  // deepseek.cc; inside mistral3 too
+      {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (lfm2_vl.cc)
+      {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
@@ -228,6 +234,11 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
                                                type, known_type, arch));
     }
     return model;
+  }
+  // An unknown wrapper around a known text model (issue 30): that text model, exactly, the rest
+  // not counted (approximate, and says so).
+  if (allow_generic) {
+    if (auto nested = arch::BuildNestedTextModel(config, options)) return std::move(*nested);
   }
   // Any other text generator: the generic decoder builder (approximate, and says so).
   if (allow_generic && (arch.empty() || arch.ends_with("ForCausalLM") || arch.ends_with("LMHeadModel") ||

@@ -3,6 +3,8 @@
 // listed in docs/architectures.md, "Hyperparameters from any config".
 
 #include <algorithm>
+#include <initializer_list>
+#include <string_view>
 #include <set>
 
 #include <fmt/format.h>
@@ -230,6 +232,39 @@ void ApplyDeciBlockConfigs(ConfigKeys& keys, Hyperparameters& hp,
   }
 }
 
+// A head count that may be a list, one per layer (issue 30: Laguna's per-layer attention heads,
+// OpenELM's, llama.cpp-converted LFM2's "num_key_value_heads" with 0 for conv layers): the
+// largest entry as the model's scalar; ApplyHeadList sets each layer's.
+uint64_t HeadCount(ConfigKeys& keys, std::initializer_list<std::string_view> names) {
+  const nlohmann::json* v = keys.Find(names);
+  if (v == nullptr || !v->is_array()) return keys.Uint(names);
+  uint64_t most = 0;
+  if (auto list = keys.UintList(names)) {
+    for (uint64_t x : *list) most = std::max(most, x);
+  }
+  return most;
+}
+
+// A per-layer head list over the layers ReadTextHyperparameters built: one entry per layer;
+// attention layers take theirs.
+void ApplyHeadList(ConfigKeys& keys, Hyperparameters& hp,
+                   std::initializer_list<std::string_view> names, uint64_t LayerInfo::*field) {
+  std::string_view key;
+  const nlohmann::json* v = keys.Find(names, &key);
+  if (v == nullptr || !v->is_array()) return;
+  const auto list = keys.UintList(names);
+  if (!list) return;
+  if (list->size() != hp.layers.size()) {
+    keys.Fail(MakeError("{}: \"{}\" lists {} values for {} layers", keys.where(), key,
+                        list->size(), hp.layers.size()));
+    return;
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    LayerInfo& L = hp.layers[i];
+    if (L.attention != AttentionKind::kNone && !L.kv_shared) L.*field = (*list)[i];
+  }
+}
+
 // The shape every family has: hidden size, layers, vocabulary, context, attention and KV heads,
 // head dimension. An error when there are no layers or no hidden size, or absurdly many layers.
 Status ReadShape(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>& assumptions) {
@@ -239,8 +274,8 @@ Status ReadShape(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>
   hp.max_position_embeddings = keys.Uint({"max_position_embeddings", "n_positions", "seq_length",
                                           "max_seq_len", "max_sequence_length", "n_ctx",
                                           "model_max_length"});
-  hp.num_attention_heads = keys.Uint({"num_attention_heads", "n_head", "num_heads", "n_heads",
-                                      "n_attention_heads"});
+  hp.num_attention_heads = HeadCount(keys, {"num_attention_heads", "n_head", "num_heads", "n_heads",
+                                            "n_attention_heads"});
   if (hp.num_layers == 0) {
     // Nemotron-3-Ultra's config gives the layers only as "layers_block_type".
     if (auto words = keys.StringList({"layers_block_type", "layer_types"})) {
@@ -267,8 +302,8 @@ Status ReadShape(ConfigKeys& keys, Hyperparameters& hp, std::vector<std::string>
   } else if (keys.Bool({"multi_query_attention"}, false)) {
     hp.num_kv_heads = keys.Uint({"multi_query_group_num"}, 1);
   } else {
-    hp.num_kv_heads = keys.Uint({"num_key_value_heads", "num_kv_heads", "n_kv_heads",
-                                 "num_query_groups", "n_head_kv", "num_kv"});
+    hp.num_kv_heads = HeadCount(keys, {"num_key_value_heads", "num_kv_heads", "n_kv_heads",
+                                       "num_query_groups", "n_head_kv", "num_kv"});
   }
   if (hp.num_kv_heads == 0 && hp.num_attention_heads > 0) {
     hp.num_kv_heads = hp.num_attention_heads;
@@ -516,6 +551,11 @@ Result<TextHyperparameters> ReadTextHyperparameters(const HfConfig& config) {
   for (uint64_t i = 0; i < hp.num_layers; ++i) {
     hp.layers.push_back(LayerFor(kinds[i], v, hp, keys, assumptions));
   }
+  // Per-layer head lists (the keys ReadShape reads).
+  ApplyHeadList(keys, hp, {"num_attention_heads", "n_head", "num_heads", "n_heads",
+                           "n_attention_heads"}, &LayerInfo::num_heads);
+  ApplyHeadList(keys, hp, {"num_key_value_heads", "num_kv_heads", "n_kv_heads",
+                           "num_query_groups", "n_head_kv", "num_kv"}, &LayerInfo::num_kv_heads);
   if (keys.failed()) return keys.error();
   ReadMamba2Chunk(keys, hp, assumptions);
   if (keys.failed()) return keys.error();

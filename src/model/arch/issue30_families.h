@@ -1,0 +1,35 @@
+#pragma once
+// Builders and pieces added for issue 30 that are not DecoderSpec rows, in a header of their own so
+// that a new declaration does not rebuild every builder (as bamba.h and moe_hybrid_families.h).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "formats/hf_config_json.h"
+#include "memfit/architecture.h"
+
+namespace memfit::arch {
+
+class ModelBuilder;
+
+// LFM2-MoE (lfm2.cc): LFM2's layers with dense-first routed experts.
+Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
+// LFM2-VL (lfm2_vl.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector + lfm2.
+Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
+// Mistral 4 (deepseek.cc): DeepSeek-V3's MLA/MoE with fused experts and no router bias; mistral3.cc
+// reaches it through the registry (text_config.model_type "mistral4").
+Result<Model> BuildMistral4(const HfConfig& config, const BuildOptions& options);
+
+// A SigLIP2 NaFlex vision transformer (Siglip2VisionModel's vision_model) under `prefix`
+// (clip.cc); returns its hidden size (0 after an error, recorded in `b`).
+uint64_t EmitSiglip2Vision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix);
+
+// A config whose model_type has no builder but whose "text_config" names a model_type that has
+// one (generic_decoder.cc): that text model, built exactly under model.language_model.* /
+// lm_head, with an assumption that the rest (towers, projectors) is not counted; labelled
+// approximate. nullopt when the config has no such text_config.
+std::optional<Result<Model>> BuildNestedTextModel(const HfConfig& config,
+                                                  const BuildOptions& options);
+
+}  // namespace memfit::arch

@@ -1,0 +1,100 @@
+// Mistral 4 (issue 30): the standalone text model and inside a mistral3 outer config, which
+// dispatches on text_config.model_type. Counted by hand.
+
+#include <gtest/gtest.h>
+
+#include "model/arch/arch_test_util.h"
+
+namespace memfit::arch {
+namespace {
+
+using testing::BuildJson;
+using testing::ExpectError;
+using testing::FindTensor;
+
+// Mistral4Config's keys (configuration_mistral4.py), tiny.
+nlohmann::json TinyMistral4() {
+  return {{"model_type", "mistral4"}, {"architectures", {"Mistral4ForCausalLM"}},
+          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
+          {"num_attention_heads", 2}, {"num_key_value_heads", 2}, {"intermediate_size", 12},
+          {"moe_intermediate_size", 3}, {"n_routed_experts", 2}, {"n_shared_experts", 1},
+          {"num_experts_per_tok", 1}, {"first_k_dense_replace", 1}, {"q_lora_rank", 4},
+          {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2}, {"qk_rope_head_dim", 2},
+          {"v_head_dim", 2}, {"max_position_embeddings", 16}, {"torch_dtype", "float32"}};
+}
+
+// Attention per layer: input norm 8, q_a 8 x 4 = 32, q_a norm 4, q_b 4 x (2 x 4) = 32, kv_a
+// 8 x (4 + 2) = 48, kv_a norm 4, kv_b 4 x (2 x (2 + 2)) = 32, o 4 x 8 = 32, post norm 8: 200.
+// Layer 0 dense: + 3 x 8 x 12 = 288 -> 488. Layer 1 MoE: gate 2 x 8 = 16, fused experts
+// gate_up_proj [2, 6, 8] 96 + down_proj [2, 8, 3] 48, shared experts 3 x 8 x 3 = 72 -> 432.
+// Embeddings 80, norm 8, untied lm_head 80: 1088 parameters, 4352 bytes (no router bias buffer).
+TEST(Mistral4Builder, TinyConfigCountsByHand) {
+  auto m = BuildJson(TinyMistral4());
+  ASSERT_TRUE(m) << m.error().message;
+  const auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1088u);
+  EXPECT_EQ(t.stored_bytes, 4352u);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
+  EXPECT_TRUE(m->hp.layers[1].moe);
+  const Tensor* gate_up = FindTensor(*m, "model.layers.1.mlp.experts.gate_up_proj");
+  ASSERT_NE(gate_up, nullptr);
+  EXPECT_EQ(gate_up->shape, (std::vector<uint64_t>{2, 6, 8}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.experts.down_proj")->shape,
+            (std::vector<uint64_t>{2, 8, 3}));
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.e_score_correction_bias"), nullptr);
+}
+
+nlohmann::json TinyMistral3WithMistral4() {
+  auto text = TinyMistral4();
+  text.erase("torch_dtype");
+  text.erase("architectures");
+  return {{"model_type", "mistral3"},
+          {"architectures", {"Mistral3ForConditionalGeneration"}},
+          {"torch_dtype", "float32"},
+          {"spatial_merge_size", 2},
+          {"text_config", text},
+          {"vision_config",
+           {{"model_type", "pixtral"},
+            {"hidden_size", 4},
+            {"num_hidden_layers", 1},
+            {"num_attention_heads", 2},
+            {"intermediate_size", 6},
+            {"patch_size", 2},
+            {"image_size", 4}}}};
+}
+
+// Vision 196 and projector 164 as in mistral3_test.cc (the same tiny Pixtral tower: patch_conv
+// 48, ln_pre 4, one layer 144; norm 4, merging_layer 64, linear_1 [8, 4] 32, linear_2 [8, 8] 64),
+// the mistral4 text model above 1088: 1448 parameters, 5792 bytes, under transformers 5's names.
+TEST(Mistral4Builder, InsideMistral3DispatchesOnTextModelType) {
+  auto m = BuildJson(TinyMistral3WithMistral4());
+  ASSERT_TRUE(m) << m.error().message;
+  const auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, 1448u);
+  EXPECT_EQ(t.stored_bytes, 5792u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
+  EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj"), nullptr);
+  EXPECT_NE(FindTensor(*m, "model.multi_modal_projector.patch_merger.merging_layer.weight"),
+            nullptr);
+  EXPECT_NE(FindTensor(*m, "model.vision_tower.ln_pre.weight"), nullptr);
+  EXPECT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kMla);
+}
+
+TEST(Mistral4Builder, HostileConfigsNameTheField) {
+  auto j = TinyMistral4();
+  j.erase("kv_lora_rank");
+  ExpectError(j, "kv_lora_rank");
+  j = TinyMistral4();
+  j["moe_intermediate_size"] = 0;
+  ExpectError(j, "moe_intermediate_size");
+  j = TinyMistral3WithMistral4();
+  j["text_config"].erase("qk_nope_head_dim");
+  ExpectError(j, "qk_nope_head_dim");
+}
+
+}  // namespace
+}  // namespace memfit::arch
