@@ -1,5 +1,5 @@
 #pragma once
-// The bamba builder (bamba.cc). Kept out of families.h so that adding it does not rebuild every
+// The bamba builder (mamba2_hybrid.cc). Kept out of families.h so that adding it does not rebuild every
 // builder; the registry includes both.
 
 #include "memfit/architecture.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "formats/hf_config_json.h"
+#include "model/arch/multimodal_kit.h"
 
 namespace memfit::arch {
 
@@ -104,6 +105,138 @@ void ConvTranspose1d(ModelBuilder& b, const std::string& prefix, uint64_t in, ui
                      uint64_t kernel) {
   b.Param(prefix + ".weight", {in, out, kernel});
   b.Param(prefix + ".bias", {out});
+}
+
+void PrepareDecoder(nlohmann::json& j, std::string_view type, std::string_view cls,
+                    std::initializer_list<const HfConfig*> dtypes) {
+  j["model_type"] = std::string(type);
+  j["architectures"] = {std::string(cls)};
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (j.contains(key) && j[key].is_string()) return;
+  }
+  for (const HfConfig* c : dtypes) {
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      if (auto it = c->raw().find(key); it != c->raw().end() && it->is_string()) {
+        j["torch_dtype"] = *it;
+        return;
+      }
+    }
+  }
+}
+
+bool OmniTie(const nlohmann::json& sub, const HfConfig& parent, std::string_view untied_assumption,
+             std::vector<std::string>& assumptions) {
+  if (auto it = sub.find("tie_word_embeddings"); it != sub.end() && it->is_boolean()) {
+    return it->get<bool>();
+  }
+  if (auto it = parent.raw().find("tie_word_embeddings");
+      it != parent.raw().end() && it->is_boolean()) {
+    return it->get<bool>();
+  }
+  assumptions.emplace_back(untied_assumption);
+  return false;
+}
+
+void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std::string& p) {
+  const bool v25 = kind == OmniAudio::kQwen25;
+  const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
+  const uint64_t d = Get(b, a.Uint("d_model"));
+  const uint64_t layers = Get(b, a.Uint("encoder_layers"));
+  const uint64_t heads = Get(b, a.Uint("encoder_attention_heads"));
+  const uint64_t ffn = Get(b, a.Uint("encoder_ffn_dim"));
+  const uint64_t positions = Get(b, a.Uint("max_source_positions"));
+  const uint64_t out = Get(b, a.Uint("output_dim"));
+  const uint64_t down = v25 ? 0 : Get(b, a.Uint("downsample_hidden_size"));
+  if (b.failed()) return;
+  DivideExact(b, a, d, "d_model", heads, "encoder_attention_heads");
+  if (d % 2 != 0) {
+    b.Fail(MakeError("{}: \"d_model\" = {} must be even (sinusoidal positions)", a.where(), d));
+  }
+  if (b.failed()) return;
+  if (v25) {
+    b.Conv(p + ".conv1", mels, d, {3}, true);
+    b.Conv(p + ".conv2", d, d, {3}, true);
+  }
+  b.Buffer(p + ".positional_embedding.positional_embedding", {positions, d},
+           v25 ? b.dtype() : Dtype::kF32, v25);
+  if (v25) b.Embedding(p + ".audio_bos_eos_token", 2, out);
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer(p + ".layers", i);
+    b.Linear(l + ".self_attn.k_proj", d, d, !v25);
+    b.Linear(l + ".self_attn.v_proj", d, d, true);
+    b.Linear(l + ".self_attn.q_proj", d, d, true);
+    b.Linear(l + ".self_attn.out_proj", d, d, true);
+    b.LayerNorm(l + ".self_attn_layer_norm", d);
+    b.Linear(l + ".fc1", d, ffn, true);
+    b.Linear(l + ".fc2", ffn, d, true);
+    b.LayerNorm(l + ".final_layer_norm", d);
+  }
+  b.LayerNorm(p + ".ln_post", d);
+  if (v25) {
+    b.Linear(p + ".proj", d, out, true);
+    return;
+  }
+  b.Conv(p + ".conv2d1", 1, down, {3, 3}, true);
+  b.Conv(p + ".conv2d2", down, down, {3, 3}, true);
+  b.Conv(p + ".conv2d3", down, down, {3, 3}, true);
+  // The mel axis after three stride-2 convolutions (padding 1).
+  const uint64_t freq = (((mels + 1) / 2 + 1) / 2 + 1) / 2;
+  b.Linear(p + ".conv_out", MulDims(b, down, freq, "downsample_hidden_size x mel/8"), d, false);
+  b.Linear(p + ".proj1", d, d, true);
+  b.Linear(p + ".proj2", d, out, true);
+}
+
+Result<Model> BuildOmni(const HfConfig& c, const BuildOptions& o, const OmniFamily& f) {
+  std::vector<std::string> assumptions;
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig thinker, SubOrEmpty(c, "thinker_config"));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
+                          OmniSubConfig(thinker, "text_config", f.text_defaults(),
+                                        "thinker_config.text_config", assumptions));
+  text["tie_word_embeddings"] = OmniTie(text, thinker, f.tie_assumption, assumptions);
+  PrepareDecoder(text, f.text_type, f.text_class, {&thinker, &c});
+  const std::string text_where = c.where() + ": thinker_config.text_config";
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, text_where));
+  const Dtype dtype = text_config.torch_dtype().value_or(Dtype::kF32);
+  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildOmniPart(f.text_builder, text, text_where, o));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json vision_json,
+                          OmniSubConfig(thinker, "vision_config", f.vision_defaults(),
+                                        "thinker_config.vision_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
+                          OmniSubConfig(thinker, "audio_config", f.audio_defaults(),
+                                        "thinker_config.audio_config", assumptions));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
+                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
+                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
+  MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
+
+  ModelBuilder b(c, dtype);
+  Model& m = b.model();
+  if (m.architecture.empty()) m.architecture = f.architecture;
+  m.hp = language.hp;
+  m.hp.text_config_key = "thinker_config.text_config";
+  AppendOmniPart(m, std::move(language), "thinker.model.", "thinker.lm_head", "language_model",
+                 "thinker_config.text_config");
+  b.SetComponent("vision_tower");
+  EmitQwenVision(b, vision, f.vision, "thinker.visual", m.hp.hidden_size);
+  b.SetComponent("audio_tower");
+  EmitOmniAudio(b, audio, f.audio, "thinker.audio_tower");
+  if (b.failed()) return b.Finish();
+  if (audio_output) {
+    MEMFIT_RETURN_IF_ERROR(f.append_output(b, c, o, assumptions));
+  } else {
+    m.notes.emplace_back(f.no_output_note);
+  }
+  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
+  NoteQuantizationNotApplied(c, m);
+  if (m.tensors.size() > o.max_tensors) {
+    return MakeError(
+        "{}: the config describes more than {} tensors, memfit's limit for a model "
+        "built from config.json (see docs/security.md)",
+        c.where(), o.max_tensors);
+  }
+  m.no_split_patterns.assign(f.no_split.begin(), f.no_split.end());
+  return b.Finish();
 }
 
 }  // namespace memfit::arch

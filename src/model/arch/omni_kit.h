@@ -3,6 +3,7 @@
 // their config classes' defaults, parts built by a registered decoder builder and moved under the
 // composite's prefixes, list-valued config fields, SnakeBeta activations.
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "memfit/hf_config.h"
 #include "memfit/model.h"
 #include "model/arch/builder_kit.h"
+#include "model/arch/qwen_vision.h"
 
 namespace memfit::arch {
 
@@ -56,6 +58,46 @@ void SnakeBeta(ModelBuilder& b, const std::string& prefix, uint64_t channels);
 // nn.ConvTranspose1d(in, out, kernel): weight [in, out, kernel] and bias [out].
 void ConvTranspose1d(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t out,
                      uint64_t kernel);
+
+// A sub-config's JSON as a decoder builder reads it: "model_type" `type`, "architectures" [`cls`],
+// and, when it names no dtype, the dtype of the first of `dtypes` that names one.
+void PrepareDecoder(nlohmann::json& j, std::string_view type, std::string_view cls,
+                    std::initializer_list<const HfConfig*> dtypes);
+
+// The tie of a head: `sub`'s tie_word_embeddings, else `parent`'s, else false (the config
+// classes' default), recording `untied_assumption` when neither names it.
+bool OmniTie(const nlohmann::json& sub, const HfConfig& parent, std::string_view untied_assumption,
+             std::vector<std::string>& assumptions);
+
+// The thinker's Whisper-style audio encoder under `prefix`:
+// - kQwen25 (Qwen2_5OmniAudioEncoder): conv1, conv2, the sinusoidal positional_embedding buffer
+//   in the model dtype (the release stores it; transformers does not load it),
+//   audio_bos_eos_token [2, output_dim], layers with k_proj unbiased, ln_post, proj;
+// - kQwen3 (Qwen3OmniMoeAudioEncoder): the float32 positional buffer (not persistent), layers
+//   with every projection biased, ln_post, conv2d1..3 (3x3, stride 2), conv_out
+//   Linear(downsample_hidden_size x mel/8, d_model) without bias, proj1, proj2.
+enum class OmniAudio : uint8_t { kQwen25, kQwen3 };
+void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std::string& prefix);
+
+// What distinguishes one Qwen omni model from the other; BuildOmni assembles the thinker
+// (thinker.model / thinker.lm_head, thinker.visual, thinker.audio_tower) and, with
+// "enable_audio_output" (default true), calls append_output for the talker and speech decoder.
+struct OmniFamily {
+  std::string_view architecture = "";  // the class when the config names none
+  const nlohmann::json& (*text_defaults)() = nullptr;    // the thinker text config class's
+  const nlohmann::json& (*vision_defaults)() = nullptr;  // ... vision encoder config class's
+  const nlohmann::json& (*audio_defaults)() = nullptr;   // ... audio encoder config class's
+  std::string_view text_type = "", text_class = "";      // the text model's row and class
+  ArchitectureBuilderFn text_builder = nullptr;
+  std::string_view tie_assumption = "";  // said when no config names the thinker's tie
+  QwenVision vision = QwenVision::kQwen25Omni;
+  OmniAudio audio = OmniAudio::kQwen25;
+  Status (*append_output)(ModelBuilder&, const HfConfig&, const BuildOptions&,
+                          std::vector<std::string>& assumptions) = nullptr;
+  std::string_view no_output_note = "";  // the note when enable_audio_output is false
+  std::array<std::string_view, 5> no_split = {};
+};
+Result<Model> BuildOmni(const HfConfig& config, const BuildOptions& options, const OmniFamily& f);
 
 }  // namespace memfit::arch
 

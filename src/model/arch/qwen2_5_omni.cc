@@ -95,80 +95,13 @@ const nlohmann::json& BigVganDefaults() {  // Qwen2_5OmniBigVGANConfig
   return k;
 }
 
-// The first of `configs` that names a dtype, copied into `j` when it names none.
-void CopyDtype(nlohmann::json& j, std::initializer_list<const HfConfig*> configs) {
-  for (const char* key : {"torch_dtype", "dtype"}) {
-    if (j.contains(key) && j[key].is_string()) return;
-  }
-  for (const HfConfig* c : configs) {
-    for (const char* key : {"torch_dtype", "dtype"}) {
-      if (auto it = c->raw().find(key); it != c->raw().end() && it->is_string()) {
-        j["torch_dtype"] = *it;
-        return;
-      }
-    }
-  }
-}
-
-// tie_word_embeddings of the thinker's lm_head: text_config's, else thinker_config's, else false
-// (Qwen2_5OmniThinkerConfig's default), recorded when neither names it.
-void SetTie(nlohmann::json& text, const HfConfig& thinker, std::vector<std::string>& assumptions) {
-  if (text.contains("tie_word_embeddings") && text["tie_word_embeddings"].is_boolean()) return;
-  if (auto it = thinker.raw().find("tie_word_embeddings");
-      it != thinker.raw().end() && it->is_boolean()) {
-    text["tie_word_embeddings"] = *it;
-    return;
-  }
-  text["tie_word_embeddings"] = false;
-  assumptions.push_back(
-      "thinker_config: no tie_word_embeddings: thinker.lm_head is its own weight (the thinker "
-      "config class's default false)");
-}
-
-// Qwen2_5OmniAudioEncoder under `p`. The release stores the sinusoidal positional_embedding
-// buffer (transformers registers it non-persistent and does not load it).
-void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
-  const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
-  const uint64_t d = Get(b, a.Uint("d_model"));
-  const uint64_t layers = Get(b, a.Uint("encoder_layers"));
-  const uint64_t heads = Get(b, a.Uint("encoder_attention_heads"));
-  const uint64_t ffn = Get(b, a.Uint("encoder_ffn_dim"));
-  const uint64_t positions = Get(b, a.Uint("max_source_positions"));
-  const uint64_t out = Get(b, a.Uint("output_dim"));
-  if (b.failed()) return;
-  DivideExact(b, a, d, "d_model", heads, "encoder_attention_heads");
-  if (d % 2 != 0) {
-    b.Fail(MakeError("{}: \"d_model\" = {} must be even (sinusoidal positions)", a.where(), d));
-  }
-  if (b.failed()) return;
-  b.Conv(p + ".conv1", mels, d, {3}, true);
-  b.Conv(p + ".conv2", d, d, {3}, true);
-  b.Buffer(p + ".positional_embedding.positional_embedding", {positions, d}, b.dtype(), true);
-  b.Embedding(p + ".audio_bos_eos_token", 2, out);
-  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
-    const std::string l = Layer(p + ".layers", i);
-    b.Linear(l + ".self_attn.k_proj", d, d, false);
-    b.Linear(l + ".self_attn.v_proj", d, d, true);
-    b.Linear(l + ".self_attn.q_proj", d, d, true);
-    b.Linear(l + ".self_attn.out_proj", d, d, true);
-    b.LayerNorm(l + ".self_attn_layer_norm", d);
-    b.Linear(l + ".fc1", d, ffn, true);
-    b.Linear(l + ".fc2", ffn, d, true);
-    b.LayerNorm(l + ".final_layer_norm", d);
-  }
-  b.LayerNorm(p + ".ln_post", d);
-  b.Linear(p + ".proj", d, out, true);
-}
-
 // The talker: thinker_to_talker_proj, a qwen2 decoder (BuildQwen2 on talker_config) whose
 // embed_tokens is [vocab, embedding_size], codec_head.
 Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                     std::vector<std::string>& assumptions) {
   MEMFIT_ASSIGN_OR_RETURN(nlohmann::json t, OmniSubConfig(c, "talker_config", TalkerDefaults(),
                                                           "talker_config", assumptions));
-  CopyDtype(t, {&c});
-  t["model_type"] = "qwen2";
-  t["architectures"] = {"Qwen2Model"};  // the decoder alone: the codec head follows
+  PrepareDecoder(t, "qwen2", "Qwen2Model", {&c});  // the decoder alone: the codec head follows
   const std::string where = c.where() + ": talker_config";
   MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, HfConfig::FromJson(t, where));
   MEMFIT_ASSIGN_OR_RETURN(uint64_t embedding, talker.Uint("embedding_size"));
@@ -218,73 +151,43 @@ Status AppendToken2Wav(ModelBuilder& b, const HfConfig& c, std::vector<std::stri
   return Ok{};
 }
 
+// With enable_audio_output: the talker and token2wav.
+Status AppendOutput(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                    std::vector<std::string>& assumptions) {
+  MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
+  MEMFIT_RETURN_IF_ERROR(AppendToken2Wav(b, c, assumptions));
+  b.model().assumptions.push_back(
+      "token2wav is counted in float32 (enable_talker() calls token2wav.float()), and with the "
+      "buffers Qwen's release stores besides the weights: "
+      "thinker.audio_tower.positional_embedding.positional_embedding, the DiT's "
+      "rotary_embed.inv_freq and each BigVGAN activation's upsample/downsample filter "
+      "(Qwen/Qwen2.5-Omni-7B's total_size counts exactly these; current transformers makes them "
+      "non-persistent; the filters' names are not pinned: the index copy found lists none)");
+  b.model().notes.push_back(
+      "the talker's KV cache (its own decoder) is not in the context estimates, which follow "
+      "the thinker; spk_dict.pt (speaker conditioning) is a separate file");
+  return Ok{};
+}
+
+// tie_word_embeddings of the thinker's lm_head: text_config's, else thinker_config's, else false
+// (Qwen2_5OmniThinkerConfig's default).
+constexpr OmniFamily kQwen25Omni{
+    .architecture = "Qwen2_5OmniForConditionalGeneration",
+    .text_defaults = TextDefaults, .vision_defaults = VisionDefaults,
+    .audio_defaults = AudioDefaults, .text_type = "qwen2", .text_class = "Qwen2ForCausalLM",
+    .text_builder = BuildQwen2,
+    .tie_assumption = "thinker_config: no tie_word_embeddings: thinker.lm_head is its own weight "
+                      "(the thinker config class's default false)",
+    .vision = QwenVision::kQwen25Omni, .audio = OmniAudio::kQwen25,
+    .append_output = AppendOutput,
+    .no_output_note = "enable_audio_output is false: talker and token2wav are not built",
+    .no_split = {"thinker.model.layers.*", "thinker.visual", "thinker.audio_tower", "talker",
+                 "token2wav"}};
+
 }  // namespace
 
 Result<Model> BuildQwen25Omni(const HfConfig& c, const BuildOptions& o) {
-  std::vector<std::string> assumptions;
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig thinker, SubOrEmpty(c, "thinker_config"));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
-                          OmniSubConfig(thinker, "text_config", TextDefaults(),
-                                        "thinker_config.text_config", assumptions));
-  SetTie(text, thinker, assumptions);
-  CopyDtype(text, {&thinker, &c});
-  text["model_type"] = "qwen2";
-  text["architectures"] = {"Qwen2ForCausalLM"};
-  const std::string text_where = c.where() + ": thinker_config.text_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, text_where));
-  const Dtype dtype = text_config.torch_dtype().value_or(Dtype::kF32);
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildOmniPart(BuildQwen2, text, text_where, o));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json vision_json,
-                          OmniSubConfig(thinker, "vision_config", VisionDefaults(),
-                                        "thinker_config.vision_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
-                          OmniSubConfig(thinker, "audio_config", AudioDefaults(),
-                                        "thinker_config.audio_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
-                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
-                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
-  MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
-
-  ModelBuilder b(c, dtype);
-  Model& m = b.model();
-  if (m.architecture.empty()) m.architecture = "Qwen2_5OmniForConditionalGeneration";
-  m.hp = language.hp;
-  m.hp.text_config_key = "thinker_config.text_config";
-  AppendOmniPart(m, std::move(language), "thinker.model.", "thinker.lm_head", "language_model",
-                 "thinker_config.text_config");
-  b.SetComponent("vision_tower");
-  EmitQwenVision(b, vision, QwenVision::kQwen25Omni, "thinker.visual", m.hp.hidden_size);
-  b.SetComponent("audio_tower");
-  EmitAudio(b, audio, "thinker.audio_tower");
-  if (b.failed()) return b.Finish();
-  if (audio_output) {
-    MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
-    MEMFIT_RETURN_IF_ERROR(AppendToken2Wav(b, c, assumptions));
-    m.assumptions.push_back(
-        "token2wav is counted in float32 (enable_talker() calls token2wav.float()), and with the "
-        "buffers Qwen's release stores besides the weights: "
-        "thinker.audio_tower.positional_embedding.positional_embedding, the DiT's "
-        "rotary_embed.inv_freq and each BigVGAN activation's upsample/downsample filter "
-        "(Qwen/Qwen2.5-Omni-7B's total_size counts exactly these; current transformers makes them "
-        "non-persistent; the filters' names are not pinned: the index copy found lists none)");
-    m.notes.push_back(
-        "the talker's KV cache (its own decoder) is not in the context estimates, which follow "
-        "the thinker; spk_dict.pt (speaker conditioning) is a separate file");
-  } else {
-    m.notes.push_back("enable_audio_output is false: talker and token2wav are not built");
-  }
-  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
-  if (m.tensors.size() > o.max_tensors) {
-    return MakeError(
-        "{}: the config describes more than {} tensors, memfit's limit for a model "
-        "built from config.json (see docs/security.md)",
-        c.where(), o.max_tensors);
-  }
-  m.no_split_patterns = {"thinker.model.layers.*", "thinker.visual", "thinker.audio_tower",
-                         "talker", "token2wav"};
-  return b.Finish();
+  return BuildOmni(c, o, kQwen25Omni);
 }
 
 }  // namespace memfit::arch

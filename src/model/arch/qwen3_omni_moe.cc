@@ -115,85 +115,6 @@ const nlohmann::json& Code2WavDefaults() {  // Qwen3OmniMoeCode2WavConfig
   return k;
 }
 
-// A sub-config's JSON as the decoder builder reads it: its model type and class, the dtype of
-// the first of `dtypes` that names one, and no tie key left to a class default.
-void PrepareDecoder(nlohmann::json& j, std::string_view type, std::string_view cls,
-                    std::initializer_list<const HfConfig*> dtypes) {
-  j["model_type"] = std::string(type);
-  j["architectures"] = {std::string(cls)};
-  for (const char* key : {"torch_dtype", "dtype"}) {
-    if (j.contains(key) && j[key].is_string()) return;
-  }
-  for (const HfConfig* c : dtypes) {
-    if (auto d = c->raw().find("torch_dtype"); d != c->raw().end() && d->is_string()) {
-      j["torch_dtype"] = *d;
-      return;
-    }
-    if (auto d = c->raw().find("dtype"); d != c->raw().end() && d->is_string()) {
-      j["torch_dtype"] = *d;
-      return;
-    }
-  }
-}
-
-// The tie of a head: `sub`'s tie_word_embeddings, else `parent`'s, else false (the config
-// classes' default); recorded when neither names it.
-bool Tie(const nlohmann::json& sub, const HfConfig& parent, std::string_view label,
-         std::vector<std::string>& assumptions) {
-  if (auto it = sub.find("tie_word_embeddings"); it != sub.end() && it->is_boolean()) {
-    return it->get<bool>();
-  }
-  if (auto it = parent.raw().find("tie_word_embeddings");
-      it != parent.raw().end() && it->is_boolean()) {
-    return it->get<bool>();
-  }
-  assumptions.push_back(
-      fmt::format("{}: no tie_word_embeddings: its head is its own weight (the "
-                  "config class's default false)",
-                  label));
-  return false;
-}
-
-// Qwen3OmniMoeAudioEncoder under `p`.
-void EmitAudio(ModelBuilder& b, const HfConfig& a, const std::string& p) {
-  const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
-  const uint64_t d = Get(b, a.Uint("d_model"));
-  const uint64_t layers = Get(b, a.Uint("encoder_layers"));
-  const uint64_t heads = Get(b, a.Uint("encoder_attention_heads"));
-  const uint64_t ffn = Get(b, a.Uint("encoder_ffn_dim"));
-  const uint64_t positions = Get(b, a.Uint("max_source_positions"));
-  const uint64_t out = Get(b, a.Uint("output_dim"));
-  const uint64_t down = Get(b, a.Uint("downsample_hidden_size"));
-  if (b.failed()) return;
-  DivideExact(b, a, d, "d_model", heads, "encoder_attention_heads");
-  if (d % 2 != 0) {
-    b.Fail(MakeError("{}: \"d_model\" = {} must be even (sinusoidal positions)", a.where(), d));
-  }
-  if (b.failed()) return;
-  // SinusoidsPositionEmbedding: a float32 buffer, not persistent.
-  b.Buffer(p + ".positional_embedding.positional_embedding", {positions, d}, Dtype::kF32, false);
-  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
-    const std::string l = Layer(p + ".layers", i);
-    for (const char* x :
-         {".self_attn.k_proj", ".self_attn.v_proj", ".self_attn.q_proj", ".self_attn.out_proj"}) {
-      b.Linear(l + x, d, d, true);
-    }
-    b.LayerNorm(l + ".self_attn_layer_norm", d);
-    b.Linear(l + ".fc1", d, ffn, true);
-    b.Linear(l + ".fc2", ffn, d, true);
-    b.LayerNorm(l + ".final_layer_norm", d);
-  }
-  b.LayerNorm(p + ".ln_post", d);
-  b.Conv(p + ".conv2d1", 1, down, {3, 3}, true);
-  b.Conv(p + ".conv2d2", down, down, {3, 3}, true);
-  b.Conv(p + ".conv2d3", down, down, {3, 3}, true);
-  // The mel axis after three stride-2 convolutions (padding 1).
-  const uint64_t freq = (((mels + 1) / 2 + 1) / 2 + 1) / 2;
-  b.Linear(p + ".conv_out", MulDims(b, down, freq, "downsample_hidden_size x mel/8"), d, false);
-  b.Linear(p + ".proj1", d, d, true);
-  b.Linear(p + ".proj2", d, out, true);
-}
-
 // Qwen3OmniMoeTalkerForConditionalGeneration under "talker.".
 Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                     std::vector<std::string>& assumptions) {
@@ -212,7 +133,10 @@ Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
   }
   text["mlp_only_layers"] = nlohmann::json::array();
   text["decoder_sparse_step"] = 1;
-  const bool tie = Tie(text, talker, "talker_config", assumptions);
+  const bool tie = OmniTie(text, talker,
+                           "talker_config: no tie_word_embeddings: its head is its own weight "
+                           "(the config class's default false)",
+                           assumptions);
   PrepareDecoder(text, "qwen3_moe", "Qwen3MoeModel", {&talker, &c});
   const std::string where = c.where() + ": talker_config.text_config";
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, where));
@@ -335,67 +259,35 @@ Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
   return Ok{};
 }
 
+// With enable_audio_output: the talker and code2wav.
+Status AppendOutput(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+                    std::vector<std::string>& assumptions) {
+  MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
+  MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, c, o, assumptions));
+  b.model().notes.push_back(
+      "the talker's and code predictor's KV caches are not in the context estimates, which "
+      "follow the thinker");
+  return Ok{};
+}
+
+// _no_split_modules: the decoder layers of thinker and talker, the audio and vision blocks, the
+// code predictor.
+constexpr OmniFamily kQwen3Omni{
+    .architecture = "Qwen3OmniMoeForConditionalGeneration",
+    .text_defaults = TextDefaults, .vision_defaults = VisionDefaults,
+    .audio_defaults = AudioDefaults, .text_type = "qwen3_moe",
+    .text_class = "Qwen3MoeForCausalLM", .text_builder = BuildQwen3Moe,
+    .tie_assumption = "thinker_config: no tie_word_embeddings: its head is its own weight (the "
+                      "config class's default false)",
+    .vision = QwenVision::kQwen3Omni, .audio = OmniAudio::kQwen3, .append_output = AppendOutput,
+    .no_output_note = "enable_audio_output is false: talker and code2wav are not built",
+    .no_split = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
+                 "thinker.visual.blocks.*", "talker.model.layers.*", "talker.code_predictor"}};
+
 }  // namespace
 
 Result<Model> BuildQwen3OmniMoe(const HfConfig& c, const BuildOptions& o) {
-  std::vector<std::string> assumptions;
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig thinker, SubOrEmpty(c, "thinker_config"));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
-                          OmniSubConfig(thinker, "text_config", TextDefaults(),
-                                        "thinker_config.text_config", assumptions));
-  text["tie_word_embeddings"] = Tie(text, thinker, "thinker_config", assumptions);
-  PrepareDecoder(text, "qwen3_moe", "Qwen3MoeForCausalLM", {&thinker, &c});
-  const std::string text_where = c.where() + ": thinker_config.text_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, text_where));
-  const Dtype dtype = text_config.torch_dtype().value_or(Dtype::kF32);
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildOmniPart(BuildQwen3Moe, text, text_where, o));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json vision_json,
-                          OmniSubConfig(thinker, "vision_config", VisionDefaults(),
-                                        "thinker_config.vision_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
-                          OmniSubConfig(thinker, "audio_config", AudioDefaults(),
-                                        "thinker_config.audio_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
-                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
-                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
-  MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
-
-  ModelBuilder b(c, dtype);
-  Model& m = b.model();
-  if (m.architecture.empty()) m.architecture = "Qwen3OmniMoeForConditionalGeneration";
-  m.hp = language.hp;
-  m.hp.text_config_key = "thinker_config.text_config";
-  AppendOmniPart(m, std::move(language), "thinker.model.", "thinker.lm_head", "language_model",
-                 "thinker_config.text_config");
-  b.SetComponent("vision_tower");
-  EmitQwenVision(b, vision, QwenVision::kQwen3Omni, "thinker.visual", m.hp.hidden_size);
-  b.SetComponent("audio_tower");
-  EmitAudio(b, audio, "thinker.audio_tower");
-  if (b.failed()) return b.Finish();
-  if (audio_output) {
-    MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
-    MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, c, o, assumptions));
-    m.notes.push_back(
-        "the talker's and code predictor's KV caches are not in the context estimates, which "
-        "follow the thinker");
-  } else {
-    m.notes.push_back("enable_audio_output is false: talker and code2wav are not built");
-  }
-  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
-  NoteQuantizationNotApplied(c, m);
-  if (m.tensors.size() > o.max_tensors) {
-    return MakeError(
-        "{}: the config describes more than {} tensors, memfit's limit for a model "
-        "built from config.json (see docs/security.md)",
-        c.where(), o.max_tensors);
-  }
-  // _no_split_modules: the decoder layers of thinker and talker, the audio and vision blocks, the
-  // code predictor.
-  m.no_split_patterns = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
-                         "thinker.visual.blocks.*", "talker.model.layers.*",
-                         "talker.code_predictor"};
-  return b.Finish();
+  return BuildOmni(c, o, kQwen3Omni);
 }
 
 }  // namespace memfit::arch
