@@ -78,6 +78,10 @@ enum class MoeLayout : uint8_t {
   // checkpoints store them, and with shared_count_key > 0 mlp.shared_experts.{gate,up,down}_proj
   // of (expert width x count) (olmoe, afmoe, exaone_moe, hy_v3, cohere2_moe).
   kRouted,
+  // Sparse layers by "mlp_layer_types" (default: first dense, rest sparse): mlp.gate [E, H],
+  // mlp.experts.e_score_correction_bias [E], mlp.experts.N.{gate,up,down}_proj of
+  // "moe_intermediate_size", mlp.shared_expert.* of shared_expert_key (laguna checkpoints).
+  kLaguna,
 };
 
 // kRouted: which layers are dense (a dense MLP of dense_inter_key, else intermediate_size).
@@ -96,10 +100,6 @@ enum class RoutedBias : uint8_t {
   kGateBuffer,   // mlp.gate.e_score_correction_bias, a persistent buffer (exaone_moe)
   kBlockBuffer,  // mlp.e_score_correction_bias, a persistent buffer of the MoE block (hy_v3)
   kExpertBias,   // mlp.expert_bias, an nn.Parameter without gradient (afmoe)
-  // Sparse layers by "mlp_layer_types" (default: first dense, rest sparse): mlp.gate [E, H],
-  // mlp.experts.e_score_correction_bias [E], mlp.experts.N.{gate,up,down}_proj of
-  // "moe_intermediate_size", mlp.shared_expert.* of shared_expert_key (laguna checkpoints).
-  kLaguna,
 };
 
 // An attention output gate beside q/k/v/o.
