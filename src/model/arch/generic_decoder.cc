@@ -5,7 +5,8 @@
 // model's assumptions; its error against every exact builder and index total_size is measured by
 // generic_decoder_accuracy_test.cc and printed in docs/architectures.md.
 // BuildNestedTextModel (issue 30): an unknown outer model_type whose text_config's model_type
-// has a builder is that text model, exact, with the rest not counted.
+// has a builder, and which states its own width and depth, is that text model, exact, with the
+// rest not counted.
 
 #include <fmt/format.h>
 
@@ -233,6 +234,19 @@ std::optional<Result<Model>> BuildNestedTextModel(const HfConfig& c, const Build
   if (type == c.model_type()) return std::nullopt;
   const ArchitectureBuilder* builder = FindArchitectureBuilder(type, "");
   if (builder == nullptr) return std::nullopt;
+  // A text_config that states no width or depth of its own (xgen-mm's names only its model_type
+  // and a window) would be built from the text family's class defaults: a guess about a model
+  // the wrapper's own code defines. Such configs go to the generic reader, as before.
+  const auto states_any = [&](std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      if (it->contains(key)) return true;
+    }
+    return false;
+  };
+  if (!states_any({"hidden_size", "d_model", "n_embd", "dim"}) ||
+      !states_any({"num_hidden_layers", "num_layers", "n_layer", "n_layers"})) {
+    return std::nullopt;
+  }
   std::vector<std::string> defaulted;
   auto text = TextSubConfig(c, "text_config", type, CausalLmClass(type), defaulted,
                             StoredAndLoadedNames("model.language_model", "lm_head"));

@@ -58,6 +58,23 @@ TEST(NestedTextDispatch, UnknownTextTypeFallsBackToTheGenericDecoder) {
   EXPECT_FALSE(BuildJson(j));
 }
 
+// A text_config that names its model_type but no width or depth (xgen-mm's: model_type "phi3"
+// and a window) is not built from the Phi-3 class defaults: that would be a guess about the
+// wrapper's own model. The generic reader takes it, labelled generic.
+TEST(NestedTextDispatch, TextConfigWithoutDimensionsIsNotBuiltFromClassDefaults) {
+  auto j = UnknownWrapper();
+  j["text_config"] = {{"model_type", "lfm2"}, {"sliding_window", 4}};
+  j["hidden_size"] = 8;
+  j["num_hidden_layers"] = 1;
+  j["num_attention_heads"] = 2;
+  j["vocab_size"] = 10;
+  j["intermediate_size"] = 12;
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_FALSE(HasAssumption(*m, "built exactly"));
+  EXPECT_NE(m->source.find("generic"), std::string::npos);
+}
+
 // The generic decoder with per-layer head lists: hidden 8, head_dim 4, gated MLP 12.
 // Layer 0 (2 heads, 1 KV head): norms 16, q 8 x 8 = 64, k 32, v 32, o 64, MLP 3 x 8 x 12 = 288:
 // 496. Layer 1 (4 heads, 2 KV heads): norms 16, q 128, k 64, v 64, o 128, MLP 288: 688.
