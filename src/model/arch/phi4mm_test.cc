@@ -14,11 +14,9 @@ using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
-// The real adapters' target patterns (config.json "vision_lora"/"speech_lora" "layer").
+// The real vision adapter's target pattern (config.json "vision_lora" "layer").
 constexpr const char* kVisionTargets =
     "layers.*((self_attn\\.(qkv_proj|o_proj))|(mlp\\.(gate_up|down)_proj))";
-constexpr const char* kSpeechTargets =
-    "((layers.*self_attn\\.(qkv|o)_proj)|(layers.*mlp\\.(gate_up|down)_proj))";
 
 // The remote code's ConformerEncoder kwargs, tiny: attention_dim 4, 2 heads, linear_units 6, two
 // blocks, 8 mel bins, time_reduction 4 (two halvings), NeMo channels 2, T5 bias distance 5.
