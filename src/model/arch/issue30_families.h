@@ -21,6 +21,11 @@ Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
 // reaches it through the registry (text_config.model_type "mistral4").
 Result<Model> BuildMistral4(const HfConfig& config, const BuildOptions& options);
 
+// Qwen4-Exp (qwen4_exp.cc): hyper-connection streams, QSA-indexed attention between gated
+// delta-net layers, per-layer n-gram embedding tables; qwen4_exp_text is its text model alone.
+Result<Model> BuildQwen4Exp(const HfConfig& config, const BuildOptions& options);
+Result<Model> BuildQwen4ExpText(const HfConfig& config, const BuildOptions& options);
+
 // A SigLIP2 NaFlex vision transformer (Siglip2VisionModel's vision_model) under `prefix`
 // (clip.cc); returns its hidden size (0 after an error, recorded in `b`).
 uint64_t EmitSiglip2Vision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix);

@@ -16,12 +16,7 @@
 namespace memfit::arch {
 namespace {
 
-struct HybridDims {
-  uint64_t h = 0, nh = 0, nkv = 0, hd = 0;              // full attention
-  uint64_t nk = 0, nv = 0, dk = 0, dv = 0, kernel = 0;  // gated delta-net
-  uint64_t inter = 0, experts = 0, expert_width = 0, shared = 0;
-  bool output_gate = true, attn_bias = false;
-};
+using HybridDims = QwenHybridDims;
 
 void FullAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
                    const HybridDims& d) {
@@ -63,11 +58,11 @@ void DenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint
   QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
 }
 
-// One decoder layer; returns its LayerInfo.
-LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string& l,
-                      const HybridDims& d, const QwenHybridSpec& s, bool linear, bool moe,
-                      ExpertLayout layout, uint32_t state_bits) {
-  b.RmsNorm(l + ".input_layernorm", d.h);
+}  // namespace
+
+LayerInfo EmitQwenHybridMixer(ModelBuilder& b, const Quantization& q, const std::string& l,
+                              const QwenHybridDims& d, const QwenHybridSpec& s, bool linear,
+                              uint32_t state_bits) {
   LayerInfo info;
   if (linear) {
     GatedDeltaNet(b, q, l, d, s);
@@ -85,6 +80,17 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
     info.num_kv_heads = d.nkv;
     info.head_dim_k = info.head_dim_v = d.hd;
   }
+  return info;
+}
+
+namespace {
+
+// One decoder layer; returns its LayerInfo.
+LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string& l,
+                      const HybridDims& d, const QwenHybridSpec& s, bool linear, bool moe,
+                      ExpertLayout layout, uint32_t state_bits) {
+  b.RmsNorm(l + ".input_layernorm", d.h);
+  LayerInfo info = EmitQwenHybridMixer(b, q, l, d, s, linear, state_bits);
   if (moe) {
     QwenMoeBlock(b, q, l, d.h, d.experts, d.expert_width, d.shared, layout);
     info.moe = true;
@@ -96,8 +102,9 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
   return info;
 }
 
-// The dimensions of `c`, checked; records errors in `b`.
-HybridDims ReadDims(ModelBuilder& b, const HfConfig& c) {
+}  // namespace
+
+QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c) {
   const auto& hp = b.model().hp;
   HybridDims d{.h = hp.hidden_size,
                .nh = hp.num_attention_heads,
@@ -134,8 +141,6 @@ HybridDims ReadDims(ModelBuilder& b, const HfConfig& c) {
   MulDims(b, d.dk, d.dv, "linear_key_head_dim x linear_value_head_dim");
   return d;
 }
-
-}  // namespace
 
 void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t hidden,
                   uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout) {
@@ -235,7 +240,7 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
     }
   }
   auto linear = [&](uint64_t i) { return types.empty() ? (i + 1) % interval != 0 : types[i]; };
-  const HybridDims d = ReadDims(b, c);
+  const HybridDims d = ReadQwenHybridDims(b, c);
   if (hp.num_experts == 0 && d.inter == 0) {
     b.Fail(MakeError("{}: field \"intermediate_size\" is missing (no \"num_experts\" either)",
                      c.where()));
@@ -266,7 +271,7 @@ void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q, cons
   if (mtp_layers == 0 || b.failed()) return;
   Model& m = b.model();
   const auto& hp = m.hp;
-  const HybridDims d = ReadDims(b, c);
+  const HybridDims d = ReadQwenHybridDims(b, c);
   const size_t begin = m.tensors.size();
   b.Linear("mtp.fc", 2 * hp.hidden_size, hp.hidden_size, false);
   b.RmsNorm("mtp.pre_fc_norm_embedding", hp.hidden_size);

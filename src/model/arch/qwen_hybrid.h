@@ -2,7 +2,7 @@
 // Shared pieces of the Qwen builders: the Qwen3-Next / Qwen3.5 hybrid text model (gated delta-net
 // linear attention layers between gated full-attention layers, dense or MoE MLPs, multi-token
 // prediction layers) and Qwen MoE blocks in their per-expert or fused checkpoint layouts.
-// Used by qwen3_next.cc, qwen3_5.cc and qwen3_vl.cc.
+// Used by qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc and qwen4_exp.cc.
 
 #include <cstdint>
 #include <string>
@@ -35,6 +35,25 @@ struct QwenHybridSpec {
   bool float32_gdn_params = false;
   uint64_t default_mtp_layers = 0;  // when the config names none
 };
+
+// The dimensions of a hybrid text config: full attention (h, nh, nkv, hd from b.model().hp,
+// "attn_output_gate", "attention_bias") and the gated delta-net ("linear_*" keys).
+struct QwenHybridDims {
+  uint64_t h = 0, nh = 0, nkv = 0, hd = 0;              // full attention
+  uint64_t nk = 0, nv = 0, dk = 0, dv = 0, kernel = 0;  // gated delta-net
+  uint64_t inter = 0, experts = 0, expert_width = 0, shared = 0;
+  bool output_gate = true, attn_bias = false;
+};
+
+// Reads and checks them (after ReadDecoderBasics filled b.model().hp); errors go to `b`.
+QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c);
+
+// One layer's token mixer under the layer path `l`: the gated delta-net linear_attn.* (`linear`:
+// a recurrent LayerInfo with its conv and state dims) or the gated full attention self_attn.*
+// with q_norm/k_norm (heads and head dims). No norms, no MLP: the caller adds them.
+LayerInfo EmitQwenHybridMixer(ModelBuilder& b, const Quantization& q, const std::string& l,
+                              const QwenHybridDims& d, const QwenHybridSpec& s, bool linear,
+                              uint32_t state_bits);
 
 // Reads the hybrid text config `c` into b.model().hp (one LayerInfo per layer: gated delta-net
 // layers recurrent with their conv/state dims, full-attention layers with heads and head dims)

@@ -125,6 +125,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_5_moe", "", arch::BuildQwen35Moe, "qwen3_5"},
       {"qwen3_5_text", "", arch::BuildQwen35Text, "qwen3_5"},
       {"qwen3_5_moe_text", "", arch::BuildQwen35Text, "qwen3_5"},
+      {"qwen4_exp", "", arch::BuildQwen4Exp, "qwen4_exp"},  // qwen4_exp.cc
+      {"qwen4_exp_text", "", arch::BuildQwen4ExpText, "qwen4_exp"},
       {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
       {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},

@@ -1,0 +1,409 @@
+// Qwen4-Exp (qwen4_exp: Qwen4ExpForConditionalGeneration, e.g. Qwen/Qwen3.8-Flash-Next;
+// qwen4_exp_text: Qwen4ExpForCausalLM). A hand-written builder: its layers have no norms of their
+// own but hc_count residual streams, n-gram embedding tables whose sizes are primes derived from
+// the config, and an MTP module with its own stream mixer, none of which a DecoderSpec row says.
+// - Each layer (model.language_model.layers.N): attn_hyper_connection and mlp_hyper_connection
+//   (Qwen4ExpTextGatedResidual: hc_norm [hc H], input_mix_weight_down [rank, hc H],
+//   input_mix_weight_up [hc H, rank], block_inject_weight [hc, hc H]); Qwen3.5's gated delta-net
+//   on "linear_attention" layers, else Qwen3.5's gated attention with q/k norms plus the QSA
+//   indexer (index_qk_proj [(n_idx + 1) idx_dim, H], q_layernorm and k_layernorm [idx_dim]); the
+//   Qwen3-Next MoE block (router, routed experts stored per expert, gated shared expert).
+// - On the one-indexed "ple_layer_ids" layers, ple.*: ple_embedding.ngram_embedding stored in
+//   "split_ngram_parts" shards (ngram_embedding.shard_K.weight; transformers concatenates them on
+//   load) of the padded n-gram vocabulary x ple_embed_dim / n-gram heads, its three persistent
+//   int64 buffers, key_proj, value_proj, norm_key/query/conv and a depthwise conv1d.
+// - No final norm: hyper_connection_mixer (a gated residual without block_inject) folds the
+//   streams; lm_head; the Qwen3.5 vision tower under model.visual; mtp.* stored, not loaded.
+// Sources: transformers models/qwen4_exp/modular_qwen4_exp.py and configuration_qwen4_exp.py
+// (Qwen4ExpTextNGramEmbedding's prime vocabularies, Qwen4ExpTextPLELayer, Qwen4ExpTextGatedResidual,
+// Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the Qwen3.8-Flash-Next BF16 checkpoint as its
+// shard headers list them (fc_embedding/fc_hidden [H, H], pre_fc_norm_hidden [hc H], fused experts).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "formats/hf_config_json.h"
+#include "model/arch/decoder_kit.h"
+#include "model/arch/issue30_families.h"
+#include "model/arch/qwen_hybrid.h"
+#include "model/arch/qwen_vision.h"
+
+namespace memfit::arch {
+namespace {
+
+// Miller-Rabin with bases 2, 7 and 61: exact below 4,759,123,141; n < 2^32 keeps every product in
+// 64 bits.
+bool IsPrime(uint64_t n) {
+  if (n < 2) return false;
+  for (uint64_t p : {2u, 3u, 5u, 7u, 11u, 13u, 61u}) {
+    if (n % p == 0) return n == p;
+  }
+  uint64_t d = n - 1;
+  int r = 0;
+  while (d % 2 == 0) {
+    d /= 2;
+    ++r;
+  }
+  for (uint64_t a : {2u, 7u, 61u}) {
+    uint64_t x = 1, base = a % n, e = d;
+    while (e > 0) {
+      if (e & 1) x = x * base % n;
+      base = base * base % n;
+      e >>= 1;
+    }
+    if (x == 1 || x == n - 1) continue;
+    bool composite = true;
+    for (int i = 1; i < r && composite; ++i) {
+      x = x * x % n;
+      composite = x != n - 1;
+    }
+    if (composite) return false;
+  }
+  return true;
+}
+
+// _find_nth_prime_after is at most this far above the base (the largest prime gap below 2^32 is
+// 336): a bound that keeps the search finite whatever the config says.
+constexpr uint64_t kMaxNgramBase = 4'000'000'000;
+constexpr uint64_t kMaxNgramHeads = 1 << 16;  // n-gram heads over all PLE layers
+
+struct Qwen4Dims {
+  uint64_t hc = 0, rank = 0;                     // hyper-connection streams, mixer rank
+  uint64_t idx_heads = 0, idx_dim = 0, rotary = 0;  // QSA indexer (one key head)
+  uint64_t ple_dim = 0, ple_kernel = 0, ngram = 0, per_ngram = 0, base = 0, divisor = 0, parts = 0;
+  std::vector<uint64_t> ple_layers;  // zero-based
+};
+
+Qwen4Dims ReadQwen4Dims(ModelBuilder& b, const HfConfig& c, const Hyperparameters& hp) {
+  Qwen4Dims d;
+  d.hc = Get(b, c.UintOr("hc_count", 4));
+  d.rank = Get(b, c.UintOr("hc_lowrank", 320));
+  d.idx_heads = Get(b, c.UintOr("indexer_n_heads", 0));
+  const uint64_t idx_kv = Get(b, c.UintOr("indexer_kv_heads", 0));
+  d.idx_dim = Get(b, c.UintOr("indexer_head_dim", 0));
+  double factor = Get(b, c.NumberOr("partial_rotary_factor", 0.25));
+  if (auto rope = c.OptionalSub("rope_parameters")) {
+    factor = Get(b, rope->NumberOr("partial_rotary_factor", factor));
+  }
+  if (!(factor > 0.0 && factor <= 1.0)) {
+    b.Fail(MakeError("{}: \"partial_rotary_factor\" = {} must be in (0, 1]", c.where(), factor));
+    return d;
+  }
+  d.rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * factor);
+  d.ple_dim = Get(b, c.UintOr("ple_embed_dim", hp.hidden_size));
+  d.ple_kernel = Get(b, c.UintOr("ple_conv_kernel_size", 4));
+  d.ngram = Get(b, c.UintOr("ngram_size", 3));
+  d.per_ngram = Get(b, c.UintOr("heads_per_ngram", 8));
+  d.base = Get(b, c.UintOr("ngram_vocab_size_base", 20'000'000));
+  d.divisor = Get(b, c.UintOr("make_ngram_vocab_size_divisible_by", 128));
+  d.parts = Get(b, c.UintOr("split_ngram_parts", 512));
+  if (b.failed()) return d;
+  const auto fail = [&](const std::string& message) {
+    b.Fail(MakeError("{}: {}", c.where(), message));
+    return d;
+  };
+  if (d.hc < 2) return fail(fmt::format("\"hc_count\" = {} must be at least 2", d.hc));
+  if (d.rank == 0) return fail("\"hc_lowrank\" must be positive");
+  // Qwen4ExpTextAttention always builds the QSA indexer: its fields are required.
+  if (d.idx_heads == 0 || d.idx_dim == 0 || idx_kv != 1) {
+    return fail("the QSA indexer needs \"indexer_n_heads\" and \"indexer_head_dim\" > 0 and "
+                "\"indexer_kv_heads\" = 1 (Qwen4ExpTextQSAIndexer)");
+  }
+  MulDims(b, MulDims(b, d.hc, hp.hidden_size, "hc_count x hidden_size"), d.rank,
+          "hc_count x hidden_size x hc_lowrank");
+  MulDims(b, d.idx_heads + 1, d.idx_dim, "(indexer_n_heads + 1) x indexer_head_dim");
+  if (auto it = c.raw().find("ple_layer_ids"); it != c.raw().end() && !it->is_null()) {
+    if (!it->is_array()) return fail("\"ple_layer_ids\" must be a list of layer ids");
+    for (const auto& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 ||
+          static_cast<uint64_t>(v.get<int64_t>()) > hp.num_layers) {
+        return fail(fmt::format("\"ple_layer_ids\" holds one-indexed ids in [1, {}]",
+                                hp.num_layers));
+      }
+      d.ple_layers.push_back(static_cast<uint64_t>(v.get<int64_t>()) - 1);
+    }
+    std::sort(d.ple_layers.begin(), d.ple_layers.end());
+    d.ple_layers.erase(std::unique(d.ple_layers.begin(), d.ple_layers.end()), d.ple_layers.end());
+  }
+  if (d.ple_layers.empty()) return d;
+  const uint64_t heads = d.ngram >= 2 ? (d.ngram - 1) * d.per_ngram : 0;
+  if (heads == 0 || d.ple_dim == 0 || d.ple_dim % heads != 0) {
+    return fail(fmt::format("\"ple_embed_dim\" = {} must be a positive multiple of the n-gram heads "
+                            "(\"ngram_size\" - 1) x \"heads_per_ngram\" = {}", d.ple_dim, heads));
+  }
+  if (d.base < 2 || d.base > kMaxNgramBase) {
+    return fail(fmt::format("\"ngram_vocab_size_base\" = {} must be in [2, {}]", d.base,
+                            kMaxNgramBase));
+  }
+  if (heads * d.ple_layers.size() > kMaxNgramHeads) {
+    return fail(fmt::format("{} n-gram heads over the PLE layers: at most {}",
+                            heads * d.ple_layers.size(), kMaxNgramHeads));
+  }
+  if (d.divisor == 0 || d.parts == 0 || d.ple_kernel == 0) {
+    return fail("\"make_ngram_vocab_size_divisible_by\", \"split_ngram_parts\" and "
+                "\"ple_conv_kernel_size\" must be positive");
+  }
+  return d;
+}
+
+// Qwen4ExpTextGatedResidual under `path`; block_inject_weight only with `combine`.
+void GatedResidual(ModelBuilder& b, const Quantization& q, const std::string& path,
+                   const Qwen4Dims& d, uint64_t h, bool combine) {
+  const uint64_t streams = d.hc * h;
+  b.RmsNorm(path + ".hc_norm", streams);
+  QLinear(b, q, path + ".input_mix_weight_down", streams, d.rank, false);
+  QLinear(b, q, path + ".input_mix_weight_up", d.rank, streams, false);
+  if (combine) QLinear(b, q, path + ".block_inject_weight", streams, d.hc, false);
+}
+
+// The QSA indexer of a full-attention layer; returns the elements it caches per token: the raw
+// key and the cos/sin of its position (torch.cat([token_k, cos, sin]) in update_indexer).
+uint64_t Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwen4Dims& d,
+                 uint64_t h) {
+  const std::string x = l + ".self_attn.indexer";
+  QLinear(b, q, x + ".index_qk_proj", h, (d.idx_heads + 1) * d.idx_dim, false);
+  b.RmsNorm(x + ".q_layernorm", d.idx_dim);
+  b.RmsNorm(x + ".k_layernorm", d.idx_dim);
+  return d.idx_dim + 2 * d.rotary;
+}
+
+// Qwen4ExpTextPLELayer of the `index`-th PLE layer; `primes` are the n-gram vocabularies of every
+// head of every PLE layer in order (global head index = index x heads + head).
+void Ple(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwen4Dims& d,
+         uint64_t h, const std::vector<uint64_t>& primes, uint64_t index) {
+  const uint64_t heads = (d.ngram - 1) * d.per_ngram;
+  uint64_t total = 0;
+  for (uint64_t k = 0; k < heads; ++k) total += primes[index * heads + k];
+  const uint64_t rows = (total + d.divisor - 1) / d.divisor * d.divisor;
+  const uint64_t width = d.ple_dim / heads;
+  const std::string p = l + ".ple";
+  const std::string e = p + ".ple_embedding";
+  // save_pretrained writes the table in split_ngram_parts shards (torch.chunk along rows: equal
+  // parts of ceil(rows / parts), the last one shorter).
+  const uint64_t chunk = (rows + d.parts - 1) / d.parts;
+  for (uint64_t k = 0, start = 0; start < rows && !b.failed(); ++k, start += chunk) {
+    b.Param(fmt::format("{}.ngram_embedding.shard_{}.weight", e, k),
+            {std::min(chunk, rows - start), width});
+  }
+  b.Buffer(e + ".layer_multipliers", {d.ngram}, Dtype::kI64, true);
+  b.Buffer(e + ".ngram_heads_vocab_sizes", {heads}, Dtype::kI64, true);
+  b.Buffer(e + ".ngram_heads_offsets", {heads}, Dtype::kI64, true);
+  const uint64_t streams = d.hc * h;
+  QLinear(b, q, p + ".key_proj", d.ple_dim, streams, false);
+  QLinear(b, q, p + ".value_proj", d.ple_dim, h, false);
+  b.RmsNorm(p + ".norm_key", streams);
+  b.RmsNorm(p + ".norm_query", streams);
+  b.RmsNorm(p + ".norm_conv", streams);
+  b.Conv(p + ".conv1d", streams, streams, {d.ple_kernel}, false, streams);
+}
+
+// Layer kinds: "linear_attention", else one of the indexed full-attention names.
+Result<std::vector<bool>> LinearLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
+  std::vector<bool> linear(layers);
+  auto it = c.raw().find("layer_types");
+  if (it == c.raw().end() || it->is_null()) {
+    const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
+    if (interval == 0) return MakeError("{}: \"full_attention_interval\" must not be 0", c.where());
+    for (uint64_t i = 0; i < layers; ++i) linear[i] = (i + 1) % interval != 0;
+    return linear;
+  }
+  if (!it->is_array() || it->size() != layers) {
+    return MakeError("{}: \"layer_types\" must list one type per layer ({})", c.where(), layers);
+  }
+  for (uint64_t i = 0; i < layers; ++i) {
+    const auto& v = (*it)[i];
+    const std::string t = v.is_string() ? v.get<std::string>() : "";
+    if (t != "linear_attention" && t != "deepseek_sparse_attention" && t != "hybrid_indexed" &&
+        t != "full_attention" && t != "qwen_sparse_attention") {
+      return MakeError("{}: \"layer_types\"[{}] must be \"linear_attention\", "
+                       "\"deepseek_sparse_attention\" or \"hybrid_indexed\"", c.where(), i);
+    }
+    linear[i] = t == "linear_attention";
+  }
+  return linear;
+}
+
+struct Qwen4Text {
+  uint64_t mtp = 0;
+  Qwen4Dims dims;
+  QwenHybridDims hybrid;
+};
+
+// The text model under `prefix` ("model.language_model" or "model"); hp and LayerInfo filled.
+Qwen4Text EmitText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                   const QwenHybridSpec& spec) {
+  Qwen4Text t;
+  ReadDecoderBasics(b, c, {.need_intermediate = false});
+  auto& hp = b.model().hp;
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  hp.num_experts = Get(b, c.UintOr("num_experts", 512));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 10));
+  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 512));
+  hp.shared_expert_intermediate_size = Get(b, c.UintOr("shared_expert_intermediate_size", 512));
+  hp.num_shared_experts = 1;
+  t.mtp = Get(b, c.UintOr("mtp_num_hidden_layers", 0));
+  if (b.failed()) return t;
+  if (hp.num_experts == 0 || hp.moe_intermediate_size == 0 ||
+      hp.shared_expert_intermediate_size == 0 || hp.experts_per_token == 0 ||
+      hp.experts_per_token > hp.num_experts) {
+    b.Fail(MakeError("{}: \"num_experts\", \"num_experts_per_tok\" (at most num_experts), "
+                     "\"moe_intermediate_size\" and \"shared_expert_intermediate_size\" must be "
+                     "positive", c.where()));
+    return t;
+  }
+  t.dims = ReadQwen4Dims(b, c, hp);
+  t.hybrid = ReadQwenHybridDims(b, c);
+  t.hybrid.output_gate = true;  // Qwen3_5Attention: q_proj is always doubled for the gate
+  if (b.failed()) return t;
+  auto linear = LinearLayers(b, c, hp.num_layers);
+  if (!linear) {
+    b.Fail(linear.error());
+    return t;
+  }
+  for (uint64_t i : t.dims.ple_layers) {
+    if (!(*linear)[i]) {
+      b.Fail(MakeError("{}: \"ple_layer_ids\" names layer {} (one-indexed), which is not a "
+                       "\"linear_attention\" layer", c.where(), i + 1));
+      return t;
+    }
+  }
+  // The n-gram vocabularies: head g of all PLE layers takes the (g + 1)-th prime after base - 1.
+  std::vector<uint64_t> primes;
+  if (!t.dims.ple_layers.empty()) {
+    const uint64_t heads = (t.dims.ngram - 1) * t.dims.per_ngram * t.dims.ple_layers.size();
+    primes.reserve(heads);
+    uint64_t p = t.dims.base - 1;
+    for (uint64_t g = 0; g < heads; ++g) {
+      do ++p; while (!IsPrime(p));
+      primes.push_back(p);
+    }
+  }
+  b.Embedding(spec.prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
+  const uint64_t h = hp.hidden_size;
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer(spec.prefix + ".layers", i);
+    LayerInfo info = EmitQwenHybridMixer(b, q, l, t.hybrid, spec, (*linear)[i], 0);
+    if (!(*linear)[i]) info.indexer_head_dim = Indexer(b, q, l, t.dims, h);
+    QwenMoeBlock(b, q, l, h, hp.num_experts, hp.moe_intermediate_size,
+                 hp.shared_expert_intermediate_size, spec.layout);
+    info.moe = true;
+    const auto ple = std::find(t.dims.ple_layers.begin(), t.dims.ple_layers.end(), i);
+    if (ple != t.dims.ple_layers.end()) {
+      Ple(b, q, l, t.dims, h, primes, static_cast<uint64_t>(ple - t.dims.ple_layers.begin()));
+    }
+    GatedResidual(b, q, l + ".attn_hyper_connection", t.dims, h, true);
+    GatedResidual(b, q, l + ".mlp_hyper_connection", t.dims, h, true);
+    hp.layers.push_back(info);
+  }
+  // inv_freq = 1 / theta^(arange(0, rotary, 2) / rotary): ceil(rotary / 2) entries.
+  b.Buffer(spec.prefix + ".rotary_emb.inv_freq", {(t.dims.rotary + 1) / 2}, Dtype::kF32, false);
+  GatedResidual(b, q, spec.prefix + ".hyper_connection_mixer", t.dims, h, false);
+  hp.num_mtp_layers = t.mtp;
+  auto& notes = b.model().assumptions;
+  notes.push_back(fmt::format(
+      "hyper-connections: {} residual streams of hidden_size per token (hc_count) between the "
+      "layers; activation estimates count one stream", t.dims.hc));
+  if (!t.dims.ple_layers.empty()) {
+    notes.push_back(fmt::format(
+        "per-layer embedding (PLE) layers keep a short-conv state of {} x {} and {} token ids "
+        "per sequence besides the delta-net state: not counted in the recurrent state",
+        t.dims.hc * h, (t.dims.ple_kernel - 1) * t.dims.ngram, t.dims.ngram - 1));
+  }
+  notes.push_back(fmt::format(
+      "the QSA indexer caches {} elements per token on each full-attention layer: the key "
+      "({}) and its position's cos and sin ({} each), as transformers' cache stores them",
+      t.dims.idx_dim + 2 * t.dims.rotary, t.dims.idx_dim, t.dims.rotary));
+  return t;
+}
+
+// mtp.*: the 31-tensor layout of one layer, stored in the checkpoint, ignored by transformers.
+void EmitMtp(ModelBuilder& b, const Quantization& q, const Qwen4Text& t,
+             const QwenHybridSpec& spec) {
+  if (t.mtp == 0 || b.failed()) return;
+  Model& m = b.model();
+  const auto& hp = m.hp;
+  const uint64_t h = hp.hidden_size;
+  const size_t begin = m.tensors.size();
+  QLinear(b, q, "mtp.fc_embedding", h, h, false);
+  QLinear(b, q, "mtp.fc_hidden", h, h, false);
+  b.RmsNorm("mtp.pre_fc_norm_embedding", h);
+  b.RmsNorm("mtp.pre_fc_norm_hidden", t.dims.hc * h);
+  GatedResidual(b, q, "mtp.hyper_connection_mixer", t.dims, h, false);
+  for (uint64_t k = 0; k < t.mtp && !b.failed(); ++k) {
+    const std::string l = Layer("mtp.layers", k);
+    EmitQwenHybridMixer(b, q, l, t.hybrid, spec, /*linear=*/false, 0);
+    Indexer(b, q, l, t.dims, h);
+    QwenMoeBlock(b, q, l, h, hp.num_experts, hp.moe_intermediate_size,
+                 hp.shared_expert_intermediate_size, ExpertLayout::kFused);
+    GatedResidual(b, q, l + ".attn_hyper_connection", t.dims, h, true);
+    GatedResidual(b, q, l + ".mlp_hyper_connection", t.dims, h, true);
+  }
+  if (b.failed()) return;
+  const uint64_t bytes = MarkStoredOnly(m, begin);
+  m.notes.push_back(fmt::format(
+      "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but not "
+      "loaded by transformers", t.mtp, bytes));
+}
+
+void Head(ModelBuilder& b, const Quantization& q, const std::string& embed) {
+  const auto& hp = b.model().hp;
+  if (hp.tie_word_embeddings) {
+    LmHead(b, embed);
+    return;
+  }
+  b.SetHead(true);
+  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
+  b.SetHead(false);
+}
+
+// The checkpoints store the decoder layers' routed experts per expert (transformers' conversion
+// mapping fuses them on load) and the MTP layer's fused.
+QwenHybridSpec Spec(std::string prefix) {
+  return {.prefix = std::move(prefix), .split_in_proj = true, .layout = ExpertLayout::kPerExpert};
+}
+
+}  // namespace
+
+Result<Model> BuildQwen4Exp(const HfConfig& c, const BuildOptions& o) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, QwenTextConfig(c));
+  auto vision = c.Sub("vision_config");
+  if (!vision) return vision.error();
+  ModelBuilder b(text);
+  Model& m = b.model();
+  FillCommon(c, m);
+  if (!m.config_dtype) m.config_dtype = text.torch_dtype();
+  Quantization q = ReadQuantization(b, text, o);
+  b.SetComponent("language_model");
+  const QwenHybridSpec spec = Spec("model.language_model");
+  const Qwen4Text t = EmitText(b, text, q, spec);
+  if (b.failed()) return b.Finish();
+  m.hp.text_config_key = c.Has("text_config") ? "text_config" : "";
+  b.SetComponent("vision_tower");
+  EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
+  b.SetComponent("language_model");
+  Head(b, q, "model.language_model.embed_tokens");
+  EmitMtp(b, q, t, spec);
+  NoteQuantization(b, q);
+  m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+Result<Model> BuildQwen4ExpText(const HfConfig& c, const BuildOptions& o) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  Quantization q = ReadQuantization(b, c, o);
+  const QwenHybridSpec spec = Spec("model");
+  const Qwen4Text t = EmitText(b, c, q, spec);
+  if (b.failed()) return b.Finish();
+  Head(b, q, "model.embed_tokens");
+  EmitMtp(b, q, t, spec);
+  NoteQuantization(b, q);
+  m.no_split_patterns = {"model.layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
+}
+
+}  // namespace memfit::arch
