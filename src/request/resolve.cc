@@ -6,6 +6,7 @@
 #include "memfit/suggest.h"
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -18,14 +19,42 @@
 namespace memfit {
 namespace {
 
+// Whether `name` starts with `base` (case-insensitive) followed by '-': "Qwen2.5-7B-Instruct"
+// extends "Qwen2.5-7B".
+bool Extends(std::string_view name, std::string_view base) {
+  if (name.size() <= base.size() || name[base.size()] != '-') return false;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(name[i])) !=
+        std::tolower(static_cast<unsigned char>(base[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // " (did you mean meta-llama/Llama-3.1-8B?)": the catalog's closest Hub id or short name to a
-// model that was not found (a misspelled id), or "".
+// model that was not found (a misspelled id), or "". A variant of a catalog model (an -Instruct,
+// -Chat or quantized release: "Qwen/Qwen2.5-7B-Instruct") names the model it extends, the
+// longest such id, before any edit-distance guess (which would pick "Qwen/Qwen3-VL-2B-Instruct").
 std::string CatalogHint(std::string_view spec) {
   std::vector<std::string> ids, names;
   for (const CatalogEntry& e : Catalog()) {
     ids.emplace_back(e.id);
     const size_t slash = e.id.find('/');
     names.emplace_back(slash == std::string_view::npos ? e.id : e.id.substr(slash + 1));
+  }
+  const size_t spec_slash = spec.find('/');
+  const std::string_view spec_name =
+      spec_slash == std::string_view::npos ? spec : spec.substr(spec_slash + 1);
+  std::string extended;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const bool extends = spec_slash == std::string_view::npos ? Extends(spec_name, names[i])
+                                                              : Extends(spec, ids[i]);
+    if (extends && ids[i].size() > extended.size()) extended = ids[i];
+  }
+  if (!extended.empty()) {
+    return " (did you mean " + extended + "? it is in memfit's catalog, and this name extends it: "
+           "a fine-tuned variant has its architecture, a quantized one does not)";
   }
   std::string match = ClosestMatch(spec, ids);
   if (match.empty()) {

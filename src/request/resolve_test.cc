@@ -31,6 +31,19 @@ TEST(ResolveModelTest, ErrorKindsFromLocalLookupsAndTheHub) {
   auto missing = ResolveModel({.spec = "org/does-not-exist"});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound) << missing.error().message;
+  // A variant of a catalog model is pointed at the model it extends (the longest id), not at
+  // the nearest spelling ("Qwen/Qwen3-VL-2B-Instruct" is fewer edits from the -Instruct name).
+  auto variant = ResolveModel({.spec = "Qwen/Qwen2.5-7B-Instruct"});
+  ASSERT_FALSE(variant);
+  EXPECT_NE(variant.error().message.find("did you mean Qwen/Qwen2.5-7B? it is in memfit's catalog, "
+                                         "and this name extends it"),
+            std::string::npos)
+      << variant.error().message;
+  auto short_name = ResolveModel({.spec = "llama-3.1-8b-instruct"});
+  ASSERT_FALSE(short_name);
+  EXPECT_NE(short_name.error().message.find("did you mean meta-llama/Llama-3.1-8B?"),
+            std::string::npos)
+      << short_name.error().message;
 
   auto no_token = ResolveModel({.spec = "org/gated"});
   ASSERT_FALSE(no_token);
