@@ -172,6 +172,25 @@ TEST(OptionTable, FirstAnswersThatUsedToMislead) {
   std::tie(code, line) = CliError({"inference", "gpt2", "--context", "0"});
   EXPECT_EQ(line, "memfit: error: --context 0: give 1 or more tokens, or leave it out for "
                   "the default");
+  // Token counts take vLLM's suffixes (k = 1,000, K = 1,024): --context 128K is 131,072, not an
+  // error; the API reads the same strings.
+  for (const auto& [text, tokens] : std::vector<std::pair<std::string, uint64_t>>{
+           {"128K", 131072}, {"32k", 32000}, {"25.6k", 25600}, {"1M", 1048576}, {"4096", 4096}}) {
+    auto parsed = api::InferenceRequestFromJson({{"model", "gpt2"}, {"context", text}});
+    ASSERT_TRUE(parsed) << text << ": " << parsed.error().message;
+    EXPECT_EQ(parsed->context, tokens) << text;
+  }
+  std::tie(code, line) = CliError({"inference", "gpt2", "--context", "2K", "--batch", "0"});
+  EXPECT_EQ(line, "memfit: error: --batch 0: give 1 or more sequences, or leave it out for the "
+                  "default");  // --context 2K itself was read
+  std::tie(code, line) = CliError({"inference", "gpt2", "--context", "1.0001k"});
+  EXPECT_EQ(line, "memfit: error: --context 1.0001k: expected a whole number of tokens, or one "
+                  "with k (1,000), K (1,024), m or M: 128K = 131,072");
+  std::tie(code, line) = CliError({"inference", "gpt2", "--context", "99999999999999999999k"});
+  EXPECT_NE(line.find("expected a whole number of tokens"), std::string::npos) << line;
+  // Sizes are not token counts: --batch 4k is still refused.
+  std::tie(code, line) = CliError({"inference", "gpt2", "--batch", "4k"});
+  EXPECT_EQ(line, "memfit: error: --batch 4k: expected a whole number of 1 or more");
   // Misspellings get a suggestion: a flag, an engine, a GPU.
   std::tie(code, line) = CliError({"inference", "gpt2", "--contxt", "4096"});
   EXPECT_EQ(line, "memfit: usage error: inference: unknown option --contxt (did you mean --context?)");

@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "memfit/checked_math.h"
 #include "memfit/engine.h"
 #include "memfit/engine_release.h"
 #include "memfit/estimate_inference.h"
@@ -474,7 +476,43 @@ std::vector<Option> Options(ModelsRequest& r) {
            .help = "only this family (llama, bert, ...)"}};
 }
 
+// A token count with vLLM's --max-model-len suffixes (vllm/engine/arg_utils.py human_readable_int):
+// k = 1,000, K = 1,024, m = 1,000,000, M = 1,048,576, on a whole or decimal number ("128K" =
+// 131,072, "25.6k" = 25,600); nullopt without a suffix. Parsed by hand: the WebAssembly build's
+// libc++ has no floating-point from_chars.
+std::optional<Result<uint64_t>> ParseTokenSuffix(const Option& o, std::string_view text) {
+  if (o.unit != "tokens" || text.size() < 2) return std::nullopt;
+  const char suffix = text.back();
+  const uint64_t scale = suffix == 'k' ? 1000 : suffix == 'K' ? 1024 : suffix == 'm' ? 1000000
+                         : suffix == 'M' ? 1048576 : 0;
+  if (scale == 0) return std::nullopt;
+  const std::string_view number = text.substr(0, text.size() - 1);
+  const auto bad = [&] {
+    return Result<uint64_t>(MakeError(
+        "--{} {}: expected a whole number of tokens, or one with k (1,000), K (1,024), m or M: "
+        "128K = 131,072", o.names[0], text));
+  };
+  uint64_t digits = 0, divisor = 1;
+  bool dot = false, any = false;
+  for (const char ch : number) {
+    if (ch == '.' && !dot) {
+      dot = true;
+      continue;
+    }
+    if (ch < '0' || ch > '9' || (dot && divisor >= 1'000'000)) return bad();
+    auto next = CheckedMul(digits, 10);
+    if (!next || !(next = CheckedAdd(*next, static_cast<uint64_t>(ch - '0')))) return bad();
+    digits = *next;
+    if (dot) divisor *= 10;
+    any = true;
+  }
+  const auto scaled = CheckedMul(digits, scale);
+  if (!any || !scaled || *scaled % divisor != 0) return bad();
+  return Result<uint64_t>(*scaled / divisor);
+}
+
 Result<uint64_t> ParseCount(const Option& o, std::string_view text) {
+  if (auto suffixed = ParseTokenSuffix(o, text)) return std::move(*suffixed);
   uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {

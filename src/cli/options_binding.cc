@@ -41,12 +41,15 @@ void Retarget(api::Option& o, ModelArgs* model) {
   else if (o.names[0] == "gguf-file") o.target = &model->gguf_file;
 }
 
-// Counts as CLI11 would read them wrap "-5" around to 2^64 - 5: a count's text is checked first.
+// Counts as CLI11 would read them wrap "-5" around to 2^64 - 5: a count's text is parsed by the
+// table's ParseCount first and handed on as plain digits ("128K" tokens -> "131072").
 CLI::Validator CountText(const api::Option& o) {
   return CLI::Validator(
       [o](std::string& text) -> std::string {
         auto count = api::ParseCount(o, text);
-        return count ? std::string() : count.error().message;
+        if (!count) return count.error().message;
+        text = std::to_string(*count);
+        return std::string();
       },
       "", "COUNT");
 }
@@ -63,7 +66,7 @@ void BindOptions(CLI::App& cmd, std::vector<api::Option> options, Context& ctx, 
     if (auto* b = std::get_if<bool*>(&o.target)) {
       flag = cmd.add_flag(names, **b, help);
     } else if (auto* u = std::get_if<uint64_t*>(&o.target)) {
-      flag = cmd.add_option(names, **u, help)->check(CountText(o));
+      flag = cmd.add_option(names, **u, help)->transform(CountText(o));
       if (**u != 0 || o.min == 0) flag->capture_default_str();
     } else if (auto* d = std::get_if<double*>(&o.target)) {
       flag = cmd.add_option(names, **d, help);
