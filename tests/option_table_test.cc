@@ -166,6 +166,13 @@ TEST(OptionTable, FirstAnswersThatUsedToMislead) {
   auto [code, line] = CliError({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "4090"});
   EXPECT_EQ(code, 1);
   EXPECT_NE(line.find("a bare number is neither a GPU nor a size; did you mean RTX 4090"), std::string::npos) << line;
+  // The GPU of that model number, not its Ti sibling; a count prefix is kept.
+  std::tie(code, line) = CliError({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "3090"});
+  EXPECT_NE(line.find("did you mean RTX 3090 (24.00 GiB)?"), std::string::npos) << line;
+  std::tie(code, line) = CliError({"inference", "meta-llama/Llama-3.1-8B", "--gpu", "2x3090"});
+  EXPECT_NE(line.find("did you mean 2 x RTX 3090 (24.00 GiB each: --gpu 2xrtx3090)?"),
+            std::string::npos)
+      << line;
   // --context -5 and 0 are errors naming the flag, not an overflow or a silent default.
   std::tie(code, line) = CliError({"inference", "gpt2", "--context", "-5"});
   EXPECT_EQ(line, "memfit: error: --context -5: expected a whole number of 1 or more");

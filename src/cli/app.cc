@@ -84,13 +84,20 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   for (const Command& command : kCommands) {
     if (!args.empty() && args[0] == command.name) named = &command;
   }
+  std::string names;
+  for (const Command& command : kCommands) {
+    names += (names.empty() ? "" : ", ") + std::string(command.name);
+  }
   if (!named && !args.empty() && !args[0].starts_with("-")) {
-    std::string names;
-    for (const Command& command : kCommands) {
-      names += (names.empty() ? "" : ", ") + std::string(command.name);
-    }
     err << "memfit: usage error: unknown command \"" << args[0] << "\" (commands: " << names
         << ")\n";
+    err << "run `memfit --help` for the commands and their options\n";
+    return 2;
+  }
+  if (args.empty()) {
+    // A newcomer's first try: what to type, not CLI11's "A subcommand is required".
+    err << "memfit: usage error: name a command (" << names << "), e.g. `memfit inference "
+        << "meta-llama/Llama-3.1-8B --gpu rtx4090`\n";
     err << "run `memfit --help` for the commands and their options\n";
     return 2;
   }

@@ -32,6 +32,12 @@ TEST(AppTest, UsageErrorsExitTwoWithAHint) {
   EXPECT_TRUE(none.err.starts_with("memfit: usage error: ")) << none.err;
   EXPECT_TRUE(none.err.ends_with("\nrun `memfit --help` for the commands and their options\n"))
       << none.err;
+  // No command at all: the commands and an example, not CLI11's "A subcommand is required".
+  EXPECT_TRUE(none.err.starts_with("memfit: usage error: name a command (estimate-memory, "))
+      << none.err;
+  EXPECT_NE(none.err.find("e.g. `memfit inference meta-llama/Llama-3.1-8B --gpu rtx4090`"),
+            std::string::npos)
+      << none.err;
   // An unknown command is a usage error that names the word and the commands.
   auto unknown = RunMemfit({"frobnicate"});
   EXPECT_EQ(unknown.code, 2);

@@ -122,19 +122,36 @@ Result<const GpuSpec*> FindGpu(std::string_view name) {
 namespace {
 
 // A bare number ("4090", "3090") is a GPU's model number far more often than a size in bytes:
-// refuse it, suggesting the catalog GPU of that name and the unit a size needs.
-Status RefuseBareNumber(std::string_view text, std::string_view rest) {
+// refuse it, suggesting the catalog GPU of that name (the one whose name ends in the number, the
+// shortest: RTX 3090 before RTX 3090 Ti), as many as a "2x" prefix asked for, and the unit a size
+// needs.
+Status RefuseBareNumber(std::string_view text, std::string_view rest, uint64_t count) {
   std::string_view number = rest;
   while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
   for (char c : number) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return Ok{};
   }
-  std::string suggestion;
+  const GpuSpec* best = nullptr;
+  std::string best_key;
   for (const auto& gpu : GpuCatalog()) {
-    if (Normalize(gpu.name).find(number) != std::string::npos) {
-      suggestion = fmt::format(" did you mean {} ({})?", gpu.name, FormatBytes(MemoryBytes(gpu)));
-      break;
+    const std::string key = Normalize(gpu.name);
+    const size_t at = key.find(number);
+    if (at == std::string::npos) continue;
+    const bool ends = at + number.size() == key.size();
+    const bool best_ends = best && best_key.size() >= number.size() &&
+                           best_key.compare(best_key.size() - number.size(), number.size(),
+                                            number) == 0;
+    if (!best || (ends && !best_ends) || (ends == best_ends && key.size() < best_key.size())) {
+      best = &gpu;
+      best_key = key;
     }
+  }
+  std::string suggestion;
+  if (best && count > 1) {
+    suggestion = fmt::format(" did you mean {} x {} ({} each: --gpu {}x{})?", count, best->name,
+                             FormatBytes(MemoryBytes(*best)), count, best_key);
+  } else if (best) {
+    suggestion = fmt::format(" did you mean {} ({})?", best->name, FormatBytes(MemoryBytes(*best)));
   }
   return MakeError("--gpu \"{}\": a bare number is neither a GPU nor a size;{} A size needs a "
                    "unit, such as {}GiB",
@@ -161,7 +178,7 @@ Status ParseDeviceArg(std::string_view text, std::vector<DeviceSpec>& out) {
   }
   DeviceSpec device;
   if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front()))) {
-    MEMFIT_RETURN_IF_ERROR(RefuseBareNumber(text, rest));
+    MEMFIT_RETURN_IF_ERROR(RefuseBareNumber(text, rest, count));
     auto bytes = ParseByteSize(rest);
     if (bytes) {
       if (*bytes == 0) return MakeError("--gpu \"{}\": a device needs more than 0 bytes", text);
