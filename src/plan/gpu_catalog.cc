@@ -133,17 +133,16 @@ Status RefuseBareNumber(std::string_view text, std::string_view rest, uint64_t c
   }
   const GpuSpec* best = nullptr;
   std::string best_key;
+  bool best_ends = false;
   for (const auto& gpu : GpuCatalog()) {
-    const std::string key = Normalize(gpu.name);
+    std::string key = Normalize(gpu.name);
     const size_t at = key.find(number);
     if (at == std::string::npos) continue;
     const bool ends = at + number.size() == key.size();
-    const bool best_ends = best && best_key.size() >= number.size() &&
-                           best_key.compare(best_key.size() - number.size(), number.size(),
-                                            number) == 0;
     if (!best || (ends && !best_ends) || (ends == best_ends && key.size() < best_key.size())) {
       best = &gpu;
-      best_key = key;
+      best_key = std::move(key);
+      best_ends = ends;
     }
   }
   std::string suggestion;

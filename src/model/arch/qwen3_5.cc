@@ -24,19 +24,6 @@ constexpr const char* kFloat32GdnAssumption =
     "linear_attn.A_log and linear_attn.norm.weight stored in float32, as in the Qwen3.5 "
     "checkpoints (Qwen3.6 stores them in bfloat16: a few kilobytes less)";
 
-// lm_head, quantized when the checkpoint's quantization covers it (nvidia/Qwen3.6-35B-A3B-NVFP4
-// lists "lm_head" as W4A16_NVFP4; vLLM issue #44081: its lm_head.input_scale).
-void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed) {
-  const auto& hp = b.model().hp;
-  if (hp.tie_word_embeddings) {
-    LmHead(b, embed);
-    return;
-  }
-  b.SetHead(true);
-  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
-  b.SetHead(false);
-}
-
 Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, QwenTextConfig(c));
   auto vision = c.Sub("vision_config");

@@ -82,15 +82,7 @@ Qwen4Dims ReadQwen4Dims(ModelBuilder& b, const HfConfig& c, const Hyperparameter
   d.idx_heads = Get(b, c.UintOr("indexer_n_heads", 0));
   const uint64_t idx_kv = Get(b, c.UintOr("indexer_kv_heads", 0));
   d.idx_dim = Get(b, c.UintOr("indexer_head_dim", 0));
-  double factor = Get(b, c.NumberOr("partial_rotary_factor", 0.25));
-  if (auto rope = c.OptionalSub("rope_parameters")) {
-    factor = Get(b, rope->NumberOr("partial_rotary_factor", factor));
-  }
-  if (!(factor > 0.0 && factor <= 1.0)) {
-    b.Fail(MakeError("{}: \"partial_rotary_factor\" = {} must be in (0, 1]", c.where(), factor));
-    return d;
-  }
-  d.rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * factor);
+  d.rotary = QwenRotaryDim(b, c, hp.head_dim);
   d.ple_dim = Get(b, c.UintOr("ple_embed_dim", hp.hidden_size));
   d.ple_kernel = Get(b, c.UintOr("ple_conv_kernel_size", 4));
   d.ngram = Get(b, c.UintOr("ngram_size", 3));
@@ -347,17 +339,6 @@ void EmitMtp(ModelBuilder& b, const Quantization& q, const Qwen4Text& t,
       "loaded by transformers", t.mtp, bytes));
 }
 
-void Head(ModelBuilder& b, const Quantization& q, const std::string& embed) {
-  const auto& hp = b.model().hp;
-  if (hp.tie_word_embeddings) {
-    LmHead(b, embed);
-    return;
-  }
-  b.SetHead(true);
-  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
-  b.SetHead(false);
-}
-
 // The checkpoints store the decoder layers' routed experts per expert (transformers' conversion
 // mapping fuses them on load) and the MTP layer's fused.
 QwenHybridSpec Spec(std::string prefix) {
@@ -383,7 +364,7 @@ Result<Model> BuildQwen4Exp(const HfConfig& c, const BuildOptions& o) {
   b.SetComponent("vision_tower");
   EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
   b.SetComponent("language_model");
-  Head(b, q, "model.language_model.embed_tokens");
+  QwenLmHead(b, q, "model.language_model.embed_tokens");
   EmitMtp(b, q, t, spec);
   NoteQuantization(b, q);
   m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};
@@ -398,7 +379,7 @@ Result<Model> BuildQwen4ExpText(const HfConfig& c, const BuildOptions& o) {
   const QwenHybridSpec spec = Spec("model");
   const Qwen4Text t = EmitText(b, c, q, spec);
   if (b.failed()) return b.Finish();
-  Head(b, q, "model.embed_tokens");
+  QwenLmHead(b, q, "model.embed_tokens");
   EmitMtp(b, q, t, spec);
   NoteQuantization(b, q);
   m.no_split_patterns = {"model.layers.*"};

@@ -104,6 +104,30 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
 
 }  // namespace
 
+uint64_t QwenRotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim) {
+  // partial_rotary_factor: at the top level (Qwen3-Next) or in rope_parameters (Qwen3.5).
+  double factor = Get(b, c.NumberOr("partial_rotary_factor", 0.25));
+  if (auto rope = c.OptionalSub("rope_parameters")) {
+    factor = Get(b, rope->NumberOr("partial_rotary_factor", factor));
+  }
+  if (!(factor > 0.0 && factor <= 1.0)) {
+    b.Fail(MakeError("{}: \"partial_rotary_factor\" = {} must be in (0, 1]", c.where(), factor));
+    return 0;
+  }
+  return static_cast<uint64_t>(static_cast<double>(head_dim) * factor);
+}
+
+void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed) {
+  const auto& hp = b.model().hp;
+  if (hp.tie_word_embeddings) {
+    LmHead(b, embed);
+    return;
+  }
+  b.SetHead(true);
+  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
+  b.SetHead(false);
+}
+
 QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c) {
   const auto& hp = b.model().hp;
   HybridDims d{.h = hp.hidden_size,
@@ -184,15 +208,7 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
       Get(b, c.UintOr("mtp_num_hidden_layers",
                       Get(b, c.UintOr("num_nextn_predict_layers", s.default_mtp_layers))));
   const std::string ssm_dtype = Get(b, c.StringOr("mamba_ssm_dtype", ""));
-  // partial_rotary_factor: at the top level (Qwen3-Next) or in rope_parameters (Qwen3.5).
-  double factor = Get(b, c.NumberOr("partial_rotary_factor", 0.25));
-  if (auto rope = c.OptionalSub("rope_parameters")) {
-    factor = Get(b, rope->NumberOr("partial_rotary_factor", factor));
-  }
-  if (!(factor > 0.0 && factor <= 1.0)) {
-    b.Fail(MakeError("{}: \"partial_rotary_factor\" = {} must be in (0, 1]", c.where(), factor));
-  }
-  const auto rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * factor);
+  const uint64_t rotary = QwenRotaryDim(b, c, hp.head_dim);
   std::vector<uint64_t> mlp_only;
   if (auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
     for (const auto& v : *it) {

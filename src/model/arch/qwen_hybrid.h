@@ -45,6 +45,14 @@ struct QwenHybridDims {
   bool output_gate = true, attn_bias = false;
 };
 
+// int(head_dim x partial_rotary_factor), the factor at the top level (Qwen3-Next) or in
+// "rope_parameters" (Qwen3.5, Qwen4-Exp), 0.25 by default; outside (0, 1] is an error in `b`.
+uint64_t QwenRotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim);
+
+// lm_head, tied to `embed` or quantized when the checkpoint's quantization covers it
+// (nvidia/Qwen3.6-35B-A3B-NVFP4 lists "lm_head" as W4A16_NVFP4; vLLM issue #44081).
+void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed);
+
 // Reads and checks them (after ReadDecoderBasics filled b.model().hp); errors go to `b`.
 QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c);
 
