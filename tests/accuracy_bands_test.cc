@@ -21,6 +21,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 struct Band {
   double min_error = 0, max_error = 0;
@@ -118,5 +119,6 @@ TEST(AccuracyBands, ClassesAndLines) {
   EXPECT_EQ(AccuracyClassFor(Engine::kLlamaCpp), AccuracyClass::kLlamaCpp);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

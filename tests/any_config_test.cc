@@ -22,6 +22,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -239,5 +240,6 @@ TEST_F(AnyConfig, KvBytesPerTokenOfEachAttentionKind) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

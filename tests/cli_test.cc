@@ -15,6 +15,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -175,5 +176,6 @@ TEST(Cli, InspectAndModels) {
   EXPECT_GE(nlohmann::json::parse(models.out).size(), 2u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

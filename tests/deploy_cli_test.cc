@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::RunMemfit;
 using testing::RunResult;
@@ -89,5 +90,6 @@ TEST(DeployCli, DeepSeekV3AsStoredThroughBothCommands) {
   EXPECT_EQ(nlohmann::json::parse(bf16.out)["rows"][0]["verdict"], "does not fit");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -16,6 +16,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -288,5 +289,6 @@ TEST(DeployRealConfigs, Llama70bFp8OnTwoH100VersusBf16OnFour) {
   EXPECT_GT(b->serving->max_concurrency, 0u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

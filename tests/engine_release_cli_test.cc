@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::RunMemfit;
 using testing::RunResult;
@@ -157,5 +158,6 @@ TEST(EngineReleaseCli, FitRowsCarryEachGpusFraction) {
   EXPECT_NE(text.out.find("--gpu-memory-utilization 0.92"), std::string::npos) << text.out;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

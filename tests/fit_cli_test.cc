@@ -8,6 +8,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::RunMemfit;
 using testing::RunResult;
@@ -143,5 +144,6 @@ TEST(FitCliTest, GpusFilters) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -17,6 +17,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -100,5 +101,6 @@ TEST(GenericDecoderAccuracy, WithinTwoPercentOfEveryExactDecoderBuilder) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using namespace memfit::testing;  // NOLINT
 
@@ -162,5 +163,6 @@ TEST(GgufSplitFiles, InconsistentSplitKeysRejected) {
   EXPECT_NE(d.error().message.find("more than one split file"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

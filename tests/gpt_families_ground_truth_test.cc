@@ -13,6 +13,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -78,5 +79,6 @@ TEST(GptFamiliesGroundTruth, FalconStoresTheTiedHeadTwiceButLoadsItOnce) {
   EXPECT_EQ(totals.stored_bytes - (totals.resident_bytes - totals.buffer_bytes), 590938112u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

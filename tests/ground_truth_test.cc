@@ -21,6 +21,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -206,5 +207,6 @@ TEST(GroundTruth, AccelerateReference) {
   std::cout << "[ground truth] accelerate: " << exact << " exact, " << approx << " within 0.5%\n";
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

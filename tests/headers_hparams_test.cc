@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -93,5 +94,6 @@ TEST(HeadersHparams, ConfigWithoutHeadsStillLoadsAndNamesTheField) {
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

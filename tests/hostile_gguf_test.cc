@@ -31,6 +31,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::GgufWriter;
 using testing::VirtualGgufSource;
@@ -318,5 +319,6 @@ TEST(HostileGguf, ReportsOfNonUtf8NamesAreValidJson) {
   EXPECT_TRUE(nlohmann::json::accept(json)) << json;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

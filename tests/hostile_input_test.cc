@@ -25,6 +25,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 HfConfig Config(const std::string& json) {
   auto config = HfConfig::Parse(json, "config.json");
@@ -336,5 +337,6 @@ TEST(HostileInput, JsonNestingAndSizeLimits) {
       << shape.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -12,6 +12,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using testing::FakeHub;
 using testing::FakeRepo;
 using testing::PointAt;
@@ -102,5 +103,6 @@ TEST_F(HubGgufCliTest, SecondRunAndOfflineUseTheCache) {
   EXPECT_NE(not_cached.err.find("offline"), std::string::npos) << not_cached.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::ScopedEnv;
@@ -156,5 +157,6 @@ TEST(HubIntegrationTest, ConfigOnlySnapshotStandsInWhenTheHubFails) {
   EXPECT_EQ(offline.code, 0) << offline.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -12,6 +12,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -85,5 +86,6 @@ TEST(IdeficsCli, PlainEstimateReportsTheComponents) {
       << r.out;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

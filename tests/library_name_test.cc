@@ -13,6 +13,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -58,5 +59,6 @@ TEST(LibraryName, TransformersHeaderByDefault) {
   EXPECT_NE(r.out.find("from `transformers`..."), std::string::npos) << r.out;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

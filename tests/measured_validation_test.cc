@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor P(std::string name, std::vector<uint64_t> shape, bool head = false) {
   uint64_t n = 1;
@@ -144,5 +145,6 @@ TEST(MeasuredValidationTest, ParseAndPlan) {
   EXPECT_FALSE(ParseMeasuredCsv("x,y\n", "bad.csv").has_value());
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

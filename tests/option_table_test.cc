@@ -16,6 +16,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // A value each option accepts, from its kind (the table says what it takes).
 nlohmann::json GoodValue(const api::Option& o) {
@@ -245,5 +246,6 @@ TEST(OptionTable, TheTableAsJsonCarriesDefaultsTypesAndChoices) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -15,6 +15,7 @@
 namespace fs = std::filesystem;
 
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 std::vector<fs::path> PublicHeaders() {
   std::vector<fs::path> out;
@@ -65,4 +66,5 @@ TEST(PublicHeaders, IncludeOnlyMemfitAndStandardHeaders) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace

@@ -23,6 +23,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -176,5 +177,6 @@ TEST(QwenGroundTruth, ParameterCountsMatchTheReferenceFormula) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

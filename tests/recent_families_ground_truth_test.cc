@@ -20,6 +20,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -150,5 +151,6 @@ TEST(RecentFamilies, ParameterCountsMatchNamesAndCards) {
   std::cout << "[recent] " << checked << " parameter counts checked against names and cards\n";
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -26,6 +26,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 using testing::RunMemfit;
@@ -508,5 +509,6 @@ TEST(RequestParity, CpuRowsTakeTheMamba2TorchPath) {
   EXPECT_NE(bad.error().message.find("--mamba-scan fast"), std::string::npos) << bad.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

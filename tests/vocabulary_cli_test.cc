@@ -15,6 +15,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::RunMemfit;
 
@@ -164,5 +165,6 @@ TEST(VocabularyCli, InferenceOnAGgufFileIsGgufInference) {
   EXPECT_NE(batch.err.find("--batch counts sequences"), std::string::npos) << batch.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

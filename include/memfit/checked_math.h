@@ -21,6 +21,25 @@ namespace memfit {
   return out;
 }
 
+// ceil(a / b); a when b is 0 (a divisor of 0 means "not split").
+[[nodiscard]] constexpr uint64_t CeilDiv(uint64_t a, uint64_t b) {
+  return b == 0 ? a : a / b + (a % b != 0);
+}
+
+// ceil(a / b); 0 when b is 0 (nothing to split into).
+[[nodiscard]] constexpr uint64_t CeilDivOrZero(uint64_t a, uint64_t b) {
+  return b == 0 ? 0 : a / b + (a % b != 0);
+}
+
+// Saturating sum and product: UINT64_MAX on overflow, which the overflow check on an estimate's
+// total then refuses. For terms where checking every step by hand would bury the formula.
+[[nodiscard]] inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return CheckedAdd(a, b).value_or(UINT64_MAX);
+}
+[[nodiscard]] inline uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  return CheckedMul(a, b).value_or(UINT64_MAX);
+}
+
 // Product of all dimensions (1 for a scalar); nullopt on overflow.
 [[nodiscard]] inline std::optional<uint64_t> CheckedProduct(std::span<const uint64_t> dims) {
   uint64_t total = 1;

@@ -22,7 +22,7 @@ std::string KindName(ErrorKind kind) {
   return "bad_input";
 }
 
-ApiReply Usage(std::string_view message) {
+ApiReply UsageReply(std::string_view message) {
   api::ApiResponse r = api::ErrorResponse(400, message);
   return {r.status, std::move(r.body), "usage", true};
 }
@@ -38,20 +38,20 @@ const std::vector<std::string>& ApiCommands() {
 ApiReply RunApi(std::string_view command, std::string_view json_body, OutputFormat format,
                 const ApiSettings& settings) {
   if (!api::IsApiCommand(command)) {
-    return Usage("unknown command \"" + std::string(command) + "\"");
+    return UsageReply("unknown command \"" + std::string(command) + "\"");
   }
   // The server's transport bounds a body's size; here the same bound (1 MiB) is checked before
   // parsing, and the parser bounds its depth.
-  if (json_body.size() > (size_t{1} << 20)) return Usage("request body is larger than 1 MiB");
+  if (json_body.size() > (size_t{1} << 20)) return UsageReply("request body is larger than 1 MiB");
   auto parsed = ParseJson(json_body.empty() ? std::string_view("{}") : json_body, "request body");
-  if (!parsed) return Usage(parsed.error().message);
+  if (!parsed) return UsageReply(parsed.error().message);
   const nlohmann::json& body = *parsed;
-  if (!body.is_object()) return Usage("request body must be a JSON object");
+  if (!body.is_object()) return UsageReply("request body must be a JSON object");
   if (auto checked = api::CheckApiBody(command, body, settings.allow_local_paths); !checked) {
-    return Usage(checked.error().message);
+    return UsageReply(checked.error().message);
   }
   auto work = api::TypedApiWork(command, body, format);
-  if (!work && work.error().kind == ErrorKind::kUsage) return Usage(work.error().message);
+  if (!work && work.error().kind == ErrorKind::kUsage) return UsageReply(work.error().message);
   if (!work) {
     api::ApiResponse r = api::ErrorResponse(api::StatusFor(work.error().kind), work.error().message);
     return {r.status, std::move(r.body), KindName(work.error().kind), false};

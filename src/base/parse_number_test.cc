@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(ParseDecimalDoubleTest, PlainDecimals) {
   EXPECT_EQ(ParseDecimalDouble("12"), 12.0);
@@ -24,5 +25,6 @@ TEST(ParseDecimalDoubleTest, RejectsWhatFromCharsRejects) {
   EXPECT_FALSE(ParseDecimalDouble(std::string(401, '1')).has_value());  // no huge copies
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -4,6 +4,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(SuggestTest, EditDistanceByHand) {
   EXPECT_EQ(EditDistance("", ""), 0u);
@@ -24,5 +25,6 @@ TEST(SuggestTest, ClosestMatchWithinAThirdOfTheWord) {
   EXPECT_EQ(ClosestMatch("x", {}), "");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

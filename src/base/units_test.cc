@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(FormatBytesTest, BinaryUnitsWithTwoDecimals) {
   EXPECT_EQ(FormatBytes(0), "0 B");
@@ -69,5 +70,6 @@ TEST(FormatCountTest, ThousandsWithTwoDecimals) {
   EXPECT_EQ(FormatCount(UINT64_MAX), "18446744.07T");  // no unit past T
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

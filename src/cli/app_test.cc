@@ -7,6 +7,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -59,5 +60,6 @@ TEST(AppTest, AFailedCommandExitsOneWithOneLineAndItsKind) {
   EXPECT_EQ(out.str(), "");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

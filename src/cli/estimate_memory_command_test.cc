@@ -10,6 +10,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -60,5 +61,6 @@ TEST(EstimateMemoryCommandTest, AMissingModelIsOneErrorLine) {
   EXPECT_NE(dtype.err.find("float8"), std::string::npos) << dtype.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

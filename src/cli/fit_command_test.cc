@@ -8,6 +8,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -67,5 +68,6 @@ TEST(FitCommandTest, WordsOutsideTheirSetsAreOneLineErrors) {
   EXPECT_NE(gpu.err.find("potato"), std::string::npos) << gpu.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

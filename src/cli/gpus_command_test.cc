@@ -9,6 +9,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -49,5 +50,6 @@ TEST(GpusCommandTest, BadWordsNameTheFlag) {
   EXPECT_NE(format.err.find("--format"), std::string::npos) << format.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

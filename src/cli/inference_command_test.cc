@@ -13,6 +13,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -73,5 +74,6 @@ TEST(InferenceCommandTest, AGgufModelGoesToTheLlamaCppEstimator) {
   EXPECT_EQ(gguf.out, r.out);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

@@ -8,6 +8,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -46,5 +47,6 @@ TEST(InspectCommandTest, DepthOutsideItsRangeIsOneLineError) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

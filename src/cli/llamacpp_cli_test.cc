@@ -14,6 +14,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using api::LlamaCppArgsFor;
 using api::LlamaCppFitArgsFor;
@@ -150,5 +151,6 @@ TEST(LlamaCppCliTest, GgufBadInputIsOneLine) {
   EXPECT_EQ(curve.err, "memfit: error: --curve-gpu needs --curve\n");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

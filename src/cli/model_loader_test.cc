@@ -12,6 +12,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using memfit::testing::FakeHub;
 using memfit::testing::ScopedEnv;
 
@@ -65,5 +66,6 @@ TEST(HubLoaderTest, ProgressOnATerminalOnlyAndOneSummaryLine) {
   for (const std::string& s : {t, p}) EXPECT_EQ(s.find(FakeHub::kToken), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

@@ -10,6 +10,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -55,5 +56,6 @@ TEST(ModelsCommandTest, ExportConfigsWritesOneFolderPerEntry) {
       << bad.err;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

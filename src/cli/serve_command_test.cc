@@ -7,6 +7,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -34,5 +35,6 @@ TEST(ServeCommandTest, AHostThatIsNotAnAddressFailsBeforeListening) {
   EXPECT_STREQ(deadline, "5");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

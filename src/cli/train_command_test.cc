@@ -9,6 +9,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -56,5 +57,6 @@ TEST(TrainCommandTest, AWordOutsideItsSetNamesTheFlagAndTheChoices) {
   EXPECT_EQ(r.out, "");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

@@ -11,6 +11,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 using cli_test::RunMemfit;
@@ -67,5 +68,6 @@ TEST(ValidateCommandTest, AnUnreadableFileIsOneErrorLine) {
   EXPECT_EQ(none.code, 2);  // FILE is required
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

@@ -10,6 +10,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 
@@ -210,5 +211,6 @@ TEST(VerdictCommandTest, LayoutComesFromColumnsThenTheTerminalThenDefaults) {
   EXPECT_TRUE(LayoutFor(true, nullptr, 0).wide);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

@@ -11,6 +11,7 @@
 
 namespace memfit::cli {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
@@ -163,5 +164,6 @@ TEST(RequestFlagsTest, AFlagErrorNamesTheCommand) {
   EXPECT_NE(no_model.error().message.find("MODEL"), std::string::npos) << no_model.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

@@ -13,7 +13,6 @@
 namespace memfit::estimate {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::TinyFp8Moe;
 
@@ -120,5 +121,6 @@ TEST(ContextCurve, LlamaCppCrossingIsExact) {
   EXPECT_EQ(curve->limits[1].longest_context, std::optional<uint64_t>(0));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -9,6 +9,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiBytes = uint64_t{1} << 30;
 
@@ -230,5 +231,6 @@ TEST(EngineRelease, EquivalentFlags) {
   EXPECT_EQ(EquivalentEngineFlags(s, b), "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

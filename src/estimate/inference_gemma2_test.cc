@@ -8,6 +8,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // Two layers (layer 0 sliding, window 16; layer 1 full), hidden 32, 4 heads (2 KV) of 8,
 // vocab 100, float32.
@@ -46,5 +47,6 @@ TEST(InferenceGemma2, EmbeddingKeptAndSlidingLayersRebuildTheMask) {
   EXPECT_EQ(Activations(*model, AttnImpl::kFlash), Activations(other, AttnImpl::kFlash) + 8192);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -9,6 +9,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // GPT-NeoX shape small enough to count by hand: 2 layers, hidden 32, 4 heads of 8, MLP 64,
 // vocab 100 (untied).
@@ -142,5 +143,6 @@ TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
   EXPECT_TRUE(said);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

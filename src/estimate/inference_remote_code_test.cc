@@ -8,6 +8,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // DeepSeek-V3 shape, small enough to count by hand: 2 MLA layers of 2 heads, qk_nope 2, rope 2,
 // v 2 (cache per token and layer: 2 x (4 + 2) = 12 elements), vocab 1000, hidden 8.
@@ -63,5 +64,6 @@ TEST(InferenceRemoteCode, NativeDeepseekV3KeepsTheLastTokensLogits) {
   for (const auto& a : native.assumptions) EXPECT_EQ(a.find("trust_remote_code"), a.npos) << a;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -17,7 +17,6 @@
 namespace memfit {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
 
 // Bytes for `elements` of `bits` each, rounded up; nullopt on overflow.
 std::optional<uint64_t> BitsToBytes(uint64_t elements, uint32_t bits) {

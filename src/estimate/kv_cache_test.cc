@@ -4,6 +4,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Model Decoder(uint64_t layers, uint64_t heads, uint64_t kv_heads, uint64_t head_dim) {
   Model m;
@@ -148,5 +149,6 @@ TEST(KvCacheTest, EngineKvDtypeWords) {
   EXPECT_TRUE(fp4.error().message.starts_with("--kv-dtype nvfp4: memfit does not model"));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

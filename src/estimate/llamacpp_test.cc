@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using namespace memfit::testing;  // NOLINT
 
@@ -345,5 +346,6 @@ TEST(LlamaCppFit, ChoosesContextThenLayers) {
   EXPECT_NE(args.find(fmt::format("-c 4096 -ngl {} ", small->options.gpu_layers)), std::string::npos) << args;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -9,6 +9,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor Param(std::string name, uint64_t numel, Dtype dtype) {
   return Tensor{.name = std::move(name), .shape = {numel}, .dtype = dtype,
@@ -73,5 +74,6 @@ TEST(LoadSummaryTest, TheSummaryGivesTheModelsOwnEstimate) {
   EXPECT_EQ(summarized.notes, direct.notes);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

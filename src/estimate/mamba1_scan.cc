@@ -15,7 +15,6 @@
 
 namespace memfit::estimate {
 using saturating::Add;
-using saturating::CeilDiv;
 using saturating::Mul;
 
 bool HasMamba1Layers(const Model& model) {

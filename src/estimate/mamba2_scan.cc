@@ -16,7 +16,6 @@
 
 namespace memfit::estimate {
 using saturating::Add;
-using saturating::CeilDiv;
 using saturating::Mul;
 
 bool HasMamba2Layers(const Model& model) {

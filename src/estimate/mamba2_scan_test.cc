@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // Bamba: hidden 8, vocab 10, layer 0 Mamba-2 (2 heads of 8 = d_inner 16, d_state 2, 1 group,
 // conv channels 16 + 2 x 2 = 20, in_proj 16 + 20 + 2 = 38 wide), layer 1 attention (2 heads of
@@ -181,5 +182,6 @@ TEST(Mamba2TorchScan, ParseNames) {
   EXPECT_EQ(Mamba2ScanName(Mamba2Scan::kTorch), "torch");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -84,4 +84,11 @@ std::vector<RoleTensor> ClassifyTensors(const Model& model) {
   return out;
 }
 
+std::string_view WeightModule(std::string_view tensor_name) {
+  size_t dot = tensor_name.rfind('.');
+  std::string_view m = dot == std::string_view::npos ? std::string_view{} : tensor_name.substr(0, dot);
+  if (m.ends_with(".weight")) m.remove_suffix(7);
+  return m;
+}
+
 }  // namespace memfit::estimate

@@ -35,6 +35,10 @@ std::vector<RoleTensor> ClassifyTensors(const Model& model);
 // PEFT's matching: the module path equals the target or ends with "." + target.
 bool MatchesTarget(std::string_view module, std::string_view target);
 
+// The module a stored tensor belongs to: "a.b.weight" -> "a.b"; "a.b.weight.absmax" -> "a.b"
+// (bitsandbytes' quant state hangs off the weight); "a.experts.gate_up_proj_blocks" -> "a.experts".
+std::string_view WeightModule(std::string_view tensor_name);
+
 // Decoder layer index from a name such as "model.layers.12.mlp.up_proj.weight", or -1.
 int64_t LayerIndex(std::string_view name);
 

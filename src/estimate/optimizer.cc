@@ -56,7 +56,6 @@ std::string_view NameOf(E v, const std::array<std::pair<std::string_view, E>, N>
   return "?";
 }
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 }  // namespace
 

@@ -18,20 +18,12 @@
 namespace memfit {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
 
 // vLLM/SGLang DEFAULT_VOCAB_PADDING_SIZE: the vocabulary is padded to a multiple of 64 before
 // it is split over the GPUs.
 constexpr uint64_t kVocabPadding = 64;
 
 enum class Split : uint8_t { kReplicated, kAttention, kKvProjection, kDense, kExpert, kVocab, kHead };
-
-std::string_view ModuleOf(std::string_view name) {
-  size_t dot = name.rfind('.');
-  std::string_view m = dot == std::string_view::npos ? std::string_view{} : name.substr(0, dot);
-  if (m.ends_with(".weight")) m.remove_suffix(7);
-  return m;
-}
 
 bool LastSegmentIs(std::string_view module, std::initializer_list<std::string_view> names) {
   size_t dot = module.rfind('.');
@@ -60,7 +52,7 @@ Split Classify(const Model& model, const estimate::RoleTensor& r) {
   const Tensor& t = *r.tensor;
   if (t.kind != TensorKind::kParameter) return Split::kReplicated;
   if (t.in_head) return t.shape.size() == 2 ? Split::kHead : Split::kReplicated;
-  const std::string_view module = ModuleOf(t.name);
+  const std::string_view module = estimate::WeightModule(t.name);
   if (r.role == estimate::Role::kEmbedding) {
     return !t.shape.empty() && model.hp.vocab_size && t.shape[0] >= model.hp.vocab_size
                ? Split::kVocab : Split::kReplicated;

@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::TinyFp8Moe;
 
@@ -86,5 +87,6 @@ TEST(Parallel, PipelineStagesFollowVllm) {
   ASSERT_FALSE(heads);  // 4 heads over 3 GPUs
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

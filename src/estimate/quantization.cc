@@ -13,7 +13,6 @@
 namespace memfit {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
 
 // Sum of terms with overflow detection.
 struct Acc {
@@ -103,7 +102,7 @@ std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const Qu
     case QuantScheme::kPlainInt8:
       return n;
     case QuantScheme::kPlainInt4:
-      return CeilDiv(n, 2);
+      return CeilDivOrZero(n, 2);
     case QuantScheme::kBnbInt8:
       // Int8Params: int8 [out, in] + SCB fp32 [out] (one absmax per output row).
       a.Add(n);
@@ -112,12 +111,12 @@ std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const Qu
     case QuantScheme::kBnbNf4:
     case QuantScheme::kBnbFp4: {
       // Params4bit: uint8 [(n+1)/2, 1]; absmax per 64-element block; the 16-entry code (fp32).
-      const uint64_t blocks = CeilDiv(n, 64);
+      const uint64_t blocks = CeilDivOrZero(n, 64);
       a.Add((n + 1) / 2);
       if (o.double_quant) {
         // absmax - mean quantized to uint8 (blockwise, 256) + fp32 absmax per 256 + fp32 offset.
         a.Add(blocks);
-        a.Add(CheckedMul(CeilDiv(blocks, 256), 4));
+        a.Add(CheckedMul(CeilDivOrZero(blocks, 256), 4));
         a.Add(4);
       } else {
         a.Add(CheckedMul(blocks, 4));
@@ -130,10 +129,10 @@ std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const Qu
       // qweight int32 packs 32/bits values; qzeros int32 [groups, out*bits/32];
       // scales fp16 [groups, out]; GPTQ also g_idx int32 [in].
       const uint64_t g = o.group_size == 0 ? in : o.group_size;
-      const uint64_t groups = CeilDiv(in, g);
+      const uint64_t groups = CeilDivOrZero(in, g);
       const uint64_t per_word = 32 / (o.bits == 0 ? 4 : o.bits);
-      a.Add(CheckedMul(CeilDiv(n, per_word), 4));
-      a.Add(CheckedMul(CheckedMul(groups, CeilDiv(out, per_word)).value_or(UINT64_MAX), 4));
+      a.Add(CheckedMul(CeilDivOrZero(n, per_word), 4));
+      a.Add(CheckedMul(CheckedMul(groups, CeilDivOrZero(out, per_word)).value_or(UINT64_MAX), 4));
       a.Add(CheckedMul(CheckedMul(groups, out).value_or(UINT64_MAX), 2));
       if (o.scheme == QuantScheme::kGptq) a.Add(CheckedMul(in, 4));
       break;
@@ -145,17 +144,17 @@ std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const Qu
     case QuantScheme::kFp8Block: {
       const uint64_t b = o.fp8_block == 0 ? 128 : o.fp8_block;
       a.Add(n);
-      a.Add(CheckedMul(CheckedMul(CeilDiv(out, b), CeilDiv(in, b)).value_or(UINT64_MAX), 4));
+      a.Add(CheckedMul(CheckedMul(CeilDivOrZero(out, b), CeilDivOrZero(in, b)).value_or(UINT64_MAX), 4));
       break;
     }
     case QuantScheme::kMxfp4:
       // 32 values per block: 16 bytes of nibbles + 1 E8M0 scale byte.
-      a.Add(CheckedMul(CeilDiv(n, 32), 17));
+      a.Add(CheckedMul(CeilDivOrZero(n, 32), 17));
       break;
     case QuantScheme::kHqq: {
       const uint64_t g = o.group_size == 0 ? 64 : o.group_size;
-      a.Add(CeilDiv(CheckedMul(n, o.bits).value_or(UINT64_MAX), 8));
-      a.Add(CheckedMul(CeilDiv(n, g), 4));  // fp16 scale + fp16 zero per group
+      a.Add(CeilDivOrZero(CheckedMul(n, o.bits).value_or(UINT64_MAX), 8));
+      a.Add(CheckedMul(CeilDivOrZero(n, g), 4));  // fp16 scale + fp16 zero per group
       break;
     }
   }

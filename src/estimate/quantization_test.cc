@@ -4,6 +4,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 QuantOptions Q(QuantScheme s) { return QuantOptions{.scheme = s}; }
 
@@ -78,5 +79,6 @@ TEST(QuantizationTest, ParseNames) {
   EXPECT_FALSE(ParseQuant("q4_k").has_value());
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -3,7 +3,6 @@
 namespace memfit {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b <= 1 ? a : a / b + (a % b != 0); }
 
 }  // namespace
 

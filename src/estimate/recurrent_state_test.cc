@@ -12,6 +12,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Model FromConfig(const nlohmann::json& j) {
   auto config = HfConfig::FromJson(j, "config.json");
@@ -216,5 +217,6 @@ TEST(RecurrentStateTest, LlamaCppFormulaIsTheSharedOne) {
   EXPECT_EQ(tp.recurrent.value(), 1024u * 128);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

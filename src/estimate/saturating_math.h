@@ -9,8 +9,6 @@
 
 namespace memfit::estimate::saturating {
 
-inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
-
 inline uint64_t Mul(std::initializer_list<uint64_t> xs) {
   uint64_t v = 1;
   for (uint64_t x : xs) v = CheckedMul(v, x).value_or(UINT64_MAX);

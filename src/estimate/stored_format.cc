@@ -5,6 +5,7 @@
 // kernels below 8.9 / 9.0 / 10.0 keep the stored bytes).
 
 #include "memfit/stored_format.h"
+#include "estimate/modules.h"
 #include "formats/hf_config_json.h"
 
 #include <string_view>
@@ -20,15 +21,6 @@ bool LowBitOrInteger(const Tensor& t) {
   if (t.dtype == Dtype::kBlockQuantized || t.dtype == Dtype::kBool) return false;
   if (!IsFloatingPoint(t.dtype)) return t.kind == TensorKind::kParameter || DtypeBits(t.dtype) <= 8;
   return DtypeBits(t.dtype) < 16;
-}
-
-// "a.b.weight" -> "a.b"; "a.b.weight.absmax" -> "a.b" (bitsandbytes' quant state hangs off the
-// weight); "a.experts.gate_up_proj_blocks" -> "a.experts".
-std::string_view ModuleOf(std::string_view name) {
-  size_t dot = name.rfind('.');
-  std::string_view m = dot == std::string_view::npos ? std::string_view{} : name.substr(0, dot);
-  if (m.ends_with(".weight")) m.remove_suffix(7);
-  return m;
 }
 
 std::string QuantMethod(const Model& model) {
@@ -97,7 +89,7 @@ StoredQuantization DetectStoredQuantization(const Model& model) {
   size_t low_runs = 0;
   for (size_t i = 0; i < model.tensors.size(); ++i) {
     const Tensor& t = model.tensors[i];
-    const std::string_view m = ModuleOf(t.name);
+    const std::string_view m = estimate::WeightModule(t.name);
     if (runs.empty() || runs.back().module != m) runs.push_back({.module = m, .begin = i});
     Run& r = runs.back();
     r.end = i + 1;

@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::AddTensor;
 using estimate_test::TinyFp8Moe;
@@ -151,5 +152,6 @@ TEST(StoredFormat, TrainingNamesTheStoredBase) {
   EXPECT_FALSE(Contains(bf16->assumptions, "the checkpoint stores"));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -7,6 +7,7 @@
 
 namespace memfit::estimate {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape) {
   uint64_t n = 1;
@@ -408,5 +409,6 @@ TEST(TrainingStagesTest, OptimizerStepTransients) {
   EXPECT_EQ(OptimizerStepTransients(o, RegimeOf(o), t), 0u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::estimate

@@ -12,6 +12,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype = Dtype::kF32) {
   uint64_t n = 1;
@@ -310,11 +311,13 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
             eager.saved_bytes - eager.eager_scores_bytes + 2u * 384 * 8);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // A decoder layer with cross-attention (T5 layer.1.EncDecAttention): h 8, 2 heads of 4, relu
 // MLP of 16, RMSNorm, fp32, eager, no dropout, full fine-tuning; batch 1, 3 decoder tokens
@@ -375,5 +378,6 @@ TEST(TrainingTest, EncoderDecoderCountsBothStacksAndCrossAttention) {
   EXPECT_GT(same->activation_bytes, e->activation_bytes);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

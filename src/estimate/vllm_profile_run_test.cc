@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::TinyFp8Moe;
 
@@ -102,5 +103,6 @@ TEST(VllmProfileRun, FusedMoeWorkspaceIsThePeak) {
   EXPECT_EQ(old->activation_peak_at, "attention (profile run of 16 tokens)");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -8,6 +8,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::GgufWriter;
 
@@ -265,5 +266,6 @@ TEST(GgufSplit, ParsesAndFormatsNames) {
   EXPECT_FALSE(ParseGgufSplitName("m-0000a-of-00003.gguf"));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

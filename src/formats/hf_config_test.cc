@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(HfConfigTest, AutoMapKeysInFileOrderFromTheTopLevelOnly) {
   // A nested "auto_map" (in text_config) and a string value "auto_map" must not be taken; quoted
@@ -41,5 +42,6 @@ TEST(HfConfigTest, ALargeQuantizationMapNextToAnAutoMap) {
   EXPECT_EQ(config->raw()["quantization_config"]["layers"].size(), 50'000u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(JsonValueTest, CopiesIntoPlainJsonAsTheSameValue) {
   const JsonValue value(nlohmann::json{{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}});
@@ -43,5 +44,6 @@ TEST(JsonValueTest, FromJsonRefusesANonObject) {
   EXPECT_EQ(config.error().message, "x/config.json: expected a JSON object, got array");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::MakeSafetensors;
 using testing::MakeSafetensorsRaw;
@@ -135,5 +136,6 @@ TEST(WeightIndex, RejectsBadIndexes) {
   EXPECT_NE(dup.error().message.find("duplicate key"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

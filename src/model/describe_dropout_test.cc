@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Model Describe(const std::string& json) {
   auto config = HfConfig::Parse(json, "config.json");
@@ -56,5 +57,6 @@ TEST(DescribeDropout, FillsOnlyWhatTheBuilderLeftAtZero) {
   EXPECT_EQ(hp.attention_dropout, 0.4);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Model Describe(const char* json) {
   auto config = HfConfig::Parse(json, "config.json");
@@ -34,5 +35,6 @@ TEST(DescribeSource, UnknownModelTypeSaysApproximate) {
   EXPECT_EQ(m.assumptions.front().rfind("approximate: no builder for model_type", 0), 0u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

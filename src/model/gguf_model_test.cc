@@ -8,6 +8,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using namespace memfit::testing;  // NOLINT
 
@@ -128,5 +129,6 @@ TEST(GgufModel, RealVocabFilesHyperparameters) {
   EXPECT_EQ(spm->hp.intermediate_size, 11008u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype) {
   Tensor t{.name = std::move(name), .shape = std::move(shape), .dtype = dtype};
@@ -86,5 +87,6 @@ TEST(InferLogicalParams, PackedIntWithoutBitsIsAnAssumption) {
   EXPECT_EQ(LogicalParams(ts[1]), 0u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

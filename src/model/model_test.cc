@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor Weight(std::string name, uint64_t bytes) {
   return Tensor{.name = std::move(name), .shape = {bytes}, .dtype = Dtype::kU8,
@@ -42,5 +43,6 @@ TEST(AssignBlocks, ExcludedTensorsBreakNoRunOfAModule) {
   EXPECT_EQ(assignment.tensor_block, (std::vector<int32_t>{0, -1, 0}));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor Param(std::string name, uint64_t numel, Dtype dtype) {
   return Tensor{.name = std::move(name),
@@ -128,5 +129,6 @@ TEST(TensorRepeatsTest, BoundsCountEveryCopy) {
   EXPECT_FALSE(CheckModelBounds(m, "here"));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::TinyFp8Moe;
 
@@ -97,5 +98,6 @@ TEST(Deploy, GridSortsCheapestFirstAndNamesRefusals) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

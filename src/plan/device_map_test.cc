@@ -13,6 +13,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, uint64_t bytes, std::string tied_to = "") {
   Tensor t;
@@ -211,5 +212,6 @@ TEST(DeviceMapRealTest, Mistral7B_GpuCpuAndDisk) {
   EXPECT_EQ(map.devices[1].used_bytes, 8 * 436224000u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

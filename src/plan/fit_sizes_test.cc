@@ -10,6 +10,7 @@
 
 namespace memfit::plan {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Model CatalogModel(std::string_view id) {
   const CatalogEntry* entry = FindCatalogEntry(id);
@@ -146,5 +147,6 @@ TEST(FitSizesTest, PlansFromOnePreparedModelEqualFreshPlans) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::plan

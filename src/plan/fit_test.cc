@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, uint64_t bytes) {
   Tensor t;
@@ -275,5 +276,6 @@ TEST(FitTest, InferenceAndTrainTasksUseTheEstimators) {
   EXPECT_FALSE(RuntimeForTask(Toy(), TaskSettings{.task = "dance"}));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

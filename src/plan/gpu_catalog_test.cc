@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(GpuCatalogTest, SizeAndCoverage) {
   std::set<GpuVendor> vendors;
@@ -59,5 +60,6 @@ TEST(GpuCatalogTest, DeviceArguments) {
   EXPECT_FALSE(ParseDeviceArg("", devices));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

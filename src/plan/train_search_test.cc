@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(TrainSearchTest, CandidatesAreRankedCheapestFirstAndChangeSomething) {
   TrainOptions base;  // full, AdamW, bf16-mixed, no checkpointing, batch 1
@@ -77,5 +78,6 @@ TEST(TrainSearchTest, SearchStopsAtTheFirstSetupThatFits) {
   EXPECT_EQ(none.tried, TrainSetupCandidates(base).size());
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

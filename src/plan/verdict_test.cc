@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
@@ -81,5 +82,6 @@ TEST(VerdictTest, DoesNotFitAlwaysSaysWhyEvenWithoutParts) {
   EXPECT_EQ(v.reason, "30.00 GiB is more than one GPU's 24.00 GiB");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

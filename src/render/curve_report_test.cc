@@ -7,6 +7,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kMiB = uint64_t{1} << 20;
@@ -80,5 +81,6 @@ TEST(CurveReportTest, KvCacheAndLlamaCppMetricsHaveTheirOwnLabels) {
   EXPECT_TRUE(ContextCurveLines(llama).empty());  // no GPU, no assumption: no line
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

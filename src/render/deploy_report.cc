@@ -14,11 +14,11 @@
 namespace memfit {
 namespace {
 
-std::string Rate(double tokens_per_s) {
+std::string RateCell(double tokens_per_s) {
   return tokens_per_s > 0 ? fmt::format("{:.0f}", tokens_per_s) : "?";
 }
 
-std::string Verdict(const DeploymentRow& r) {
+std::string RowVerdict(const DeploymentRow& r) {
   if (!r.runs) return "refused";
   return r.fits ? "fits" : "does not fit";
 }
@@ -49,7 +49,7 @@ nlohmann::json DeployJson(const DeployReportInput& in) {
         {"layout", DeployLayoutName(r.layout)},
         {"tp", r.layout.tp}, {"dp", r.layout.dp}, {"ep", r.layout.ep}, {"pp", r.layout.pp},
         {"dp_attention", r.layout.dp_attention}, {"runs", r.runs}, {"fits", r.fits},
-        {"verdict", Verdict(r)},
+        {"verdict", RowVerdict(r)},
         {"weights_per_gpu_bytes", r.weights_per_gpu_bytes},
         {"total_per_gpu_bytes", r.total_per_gpu_bytes}, {"kv_pool_bytes", r.kv_pool_bytes},
         {"gpu_memory_utilization", r.gpu_memory_utilization}, {"engine_flags", r.engine_flags},
@@ -77,13 +77,13 @@ std::string RenderDeploy(const DeployReportInput& in, OutputFormat format) {
                                             "decode tok/s", "prefill tok/s"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : *in.rows) {
-    rows.push_back({std::to_string(r.gpus), r.gpu, DeployLayoutName(r.layout), Verdict(r),
+    rows.push_back({std::to_string(r.gpus), r.gpu, DeployLayoutName(r.layout), RowVerdict(r),
                     r.runs ? FormatBytes(r.weights_per_gpu_bytes) : "-",
                     r.runs ? FormatBytes(r.total_per_gpu_bytes) : "-",
                     r.runs ? std::to_string(r.max_sequences) : "-",
                     r.runs ? std::to_string(r.max_context_tokens) : "-",
-                    r.runs ? Rate(r.decode_tokens_per_s) : "-",
-                    r.runs ? Rate(r.prefill_tokens_per_s) : "-"});
+                    r.runs ? RateCell(r.decode_tokens_per_s) : "-",
+                    r.runs ? RateCell(r.prefill_tokens_per_s) : "-"});
   }
   if (format == OutputFormat::kCsv) return RenderCsv(headers, rows);
   const InferenceOptions& o = *in.options;

@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
@@ -120,5 +121,6 @@ TEST(DeployReportTest, TableTitleRefusalAndNotes) {
       << md;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

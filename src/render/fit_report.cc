@@ -12,7 +12,7 @@
 namespace memfit {
 namespace {
 
-std::string Rate(double tokens_per_s) {
+std::string RateText(double tokens_per_s) {
   if (tokens_per_s <= 0) return "unknown";
   if (tokens_per_s >= 100) return fmt::format("{:.0f} tok/s", tokens_per_s);
   return fmt::format("{:.3g} tok/s", tokens_per_s);
@@ -216,7 +216,7 @@ std::string RenderFitPlan(const FitReportInput& in, OutputFormat format) {
   else out += RenderPlainTable(headers, rows, in.layout, {3});
   out += fmt::format("\ndevice_map = {}\n\n", DumpOrderedJson(DeviceMapJson(p.map), -1));
   out += fmt::format("speed (upper bounds, one sequence): decode <= {}, prefill <= {}\n",
-                     Rate(p.speed.decode_tokens_per_s), Rate(p.speed.prefill_tokens_per_s));
+                     RateText(p.speed.decode_tokens_per_s), RateText(p.speed.prefill_tokens_per_s));
   out += fmt::format("  {} read per token, {} active parameters\n",
                      FormatBytes(p.speed.bytes_per_token), FormatCount(p.speed.active_parameters));
   for (const auto& n : p.speed.notes) out += "  " + n + "\n";

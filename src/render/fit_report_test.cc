@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
@@ -220,5 +221,6 @@ TEST(FitReportTest, DeviceMapAndJsonKeepTheirOrder) {
             "{\n  \"schema\": \"memfit.gpus/1\",\n  \"gpus\": []\n}\n");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

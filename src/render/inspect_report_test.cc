@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype, std::string label,
          uint64_t bytes_per_element) {
@@ -129,5 +130,6 @@ TEST(InspectReportTest, TableHeadlineHistogramComponentsAndAssumptions) {
   EXPECT_TRUE(table.ends_with("assumption: made by hand\nnote: a note\n")) << table;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

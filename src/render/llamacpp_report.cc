@@ -11,11 +11,11 @@
 namespace memfit {
 namespace {
 
-std::vector<std::string> Headers() {
+std::vector<std::string> DeviceHeaders() {
   return {"device", "layers", "model", "KV cache", "recurrent", "compute", "output", "CUDA context", "total"};
 }
 
-std::vector<std::vector<std::string>> Rows(const LlamaCppEstimate& e) {
+std::vector<std::vector<std::string>> DeviceRows(const LlamaCppEstimate& e) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& d : e.devices) {
     std::string layers = std::to_string(d.layers) + (d.output_layer ? " + output" : "");
@@ -27,7 +27,7 @@ std::vector<std::vector<std::string>> Rows(const LlamaCppEstimate& e) {
   return rows;
 }
 
-std::string Summary(const Model& model, const LlamaCppEstimate& e) {
+std::string LlamaCppSummary(const Model& model, const LlamaCppEstimate& e) {
   std::string out;
   uint64_t params = 0;
   for (const auto& t : model.tensors) params += t.numel;
@@ -99,11 +99,11 @@ std::string RenderLlamaCppEstimate(const Model& model, const LlamaCppEstimate& e
                                    const ContextCurve* curve) {
   switch (format) {
     case OutputFormat::kJson: return DumpJson(LlamaCppEstimateJson(model, e, curve)) + "\n";
-    case OutputFormat::kCsv: return RenderCsv(Headers(), Rows(e));
-    case OutputFormat::kMarkdown: return RenderMarkdownTable(Headers(), Rows(e));
+    case OutputFormat::kCsv: return RenderCsv(DeviceHeaders(), DeviceRows(e));
+    case OutputFormat::kMarkdown: return RenderMarkdownTable(DeviceHeaders(), DeviceRows(e));
     case OutputFormat::kTable: break;
   }
-  std::string out = Summary(model, e) + RenderPlainTable(Headers(), Rows(e));
+  std::string out = LlamaCppSummary(model, e) + RenderPlainTable(DeviceHeaders(), DeviceRows(e));
   if (curve) {
     out += "\n";
     for (const auto& [label, bytes] : ContextCurveRows(*curve)) out += label + ": " + FormatBytes(bytes) + "\n";

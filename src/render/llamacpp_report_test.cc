@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -157,5 +158,6 @@ TEST(LlamaCppReportTest, FitPlanCommandStepsAndEstimate) {
                   .starts_with("fits\n"));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Tensor Weight(std::string name, uint64_t rows, uint64_t cols, Dtype dtype, std::string label,
               uint64_t bytes_per_element) {
@@ -84,5 +85,6 @@ TEST(LoadReportTest, CsvAndMarkdown) {
   EXPECT_NE(md.find("16 parameters; stored 48 B (hand-made)."), std::string::npos) << md;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kKiB = uint64_t{1} << 10;
 constexpr uint64_t kMiB = uint64_t{1} << 20;
@@ -302,5 +303,6 @@ TEST(MemoryReportTest, VerdictComesFirstAndZeroRowsOnlyWhenWide) {
                   .is_null());
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

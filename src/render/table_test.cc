@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(RenderAsciiTableTest, CentersLikePythonsStrCenter) {
   // Python: "ab".center(5) == "  ab " (odd margin, odd width: the extra space goes left),
@@ -102,5 +103,6 @@ TEST(RenderPlainTableTest, FitsTheWidthByLeavingOutThenCutting) {
                 "(cut to fit; --wide shows all)\n");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -10,6 +10,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr double kGiB = 1073741824.0;
 
@@ -93,5 +94,6 @@ TEST(ValidationReportTest, TableListsTheRowsItCannotExpress) {
   EXPECT_NE(table.find("d      m4   load     no config.json\n"), std::string::npos) << table;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -18,6 +18,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using testing::FakeHub;
 using testing::ScopedEnv;
 
@@ -199,5 +200,6 @@ TEST_F(ModelCacheTest, ConcurrentRequestsForOneModelShareOneBuild) {
   for (const DescribedModel* p : seen) EXPECT_EQ(p, seen[0]);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using testing::FakeHub;
 using testing::ScopedEnv;
 
@@ -77,5 +78,6 @@ TEST(ResolveModelTest, CallbacksInsteadOfPrinting) {
   EXPECT_EQ(summary, "");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

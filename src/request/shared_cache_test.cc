@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using Cache = SharedCache<std::string>;
 using Clock = Cache::Clock;
@@ -206,5 +207,6 @@ TEST(SharedCacheTest, ConcurrentMixedKeysStayConsistent) {
   EXPECT_LE(cache.size(), 3u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

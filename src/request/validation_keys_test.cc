@@ -14,6 +14,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // The keys of docs/accuracy.md's "Row settings" table (rows "| `key` | ...").
 std::set<std::string> DocumentedKeys() {
@@ -346,5 +347,6 @@ TEST(ValidationKeys, QuantizedLoadRowIsNoLongerFloat32) {
   EXPECT_LT(nf4, fp32 / 2);  // 28224 against 68096
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -6,6 +6,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // Rows in the format validation/measure.py writes are understood: transformers inference with
 // context/batch/attn, the memory after load, LoRA rank as its own key; stage peaks are reference.
@@ -61,5 +62,6 @@ TEST(ValidationHarnessRows, RowsCarryTheirLibraryVersions) {
   EXPECT_EQ(docs.train.versions.transformers, RuntimeVersions{}.transformers);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

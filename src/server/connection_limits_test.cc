@@ -4,6 +4,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(ConnectionLimits, CapsPerAddressAndInTotal) {
   auto limits = std::make_shared<ConnectionLimits>(3, 2);
@@ -31,5 +32,6 @@ TEST(ConnectionLimits, TheCapLeavesDescriptorsForTheRest) {
   EXPECT_GE(RaiseDescriptorLimit(), 1u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

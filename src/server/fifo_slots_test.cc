@@ -9,6 +9,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using namespace std::chrono_literals;
 
@@ -48,5 +49,6 @@ TEST(FifoSlots, TimeoutLeavesTheQueueAndSlotsAreNotLost) {
   EXPECT_FALSE(slots.Acquire(0ms));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

@@ -14,6 +14,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // A stand-in server on loopback, listening until destroyed.
 class StandIn {
@@ -87,5 +88,6 @@ TEST(HubPost, AnUnreachableHubIsAnError) {
   EXPECT_EQ(result.error().message.find("hf_secret"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

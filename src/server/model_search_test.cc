@@ -10,6 +10,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(ModelSearch, UrlEncodesTheTextAndAsksForTheMostDownloaded) {
   EXPECT_EQ(HubSearchUrl("https://huggingface.co", "meta-llama/Llama 3&x=1"),
@@ -63,5 +64,6 @@ TEST(ModelSearch, RouteRefusesBadTextAndOfflineServers) {
   EXPECT_NE(offline.body.find("offline"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

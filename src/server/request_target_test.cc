@@ -4,6 +4,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(RequestTarget, DecodesThePathAndTheQuery) {
   auto t = ParseRequestTarget("/api/v1/models?family=llama+3&vendor=a%26b&flag&=x&&");
@@ -23,5 +24,6 @@ TEST(RequestTarget, KeepsBrokenEscapes) {
   EXPECT_EQ(PercentDecode("%FF%00", false), std::string("\xff\0", 2));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

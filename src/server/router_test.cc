@@ -19,6 +19,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 HttpResponse Post(Router& router, std::string path, std::string body,
                   std::string authorization = "") {
@@ -204,11 +205,13 @@ TEST(Router, NoHubRequestWhenOffline) {
   t.join();
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(Router, AnswerNowGivesWhatNeedsNoWorkAndTheSameAnswerAsHandle) {
   Router router(ServerOptions{});
@@ -238,5 +241,6 @@ TEST(Router, AnswerNowGivesWhatNeedsNoWorkAndTheSameAnswerAsHandle) {
                    .has_value());
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

@@ -19,6 +19,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using socket_test::BodyOf;
 using socket_test::StatusOf;
@@ -322,5 +323,6 @@ TEST(ServerLimits, StopReturnsWithConnectionsOpen) {
   EXPECT_TRUE(half.ClosedByServer());
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

@@ -21,6 +21,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -354,5 +355,6 @@ TEST(HubPost, PostsOnceAndNeverTwice) {
   t.join();
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

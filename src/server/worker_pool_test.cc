@@ -7,6 +7,7 @@
 
 namespace memfit::server {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(WorkerPool, RefusesWhenTheQueueIsFull) {
   WorkerPool pool(1, 1);
@@ -42,5 +43,6 @@ TEST(WorkerPool, ShutdownDropsQueuedTasks) {
   EXPECT_LE(ran.load(), 50);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::server

@@ -15,6 +15,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 using testing::MakeSafetensors;
@@ -302,5 +303,6 @@ TEST(LocalSourceTest, DefaultHfHubCacheFollowsHuggingfaceHubsOrder) {
   EXPECT_EQ(DefaultHfHubCache(), "/legacy");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -6,6 +6,7 @@
 
 namespace memfit::hubnet {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 SafetensorsHeader SampleHeader() {
   SafetensorsHeader h;
@@ -105,5 +106,6 @@ TEST(CacheCodecTest, IndexInvariantsAreChecked) {
   EXPECT_FALSE(DeserializeIndex(unnamed));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::hubnet

@@ -7,6 +7,7 @@
 
 namespace memfit::hubnet {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using Headers = std::map<std::string, std::string>;
 
@@ -97,5 +98,6 @@ TEST(HttpResponseTest, StatusErrorsFollowXErrorCode) {
   EXPECT_FALSE(IsRetryableStatus(404));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::hubnet

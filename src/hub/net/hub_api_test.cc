@@ -6,6 +6,7 @@
 
 namespace memfit::hubnet {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(HubApiTest, ModelInfoSha) {
   auto sha = ParseModelInfoSha(
@@ -113,5 +114,6 @@ TEST(HubApiTest, PathsAndObjectIds) {
   EXPECT_FALSE(IsObjectId(std::string(41, 'a')));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::hubnet

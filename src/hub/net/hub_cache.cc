@@ -56,7 +56,7 @@ bool WriteAtomically(const fs::path& path, std::string_view bytes) {
   return !ec;
 }
 
-void PutU64(std::string& out, uint64_t v) {
+void AppendU64Le(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
@@ -288,7 +288,7 @@ std::optional<HubCache::GgufPrefix> HubCache::ReadGgufPrefix(std::string_view et
 void HubCache::WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const {
   if (memfit_.empty() || !IsObjectId(etag) || prefix.bytes.size() > kMaxGgufPrefixBytes) return;
   std::string out(kGgufMagic);
-  PutU64(out, prefix.file_bytes);
+  AppendU64Le(out, prefix.file_bytes);
   out += prefix.bytes;
   WriteAtomically(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"), out);
 }

@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::FakeRepo;
@@ -355,11 +356,13 @@ TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
   EXPECT_EQ(sbert->inputs.safetensors[2].second.tensors[0].name, "2_Dense.linear.weight");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // NVIDIA ModelOpt releases keep their quantization in hf_quant_config.json beside config.json:
 // the Hub client fetches it with the other small files and merges it into the config, online
@@ -386,5 +389,6 @@ TEST(HubClientTest, HfQuantConfigBesideConfigIsMerged) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -15,6 +15,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::FakeRepo;
@@ -348,5 +349,6 @@ TEST(HubGgufTest, TruncatedAndHostileHeadersAreOneLineErrors) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

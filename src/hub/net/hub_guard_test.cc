@@ -16,6 +16,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using Clock = HubGuard::Clock;
 using std::chrono::milliseconds;
 using testing::FakeHub;
@@ -191,5 +192,6 @@ TEST(HubGuardTest, TheEnvironmentSetsTheDeadlineAndTheProcessGuard) {
   EXPECT_EQ(HubSettingsFromEnvironment().deadline_ms, 0u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

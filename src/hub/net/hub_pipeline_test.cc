@@ -13,6 +13,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using testing::FakeHub;
 using testing::FakeRepo;
 using testing::TestSettings;
@@ -150,5 +151,6 @@ TEST(HubPipelineTest, FirstReadGrowsToTheLongestHeaderSeen) {
   EXPECT_EQ(hub.cdn_requests.load(), 5);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -9,6 +9,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(HubRefTest, ParsesIdsAndUrls) {
   const std::string ep = "https://huggingface.co";
@@ -117,5 +118,6 @@ TEST(HubCacheTest, SafePathsAndObjectIds) {
   EXPECT_EQ(hubnet::RepoFolderName("org/name"), "models--org--name");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -10,6 +10,7 @@
 #include "memfit/architecture.h"
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
+#include "model/arch/decoder_test_support.h"
 #include "test_support.h"
 
 namespace memfit::arch_test {
@@ -32,12 +33,7 @@ inline uint64_t ComponentParameters(const Model& m, const std::string& component
   return n;
 }
 
-inline const Tensor* FindTensor(const Model& m, const std::string& name) {
-  for (const auto& t : m.tensors) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
+using arch::testing::FindTensor;
 
 }  // namespace memfit::arch_test
 
@@ -57,13 +53,6 @@ inline Result<Model> BuildJson(const nlohmann::json& j, const BuildOptions& opti
   auto config = HfConfig::FromJson(j, "config.json");
   if (!config) return config.error();
   return BuildFromConfig(*config, options);
-}
-
-inline const Tensor* FindTensor(const Model& m, const std::string& name) {
-  for (const auto& t : m.tensors) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
 }
 
 // The config.json of a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>")

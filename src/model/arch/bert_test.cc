@@ -3,6 +3,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::Build;
 
@@ -144,11 +145,13 @@ TEST(DistilBertBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(missing.error().message.find("n_layers"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 TEST(DebertaV2Builder, V3StyleRelativeAttention) {
   auto m = arch_test::Build(R"({"model_type": "deberta-v2",
@@ -176,5 +179,6 @@ TEST(DebertaV2Builder, HostileConfigNamesTheField) {
   EXPECT_NE(m.error().message.find("position_buckets"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 
@@ -39,5 +40,6 @@ TEST(BloomBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(missing.error().message.find("n_layer"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 HfConfig Config(const std::string& json) {
   auto config = HfConfig::Parse(json, "config.json");
@@ -53,5 +54,6 @@ TEST(ModelBuilder, SmallConfigsGrowAsVectorsDo) {
   EXPECT_LT(b.model().tensors.capacity(), 4096u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

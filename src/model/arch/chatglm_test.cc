@@ -12,6 +12,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -87,5 +88,6 @@ TEST(ChatGlmBuilder, Glm4IndexByteExact) {
   EXPECT_EQ(built, indexed);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -71,5 +72,6 @@ TEST(DbrxBuilder, DbrxInstructCountsByHand) {
   EXPECT_EQ(m->hp.experts_per_token, 4u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

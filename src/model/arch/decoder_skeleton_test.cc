@@ -10,6 +10,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // A Llama variant with biased q/k/v/o, per-head q/k norms and a tied head.
 constexpr DecoderSpec kFoo{.tie_default = true, .bias_default = true,
@@ -62,5 +63,6 @@ TEST(DecoderSkeletonTest, TheSpecsSwitchesAreReadFromTheirKeys) {
   EXPECT_EQ(arch_test::FindTensor(*m, "model.layers.0.self_attn.q_proj.bias"), nullptr);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

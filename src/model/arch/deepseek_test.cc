@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -181,11 +182,13 @@ TEST(DeepseekBuilder, DsaHostileConfigsNameTheField) {
   testing::ExpectError(j, "index_n_heads");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // DeepSeek-R1's weight index is not in the eval set, but the exact sizes of its 163 safetensors
 // files are: their sum is the stored bytes plus the 163 JSON headers. A header entry is about
@@ -219,5 +222,6 @@ TEST(DeepseekBuilder, DeepSeekR1MatchesItsShardSizes) {
   EXPECT_EQ(m->hp.layers.size(), 61u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -53,7 +53,6 @@
 namespace memfit::arch {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
 
 // An integer JSON value in [lo, hi] (nlohmann keeps parsed positives unsigned, built ones signed).
 bool InRange(const nlohmann::json& v, uint64_t lo, uint64_t hi) {
@@ -90,7 +89,7 @@ void V4Linear(ModelBuilder& b, const V4Storage& s, Store kind, const std::string
     b.Packed(m + ".scale", {out, in / 32}, Dtype::kF8E8M0, 0);
   } else {
     b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-    b.Packed(m + ".scale", {CeilDiv(out, s.block_out), CeilDiv(in, s.block_in)}, s.scale, 0);
+    b.Packed(m + ".scale", {CeilDivOrZero(out, s.block_out), CeilDivOrZero(in, s.block_in)}, s.scale, 0);
   }
 }
 

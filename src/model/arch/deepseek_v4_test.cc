@@ -6,6 +6,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildEvalConfig;
 using testing::BuildJson;
@@ -312,5 +313,6 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   EXPECT_EQ(ComputeTotals(*nvfp4).parameters, 284332230231u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

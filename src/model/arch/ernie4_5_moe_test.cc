@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -170,5 +171,6 @@ TEST(Ernie45MoeBuilder, Ernie21BA3BCountsItsParameters) {
   EXPECT_EQ(m->hp.experts_per_token, 6u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

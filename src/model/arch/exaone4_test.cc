@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -88,5 +89,6 @@ TEST(Exaone4Builder, Exaone4_1_2BMatchesTheModelCard) {
   EXPECT_EQ(t.stored_bytes, 2u * 1279391488u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

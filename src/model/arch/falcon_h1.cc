@@ -31,7 +31,7 @@
 namespace memfit::arch {
 namespace {
 
-constexpr std::string_view kClass = "FalconH1Config";
+constexpr std::string_view kFalconH1Class = "FalconH1Config";
 
 }  // namespace
 
@@ -40,7 +40,7 @@ Result<Model> BuildFalconH1(const HfConfig& c, const BuildOptions& o) {
   Model& m = b.model();
   ReadDecoderBasics(b, c, {});  // FalconH1Config: tie_word_embeddings false
   auto& hp = m.hp;
-  NoteTieDefault(b, c, hp.tie_word_embeddings, kClass);
+  NoteTieDefault(b, c, hp.tie_word_embeddings, kFalconH1Class);
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
   const bool attn_bias = Get(b, c.BoolOr("attention_bias", false));
@@ -53,7 +53,7 @@ Result<Model> BuildFalconH1(const HfConfig& c, const BuildOptions& o) {
   for (const auto& [key, value] : kMambaDefaults) {
     if (Absent(c, key)) {
       m.assumptions.push_back(
-          fmt::format("\"{}\" absent from config.json: {}'s default {}", key, kClass, value));
+          fmt::format("\"{}\" absent from config.json: {}'s default {}", key, kFalconH1Class, value));
     }
   }
   Mamba2Dims mixer = ReadMamba2(b, c);
@@ -61,13 +61,13 @@ Result<Model> BuildFalconH1(const HfConfig& c, const BuildOptions& o) {
   if (!c.raw().contains("mamba_d_ssm")) {
     mixer.d_ssm = 1024;
     m.assumptions.push_back(fmt::format(
-        "\"mamba_d_ssm\" absent from config.json: {}'s default 1024", kClass));
+        "\"mamba_d_ssm\" absent from config.json: {}'s default 1024", kFalconH1Class));
   } else {
     mixer.d_ssm = Get(b, c.UintOr("mamba_d_ssm", 0));
   }
-  mixer.gated_norm = BoolDefault(b, c, "mamba_rms_norm", false, kClass);
+  mixer.gated_norm = BoolDefault(b, c, "mamba_rms_norm", false, kFalconH1Class);
   mixer.out_bias = Get(b, c.BoolOr("projectors_bias", false));
-  hp.ssm_chunk_size = UintDefault(b, c, "mamba_chunk_size", 256, kClass);
+  hp.ssm_chunk_size = UintDefault(b, c, "mamba_chunk_size", 256, kFalconH1Class);
   if (!Get(b, c.BoolOr("mamba_use_mlp", true))) {
     m.assumptions.push_back("\"mamba_use_mlp\" is false, but FalconH1ForCausalLM builds the "
                             "feed-forward in every layer regardless: counted");

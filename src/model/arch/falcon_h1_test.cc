@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -175,5 +176,6 @@ TEST(FalconH1Builder, FalconH1HalfBCountsItsParameters) {
   EXPECT_EQ(m->hp.layers[35].state.elements_per_head, 64u * 128u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

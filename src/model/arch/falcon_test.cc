@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 using testing::FindTensor;
@@ -80,5 +81,6 @@ TEST(FalconBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(head.error().message.find("AutoModelForMaskedLM"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

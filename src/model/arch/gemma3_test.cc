@@ -10,6 +10,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -129,5 +130,6 @@ TEST(Gemma3Builder, HostileConfigsNameTheField) {
   ExpectError(j, "text_config");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

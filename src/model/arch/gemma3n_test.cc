@@ -12,6 +12,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -422,5 +423,6 @@ TEST(Gemma3nBuilder, HostileConfigsNameTheField) {
   ExpectError(c, "text_config");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -85,15 +85,15 @@ void VisionTower(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint
   b.SetComponent("language_model");
 }
 
-struct TextDims {
+struct Gemma4TextDims {
   uint64_t global_hd = 0, global_kv = 0, window = 0, shared_from = 0, per_layer = 0;
   uint64_t moe_inter = 0;
   bool k_eq_v = false, double_wide = false, moe = false, any_shared = false;
 };
 
 // One decoder layer; returns its LayerInfo.
-LayerInfo TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t i,
-                    bool sliding, const TextDims& d) {
+LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t i,
+                    bool sliding, const Gemma4TextDims& d) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   const bool full = !sliding;
@@ -164,7 +164,7 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
   if (multimodal) hp.tie_word_embeddings = Get(b, top.BoolOr("tie_word_embeddings", true));
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
-  TextDims d;
+  Gemma4TextDims d;
   d.global_hd = Get(b, c.UintOr("global_head_dim", 0));
   d.k_eq_v = Get(b, c.BoolOr("attention_k_eq_v", false));
   d.global_kv = Get(b, d.k_eq_v ? c.Uint("num_global_key_value_heads")
@@ -222,7 +222,7 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
     b.RmsNorm(p + ".per_layer_projection_norm", d.per_layer);
   }
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    hp.layers.push_back(TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d));
+    hp.layers.push_back(Gemma4TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d));
   }
   b.RmsNorm(p + ".norm", h);
   // Non-persistent rotary tables per layer type (inv_freq and its original copy).

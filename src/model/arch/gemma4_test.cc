@@ -6,6 +6,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -227,5 +228,6 @@ TEST(Gemma4Builder, RealNvfp4MoeTwentySixB) {
             nullptr);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -5,6 +5,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -85,5 +86,6 @@ TEST(GemmaBuilder, HostileConfigsNameTheField) {
   testing::ExpectError(j, "layer_types");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

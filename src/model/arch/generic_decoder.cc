@@ -62,7 +62,7 @@ generic::Extras ReadExtras(ConfigKeys& k, const Hyperparameters& hp) {
 
 // An approximate ViT-style tower from "vision_config": patch embedding, depth x (attention +
 // MLP + two norms), a merger into the text width. Reported as the "vision_tower" component.
-void VisionTower(ModelBuilder& b, const HfConfig& config, uint64_t text_hidden,
+void GenericDecoderVisionTower(ModelBuilder& b, const HfConfig& config, uint64_t text_hidden,
                  std::vector<std::string>& assumptions) {
   auto it = config.raw().find("vision_config");
   if (it == config.raw().end() || !it->is_object()) return;
@@ -187,7 +187,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
     b.Param("lm_head.weight", {h.vocab_size, h.hidden_size});
   }
   b.SetHead(false);
-  VisionTower(b, c, h.hidden_size, model.assumptions);
+  GenericDecoderVisionTower(b, c, h.hidden_size, model.assumptions);
   NoteQuantization(b, q);
   model.no_split_patterns = {base + "layers.*", "model.visual.blocks.*"};
   model.base_model_prefix = "model.";
@@ -276,7 +276,7 @@ Result<Model> BuildGenericVision(const HfConfig& c, const BuildOptions& /*option
     return MakeError("{}: no text model and no \"vision_config\" to build from", c.where());
   }
   ModelBuilder b(c);
-  VisionTower(b, c, 0, b.model().assumptions);
+  GenericDecoderVisionTower(b, c, 0, b.model().assumptions);
   if (!b.failed() && b.model().tensors.empty()) {
     return MakeError("{}: vision_config has no depth and width (\"num_hidden_layers\", "
                      "\"hidden_size\")", c.where());

@@ -1,7 +1,7 @@
 // Tensors of the generic decoder's mixers and MLPs. Shapes from the reference implementations:
 //   attention         transformers modeling_llama.py (LlamaAttention), modeling_qwen3_next.py
 //                     (output gate), DeepSeek-V4 inference/model.py (q/o low rank)
-//   MLA + DSA indexer transformers modeling_deepseek_v3.py, vLLM deepseek_v2.py (Indexer)
+//   MLA + DSA indexer transformers modeling_deepseek_v3.py, vLLM deepseek_v2.py (GenericLayersIndexer)
 //   gated delta-net   transformers modeling_qwen3_next.py (Qwen3NextGatedDeltaNet)
 //   Mamba2            transformers modeling_nemotron_h.py (NemotronHMamba2Mixer)
 //   Mamba             transformers modeling_mamba.py (MambaMixer)
@@ -10,6 +10,7 @@
 //   lightning attn    transformers modeling_minimax.py (MiniMaxLightningAttention)
 //   MoE               modeling_qwen3_moe.py / modeling_deepseek_v3.py / modeling_qwen3_next.py
 
+#include "memfit/checked_math.h"
 #include "model/arch/generic_layers.h"
 
 #include "model/arch/repeated_modules.h"
@@ -17,7 +18,6 @@
 namespace memfit::arch::generic {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
 
 void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, const LayerInfo& L,
                const Hyperparameters& hp, const Extras& x) {
@@ -39,7 +39,7 @@ void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, con
   QLinear(b, q, a + ".k_proj", h, k_out, qkv_bias);
   if (!L.k_eq_v) QLinear(b, q, a + ".v_proj", h, v_out, qkv_bias);
   if (x.o_lora_rank > 0 && x.o_groups > 0) {
-    QLinear(b, q, a + ".o_a_proj", CeilDiv(o_in, x.o_groups), x.o_groups * x.o_lora_rank, false);
+    QLinear(b, q, a + ".o_a_proj", CeilDivOrZero(o_in, x.o_groups), x.o_groups * x.o_lora_rank, false);
     QLinear(b, q, a + ".o_b_proj", x.o_groups * x.o_lora_rank, h, false);
   } else {
     QLinear(b, q, a + ".o_proj", o_in, h, x.attention_bias);
@@ -50,7 +50,7 @@ void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, con
   }
 }
 
-void Mla(ModelBuilder& b, const Quantization& q, const std::string& a, const LayerInfo& L,
+void GenericLayersMla(ModelBuilder& b, const Quantization& q, const std::string& a, const LayerInfo& L,
          const Hyperparameters& hp) {
   const uint64_t h = hp.hidden_size, nh = L.num_heads;
   const uint64_t qk = hp.qk_nope_head_dim + hp.qk_rope_head_dim;
@@ -68,7 +68,7 @@ void Mla(ModelBuilder& b, const Quantization& q, const std::string& a, const Lay
   QLinear(b, q, a + ".o_proj", MulDims(b, nh, L.head_dim_v, "heads x v_head_dim"), h, false);
 }
 
-void Indexer(ModelBuilder& b, const std::string& a, const Hyperparameters& hp, const Extras& x) {
+void GenericLayersIndexer(ModelBuilder& b, const std::string& a, const Hyperparameters& hp, const Extras& x) {
   const uint64_t h = hp.hidden_size, d = x.index_head_dim, n = x.index_n_heads;
   const uint64_t q_in = hp.q_lora_rank ? hp.q_lora_rank : h;
   b.Linear(a + ".indexer.wq_b", q_in, MulDims(b, n, d, "index heads x index_head_dim"), false);
@@ -111,7 +111,7 @@ void Recurrent(ModelBuilder& b, const Quantization& q, const std::string& l, con
     }
     case LayerMixer::kMamba: {
       const std::string a = l + ".mixer";
-      const uint64_t di = s.conv_channels, ds = s.elements_per_head, dt = CeilDiv(h, 16);
+      const uint64_t di = s.conv_channels, ds = s.elements_per_head, dt = CeilDivOrZero(h, 16);
       QLinear(b, q, a + ".in_proj", h, 2 * di, false);
       b.Conv(a + ".conv1d", di, di, {k}, true, di);
       QLinear(b, q, a + ".x_proj", di, dt + 2 * ds, false);
@@ -166,11 +166,11 @@ void Mixer(ModelBuilder& b, const Quantization& q, const std::string& l, const L
   if (L.attention == AttentionKind::kNone) return;
   const std::string a = l + ".self_attn";
   if (L.attention == AttentionKind::kMla) {
-    Mla(b, q, a, L, hp);
+    GenericLayersMla(b, q, a, L, hp);
   } else {
     Attention(b, q, a, L, hp, x);
   }
-  if (L.indexer_head_dim > 0 && x.index_n_heads > 0) Indexer(b, a, hp, x);
+  if (L.indexer_head_dim > 0 && x.index_n_heads > 0) GenericLayersIndexer(b, a, hp, x);
 }
 
 void Mlp(ModelBuilder& b, const Quantization& q, const std::string& l, const LayerInfo& L,

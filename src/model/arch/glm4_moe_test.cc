@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -119,5 +120,6 @@ TEST(Glm4MoeBuilder, Glm45AirPublishedCounts) {
   EXPECT_EQ(stored_parameters(*full), 358337776896u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

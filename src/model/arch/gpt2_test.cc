@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 using testing::FindTensor;
@@ -77,5 +78,6 @@ TEST(Gpt2Builder, HostileConfigNamesTheField) {
   EXPECT_NE(head.error().message.find("GPT2ForImageMagic"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 using testing::FindTensor;
@@ -40,5 +41,6 @@ TEST(GptBigcodeBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(bad.error().message.find("n_head"), std::string::npos) << bad.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

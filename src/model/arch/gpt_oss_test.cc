@@ -5,6 +5,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -64,5 +65,6 @@ TEST(GptOssBuilder, HostileConfigsNameTheField) {
   testing::ExpectError(j, "vocab_size");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 using testing::FindTensor;
@@ -36,5 +37,6 @@ TEST(GptjBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(huge.error().message.find("n_inner"), std::string::npos) << huge.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -139,5 +140,6 @@ TEST(HunYuanMoeBuilder, HunyuanA13BCountsItsParameters) {
   EXPECT_EQ(m->hp.head_dim, 128u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -139,13 +139,13 @@ uint64_t EmitPerceiver(ModelBuilder& b, const HfConfig& c, uint64_t embed, uint6
   return latents;
 }
 
-struct TextDims {
+struct IdeficsTextDims {
   uint64_t hidden = 0, heads = 0, head_dim = 0, intermediate = 0;
   Dtype rotary_dtype = Dtype::kF32;  // cos_cached / sin_cached
 };
 
 // IdeficsAttention: q/o [h, h], k/v [h, kv_in], the rotary buffers; RMSNorm(head_dim) q/k norms.
-void Attention(ModelBuilder& b, const std::string& p, const TextDims& t, uint64_t kv_in,
+void IdeficsAttention(ModelBuilder& b, const std::string& p, const IdeficsTextDims& t, uint64_t kv_in,
                bool qk_norms) {
   b.Linear(p + ".q_proj", t.hidden, t.hidden, false);
   b.Linear(p + ".k_proj", kv_in, t.hidden, false);
@@ -160,7 +160,7 @@ void Attention(ModelBuilder& b, const std::string& p, const TextDims& t, uint64_
   }
 }
 
-void Mlp(ModelBuilder& b, const std::string& l, const TextDims& t) {
+void Mlp(ModelBuilder& b, const std::string& l, const IdeficsTextDims& t) {
   b.Linear(l + ".mlp.gate_proj", t.hidden, t.intermediate, false);
   b.Linear(l + ".mlp.down_proj", t.intermediate, t.hidden, false);
   b.Linear(l + ".mlp.up_proj", t.hidden, t.intermediate, false);
@@ -183,7 +183,7 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
   // decoder's dimensions and takes the class defaults for the rest.
   const uint64_t vocab = Get(b, c.Uint("vocab_size"));
   const uint64_t additional = Get(b, c.UintOr("additional_vocab_size", 0));
-  TextDims t;
+  IdeficsTextDims t;
   t.hidden = Get(b, c.Uint("hidden_size"));
   t.intermediate = Get(b, c.Uint("intermediate_size"));
   hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
@@ -242,7 +242,7 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
   b.SetComponent("language_model");
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
-    Attention(b, l + ".self_attn", t, t.hidden, /*qk_norms=*/false);
+    IdeficsAttention(b, l + ".self_attn", t, t.hidden, /*qk_norms=*/false);
     Mlp(b, l, t);
     LayerInfo info = DenseLayer(AttentionKind::kFull, t.heads, t.head_dim, t.intermediate);
     info.cross_attention = i % interval == 0;
@@ -255,7 +255,7 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
     const std::string l = Layer("model.gated_cross_attn_layers", i);
     b.Param(l + ".alpha_cross_attn", alpha_shape);
     b.Param(l + ".alpha_dense", alpha_shape);
-    Attention(b, l + ".cross_attn", t, vision.embed, qk_norms);
+    IdeficsAttention(b, l + ".cross_attn", t, vision.embed, qk_norms);
     Mlp(b, l, t);
   }
   b.SetComponent("language_model");

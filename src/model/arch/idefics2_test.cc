@@ -6,6 +6,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -98,5 +99,6 @@ TEST(Idefics2Builder, HostileConfigsNameTheField) {
   ExpectError(j, "resampler_depth");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

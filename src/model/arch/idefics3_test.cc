@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -101,5 +102,6 @@ TEST(Idefics3Builder, RealGraniteDocling) {
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 86433024u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::ComponentParameters;
 using testing::BuildJson;
@@ -252,5 +253,6 @@ TEST(IdeficsBuilder, Idefics80bAnd9bParameterCounts) {
   EXPECT_EQ(small_params, 8929675280u);  // "9B"
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -141,5 +142,6 @@ TEST(KimiK25Builder, RealConfigsBf16AndNvfp4) {
   EXPECT_EQ(head->dtype, Dtype::kBF16);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -85,7 +85,7 @@ void Kda(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
   QLinear(b, q, a + ".o_proj", p, d.h, false);
 }
 
-void Mla(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
+void KimiLinearMla(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
   EmitMla(b, q, l + ".self_attn", d.mla, false);
   if (d.output_gate) {
     QLinear(b, q, l + ".self_attn.g_proj", d.h,
@@ -93,7 +93,7 @@ void Mla(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
   }
 }
 
-void Mlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w) {
+void KimiLinearMlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w) {
   QLinear(b, q, m + ".gate_proj", h, w, false);
   QLinear(b, q, m + ".up_proj", h, w, false);
   QLinear(b, q, m + ".down_proj", w, h, false);
@@ -118,7 +118,7 @@ void Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
     if (d.latent_norm) b.RmsNorm(m + ".routed_expert_norm", d.latent);
     b.Linear(m + ".routed_expert_up_proj", d.latent, d.h, false);
   }
-  if (d.shared > 0) Mlp(b, q, m + ".shared_experts", d.h, d.shared);
+  if (d.shared > 0) KimiLinearMlp(b, q, m + ".shared_experts", d.h, d.shared);
 }
 
 void AttnResidual(ModelBuilder& b, const std::string& prefix, uint64_t h) {
@@ -220,14 +220,14 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
       info.state = {.conv_channels = conv_channels, .conv_kernel = d.kernel,
                     .heads = d.kda_heads, .elements_per_head = state, .state_bits = 32};
     } else {
-      Mla(b, q, l, d);
+      KimiLinearMla(b, q, l, d);
       info = MlaLayerInfo(hp, d.mla);
     }
     if (is_moe(i)) {
       Moe(b, q, l, d);
       info.moe = true;
     } else {
-      Mlp(b, q, l + ".mlp", d.h, d.inter);
+      KimiLinearMlp(b, q, l + ".mlp", d.h, d.inter);
       info.intermediate_size = d.inter;
     }
     hp.layers.push_back(info);

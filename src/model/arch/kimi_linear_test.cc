@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -253,5 +254,6 @@ TEST(KimiK3Builder, RealConfigMatchesThePublishedTotal) {
   EXPECT_EQ(mla, 24u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

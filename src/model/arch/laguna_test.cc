@@ -10,6 +10,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -112,5 +113,6 @@ TEST(LagunaBuilder, BadListsAreNamed) {
   testing::ExpectHostileRejected("laguna");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -126,5 +127,6 @@ TEST(Lfm2MoeBuilder, Lfm2_8bA1bMatchesTheModelCard) {
   EXPECT_EQ(ComputeTotals(*m).parameters, 8339929856u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -134,5 +135,6 @@ TEST(Lfm2Builder, Lfm2_1_2BMatchesTheModelCard) {
   EXPECT_EQ(ComputeTotals(*m).parameters, 1170340608u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -6,6 +6,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -126,5 +127,6 @@ TEST(Lfm2VlBuilder, Lfm2Vl16bGeometry) {
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 412649712u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -132,5 +133,6 @@ TEST(Llama4Builder, ScoutMatchesItsCard) {
   EXPECT_EQ(m->hp.layers[4].attention, AttentionKind::kChunked);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -166,5 +167,6 @@ TEST(InternLmBuilder, InternLm20bMatchesIndexTotalSize) {
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 40177428480u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -29,7 +29,7 @@ namespace {
 enum class Kind : uint8_t { kNext, kNextVideo, kOnevision };
 
 // The causal-LM class of each text model type these checkpoints use.
-std::string CausalLmClass(std::string_view type) {
+std::string LlavaNextCausalLmClass(std::string_view type) {
   static const std::pair<std::string_view, std::string_view> kClasses[] = {
       {"llama", "LlamaForCausalLM"}, {"mistral", "MistralForCausalLM"},
       {"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"},
@@ -47,7 +47,7 @@ Result<Model> BuildLlavaNextLike(const HfConfig& c, const BuildOptions& o, Kind 
     MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, c.Sub("text_config"));
     if (sub.Has("model_type")) text_type = sub.model_type();
   }
-  const std::string cls = CausalLmClass(text_type);
+  const std::string cls = LlavaNextCausalLmClass(text_type);
   if (cls.empty()) {
     return MakeError("{}: text_config.model_type \"{}\": memfit builds {} with a llama, mistral, "
                      "qwen2, qwen3, gemma or mixtral language model only; reading the safetensors "

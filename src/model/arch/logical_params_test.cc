@@ -10,6 +10,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -194,5 +195,6 @@ TEST(LogicalParams, GptOss20bCountsTheUnquantizedModel) {
   EXPECT_LT(params, 20'950'000'000u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -11,6 +11,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -273,5 +274,6 @@ TEST(MambaFamilies, HostileConfigs) {
   ExpectError(conv, "mamba_d_conv");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

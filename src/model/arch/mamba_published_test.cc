@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 
@@ -133,5 +134,6 @@ TEST(MambaPublished, JambaMini15) {
   EXPECT_EQ(kv->bytes, 1073741824u + 18350080u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -67,5 +68,6 @@ TEST(MiMoBuilder, RealMiMo7BBase) {
   EXPECT_EQ(m->model_type, "mimo");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

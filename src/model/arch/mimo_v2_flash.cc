@@ -66,7 +66,7 @@ std::vector<bool> LayerFlags(ModelBuilder& b, const HfConfig& c, std::string_vie
   return out;
 }
 
-void Attention(ModelBuilder& b, const Quantization& q, const std::string& l,
+void MimoV2FlashAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
                const MimoAttention& a, bool bias) {
   const uint64_t h = b.model().hp.hidden_size;
   const std::string x = l + ".self_attn";
@@ -166,7 +166,7 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
     const std::string l = Layer("model.layers", i);
     const MimoAttention& a = sliding[i] ? swa : full;
     b.RmsNorm(l + ".input_layernorm", h);
-    Attention(b, q, l, a, bias);
+    MimoV2FlashAttention(b, q, l, a, bias);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     if (moe[i]) {
       MoeMlp(b, q, l);
@@ -191,7 +191,7 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
     b.RmsNorm(l + ".hnorm", h);
     b.Linear(l + ".eh_proj", MulDims(b, h, 2, "2 x hidden_size"), h, false);
     b.RmsNorm(l + ".input_layernorm", h);
-    Attention(b, q, l, swa, bias);
+    MimoV2FlashAttention(b, q, l, swa, bias);
     b.RmsNorm(l + ".pre_mlp_layernorm", h);
     DenseMlp(b, q, l, hp.intermediate_size);
     b.RmsNorm(l + ".final_layernorm", h);

@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -179,5 +180,6 @@ TEST(MiMoV2FlashBuilder, RealConfigMatchesTheModelCard) {
             (std::vector<uint64_t>{16, 32}));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

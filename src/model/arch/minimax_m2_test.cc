@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -85,5 +86,6 @@ TEST(MiniMaxM2Builder, RealReleasesByHand) {
   EXPECT_EQ(ComputeTotals(*fp4).parameters, ComputeTotals(*fp8).parameters);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

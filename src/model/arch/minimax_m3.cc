@@ -41,7 +41,7 @@ struct M3Dims {
 
 // Per-layer 0/1 flags from `key` in `c` (one per layer), else `fallback(i)`.
 template <typename Fallback>
-std::vector<bool> LayerFlags(ModelBuilder& b, const HfConfig& c, std::string_view key,
+std::vector<bool> MinimaxM3LayerFlags(ModelBuilder& b, const HfConfig& c, std::string_view key,
                              uint64_t layers, Fallback fallback) {
   std::vector<bool> out;
   auto it = c.raw().find(std::string(key));
@@ -184,14 +184,14 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   hp.shared_expert_intermediate_size = d.shared_width;
   hp.num_mtp_layers = mtp;
   const std::vector<bool> moe =
-      LayerFlags(b, c, "moe_layer_freq", hp.num_layers, [&](uint64_t i) { return i >= first_dense; });
+      MinimaxM3LayerFlags(b, c, "moe_layer_freq", hp.num_layers, [&](uint64_t i) { return i >= first_dense; });
   std::vector<bool> sparse;
   if (use_sparse) {
-    sparse = LayerFlags(b, *sparse_cfg, "sparse_attention_freq", hp.num_layers,
+    sparse = MinimaxM3LayerFlags(b, *sparse_cfg, "sparse_attention_freq", hp.num_layers,
                         [](uint64_t) { return true; });
     // M3 disables the index value/output projections on every sparse layer; a layer that keeps
     // them has shapes no reference gives.
-    const std::vector<bool> no_value = LayerFlags(
+    const std::vector<bool> no_value = MinimaxM3LayerFlags(
         b, *sparse_cfg, "sparse_disable_index_value", hp.num_layers, [](uint64_t) { return true; });
     for (uint64_t i = 0; i < sparse.size() && i < no_value.size() && !b.failed(); ++i) {
       if (sparse[i] && !no_value[i]) {

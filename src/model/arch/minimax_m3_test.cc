@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -159,5 +160,6 @@ TEST(MiniMaxM3Builder, RealMiniMaxM3VlNvfp4) {
   EXPECT_NE(FindTensor(*m, "vision_tower.vision_model.encoder.layers.31.mlp.fc2.bias"), nullptr);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -11,6 +11,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -166,5 +167,6 @@ TEST(MiniMaxBuilder, M1EvalConfigMatchesIndex) {
   EXPECT_EQ(m->hp.layers[7].mixer, LayerMixer::kAttention);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -124,5 +125,6 @@ TEST(Mistral3Builder, HostileConfigsNameTheField) {
   ExpectError(j, "text_config.model_type");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -39,7 +39,7 @@
 namespace memfit::arch {
 namespace {
 
-void GatedMlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w,
+void MlaFamiliesGatedMlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w,
               bool bias) {
   QLinear(b, q, m + ".gate_proj", h, w, bias);
   QLinear(b, q, m + ".up_proj", h, w, bias);
@@ -76,7 +76,7 @@ void LongcatRouterAndExperts(ModelBuilder& b, const Quantization& q, const std::
   if (e.router_bias) b.ParamAs(r + ".classifier.bias", {e.router}, e.router_dtype);
   b.Buffer(r + ".e_score_correction_bias", {e.router}, Dtype::kF32, true);
   RepeatedModules(b, q, l + ".mlp.experts", e.experts, [&](const std::string& x) {
-    GatedMlp(b, q, x, h, e.width, false);
+    MlaFamiliesGatedMlp(b, q, x, h, e.width, false);
   });
 }
 
@@ -94,7 +94,7 @@ void LongcatMtp(ModelBuilder& b, const Quantization& q, const MlaDims& d, uint64
     b.RmsNorm(p + ".input_layernorm", h);
     EmitMla(b, q, p + ".self_attn", d, attn_bias);
     b.RmsNorm(p + ".post_attention_layernorm", h);
-    GatedMlp(b, q, p + ".transformer_layer.mlp", h, hp.intermediate_size, false);
+    MlaFamiliesGatedMlp(b, q, p + ".transformer_layer.mlp", h, hp.intermediate_size, false);
   }
   b.RmsNorm("model.mtp.norm", h);
 }
@@ -122,7 +122,7 @@ Result<Model> BuildMiniCpm3(const HfConfig& c, const BuildOptions& o) {
     const std::string l = Layer("model.layers", i);
     b.RmsNorm(l + ".input_layernorm", h);
     EmitMla(b, q, l + ".self_attn", d, attn_bias);
-    GatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, mlp_bias);
+    MlaFamiliesGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, mlp_bias);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     LayerInfo info = MlaLayerInfo(hp, d);
     info.intermediate_size = hp.intermediate_size;
@@ -176,7 +176,7 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
       EmitMla(b, q, Layer(l + ".self_attn", s), d, attn_bias);
       b.RmsNorm(Layer(l + ".post_attention_layernorm", s), h);
       if (s == 0) LongcatRouterAndExperts(b, q, l, e);
-      GatedMlp(b, q, Layer(l + ".mlps", s), h, hp.intermediate_size, false);
+      MlaFamiliesGatedMlp(b, q, Layer(l + ".mlps", s), h, hp.intermediate_size, false);
       LayerInfo info = MlaLayerInfo(hp, d);
       info.moe = s == 0;  // the shortcut MoE reads the first sublayer's output
       info.intermediate_size = hp.intermediate_size;

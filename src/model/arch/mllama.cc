@@ -43,7 +43,7 @@ void VisionLayer(ModelBuilder& b, const std::string& l, uint64_t h, uint64_t int
   }
 }
 
-void EmitVision(ModelBuilder& b, const HfConfig& v) {
+void MllamaEmitVision(ModelBuilder& b, const HfConfig& v) {
   // MllamaVisionConfig defaults.
   const uint64_t h = Get(b, v.UintOr("hidden_size", 1280));
   const uint64_t layers = Get(b, v.UintOr("num_hidden_layers", 32));
@@ -141,7 +141,7 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
   }
 
   b.SetComponent("vision_model");
-  EmitVision(b, v);
+  MllamaEmitVision(b, v);
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, inter = hp.intermediate_size;

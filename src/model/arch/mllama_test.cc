@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -97,5 +98,6 @@ TEST(MllamaBuilder, HostileConfigsNameTheField) {
   ExpectError(j, "num_attention_heads");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -111,7 +111,7 @@ void ConvNorm(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t 
 }
 
 // Emits one block taking `in` channels; returns its output channels.
-uint64_t Block(ModelBuilder& b, const std::string& p, const BlockArgs& x, uint64_t in) {
+uint64_t Mobilenetv5Block(ModelBuilder& b, const std::string& p, const BlockArgs& x, uint64_t in) {
   const uint64_t out = x.c;
   if (x.type == "er") {
     const uint64_t mid = MakeDivisible(in * x.e);
@@ -169,7 +169,7 @@ uint64_t EmitMobileNetV5Encoder(ModelBuilder& b, std::string_view architecture,
         for (std::string_view text : run.blocks) {
           const std::string p = prefix + ".blocks." + std::to_string(s) + "." +
                                 std::to_string(index++);
-          in = Block(b, p, Decode(text), in);
+          in = Mobilenetv5Block(b, p, Decode(text), in);
         }
       }
     }

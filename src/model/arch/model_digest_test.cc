@@ -31,6 +31,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 constexpr size_t kSegments = 8;
 
@@ -321,5 +322,6 @@ TEST(ModelDigestTest, WritesTheDigestsWhenAsked) {
   std::cout << "[ model digests ] wrote " << lines.size() << " digests to " << kDigestFile << "\n";
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

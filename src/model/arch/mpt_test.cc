@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 using testing::FindTensor;
@@ -30,5 +31,6 @@ TEST(MptBuilder, HostileConfigNamesTheField) {
       << bad.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

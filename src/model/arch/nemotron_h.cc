@@ -28,22 +28,22 @@
 namespace memfit::arch {
 namespace {
 
-enum class Block : uint8_t { kMamba, kAttention, kMlp, kMoe };
+enum class NemotronHBlock : uint8_t { kMamba, kAttention, kMlp, kMoe };
 
 // One block type per layer from a pattern string or a list of names; errors name `key`.
 // NemotronHConfig._pattern_to_list, plus the legacy names of "layers_block_type".
-std::vector<Block> ReadBlocks(ModelBuilder& b, const HfConfig& c, std::string_view key) {
-  static const std::pair<std::string_view, Block> kNames[] = {{"M", Block::kMamba},
-                                                              {"mamba", Block::kMamba},
-                                                              {"linear_attention", Block::kMamba},
-                                                              {"*", Block::kAttention},
-                                                              {"attention", Block::kAttention},
-                                                              {"full_attention", Block::kAttention},
-                                                              {"-", Block::kMlp},
-                                                              {"mlp", Block::kMlp},
-                                                              {"E", Block::kMoe},
-                                                              {"moe", Block::kMoe}};
-  std::vector<Block> out;
+std::vector<NemotronHBlock> ReadBlocks(ModelBuilder& b, const HfConfig& c, std::string_view key) {
+  static const std::pair<std::string_view, NemotronHBlock> kNames[] = {{"M", NemotronHBlock::kMamba},
+                                                              {"mamba", NemotronHBlock::kMamba},
+                                                              {"linear_attention", NemotronHBlock::kMamba},
+                                                              {"*", NemotronHBlock::kAttention},
+                                                              {"attention", NemotronHBlock::kAttention},
+                                                              {"full_attention", NemotronHBlock::kAttention},
+                                                              {"-", NemotronHBlock::kMlp},
+                                                              {"mlp", NemotronHBlock::kMlp},
+                                                              {"E", NemotronHBlock::kMoe},
+                                                              {"moe", NemotronHBlock::kMoe}};
+  std::vector<NemotronHBlock> out;
   const auto it = c.raw().find(std::string(key));
   if (it == c.raw().end()) return out;
   std::vector<std::string> names;
@@ -79,13 +79,13 @@ struct Dims {
   bool conv_bias = true, proj_bias = false, attn_bias = false, mlp_bias = false;
 };
 
-void EmitBlock(ModelBuilder& b, const Quantization& q, const std::string& l, Block kind,
+void EmitBlock(ModelBuilder& b, const Quantization& q, const std::string& l, NemotronHBlock kind,
                const Dims& d) {
   const uint64_t h = b.model().hp.hidden_size;
   b.RmsNorm(l + ".norm", h);
   const std::string x = l + ".mixer";
   switch (kind) {
-    case Block::kMamba:
+    case NemotronHBlock::kMamba:
       QLinear(b, q, x + ".in_proj", h, d.d_inner + d.conv + d.m_heads, d.proj_bias);
       b.Conv(x + ".conv1d", d.conv, d.conv, {d.kernel}, d.conv_bias, d.conv);
       b.Param(x + ".dt_bias", {d.m_heads});
@@ -94,17 +94,17 @@ void EmitBlock(ModelBuilder& b, const Quantization& q, const std::string& l, Blo
       b.RmsNorm(x + ".norm", d.d_inner);
       QLinear(b, q, x + ".out_proj", d.d_inner, h, d.proj_bias);
       break;
-    case Block::kAttention:
+    case NemotronHBlock::kAttention:
       QLinear(b, q, x + ".q_proj", h, d.heads * d.head_dim, d.attn_bias);
       QLinear(b, q, x + ".k_proj", h, d.kv_heads * d.head_dim, d.attn_bias);
       QLinear(b, q, x + ".v_proj", h, d.kv_heads * d.head_dim, d.attn_bias);
       QLinear(b, q, x + ".o_proj", d.heads * d.head_dim, h, d.attn_bias);
       break;
-    case Block::kMlp:
+    case NemotronHBlock::kMlp:
       QLinear(b, q, x + ".up_proj", h, d.inter, d.mlp_bias);
       QLinear(b, q, x + ".down_proj", d.inter, h, d.mlp_bias);
       break;
-    case Block::kMoe: {
+    case NemotronHBlock::kMoe: {
       b.Param(x + ".gate.weight", {d.experts, h});
       b.Buffer(x + ".gate.e_score_correction_bias", {d.experts}, Dtype::kF32, true);
       const uint64_t in = d.latent > 0 ? d.latent : h;
@@ -125,9 +125,9 @@ void EmitBlock(ModelBuilder& b, const Quantization& q, const std::string& l, Blo
   }
 }
 
-LayerInfo BlockInfo(Block kind, const Dims& d, uint32_t state_bits) {
+LayerInfo BlockInfo(NemotronHBlock kind, const Dims& d, uint32_t state_bits) {
   LayerInfo info;
-  if (kind == Block::kAttention) {
+  if (kind == NemotronHBlock::kAttention) {
     info.num_heads = d.heads;
     info.num_kv_heads = d.kv_heads;
     info.head_dim_k = info.head_dim_v = d.head_dim;
@@ -135,7 +135,7 @@ LayerInfo BlockInfo(Block kind, const Dims& d, uint32_t state_bits) {
   }
   info.attention = AttentionKind::kNone;
   info.mixer = LayerMixer::kNone;
-  if (kind == Block::kMamba) {
+  if (kind == NemotronHBlock::kMamba) {
     info.mixer = LayerMixer::kMamba2;
     info.recurrent = true;
     info.state.conv_channels = d.conv;
@@ -144,8 +144,8 @@ LayerInfo BlockInfo(Block kind, const Dims& d, uint32_t state_bits) {
     info.state.elements_per_head = d.per_head;
     info.state.state_bits = state_bits;
   }
-  info.moe = kind == Block::kMoe;
-  if (kind == Block::kMlp) info.intermediate_size = d.inter;
+  info.moe = kind == NemotronHBlock::kMoe;
+  if (kind == NemotronHBlock::kMlp) info.intermediate_size = d.inter;
   return info;
 }
 
@@ -170,11 +170,11 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
     return MakeError("{}: field \"hybrid_override_pattern\" (or \"layers_block_type\") is missing",
                      c.where());
   }
-  const std::vector<Block> blocks = ReadBlocks(b, c, key);
+  const std::vector<NemotronHBlock> blocks = ReadBlocks(b, c, key);
   if (!b.failed() && blocks.empty()) {
     b.Fail(MakeError("{}: field \"{}\" lists no layers", c.where(), key));
   }
-  auto has = [&](Block k) { return std::find(blocks.begin(), blocks.end(), k) != blocks.end(); };
+  auto has = [&](NemotronHBlock k) { return std::find(blocks.begin(), blocks.end(), k) != blocks.end(); };
   Dims d;
   d.heads = Get(b, c.Uint("num_attention_heads"));
   d.kv_heads = Get(b, c.UintOr("num_key_value_heads", d.heads));
@@ -184,15 +184,15 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
   d.conv_bias = Get(b, c.BoolOr("use_conv_bias", true));
   // Mamba-2 (the class defaults where the config may omit a field).
   d.m_heads =
-      Get(b, has(Block::kMamba) ? c.Uint("mamba_num_heads") : c.UintOr("mamba_num_heads", 0));
+      Get(b, has(NemotronHBlock::kMamba) ? c.Uint("mamba_num_heads") : c.UintOr("mamba_num_heads", 0));
   d.m_head_dim = Get(b, c.UintOr("mamba_head_dim", 64));
   d.groups = Get(b, c.UintOr("n_groups", 8));
   d.state = Get(b, c.UintOr("ssm_state_size", 128));
   d.kernel = Get(b, c.UintOr("conv_kernel", 4));
   const uint32_t state_bits = Get(b, c.StringOr("mamba_ssm_cache_dtype", "")) == "float32" ? 32 : 0;
   d.inter =
-      Get(b, has(Block::kMlp) ? c.Uint("intermediate_size") : c.UintOr("intermediate_size", 0));
-  if (has(Block::kMoe)) {
+      Get(b, has(NemotronHBlock::kMlp) ? c.Uint("intermediate_size") : c.UintOr("intermediate_size", 0));
+  if (has(NemotronHBlock::kMoe)) {
     d.experts = Get(b, c.Uint("n_routed_experts"));
     d.moe_inter = Get(b, c.Uint("moe_intermediate_size"));
     d.shared_inter = Get(b, c.UintOr("moe_shared_expert_intermediate_size", 0));
@@ -203,7 +203,7 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
   hp.num_mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
   Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
-  if (d.heads == 0 && has(Block::kAttention)) {
+  if (d.heads == 0 && has(NemotronHBlock::kAttention)) {
     return MakeError("{}: field \"num_attention_heads\" must not be zero", c.where());
   }
   if (d.heads > 0 && (d.kv_heads == 0 || d.heads % d.kv_heads != 0)) {
@@ -218,7 +218,7 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
   } else if (d.heads > 0) {
     d.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", d.heads, "num_attention_heads");
   }
-  if (has(Block::kMamba) && (d.m_head_dim == 0 || d.groups == 0 || d.state == 0 || d.kernel == 0)) {
+  if (has(NemotronHBlock::kMamba) && (d.m_head_dim == 0 || d.groups == 0 || d.state == 0 || d.kernel == 0)) {
     return MakeError(
         "{}: \"mamba_head_dim\", \"n_groups\", \"ssm_state_size\" and \"conv_kernel\" "
         "must be positive",
@@ -247,7 +247,7 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.state;
   hp.ssm_group_count = d.groups;
-  if (has(Block::kMamba)) {
+  if (has(NemotronHBlock::kMamba)) {
     // NemotronHConfig "chunk_size" (default 128; "mamba_chunk_size" is read as its alias):
     // the SSD chunk of transformers' torch_forward scan.
     hp.ssm_chunk_size = Get(b, c.Has("chunk_size") ? c.UintOr("chunk_size", 128)
@@ -273,8 +273,8 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
     const char* mtp_key = c.Has("mtp_layers_block_type")         ? "mtp_layers_block_type"
                           : c.Has("mtp_hybrid_override_pattern") ? "mtp_hybrid_override_pattern"
                                                                  : nullptr;
-    const std::vector<Block> mtp =
-        mtp_key ? ReadBlocks(b, c, mtp_key) : std::vector<Block>{Block::kAttention, Block::kMoe};
+    const std::vector<NemotronHBlock> mtp =
+        mtp_key ? ReadBlocks(b, c, mtp_key) : std::vector<NemotronHBlock>{NemotronHBlock::kAttention, NemotronHBlock::kMoe};
     const size_t begin = m.tensors.size();
     for (uint64_t s = 0; s < hp.num_mtp_layers && !b.failed(); ++s) {
       for (size_t k = 0; k < mtp.size() && !b.failed(); ++k) {
@@ -294,7 +294,7 @@ Result<Model> BuildNemotronH(const HfConfig& c, const BuildOptions& o) {
                     "the checkpoint but not loaded by transformers",
                     hp.num_mtp_layers));
   }
-  if (has(Block::kMoe)) {
+  if (has(NemotronHBlock::kMoe)) {
     m.assumptions.push_back(
         "MoE router e_score_correction_bias stored in float32 (transformers "
         "keeps it in float32); Mamba A_log/D/dt_bias in the checkpoint dtype");

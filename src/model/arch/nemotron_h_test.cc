@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -227,5 +228,6 @@ TEST(NemotronHBuilder, RealConfigsMatchTheirNames) {
   EXPECT_EQ(ComputeTotals(*m).parameters, 549308968960u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

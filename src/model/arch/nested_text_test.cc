@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -105,5 +106,6 @@ TEST(NestedTextDispatch, PerLayerHeadListOfTheWrongLengthNamesTheField) {
   EXPECT_NE(m.error().message.find("num_key_value_heads"), std::string::npos) << m.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -10,6 +10,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -102,5 +103,6 @@ TEST(OlmoHybridBuilder, ConfigDefaults) {
   testing::ExpectHostileRejected("olmo_hybrid");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -345,5 +346,6 @@ TEST(QwenOmniBuilder, Qwen3HostileConfigsNameTheField) {
   EXPECT_FALSE(BuildJson(j));
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildText;
 using testing::FindTensor;
@@ -43,5 +44,6 @@ TEST(OptBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(missing.error().message.find("ffn_dim"), std::string::npos) << missing.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

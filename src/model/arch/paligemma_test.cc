@@ -7,6 +7,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -86,5 +87,6 @@ TEST(PaliGemmaBuilder, HostileConfigsNameTheField) {
   ExpectError(j, "projection_dim");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

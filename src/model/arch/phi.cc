@@ -13,27 +13,27 @@
 namespace memfit::arch {
 namespace {
 
-enum class Kind : uint8_t { kPhi, kStableLm, kStableLmEpoch, kStarcoder2 };
+enum class PhiKind : uint8_t { kPhi, kStableLm, kStableLmEpoch, kStarcoder2 };
 
-Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Kind kind) {
-  const bool epoch = kind == Kind::kStableLmEpoch;
-  if (epoch) kind = Kind::kStableLm;
+Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, PhiKind kind) {
+  const bool epoch = kind == PhiKind::kStableLmEpoch;
+  if (epoch) kind = PhiKind::kStableLm;
   ModelBuilder b(c);
   Model& m = b.model();
-  DecoderDefaults d{.tie = kind == Kind::kStarcoder2};
-  if (kind != Kind::kStableLm) d.act_default = "gelu_new";
+  DecoderDefaults d{.tie = kind == PhiKind::kStarcoder2};
+  if (kind != PhiKind::kStableLm) d.act_default = "gelu_new";
   ReadDecoderBasics(b, c, d);
   auto& hp = m.hp;
   hp.norm = "layernorm";
-  hp.gated_mlp = kind == Kind::kStableLm;
+  hp.gated_mlp = kind == PhiKind::kStableLm;
   bool qkv_bias = true, o_bias = true, mlp_bias = true, qk_norm = false, parallel = false;
   double rotary_default = 1.0;
   uint64_t window = 0;
-  if (kind == Kind::kPhi) {
+  if (kind == PhiKind::kPhi) {
     qk_norm = Get(b, c.BoolOr("qk_layernorm", false));
     parallel = true;
     rotary_default = 0.5;
-  } else if (kind == Kind::kStableLm) {
+  } else if (kind == PhiKind::kStableLm) {
     qkv_bias = Get(b, c.BoolOr("use_qkv_bias", false));
     o_bias = mlp_bias = false;
     qk_norm = Get(b, c.BoolOr("qk_layernorm", false));
@@ -58,9 +58,9 @@ Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Ki
     QLinear(b, q, l + ".self_attn.q_proj", h, nh * hd, qkv_bias);
     QLinear(b, q, l + ".self_attn.k_proj", h, nkv * hd, qkv_bias);
     QLinear(b, q, l + ".self_attn.v_proj", h, nkv * hd, qkv_bias);
-    QLinear(b, q, l + (kind == Kind::kPhi ? ".self_attn.dense" : ".self_attn.o_proj"), nh * hd, h,
+    QLinear(b, q, l + (kind == PhiKind::kPhi ? ".self_attn.dense" : ".self_attn.o_proj"), nh * hd, h,
             o_bias);
-    if (qk_norm && kind == Kind::kPhi) {
+    if (qk_norm && kind == PhiKind::kPhi) {
       b.LayerNorm(l + ".self_attn.q_layernorm", hd);
       b.LayerNorm(l + ".self_attn.k_layernorm", hd);
     } else if (qk_norm) {
@@ -71,12 +71,12 @@ Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Ki
     if (per_layer_rotary) {
       b.Buffer(l + ".self_attn.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
     }
-    if (kind == Kind::kStableLm) {
+    if (kind == PhiKind::kStableLm) {
       QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
       QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
       QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
     } else {
-      const bool phi = kind == Kind::kPhi;
+      const bool phi = kind == PhiKind::kPhi;
       QLinear(b, q, l + (phi ? ".mlp.fc1" : ".mlp.c_fc"), h, inter, mlp_bias);
       QLinear(b, q, l + (phi ? ".mlp.fc2" : ".mlp.c_proj"), inter, h, mlp_bias);
     }
@@ -85,9 +85,9 @@ Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Ki
     info.intermediate_size = inter;
     hp.layers.push_back(info);
   }
-  b.LayerNorm(kind == Kind::kPhi ? "model.final_layernorm" : "model.norm", h, ln_bias);
+  b.LayerNorm(kind == PhiKind::kPhi ? "model.final_layernorm" : "model.norm", h, ln_bias);
   if (!per_layer_rotary) b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
-  TaskHead(b, c, o, "model.embed_tokens", kind == Kind::kPhi);
+  TaskHead(b, c, o, "model.embed_tokens", kind == PhiKind::kPhi);
   NoteQuantization(b, q);
   m.no_split_patterns = {"model.layers.*"};
   m.base_model_prefix = "model.";
@@ -97,16 +97,16 @@ Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Ki
 }  // namespace
 
 Result<Model> BuildPhi(const HfConfig& c, const BuildOptions& o) {
-  return BuildLayerNormDecoder(c, o, Kind::kPhi);
+  return BuildLayerNormDecoder(c, o, PhiKind::kPhi);
 }
 Result<Model> BuildStableLm(const HfConfig& c, const BuildOptions& o) {
-  return BuildLayerNormDecoder(c, o, Kind::kStableLm);
+  return BuildLayerNormDecoder(c, o, PhiKind::kStableLm);
 }
 Result<Model> BuildStableLmEpoch(const HfConfig& c, const BuildOptions& o) {
-  return BuildLayerNormDecoder(c, o, Kind::kStableLmEpoch);
+  return BuildLayerNormDecoder(c, o, PhiKind::kStableLmEpoch);
 }
 Result<Model> BuildStarcoder2(const HfConfig& c, const BuildOptions& o) {
-  return BuildLayerNormDecoder(c, o, Kind::kStarcoder2);
+  return BuildLayerNormDecoder(c, o, PhiKind::kStarcoder2);
 }
 
 }  // namespace memfit::arch

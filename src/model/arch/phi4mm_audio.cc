@@ -87,7 +87,7 @@ void Validate(ModelBuilder& b, const HfConfig& c, const ConformerDims& d) {
   SubsampledFeatures(b, c.where(), d);
 }
 
-void FeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
+void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
   b.LayerNorm(p + ".layer_norm", d.hidden);
   if (native) {
     b.Linear(p + ".gate_up_proj", d.hidden, MulDims(b, 2, d.intermediate, "2 x intermediate"),
@@ -100,7 +100,7 @@ void FeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d, 
   }
 }
 
-void Attention(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
+void Phi4mmAudioAttention(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
   const uint64_t kv = d.hidden / d.group_size;
   b.Linear(p + (native ? ".q_proj" : ".linear_q"), d.hidden, d.hidden, true);
   b.Linear(p + (native ? ".k_proj" : ".linear_k"), d.hidden, kv, true);
@@ -280,10 +280,10 @@ void EmitConformer(ModelBuilder& b, const std::string& p, const ConformerDims& d
               d.heads / d.group_size);
   for (uint64_t i = 0; i < d.blocks && !b.failed(); ++i) {
     const std::string l = Layer(p + ".encoders", i);
-    FeedForward(b, l + ".feed_forward_in", d, native_names);
-    Attention(b, l + ".self_attn", d, native_names);
+    Phi4mmAudioFeedForward(b, l + ".feed_forward_in", d, native_names);
+    Phi4mmAudioAttention(b, l + ".self_attn", d, native_names);
     ConvModule(b, l + ".conv", d, native_names);
-    FeedForward(b, l + ".feed_forward_out", d, native_names);
+    Phi4mmAudioFeedForward(b, l + ".feed_forward_out", d, native_names);
     b.LayerNorm(l + ".layer_norm_att", d.hidden);
     b.LayerNorm(l + ".layer_norm", d.hidden);
   }

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 struct Published {
   const char* model;
@@ -90,5 +91,6 @@ TEST(PublishedCounts, RealConfigsMatchPublishedParameterCounts) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

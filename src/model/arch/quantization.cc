@@ -13,7 +13,6 @@
 namespace memfit::arch {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b + (a % b != 0); }
 
 // The bytes json.dumps() writes for bitsandbytes' packed quant_state (QuantState.as_dict(packed=
 // True)): {"quant_type": ..., "blocksize": 64, "dtype": "...", "shape": [out, in]} plus the nested
@@ -315,25 +314,25 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
   switch (method) {
     case QuantMethod::kNvfp4:
       // Values packed two per byte [out, in/2], an E4M3 scale per 16 inputs, two float32 scalars.
-      b.Packed(m + ".weight", {out, CeilDiv(in, 2)}, Dtype::kU8, n);
-      b.Packed(m + ".weight_scale", {out, CeilDiv(in, 16)}, Dtype::kF8E4M3, 0);
+      b.Packed(m + ".weight", {out, CeilDivOrZero(in, 2)}, Dtype::kU8, n);
+      b.Packed(m + ".weight_scale", {out, CeilDivOrZero(in, 16)}, Dtype::kF8E4M3, 0);
       b.Packed(m + ".weight_scale_2", {}, Dtype::kF32, 0);
       b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
       break;
     case QuantMethod::kMxfp4Packed:
       // compressed-tensors mxfp4-pack-quantized: E2M1 values two per byte, an E8M0 (uint8) scale
       // per 32 inputs ("scale_dtype": "torch.uint8").
-      b.Packed(m + ".weight_packed", {out, CeilDiv(in, 2)}, Dtype::kU8, n);
-      b.Packed(m + ".weight_scale", {out, CeilDiv(in, 32)}, Dtype::kU8, 0);
+      b.Packed(m + ".weight_packed", {out, CeilDivOrZero(in, 2)}, Dtype::kU8, n);
+      b.Packed(m + ".weight_scale", {out, CeilDivOrZero(in, 32)}, Dtype::kU8, 0);
       break;
     case QuantMethod::kPackedInt: {
       const uint64_t pack = 32 / q.bits;
-      const uint64_t groups = q.group_size ? CeilDiv(in, q.group_size) : 1;
-      b.Packed(m + ".weight_packed", {out, CeilDiv(in, pack)}, Dtype::kI32, n);
+      const uint64_t groups = q.group_size ? CeilDivOrZero(in, q.group_size) : 1;
+      b.Packed(m + ".weight_packed", {out, CeilDivOrZero(in, pack)}, Dtype::kI32, n);
       b.Packed(m + ".weight_scale", {out, groups}, b.dtype(), 0);
       b.Packed(m + ".weight_shape", {2}, Dtype::kI64, 0);
       if (q.zero_point) {
-        b.Packed(m + ".weight_zero_point", {CeilDiv(out, pack), groups}, Dtype::kI32, 0);
+        b.Packed(m + ".weight_zero_point", {CeilDivOrZero(out, pack), groups}, Dtype::kI32, 0);
       }
       break;
     }
@@ -352,12 +351,12 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       b.Buffer(m + ".weight_format", {}, Dtype::kU8, true);
       break;
     case QuantMethod::kBnb4Bit: {
-      const uint64_t blocks = CeilDiv(n, 64);
-      b.Packed(m + ".weight", {CeilDiv(n, 2), 1}, Dtype::kU8, n);
+      const uint64_t blocks = CeilDivOrZero(n, 64);
+      b.Packed(m + ".weight", {CeilDivOrZero(n, 2), 1}, Dtype::kU8, n);
       b.Buffer(m + ".weight.absmax", {blocks}, q.double_quant ? Dtype::kU8 : Dtype::kF32, true);
       b.Buffer(m + ".weight.quant_map", {16}, Dtype::kF32, true);
       if (q.double_quant) {
-        b.Buffer(m + ".weight.nested_absmax", {CeilDiv(blocks, 256)}, Dtype::kF32, true);
+        b.Buffer(m + ".weight.nested_absmax", {CeilDivOrZero(blocks, 256)}, Dtype::kF32, true);
         b.Buffer(m + ".weight.nested_quant_map", {256}, Dtype::kF32, true);
       }
       b.Buffer(m + ".weight.quant_state.bitsandbytes__" + q.quant_type,
@@ -367,7 +366,7 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
     case QuantMethod::kGptq:
     case QuantMethod::kAwq: {
       const uint64_t group = q.group_size == 0 ? in : q.group_size;
-      const uint64_t groups = CeilDiv(in, group);
+      const uint64_t groups = CeilDivOrZero(in, group);
       const uint64_t per_int = 32 / q.bits;
       if (in % per_int != 0 || out % per_int != 0) {
         b.Fail(MakeError("{}: {}x{} does not pack into int32 at {} bits", m, out, in, q.bits));
@@ -389,11 +388,11 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
     case QuantMethod::kMxfp8:
       // vLLM modelopt.py (ModelOpt MXFP8): E4M3 values, one E8M0 exponent per 32 inputs.
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-      b.Packed(m + ".weight_scale", {out, CeilDiv(in, 32)}, Dtype::kF8E8M0, 0);
+      b.Packed(m + ".weight_scale", {out, CeilDivOrZero(in, 32)}, Dtype::kF8E8M0, 0);
       break;
     case QuantMethod::kFp8Block:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-      b.Packed(m + ".weight_scale_inv", {CeilDiv(out, q.block_out), CeilDiv(in, q.block_in)},
+      b.Packed(m + ".weight_scale_inv", {CeilDivOrZero(out, q.block_out), CeilDivOrZero(in, q.block_in)},
                Dtype::kF32, 0);
       break;
     default:

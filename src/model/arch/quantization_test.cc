@@ -5,6 +5,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -86,11 +87,13 @@ TEST(Quantization, HostileQuantizationConfigs) {
   testing::ExpectError(j, "does not pack");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 nlohmann::json PackedInt(nlohmann::json weights, nlohmann::json ignore,
                          std::string format = "pack-quantized") {
@@ -168,5 +171,6 @@ TEST(Quantization, RegexIgnorePatterns) {
   ASSERT_TRUE(broken) << broken.error().message;
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -9,6 +9,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -158,5 +159,6 @@ TEST(Qwen35MoeTextBuilder, RealNvfp4Releases) {
   EXPECT_EQ(ComputeTotals(*logical).parameters, ComputeTotals(*bf16).parameters);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

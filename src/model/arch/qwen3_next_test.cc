@@ -5,6 +5,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -145,5 +146,6 @@ TEST(Qwen3NextBuilder, Qwen3Next80BMatchesTheReferenceFormula) {
   EXPECT_EQ(full, 12u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

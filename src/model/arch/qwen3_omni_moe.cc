@@ -33,7 +33,7 @@ namespace memfit::arch {
 namespace {
 
 // The defaults of configuration_qwen3_omni_moe.py's config classes (fields that shape tensors).
-const nlohmann::json& TextDefaults() {  // Qwen3OmniMoeTextConfig
+const nlohmann::json& Qwen3OmniMoeTextDefaults() {  // Qwen3OmniMoeTextConfig
   static const nlohmann::json k = {{"vocab_size", 3584},
                                    {"hidden_size", 2048},
                                    {"intermediate_size", 18944},
@@ -49,7 +49,7 @@ const nlohmann::json& TextDefaults() {  // Qwen3OmniMoeTextConfig
                                    {"num_experts", 128}};
   return k;
 }
-const nlohmann::json& VisionDefaults() {  // Qwen3OmniMoeVisionEncoderConfig
+const nlohmann::json& Qwen3OmniMoeVisionDefaults() {  // Qwen3OmniMoeVisionEncoderConfig
   static const nlohmann::json k = {{"depth", 27},
                                    {"hidden_size", 1152},
                                    {"intermediate_size", 4304},
@@ -63,7 +63,7 @@ const nlohmann::json& VisionDefaults() {  // Qwen3OmniMoeVisionEncoderConfig
                                    {"deepstack_visual_indexes", {8, 16, 24}}};
   return k;
 }
-const nlohmann::json& AudioDefaults() {  // Qwen3OmniMoeAudioEncoderConfig
+const nlohmann::json& Qwen3OmniMoeAudioDefaults() {  // Qwen3OmniMoeAudioEncoderConfig
   static const nlohmann::json k = {{"num_mel_bins", 128},
                                    {"encoder_layers", 32},
                                    {"encoder_attention_heads", 20},
@@ -116,7 +116,7 @@ const nlohmann::json& Code2WavDefaults() {  // Qwen3OmniMoeCode2WavConfig
 }
 
 // Qwen3OmniMoeTalkerForConditionalGeneration under "talker.".
-Status AppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+Status Qwen3OmniMoeAppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                     std::vector<std::string>& assumptions) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, SubOrEmpty(c, "talker_config"));
   MEMFIT_ASSIGN_OR_RETURN(
@@ -260,9 +260,9 @@ Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
 }
 
 // With enable_audio_output: the talker and code2wav.
-Status AppendOutput(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
+Status Qwen3OmniMoeAppendOutput(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                     std::vector<std::string>& assumptions) {
-  MEMFIT_RETURN_IF_ERROR(AppendTalker(b, c, o, assumptions));
+  MEMFIT_RETURN_IF_ERROR(Qwen3OmniMoeAppendTalker(b, c, o, assumptions));
   MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, c, o, assumptions));
   b.model().notes.push_back(
       "the talker's and code predictor's KV caches are not in the context estimates, which "
@@ -274,12 +274,12 @@ Status AppendOutput(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
 // code predictor.
 constexpr OmniFamily kQwen3Omni{
     .architecture = "Qwen3OmniMoeForConditionalGeneration",
-    .text_defaults = TextDefaults, .vision_defaults = VisionDefaults,
-    .audio_defaults = AudioDefaults, .text_type = "qwen3_moe",
+    .text_defaults = Qwen3OmniMoeTextDefaults, .vision_defaults = Qwen3OmniMoeVisionDefaults,
+    .audio_defaults = Qwen3OmniMoeAudioDefaults, .text_type = "qwen3_moe",
     .text_class = "Qwen3MoeForCausalLM", .text_builder = BuildQwen3Moe,
     .tie_assumption = "thinker_config: no tie_word_embeddings: its head is its own weight (the "
                       "config class's default false)",
-    .vision = QwenVision::kQwen3Omni, .audio = OmniAudio::kQwen3, .append_output = AppendOutput,
+    .vision = QwenVision::kQwen3Omni, .audio = OmniAudio::kQwen3, .append_output = Qwen3OmniMoeAppendOutput,
     .no_output_note = "enable_audio_output is false: talker and code2wav are not built",
     .no_split = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
                  "thinker.visual.blocks.*", "talker.model.layers.*", "talker.code_predictor"}};

@@ -151,7 +151,7 @@ void GatedResidual(ModelBuilder& b, const Quantization& q, const std::string& pa
 
 // The QSA indexer of a full-attention layer; returns the elements it caches per token: the raw
 // key and the cos/sin of its position (torch.cat([token_k, cos, sin]) in update_indexer).
-uint64_t Indexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwen4Dims& d,
+uint64_t Qwen4ExpIndexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwen4Dims& d,
                  uint64_t h) {
   const std::string x = l + ".self_attn.indexer";
   QLinear(b, q, x + ".index_qk_proj", h, (d.idx_heads + 1) * d.idx_dim, false);
@@ -277,7 +277,7 @@ Qwen4Text EmitText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer(spec.prefix + ".layers", i);
     LayerInfo info = EmitQwenHybridMixer(b, q, l, t.hybrid, spec, (*linear)[i], 0);
-    if (!(*linear)[i]) info.indexer_head_dim = Indexer(b, q, l, t.dims, h);
+    if (!(*linear)[i]) info.indexer_head_dim = Qwen4ExpIndexer(b, q, l, t.dims, h);
     QwenMoeBlock(b, q, l, h, hp.num_experts, hp.moe_intermediate_size,
                  hp.shared_expert_intermediate_size, spec.layout);
     info.moe = true;
@@ -326,7 +326,7 @@ void EmitMtp(ModelBuilder& b, const Quantization& q, const Qwen4Text& t,
   for (uint64_t k = 0; k < t.mtp && !b.failed(); ++k) {
     const std::string l = Layer("mtp.layers", k);
     EmitQwenHybridMixer(b, q, l, t.hybrid, spec, /*linear=*/false, 0);
-    Indexer(b, q, l, t.dims, h);
+    Qwen4ExpIndexer(b, q, l, t.dims, h);
     QwenMoeBlock(b, q, l, h, hp.num_experts, hp.moe_intermediate_size,
                  hp.shared_expert_intermediate_size, ExpertLayout::kFused);
     GatedResidual(b, q, l + ".attn_hyper_connection", t.dims, h, true);

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -238,5 +239,6 @@ TEST(Qwen4ExpBuilder, BadConfigsNameTheField) {
   fails_naming(j, "num_experts_per_tok");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

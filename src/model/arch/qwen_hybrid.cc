@@ -51,7 +51,7 @@ void GatedDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
   QLinear(b, q, a + ".out_proj", value_dim, d.h, false);
 }
 
-void DenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t h,
+void QwenHybridDenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t h,
               uint64_t inter) {
   QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
   QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
@@ -95,7 +95,7 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
     QwenMoeBlock(b, q, l, d.h, d.experts, d.expert_width, d.shared, layout);
     info.moe = true;
   } else {
-    DenseMlp(b, q, l, d.h, d.inter);
+    QwenHybridDenseMlp(b, q, l, d.h, d.inter);
     info.intermediate_size = d.inter;
   }
   b.RmsNorm(l + ".post_attention_layernorm", d.h);

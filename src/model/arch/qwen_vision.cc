@@ -17,7 +17,7 @@ bool Qwen3(QwenVision kind) {
 }
 
 // A LayerNorm (weight and bias) or, for Qwen2.5-VL and Qwen2.5-Omni, an RMSNorm (weight).
-void Norm(ModelBuilder& b, QwenVision kind, const std::string& name, uint64_t dim) {
+void QwenVisionNorm(ModelBuilder& b, QwenVision kind, const std::string& name, uint64_t dim) {
   if (Qwen25(kind)) {
     b.RmsNorm(name, dim);
   } else {
@@ -34,7 +34,7 @@ void Merger(ModelBuilder& b, const Quantization& q, QwenVision kind, const std::
     QLinear(b, q, p + ".linear_fc1", merged, merged, true);
     QLinear(b, q, p + ".linear_fc2", merged, out, true);
   } else {
-    Norm(b, kind, p + ".ln_q", postshuffle_norm ? merged : hidden);
+    QwenVisionNorm(b, kind, p + ".ln_q", postshuffle_norm ? merged : hidden);
     QLinear(b, q, p + ".mlp.0", merged, merged, true);
     QLinear(b, q, p + ".mlp.2", merged, out, true);
   }
@@ -77,8 +77,8 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
   }
   for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
     const std::string l = Layer(p + ".blocks", i);
-    Norm(b, kind, l + ".norm1", hidden);
-    Norm(b, kind, l + ".norm2", hidden);
+    QwenVisionNorm(b, kind, l + ".norm1", hidden);
+    QwenVisionNorm(b, kind, l + ".norm2", hidden);
     if (kind == QwenVision::kQwen25Omni) {
       for (const char* x : {".attn.q", ".attn.k", ".attn.v"}) {
         QLinear(b, q, l + x, hidden, hidden, true);

@@ -17,6 +17,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Quantization Skipping(std::vector<std::string> skip, QuantMethod method = QuantMethod::kFp8Block) {
   Quantization q;
@@ -206,5 +207,6 @@ TEST(CompactRepeatsTest, EveryEvalConfigAnswersAsExpanded) {
   EXPECT_GT(compacted, 1'000'000u);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -8,6 +8,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::ExpectError;
@@ -268,5 +269,6 @@ TEST(RoutedMoe, NorthMiniCodeCountsByHand) {
   EXPECT_EQ(m->hp.layers[4].attention, AttentionKind::kFull);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -3,6 +3,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::Build;
 
@@ -136,5 +137,6 @@ TEST(WhisperBuilder, HostileConfigNamesTheField) {
   EXPECT_NE(m.error().message.find("decoder_layers"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

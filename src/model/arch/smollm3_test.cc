@@ -4,6 +4,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -70,5 +71,6 @@ TEST(SmolLm3Builder, HostileConfigsNameTheField) {
   testing::ExpectError(j, "layer_types");
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -3,6 +3,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::Build;
 using arch_test::ComponentParameters;
@@ -174,5 +175,6 @@ TEST(TimmBuilder, UnknownNameIsAClearError) {
   EXPECT_NE(m.error().message.find("header"), std::string::npos);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

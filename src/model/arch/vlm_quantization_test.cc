@@ -10,6 +10,7 @@
 
 namespace memfit::arch {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -375,5 +376,6 @@ TEST(VlmQuantization, Llama4Fp8Dynamic) {
   EXPECT_EQ(ComputeTotals(m).parameters, ComputeTotals(built->logical).parameters);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

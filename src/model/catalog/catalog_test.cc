@@ -19,6 +19,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 // Published parameter counts (the class in architectures[0], tied weights once), as the Hub shows
 // them for each repository's safetensors and as transformers counts them on the meta device.
@@ -244,5 +245,6 @@ TEST(Catalog, BertBaseCasedMatchesAccelerate) {
   EXPECT_EQ(estimate->rows[0].total_bytes, 433249280.0);
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

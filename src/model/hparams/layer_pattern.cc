@@ -47,7 +47,7 @@ LayerMixer LinearKind(const std::string& model_type) {
   return LayerMixer::kGatedDeltaNet;  // Qwen3-Next, Qwen3.5/3.6
 }
 
-LayerKind Recurrent(LayerMixer mixer) {
+LayerKind LayerPatternRecurrent(LayerMixer mixer) {
   return LayerKind{.mixer = mixer, .attention = AttentionKind::kNone};
 }
 
@@ -59,17 +59,17 @@ LayerKind FromWord(const std::string& word, ConfigKeys& keys, const std::string&
   }
   if (Contains(word, "chunk")) return {.attention = AttentionKind::kChunked};
   if (Contains(word, "mamba") || word == "ssm" || word == "m") {
-    return Recurrent(MambaKind(keys, model_type));
+    return LayerPatternRecurrent(MambaKind(keys, model_type));
   }
   if (word == "hybrid") {  // Zamba2: a Mamba2 block plus the shared attention block
-    LayerKind k = Recurrent(LayerMixer::kMamba2);
+    LayerKind k = LayerPatternRecurrent(LayerMixer::kMamba2);
     k.attention = AttentionKind::kFull;
     return k;
   }
   if (Contains(word, "linear") || Contains(word, "delta") || Contains(word, "kda")) {
-    return Recurrent(LinearKind(model_type));
+    return LayerPatternRecurrent(LinearKind(model_type));
   }
-  if (Contains(word, "conv")) return Recurrent(LayerMixer::kShortConv);
+  if (Contains(word, "conv")) return LayerPatternRecurrent(LayerMixer::kShortConv);
   if (Contains(word, "full") || Contains(word, "attention") || word == "global" ||
       word == "attn") {
     return {.attention = AttentionKind::kFull};
@@ -96,7 +96,7 @@ void ApplyHybridOverridePattern(const std::string& s, std::vector<LayerKind>& ki
     k.pattern_sets_mlp = true;
     switch (s[i]) {
       case 'M':
-        k = Recurrent(LayerMixer::kMamba2);
+        k = LayerPatternRecurrent(LayerMixer::kMamba2);
         k.pattern_sets_mlp = true;
         k.has_mlp = false;
         break;
@@ -194,7 +194,7 @@ std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::s
   } else if (auto idx = keys.UintList({"full_attn_idxs"})) {
     auto full = IndexSet(idx, 0);
     for (uint64_t i = 0; i < n; ++i) {
-      if (!full.count(i)) kinds[i] = Recurrent(LayerMixer::kShortConv);
+      if (!full.count(i)) kinds[i] = LayerPatternRecurrent(LayerMixer::kShortConv);
     }
   } else if (const auto* lac = keys.Find({"linear_attn_config"}); lac && lac->is_object()) {
     // KimiLinearConfig: 1-based layer numbers.
@@ -205,22 +205,22 @@ std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::s
       }
     }
     for (uint64_t i = 0; i < n; ++i) {
-      if (kda.count(i)) kinds[i] = Recurrent(LayerMixer::kKimiDelta);
+      if (kda.count(i)) kinds[i] = LayerPatternRecurrent(LayerMixer::kKimiDelta);
     }
   } else if (auto types = keys.UintList({"attn_type_list"})) {
     if (list_size_ok(types->size(), "attn_type_list")) {
       for (uint64_t i = 0; i < n; ++i) {
-        if ((*types)[i] == 0) kinds[i] = Recurrent(LayerMixer::kLinearAttention);
+        if ((*types)[i] == 0) kinds[i] = LayerPatternRecurrent(LayerMixer::kLinearAttention);
       }
     }
   } else if (uint64_t interval = keys.Uint({"full_attention_interval"}); interval > 0) {
     for (uint64_t i = 0; i < n; ++i) {
-      if ((i + 1) % interval != 0) kinds[i] = Recurrent(LinearKind(model_type));
+      if ((i + 1) % interval != 0) kinds[i] = LayerPatternRecurrent(LinearKind(model_type));
     }
   } else if (uint64_t period = keys.Uint({"attn_layer_period"}); period > 0) {
     uint64_t offset = keys.Uint({"attn_layer_offset"});
     for (uint64_t i = 0; i < n; ++i) {
-      if (i % period != offset) kinds[i] = Recurrent(MambaKind(keys, model_type));
+      if (i % period != offset) kinds[i] = LayerPatternRecurrent(MambaKind(keys, model_type));
     }
   } else if (auto swa = keys.UintList({"hybrid_layer_pattern"})) {
     if (list_size_ok(swa->size(), "hybrid_layer_pattern")) {
@@ -261,7 +261,7 @@ std::vector<LayerKind> ReadLayerKinds(ConfigKeys& keys, uint64_t n, const std::s
     }
   } else if (Contains(model_type, "mamba") || Contains(model_type, "rwkv")) {
     for (auto& k : kinds) {
-      k = Recurrent(MambaKind(keys, model_type));
+      k = LayerPatternRecurrent(MambaKind(keys, model_type));
       k.has_mlp = false;  // Mamba blocks have no separate MLP
     }
   } else if (keys.Uint({"sliding_window"}) > 0) {

@@ -11,6 +11,7 @@
 
 namespace memfit {
 namespace {
+namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 Result<TextHyperparameters> Read(const nlohmann::json& j) {
   auto config = HfConfig::FromJson(j, "config.json");
@@ -385,5 +386,6 @@ TEST(TextHparams, MissingAndHostileFieldsAreOneLineErrors) {
   }
 }
 
+}  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit
