@@ -83,6 +83,43 @@ TEST(EngineReleaseCli, SglangFractionFromTheGpu) {
   EXPECT_EQ(g["equivalent_flags"], "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
 }
 
+// A multimodal model: SGLang scales its fraction by adjust_mem_fraction_for_vlm's factor. LLaVA
+// 1.6's vision_config is CLIP ViT-L/14 (24 layers of 1024): 0.95, so 0.836 x 0.95 = 0.7942 on the
+// H100. With EAGLE, 2 GiB more reserved first: 0.811 x 0.95 = 0.77045.
+TEST(EngineReleaseCli, SglangScalesAMultimodalModelsFraction) {
+  const std::vector<std::string> base = {"inference", "llava-hf/llava-v1.6-mistral-7b-hf", "--gpu",
+                                         "h100", "--engine", "sglang", "--format", "json"};
+  RunResult r = RunMemfit(base);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["engine_release"]["gpu_memory_utilization"].get<double>(), 0.7942, 1e-12);
+  bool said = false;
+  for (const auto& a : j["assumptions"]) {
+    said = said || a.get<std::string>().starts_with(
+                       "SGLang scales a multimodal model's mem_fraction_static by 0.9500 "
+                       "(adjust_mem_fraction_for_vlm: a vision_config of 24 layers x 1024 wide");
+  }
+  EXPECT_TRUE(said) << j["assumptions"].dump();
+  std::vector<std::string> eagle = base;
+  eagle.insert(eagle.end(), {"--speculative-algorithm", "eagle"});
+  r = RunMemfit(eagle);
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["engine_release"]["gpu_memory_utilization"].get<double>(), 0.811 * 0.95, 1e-12);
+  // A given fraction is SGLang's as given.
+  std::vector<std::string> given = base;
+  given.insert(given.end(), {"--mem-fraction-static", "0.8"});
+  r = RunMemfit(given);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["engine_release"]["gpu_memory_utilization"], 0.8);
+  // Only SGLang's rule is modelled.
+  RunResult vllm = RunMemfit({"inference", "meta-llama/Llama-3.1-8B", "--engine", "vllm",
+                              "--speculative-algorithm", "EAGLE"});
+  EXPECT_EQ(vllm.code, 1);
+  EXPECT_EQ(vllm.err, "memfit: error: --speculative-algorithm EAGLE: modelled for SGLang's memory "
+                      "rule only (--engine sglang)\n");
+}
+
 TEST(EngineReleaseCli, TransformersHasNoRelease) {
   auto j = Inference({});
   EXPECT_TRUE(j["engine_release"].is_null());

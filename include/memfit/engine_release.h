@@ -81,7 +81,9 @@ VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& release, uint64_t gpu
 // cuda_graph_max_bs by the GPU's memory and tp, then mem_fraction_static =
 // round((gpu - reserved) / gpu, 3) with reserved = 512 + max(chunked, 2048) x 1.5 +
 // cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 (+ DP-attention padding), at least 10 GiB on GPUs
-// above 60 GiB. An unknown GPU (0 bytes): 4096, 160 and SGLang's fallback 0.88.
+// above 60 GiB, plus 6 GiB for a STANDALONE draft model or 2 GiB for any other speculative
+// algorithm but NGRAM. An unknown GPU (0 bytes): 4096, 160 and SGLang's fallback 0.88. A
+// multimodal model's fraction is then scaled by SglangVisionFactor.
 struct SglangMemorySettings {
   uint64_t chunked_prefill_size = 0;  // tokens
   uint64_t cuda_graph_max_bs = 0;     // sequences
@@ -89,7 +91,17 @@ struct SglangMemorySettings {
   double mem_fraction_static = 0;
 };
 SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
-                                          uint64_t dp, bool dp_attention);
+                                          uint64_t dp, bool dp_attention,
+                                          std::string_view speculative_algorithm = "");
+
+// SGLang's adjust_mem_fraction_for_vlm: 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1024^2) - 1),
+// 0.8, 1.05) for a vision_config of L layers of width H (ViT-L/14 = 1: 0.95; twice its
+// complexity: 0.855; from 3 times on: 0.76).
+double SglangVisionFactor(const SglangVisionConfig& vision);
+
+// SGLang's --speculative-algorithm words (EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, any case;
+// "" = none), upper-cased; the error names the flag and the words.
+Result<std::string> ParseSpeculativeAlgorithm(std::string_view word);
 
 // Whether the release accepts the KV dtype; the error names --kv-dtype and the engine's words.
 Status CheckKvDtype(const EngineRelease& release, KvDtype dtype);

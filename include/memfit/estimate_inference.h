@@ -90,6 +90,15 @@ struct KvCacheEstimate {
 };
 Result<KvCacheEstimate> EstimateKvCache(const Model& model, const KvCacheOptions& options);
 
+// What SGLang's multimodal adjustment (ServerArgs.adjust_mem_fraction_for_vlm) reads from
+// config.json's vision_config: num_hidden_layers and hidden_size, 24 and 1024 (its getattr
+// defaults) where a key is absent; `defaulted` names the keys that were.
+struct SglangVisionConfig {
+  uint64_t num_hidden_layers = 24;
+  uint64_t hidden_size = 1024;
+  std::string defaulted{};  // "num_hidden_layers", "hidden_size", both joined by " and ", or ""
+};
+
 struct InferenceOptions {
   uint64_t context_tokens = 4096;
   uint64_t batch = 1;
@@ -131,6 +140,11 @@ struct InferenceOptions {
   uint64_t block_size = 16;               // vLLM default; SGLang page size is 1
   uint64_t max_num_seqs = 256;            // vLLM max_num_seqs
   uint64_t max_batched_tokens = 8192;     // vLLM max_num_batched_tokens; SGLang chunked prefill
+  // SGLang: the model's vision_config (nullopt: none, no multimodal adjustment) and
+  // --speculative-algorithm ("" none; EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM), both read by its
+  // mem_fraction_static rule. The request layer fills the first from config.json.
+  std::optional<SglangVisionConfig> sglang_vision{};
+  std::string speculative_algorithm{};
   // vLLM >= 0.21 profiles CUDA-graph memory inside gpu_memory_utilization (set by the release).
   bool cuda_graphs_in_budget = false;
   uint64_t cuda_graph_bytes = uint64_t{650} << 20;   // vLLM log, gemma-3-4b (PR #21489)

@@ -75,6 +75,7 @@ struct InferenceRequest {
   uint64_t ep = 1;                       // --ep
   uint64_t pp = 1;                       // --pp
   bool dp_attention = false;             // --enable-dp-attention
+  std::string speculative_algorithm{};   // --speculative-algorithm: SGLang's; "" = none
   std::string gpu;                       // --gpu: a catalog GPU
   uint64_t encoder_tokens = 0;           // --encoder-tokens
   uint64_t decoder_tokens = 0;           // --decoder-tokens: T5-style; 0 = the context
@@ -189,6 +190,7 @@ struct FitCommandRequest {
   uint64_t ep = 1;                       // --ep
   uint64_t pp = 1;                       // --pp
   bool dp_attention = false;             // --enable-dp-attention
+  std::string speculative_algorithm{};   // --speculative-algorithm: SGLang's; "" = none
   std::string method = "full";           // --method: --task train's method (full, lora, qlora)
 };
 

@@ -49,6 +49,11 @@ Status AcceptsMambaScan(std::string_view v) {
   if (!parsed) return parsed.error();
   return Ok{};
 }
+Status AcceptsSpeculativeAlgorithm(std::string_view v) {
+  auto parsed = ParseSpeculativeAlgorithm(v);
+  if (!parsed) return parsed.error();
+  return Ok{};
+}
 Status AcceptsTorch(std::string_view v) {
   auto parsed = ParseLibraryVersion(v, "--torch-version");
   if (!parsed) return parsed.error();
@@ -143,6 +148,12 @@ void AddServingOptions(Request& r, std::vector<Option>& f) {
                .help = "vLLM gpu_memory_utilization / SGLang mem_fraction_static (default: the "
                        "release's own; SGLang's from the GPU's memory)",
                .min = -1, .max = 1, .group = "serving"});
+  f.push_back({.names = {"speculative-algorithm"}, .target = &r.speculative_algorithm,
+               .help = "SGLang: speculative decoding; reserves 2 GiB more (6 GiB for STANDALONE, "
+                       "none for NGRAM) in its mem_fraction_static (the draft model itself is "
+                       "not counted)",
+               .choices = {"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"},
+               .parse = AcceptsSpeculativeAlgorithm, .group = "serving"});
   f.push_back({.names = {"block-size"}, .target = &r.block_size,
                .help = "vLLM tokens per KV block", .unit = "tokens", .min = 1, .max = 65536,
                .group = "serving"});

@@ -199,7 +199,8 @@ VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& r, uint64_t gpu_memor
 }
 
 SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
-                                          uint64_t dp, bool dp_attention) {
+                                          uint64_t dp, bool dp_attention,
+                                          std::string_view speculative_algorithm) {
   SglangMemorySettings s;
   tp = std::max<uint64_t>(tp, 1);
   pp = std::max<uint64_t>(pp, 1);
@@ -239,9 +240,35 @@ SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp
     if (s.cuda_graph_max_bs > 300) reserved += bs * static_cast<double>(dp) * 1.5;
   }
   if (gpu_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+  // After the floor: the draft model and its CUDA graphs.
+  if (speculative_algorithm == "STANDALONE") {
+    reserved += 6 * 1024;
+  } else if (!speculative_algorithm.empty() && speculative_algorithm != "NGRAM") {
+    reserved += 2 * 1024;  // EAGLE draft models and their CUDA graphs
+  }
   s.reserved_mib = reserved;
   s.mem_fraction_static = std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
   return s;
+}
+
+double SglangVisionFactor(const SglangVisionConfig& v) {
+  // "weight params count" of the ViT against ViT-L/14's (24 layers of 1024).
+  const double complexity = static_cast<double>(v.num_hidden_layers) *
+                            static_cast<double>(v.hidden_size) * static_cast<double>(v.hidden_size);
+  const double ratio = complexity / (24.0 * 1024 * 1024);
+  // "every time the complexity grows 100%, adjust final factor for 10%"
+  const double dynamic = std::clamp(1.0 - 0.1 * (ratio - 1.0), 0.8, 1.05);
+  return 0.95 * dynamic;
+}
+
+Result<std::string> ParseSpeculativeAlgorithm(std::string_view word) {
+  std::string upper;
+  for (char c : word) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view known : {"", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"}) {
+    if (upper == known) return upper;
+  }
+  return MakeError("--speculative-algorithm {}: expected EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM "
+                   "(SGLang's words)", word);
 }
 
 Status CheckKvDtype(const EngineRelease& r, KvDtype dtype) {
@@ -260,9 +287,13 @@ InferenceOptions WithEngineDefaults(const InferenceOptions& given) {
   const EngineRelease* r = paged ? o.release : nullptr;
   if (r) o.cuda_graphs_in_budget = r->cuda_graphs_in_budget;
   if (o.engine == Engine::kSglang) {
-    const SglangMemorySettings s =
-        SglangMemoryDefaults(o.gpu_memory_bytes, o.tp, o.pp, o.dp, o.dp_attention);
-    if (o.gpu_memory_utilization < 0) o.gpu_memory_utilization = r ? s.mem_fraction_static : 0.88;
+    const SglangMemorySettings s = SglangMemoryDefaults(o.gpu_memory_bytes, o.tp, o.pp, o.dp,
+                                                        o.dp_attention, o.speculative_algorithm);
+    if (o.gpu_memory_utilization < 0) {
+      // The release's rule, then its multimodal scaling ("if model_config.is_multimodal").
+      o.gpu_memory_utilization = r ? s.mem_fraction_static : 0.88;
+      if (r && o.sglang_vision) o.gpu_memory_utilization *= SglangVisionFactor(*o.sglang_vision);
+    }
     if (o.max_batched_tokens == 0) o.max_batched_tokens = r ? s.chunked_prefill_size : 8192;
     if (o.max_num_seqs == 0) o.max_num_seqs = 256;  // memfit's: the profile run's sampled tokens
     return o;

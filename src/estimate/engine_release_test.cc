@@ -150,6 +150,39 @@ TEST(EngineRelease, SglangFractionOtherTiers) {
   EXPECT_EQ(unknown.chunked_prefill_size, 4096u);
 }
 
+// The draft model's reserve comes after the 10 GiB floor (80 GiB, tp 1: 13440 MiB as above):
+// EAGLE + 2048 = 15488, (81920 - 15488) / 81920 = 0.81094 -> 0.811; STANDALONE + 6144 = 19584,
+// 62336 / 81920 = 0.76094 -> 0.761; NGRAM reserves nothing more: 0.836.
+TEST(EngineRelease, SglangSpeculativeReserve) {
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "EAGLE").mem_fraction_static, 0.811);
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "EAGLE3").reserved_mib, 15488);
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "STANDALONE").mem_fraction_static, 0.761);
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "NGRAM").mem_fraction_static, 0.836);
+  // 24 GiB (no floor): 3760 + 2048 = 5808; (24576 - 5808) / 24576 = 0.76367 -> 0.764.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false, "NEXTN").mem_fraction_static, 0.764);
+  EXPECT_EQ(*ParseSpeculativeAlgorithm("eagle3"), "EAGLE3");
+  auto bad = ParseSpeculativeAlgorithm("medusa");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "--speculative-algorithm medusa: expected EAGLE, EAGLE3, NEXTN, "
+                                 "STANDALONE or NGRAM (SGLang's words)");
+}
+
+// adjust_mem_fraction_for_vlm: 0.95 x clamp(1 - 0.1 x (L H^2 / (24 x 1024^2) - 1), 0.8, 1.05).
+TEST(EngineRelease, SglangVisionFactor) {
+  // ViT-L/14 itself: ratio 1, factor 0.95.
+  EXPECT_DOUBLE_EQ(SglangVisionFactor({.num_hidden_layers = 24, .hidden_size = 1024}), 0.95);
+  // 24 x 1280 (Qwen-VL's vision_config has "depth", not num_hidden_layers: SGLang's 24):
+  // ratio 1280^2 / 1024^2 = 1.5625; 1 - 0.05625 = 0.94375; x 0.95 = 0.8965625.
+  EXPECT_NEAR(SglangVisionFactor({.num_hidden_layers = 24, .hidden_size = 1280}), 0.8965625, 1e-12);
+  // 27 x 1152 (SigLIP-so400m): ratio 27 x 1327104 / 25165824 = 1.423828125;
+  // 1 - 0.0423828125 = 0.9576171875; x 0.95 = 0.909736328125.
+  EXPECT_NEAR(SglangVisionFactor({.num_hidden_layers = 27, .hidden_size = 1152}), 0.909736328125, 1e-12);
+  // 48 x 1664: ratio 5.28..., below the 0.8 clamp: 0.76. 12 x 768: ratio 0.28125, above the
+  // 1.05 clamp: 0.9975.
+  EXPECT_NEAR(SglangVisionFactor({.num_hidden_layers = 48, .hidden_size = 1664}), 0.76, 1e-12);
+  EXPECT_NEAR(SglangVisionFactor({.num_hidden_layers = 12, .hidden_size = 768}), 0.9975, 1e-12);
+}
+
 TEST(EngineRelease, KvDtypesEachEngineAccepts) {
   const EngineRelease& llama = Release(Engine::kLlamaCpp, "");
   auto fp8 = CheckKvDtype(llama, KvDtype::kFp8);
@@ -201,6 +234,12 @@ TEST(EngineRelease, WithEngineDefaultsFillsOnlyWhatIsLeftToTheRelease) {
   r = WithEngineDefaults(s);
   EXPECT_DOUBLE_EQ(r.gpu_memory_utilization, 0.847);
   EXPECT_EQ(r.max_batched_tokens, 2048u);
+  // A multimodal model: the GPU's fraction, then the vision factor (0.847 x 0.95); a given
+  // fraction is not scaled (SGLang adjusts only its own).
+  s.sglang_vision = SglangVisionConfig{};
+  EXPECT_DOUBLE_EQ(WithEngineDefaults(s).gpu_memory_utilization, 0.847 * 0.95);
+  s.gpu_memory_utilization = 0.8;
+  EXPECT_DOUBLE_EQ(WithEngineDefaults(s).gpu_memory_utilization, 0.8);
   // No release: memfit's defaults before --engine-version.
   InferenceOptions none = Unresolved(Engine::kVllm, nullptr);
   r = WithEngineDefaults(none);

@@ -14,6 +14,7 @@
 #include "memfit/requests.h"
 #include "memfit/units.h"
 #include "plan/device_map_json.h"
+#include "request/request_options.h"
 #include "request/verdicts.h"
 
 namespace memfit {
@@ -63,11 +64,16 @@ Result<FitAnswer> LlamaCpp(FitAnswer answer, std::optional<ResolvedModel> resolv
 
 // The model the request names, described (through the process's model cache when it is on) and
 // copied, since the fit adds its context assumption; nullopt (with `resolved` set) for a GGUF model.
-Result<std::optional<Model>> Describe(const FitCommandRequest& r, std::optional<ResolvedModel>& gguf) {
+// `sglang_vision`, when given: what SGLang's memory rule reads from its config.json.
+Result<std::optional<Model>> Describe(const FitCommandRequest& r, std::optional<ResolvedModel>& gguf,
+                                      std::optional<SglangVisionConfig>* sglang_vision = nullptr) {
   MEMFIT_ASSIGN_OR_RETURN(std::shared_ptr<const ResolvedModel> resolved, ResolveModelShared(r.model));
   if (!resolved->inputs.gguf.empty()) {
     gguf = *resolved;
     return std::optional<Model>();
+  }
+  if (sglang_vision) {
+    MEMFIT_ASSIGN_OR_RETURN(*sglang_vision, SglangVisionFor(resolved->inputs));
   }
   MEMFIT_ASSIGN_OR_RETURN(std::shared_ptr<const DescribedModel> described,
                           DescribeResolvedShared(r.model, *resolved));
@@ -88,6 +94,7 @@ Result<FitAnswer> RunDeploy(const FitCommandRequest& r, FitAnswer answer) {
   o.block_size = r.block_size;
   o.max_num_seqs = r.max_num_seqs;
   o.max_batched_tokens = r.max_batched_tokens;
+  MEMFIT_ASSIGN_OR_RETURN(o.speculative_algorithm, SpeculativeAlgorithmFor(r.speculative_algorithm, engine));
   MEMFIT_ASSIGN_OR_RETURN(o.quant, ParseQuant(r.quant));
   MEMFIT_ASSIGN_OR_RETURN(o.kv_dtype, ParseKvDtype(r.kv_dtype));
   // The engine's release: its defaults, resolved per GPU by the planner, and its KV dtypes.
@@ -112,7 +119,7 @@ Result<FitAnswer> RunDeploy(const FitCommandRequest& r, FitAnswer answer) {
     }
   }
   std::optional<ResolvedModel> gguf;
-  MEMFIT_ASSIGN_OR_RETURN(std::optional<Model> model, Describe(r, gguf));
+  MEMFIT_ASSIGN_OR_RETURN(std::optional<Model> model, Describe(r, gguf, &o.sglang_vision));
   if (!model) {
     return MakeError("fit --engine {}: a GGUF model is planned by llama.cpp's --fit (drop --engine)",
                      EngineName(o.engine));

@@ -46,6 +46,7 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   o.ep = r.ep;
   o.pp = r.pp;
   o.dp_attention = r.dp_attention;
+  MEMFIT_ASSIGN_OR_RETURN(o.speculative_algorithm, SpeculativeAlgorithmFor(r.speculative_algorithm, engine));
   o.engine = engine;
   o.block_size = r.block_size;
   o.max_num_seqs = r.max_num_seqs;
@@ -107,6 +108,31 @@ Status CheckLlamaCppRequest(const InferenceRequest& r, Engine engine) {
 
 }  // namespace
 
+Result<std::string> SpeculativeAlgorithmFor(const std::string& word, Engine engine) {
+  if (word.empty()) return std::string();
+  if (engine != Engine::kSglang) {
+    return MakeError("--speculative-algorithm {}: modelled for SGLang's memory rule only "
+                     "(--engine sglang)", word);
+  }
+  return ParseSpeculativeAlgorithm(word);
+}
+
+Result<std::optional<SglangVisionConfig>> SglangVisionFor(const ModelInputs& inputs) {
+  if (!inputs.config) return std::optional<SglangVisionConfig>();
+  const std::optional<HfConfig> vision = inputs.config->OptionalSub("vision_config");
+  if (!vision) return std::optional<SglangVisionConfig>();
+  // getattr(vision_config, "num_hidden_layers", 24), getattr(vision_config, "hidden_size", 1024)
+  SglangVisionConfig v;
+  MEMFIT_ASSIGN_OR_RETURN(v.num_hidden_layers, vision->UintOr("num_hidden_layers", 24));
+  MEMFIT_ASSIGN_OR_RETURN(v.hidden_size, vision->UintOr("hidden_size", 1024));
+  const bool no_layers = !vision->Has("num_hidden_layers"), no_width = !vision->Has("hidden_size");
+  v.defaulted = no_layers && no_width ? "num_hidden_layers and hidden_size"
+                : no_layers           ? "num_hidden_layers"
+                : no_width            ? "hidden_size"
+                                      : "";
+  return std::optional<SglangVisionConfig>(v);
+}
+
 Result<InferenceOptions> InferenceOptionsFor(const InferenceRequest& request) {
   MEMFIT_ASSIGN_OR_RETURN(Engine engine, ParseEngine(request.engine));
   return ToOptions(request, engine);
@@ -133,6 +159,7 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   MEMFIT_ASSIGN_OR_RETURN(answer.model, DescribeResolvedShared(r.model, *resolved));
   const Model& model = answer.model->model();
   InferenceOptions& o = answer.options;
+  MEMFIT_ASSIGN_OR_RETURN(o.sglang_vision, SglangVisionFor(resolved->inputs));
   const ContextChoice context =
       ChooseContext(r.context, model.hp.max_position_embeddings, ContextUse::kServe);
   o.context_tokens = context.tokens;

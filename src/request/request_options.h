@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "memfit/describe.h"
 #include "memfit/requests.h"
 
 namespace memfit {
@@ -15,6 +16,14 @@ namespace memfit {
 Result<InferenceOptions> InferenceOptionsFor(const InferenceRequest& request);
 // TrainOptions::seq is the request's context (0 until the model chooses it).
 Result<TrainOptions> TrainOptionsFor(const TrainRequest& request);
+
+// --speculative-algorithm for `engine`: SGLang's word upper-cased, "" for none; an error for
+// another engine (no rule of theirs is modelled) or an unknown word.
+Result<std::string> SpeculativeAlgorithmFor(const std::string& word, Engine engine);
+
+// What SGLang's mem_fraction_static rule reads from config.json's vision_config
+// (adjust_mem_fraction_for_vlm); nullopt without one. Errors name the key.
+Result<std::optional<SglangVisionConfig>> SglangVisionFor(const ModelInputs& inputs);
 
 // A warning for a per-GPU total no machine has (over 64 TiB, several times the largest GPU
 // cluster node): "" below. The settings behind it are usually a context or batch typed too large.
