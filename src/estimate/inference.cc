@@ -23,6 +23,7 @@ namespace memfit {
 namespace {
 
 // Saturating: activation terms are bounded by the overflow check on the total.
+using estimate::saturating::Add;
 using estimate::saturating::Mul;
 
 // The smallest VLLM_FUSED_MOE_CHUNK_SIZE default of the releases read (vllm/envs.py, 16 x 1024).
@@ -98,22 +99,22 @@ Peak LogitsPeak(const Model& model, uint64_t batch, uint64_t tokens, uint32_t c,
     // sampled rows are gathered from them (`hidden_states[logit_indices]`), and their logits
     // are gathered over the whole vocabulary on every rank (LogitsProcessor's all-gather)
     // before the dummy sampler run's working set (estimate/vllm_profile_run.h).
-    return {SaturatingAdd(Mul({SaturatingAdd(tokens, logit_tokens), h, c}),
-                Mul({logit_tokens, hp.vocab_size,
-                     estimate::VllmSamplerBytesPerLogit(engine.sampler, c)})),
+    return {Add({Mul({Add({tokens, logit_tokens}), h, c}),
+                 Mul({logit_tokens, hp.vocab_size,
+                      estimate::VllmSamplerBytesPerLogit(engine.sampler, c)})}),
             "sampler"};
   }
   if (logit_tokens < tokens || !transformers) {
     // The last token's logits (or the sampled rows of a serving engine's profile run) in the
     // model dtype plus their float32 upcast.
-    return {SaturatingAdd(Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})), "logits"};
+    return {Add({Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})}), "logits"};
   }
   // Logits for every token stay in the model dtype (no float32 upcast of all of them,
   // measured: validation/FINDINGS.md 1a); generate() upcasts the last row of each sequence.
   if (model.architecture.ends_with("ForMaskedLM")) {
     // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
     // of every position, in the model dtype (FINDINGS.md, "Masked LM").
-    return {SaturatingAdd(Mul({2, tokens, h, c}), Mul({tokens, v, c})), "logits"};
+    return {Add({Mul({2, tokens, h, c}), Mul({tokens, v, c})}), "logits"};
   }
   if (RunsRemoteCode(model.model_type, versions) ||
       estimate::UpcastsEveryLogit(model.model_type)) {
@@ -121,11 +122,11 @@ Peak LogitsPeak(const Model& model, uint64_t batch, uint64_t tokens, uint32_t c,
     // GPT-J and CodeGen (`self.lm_head(hidden_states).to(torch.float32)`): both copies are
     // alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last row
     // comes on top.
-    return {SaturatingAdd(Mul({tokens, h, c}), c >= 4 ? SaturatingAdd(Mul({tokens, v, c}), Mul({batch, v, 4}))
-                                            : Mul({tokens, v, c + 4})),
-            "logits"};
+    const uint64_t logits = c >= 4 ? Add({Mul({tokens, v, c}), Mul({batch, v, 4})})
+                                   : Mul({tokens, v, c + 4});
+    return {Add({Mul({tokens, h, c}), logits}), "logits"};
   }
-  return {SaturatingAdd(SaturatingAdd(Mul({tokens, h, c}), Mul({tokens, v, c})), Mul({batch, v, 4})), "logits"};
+  return {Add({Mul({tokens, h, c}), Mul({tokens, v, c}), Mul({batch, v, 4})}), "logits"};
 }
 
 // The largest transient of one forward pass over `tokens` tokens (batch x seq), per GPU.
@@ -152,7 +153,8 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
   if (transformers) {
     for (const auto& L : hp.layers) {
       if (L.attention == AttentionKind::kMla) {
-        mla_views = SaturatingAdd(mla_views, Mul({tokens, CeilDiv(L.num_heads, tp), hp.qk_nope_head_dim, c}));
+        mla_views =
+            Add({mla_views, Mul({tokens, CeilDiv(L.num_heads, tp), hp.qk_nope_head_dim, c})});
       }
     }
   }
@@ -167,7 +169,7 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
   // and values, alive through the later layers and the logits until the first decode step.
   uint64_t pinned = 0;
   auto consider = [&](uint64_t bytes, std::string where) {
-    bytes = SaturatingAdd(SaturatingAdd(SaturatingAdd(bytes, mla_views), embeds_kept), pinned);
+    bytes = Add({bytes, mla_views, embeds_kept, pinned});
     if (bytes > best.bytes) best = {bytes, std::move(where)};
   };
   uint64_t f_dense = hp.intermediate_size;
@@ -205,18 +207,19 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
       // in float32. Plus the 4-D causal mask (c) where the class builds one.
       const estimate::EagerScores scores =
           estimate::EagerScoresFor(transformers ? model.model_type : std::string_view(), c);
-      core = SaturatingAdd(core, Mul({batch, nh, seq, kv_len, scores.bytes_per_score}));
-      if (scores.float_mask) core = SaturatingAdd(core, Mul({batch, seq, kv_len, c}));
+      core = Add({core, Mul({batch, nh, seq, kv_len, scores.bytes_per_score})});
+      if (scores.float_mask) core = Add({core, Mul({batch, seq, kv_len, c})});
     } else {
-      core = SaturatingAdd(core, SaturatingAdd(out, Mul({tokens, nh, 4})));  // output + fp32 logsumexp per row
+      core = Add({core, out, Mul({tokens, nh, 4})});  // output + fp32 logsumexp per row
     }
     if (L.attention != AttentionKind::kNone) {
-      consider(SaturatingAdd(SaturatingAdd(stream, qkv), core),
+      consider(Add({stream, qkv, core}),
                attn == AttnImpl::kEager ? "attention scores" : "attention");
     }
     // From here this layer's cache entries are stored (its projection output is in `qkv` above).
     if (transformers) {
-      pinned = SaturatingAdd(pinned, Mul({tokens, estimate::PinnedProjectionElements(model.model_type, L, tp), c}));
+      pinned = Add({pinned, Mul({tokens, estimate::PinnedProjectionElements(model.model_type, L, tp),
+                                  c})});
     }
     if (transformers && scan == Mamba2Scan::kTorch) {
       if (auto shape = estimate::Mamba2ScanShapeFor(model, L, batch, seq, tp)) {
@@ -226,8 +229,7 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         const uint64_t d_inner = Mul({L.state.heads, shape->head_dim});
         const uint64_t proj = Mul({tokens, CeilDiv(d_inner + L.state.conv_channels + L.state.heads, tp), c});
         const uint64_t conv = Mul({tokens, CeilDiv(L.state.conv_channels, tp), c});
-        consider(SaturatingAdd(SaturatingAdd(stream, SaturatingAdd(proj, conv)),
-                     estimate::Mamba2TorchScanBytes(*shape).forward_peak),
+        consider(Add({stream, proj, conv, estimate::Mamba2TorchScanBytes(*shape).forward_peak}),
                  "Mamba-2 scan (torch path)");
       }
     }
@@ -239,15 +241,14 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         // model-dtype locals come on top (estimate/mamba1_scan.h).
         const uint64_t proj = Mul({tokens, 2 * shape->channels, c});
         const uint64_t conv = Mul({tokens, shape->channels, c});
-        consider(SaturatingAdd(SaturatingAdd(stream, SaturatingAdd(proj, conv)),
-                     estimate::Mamba1TorchScanBytes(*shape, c).forward_peak),
+        consider(Add({stream, proj, conv, estimate::Mamba1TorchScanBytes(*shape, c).forward_peak}),
                  "Mamba-1 scan (torch path)");
       }
     }
     uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
     f = CeilDiv(f, tp);
     uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
-    if (L.moe && hp.num_experts) mlp = SaturatingAdd(mlp, Mul({tokens, hp.num_experts, 4}));
+    if (L.moe && hp.num_experts) mlp = Add({mlp, Mul({tokens, hp.num_experts, 4})});
     if (L.moe && engine.release_rules && hp.num_experts && hp.experts_per_token) {
       // vLLM's fused MoE: the routed tokens' workspace, top_k rows per token.
       mlp = estimate::VllmFusedMoeBytes(tokens, hp.num_experts, hp.experts_per_token, f, h,
@@ -257,9 +258,9 @@ Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, A
         KeepsAttentionWeights(model.model_type, versions)) {
       // The decoder layer keeps the attention probabilities (self_attn_weights) until it
       // returns, through its MLP (measured on CPU: validation/FINDINGS.md).
-      mlp = SaturatingAdd(mlp, Mul({batch, nh, seq, kv_len, c}));
+      mlp = Add({mlp, Mul({batch, nh, seq, kv_len, c})});
     }
-    consider(SaturatingAdd(SaturatingAdd(stream, mlp), window_mask), "mlp");
+    consider(Add({stream, mlp, window_mask}), "mlp");
   }
   if (logit_tokens && hp.vocab_size) {
     Peak logits = LogitsPeak(model, batch, tokens, c, tp, logit_tokens, transformers, versions,
@@ -360,8 +361,8 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
     } else {
       for (const auto& l : e.kv.layers) {
         if (l.layer >= st.first_layer && l.layer < st.end_layer) {
-          per_token = SaturatingAdd(per_token, l.bytes_per_token);
-          per_sequence = SaturatingAdd(per_sequence, CeilDiv(l.bytes, std::max<uint64_t>(o.batch, 1)));
+          per_token = Add({per_token, l.bytes_per_token});
+          per_sequence = Add({per_sequence, CeilDiv(l.bytes, std::max<uint64_t>(o.batch, 1))});
         }
       }
     }
@@ -382,8 +383,8 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
       // vLLM >= 0.21 profiles its CUDA graphs inside the budget too.
       const uint64_t non_kv =
           o.engine == Engine::kVllm
-              ? SaturatingAdd(SaturatingAdd(SaturatingAdd(w, e.activation_bytes), o.non_torch_bytes),
-                    o.cuda_graphs_in_budget ? e.cuda_graph_bytes : 0)
+              ? Add({w, e.activation_bytes, o.non_torch_bytes,
+                     o.cuda_graphs_in_budget ? e.cuda_graph_bytes : 0})
               : w;  // SGLang's static fraction: weights + KV pool
       const uint64_t pool = s.requested_bytes > non_kv ? s.requested_bytes - non_kv : 0;
       const uint64_t page = Mul({t, bs});
@@ -423,9 +424,9 @@ uint64_t ServingNeedBytes(const InferenceEstimate& e, const InferenceOptions& gi
   const uint64_t replicas = std::max<uint64_t>(1, s.replicas);
   const uint64_t sequences = CeilDiv(std::max<uint64_t>(1, o.batch), replicas);
   // CUDA graphs: in non_kv when the engine profiles them inside its budget.
-  uint64_t need = SaturatingAdd(SaturatingAdd(s.non_kv_bytes, Mul({sequences, e.sequence_kv_bytes})),
-                      o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes);
-  if (o.engine == Engine::kSglang) need = SaturatingAdd(need, e.activation_bytes);
+  uint64_t need = Add({s.non_kv_bytes, Mul({sequences, e.sequence_kv_bytes}),
+                       o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
+  if (o.engine == Engine::kSglang) need = Add({need, e.activation_bytes});
   return need;
 }
 
@@ -587,12 +588,12 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     // DynamicCache grows by torch.cat: one layer's old and new K/V coexist for a moment.
     uint64_t layer_kv = 0;
     for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
-    e.activation_bytes = SaturatingAdd(e.activation_bytes, layer_kv);
+    e.activation_bytes = Add({e.activation_bytes, layer_kv});
     e.cuda_context_bytes = o.overhead.cuda_context_bytes;
-    uint64_t allocated = SaturatingAdd(SaturatingAdd(e.weights_bytes, e.kv_cache_bytes), e.activation_bytes);
+    uint64_t allocated = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes});
     e.allocator_reserve_bytes =
         static_cast<uint64_t>(static_cast<double>(allocated) * o.overhead.allocator_reserve_fraction);
-    e.total_bytes = SaturatingAdd(SaturatingAdd(allocated, e.cuda_context_bytes), e.allocator_reserve_bytes);
+    e.total_bytes = Add({allocated, e.cuda_context_bytes, e.allocator_reserve_bytes});
   } else {
     // Profile run: a dummy batch of max_batched_tokens through the model (flash attention),
     // logits for up to max_num_seqs sampled tokens.
@@ -621,8 +622,8 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
     ServingBudget s = ServingBudgetFor(e, o);
     if (o.gpu_memory_bytes > 0) {
       e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
-      e.total_bytes = SaturatingAdd(s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes);
-      if (o.engine == Engine::kSglang) e.total_bytes = SaturatingAdd(e.total_bytes, e.activation_bytes);
+      e.total_bytes = Add({s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
+      if (o.engine == Engine::kSglang) e.total_bytes = Add({e.total_bytes, e.activation_bytes});
       // A deployment that does not fit: its need, not the budget it would preallocate.
       if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
       e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
@@ -640,8 +641,8 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                                 "gpu_memory x utilization + CUDA graphs");
       }
     } else {
-      e.total_bytes = SaturatingAdd(SaturatingAdd(SaturatingAdd(e.weights_bytes, e.kv_cache_bytes), e.activation_bytes),
-                          SaturatingAdd(o.non_torch_bytes, e.cuda_graph_bytes));
+      e.total_bytes = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes,
+                           o.non_torch_bytes, e.cuda_graph_bytes});
       e.notes.push_back("no --gpu-memory: KV cache for --batch x --context only (the engine "
                         "would preallocate everything its budget leaves)");
     }

@@ -7,12 +7,15 @@
 #include <fmt/format.h>
 
 #include "estimate/mamba2_scan.h"
+#include "estimate/saturating_math.h"
 #include "estimate/training_stages.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_train.h"
 
 namespace memfit {
 namespace {
+
+using estimate::saturating::Add;
 
 uint64_t Scale(uint64_t v, double f) { return static_cast<uint64_t>(static_cast<double>(v) * f); }
 
@@ -30,7 +33,8 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
   TrainEstimate e;
   MEMFIT_ASSIGN_OR_RETURN(estimate::TrainRegime r, estimate::TrainRegimeFor(o));
   if (hp.hidden_size == 0 || hp.num_layers == 0) {
-    return MakeError("{}: training estimate needs hidden_size and the number of layers", model.name);
+    return MakeError("{}: training estimate needs hidden_size and the number of layers",
+                     model.name);
   }
   e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
   {
@@ -51,8 +55,8 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
   const uint64_t comm = states.comm;
   const uint64_t autocast_part = states.weights.autocast_copy;
   e.weights_bytes = w;
-  e.master_weights_bytes = SaturatingAdd(master, autocast_part);
-  e.gradients_bytes = SaturatingAdd(states.gradients.gradients, states.gradients.fp32_partition);
+  e.master_weights_bytes = Add({master, autocast_part});
+  e.gradients_bytes = Add({states.gradients.gradients, states.gradients.fp32_partition});
   e.optimizer_bytes = states.optimizer;
   e.comm_bytes = comm;
   e.cpu_bytes = states.cpu;
@@ -72,7 +76,7 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
   const uint64_t scan_forward = fwd.scan_forward_bytes, scan_backward = fwd.scan_backward_bytes;
   // The torch-path Mamba-2 scan's products are transients too (0 with the kernels).
   e.transient_bytes =
-      std::max({logits_bwd, SaturatingAdd(recompute, scan_backward), opt_tmp, scan_forward});
+      std::max({logits_bwd, Add({recompute, scan_backward}), opt_tmp, scan_forward});
 
   // ---- stages (allocated bytes on the GPU, steady state)
   const bool grads_persist = estimate::GradientsPersist(o);
@@ -82,7 +86,7 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
     StageMemory st{std::move(name), 0, {}};
     for (auto& p : parts) {
       if (p.bytes == 0) continue;
-      st.bytes = SaturatingAdd(st.bytes, p.bytes);
+      st.bytes = Add({st.bytes, p.bytes});
       st.parts.push_back(std::move(p));
     }
     e.stages.push_back(std::move(st));
@@ -122,7 +126,7 @@ Result<TrainEstimate> EstimateTrainingWith(const Model& model, const TrainOption
   }
   e.cuda_context_bytes = o.overhead.cuda_context_bytes;
   e.allocator_reserve_bytes = Scale(peak, o.overhead.allocator_reserve_fraction);
-  e.peak_bytes = SaturatingAdd(SaturatingAdd(peak, e.cuda_context_bytes), e.allocator_reserve_bytes);
+  e.peak_bytes = Add({peak, e.cuda_context_bytes, e.allocator_reserve_bytes});
   if (e.peak_bytes == UINT64_MAX) return MakeError("{}: training estimate overflows", model.name);
   if (o.optimizer == Optimizer::kPagedAdamW || o.optimizer == Optimizer::kPagedAdamW8bit) {
     e.notes.push_back("paged optimizer states live in CUDA unified memory: counted on the GPU, "

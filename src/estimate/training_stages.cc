@@ -11,6 +11,7 @@
 
 #include "estimate/mamba2_scan.h"
 #include "estimate/modules.h"
+#include "estimate/saturating_math.h"
 #include "memfit/checked_math.h"
 #include "memfit/stored_format.h"
 #include "memfit/units.h"
@@ -18,6 +19,8 @@
 namespace memfit::estimate {
 namespace {
 
+using saturating::Add;
+using saturating::Mul;
 
 std::string LastComponent(std::string_view module) {
   size_t dot = module.rfind('.');
@@ -66,7 +69,7 @@ std::vector<std::string> LoraTargets(const Model& model, const TrainOptions& o,
 
 uint64_t Sum(const std::vector<StagePart>& parts) {
   uint64_t total = 0;
-  for (const auto& p : parts) total = SaturatingAdd(total, p.bytes);
+  for (const auto& p : parts) total = Add({total, p.bytes});
   return total;
 }
 
@@ -74,7 +77,8 @@ uint64_t Sum(const std::vector<StagePart>& parts) {
 
 Result<TrainRegime> TrainRegimeFor(const TrainOptions& o) {
   if (o.batch == 0 || o.seq == 0 || o.grad_accum == 0 || o.gpus == 0 || o.tp == 0 || o.pp == 0) {
-    return MakeError("train: --batch, --seq, --grad-accum, --gpus, --tp and --pp must be at least 1");
+    return MakeError(
+        "train: --batch, --seq, --grad-accum, --gpus, --tp and --pp must be at least 1");
   }
   if (o.gpus % (o.tp * o.pp) != 0) {
     return MakeError("train: --gpus {} is not a multiple of --tp {} x --pp {}", o.gpus, o.tp, o.pp);
@@ -93,7 +97,8 @@ Result<TrainRegime> TrainRegimeFor(const TrainOptions& o) {
   r.base_weight_bytes =
       (o.precision == Precision::kBf16 || (r.mixed && (r.deepspeed || r.peft))) ? 2 : 4;
   r.train_weight_bytes = r.peft ? 4 : r.base_weight_bytes;  // PEFT keeps adapters in fp32
-  r.grad_bytes = r.peft ? 4 : (o.precision == Precision::kBf16 ? 2 : (r.deepspeed && r.mixed ? 2 : 4));
+  r.grad_bytes =
+      r.peft ? 4 : (o.precision == Precision::kBf16 ? 2 : (r.deepspeed && r.mixed ? 2 : 4));
   r.state_bytes = (o.precision == Precision::kBf16 && !r.peft) ? 2 : 4;
   r.ds_master = r.deepspeed && r.mixed && !r.peft;
   r.autocast = r.mixed && !r.deepspeed;
@@ -158,9 +163,9 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
   }
   std::map<int64_t, uint64_t> layer_bytes;
   auto add_trainable = [&](const Tensor& t) {
-    tr.trainable_numel = SaturatingAdd(tr.trainable_numel, t.numel);
-    tr.grad_bytes = SaturatingAdd(tr.grad_bytes, SaturatingMul(t.numel, r.grad_bytes));
-    tr.state_bytes = SaturatingAdd(tr.state_bytes, OptimizerStateBytes(o.optimizer, t, r.state_bytes));
+    tr.trainable_numel = Add({tr.trainable_numel, t.numel});
+    tr.grad_bytes = Add({tr.grad_bytes, Mul({t.numel, r.grad_bytes})});
+    tr.state_bytes = Add({tr.state_bytes, OptimizerStateBytes(o.optimizer, t, r.state_bytes)});
     tr.largest_numel = std::max(tr.largest_numel, t.numel);
   };
   // QLoRA base weights come from the quantization scheme.
@@ -185,13 +190,13 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
       // and keeps the half copy for its backward (measured c-t5-tr-bf16m: the 32128 x 512
       // `aten::linear > aten::to` block alive at the backward's peak).
       if (t.in_head && r.autocast && !r.peft && IsFloatingPoint(t.dtype)) {
-        tr.autocast_copy_bytes = SaturatingAdd(tr.autocast_copy_bytes, SaturatingMul(t.numel, 2));
+        tr.autocast_copy_bytes = Add({tr.autocast_copy_bytes, Mul({t.numel, 2})});
       }
       continue;
     }
     const int64_t layer = LayerIndex(t.name);
     if (role.role == Role::kBuffer) {
-      if (o.method != TrainMethod::kQlora) tr.weight_bytes = SaturatingAdd(tr.weight_bytes, t.bytes);
+      if (o.method != TrainMethod::kQlora) tr.weight_bytes = Add({tr.weight_bytes, t.bytes});
       continue;
     }
     bool trains = false;
@@ -200,21 +205,23 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
       trains = layer >= 0 && static_cast<uint64_t>(layer) >= freeze_from;
     }
     const uint32_t wb = trains ? r.train_weight_bytes : r.base_weight_bytes;
-    const uint64_t wbytes = IsFloatingPoint(t.dtype) ? SaturatingMul(t.numel, wb) : t.bytes;
-    if (o.method != TrainMethod::kQlora) tr.weight_bytes = SaturatingAdd(tr.weight_bytes, wbytes);
-    if (layer >= 0) layer_bytes[layer] = SaturatingAdd(layer_bytes[layer], wbytes);
+    const uint64_t wbytes = IsFloatingPoint(t.dtype) ? Mul({t.numel, wb}) : t.bytes;
+    if (o.method != TrainMethod::kQlora) tr.weight_bytes = Add({tr.weight_bytes, wbytes});
+    if (layer >= 0) layer_bytes[layer] = Add({layer_bytes[layer], wbytes});
     if ((role.role == Role::kLinear || role.role == Role::kHead) && wb == 4 && r.autocast) {
-      tr.autocast_copy_bytes = SaturatingAdd(tr.autocast_copy_bytes, SaturatingMul(t.numel, 2));
+      tr.autocast_copy_bytes = Add({tr.autocast_copy_bytes, Mul({t.numel, 2})});
     }
     if (trains) {
       add_trainable(t);
     } else {
-      tr.frozen_params = SaturatingAdd(tr.frozen_params, LogicalParams(t));  // a packed base: out x in
+      // A packed base counts its logical parameters: out x in.
+      tr.frozen_params = Add({tr.frozen_params, LogicalParams(t)});
     }
     const bool in_encoder = enc_dec && (t.name.starts_with("encoder.") ||
                                         t.name.find(".encoder.") != std::string::npos);
     if (trains && in_encoder && layer >= 0) {
-      tr.encoder_layer_grad_bytes = SaturatingAdd(tr.encoder_layer_grad_bytes, SaturatingMul(t.numel, r.grad_bytes));
+      tr.encoder_layer_grad_bytes =
+          Add({tr.encoder_layer_grad_bytes, Mul({t.numel, r.grad_bytes})});
     }
     std::vector<LayerTraining>& stack = in_encoder ? tr.encoder_train : tr.layer_train;
     if (r.peft && role.role == Role::kLinear && layer >= 0 &&
@@ -225,21 +232,25 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
         Tensor a, b;
         a.name = std::string(role.module) + ".lora_A";
         a.shape = {o.lora.rank, role.in};
-        a.numel = SaturatingMul(o.lora.rank, role.in);
+        a.numel = Mul({o.lora.rank, role.in});
         b.name = std::string(role.module) + ".lora_B";
         b.shape = {role.out, o.lora.rank};
-        b.numel = SaturatingMul(role.out, o.lora.rank);
+        b.numel = Mul({role.out, o.lora.rank});
         for (const Tensor* x : {&a, &b}) {
           add_trainable(*x);
-          tr.weight_bytes = SaturatingAdd(tr.weight_bytes, SaturatingMul(x->numel, 4));
-          if (r.autocast) tr.autocast_copy_bytes = SaturatingAdd(tr.autocast_copy_bytes, SaturatingMul(x->numel, 2));
+          tr.weight_bytes = Add({tr.weight_bytes, Mul({x->numel, 4})});
+          if (r.autocast) {
+            tr.autocast_copy_bytes = Add({tr.autocast_copy_bytes, Mul({x->numel, 2})});
+          }
         }
         stack[layer].lora_modules.push_back(LastComponent(role.module));
         stack[layer].lora_in_dims.push_back(role.in);
       }
     }
   }
-  for (const auto& [_, b] : layer_bytes) tr.largest_block_bytes = std::max(tr.largest_block_bytes, b);
+  for (const auto& [_, b] : layer_bytes) {
+    tr.largest_block_bytes = std::max(tr.largest_block_bytes, b);
+  }
   if (r.peft && tr.trainable_numel == 0) {
     return MakeError("{}: no linear module matches the LoRA targets {}", model.name,
                      fmt::format("{}", fmt::join(targets, ", ")));
@@ -269,7 +280,7 @@ WeightsPerGpu WeightsAndMasterPerGpu(const TrainableTensors& t, const TrainOptio
     w.weights = CeilDiv(w.weights, r.dp);
   }
   // DeepSpeed mixed precision: the fp32 master copy lives in the optimizer, sharded like it.
-  if (r.ds_master) w.master = CeilDiv(CeilDiv(SaturatingMul(t.trainable_numel, 4), r.mp), r.dp);
+  if (r.ds_master) w.master = CeilDiv(CeilDiv(Mul({t.trainable_numel, 4}), r.mp), r.dp);
   if (r.autocast) {
     uint64_t copy = t.autocast_copy_bytes;
     if (o.strategy == Strategy::kFsdp) copy = CeilDiv(copy, r.dp);
@@ -288,7 +299,7 @@ GradientsPerGpu GradientBytesPerGpu(const TrainableTensors& t, const TrainOption
   }
   // DeepSpeed's fp32 gradient partition (stage_1_and_2.py / stage3.py), sharded over dp.
   if (r.deepspeed && r.mixed && !r.peft) {
-    g.fp32_partition = CeilDiv(CeilDiv(SaturatingMul(t.trainable_numel, 4), r.mp), r.dp);
+    g.fp32_partition = CeilDiv(CeilDiv(Mul({t.trainable_numel, 4}), r.mp), r.dp);
   }
   return g;
 }
@@ -302,14 +313,14 @@ uint64_t OptimizerStatesPerGpu(const TrainableTensors& t, const TrainOptions& o,
 uint64_t CommunicationBytesPerGpu(const TrainableTensors& t, const TrainOptions& o,
                                   const TrainRegime& r, uint64_t gradients_per_gpu) {
   if (o.strategy == Strategy::kZero3) {
-    return SaturatingMul(t.largest_block_bytes, 2);  // gathered layer params + their grads (4 x LL)
+    return Mul({t.largest_block_bytes, 2});  // gathered layer params + their grads (4 x LL)
   }
   if (o.strategy == Strategy::kFsdp) {
     // The unit being computed and the prefetched one, unsharded in the compute dtype, plus the
     // unsharded gradient of one unit.
     const uint64_t unit_params =
         r.base_weight_bytes ? t.largest_block_bytes / r.base_weight_bytes : 0;
-    return SaturatingAdd(SaturatingMul(SaturatingMul(unit_params, r.compute_bytes), 2), SaturatingMul(unit_params, r.grad_bytes));
+    return Add({Mul({unit_params, r.compute_bytes, 2}), Mul({unit_params, r.grad_bytes})});
   }
   // DDP bucket buffers: a second copy of the gradients (gradient_as_bucket_view off).
   if (!r.deepspeed && r.dp > 1) return gradients_per_gpu;
@@ -339,13 +350,13 @@ Result<ModelStatesPerGpu> ModelStatesFor(const TrainableTensors& t, const TrainO
     if (!r.deepspeed && o.strategy != Strategy::kFsdp) {
       return MakeError("--offload needs --strategy zero1, zero2, zero3 or fsdp");
     }
-    s.cpu = SaturatingAdd(SaturatingAdd(s.optimizer, s.weights.master), s.gradients.fp32_partition);
+    s.cpu = Add({s.optimizer, s.weights.master, s.gradients.fp32_partition});
     s.optimizer = 0;
     s.weights.master = 0;
     s.gradients.fp32_partition = 0;
     if (o.offload == Offload::kParams) {
       if (!r.sharded_params) return MakeError("--offload params needs --strategy zero3 or fsdp");
-      s.cpu = SaturatingAdd(SaturatingAdd(s.cpu, s.weights.weights), s.gradients.gradients);
+      s.cpu = Add({s.cpu, s.weights.weights, s.gradients.gradients});
       s.weights.weights = 0;
       s.gradients.gradients = 0;
     }
@@ -448,23 +459,23 @@ ForwardActivations ForwardActivationsFor(const Model& model, const TrainOptions&
     uint64_t b = la.saved_bytes;
     if (r.checkpointing == Checkpointing::kFull) b = la.input_bytes;
     if (r.checkpointing == Checkpointing::kSelective) b = la.selective_bytes;
-    act = SaturatingAdd(act, b);
-    if (sl.index < L_enc) out.encoder_bytes = SaturatingAdd(out.encoder_bytes, b);
+    act = Add({act, b});
+    if (sl.index < L_enc) out.encoder_bytes = Add({out.encoder_bytes, b});
     out.per_layer_max_bytes = std::max(out.per_layer_max_bytes, la.saved_bytes);
   }
-  act = SaturatingMul(act, out.in_flight);
+  act = Mul({act, out.in_flight});
   // Embedding output: dropout mask, LayerNorm (encoders) and the token ids; an encoder-decoder
   // embeds the encoder's and the decoder's tokens.
-  out.tokens = SaturatingMul(o.batch, dec_seq);
-  const uint64_t embedded_tokens = enc_dec ? SaturatingAdd(out.tokens, SaturatingMul(o.batch, o.seq)) : out.tokens;
+  out.tokens = Mul({o.batch, dec_seq});
+  const uint64_t embedded_tokens =
+      enc_dec ? Add({out.tokens, Mul({o.batch, o.seq})}) : out.tokens;
   const uint64_t embed_mask = o.device == ComputeDevice::kCpu ? ap.stream_bytes : 1;
   // The embedding output's dropout: the hidden one (BertEmbeddings, T5Stack; StarCoder2's
   // `embedding_dropout`, equal to its `residual_dropout` in the released configs, and GPT-2's
   // `embd_pdrop` are not read apart).
   const bool embed_dropout = hp.hidden_dropout > 0;
-  act = SaturatingAdd(act, SaturatingMul(embedded_tokens,
-                     8 + (embed_dropout ? embed_mask * hp.hidden_size : 0) +
-                         (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)));
+  act = Add({act, Mul({embedded_tokens, 8 + (embed_dropout ? embed_mask * hp.hidden_size : 0) +
+                                            (hp.norm == "layernorm" ? 4 * hp.hidden_size : 0)})});
   if (enc_dec) {
     // Each stack's final norm and dropout (T5 final_layer_norm + dropout, modeling_t5.py
     // T5Stack.forward): the norm's saved tensors and the dropout mask; the encoder's output is
@@ -472,20 +483,20 @@ ForwardActivations ForwardActivationsFor(const Model& model, const TrainOptions&
     const uint64_t h = hp.hidden_size, sb = ap.stream_bytes;
     const uint64_t norm = hp.norm == "layernorm" ? (r.autocast ? 4 : sb) * h : 4 * h + sb * h;
     const uint64_t per_tok = norm + (hp.hidden_dropout > 0 ? embed_mask * h : 0) + sb * h;
-    act = SaturatingAdd(act, SaturatingMul(SaturatingAdd(SaturatingMul(o.batch, o.seq), out.tokens), per_tok));
+    act = Add({act, Mul({Add({Mul({o.batch, o.seq}), out.tokens}), per_tok})});
     if (r.checkpointing == Checkpointing::kFull && PassesPositionBiasToLayers(model)) {
       // The checkpointed blocks' position-bias inputs, one per attention kind, in the compute
       // dtype: encoder self (T_e x T_e), decoder self (T_d x T_d), cross (T_d x T_e; zeros plus
       // the encoder mask). Measured: c-t5l2-lora-bf16-ckpt, `CheckpointFunction > aten::add`.
       const uint64_t heads = CeilDiv(hp.num_attention_heads, o.tp);
       const uint64_t pairs = o.seq * o.seq + dec_seq * dec_seq + dec_seq * o.seq;
-      act = SaturatingAdd(act, SaturatingMul(SaturatingMul(o.batch, heads), SaturatingMul(pairs, r.compute_bytes)));
+      act = Add({act, Mul({o.batch, heads, pairs, r.compute_bytes})});
     }
     if (out.encoder_bytes > 0) {
-      const uint64_t enc_tokens = SaturatingMul(o.batch, o.seq);
+      const uint64_t enc_tokens = Mul({o.batch, o.seq});
       const uint64_t embed = 8 + (embed_dropout ? embed_mask * h : 0) +
                              (hp.norm == "layernorm" ? 4 * h : 0);
-      out.encoder_bytes = SaturatingAdd(out.encoder_bytes, SaturatingMul(enc_tokens, per_tok + embed));
+      out.encoder_bytes = Add({out.encoder_bytes, Mul({enc_tokens, per_tok + embed})});
     }
   }
   out.saved_bytes = act;
@@ -511,7 +522,7 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
   }
   if (head == TaskHead::kCausalLm && hp.vocab_size) {
     const uint64_t v = CeilDiv(hp.vocab_size, o.tp);
-    const uint64_t n = SaturatingMul(tokens, v);
+    const uint64_t n = Mul({tokens, v});
     // Encoder-decoder heads (T5, BART, Whisper at transformers 4.48: modeling_t5.py
     // T5ForConditionalGeneration.forward) call CrossEntropyLoss on the logits as they are, like
     // a masked LM: in the compute dtype unless autocast upcasts it (measured: pure bf16
@@ -523,8 +534,8 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
       // compute dtype and without a shift: logits and the saved log_softmax in the forward;
       // log_softmax, nll_loss's and log_softmax's gradients at the loss backward (measured:
       // validation/FINDINGS.md 2h).
-      out.forward_bytes = SaturatingMul(n, 2 * compute);
-      out.backward_extra_bytes = SaturatingMul(n, compute);
+      out.forward_bytes = Mul({n, 2 * compute});
+      out.backward_extra_bytes = Mul({n, compute});
       out.messages.assumptions.push_back(
           hp.is_encoder_decoder ? "task: LM loss over the decoder tokens in the compute dtype"
                                 : "task: masked-LM loss in the compute dtype at every position");
@@ -534,38 +545,38 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
       // gradient and log_softmax's gradient (the logits and their upcast are freed by then:
       // measured, FINDINGS.md 2f).
       const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
-      out.forward_bytes = SaturatingMul(n, per);
+      out.forward_bytes = Mul({n, per});
       // With one sequence the slice logits[..., :-1, :] is already contiguous and
       // `.contiguous()` copies nothing (measured: c-gm-lora-bf16, FINDINGS.md 2o).
       if (LossCopiesShiftedLogits(o.versions) && !hp.is_encoder_decoder && o.batch > 1) {
         // transformers < 4.50: the fp32 copy of the shifted logits, b x (seq - 1) x V, alive with
         // the others at the forward's end (measured: FINDINGS.md 2d). Encoder-decoder heads
         // (T5 modeling_t5.py:1924) call CrossEntropyLoss on the logits unshifted.
-        out.forward_bytes = SaturatingAdd(out.forward_bytes, SaturatingMul(SaturatingMul(o.batch, o.seq - 1), SaturatingMul(v, 4)));
+        out.forward_bytes = Add({out.forward_bytes, Mul({o.batch, o.seq - 1, v, 4})});
         out.messages.assumptions.push_back(fmt::format(
             "transformers {}: the causal-LM loss copies the shifted logits in fp32 (4.50 pads the "
             "labels instead)", LibraryVersionName(o.versions.transformers)));
       }
       // At the loss backward the three fp32 tensors above are all that is left (the logits,
       // their upcast and the shifted copy are freed).
-      out.at_backward_bytes = std::min(out.forward_bytes, SaturatingMul(n, 12));
-      out.backward_extra_bytes = SaturatingMul(n, 12) - *out.at_backward_bytes;
+      out.at_backward_bytes = std::min(out.forward_bytes, Mul({n, 12}));
+      out.backward_extra_bytes = Mul({n, 12}) - *out.at_backward_bytes;
       if (model.model_type == "gemma2") {
         // Final-logit soft-capping (Gemma2ForCausalLM: logits / cap, tanh, * cap; the config's
         // final_logit_softcapping, 30 in every Gemma-2): tanh saves its output, in the logits'
         // dtype, until its backward runs after the loss's (measured: FINDINGS.md 2o).
-        out.forward_bytes = SaturatingAdd(out.forward_bytes, SaturatingMul(n, compute));
-        *out.at_backward_bytes = SaturatingAdd(*out.at_backward_bytes, SaturatingMul(n, compute));
+        out.forward_bytes = Add({out.forward_bytes, Mul({n, compute})});
+        *out.at_backward_bytes = Add({*out.at_backward_bytes, Mul({n, compute})});
       }
     } else if (o.loss == LossImpl::kLowPrecision) {
       // logits and their log_softmax in the compute dtype; the gradient in the same dtype.
-      out.forward_bytes = SaturatingMul(n, 2 * compute);
-      out.backward_extra_bytes = SaturatingMul(n, compute);
+      out.forward_bytes = Mul({n, 2 * compute});
+      out.backward_extra_bytes = Mul({n, compute});
     } else {
       out.messages.notes.push_back("fused/chunked cross-entropy: no vocabulary-sized tensors");
     }
   } else if (head == TaskHead::kSequenceClassification) {
-    out.forward_bytes = SaturatingMul(o.batch, SaturatingMul(o.num_labels, 12));
+    out.forward_bytes = Mul({o.batch, o.num_labels, 12});
   }
   return out;
 }
@@ -576,8 +587,8 @@ BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegim
   BackwardWorkingSet w;
   // Backward holds the gradients of one layer's saved tensors at a time, and with checkpointing
   // one recomputed layer as well.
-  w.layer_bytes = SaturatingAdd(a.per_layer_max_bytes,
-                      r.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes);
+  w.layer_bytes = Add({a.per_layer_max_bytes,
+                       r.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes});
   // A head tied to the input embedding: both uses send a gradient to the one AccumulateGrad
   // node, whose input buffer sums them (torch/csrc/autograd/input_buffer.cpp `accumulate` at
   // v1.13: `old_var + var` out of place, since the head's weight gradient is the transposed view
@@ -589,7 +600,7 @@ BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegim
   // AccumulateGrad adds the sum into it in place afterwards (accumulate_grad.h
   // `variable_grad += new_grad`): the head's, the dense and the sum, three beyond.
   const uint64_t copies = GradientsPersist(o) ? 3 : 2;
-  w.tied_embedding_bytes = CeilDiv(SaturatingMul(t.tied_head_numel, copies * r.grad_bytes), o.tp);
+  w.tied_embedding_bytes = CeilDiv(Mul({t.tied_head_numel, copies * r.grad_bytes}), o.tp);
   return w;
 }
 
@@ -644,12 +655,12 @@ uint64_t OptimizerStepTransients(const TrainOptions& o, const TrainRegime& r,
       // in place), two in torch 1.x (ForeachAdamwStateCopies). Single tensor:
       // exp_avg_sq.sqrt() and its quotient by bias_correction2_sqrt are alive together, two
       // temporaries of the largest tensor (measured: FINDINGS.md 2a).
-      return foreach ? SaturatingMul(CeilDiv(SaturatingMul(t.trainable_numel, r.state_bytes),
-                                   r.mp * (r.deepspeed ? r.dp : 1)),
-                           torch_adam ? ForeachAdamwStateCopies(o.versions) : 1)
-                     : SaturatingMul(t.largest_numel, 2 * r.state_bytes);
+      return foreach ? Mul({CeilDiv(Mul({t.trainable_numel, r.state_bytes}),
+                                    r.mp * (r.deepspeed ? r.dp : 1)),
+                            torch_adam ? ForeachAdamwStateCopies(o.versions) : 1})
+                     : Mul({t.largest_numel, 2 * r.state_bytes});
     case Optimizer::kAdafactor:
-      return SaturatingMul(t.largest_numel, 2 * 4);
+      return Mul({t.largest_numel, 2 * 4});
     default:
       return 0;
   }
