@@ -118,4 +118,9 @@ InferenceOptions WithEngineDefaults(const InferenceOptions& o);
 // `resolved`: options after WithEngineDefaults.
 std::string EquivalentEngineFlags(const InferenceOptions& resolved, const ServingBudget& budget);
 
+// What SGLang's mem_fraction_static rule took from the model and --speculative-algorithm, as
+// assumption lines: the multimodal scaling (o.sglang_vision) and the draft's reserve. For an
+// SGLang estimate whose fraction is the release's rule (no --mem-fraction-static given).
+std::vector<std::string> SglangRuleAssumptions(const InferenceOptions& o);
+
 }  // namespace memfit

@@ -299,36 +299,6 @@ std::string_view EngineName(Engine engine) {
   return "?";
 }
 
-namespace {
-
-// What SGLang's mem_fraction_static rule took from the model and --speculative-algorithm.
-std::vector<std::string> SglangRuleAssumptions(const InferenceOptions& o) {
-  std::vector<std::string> out;
-  if (o.sglang_vision) {
-    const SglangVisionConfig& v = *o.sglang_vision;
-    out.push_back(fmt::format(
-        "SGLang scales a multimodal model's mem_fraction_static by {:.4f} "
-        "(adjust_mem_fraction_for_vlm: a vision_config of {} layers x {} wide against ViT-L/14's "
-        "24 x 1024){}",
-        SglangVisionFactor(v), v.num_hidden_layers, v.hidden_size,
-        v.defaulted.empty() ? std::string()
-                            : fmt::format("; vision_config has no {}: SGLang's getattr default "
-                                          "(a config class's own default would win)",
-                                          v.defaulted)));
-  }
-  if (!o.speculative_algorithm.empty()) {
-    const char* reserve = o.speculative_algorithm == "STANDALONE" ? "6 GiB"
-                          : o.speculative_algorithm == "NGRAM"    ? "nothing"
-                                                                  : "2 GiB";
-    out.push_back(fmt::format("SGLang --speculative-algorithm {}: {} more reserved outside "
-                              "mem_fraction_static; the draft model's weights and KV cache are "
-                              "not counted", o.speculative_algorithm, reserve));
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<Engine> ParseEngine(std::string_view s) {
   if (s == "transformers" || s == "hf") return Engine::kTransformers;
   if (s == "vllm") return Engine::kVllm;
