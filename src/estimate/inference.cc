@@ -1,11 +1,13 @@
 // Inference memory: weights + KV cache + prefill activation peak + CUDA context, and the
-// budgets of serving engines. docs/estimates.md, "Inference".
+// budgets of serving engines (the activation peak itself: inference_peaks.cc).
+// docs/estimates.md, "Inference".
 
 #include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "estimate/inference_peaks.h"
 #include "estimate/mamba1_scan.h"
 #include "estimate/mamba2_scan.h"
 #include "estimate/prefill_terms.h"
@@ -29,248 +31,6 @@ using estimate::saturating::Mul;
 // The smallest VLLM_FUSED_MOE_CHUNK_SIZE default of the releases read (vllm/envs.py, 16 x 1024).
 constexpr uint64_t kFusedMoeChunkTokens = 16384;
 
-struct Peak {
-  uint64_t bytes = 0;
-  std::string where;
-};
-
-// The transformers release that added a model type natively; before it the Hub's own modeling
-// code runs (trust_remote_code), whose CausalLM forward computes logits for every prompt token
-// and upcasts all of them to float32 (`logits = self.lm_head(hidden_states); logits =
-// logits.float()`: DeepSeek-V3's modeling_deepseek.py, validation/README.md names the file).
-// deepseek_v3: src/transformers/models/deepseek_v3 first in the v4.51.0 tag.
-std::optional<LibraryVersion> NativeSince(std::string_view model_type) {
-  if (model_type == "deepseek_v3") return LibraryVersion{4, 51};
-  return std::nullopt;
-}
-
-bool RunsRemoteCode(std::string_view model_type, const RuntimeVersions& v) {
-  auto since = NativeSince(model_type);
-  return since && v.transformers < *since;
-}
-
-// Whether transformers' generate() computes logits for every prompt token of this model type.
-// generate() passes num_logits_to_keep=1 (logits_to_keep from 4.50) only to classes whose
-// forward takes it: none before 4.45 (4.45 added it to the Llama family). From 4.45 the model
-// types below still lack it (grep num_logits_to_keep in transformers/models/*/modeling_*.py at
-// v4.48.3; validation/FINDINGS.md 1a); the list is kept for later releases until re-checked
-// (GPT-2 gained logits_to_keep in transformers PR 39016, most older classes in PR 41335).
-bool AllTokenLogitsInGenerate(std::string_view model_type, const RuntimeVersions& v) {
-  if (v.transformers < LibraryVersion{4, 45} || RunsRemoteCode(model_type, v)) return true;
-  static constexpr std::string_view kTypes[] = {
-      "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
-      "xglm", "biogpt", "mamba", "mamba2", "falcon_mamba", "recurrent_gemma", "granitemoe"};
-  return std::find(std::begin(kTypes), std::end(kTypes), model_type) != std::end(kTypes);
-}
-
-// Eager attention in transformers 4.48's refactored decoder layers returns the softmax
-// probabilities (eager_attention_forward returns attn_weights; modeling_llama.py:335 at v4.48.3,
-// `hidden_states, self_attn_weights = self.self_attn(...)`), which the layer holds in a local
-// through its MLP; before 4.48 the attention module returned None unless output_attentions, and
-// the older classes below drop them inside the attention module in every release.
-bool KeepsAttentionWeights(std::string_view model_type, const RuntimeVersions& v) {
-  if (v.transformers < LibraryVersion{4, 48}) return false;
-  static constexpr std::string_view kDrops[] = {
-      "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
-      "falcon", "xglm", "biogpt", "bert", "roberta", "t5", "vit"};
-  return std::find(std::begin(kDrops), std::end(kDrops), model_type) == std::end(kDrops);
-}
-
-// What a vLLM release's profile run does beyond a plain forward (estimate/vllm_profile_run.h):
-// `release_rules` false keeps memfit's rules before --engine-version (SGLang, and options
-// without a release): the MoE layer as a dense MLP of the expert width, the sampled rows'
-// logits over this GPU's vocabulary shard and their float32 copy.
-struct EngineForward {
-  bool release_rules = false;
-  VllmSampler sampler = VllmSampler::kNone;
-};
-
-// The logits' part of PrefillPeak: the hidden states the head reads and the logits of
-// `logit_tokens` rows as transformers' forward, a serving engine's sampler or a vLLM release's
-// profile run holds them (`engine`).
-Peak LogitsPeak(const Model& model, uint64_t batch, uint64_t tokens, uint32_t c, uint64_t tp,
-                uint64_t logit_tokens, bool transformers, const RuntimeVersions& versions,
-                EngineForward engine) {
-  const Hyperparameters& hp = model.hp;
-  const uint64_t h = hp.hidden_size;
-  const uint64_t v = CeilDiv(hp.vocab_size, tp);
-  if (engine.release_rules) {
-    // vLLM's profile run: the forward's hidden states stay referenced by profile_run, the
-    // sampled rows are gathered from them (`hidden_states[logit_indices]`), and their logits
-    // are gathered over the whole vocabulary on every rank (LogitsProcessor's all-gather)
-    // before the dummy sampler run's working set (estimate/vllm_profile_run.h).
-    return {Add({Mul({Add({tokens, logit_tokens}), h, c}),
-                 Mul({logit_tokens, hp.vocab_size,
-                      estimate::VllmSamplerBytesPerLogit(engine.sampler, c)})}),
-            "sampler"};
-  }
-  if (logit_tokens < tokens || !transformers) {
-    // The last token's logits (or the sampled rows of a serving engine's profile run) in the
-    // model dtype plus their float32 upcast.
-    return {Add({Mul({tokens, h, c}), Mul({logit_tokens, v, c + 4})}), "logits"};
-  }
-  // Logits for every token stay in the model dtype (no float32 upcast of all of them,
-  // measured: validation/FINDINGS.md 1a); generate() upcasts the last row of each sequence.
-  if (model.architecture.ends_with("ForMaskedLM")) {
-    // A masked LM's forward: the head's transform (dense + LayerNorm outputs) and the logits
-    // of every position, in the model dtype (FINDINGS.md, "Masked LM").
-    return {Add({Mul({2, tokens, h, c}), Mul({tokens, v, c})}), "logits"};
-  }
-  if (RunsRemoteCode(model.model_type, versions) ||
-      estimate::UpcastsEveryLogit(model.model_type)) {
-    // The Hub's modeling code upcasts every token's logits (`logits.float()`), and so do
-    // GPT-J and CodeGen (`self.lm_head(hidden_states).to(torch.float32)`): both copies are
-    // alive at the upcast; in float32 it is a no-op, and generate()'s clone of the last row
-    // comes on top.
-    const uint64_t logits = c >= 4 ? Add({Mul({tokens, v, c}), Mul({batch, v, 4})})
-                                   : Mul({tokens, v, c + 4});
-    return {Add({Mul({tokens, h, c}), logits}), "logits"};
-  }
-  return {Add({Mul({tokens, h, c}), Mul({tokens, v, c}), Mul({batch, v, 4})}), "logits"};
-}
-
-// The largest transient of one forward pass over `tokens` tokens (batch x seq), per GPU.
-// `transformers`: logits as transformers' forward leaves them (all tokens in the model dtype);
-// otherwise as a serving engine's sampler takes them (logit_tokens rows upcast to float32).
-// `scan`: how transformers runs the Mamba-2 layers (the kernels add nothing beyond the layer's
-// projections; the torch path's float32 chunk products are counted). `engine`: a vLLM
-// release's profile-run rules.
-Peak PrefillPeak(const Model& model, uint64_t batch, uint64_t seq, uint32_t c, AttnImpl attn,
-                 uint64_t tp, uint64_t logit_tokens, bool transformers,
-                 const RuntimeVersions& versions, Mamba2Scan scan,
-                 std::vector<std::string>& assumptions, EngineForward engine = {}) {
-  const Hyperparameters& hp = model.hp;
-  const uint64_t tokens = Mul({batch, seq});
-  const uint64_t h = hp.hidden_size;
-  const uint64_t stream = Mul({2, tokens, h, c});  // residual + normed input
-  Peak best;
-  // MLA in transformers (the Hub's DeepSeek code and the native class alike): the prefill's
-  // value cache entries are views of kv_b_proj's output (`k_nope, value_states = torch.split(
-  // kv, ...)`), so each MLA layer's cache holds heads x (qk_nope + v) per token, qk_nope more
-  // than the compact cache, until the first decode step's torch.cat copies them (measured on
-  // CPU: validation/FINDINGS.md 1i). Alive through the later layers and the logits.
-  uint64_t mla_views = 0;
-  if (transformers) {
-    for (const auto& L : hp.layers) {
-      if (L.attention == AttentionKind::kMla) {
-        mla_views =
-            Add({mla_views, Mul({tokens, CeilDiv(L.num_heads, tp), hp.qk_nope_head_dim, c})});
-      }
-    }
-  }
-  // Gemma and Gemma-2 scale the embedding by sqrt(hidden) into a new tensor (`hidden_states =
-  // hidden_states * normalizer`, modeling_gemma2.py:641 at v4.48.3); `inputs_embeds` stays
-  // referenced through every layer (measured: validation/FINDINGS.md 1l).
-  const bool scaled_embeds = transformers && (model.model_type == "gemma" ||
-                                              model.model_type == "gemma2");
-  const uint64_t embeds_kept = scaled_embeds ? Mul({tokens, h, c}) : 0;
-  // Fused-qkv classes whose prefill cache holds views of the projection's output
-  // (estimate::PinnedProjectionElements): what the earlier layers' caches pin beyond their keys
-  // and values, alive through the later layers and the logits until the first decode step.
-  uint64_t pinned = 0;
-  auto consider = [&](uint64_t bytes, std::string where) {
-    bytes = Add({bytes, mla_views, embeds_kept, pinned});
-    if (bytes > best.bytes) best = {bytes, std::move(where)};
-  };
-  uint64_t f_dense = hp.intermediate_size;
-  uint64_t f_moe = hp.moe_intermediate_size ? hp.moe_intermediate_size : hp.intermediate_size;
-  std::vector<LayerInfo> layers = hp.layers;
-  if (layers.empty() && hp.num_layers > 0) {
-    uint64_t hd = hp.head_dim ? hp.head_dim
-                              : (hp.num_attention_heads ? h / hp.num_attention_heads : 0);
-    layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                               .num_kv_heads = hp.num_kv_heads ? hp.num_kv_heads : hp.num_attention_heads,
-                               .head_dim_k = hd, .head_dim_v = hd, .intermediate_size = f_dense});
-  }
-  for (const auto& L : layers) {
-    const uint64_t nh = CeilDiv(L.num_heads, tp);
-    const uint64_t nkv = std::max<uint64_t>(CeilDiv(L.num_kv_heads, tp), 1);
-    const uint64_t qkv = Mul({tokens, nh * L.head_dim_k + nkv * (L.head_dim_k + L.head_dim_v), c});
-    const uint64_t out = Mul({tokens, nh * L.head_dim_v, c});
-    uint64_t kv_len = seq;
-    if (L.attention == AttentionKind::kSliding && L.window_tokens && attn == AttnImpl::kFlash) {
-      kv_len = std::min(seq, L.window_tokens);
-    }
-    // Gemma-2's sliding layers (every implementation but flash, modeling_gemma2.py:292-306 at
-    // v4.48.3) rebuild the 4-D mask for the window: a bool `torch.tril(ones_like(mask))` and a
-    // `torch.where` copy in the model dtype, both alive through the layer (FINDINGS.md 1l).
-    uint64_t window_mask = 0;
-    if (transformers && attn != AttnImpl::kFlash && L.attention == AttentionKind::kSliding &&
-        model.model_type == "gemma2") {
-      window_mask = Mul({batch, seq, seq, c + 1});
-    }
-    uint64_t core = window_mask;
-    if (attn == AttnImpl::kEager) {
-      // The scores alive together at eager attention's peak, per family (prefill_terms.cc):
-      // Llama-style classes softmax in float32 (c + 8 B per score in 16-bit, 8 in float32);
-      // GPT-NeoX, GPT-2 and Falcon in the model dtype; BLOOM keeps a masked copy; GPT-J scores
-      // in float32. Plus the 4-D causal mask (c) where the class builds one.
-      const estimate::EagerScores scores =
-          estimate::EagerScoresFor(transformers ? model.model_type : std::string_view(), c);
-      core = Add({core, Mul({batch, nh, seq, kv_len, scores.bytes_per_score})});
-      if (scores.float_mask) core = Add({core, Mul({batch, seq, kv_len, c})});
-    } else {
-      core = Add({core, out, Mul({tokens, nh, 4})});  // output + fp32 logsumexp per row
-    }
-    if (L.attention != AttentionKind::kNone) {
-      consider(Add({stream, qkv, core}),
-               attn == AttnImpl::kEager ? "attention scores" : "attention");
-    }
-    // From here this layer's cache entries are stored (its projection output is in `qkv` above).
-    if (transformers) {
-      pinned = Add({pinned, Mul({tokens, estimate::PinnedProjectionElements(model.model_type, L, tp),
-                                  c})});
-    }
-    if (transformers && scan == Mamba2Scan::kTorch) {
-      if (auto shape = estimate::Mamba2ScanShapeFor(model, L, batch, seq, tp)) {
-        // torch_forward: in_proj's output (gate | x B C | dt; gate is a view of it until the
-        // gated norm) and the conv's activated output stay alive through the scan, whose float32
-        // products come on top (estimate/mamba2_scan.h).
-        const uint64_t d_inner = Mul({L.state.heads, shape->head_dim});
-        const uint64_t proj = Mul({tokens, CeilDiv(d_inner + L.state.conv_channels + L.state.heads, tp), c});
-        const uint64_t conv = Mul({tokens, CeilDiv(L.state.conv_channels, tp), c});
-        consider(Add({stream, proj, conv, estimate::Mamba2TorchScanBytes(*shape).forward_peak}),
-                 "Mamba-2 scan (torch path)");
-      }
-    }
-    if (transformers && scan == Mamba2Scan::kTorch) {
-      if (auto shape = estimate::Mamba1ScanShapeFor(model, L, batch, seq, tp)) {
-        // slow_forward (modeling_jamba.py, modeling_mamba.py, modeling_falcon_mamba.py): in_proj's
-        // output (hidden | gate, 2 d: the gate is a view of it to the end) and the conv's
-        // activated output (d) stay alive through the scan, whose float32 discretization and
-        // model-dtype locals come on top (estimate/mamba1_scan.h).
-        const uint64_t proj = Mul({tokens, 2 * shape->channels, c});
-        const uint64_t conv = Mul({tokens, shape->channels, c});
-        consider(Add({stream, proj, conv, estimate::Mamba1TorchScanBytes(*shape, c).forward_peak}),
-                 "Mamba-1 scan (torch path)");
-      }
-    }
-    uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
-    f = CeilDiv(f, tp);
-    uint64_t mlp = hp.gated_mlp ? Mul({3, tokens, f, c}) : Mul({2, tokens, f, c});
-    if (L.moe && hp.num_experts) mlp = Add({mlp, Mul({tokens, hp.num_experts, 4})});
-    if (L.moe && engine.release_rules && hp.num_experts && hp.experts_per_token) {
-      // vLLM's fused MoE: the routed tokens' workspace, top_k rows per token.
-      mlp = estimate::VllmFusedMoeBytes(tokens, hp.num_experts, hp.experts_per_token, f, h,
-                                        hp.gated_mlp, c);
-    }
-    if (attn == AttnImpl::kEager && L.attention != AttentionKind::kNone &&
-        KeepsAttentionWeights(model.model_type, versions)) {
-      // The decoder layer keeps the attention probabilities (self_attn_weights) until it
-      // returns, through its MLP (measured on CPU: validation/FINDINGS.md).
-      mlp = Add({mlp, Mul({batch, nh, seq, kv_len, c})});
-    }
-    consider(Add({stream, mlp, window_mask}), "mlp");
-  }
-  if (logit_tokens && hp.vocab_size) {
-    Peak logits = LogitsPeak(model, batch, tokens, c, tp, logit_tokens, transformers, versions,
-                             engine);
-    consider(logits.bytes, std::move(logits.where));
-  }
-  if (hp.layers.empty()) assumptions.push_back("no per-layer description: one generic layer used for the activation peak");
-  return best;
-}
-
 }  // namespace
 
 std::string_view AttnImplName(AttnImpl impl) {
@@ -285,7 +45,9 @@ std::string_view AttnImplName(AttnImpl impl) {
 Result<AttnImpl> ParseAttnImpl(std::string_view s) {
   if (s == "eager") return AttnImpl::kEager;
   if (s == "sdpa") return AttnImpl::kSdpa;
-  if (s == "flash" || s == "flash2" || s == "fa2" || s == "flash_attention_2") return AttnImpl::kFlash;
+  if (s == "flash" || s == "flash2" || s == "fa2" || s == "flash_attention_2") {
+    return AttnImpl::kFlash;
+  }
   return MakeError("--attn {}: expected eager, sdpa or flash", s);
 }
 
@@ -455,6 +217,210 @@ uint64_t VllmBlockSize(const Model& model, const InferenceOptions& o,
   return block.tokens;
 }
 
+// The weights on each GPU under the parallel layout, with the layout's assumptions and, on
+// several GPUs, what the heaviest one holds.
+Status ShardInferenceWeights(const Model& model, const InferenceOptions& o,
+                             const InferenceWeights& w, InferenceEstimate& e) {
+  ParallelOptions po{.engine = o.engine, .tp = o.tp, .dp = o.dp, .dp_attention = o.dp_attention,
+                     .ep = o.ep, .pp = o.pp};
+  MEMFIT_ASSIGN_OR_RETURN(e.layout, ResolveParallel(model, po));
+  MEMFIT_ASSIGN_OR_RETURN(e.sharding,
+                          ShardWeights(model, w.splits, w.weights.tensor_bytes, e.layout));
+  for (auto& a : e.layout.assumptions) e.assumptions.push_back(a);
+  e.gpus = e.layout.gpus;
+  e.weights_bytes = e.sharding.per_gpu_bytes;
+  if (e.layout.gpus > 1) {
+    e.notes.push_back(fmt::format(
+        "weights per GPU (heaviest GPU): {} replicated + {} split + {} routed experts",
+        FormatBytes(e.sharding.replicated_bytes), FormatBytes(e.sharding.sharded_bytes),
+        FormatBytes(e.sharding.expert_bytes)));
+  }
+  return Ok{};
+}
+
+// The cache as the engine keeps it: transformers' DynamicCache (MLA decompressed per head,
+// recurrent state in float32, the conv's whole kernel) or a paged engine's pages (vLLM's block
+// size, its window's extra tokens and its hybrid page padding). May add vLLM's block line.
+KvCacheOptions InferenceKvOptions(const Model& model, const InferenceOptions& o,
+                                  InferenceEstimate& e) {
+  const bool paged = o.engine != Engine::kTransformers;
+  const bool vllm = o.engine == Engine::kVllm;
+  return {.context_tokens = o.context_tokens, .batch = o.batch, .dtype = o.kv_dtype,
+          .model_dtype = o.dtype, .tp = e.layout.attn_tp,
+          .block_size = vllm ? VllmBlockSize(model, o, e.assumptions) : 0,
+          .mla_latent = paged, .encoder_tokens = o.encoder_tokens,
+          .decoder_tokens = o.decoder_tokens,
+          .conv_full_kernel = !paged, .recurrent_state_fp32 = !paged,
+          .window_extra_tokens = vllm ? o.max_batched_tokens : 0,
+          .pad_state_to_page = vllm, .fp8_indexer = paged};
+}
+
+// The rows transformers computes logits for: the last token of each sequence (transformers >=
+// 4.45 for most classes), or every token (--all-logits, classes without num_logits_to_keep,
+// masked LMs: a forward pass); an assumption line says why where the class decides it.
+uint64_t TransformersLogitTokens(const Model& model, const InferenceOptions& o,
+                                 std::vector<std::string>& assumptions) {
+  const bool masked_lm = model.architecture.ends_with("ForMaskedLM");
+  const bool class_all = estimate::AllTokenLogitsInGenerate(model.model_type, o.versions);
+  if (estimate::RunsRemoteCode(model.model_type, o.versions)) {
+    assumptions.push_back(fmt::format(
+        "transformers {} has no {} class (native from {}): the model's own modeling code "
+        "(trust_remote_code) is modelled, with logits for every prompt token in float32",
+        LibraryVersionName(o.versions.transformers), model.model_type,
+        LibraryVersionName(*estimate::NativeSince(model.model_type))));
+  } else if (o.last_token_logits && class_all) {
+    assumptions.push_back(fmt::format(
+        "transformers {}: the {} class computes logits for every prompt token in generate() "
+        "(no num_logits_to_keep){}",
+        LibraryVersionName(o.versions.transformers), model.model_type,
+        estimate::UpcastsEveryLogit(model.model_type) ? ", upcast to float32 in its forward"
+                                                      : ""));
+  }
+  return o.last_token_logits && !class_all && !masked_lm ? o.batch
+                                                         : Mul({o.batch, o.context_tokens});
+}
+
+// For a model with Mamba layers: the line naming the scan path and what the torch path costs
+// beyond the kernels (the other path's peak, same model, same prompt).
+std::optional<std::string> MambaScanLine(const Model& model, const estimate::PrefillPass& pass,
+                                         const estimate::ActivationPeak& peak) {
+  const bool mamba2 = estimate::HasMamba2Layers(model);
+  if (!mamba2 && !estimate::HasMamba1Layers(model)) return std::nullopt;
+  std::vector<std::string> ignored;
+  const bool torch = pass.scan == Mamba2Scan::kTorch;
+  estimate::PrefillPass other_pass = pass;
+  other_pass.scan = torch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch;
+  const estimate::ActivationPeak other = estimate::PrefillPeak(model, other_pass, ignored);
+  const uint64_t torch_bytes = torch ? peak.bytes : other.bytes;
+  const uint64_t kernel_bytes = torch ? other.bytes : peak.bytes;
+  const uint64_t extra = torch_bytes - std::min(torch_bytes, kernel_bytes);
+  return mamba2 ? estimate::Mamba2ScanAssumption(pass.scan, model.hp.ssm_chunk_size, extra)
+                : estimate::Mamba1ScanAssumption(pass.scan, extra);
+}
+
+// transformers: the prefill of the whole context in one forward pass (the worst case), the
+// cache's growth, the CUDA context and the caching allocator's reserve.
+void EstimateTransformersInference(const Model& model, const InferenceOptions& o, uint32_t c,
+                                   InferenceEstimate& e) {
+  e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
+  const estimate::PrefillPass pass{
+      .batch = o.batch, .seq = o.context_tokens, .elem_bytes = c, .attn = o.attn, .tp = o.tp,
+      .logit_tokens = TransformersLogitTokens(model, o, e.assumptions), .transformers = true,
+      .versions = o.versions, .scan = o.mamba2_scan};
+  const estimate::ActivationPeak p = estimate::PrefillPeak(model, pass, e.assumptions);
+  if (auto line = MambaScanLine(model, pass, p)) e.assumptions.push_back(std::move(*line));
+  e.activation_bytes = p.bytes;
+  e.activation_peak_at = p.where;
+  e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
+  // DynamicCache grows by torch.cat: one layer's old and new K/V coexist for a moment.
+  uint64_t layer_kv = 0;
+  for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
+  e.activation_bytes = Add({e.activation_bytes, layer_kv});
+  e.cuda_context_bytes = o.overhead.cuda_context_bytes;
+  const uint64_t allocated = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes});
+  e.allocator_reserve_bytes = static_cast<uint64_t>(static_cast<double>(allocated) *
+                                                    o.overhead.allocator_reserve_fraction);
+  e.total_bytes = Add({allocated, e.cuda_context_bytes, e.allocator_reserve_bytes});
+}
+
+// A serving engine's profile run: a dummy batch of max_batched_tokens through the model (flash
+// attention), logits for up to max_num_seqs sampled tokens; vLLM's release rules with a release.
+void ServingProfileRun(const Model& model, const InferenceOptions& o, uint32_t c,
+                       InferenceEstimate& e) {
+  const uint64_t prof_tokens = o.max_batched_tokens;
+  estimate::EngineForward engine;
+  if (o.engine == Engine::kVllm && o.release) {
+    engine = {.release_rules = true, .sampler = o.release->sampler};
+    if (prof_tokens > kFusedMoeChunkTokens && estimate::HasMoeLayers(model)) {
+      e.assumptions.push_back(fmt::format(
+          "vLLM's fused MoE workspace counted for all {} profile-run tokens at once; "
+          "VLLM_FUSED_MOE_CHUNK_SIZE (16384 or more by release) may chunk it",
+          prof_tokens));
+    }
+  }
+  const estimate::PrefillPass pass{
+      .batch = 1, .seq = prof_tokens, .elem_bytes = c, .attn = AttnImpl::kFlash,
+      .tp = e.layout.attn_tp, .logit_tokens = std::min(o.max_num_seqs, prof_tokens),
+      .transformers = false, .versions = o.versions, .scan = Mamba2Scan::kKernels,
+      .engine = engine};
+  const estimate::ActivationPeak p = estimate::PrefillPeak(model, pass, e.assumptions);
+  e.activation_bytes = p.bytes;
+  e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
+}
+
+// The total under the engine's budget for a GPU of o.gpu_memory_bytes: the budget it
+// preallocates (SGLang's activations outside its static fraction), or, for a deployment that
+// does not fit, its need.
+void ServingBudgetTotals(const InferenceOptions& o, const ServingBudget& s, InferenceEstimate& e) {
+  e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
+  e.total_bytes = Add({s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
+  if (o.engine == Engine::kSglang) e.total_bytes = Add({e.total_bytes, e.activation_bytes});
+  // A deployment that does not fit: its need, not the budget it would preallocate.
+  if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
+  e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
+                                "GPU; {} sequences of {} tokens fit ({} each){}",
+                                EngineName(o.engine), s.num_blocks, FormatBytes(s.page_bytes),
+                                s.token_capacity, s.max_concurrency, o.context_tokens,
+                                FormatBytes(s.sequence_bytes),
+                                s.replicas > 1 ? fmt::format(" ({} replicas)", s.replicas)
+                                               : std::string()));
+  if (o.engine == Engine::kVllm) {
+    e.notes.push_back(o.cuda_graphs_in_budget
+                          ? "CUDA graphs are profiled inside vLLM's budget (vLLM >= 0.21): "
+                            "total = gpu_memory x utilization"
+                          : "CUDA graphs are outside vLLM's budget (PR #21489): total = "
+                            "gpu_memory x utilization + CUDA graphs");
+  }
+}
+
+// The engine's settings as run, with the flags that give the same budget; the release's line.
+InferenceEstimate::EngineSettings ServingEngineSettings(const InferenceOptions& o,
+                                                        const ServingBudget& s,
+                                                        std::vector<std::string>& notes) {
+  InferenceEstimate::EngineSettings settings;
+  settings.gpu_memory_utilization = o.gpu_memory_utilization;
+  settings.max_num_seqs = o.max_num_seqs;
+  settings.max_batched_tokens = o.max_batched_tokens;
+  settings.cuda_graphs_in_budget = o.cuda_graphs_in_budget;
+  settings.equivalent_flags = EquivalentEngineFlags(o, s);
+  if (o.release) {
+    settings.version = std::string(o.release->version);
+    settings.source = std::string(o.release->source);
+    notes.push_back(fmt::format("{} {} ({}): {}", EngineName(o.engine), settings.version,
+                                settings.source, settings.equivalent_flags));
+  }
+  return settings;
+}
+
+// vLLM and SGLang: the profile run's activations, one sequence's cache, and the pool the
+// engine's budget leaves (ServingBudgetFor). `kv`: the request's cache options.
+Status EstimateServingInference(const Model& model, const InferenceOptions& given,
+                                const InferenceOptions& o, uint32_t c, KvCacheOptions kv,
+                                InferenceEstimate& e) {
+  ServingProfileRun(model, o, c, e);
+  e.cuda_graph_bytes = o.cuda_graph_bytes;
+  // One sequence of the requested context: attention pages (sliding and chunked layers capped
+  // at their window), indexer keys and recurrent state, as the KV estimate counts them.
+  kv.batch = 1;
+  MEMFIT_ASSIGN_OR_RETURN(KvCacheEstimate one, EstimateKvCache(model, kv));
+  e.sequence_kv_bytes = one.bytes;
+  ServingBudget s = ServingBudgetFor(e, o);
+  if (o.gpu_memory_bytes > 0) {
+    ServingBudgetTotals(o, s, e);
+  } else {
+    e.total_bytes = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes,
+                         o.non_torch_bytes, e.cuda_graph_bytes});
+    e.notes.push_back("no --gpu-memory: KV cache for --batch x --context only (the engine "
+                      "would preallocate everything its budget leaves)");
+  }
+  e.serving = s;
+  e.engine_settings = ServingEngineSettings(o, s, e.notes);
+  if (o.engine == Engine::kSglang && o.release && given.gpu_memory_utilization < 0) {
+    for (auto& a : SglangRuleAssumptions(o)) e.assumptions.push_back(std::move(a));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceOptions& given,
@@ -476,163 +442,24 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
   // 249k tensors, which the deployment planner would copy for every layout it evaluates.
   e.weights = static_cast<const QuantizedWeightsSummary&>(w.weights);
   e.assumptions = w.assumptions;
-  ParallelOptions po{.engine = o.engine, .tp = o.tp, .dp = o.dp, .dp_attention = o.dp_attention,
-                     .ep = o.ep, .pp = o.pp};
-  MEMFIT_ASSIGN_OR_RETURN(e.layout, ResolveParallel(model, po));
-  MEMFIT_ASSIGN_OR_RETURN(e.sharding,
-                          ShardWeights(model, w.splits, w.weights.tensor_bytes, e.layout));
-  for (auto& a : e.layout.assumptions) e.assumptions.push_back(a);
-  e.gpus = e.layout.gpus;
-  e.weights_bytes = e.sharding.per_gpu_bytes;
-  if (e.layout.gpus > 1) {
-    e.notes.push_back(fmt::format(
-        "weights per GPU (heaviest GPU): {} replicated + {} split + {} routed experts",
-        FormatBytes(e.sharding.replicated_bytes), FormatBytes(e.sharding.sharded_bytes),
-        FormatBytes(e.sharding.expert_bytes)));
-  }
+  MEMFIT_RETURN_IF_ERROR(ShardInferenceWeights(model, o, w, e));
   const bool paged = o.engine != Engine::kTransformers;
-  const bool vllm = o.engine == Engine::kVllm;
-  KvCacheOptions kv{.context_tokens = o.context_tokens, .batch = o.batch, .dtype = o.kv_dtype,
-                    .model_dtype = o.dtype, .tp = e.layout.attn_tp,
-                    .block_size = vllm ? VllmBlockSize(model, o, e.assumptions) : 0,
-                    .mla_latent = paged, .encoder_tokens = o.encoder_tokens,
-                    .decoder_tokens = o.decoder_tokens,
-                    .conv_full_kernel = !paged, .recurrent_state_fp32 = !paged,
-                    .window_extra_tokens = vllm ? o.max_batched_tokens : 0,
-                    .pad_state_to_page = vllm, .fp8_indexer = paged};
+  const KvCacheOptions kv = InferenceKvOptions(model, o, e);
   MEMFIT_ASSIGN_OR_RETURN(e.kv, EstimateKvCache(model, kv));
   e.kv_cache_bytes = e.kv.bytes;
   for (auto& a : e.kv.assumptions) e.assumptions.push_back(a);
-  if (!paged) {
-    for (const auto& L : model.hp.layers) {
-      if (L.attention == AttentionKind::kMla) {
-        e.notes.push_back("transformers caches MLA keys and values decompressed (per head); "
-                          "vLLM/SGLang cache the latent");
-        break;
-      }
-    }
+  const bool has_mla = std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
+                                   [](const LayerInfo& L) {
+                                     return L.attention == AttentionKind::kMla;
+                                   });
+  if (!paged && has_mla) {
+    e.notes.push_back("transformers caches MLA keys and values decompressed (per head); "
+                      "vLLM/SGLang cache the latent");
   }
-
   if (!paged) {
-    // Logits for the last token (transformers >= 4.45 for most classes), or for every token:
-    // --all-logits, classes without num_logits_to_keep, and masked LMs (a forward pass).
-    const bool masked_lm = model.architecture.ends_with("ForMaskedLM");
-    const bool class_all = AllTokenLogitsInGenerate(model.model_type, o.versions);
-    e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
-    if (RunsRemoteCode(model.model_type, o.versions)) {
-      e.assumptions.push_back(fmt::format(
-          "transformers {} has no {} class (native from {}): the model's own modeling code "
-          "(trust_remote_code) is modelled, with logits for every prompt token in float32",
-          LibraryVersionName(o.versions.transformers), model.model_type,
-          LibraryVersionName(*NativeSince(model.model_type))));
-    } else if (o.last_token_logits && class_all) {
-      e.assumptions.push_back(fmt::format(
-          "transformers {}: the {} class computes logits for every prompt token in generate() "
-          "(no num_logits_to_keep){}", LibraryVersionName(o.versions.transformers),
-          model.model_type,
-          estimate::UpcastsEveryLogit(model.model_type) ? ", upcast to float32 in its forward" : ""));
-    }
-    const uint64_t logit_tokens = o.last_token_logits && !class_all && !masked_lm
-                                      ? o.batch
-                                      : Mul({o.batch, o.context_tokens});
-    Peak p = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp, logit_tokens,
-                         /*transformers=*/true, o.versions, o.mamba2_scan, e.assumptions);
-    const bool mamba2 = estimate::HasMamba2Layers(model);
-    if (mamba2 || estimate::HasMamba1Layers(model)) {
-      // The other path's peak, for the assumption line (same model, same prompt).
-      std::vector<std::string> ignored;
-      const bool torch = o.mamba2_scan == Mamba2Scan::kTorch;
-      const Peak other = PrefillPeak(model, o.batch, o.context_tokens, c, o.attn, o.tp,
-                                     logit_tokens, /*transformers=*/true, o.versions,
-                                     torch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch, ignored);
-      const uint64_t torch_bytes = torch ? p.bytes : other.bytes;
-      const uint64_t kernel_bytes = torch ? other.bytes : p.bytes;
-      const uint64_t extra = torch_bytes - std::min(torch_bytes, kernel_bytes);
-      e.assumptions.push_back(
-          mamba2 ? estimate::Mamba2ScanAssumption(o.mamba2_scan, model.hp.ssm_chunk_size, extra)
-                 : estimate::Mamba1ScanAssumption(o.mamba2_scan, extra));
-    }
-    e.activation_bytes = p.bytes;
-    e.activation_peak_at = p.where;
-    e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
-    // DynamicCache grows by torch.cat: one layer's old and new K/V coexist for a moment.
-    uint64_t layer_kv = 0;
-    for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
-    e.activation_bytes = Add({e.activation_bytes, layer_kv});
-    e.cuda_context_bytes = o.overhead.cuda_context_bytes;
-    uint64_t allocated = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes});
-    e.allocator_reserve_bytes =
-        static_cast<uint64_t>(static_cast<double>(allocated) * o.overhead.allocator_reserve_fraction);
-    e.total_bytes = Add({allocated, e.cuda_context_bytes, e.allocator_reserve_bytes});
+    EstimateTransformersInference(model, o, c, e);
   } else {
-    // Profile run: a dummy batch of max_batched_tokens through the model (flash attention),
-    // logits for up to max_num_seqs sampled tokens.
-    uint64_t prof_tokens = o.max_batched_tokens;
-    EngineForward engine;
-    if (o.engine == Engine::kVllm && o.release) {
-      engine = {.release_rules = true, .sampler = o.release->sampler};
-      if (prof_tokens > kFusedMoeChunkTokens && estimate::HasMoeLayers(model)) {
-        e.assumptions.push_back(fmt::format(
-            "vLLM's fused MoE workspace counted for all {} profile-run tokens at once; "
-            "VLLM_FUSED_MOE_CHUNK_SIZE (16384 or more by release) may chunk it",
-            prof_tokens));
-      }
-    }
-    Peak p = PrefillPeak(model, 1, prof_tokens, c, AttnImpl::kFlash, e.layout.attn_tp,
-                         std::min(o.max_num_seqs, prof_tokens), /*transformers=*/false,
-                         o.versions, Mamba2Scan::kKernels, e.assumptions, engine);
-    e.activation_bytes = p.bytes;
-    e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
-    e.cuda_graph_bytes = o.cuda_graph_bytes;
-    // One sequence of the requested context: attention pages (sliding and chunked layers capped
-    // at their window), indexer keys and recurrent state, as the KV estimate counts them.
-    kv.batch = 1;
-    MEMFIT_ASSIGN_OR_RETURN(KvCacheEstimate one, EstimateKvCache(model, kv));
-    e.sequence_kv_bytes = one.bytes;
-    ServingBudget s = ServingBudgetFor(e, o);
-    if (o.gpu_memory_bytes > 0) {
-      e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
-      e.total_bytes = Add({s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
-      if (o.engine == Engine::kSglang) e.total_bytes = Add({e.total_bytes, e.activation_bytes});
-      // A deployment that does not fit: its need, not the budget it would preallocate.
-      if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
-      e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
-                                    "GPU; {} sequences of {} tokens fit ({} each){}",
-                                    EngineName(o.engine), s.num_blocks, FormatBytes(s.page_bytes),
-                                    s.token_capacity, s.max_concurrency, o.context_tokens,
-                                    FormatBytes(s.sequence_bytes),
-                                    s.replicas > 1 ? fmt::format(" ({} replicas)", s.replicas)
-                                                   : std::string()));
-      if (o.engine == Engine::kVllm) {
-        e.notes.push_back(o.cuda_graphs_in_budget
-                              ? "CUDA graphs are profiled inside vLLM's budget (vLLM >= 0.21): "
-                                "total = gpu_memory x utilization"
-                              : "CUDA graphs are outside vLLM's budget (PR #21489): total = "
-                                "gpu_memory x utilization + CUDA graphs");
-      }
-    } else {
-      e.total_bytes = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes,
-                           o.non_torch_bytes, e.cuda_graph_bytes});
-      e.notes.push_back("no --gpu-memory: KV cache for --batch x --context only (the engine "
-                        "would preallocate everything its budget leaves)");
-    }
-    e.serving = s;
-    InferenceEstimate::EngineSettings settings;
-    settings.gpu_memory_utilization = o.gpu_memory_utilization;
-    settings.max_num_seqs = o.max_num_seqs;
-    settings.max_batched_tokens = o.max_batched_tokens;
-    settings.cuda_graphs_in_budget = o.cuda_graphs_in_budget;
-    settings.equivalent_flags = EquivalentEngineFlags(o, s);
-    if (o.release) {
-      settings.version = std::string(o.release->version);
-      settings.source = std::string(o.release->source);
-      e.notes.push_back(fmt::format("{} {} ({}): {}", EngineName(o.engine), settings.version,
-                                    settings.source, settings.equivalent_flags));
-    }
-    e.engine_settings = std::move(settings);
-    if (o.engine == Engine::kSglang && o.release && given.gpu_memory_utilization < 0) {
-      for (auto& a : SglangRuleAssumptions(o)) e.assumptions.push_back(std::move(a));
-    }
+    MEMFIT_RETURN_IF_ERROR(EstimateServingInference(model, given, o, c, kv, e));
   }
   for (const auto& n : e.weights.notes) e.notes.push_back(n);
   if (e.total_bytes == UINT64_MAX) return MakeError("{}: inference total overflows", model.name);
