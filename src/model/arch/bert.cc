@@ -65,21 +65,19 @@ std::optional<HeadSpec> ParseHead(Family f, const std::string& cls, const std::s
   return std::nullopt;
 }
 
-Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Family family) {
-  const Names names = NamesOf(family);
-  const std::string base_class = std::string(names.type_prefix) + "Model";
-  const std::string cls = HeadClass(c, options, names.type_prefix, base_class);
-  auto spec = ParseHead(family, cls, base_class);
-  if (!spec) {
-    std::string t(names.type_prefix);
-    return UnknownHead(c, cls, base_class + ", " + t + "ForMaskedLM, " + t +
-                                   "ForSequenceClassification, " + t + "ForTokenClassification, " +
-                                   t + "ForQuestionAnswering, " + t + "ForMultipleChoice");
-  }
-  ModelBuilder b(c);
-  Model& m = b.model();
-  m.architecture = cls;
-  auto& hp = m.hp;
+// What the config says beyond Hyperparameters.
+struct BertShape {
+  uint64_t type_vocab = 0;  // "type_vocab_size"
+  uint64_t emb = 0;         // ELECTRA's "embedding_size", else hidden_size
+  std::string position_type;  // "position_embedding_type"
+  bool relative = false;      // position_type is "relative_key" or "relative_key_query"
+  bool cross = false;         // "add_cross_attention"
+};
+
+// Reads the encoder's hyperparameters into model.hp and the rest into the returned shape;
+// read errors go to `b`.
+BertShape ReadBertShape(ModelBuilder& b, const HfConfig& c, Family family) {
+  auto& hp = b.model().hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("hidden_size"));
   hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
@@ -93,19 +91,27 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
   // are 0.1 for both).
   hp.hidden_dropout = Get(b, c.NumberOr("hidden_dropout_prob", 0.1));
   hp.attention_dropout = Get(b, c.NumberOr("attention_probs_dropout_prob", 0.1));
-  const uint64_t type_vocab = Get(b, c.UintOr("type_vocab_size", 2));
+  BertShape shape;
+  shape.type_vocab = Get(b, c.UintOr("type_vocab_size", 2));
   // ELECTRA's embeddings have their own width, projected to hidden_size when different.
-  const uint64_t emb = family == Family::kElectra ? Get(b, c.UintOr("embedding_size", 128))
-                                                  : hp.hidden_size;
+  shape.emb = family == Family::kElectra ? Get(b, c.UintOr("embedding_size", 128))
+                                         : hp.hidden_size;
   // "relative_key" / "relative_key_query" add a distance_embedding [2 * max_positions - 1,
   // head_dim] to every self-attention; add_cross_attention (decoder use) a crossattention block.
-  const std::string position_type = Get(b, c.StringOr("position_embedding_type", "absolute"));
-  const bool cross = Get(b, c.BoolOr("add_cross_attention", false));
-  if (b.failed()) return b.Finish();
-  const bool relative = position_type == "relative_key" || position_type == "relative_key_query";
-  if (!relative && position_type != "absolute") {
+  shape.position_type = Get(b, c.StringOr("position_embedding_type", "absolute"));
+  shape.cross = Get(b, c.BoolOr("add_cross_attention", false));
+  return shape;
+}
+
+// Checks what was read and derives head_dim; an unknown position embedding is returned, the
+// other errors go to `b`.
+Status CheckBertShape(ModelBuilder& b, const HfConfig& c, BertShape& shape) {
+  auto& hp = b.model().hp;
+  shape.relative =
+      shape.position_type == "relative_key" || shape.position_type == "relative_key_query";
+  if (!shape.relative && shape.position_type != "absolute") {
     return MakeError("{}: \"position_embedding_type\" = \"{}\" is not \"absolute\", "
-                     "\"relative_key\" or \"relative_key_query\"", c.where(), position_type);
+                     "\"relative_key\" or \"relative_key_query\"", c.where(), shape.position_type);
   }
   hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
                             "num_attention_heads");
@@ -113,66 +119,80 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
     b.Fail(MakeError("{}: \"vocab_size\", \"hidden_size\" and \"max_position_embeddings\" must be "
                      "positive", c.where()));
   }
-  if (b.failed()) return b.Finish();
+  return Ok{};
+}
 
-  const bool is_base = spec->head == Head::kNone;
-  const std::string p = is_base ? "" : std::string(names.prefix) + ".";
-  const uint64_t h = hp.hidden_size, inter = hp.intermediate_size;
-  const std::string word = p + "embeddings.word_embeddings.weight";
+// <p>embeddings: word, position and token-type tables, LayerNorm, the position_ids and
+// token_type_ids buffers; ELECTRA's projection when its embeddings are narrower.
+void EmitBertEmbeddings(ModelBuilder& b, const std::string& p, Family family,
+                        const BertShape& shape) {
+  const auto& hp = b.model().hp;
+  const uint64_t emb = shape.emb;
   b.Embedding(p + "embeddings.word_embeddings", hp.vocab_size, emb);
   b.Embedding(p + "embeddings.position_embeddings", hp.max_position_embeddings, emb);
-  b.Embedding(p + "embeddings.token_type_embeddings", type_vocab, emb);
+  b.Embedding(p + "embeddings.token_type_embeddings", shape.type_vocab, emb);
   b.LayerNorm(p + "embeddings.LayerNorm", emb);
   b.Buffer(p + "embeddings.position_ids", {1, hp.max_position_embeddings}, Dtype::kI64, false);
   b.Buffer(p + "embeddings.token_type_ids", {1, hp.max_position_embeddings}, Dtype::kI64, false);
-  if (family == Family::kElectra && emb != h) b.Linear(p + "embeddings_project", emb, h, true);
-  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const std::string l = Layer(p + "encoder.layer", i);
-    b.Linear(l + ".attention.self.query", h, h, true);
-    b.Linear(l + ".attention.self.key", h, h, true);
-    b.Linear(l + ".attention.self.value", h, h, true);
-    if (relative) {
-      b.Embedding(l + ".attention.self.distance_embedding", 2 * hp.max_position_embeddings - 1,
-                  hp.head_dim);
-    }
-    b.Linear(l + ".attention.output.dense", h, h, true);
-    b.LayerNorm(l + ".attention.output.LayerNorm", h);
-    if (cross) {
-      for (const char* proj : {"query", "key", "value"}) {
-        b.Linear(l + ".crossattention.self." + proj, h, h, true);
-      }
-      if (relative) {
-        b.Embedding(l + ".crossattention.self.distance_embedding",
-                    2 * hp.max_position_embeddings - 1, hp.head_dim);
-      }
-      b.Linear(l + ".crossattention.output.dense", h, h, true);
-      b.LayerNorm(l + ".crossattention.output.LayerNorm", h);
-    }
-    b.Linear(l + ".intermediate.dense", h, inter, true);
-    b.Linear(l + ".output.dense", inter, h, true);
-    b.LayerNorm(l + ".output.LayerNorm", h);
-    // Encoder-only: bidirectional attention, no KV cache.
-    hp.layers.push_back(DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hp.head_dim, inter));
+  if (family == Family::kElectra && emb != hp.hidden_size) {
+    b.Linear(p + "embeddings_project", emb, hp.hidden_size, true);
   }
-  // The base AutoModel (accelerate's view) always has BERT's and RoBERTa's pooler.
-  if (family != Family::kElectra) {
-    b.SetBaseOnly(!spec->pooler);
-    b.Linear(p + "pooler.dense", h, h, true);
-    b.SetBaseOnly(false);
-  }
+}
 
+// One encoder layer `l`: self-attention (with cross-attention when configured), the MLP.
+void EmitBertLayer(ModelBuilder& b, const std::string& l, const BertShape& shape) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size, inter = hp.intermediate_size;
+  b.Linear(l + ".attention.self.query", h, h, true);
+  b.Linear(l + ".attention.self.key", h, h, true);
+  b.Linear(l + ".attention.self.value", h, h, true);
+  if (shape.relative) {
+    b.Embedding(l + ".attention.self.distance_embedding", 2 * hp.max_position_embeddings - 1,
+                hp.head_dim);
+  }
+  b.Linear(l + ".attention.output.dense", h, h, true);
+  b.LayerNorm(l + ".attention.output.LayerNorm", h);
+  if (shape.cross) {
+    for (const char* proj : {"query", "key", "value"}) {
+      b.Linear(l + ".crossattention.self." + proj, h, h, true);
+    }
+    if (shape.relative) {
+      b.Embedding(l + ".crossattention.self.distance_embedding",
+                  2 * hp.max_position_embeddings - 1, hp.head_dim);
+    }
+    b.Linear(l + ".crossattention.output.dense", h, h, true);
+    b.LayerNorm(l + ".crossattention.output.LayerNorm", h);
+  }
+  b.Linear(l + ".intermediate.dense", h, inter, true);
+  b.Linear(l + ".output.dense", inter, h, true);
+  b.LayerNorm(l + ".output.LayerNorm", h);
+}
+
+// BertLMPredictionHead (cls.predictions): transform, then a decoder tied to the word embeddings
+// `word` with its own bias.
+void EmitBertClsPredictions(ModelBuilder& b, const std::string& word) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size;
+  b.Linear("cls.predictions.transform.dense", h, h, true);
+  b.LayerNorm("cls.predictions.transform.LayerNorm", h);
+  b.Tied("cls.predictions.decoder.weight", {hp.vocab_size, h}, word);
+  b.Param("cls.predictions.bias", {hp.vocab_size});
+  b.Tied("cls.predictions.decoder.bias", {hp.vocab_size}, "cls.predictions.bias");
+}
+
+// The task head of `head` on top of the encoder (`word`: the word embeddings' weight).
+void EmitBertHead(ModelBuilder& b, const HfConfig& c, Family family, Head head,
+                  const std::string& word, uint64_t emb) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size;
   b.SetHead(true);
   const uint64_t labels = NumLabels(b, c);
-  switch (spec->head) {
+  switch (head) {
     case Head::kNone:
       break;
     case Head::kMaskedLm:
       if (family == Family::kBert) {
-        b.Linear("cls.predictions.transform.dense", h, h, true);
-        b.LayerNorm("cls.predictions.transform.LayerNorm", h);
-        b.Tied("cls.predictions.decoder.weight", {hp.vocab_size, h}, word);
-        b.Param("cls.predictions.bias", {hp.vocab_size});
-        b.Tied("cls.predictions.decoder.bias", {hp.vocab_size}, "cls.predictions.bias");
+        EmitBertClsPredictions(b, word);
       } else if (family == Family::kElectra) {
         b.LayerNorm("generator_predictions.LayerNorm", emb);
         b.Linear("generator_predictions.dense", h, emb, true);
@@ -192,11 +212,7 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
         b.Linear("discriminator_predictions.dense_prediction", h, 1, true);
         break;
       }
-      b.Linear("cls.predictions.transform.dense", h, h, true);
-      b.LayerNorm("cls.predictions.transform.LayerNorm", h);
-      b.Tied("cls.predictions.decoder.weight", {hp.vocab_size, h}, word);
-      b.Param("cls.predictions.bias", {hp.vocab_size});
-      b.Tied("cls.predictions.decoder.bias", {hp.vocab_size}, "cls.predictions.bias");
+      EmitBertClsPredictions(b, word);
       b.Linear("cls.seq_relationship", h, 2, true);
       break;
     case Head::kNextSentence:
@@ -221,6 +237,44 @@ Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Fami
       break;
   }
   b.SetHead(false);
+}
+
+Result<Model> BuildBertLike(const HfConfig& c, const BuildOptions& options, Family family) {
+  const Names names = NamesOf(family);
+  const std::string base_class = std::string(names.type_prefix) + "Model";
+  const std::string cls = HeadClass(c, options, names.type_prefix, base_class);
+  auto spec = ParseHead(family, cls, base_class);
+  if (!spec) {
+    std::string t(names.type_prefix);
+    return UnknownHead(c, cls, base_class + ", " + t + "ForMaskedLM, " + t +
+                                   "ForSequenceClassification, " + t + "ForTokenClassification, " +
+                                   t + "ForQuestionAnswering, " + t + "ForMultipleChoice");
+  }
+  ModelBuilder b(c);
+  Model& m = b.model();
+  m.architecture = cls;
+  auto& hp = m.hp;
+  BertShape shape = ReadBertShape(b, c, family);
+  if (b.failed()) return b.Finish();
+  MEMFIT_RETURN_IF_ERROR(CheckBertShape(b, c, shape));
+  if (b.failed()) return b.Finish();
+
+  const bool is_base = spec->head == Head::kNone;
+  const std::string p = is_base ? "" : std::string(names.prefix) + ".";
+  EmitBertEmbeddings(b, p, family, shape);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    EmitBertLayer(b, Layer(p + "encoder.layer", i), shape);
+    // Encoder-only: bidirectional attention, no KV cache.
+    hp.layers.push_back(DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
+  }
+  // The base AutoModel (accelerate's view) always has BERT's and RoBERTa's pooler.
+  if (family != Family::kElectra) {
+    b.SetBaseOnly(!spec->pooler);
+    b.Linear(p + "pooler.dense", hp.hidden_size, hp.hidden_size, true);
+    b.SetBaseOnly(false);
+  }
+  EmitBertHead(b, c, family, spec->head, p + "embeddings.word_embeddings.weight", shape.emb);
 
   // transformers 4.42's _no_split_modules: BertModel ["BertEmbeddings", "BertLayer"]; RoBERTa and
   // XLM-R ["...Embeddings", "...SelfAttention", "...SdpaSelfAttention"]; ELECTRA none.

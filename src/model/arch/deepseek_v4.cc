@@ -53,7 +53,6 @@
 namespace memfit::arch {
 namespace {
 
-
 // An integer JSON value in [lo, hi] (nlohmann keeps parsed positives unsigned, built ones signed).
 bool InRange(const nlohmann::json& v, uint64_t lo, uint64_t hi) {
   if (!v.is_number_integer()) return false;
@@ -89,7 +88,8 @@ void V4Linear(ModelBuilder& b, const V4Storage& s, Store kind, const std::string
     b.Packed(m + ".scale", {out, in / 32}, Dtype::kF8E8M0, 0);
   } else {
     b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-    b.Packed(m + ".scale", {CeilDivOrZero(out, s.block_out), CeilDivOrZero(in, s.block_in)}, s.scale, 0);
+    b.Packed(m + ".scale", {CeilDivOrZero(out, s.block_out), CeilDivOrZero(in, s.block_in)},
+             s.scale, 0);
   }
 }
 
@@ -257,10 +257,9 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   return s;
 }
 
-Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
-  ModelBuilder b(c);
-  Model& m = b.model();
-  auto& hp = m.hp;
+// The dimensions model.py's ModelArgs names, into `d` and model.hp.
+V4Dims ReadV4Dims(ModelBuilder& b, const HfConfig& c) {
+  auto& hp = b.model().hp;
   V4Dims d;
   d.vocab = hp.vocab_size = Get(b, c.Uint("vocab_size"));
   d.h = hp.hidden_size = Get(b, c.Uint("hidden_size"));
@@ -280,19 +279,20 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
   hp.num_shared_experts = Get(b, c.UintOr("n_shared_experts", 1));
   d.hc = Get(b, c.Uint("hc_mult"));
   d.hash_layers = Get(b, c.UintOr("num_hash_layers", 0));
-  const uint64_t mtp = hp.num_mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
-  const uint64_t window = hp.sliding_window = Get(b, c.Uint("sliding_window"));
+  hp.num_mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+  hp.sliding_window = Get(b, c.Uint("sliding_window"));
   hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", 1));
   hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
   hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
-  V4Storage s = ReadStorage(b, c, o);
-  if (b.failed()) return b.Finish();
-  const auto positive = [&](uint64_t v, const char* key) -> std::optional<Error> {
-    if (v == 0) return MakeError("{}: field \"{}\" must not be zero", c.where(), key);
-    return std::nullopt;
-  };
+  return d;
+}
+
+// What model.py asserts or divides by: an error returned for the first broken rule; the
+// products the tensors use are checked for overflow into `b`.
+Status CheckV4Dims(ModelBuilder& b, const HfConfig& c, const V4Dims& d, const V4Storage& s) {
+  const auto& hp = b.model().hp;
   for (const auto& [v, key] : {std::pair{d.heads, "num_attention_heads"},
                                {d.head_dim, "head_dim"},
                                {d.q_lora, "q_lora_rank"},
@@ -305,7 +305,7 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
                                {d.inter, "moe_intermediate_size"},
                                {d.hc, "hc_mult"},
                                {d.h, "hidden_size"}}) {
-    if (auto e = positive(v, key)) return *e;
+    if (v == 0) return MakeError("{}: field \"{}\" must not be zero", c.where(), key);
   }
   if (hp.num_shared_experts != 1) {
     return MakeError(
@@ -339,6 +339,12 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
   MulDims(b, d.hc, d.h, "hc_mult x hidden_size");
   MulDims(b, d.o_groups, d.o_lora, "o_groups x o_lora_rank");
   MulDims(b, d.index_heads, d.index_dim, "index_n_heads x index_head_dim");
+  return Ok{};
+}
+
+// "compress_ratios": one entry per layer, then (when the list goes on) per MTP layer; the
+// entries past the list's end are 0 (no compressor).
+Result<std::vector<uint64_t>> ReadV4CompressRatios(const HfConfig& c, const Hyperparameters& hp) {
   auto ratios_it = c.raw().find("compress_ratios");
   if (ratios_it == c.raw().end() || !ratios_it->is_array()) {
     return MakeError(
@@ -353,7 +359,8 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
         "layers\")",
         c.where(), ratios.size(), hp.num_layers);
   }
-  std::vector<uint64_t> ratio(std::min<uint64_t>(ratios.size(), hp.num_layers + mtp), 0);
+  std::vector<uint64_t> ratio(
+      std::min<uint64_t>(ratios.size(), hp.num_layers + hp.num_mtp_layers), 0);
   for (uint64_t i = 0; i < ratio.size(); ++i) {
     const auto& r = ratios[i];
     if (!InRange(r, 0, uint64_t{1} << 20)) {
@@ -362,44 +369,33 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
     }
     ratio[i] = r.get<uint64_t>();
   }
-  if (b.failed()) return b.Finish();
-  if (s.fp8 && !s.nvfp4.empty()) {
-    m.assumptions.push_back(
-        "NVFP4 experts (ModelOpt MIXED_PRECISION): the modules quantization_config \"ignore\"s "
-        "(attention, shared experts, head, mtp.*) are assumed to keep the original release's "
-        "storage (block FP8 with float8_e8m0fnu scales; FP4 routed experts in mtp.*)");
-  }
-  if (c.model_type() == "deepseek_ref" && s.fp8 && !s.fp4_experts) {
-    m.notes.push_back(
-        "no \"expert_dtype\": routed experts stored as block FP8, as model.py "
-        "stores them without expert_dtype");
-  }
+  return ratio;
+}
 
-  b.Embedding("embed", d.vocab, d.h);
-  RotaryTables(b, o, "", d.rope);
-  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const uint64_t r = ratio[i];
-    Block(b, s, o, Layer("layers", i), d, i, r, true);
-    LayerInfo info;
-    info.attention = AttentionKind::kSliding;
-    info.num_heads = d.heads;
-    info.num_kv_heads = 1;
-    info.head_dim_k = d.head_dim;
-    info.head_dim_v = 0;  // K = V: one shared entry per token
-    info.window_tokens = window;
-    info.moe = true;
-    info.compress_ratio = r;
-    info.k_eq_v = true;
-    if (r == 4) info.indexer_head_dim = d.index_dim;
-    hp.layers.push_back(info);
-  }
-  b.RmsNorm("norm", d.h);
-  HcHead(b, "", d);
-  b.SetHead(true);
-  b.Param("head.weight", {d.vocab, d.h});
-  b.SetHead(false);
-  // Multi-token prediction: stored, not loaded by transformers
-  // (_keys_to_ignore_on_load_unexpected).
+// The KV cache layout of layer `i`: a sliding window plus, by its ratio, compressed entries, all
+// of one shared K=V head.
+LayerInfo V4LayerInfo(const V4Dims& d, uint64_t window, uint64_t ratio) {
+  LayerInfo info;
+  info.attention = AttentionKind::kSliding;
+  info.num_heads = d.heads;
+  info.num_kv_heads = 1;
+  info.head_dim_k = d.head_dim;
+  info.head_dim_v = 0;  // K = V: one shared entry per token
+  info.window_tokens = window;
+  info.moe = true;
+  info.compress_ratio = ratio;
+  info.k_eq_v = true;
+  if (ratio == 4) info.indexer_head_dim = d.index_dim;
+  return info;
+}
+
+// Multi-token prediction: stored, not loaded by transformers
+// (_keys_to_ignore_on_load_unexpected).
+void EmitV4Mtp(ModelBuilder& b, const V4Storage& s, const BuildOptions& o, const V4Dims& d,
+               const std::vector<uint64_t>& ratio) {
+  Model& m = b.model();
+  const auto& hp = m.hp;
+  const uint64_t mtp = hp.num_mtp_layers;
   const size_t mtp_begin = m.tensors.size();
   for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
     const uint64_t id = hp.num_layers + k;
@@ -420,8 +416,27 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
         "not loaded by transformers",
         mtp, bytes));
   }
+}
+
+// What the storage implies beyond the tensors' dtypes, said before the tensors are built.
+void NoteV4StorageAssumptions(const HfConfig& c, const V4Storage& s, Model& m) {
+  if (s.fp8 && !s.nvfp4.empty()) {
+    m.assumptions.push_back(
+        "NVFP4 experts (ModelOpt MIXED_PRECISION): the modules quantization_config \"ignore\"s "
+        "(attention, shared experts, head, mtp.*) are assumed to keep the original release's "
+        "storage (block FP8 with float8_e8m0fnu scales; FP4 routed experts in mtp.*)");
+  }
+  if (c.model_type() == "deepseek_ref" && s.fp8 && !s.fp4_experts) {
+    m.notes.push_back(
+        "no \"expert_dtype\": routed experts stored as block FP8, as model.py "
+        "stores them without expert_dtype");
+  }
+}
+
+// The native storage's note, after the tensors.
+void NoteV4Storage(ModelBuilder& b, const V4Storage& s) {
   if (s.fp8) {
-    m.notes.push_back(fmt::format(
+    b.model().notes.push_back(fmt::format(
         "DeepSeek-V4 native storage: FP8 linears as float8_e4m3fn with a {} scale per {}x{} "
         "block{}",
         DtypeName(s.scale), s.block_out, s.block_in,
@@ -430,6 +445,35 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
                       : ""));
   }
   if (!s.nvfp4.empty()) NoteQuantization(b, s.nvfp4_q);
+}
+
+Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  const V4Dims d = ReadV4Dims(b, c);
+  V4Storage s = ReadStorage(b, c, o);
+  if (b.failed()) return b.Finish();
+  MEMFIT_RETURN_IF_ERROR(CheckV4Dims(b, c, d, s));
+  auto ratios = ReadV4CompressRatios(c, hp);
+  if (!ratios.has_value()) return ratios.error();
+  const std::vector<uint64_t>& ratio = ratios.value();
+  if (b.failed()) return b.Finish();
+  NoteV4StorageAssumptions(c, s, m);
+
+  b.Embedding("embed", d.vocab, d.h);
+  RotaryTables(b, o, "", d.rope);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    Block(b, s, o, Layer("layers", i), d, i, ratio[i], true);
+    hp.layers.push_back(V4LayerInfo(d, hp.sliding_window, ratio[i]));
+  }
+  b.RmsNorm("norm", d.h);
+  HcHead(b, "", d);
+  b.SetHead(true);
+  b.Param("head.weight", {d.vocab, d.h});
+  b.SetHead(false);
+  EmitV4Mtp(b, s, o, d, ratio);
+  NoteV4Storage(b, s);
   m.no_split_patterns = {"layers.*", "mtp.*"};
   return b.Finish();
 }

@@ -15,13 +15,17 @@
 // - No final norm: hyper_connection_mixer (a gated residual without block_inject) folds the
 //   streams; lm_head; the Qwen3.5 vision tower under model.visual; mtp.* stored, not loaded.
 // Sources: transformers models/qwen4_exp/modular_qwen4_exp.py and configuration_qwen4_exp.py
-// (Qwen4ExpTextNGramEmbedding's prime vocabularies, Qwen4ExpTextPLELayer, Qwen4ExpTextGatedResidual,
-// Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the Qwen3.8-Flash-Next BF16 checkpoint as its
-// shard headers list them (fc_embedding/fc_hidden [H, H], pre_fc_norm_hidden [hc H], fused experts).
+// (Qwen4ExpTextNGramEmbedding's prime vocabularies, Qwen4ExpTextPLELayer,
+// Qwen4ExpTextGatedResidual, Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the
+// Qwen3.8-Flash-Next BF16 checkpoint as its shard headers list them (fc_embedding/fc_hidden
+// [H, H], pre_fc_norm_hidden [hc H], fused experts).
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
+#include <utility>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
@@ -121,8 +125,9 @@ Qwen4Dims ReadQwen4Dims(ModelBuilder& b, const HfConfig& c, const Hyperparameter
   if (d.ple_layers.empty()) return d;
   const uint64_t heads = d.ngram >= 2 ? (d.ngram - 1) * d.per_ngram : 0;
   if (heads == 0 || d.ple_dim == 0 || d.ple_dim % heads != 0) {
-    return fail(fmt::format("\"ple_embed_dim\" = {} must be a positive multiple of the n-gram heads "
-                            "(\"ngram_size\" - 1) x \"heads_per_ngram\" = {}", d.ple_dim, heads));
+    return fail(fmt::format("\"ple_embed_dim\" = {} must be a positive multiple of the n-gram "
+                            "heads (\"ngram_size\" - 1) x \"heads_per_ngram\" = {}",
+                            d.ple_dim, heads));
   }
   if (d.base < 2 || d.base > kMaxNgramBase) {
     return fail(fmt::format("\"ngram_vocab_size_base\" = {} must be in [2, {}]", d.base,
@@ -151,8 +156,8 @@ void GatedResidual(ModelBuilder& b, const Quantization& q, const std::string& pa
 
 // The QSA indexer of a full-attention layer; returns the elements it caches per token: the raw
 // key and the cos/sin of its position (torch.cat([token_k, cos, sin]) in update_indexer).
-uint64_t Qwen4ExpIndexer(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwen4Dims& d,
-                 uint64_t h) {
+uint64_t Qwen4ExpIndexer(ModelBuilder& b, const Quantization& q, const std::string& l,
+                         const Qwen4Dims& d, uint64_t h) {
   const std::string x = l + ".self_attn.indexer";
   QLinear(b, q, x + ".index_qk_proj", h, (d.idx_heads + 1) * d.idx_dim, false);
   b.RmsNorm(x + ".q_layernorm", d.idx_dim);
@@ -190,7 +195,31 @@ void Ple(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwe
   b.Conv(p + ".conv1d", streams, streams, {d.ple_kernel}, false, streams);
 }
 
-// Layer kinds: "linear_attention", else one of the indexed full-attention names.
+// The names "layer_types" may use and whether each is a gated delta-net layer (the others are
+// indexed full attention). transformers' Qwen4ExpTextConfig validates the first three; the
+// builder also takes "full_attention" and "qwen_sparse_attention" as indexed attention. The
+// parser and its error both read this table, so the names an error lists are the names accepted.
+constexpr std::pair<std::string_view, bool> kQwen4LayerTypes[] = {
+    {"linear_attention", true},
+    {"deepseek_sparse_attention", false},
+    {"hybrid_indexed", false},
+    {"full_attention", false},
+    {"qwen_sparse_attention", false},
+};
+
+// "\"a\", \"b\" or \"c\"": every name of kQwen4LayerTypes, for the error.
+std::string Qwen4LayerTypeNames() {
+  std::string out;
+  const size_t n = std::size(kQwen4LayerTypes);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) out += i + 1 == n ? " or " : ", ";
+    out += fmt::format("\"{}\"", kQwen4LayerTypes[i].first);
+  }
+  return out;
+}
+
+// Per layer: true for a gated delta-net layer, from "layer_types" (kQwen4LayerTypes) or else
+// every "full_attention_interval"-th layer being full attention.
 Result<std::vector<bool>> LinearLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
   std::vector<bool> linear(layers);
   auto it = c.raw().find("layer_types");
@@ -206,12 +235,12 @@ Result<std::vector<bool>> LinearLayers(ModelBuilder& b, const HfConfig& c, uint6
   for (uint64_t i = 0; i < layers; ++i) {
     const auto& v = (*it)[i];
     const std::string t = v.is_string() ? v.get<std::string>() : "";
-    if (t != "linear_attention" && t != "deepseek_sparse_attention" && t != "hybrid_indexed" &&
-        t != "full_attention" && t != "qwen_sparse_attention") {
-      return MakeError("{}: \"layer_types\"[{}] must be \"linear_attention\", "
-                       "\"deepseek_sparse_attention\" or \"hybrid_indexed\"", c.where(), i);
+    const auto* hit = std::find_if(std::begin(kQwen4LayerTypes), std::end(kQwen4LayerTypes),
+                                   [&](const auto& k) { return k.first == t; });
+    if (hit == std::end(kQwen4LayerTypes)) {
+      return MakeError("{}: \"layer_types\"[{}] must be {}", c.where(), i, Qwen4LayerTypeNames());
     }
-    linear[i] = t == "linear_attention";
+    linear[i] = hit->second;
   }
   return linear;
 }

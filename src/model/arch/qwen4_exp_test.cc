@@ -239,6 +239,28 @@ TEST(Qwen4ExpBuilder, BadConfigsNameTheField) {
   fails_naming(j, "num_experts_per_tok");
 }
 
+// Every name "layer_types" accepts is named by the error for one it does not (the three
+// transformers validates and the two more the builder takes), and each of them builds.
+TEST(Qwen4ExpBuilder, UnknownLayerTypeErrorNamesEveryAcceptedType) {
+  auto j = TinyText();
+  j["layer_types"] = {"linear_attention", "linear_attention", "linear_attention",
+                      "sliding_attention"};
+  auto m = BuildJson(j);
+  ASSERT_FALSE(m);
+  const std::string& message = m.error().message;
+  EXPECT_NE(message.find("\"layer_types\"[3]"), std::string::npos) << message;
+  for (const char* type : {"linear_attention", "deepseek_sparse_attention", "hybrid_indexed",
+                           "full_attention", "qwen_sparse_attention"}) {
+    EXPECT_NE(message.find(std::string("\"") + type + "\""), std::string::npos)
+        << type << ": " << message;
+    if (std::string_view(type) == "linear_attention") continue;
+    j["layer_types"][3] = type;
+    auto ok = BuildJson(j);
+    ASSERT_TRUE(ok) << type << ": " << ok.error().message;
+    EXPECT_EQ(ok->hp.layers[3].mixer, LayerMixer::kAttention) << type;
+  }
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -1,0 +1,73 @@
+#pragma once
+// What the one DecoderSpec builder (BuildDecoder, decoder_skeleton.cc) reads from config.json
+// before it emits a tensor: LlamaConfig's basics, which layers slide, and the switches and widths
+// (biases, q/k norms, MoE layout, MTP layers, the per-layer lists) that shape the tensors beyond
+// Hyperparameters. decoder_skeleton.cc emits the tensors from these.
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "formats/hf_config_json.h"
+#include "model/arch/builder_kit.h"
+#include "model/arch/decoder_layer_kinds.h"
+#include "model/arch/decoder_spec.h"
+#include "model/arch/routed_moe.h"
+
+namespace memfit::arch {
+
+// Which layers use sliding-window attention, by the spec's SlidingRuleKind.
+// SmolLM3Config.__post_init__: without "layer_types", a layer slides when use_sliding_window and
+// sliding_window are set and the layer is a NoPE layer ("no_rope_layers"[i] == 0, by default
+// every "no_rope_layer_interval"-th layer). Exaone4Config: "layer_types" when present, else
+// "sliding_window_pattern": an integer N (every N-th layer global, default 4) or a string of 'L'
+// (local) and 'G' (global) repeated from layer 0, whose last layer is global. Both are asked per
+// layer: the loop that asks stops at the builder's tensor cap, so a hostile layer count allocates
+// nothing here.
+class SlidingRule {
+ public:
+  // Reads the keys rule `s.sliding` needs; failures go to `b`.
+  SlidingRule(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, uint64_t layers);
+
+  uint64_t window() const { return window_; }
+
+  // Whether layer `i` uses sliding-window attention.
+  bool operator()(uint64_t i) const;
+
+ private:
+  void ReadSmolLm3(ModelBuilder& b, const HfConfig& c, uint64_t layers);
+  void ReadExaone4(ModelBuilder& b, const HfConfig& c);
+  void ReadCohere2Moe(ModelBuilder& b, const HfConfig& c);
+
+  SlidingRuleKind kind_;
+  uint64_t layers_;
+  uint64_t prefix_ = 0, prefix_every_ = 1;  // kCohere2Moe's dense prefix
+  uint64_t window_ = 0;
+  uint64_t every_ = 1;  // the pattern, NoPE interval or max_window_layers
+  bool use_sliding_ = false;
+  std::vector<bool> types_;
+  std::string letters_;
+  const nlohmann::json* no_rope_ = nullptr;
+};
+
+// kLlama: LlamaConfig's reading (an explicit head_dim needs no divisibility: Qwen2.5-Omni's
+// talker is 896 wide with 12 heads of 128).
+void ReadLlamaBasics(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s);
+
+// The config's switches and widths that shape tensors beyond Hyperparameters.
+struct SkeletonConfig {
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool qk_norm = false, qk_per_head = false, routing_bias = false;
+  uint64_t shared = 0, sparse_step = 1, mtp_layers = 0;
+  std::unordered_set<uint64_t> mlp_only;
+  RoutedMoe routed{};
+  LayerKinds kinds;  // the per-layer lists (decoder_layer_kinds.h)
+};
+
+// Reads `r` after the basics: the bias and q/k-norm switches, the MoE keys, the MTP layers and
+// the per-layer lists (LayerKinds). Failures go to `b`.
+void ReadSkeletonConfig(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s,
+                        SkeletonConfig& r);
+
+}  // namespace memfit::arch
