@@ -13,21 +13,12 @@
 namespace memfit::cli {
 namespace {
 
-struct FitArgs {
-  ModelArgs model;
-  FitCommandRequest request;
-  std::string format = "table";
-  bool wide = false;
-};
+using FitArgs = RequestArgs<FitCommandRequest>;
 
 void RunFit(const FitArgs& args, Context& ctx) {
   auto format = ParseOutputFormat(args.format);
   if (!format) return ctx.Fail(format.error());
-  auto answer = WithQuery(args.model, [&](ModelQuery query) {
-    FitCommandRequest request = args.request;
-    request.model = std::move(query);
-    return RunFitCommandRequest(request);
-  });
+  auto answer = AnswerRequest(args, RunFitCommandRequest);
   if (!answer) return ctx.Fail(answer.error());
   if (answer->kind == FitAnswer::Kind::kLlamaCpp) {
     // GGUF models are planned the way llama.cpp --fit does (layers, context, n-cpu-moe).
@@ -45,15 +36,10 @@ void RunFit(const FitArgs& args, Context& ctx) {
 }  // namespace
 
 void AddFitCommand(CLI::App& app, Context& ctx) {
-  auto args = std::make_shared<FitArgs>();
-  FitCommandRequest& r = args->request;
-  auto* cmd = app.add_subcommand(
-      "fit", "will the model run on these devices: verdict, device map, speed bounds, advice");
-  AddModelArgs(*cmd, args->model);
-  BindOptions(*cmd, api::Options(r), ctx, &args->model);
-  AddFormatOption(*cmd, args->format);
-  AddWideFlag(*cmd, args->wide);
-  cmd->callback([args, &ctx] { RunFit(*args, ctx); });
+  auto args = AddRequestCommand<FitCommandRequest>(
+      app, ctx, "fit", "will the model run on these devices: verdict, device map, speed bounds, "
+                       "advice");
+  app.get_subcommand("fit")->callback([args, &ctx] { RunFit(*args, ctx); });
 }
 
 }  // namespace memfit::cli

@@ -22,14 +22,7 @@
 namespace memfit::cli {
 namespace {
 
-// The request's fields are the flags' variables (memfit/requests.h states the defaults);
-// MODEL's flags and the library versions are copied into it when the command runs.
-struct InferenceArgs {
-  ModelArgs model;
-  InferenceRequest request;
-  std::string format = "table";
-  bool wide = false;
-};
+using InferenceArgs = RequestArgs<InferenceRequest>;
 
 // The single dispatch point for llama.cpp / GGUF inference: the llama.cpp estimator with this
 // command's --context (absent: the same default as `memfit gguf inference`), --batch (parallel
@@ -45,11 +38,7 @@ void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
 void RunInference(InferenceArgs& args, Context& ctx) {
   auto format = ParseOutputFormat(args.format);
   if (!format) return ctx.Fail(format.error());
-  auto answer = WithQuery(args.model, [&](ModelQuery query) {
-    InferenceRequest request = args.request;
-    request.model = std::move(query);
-    return RunInferenceRequest(request);
-  });
+  auto answer = AnswerRequest(args, RunInferenceRequest);
   if (!answer) return ctx.Fail(answer.error());
   if (answer->llamacpp) return RunLlamaCpp(args, ctx, std::move(answer->resolved));
   ctx.out << RenderInferenceAnswer(*answer, *format, TerminalLayout(args.wide));
@@ -57,16 +46,9 @@ void RunInference(InferenceArgs& args, Context& ctx) {
 
 // The command and its flags, bound to an InferenceArgs; the caller sets the callback.
 std::shared_ptr<InferenceArgs> AddInferenceFlags(CLI::App& app, Context& ctx) {
-  auto a = std::make_shared<InferenceArgs>();
-  InferenceRequest& r = a->request;
-  auto* cmd = app.add_subcommand(
-      "inference", "memory to serve the model: weights, KV cache, prefill activations, CUDA "
-                   "context, per GPU (transformers, vLLM, SGLang)");
-  AddModelArgs(*cmd, a->model);
-  BindOptions(*cmd, api::Options(r), ctx, &a->model);
-  AddFormatOption(*cmd, a->format);
-  AddWideFlag(*cmd, a->wide);
-  return a;
+  return AddRequestCommand<InferenceRequest>(
+      app, ctx, "inference", "memory to serve the model: weights, KV cache, prefill activations, "
+                             "CUDA context, per GPU (transformers, vLLM, SGLang)");
 }
 
 }  // namespace
@@ -77,13 +59,7 @@ void AddInferenceCommand(CLI::App& app, Context& ctx) {
 }
 
 Result<InferenceRequest> InferenceRequestFromFlags(const std::vector<std::string>& args) {
-  CLI::App app;
-  std::ostringstream out, err;
-  Context ctx{out, err};
-  auto a = AddInferenceFlags(app, ctx);
-  MEMFIT_RETURN_IF_ERROR(ParseFlags(app, "inference", args));
-  a->request.model = QueryFor(a->model, std::make_shared<bool>(false));
-  return a->request;
+  return RequestFromFlags(AddInferenceFlags, "inference", args);
 }
 
 }  // namespace memfit::cli

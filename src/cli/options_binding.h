@@ -3,7 +3,9 @@
 // with its names, help (unit, values and default), and the same checks the API runs, so a
 // spelling, a default or an error is the same in every front end.
 
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +13,7 @@
 #include "api/options.h"
 #include "cli/command.h"
 #include "cli/model_loader.h"
+#include "cli/terminal.h"
 
 namespace memfit::cli {
 
@@ -30,5 +33,42 @@ void BindOptions(CLI::App& cmd, std::vector<api::Option> options, Context& ctx,
 
 // --format, the CLI's own option: table, json, csv or markdown.
 void AddFormatOption(CLI::App& cmd, std::string& format);
+
+// What a request command's flags fill: MODEL's flags, the request (its fields are the flags'
+// variables; memfit/requests.h states the defaults), --format and --wide.
+template <typename Request>
+struct RequestArgs {
+  ModelArgs model;
+  Request request;
+  std::string format = "table";
+  bool wide = false;
+};
+
+// The subcommand `name` of a request (inference, train, fit): MODEL's flags, the request's
+// option-table flags, --format and --wide, bound to the RequestArgs returned; the caller sets the
+// callback.
+template <typename Request>
+std::shared_ptr<RequestArgs<Request>> AddRequestCommand(CLI::App& app, Context& ctx,
+                                                        const std::string& name,
+                                                        const std::string& help) {
+  auto a = std::make_shared<RequestArgs<Request>>();
+  auto* cmd = app.add_subcommand(name, help);
+  AddModelArgs(*cmd, a->model);
+  BindOptions(*cmd, api::Options(a->request), ctx, &a->model);
+  AddFormatOption(*cmd, a->format);
+  AddWideFlag(*cmd, a->wide);
+  return a;
+}
+
+// `run(request)` on the flags' request with MODEL's query in it (a progress line left open is
+// ended): the command's answer, or its error.
+template <typename Request, typename Run>
+auto AnswerRequest(const RequestArgs<Request>& args, Run run) {
+  return WithQuery(args.model, [&](ModelQuery query) {
+    Request request = args.request;
+    request.model = std::move(query);
+    return run(request);
+  });
+}
 
 }  // namespace memfit::cli

@@ -3,11 +3,14 @@
 // that `memfit validate`'s rows (memfit/validation.h) and the API's bodies build the same request
 // as the CLI.
 
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
+#include "cli/model_loader.h"
 #include "memfit/requests.h"
 #include "memfit/result.h"
 
@@ -20,5 +23,18 @@ Result<InferenceRequest> InferenceRequestFromFlags(const std::vector<std::string
 
 // Parses `args` as the arguments of `app`'s subcommand `command`, without running its callback.
 Status ParseFlags(CLI::App& app, const std::string& command, const std::vector<std::string>& args);
+
+// The request `add(app, ctx)`'s subcommand `command` builds from `args`, not run.
+template <typename Add>
+auto RequestFromFlags(Add add, const std::string& command, const std::vector<std::string>& args)
+    -> Result<decltype(add(std::declval<CLI::App&>(), std::declval<Context&>())->request)> {
+  CLI::App app;
+  std::ostringstream out, err;
+  Context ctx{out, err};
+  auto a = add(app, ctx);
+  MEMFIT_RETURN_IF_ERROR(ParseFlags(app, command, args));
+  a->request.model = QueryFor(a->model, std::make_shared<bool>(false));
+  return a->request;
+}
 
 }  // namespace memfit::cli

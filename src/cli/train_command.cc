@@ -19,38 +19,21 @@
 namespace memfit::cli {
 namespace {
 
-// The request's fields are the flags' variables (memfit/requests.h states the defaults).
-struct TrainArgs {
-  ModelArgs model;
-  TrainRequest request;
-  std::string format = "table";
-  bool wide = false;
-};
+using TrainArgs = RequestArgs<TrainRequest>;
 
 void RunTrain(TrainArgs& args, Context& ctx) {
   auto format = ParseOutputFormat(args.format);
   if (!format) return ctx.Fail(format.error());
-  auto answer = WithQuery(args.model, [&](ModelQuery query) {
-    TrainRequest request = args.request;
-    request.model = std::move(query);
-    return RunTrainRequest(request);
-  });
+  auto answer = AnswerRequest(args, RunTrainRequest);
   if (!answer) return ctx.Fail(answer.error());
   ctx.out << RenderTrainAnswer(*answer, *format, TerminalLayout(args.wide));
 }
 
 // The command and its flags, bound to a TrainArgs; the caller sets the callback.
 std::shared_ptr<TrainArgs> AddTrainFlags(CLI::App& app, Context& ctx) {
-  auto a = std::make_shared<TrainArgs>();
-  TrainRequest& r = a->request;
-  auto* cmd = app.add_subcommand(
-      "train", "memory to fine-tune or train the model, per GPU (and CPU RAM when offloading), "
-               "with the peak and the stage where it occurs");
-  AddModelArgs(*cmd, a->model);
-  BindOptions(*cmd, api::Options(r), ctx, &a->model);
-  AddFormatOption(*cmd, a->format);
-  AddWideFlag(*cmd, a->wide);
-  return a;
+  return AddRequestCommand<TrainRequest>(
+      app, ctx, "train", "memory to fine-tune or train the model, per GPU (and CPU RAM when "
+                         "offloading), with the peak and the stage where it occurs");
 }
 
 }  // namespace
@@ -61,13 +44,7 @@ void AddTrainCommand(CLI::App& app, Context& ctx) {
 }
 
 Result<TrainRequest> TrainRequestFromFlags(const std::vector<std::string>& args) {
-  CLI::App app;
-  std::ostringstream out, err;
-  Context ctx{out, err};
-  auto a = AddTrainFlags(app, ctx);
-  MEMFIT_RETURN_IF_ERROR(ParseFlags(app, "train", args));
-  a->request.model = QueryFor(a->model, std::make_shared<bool>(false));
-  return a->request;
+  return RequestFromFlags(AddTrainFlags, "train", args);
 }
 
 }  // namespace memfit::cli

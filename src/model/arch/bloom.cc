@@ -50,19 +50,7 @@ Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
                                   .intermediate_size = 4 * h});
   }
   b.LayerNorm("transformer.ln_f", h);
-  if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.word_embeddings.weight");
-    } else {
-      b.Linear("lm_head", h, hp.vocab_size, false);
-    }
-    b.SetHead(false);
-  } else if (head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: bloom has no double-heads model", c.where()));
-  } else {
-    ClassifierHead(b, head, h, labels);
-  }
+  GptStyleHead(b, c, head, "bloom", "transformer.word_embeddings", labels);
   m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["BloomBlock"]
   m.base_model_prefix = "transformer.";
   return b.Finish();

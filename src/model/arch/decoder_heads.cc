@@ -1,5 +1,6 @@
 #include "model/arch/decoder_heads.h"
 #include "formats/hf_config_json.h"
+#include "model/arch/decoder_kit.h"
 
 #include <cstdio>
 
@@ -54,6 +55,17 @@ void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t nu
       break;
   }
   b.SetHead(false);
+}
+
+void GptStyleHead(ModelBuilder& b, const HfConfig& c, HeadKind head, std::string_view family,
+                  const std::string& embed, uint64_t num_labels) {
+  if (head == HeadKind::kCausalLm) {
+    LmHead(b, embed);
+  } else if (head == HeadKind::kDoubleHeads) {
+    b.Fail(MakeError("{}: {} has no double-heads model", c.where(), family));
+  } else {
+    ClassifierHead(b, head, b.model().hp.hidden_size, num_labels);
+  }
 }
 
 bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {

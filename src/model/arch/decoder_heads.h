@@ -33,6 +33,12 @@ HeadKind ResolveHead(ModelBuilder& b, const HfConfig& config, const BuildOptions
 // others), marked in_head.
 void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels);
 
+// The head of a GPT-style family without a double-heads model (bloom, mpt) over its final
+// hidden features: the causal LM's lm_head (LmHead, tied to `embed`), ClassifierHead's, or an
+// error naming `family` for GPT2DoubleHeadsModel's.
+void GptStyleHead(ModelBuilder& b, const HfConfig& c, HeadKind head, std::string_view family,
+                  const std::string& embed, uint64_t num_labels);
+
 // GPT-2-style hyperparameters (gpt2, gpt_bigcode, gptj): n_embd, n_layer, n_head, n_positions
 // (each also under its hidden_size-style name), vocab_size, tie_word_embeddings (default `tie`),
 // activation_function (default `activation`), LayerNorm. Errors are recorded in `b`.

@@ -7,6 +7,7 @@
 // the 4.4x releases memfit calls current. Positions are learned (wpe), not rotary.
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/decoder_heads.h"
 #include "model/arch/families.h"
 
@@ -67,20 +68,15 @@ Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
   }
   b.LayerNorm("transformer.ln_f", h);
   if (head == HeadKind::kCausalLm || head == HeadKind::kDoubleHeads) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.wte.weight");
-    } else {
-      b.Linear("lm_head", h, hp.vocab_size, false);
+    LmHead(b, "transformer.wte");
+    // GPT2DoubleHeadsModel's SequenceSummary: a projection to num_labels
+    // (summary_proj_to_labels) or to hidden.
+    if (head == HeadKind::kDoubleHeads && Get(b, c.BoolOr("summary_use_proj", true))) {
+      const bool to_labels = Get(b, c.BoolOr("summary_proj_to_labels", true)) && labels > 0;
+      b.SetHead(true);
+      b.Linear("multiple_choice_head.summary", h, to_labels ? labels : h, true);
+      b.SetHead(false);
     }
-    if (head == HeadKind::kDoubleHeads) {
-      // SequenceSummary: a projection to num_labels (summary_proj_to_labels) or to hidden.
-      if (Get(b, c.BoolOr("summary_use_proj", true))) {
-        const bool to_labels = Get(b, c.BoolOr("summary_proj_to_labels", true)) && labels > 0;
-        b.Linear("multiple_choice_head.summary", h, to_labels ? labels : h, true);
-      }
-    }
-    b.SetHead(false);
   } else {
     ClassifierHead(b, head, h, labels);
   }

@@ -7,6 +7,7 @@
 // 4.42 and in current releases. Positions are learned (wpe).
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/decoder_heads.h"
 #include "model/arch/families.h"
 
@@ -47,13 +48,7 @@ Result<Model> BuildGptBigcode(const HfConfig& c, const BuildOptions& options) {
   b.LayerNorm("transformer.ln_f", h);
   b.Buffer("transformer.bias", {pos, pos}, Dtype::kBool, false);
   if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.wte.weight");
-    } else {
-      b.Linear("lm_head", h, hp.vocab_size, false);
-    }
-    b.SetHead(false);
+    LmHead(b, "transformer.wte");
   } else if (head == HeadKind::kQuestionAnswering || head == HeadKind::kDoubleHeads) {
     b.Fail(MakeError("{}: gpt_bigcode has causal LM, sequence and token classification heads only",
                      c.where()));

@@ -8,6 +8,7 @@
 // current convention (see docs/architectures.md).
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/decoder_heads.h"
 #include "model/arch/families.h"
 
@@ -47,14 +48,7 @@ Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
   }
   b.LayerNorm("transformer.ln_f", h);
   if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.wte.weight");
-      b.Param("lm_head.bias", {hp.vocab_size});
-    } else {
-      b.Linear("lm_head", h, hp.vocab_size, true);
-    }
-    b.SetHead(false);
+    LmHead(b, "transformer.wte", /*bias=*/true);
   } else if (head == HeadKind::kDoubleHeads) {
     b.Fail(MakeError("{}: gptj has no double-heads model", c.where()));
   } else if (head == HeadKind::kQuestionAnswering) {

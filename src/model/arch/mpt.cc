@@ -59,19 +59,7 @@ Result<Model> BuildMpt(const HfConfig& c, const BuildOptions& options) {
                                   .intermediate_size = hp.intermediate_size});
   }
   b.LayerNorm("transformer.norm_f", h, false);
-  if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.wte.weight");
-    } else {
-      b.Linear("lm_head", h, hp.vocab_size, false);
-    }
-    b.SetHead(false);
-  } else if (head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: mpt has no double-heads model", c.where()));
-  } else {
-    ClassifierHead(b, head, h, labels);
-  }
+  GptStyleHead(b, c, head, "mpt", "transformer.wte", labels);
   m.no_split_patterns = {"transformer.blocks.*"};  // _no_split_modules = ["MptBlock"]
   m.base_model_prefix = "transformer.";
   return b.Finish();
