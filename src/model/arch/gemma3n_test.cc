@@ -21,25 +21,19 @@ using testing::FindTensor;
 // Two layers (the second KV-shared), hidden 8, 2 heads and 1 KV head of 4, MLP widths 12 and 6
 // (a per-layer list), per-layer input 2 over a vocabulary of 6, AltUp 2 inputs, LAuReL rank 3.
 nlohmann::json TinyText() {
-  return {{"model_type", "gemma3n_text"},
-          {"architectures", {"Gemma3nForCausalLM"}},
-          {"torch_dtype", "float32"},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", {12, 6}},
-          {"hidden_size_per_layer_input", 2},
-          {"vocab_size_per_layer_input", 6},
-          {"altup_num_inputs", 2},
-          {"laurel_rank", 3},
-          {"num_kv_shared_layers", 1},
-          {"sliding_window", 4},
-          {"layer_types", {"sliding_attention", "sliding_attention"}},
-          {"activation_sparsity_pattern", {0.95, 0.0}},
-          {"max_position_embeddings", 16}};
+  return testing::TinyDecoderWith(
+      "gemma3n_text",
+      {{"architectures", {"Gemma3nForCausalLM"}},
+       {"head_dim", 4},
+       {"intermediate_size", {12, 6}},
+       {"hidden_size_per_layer_input", 2},
+       {"vocab_size_per_layer_input", 6},
+       {"altup_num_inputs", 2},
+       {"laurel_rank", 3},
+       {"num_kv_shared_layers", 1},
+       {"sliding_window", 4},
+       {"layer_types", {"sliding_attention", "sliding_attention"}},
+       {"activation_sparsity_pattern", {0.95, 0.0}}});
 }
 
 // Audio: hidden 4, 2 heads of 2, one conformer block, conv kernel 3, 8 mel bins, SSCP channels

@@ -13,13 +13,16 @@ using testing::BuildJson;
 using testing::FindTensor;
 
 nlohmann::json TinyGlm4Moe() {
-  return {{"model_type", "glm4_moe"}, {"architectures", {"Glm4MoeForCausalLM"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"head_dim", 4},
-          {"intermediate_size", 12}, {"moe_intermediate_size", 6}, {"n_routed_experts", 4},
-          {"n_shared_experts", 1}, {"num_experts_per_tok", 2}, {"first_k_dense_replace", 1},
-          {"attention_bias", true}, {"num_nextn_predict_layers", 1},
-          {"max_position_embeddings", 16}, {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("glm4_moe",
+                                  {{"architectures", {"Glm4MoeForCausalLM"}},
+                                   {"head_dim", 4},
+                                   {"moe_intermediate_size", 6},
+                                   {"n_routed_experts", 4},
+                                   {"n_shared_experts", 1},
+                                   {"num_experts_per_tok", 2},
+                                   {"first_k_dense_replace", 1},
+                                   {"attention_bias", true},
+                                   {"num_nextn_predict_layers", 1}});
 }
 
 // Attention per layer: norms 2 x 8, q 8x8 + 8, k 8x4 + 4, v 8x4 + 4, o 8x8 (no bias): 224.

@@ -20,25 +20,28 @@ using testing::FindTensor;
 // 2 heads, intermediate 8, image 4, patch 2 (4 patches, 5 positions). Perceiver: depth 1,
 // 2 heads of 3, 4 latents, q/k LayerNorms.
 nlohmann::json Tiny() {
-  return {{"model_type", "idefics"},
-          {"architectures", {"IdeficsForVisionText2Text"}},
-          {"torch_dtype", "float32"},
-          {"vocab_size", 10},
-          {"additional_vocab_size", 2},
-          {"hidden_size", 8},
-          {"intermediate_size", 12},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"cross_layer_interval", 2},
-          {"qk_layer_norms", true},
-          {"alpha_type", "float"},
-          {"use_resampler", true},
-          {"vision_config",
-           {{"embed_dim", 6}, {"intermediate_size", 8}, {"num_hidden_layers", 1},
-            {"num_attention_heads", 2}, {"image_size", 4}, {"patch_size", 2}}},
-          {"perceiver_config",
-           {{"resampler_depth", 1}, {"resampler_n_heads", 2}, {"resampler_head_dim", 3},
-            {"resampler_n_latents", 4}, {"qk_layer_norms_perceiver", true}}}};
+  return testing::TinyDecoderWith(
+      "idefics", {{"architectures", {"IdeficsForVisionText2Text"}},
+                  {"additional_vocab_size", 2},
+                  {"cross_layer_interval", 2},
+                  {"qk_layer_norms", true},
+                  {"alpha_type", "float"},
+                  {"use_resampler", true},
+                  {"vision_config",
+                   {{"embed_dim", 6},
+                    {"intermediate_size", 8},
+                    {"num_hidden_layers", 1},
+                    {"num_attention_heads", 2},
+                    {"image_size", 4},
+                    {"patch_size", 2}}},
+                  {"perceiver_config",
+                   {{"resampler_depth", 1},
+                    {"resampler_n_heads", 2},
+                    {"resampler_head_dim", 3},
+                    {"resampler_n_latents", 4},
+                    {"qk_layer_norms_perceiver", true}}},
+                  {"num_key_value_heads", nullptr},
+                  {"max_position_embeddings", nullptr}});
 }
 
 TEST(IdeficsBuilder, TinyConfigCountedByHand) {

@@ -15,12 +15,19 @@ using testing::BuildJson;
 using testing::FindTensor;
 
 nlohmann::json TinyText() {
-  return {{"model_type", "deepseek_v3"}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 12},
-          {"moe_intermediate_size", 3}, {"n_routed_experts", 2}, {"n_shared_experts", 1},
-          {"num_experts_per_tok", 1}, {"first_k_dense_replace", 1}, {"q_lora_rank", 4},
-          {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2}, {"qk_rope_head_dim", 2},
-          {"v_head_dim", 2}, {"max_position_embeddings", 16}};
+  return testing::TinyDecoderWith("deepseek_v3",
+                                  {{"moe_intermediate_size", 3},
+                                   {"n_routed_experts", 2},
+                                   {"n_shared_experts", 1},
+                                   {"num_experts_per_tok", 1},
+                                   {"first_k_dense_replace", 1},
+                                   {"q_lora_rank", 4},
+                                   {"kv_lora_rank", 4},
+                                   {"qk_nope_head_dim", 2},
+                                   {"qk_rope_head_dim", 2},
+                                   {"v_head_dim", 2},
+                                   {"num_key_value_heads", nullptr},
+                                   {"torch_dtype", nullptr}});
 }
 
 nlohmann::json TinyKimiK25() {

@@ -11,22 +11,16 @@ using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLfm2Moe() {
-  return {{"model_type", "lfm2_moe"},
-          {"architectures", {"Lfm2MoeForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"intermediate_size", 12},
-          {"moe_intermediate_size", 4},
-          {"num_experts", 3},
-          {"num_experts_per_tok", 2},
-          {"num_dense_layers", 1},
-          {"use_expert_bias", true},
-          {"conv_L_cache", 3},
-          {"layer_types", {"conv", "full_attention"}},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("lfm2_moe",
+                                  {{"architectures", {"Lfm2MoeForCausalLM"}},
+                                   {"moe_intermediate_size", 4},
+                                   {"num_experts", 3},
+                                   {"num_experts_per_tok", 2},
+                                   {"num_dense_layers", 1},
+                                   {"use_expert_bias", true},
+                                   {"conv_L_cache", 3},
+                                   {"layer_types", {"conv", "full_attention"}},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Layer 0 (short conv, dense): conv 8 x 1 x 3 = 24, in_proj 8 x 24 = 192, out_proj 64,

@@ -11,20 +11,16 @@ using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLfm2() {
-  return {{"model_type", "lfm2"},
-          {"architectures", {"Lfm2ForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"block_ff_dim", 15},
-          {"block_multiple_of", 4},
-          {"block_ffn_dim_multiplier", 1.0},
-          {"block_auto_adjust_ff_dim", true},
-          {"conv_L_cache", 3},
-          {"full_attn_idxs", {1}},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("lfm2",
+                                  {{"architectures", {"Lfm2ForCausalLM"}},
+                                   {"block_ff_dim", 15},
+                                   {"block_multiple_of", 4},
+                                   {"block_ffn_dim_multiplier", 1.0},
+                                   {"block_auto_adjust_ff_dim", true},
+                                   {"conv_L_cache", 3},
+                                   {"full_attn_idxs", {1}},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // FFN width: int(2 x 15 / 3) = 10, x 1.0, rounded up to a multiple of 4: 12.

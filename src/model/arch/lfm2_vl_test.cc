@@ -14,12 +14,16 @@ using testing::FindTensor;
 
 // lfm2_test.cc's tiny LFM2 (1176 parameters) as text_config.
 nlohmann::json TinyLfm2Text() {
-  return {{"model_type", "lfm2"},       {"vocab_size", 10},
-          {"hidden_size", 8},           {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},   {"num_key_value_heads", 1},
-          {"block_ff_dim", 15},         {"block_multiple_of", 4},
-          {"block_ffn_dim_multiplier", 1.0}, {"block_auto_adjust_ff_dim", true},
-          {"conv_L_cache", 3},          {"layer_types", {"conv", "full_attention"}}};
+  return testing::TinyDecoderWith("lfm2",
+                                  {{"block_ff_dim", 15},
+                                   {"block_multiple_of", 4},
+                                   {"block_ffn_dim_multiplier", 1.0},
+                                   {"block_auto_adjust_ff_dim", true},
+                                   {"conv_L_cache", 3},
+                                   {"layer_types", {"conv", "full_attention"}},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr},
+                                   {"torch_dtype", nullptr}});
 }
 
 nlohmann::json TinyLfm2Vl() {

@@ -11,21 +11,16 @@ using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLlama4Text() {
-  return {{"model_type", "llama4_text"},
-          {"architectures", {"Llama4ForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 3},
-          {"intermediate_size_mlp", 12},
-          {"num_local_experts", 2},
-          {"interleave_moe_layer_step", 2},
-          {"no_rope_layer_interval", 2},
-          {"attention_chunk_size", 16},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("llama4_text",
+                                  {{"architectures", {"Llama4ForCausalLM"}},
+                                   {"head_dim", 4},
+                                   {"intermediate_size", 3},
+                                   {"intermediate_size_mlp", 12},
+                                   {"num_local_experts", 2},
+                                   {"interleave_moe_layer_step", 2},
+                                   {"no_rope_layer_interval", 2},
+                                   {"attention_chunk_size", 16},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Layer 0 (dense, RoPE -> chunked): q 64, k 32, v 32, o 64, gate/up/down 3 x 8 x 12 = 288,

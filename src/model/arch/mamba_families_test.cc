@@ -25,9 +25,13 @@ std::vector<uint64_t> Shape(const Model& m, const std::string& name) {
 // Vocab 10, hidden 8, 2 layers, d_inner 16, d_state 2, kernel 3, time_step_rank "auto" =
 // ceil(8 / 16) = 1, float32.
 nlohmann::json TinyMamba(const std::string& type) {
-  return {{"model_type", type}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"intermediate_size", 16}, {"state_size", 2},
-          {"conv_kernel", 3}, {"time_step_rank", "auto"}, {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith(type, {{"intermediate_size", 16},
+                                         {"state_size", 2},
+                                         {"conv_kernel", 3},
+                                         {"time_step_rank", "auto"},
+                                         {"num_attention_heads", nullptr},
+                                         {"num_key_value_heads", nullptr},
+                                         {"max_position_embeddings", nullptr}});
 }
 
 // Per layer (MambaConfig: use_bias and use_conv_bias true): norm 8; conv1d [16, 1, 3] 48 + bias
@@ -101,10 +105,18 @@ TEST(FalconMambaBuilder, TinyConfigCountsByHand) {
 
 // Vocab 10, hidden 8, expand 2 -> d_inner 16 = 4 heads x 4, 1 group, state 2, kernel 3.
 nlohmann::json TinyMamba2() {
-  return {{"model_type", "mamba2"}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"expand", 2}, {"num_heads", 4}, {"head_dim", 4},
-          {"n_groups", 1}, {"state_size", 2}, {"conv_kernel", 3}, {"chunk_size", 64},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("mamba2",
+                                  {{"expand", 2},
+                                   {"num_heads", 4},
+                                   {"head_dim", 4},
+                                   {"n_groups", 1},
+                                   {"state_size", 2},
+                                   {"conv_kernel", 3},
+                                   {"chunk_size", 64},
+                                   {"num_attention_heads", nullptr},
+                                   {"num_key_value_heads", nullptr},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // conv_dim = 16 + 2 x 1 x 2 = 20. Per layer: norm 8; in_proj [16 + 20 + 4, 8] = 320; conv1d

@@ -15,11 +15,12 @@ using testing::FindTensor;
 
 // Two layers, hidden 8, two heads; MLA q_lora 4, kv_lora 4, qk_nope 2, qk_rope 2; float32.
 nlohmann::json TinyMla(const std::string& model_type) {
-  return {{"model_type", model_type}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 12},
-          {"q_lora_rank", 4}, {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2},
-          {"qk_rope_head_dim", 2}, {"max_position_embeddings", 16},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith(model_type,
+                                  {{"q_lora_rank", 4},
+                                   {"kv_lora_rank", 4},
+                                   {"qk_nope_head_dim", 2},
+                                   {"qk_rope_head_dim", 2},
+                                   {"num_key_value_heads", nullptr}});
 }
 
 nlohmann::json TinyGlm4MoeLite() {

@@ -12,27 +12,21 @@ using testing::FindTensor;
 
 // Two layers, full_attention_interval 2: layer 0 gated delta-net, layer 1 full attention.
 nlohmann::json TinyQwen3Next() {
-  return {{"model_type", "qwen3_next"},
-          {"architectures", {"Qwen3NextForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 12},
-          {"full_attention_interval", 2},
-          {"linear_num_key_heads", 1},
-          {"linear_num_value_heads", 2},
-          {"linear_key_head_dim", 2},
-          {"linear_value_head_dim", 3},
-          {"linear_conv_kernel_dim", 4},
-          {"num_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3},
-          {"shared_expert_intermediate_size", 5},
-          {"partial_rotary_factor", 0.25},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("qwen3_next",
+                                  {{"architectures", {"Qwen3NextForCausalLM"}},
+                                   {"head_dim", 4},
+                                   {"full_attention_interval", 2},
+                                   {"linear_num_key_heads", 1},
+                                   {"linear_num_value_heads", 2},
+                                   {"linear_key_head_dim", 2},
+                                   {"linear_value_head_dim", 3},
+                                   {"linear_conv_kernel_dim", 4},
+                                   {"num_experts", 2},
+                                   {"num_experts_per_tok", 1},
+                                   {"moe_intermediate_size", 3},
+                                   {"shared_expert_intermediate_size", 5},
+                                   {"partial_rotary_factor", 0.25},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Key dim 1x2 = 2, value dim 2x3 = 6, conv channels 2x2 + 6 = 10.

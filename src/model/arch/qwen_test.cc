@@ -10,10 +10,12 @@ using testing::BuildJson;
 using testing::FindTensor;
 
 nlohmann::json TinyQwenV1() {
-  return {{"model_type", "qwen"}, {"architectures", {"QWenLMHeadModel"}}, {"vocab_size", 10},
-          {"hidden_size", 8}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
-          {"kv_channels", 4}, {"intermediate_size", 12}, {"no_bias", true},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("qwen",
+                                  {{"architectures", {"QWenLMHeadModel"}},
+                                   {"kv_channels", 4},
+                                   {"no_bias", true},
+                                   {"num_key_value_heads", nullptr},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Per block: ln_1 8, c_attn 8x24 + 24 = 216, c_proj 8x8 = 64, ln_2 8, w1 and w2 8x6 = 48 each,

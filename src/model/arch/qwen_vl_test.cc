@@ -181,13 +181,19 @@ TEST(Qwen3VlBuilder, MoeExpertsFusedInputFirst) {
 }
 
 nlohmann::json TinyQwen2Vl() {
-  return {{"model_type", "qwen2_vl"}, {"architectures", {"Qwen2VLForConditionalGeneration"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"intermediate_size", 12},
-          {"torch_dtype", "float32"},
-          {"vision_config", {{"depth", 1}, {"embed_dim", 4}, {"mlp_ratio", 2}, {"num_heads", 2},
-                             {"hidden_size", 8}, {"in_chans", 1}, {"patch_size", 2},
-                             {"temporal_patch_size", 1}, {"spatial_merge_size", 1}}}};
+  return testing::TinyDecoderWith(
+      "qwen2_vl", {{"architectures", {"Qwen2VLForConditionalGeneration"}},
+                   {"vision_config",
+                    {{"depth", 1},
+                     {"embed_dim", 4},
+                     {"mlp_ratio", 2},
+                     {"num_heads", 2},
+                     {"hidden_size", 8},
+                     {"in_chans", 1},
+                     {"patch_size", 2},
+                     {"temporal_patch_size", 1},
+                     {"spatial_merge_size", 1}}},
+                   {"max_position_embeddings", nullptr}});
 }
 
 // Text (Qwen2, q/k/v biases): per layer norms 16, q 64 + 8, k 32 + 4, v 32 + 4, o 64, MLP 288:

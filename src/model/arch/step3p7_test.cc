@@ -17,24 +17,18 @@ using testing::FindTensor;
 // Two layers, hidden 8, float32: layer 0 full attention with a dense MLP, layer 1 sliding with
 // the MoE block; one MTP layer.
 nlohmann::json TinyStep3p7() {
-  return {{"model_type", "step3p7"},
-          {"architectures", {"Step3p7FlashForCausalLM"}},
-          {"torch_dtype", "float32"},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 12},
-          {"sliding_window", 4},
-          {"layer_types", {"full_attention", "sliding_attention"}},
-          {"first_k_dense_replace", 1},
-          {"num_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3},
-          {"share_expert_dim", 3},
-          {"num_nextn_predict_layers", 1}};
+  return testing::TinyDecoderWith(
+      "step3p7", {{"architectures", {"Step3p7FlashForCausalLM"}},
+                  {"head_dim", 4},
+                  {"sliding_window", 4},
+                  {"layer_types", {"full_attention", "sliding_attention"}},
+                  {"first_k_dense_replace", 1},
+                  {"num_experts", 2},
+                  {"num_experts_per_tok", 1},
+                  {"moe_intermediate_size", 3},
+                  {"share_expert_dim", 3},
+                  {"num_nextn_predict_layers", 1},
+                  {"max_position_embeddings", nullptr}});
 }
 
 // embed 80. Attention (both layers): q 8 x 8 = 64, k 8 x 4 = 32, v 32, o 64, q_norm 4, k_norm 4:
