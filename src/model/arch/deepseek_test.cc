@@ -37,11 +37,8 @@ nlohmann::json TinyDeepseekV3() {
 // 432, shared_head norm 8 + head 80 = 744. Stored bytes: (1088 + 744) x 4 + two float32
 // e_score_correction_bias [2] buffers (layers 1 and 2) = 7328 + 16 = 7344.
 TEST(DeepseekBuilder, V3TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDeepseekV3());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1088u);
-  EXPECT_EQ(t.stored_bytes, 7344u);
+  auto m = testing::BuildCounted(TinyDeepseekV3(), 1088u, 7344u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_FALSE(m->hp.layers[0].moe);
   EXPECT_TRUE(m->hp.layers[1].moe);
@@ -86,18 +83,12 @@ TEST(DeepseekBuilder, V2WithoutQLora) {
 }
 
 TEST(DeepseekBuilder, HostileConfigsNameTheField) {
-  auto j = TinyDeepseekV3();
-  j.erase("kv_lora_rank");
-  testing::ExpectError(j, "kv_lora_rank");
-  j = TinyDeepseekV3();
-  j["num_attention_heads"] = 0;
-  testing::ExpectError(j, "num_attention_heads");
-  j = TinyDeepseekV3();
-  j["moe_layer_freq"] = 0;
-  testing::ExpectError(j, "moe_layer_freq");
-  j = TinyDeepseekV3();
-  j["hidden_size"] = uint64_t{1} << 45;
-  testing::ExpectError(j, "hidden_size");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"kv_lora_rank", nullptr}}, "kv_lora_rank");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"num_attention_heads", 0}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"moe_layer_freq", 0}}, "moe_layer_freq");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"hidden_size", uint64_t{1} << 45}},
+                               "hidden_size");
 }
 
 // DeepSeek-V3.2: each attention (the MTP layer's too) adds a lightning indexer: wq_b
@@ -109,11 +100,8 @@ TEST(DeepseekBuilder, V32IndexerCountsByHand) {
   j["index_n_heads"] = 2;
   j["index_head_dim"] = 4;
   j["index_topk"] = 8;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1264u);
-  EXPECT_EQ(t.stored_bytes, 8400u);
+  auto m = testing::BuildCounted(j, 1264u, 8400u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[0].indexer_head_dim, 4u);
   EXPECT_EQ(m->hp.layers[1].indexer_head_dim, 4u);
   EXPECT_EQ(m->hp.index_topk, 8u);

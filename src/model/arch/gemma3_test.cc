@@ -13,7 +13,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
@@ -42,11 +41,8 @@ nlohmann::json TinyGemma3() {
 // o 64, q_norm 4, k_norm 4, MLP 3 x 96 = 288, four norms 32 (520); two layers 1040; norm 8:
 // 1128; lm_head tied. 1394 parameters, float32: 5576 bytes.
 TEST(Gemma3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyGemma3());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1394u);
-  EXPECT_EQ(t.stored_bytes, 5576u);
+  auto m = testing::BuildCounted(TinyGemma3(), 1394u, 5576u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 36u);
   EXPECT_EQ(FindTensor(*m, "multi_modal_projector.mm_input_projection_weight")->shape,
@@ -116,18 +112,13 @@ TEST(Gemma3Builder, TextHyperparametersTakeTheClassDefaults) {
 }
 
 TEST(Gemma3Builder, HostileConfigsNameTheField) {
-  auto j = TinyGemma3();
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyGemma3();
-  j["text_config"]["model_type"] = "llama";
-  ExpectError(j, "text_config.model_type");
-  j = TinyGemma3();
-  j["text_config"]["vocab_size"] = uint64_t{1} << 50;
-  ExpectError(j, "vocab_size");
-  j = TinyGemma3();
-  j["text_config"] = "nope";
-  ExpectError(j, "text_config");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"text_config", {{"model_type", "llama"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"text_config", {{"vocab_size", uint64_t{1} << 50}}}},
+                               "vocab_size");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"text_config", "nope"}}, "text_config");
 }
 
 }  // namespace MEMFIT_TU

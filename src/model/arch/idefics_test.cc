@@ -138,37 +138,28 @@ TEST(IdeficsBuilder, BaseModelHasNoHeadAndAccelerateCachesAreFloat32) {
 
 TEST(IdeficsBuilder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("idefics");
-  auto j = Tiny();
-  j["cross_layer_interval"] = 0;
-  ExpectError(j, "cross_layer_interval");
-  j = Tiny();
-  j["alpha_type"] = "matrix";
-  ExpectError(j, "alpha_type");
-  j = Tiny();
-  j["alpha_initializer"] = "xavier";
-  ExpectError(j, "alpha_initializer");
-  j = Tiny();
-  j["vision_config"] = "clip";
-  ExpectError(j, "vision_config");
-  j = Tiny();
-  j["perceiver_config"]["resampler_n_latents"] = -3;
-  ExpectError(j, "resampler_n_latents");
-  j = Tiny();
-  j["vision_config"]["embed_dim"] = 7;  // not divisible by its 2 heads
-  ExpectError(j, "num_attention_heads");
-  j = Tiny();
-  j["num_hidden_layers"] = uint64_t{1} << 40;  // far above the tensor cap: fails at once
-  ExpectError(j, "num_hidden_layers");
-  j = Tiny();
-  j["vision_config"]["num_hidden_layers"] = uint64_t{1} << 40;
-  ExpectError(j, "vision_config: \"num_hidden_layers");
-  j = Tiny();
-  j["perceiver_config"]["resampler_depth"] = uint64_t{1} << 40;
-  ExpectError(j, "resampler_depth");
-  j = Tiny();
-  j["perceiver_config"]["resampler_head_dim"] = uint64_t{1} << 40;
-  j["perceiver_config"]["resampler_n_heads"] = uint64_t{1} << 40;
-  ExpectError(j, "resampler_n_heads x resampler_head_dim");
+  testing::ExpectPatchRejected(Tiny(), {{"cross_layer_interval", 0}}, "cross_layer_interval");
+  testing::ExpectPatchRejected(Tiny(), {{"alpha_type", "matrix"}}, "alpha_type");
+  testing::ExpectPatchRejected(Tiny(), {{"alpha_initializer", "xavier"}}, "alpha_initializer");
+  testing::ExpectPatchRejected(Tiny(), {{"vision_config", "clip"}}, "vision_config");
+  testing::ExpectPatchRejected(Tiny(), {{"perceiver_config", {{"resampler_n_latents", -3}}}},
+                               "resampler_n_latents");
+  // not divisible by its 2 heads
+  testing::ExpectPatchRejected(Tiny(), {{"vision_config", {{"embed_dim", 7}}}},
+                               "num_attention_heads");
+  // far above the tensor cap: fails at once
+  testing::ExpectPatchRejected(Tiny(), {{"num_hidden_layers", uint64_t{1} << 40}},
+                               "num_hidden_layers");
+  testing::ExpectPatchRejected(Tiny(),
+                               {{"vision_config", {{"num_hidden_layers", uint64_t{1} << 40}}}},
+                               "vision_config: \"num_hidden_layers");
+  testing::ExpectPatchRejected(
+      Tiny(), {{"perceiver_config", {{"resampler_depth", uint64_t{1} << 40}}}}, "resampler_depth");
+  testing::ExpectPatchRejected(
+      Tiny(),
+      {{"perceiver_config",
+        {{"resampler_head_dim", uint64_t{1} << 40}, {"resampler_n_heads", uint64_t{1} << 40}}}},
+      "resampler_n_heads x resampler_head_dim");
 }
 
 // HuggingFaceM4/tiny-random-idefics, a real config.json (as printed by onnx_diagnostic's docs,

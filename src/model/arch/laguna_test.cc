@@ -101,19 +101,14 @@ TEST(LagunaBuilder, GatingSinksAndDefaults) {
 }
 
 TEST(LagunaBuilder, BadListsAreNamed) {
+  testing::ExpectPatchRejected(TinyLaguna(), {{"num_attention_heads_per_layer", {4, 0}}},
+                               "num_attention_heads_per_layer");
+  testing::ExpectPatchRejected(TinyLaguna(), {{"num_attention_heads_per_layer", {4}}},
+                               "num_attention_heads_per_layer");
+  testing::ExpectPatchRejected(TinyLaguna(), {{"mlp_layer_types", {"dense", "moe"}}},
+                               "mlp_layer_types");
+  testing::ExpectPatchRejected(TinyLaguna(), {{"gating", "sometimes"}}, "gating");
   auto j = TinyLaguna();
-  j["num_attention_heads_per_layer"] = {4, 0};
-  testing::ExpectError(j, "num_attention_heads_per_layer");
-  j = TinyLaguna();
-  j["num_attention_heads_per_layer"] = {4};
-  testing::ExpectError(j, "num_attention_heads_per_layer");
-  j = TinyLaguna();
-  j["mlp_layer_types"] = {"dense", "moe"};
-  testing::ExpectError(j, "mlp_layer_types");
-  j = TinyLaguna();
-  j["gating"] = "sometimes";
-  testing::ExpectError(j, "gating");
-  j = TinyLaguna();
   j["rope_parameters"] = {{"full_attention", {{"partial_rotary_factor", 0.5}}}};
   testing::ExpectError(j, "rope_parameters");
   testing::ExpectHostileRejected("laguna");

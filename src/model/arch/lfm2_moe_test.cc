@@ -7,7 +7,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLfm2Moe() {
@@ -30,11 +29,8 @@ nlohmann::json TinyLfm2Moe() {
 // Embeddings 80 + embedding_norm 8, tied head: 1200 parameters; 1200 x 4 + 3 x 4 (float32
 // expert_bias) = 4812 bytes.
 TEST(Lfm2MoeBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyLfm2Moe());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1200u);
-  EXPECT_EQ(t.stored_bytes, 4812u);
+  auto m = testing::BuildCounted(TinyLfm2Moe(), 1200u, 4812u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kShortConv);
   EXPECT_FALSE(m->hp.layers[0].moe);
@@ -70,18 +66,11 @@ TEST(Lfm2MoeBuilder, ExpertBiasAndDenseLayersFollowTheConfig) {
 }
 
 TEST(Lfm2MoeBuilder, HostileConfigsNameTheField) {
-  auto j = TinyLfm2Moe();
-  j.erase("layer_types");
-  ExpectError(j, "layer_types");
-  j = TinyLfm2Moe();
-  j["num_experts"] = 0;
-  ExpectError(j, "num_experts");
-  j = TinyLfm2Moe();
-  j.erase("intermediate_size");
-  ExpectError(j, "intermediate_size");
-  j = TinyLfm2Moe();
-  j["layer_types"] = {"conv"};
-  ExpectError(j, "layer_types");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"layer_types", nullptr}}, "layer_types");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"num_experts", 0}}, "num_experts");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"intermediate_size", nullptr}},
+                               "intermediate_size");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"layer_types", {"conv"}}}, "layer_types");
 }
 
 // LiquidAI/LFM2-8B-A1B's config as a third-party port inlines it (the transformers defaults of

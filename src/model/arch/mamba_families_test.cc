@@ -252,38 +252,22 @@ TEST(MambaFamilies, RecurrentStateBytes) {
 }
 
 TEST(MambaFamilies, HostileConfigs) {
-  auto no_hidden = TinyMamba("mamba");
-  no_hidden.erase("hidden_size");
-  ExpectError(no_hidden, "hidden_size");
-  auto zero = TinyMamba("mamba");
-  zero["state_size"] = 0;
-  ExpectError(zero, "state_size");
-  auto rank = TinyMamba("falcon_mamba");
-  rank["time_step_rank"] = "big";
-  ExpectError(rank, "time_step_rank");
-  auto layers = TinyMamba("mamba");
-  layers["num_hidden_layers"] = "two";
-  ExpectError(layers, "num_hidden_layers");
-  auto expand = TinyMamba("mamba");
-  expand.erase("intermediate_size");
-  expand["expand"] = -1;
-  ExpectError(expand, "expand");
-  auto heads = TinyMamba2();
-  heads["num_heads"] = 3;  // 3 x 4 != 16
-  ExpectError(heads, "num_heads");
-  auto groups = TinyMamba2();
-  groups["n_groups"] = 0;
-  ExpectError(groups, "n_groups");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"hidden_size", nullptr}}, "hidden_size");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"state_size", 0}}, "state_size");
+  testing::ExpectPatchRejected(TinyMamba("falcon_mamba"), {{"time_step_rank", "big"}},
+                               "time_step_rank");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"num_hidden_layers", "two"}},
+                               "num_hidden_layers");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"intermediate_size", nullptr}, {"expand", -1}},
+                               "expand");
+  // 3 x 4 != 16
+  testing::ExpectPatchRejected(TinyMamba2(), {{"num_heads", 3}}, "num_heads");
+  testing::ExpectPatchRejected(TinyMamba2(), {{"n_groups", 0}}, "n_groups");
   testing::ExpectHostileRejected("jamba");
-  auto offset = TinyJamba();
-  offset["attn_layer_offset"] = 2;  // must be below the period
-  ExpectError(offset, "attn_layer_offset");
-  auto period = TinyJamba();
-  period["expert_layer_period"] = 0;
-  ExpectError(period, "expert_layer_offset");
-  auto conv = TinyJamba();
-  conv["mamba_d_conv"] = 0;
-  ExpectError(conv, "mamba_d_conv");
+  // must be below the period
+  testing::ExpectPatchRejected(TinyJamba(), {{"attn_layer_offset", 2}}, "attn_layer_offset");
+  testing::ExpectPatchRejected(TinyJamba(), {{"expert_layer_period", 0}}, "expert_layer_offset");
+  testing::ExpectPatchRejected(TinyJamba(), {{"mamba_d_conv", 0}}, "mamba_d_conv");
 }
 
 }  // namespace MEMFIT_TU

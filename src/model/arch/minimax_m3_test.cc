@@ -12,7 +12,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // Two layers, hidden 8, float32: layer 0 dense with full attention, layer 1 MoE with sparse
@@ -49,11 +48,8 @@ nlohmann::json TinyMiniMaxM3() {
 // lm_head 80: 1194 loaded parameters. MTP module (stored, not loaded): enorm 8, hnorm 8, eh_proj
 // 16 x 8 = 128, a sparse MoE layer 522, final_layernorm 8: 674. (1194 + 674) x 4 = 7472 bytes.
 TEST(MiniMaxM3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMiniMaxM3());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto totals = ComputeTotals(*m);
-  EXPECT_EQ(totals.parameters, 1194u);
-  EXPECT_EQ(totals.stored_bytes, 7472u);
+  auto m = testing::BuildCounted(TinyMiniMaxM3(), 1194u, 7472u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.index_q_proj.weight"), nullptr);
   const Tensor* index_q = FindTensor(*m, "model.layers.1.self_attn.index_q_proj.weight");
   ASSERT_NE(index_q, nullptr);
@@ -92,24 +88,18 @@ TEST(MiniMaxM3Builder, Nvfp4AndMxfp8ByHand) {
 }
 
 TEST(MiniMaxM3Builder, HostileConfigs) {
-  auto j = TinyMiniMaxM3();
-  j["moe_layer_freq"] = {0};
-  ExpectError(j, "moe_layer_freq");
-  j = TinyMiniMaxM3();
-  j["sparse_attention_config"]["sparse_index_dim"] = 0;
-  ExpectError(j, "sparse_index_dim");
-  j = TinyMiniMaxM3();
-  j["sparse_attention_config"]["sparse_disable_index_value"] = {0, 0};
-  ExpectError(j, "sparse_disable_index_value");
-  j = TinyMiniMaxM3();
-  j["attention_output_gate"] = true;
-  ExpectError(j, "attention_output_gate");
-  j = TinyMiniMaxM3();
-  j["num_mtp_modules"] = 100000;
-  ExpectError(j, "num_mtp_modules");
-  j = TinyMiniMaxM3();
-  j.erase("num_local_experts");
-  ExpectError(j, "num_local_experts");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"moe_layer_freq", {0}}}, "moe_layer_freq");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(),
+                               {{"sparse_attention_config", {{"sparse_index_dim", 0}}}},
+                               "sparse_index_dim");
+  testing::ExpectPatchRejected(
+      TinyMiniMaxM3(), {{"sparse_attention_config", {{"sparse_disable_index_value", {0, 0}}}}},
+      "sparse_disable_index_value");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"attention_output_gate", true}},
+                               "attention_output_gate");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"num_mtp_modules", 100000}}, "num_mtp_modules");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"num_local_experts", nullptr}},
+                               "num_local_experts");
 }
 
 // MiniMaxAI/MiniMax-M3 (text config; the card: ~428B total with the vision tower, ~23B active).

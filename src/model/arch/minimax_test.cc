@@ -109,9 +109,7 @@ TEST(MiniMaxBuilder, M1BadListsAreNamed) {
   testing::ExpectError(j, "attn_type_list");
   j["attn_type_list"] = {0, 2};
   testing::ExpectError(j, "attn_type_list");
-  j = TinyM1();
-  j["rotary_dim"] = 6;
-  testing::ExpectError(j, "rotary_dim");
+  testing::ExpectPatchRejected(TinyM1(), {{"rotary_dim", 6}}, "rotary_dim");
   testing::ExpectHostileRejected("minimax_m1");
 }
 

@@ -10,7 +10,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // Mistral4Config's keys (configuration_mistral4.py), tiny.
@@ -36,11 +35,8 @@ nlohmann::json TinyMistral4() {
 // gate_up_proj [2, 6, 8] 96 + down_proj [2, 8, 3] 48, shared experts 3 x 8 x 3 = 72 -> 432.
 // Embeddings 80, norm 8, untied lm_head 80: 1088 parameters, 4352 bytes (no router bias buffer).
 TEST(Mistral4Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMistral4());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1088u);
-  EXPECT_EQ(t.stored_bytes, 4352u);
+  auto m = testing::BuildCounted(TinyMistral4(), 1088u, 4352u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
   EXPECT_TRUE(m->hp.layers[1].moe);
@@ -75,11 +71,8 @@ nlohmann::json TinyMistral3WithMistral4() {
 // 48, ln_pre 4, one layer 144; norm 4, merging_layer 64, linear_1 [8, 4] 32, linear_2 [8, 8] 64),
 // the mistral4 text model above 1088: 1448 parameters, 5792 bytes, under transformers 5's names.
 TEST(Mistral4Builder, InsideMistral3DispatchesOnTextModelType) {
-  auto m = BuildJson(TinyMistral3WithMistral4());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1448u);
-  EXPECT_EQ(t.stored_bytes, 5792u);
+  auto m = testing::BuildCounted(TinyMistral3WithMistral4(), 1448u, 5792u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj"), nullptr);
@@ -92,15 +85,12 @@ TEST(Mistral4Builder, InsideMistral3DispatchesOnTextModelType) {
 }
 
 TEST(Mistral4Builder, HostileConfigsNameTheField) {
-  auto j = TinyMistral4();
-  j.erase("kv_lora_rank");
-  ExpectError(j, "kv_lora_rank");
-  j = TinyMistral4();
-  j["moe_intermediate_size"] = 0;
-  ExpectError(j, "moe_intermediate_size");
-  j = TinyMistral3WithMistral4();
-  j["text_config"].erase("qk_nope_head_dim");
-  ExpectError(j, "qk_nope_head_dim");
+  testing::ExpectPatchRejected(TinyMistral4(), {{"kv_lora_rank", nullptr}}, "kv_lora_rank");
+  testing::ExpectPatchRejected(TinyMistral4(), {{"moe_intermediate_size", 0}},
+                               "moe_intermediate_size");
+  testing::ExpectPatchRejected(TinyMistral3WithMistral4(),
+                               {{"text_config", {{"qk_nope_head_dim", nullptr}}}},
+                               "qk_nope_head_dim");
 }
 
 }  // namespace MEMFIT_TU

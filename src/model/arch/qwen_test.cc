@@ -45,19 +45,12 @@ TEST(QwenV1Builder, TinyConfigCountsByHand) {
 }
 
 TEST(QwenV1Builder, HostileConfigsNameTheField) {
-  auto j = TinyQwenV1();
-  j.erase("kv_channels");
-  testing::ExpectError(j, "kv_channels");
-  j = TinyQwenV1();
-  j["intermediate_size"] = 13;
-  testing::ExpectError(j, "intermediate_size");
-  j = TinyQwenV1();
-  j["num_attention_heads"] = 0;
-  testing::ExpectError(j, "num_attention_heads");
-  j = TinyQwenV1();
-  j["kv_channels"] = uint64_t{1} << 40;
-  j["num_attention_heads"] = uint64_t{1} << 30;
-  EXPECT_FALSE(BuildJson(j));
+  testing::ExpectPatchRejected(TinyQwenV1(), {{"kv_channels", nullptr}}, "kv_channels");
+  testing::ExpectPatchRejected(TinyQwenV1(), {{"intermediate_size", 13}}, "intermediate_size");
+  testing::ExpectPatchRejected(TinyQwenV1(), {{"num_attention_heads", 0}}, "num_attention_heads");
+  testing::ExpectPatchRejected(
+      TinyQwenV1(),
+      {{"kv_channels", uint64_t{1} << 40}, {"num_attention_heads", uint64_t{1} << 30}}, "");
 }
 
 }  // namespace MEMFIT_TU
