@@ -17,21 +17,10 @@ using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyGemma3() {
-  auto text = TinyDecoder("gemma3_text");
-  text.erase("torch_dtype");
-  text["head_dim"] = 4;
-  return {{"model_type", "gemma3"},
-          {"architectures", {"Gemma3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"text_config", text},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4},
-            {"vision_use_head", false}}}};
+  return testing::TinyComposite(
+      "gemma3", testing::TinyDecoderWith("gemma3_text", {{"head_dim", 4}}),
+      {{"architectures", {"Gemma3ForConditionalGeneration"}},
+       {"vision_config", testing::TinyVisionTower({{"vision_use_head", false}})}});
 }
 
 // Vision (hidden 4, patch 2, image 4: 4 patches): patch conv 4 x 3 x 2 x 2 + 4 = 52, positions

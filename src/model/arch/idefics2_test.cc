@@ -13,25 +13,15 @@ using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyIdefics2() {
-  auto text = TinyDecoder("mistral");
-  text.erase("torch_dtype");
-  return {{"model_type", "idefics2"},
-          {"architectures", {"Idefics2ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"text_config", text},
-          {"perceiver_config",
-           {{"resampler_n_latents", 2},
-            {"resampler_depth", 1},
-            {"resampler_n_heads", 2},
-            {"resampler_head_dim", 2},
-            {"num_key_value_heads", 1}}},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite("idefics2", TinyDecoder("mistral"),
+                                {{"architectures", {"Idefics2ForConditionalGeneration"}},
+                                 {"perceiver_config",
+                                  {{"resampler_n_latents", 2},
+                                   {"resampler_depth", 1},
+                                   {"resampler_n_heads", 2},
+                                   {"resampler_head_dim", 2},
+                                   {"num_key_value_heads", 1}}},
+                                 {"vision_config", testing::TinyVisionTower()}});
 }
 
 // Vision 230 (as in idefics3_test.cc). Connector: modality_projection gate/up [12, 4] 2 x 48,

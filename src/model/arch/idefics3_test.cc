@@ -14,21 +14,11 @@ using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyIdefics3() {
-  auto text = TinyDecoder("llama");
-  text.erase("torch_dtype");
-  return {{"model_type", "idefics3"},
-          {"architectures", {"Idefics3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"tie_word_embeddings", true},
-          {"scale_factor", 2},
-          {"text_config", text},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite("idefics3", TinyDecoder("llama"),
+                                {{"architectures", {"Idefics3ForConditionalGeneration"}},
+                                 {"tie_word_embeddings", true},
+                                 {"scale_factor", 2},
+                                 {"vision_config", testing::TinyVisionTower()}});
 }
 
 // Vision (hidden 4, patch 2, image 4: 4 patches): patch conv 4 x 3 x 2 x 2 + 4 = 52, positions

@@ -17,20 +17,10 @@ using testing::TinyDecoder;
 
 nlohmann::json TinyLlavaNext(const std::string& type, const std::string& text_type,
                              const std::string& vision_type) {
-  auto text = TinyDecoder(text_type);
-  text.erase("torch_dtype");
-  return {{"model_type", type},
-          {"torch_dtype", "float32"},
-          {"text_config", text},
-          {"vision_config",
-           {{"model_type", vision_type},
-            {"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4},
-            {"vision_use_head", false}}}};
+  return testing::TinyComposite(
+      type, TinyDecoder(text_type),
+      {{"vision_config",
+        testing::TinyVisionTower({{"model_type", vision_type}, {"vision_use_head", false}})}});
 }
 
 // CLIP vision (hidden 4, patch 2, image 4: 4 patches + class): class_embedding 4, patch conv

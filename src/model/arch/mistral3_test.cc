@@ -16,21 +16,11 @@ using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyMistral3() {
-  auto text = TinyDecoder("mistral");
-  text.erase("torch_dtype");
-  return {{"model_type", "mistral3"},
-          {"architectures", {"Mistral3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"spatial_merge_size", 2},
-          {"text_config", text},
-          {"vision_config",
-           {{"model_type", "pixtral"},
-            {"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite(
+      "mistral3", TinyDecoder("mistral"),
+      {{"architectures", {"Mistral3ForConditionalGeneration"}},
+       {"spatial_merge_size", 2},
+       {"vision_config", testing::TinyVisionTower({{"model_type", "pixtral"}})}});
 }
 
 // Vision (Pixtral, hidden 4, 2 heads of 2, intermediate 6, patch 2): patch_conv 4 x 3 x 2 x 2 =

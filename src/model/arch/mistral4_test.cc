@@ -50,21 +50,12 @@ TEST(Mistral4Builder, TinyConfigCountsByHand) {
 
 nlohmann::json TinyMistral3WithMistral4() {
   auto text = TinyMistral4();
-  text.erase("torch_dtype");
   text.erase("architectures");
-  return {{"model_type", "mistral3"},
-          {"architectures", {"Mistral3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"spatial_merge_size", 2},
-          {"text_config", text},
-          {"vision_config",
-           {{"model_type", "pixtral"},
-            {"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite(
+      "mistral3", text,
+      {{"architectures", {"Mistral3ForConditionalGeneration"}},
+       {"spatial_merge_size", 2},
+       {"vision_config", testing::TinyVisionTower({{"model_type", "pixtral"}})}});
 }
 
 // Vision 196 and projector 164 as in mistral3_test.cc (the same tiny Pixtral tower: patch_conv

@@ -14,22 +14,11 @@ using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyPaliGemma(const std::string& text_type) {
-  auto text = TinyDecoder(text_type);
-  text.erase("torch_dtype");
-  text["head_dim"] = 4;
-  return {{"model_type", "paligemma"},
-          {"architectures", {"PaliGemmaForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"projection_dim", 8},
-          {"text_config", text},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4},
-            {"vision_use_head", false}}}};
+  return testing::TinyComposite(
+      "paligemma", testing::TinyDecoderWith(text_type, {{"head_dim", 4}}),
+      {{"architectures", {"PaliGemmaForConditionalGeneration"}},
+       {"projection_dim", 8},
+       {"vision_config", testing::TinyVisionTower({{"vision_use_head", false}})}});
 }
 
 // Vision 230 (as in gemma3_test.cc). Projector: Linear(4, 8) with bias = 40. Text gemma (hidden 8,
