@@ -81,6 +81,24 @@ inline nlohmann::json TinyComposite(const std::string& model_type, nlohmann::jso
   return j;
 }
 
+// The tiny DeepSeek-V3-style MLA and MoE decoder (deepseek_v3, kimi_k25's text model, mistral4):
+// layer 0 dense, layer 1 two routed experts of 3 (top 1) and one shared; MLA q_lora 4, kv_lora 4,
+// qk_nope 2 + qk_rope 2, v 2; `changes` merge-patched over it.
+inline nlohmann::json TinyMlaMoe(const std::string& model_type, const nlohmann::json& changes) {
+  auto j = TinyDecoderWith(model_type, {{"moe_intermediate_size", 3},
+                                        {"n_routed_experts", 2},
+                                        {"n_shared_experts", 1},
+                                        {"num_experts_per_tok", 1},
+                                        {"first_k_dense_replace", 1},
+                                        {"q_lora_rank", 4},
+                                        {"kv_lora_rank", 4},
+                                        {"qk_nope_head_dim", 2},
+                                        {"qk_rope_head_dim", 2},
+                                        {"v_head_dim", 2}});
+  j.merge_patch(changes);
+  return j;
+}
+
 inline Result<Model> BuildJson(const nlohmann::json& j, const BuildOptions& options = {}) {
   auto config = HfConfig::FromJson(j, "config.json");
   if (!config) return config.error();

@@ -14,19 +14,8 @@ using testing::BuildJson;
 using testing::FindTensor;
 
 nlohmann::json TinyDeepseekV3() {
-  return testing::TinyDecoderWith("deepseek_v3",
-                                  {{"moe_intermediate_size", 3},
-                                   {"n_routed_experts", 2},
-                                   {"n_shared_experts", 1},
-                                   {"num_experts_per_tok", 1},
-                                   {"first_k_dense_replace", 1},
-                                   {"q_lora_rank", 4},
-                                   {"kv_lora_rank", 4},
-                                   {"qk_nope_head_dim", 2},
-                                   {"qk_rope_head_dim", 2},
-                                   {"v_head_dim", 2},
-                                   {"num_nextn_predict_layers", 1},
-                                   {"num_key_value_heads", nullptr}});
+  return testing::TinyMlaMoe("deepseek_v3",
+                             {{"num_nextn_predict_layers", 1}, {"num_key_value_heads", nullptr}});
 }
 
 // Attention per layer: input norm 8, q_a 8x4 = 32, q_a norm 4, q_b 4x(2x4) = 32, kv_a

@@ -14,7 +14,6 @@ namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
-using testing::TinyDecoder;
 
 nlohmann::json TinyGemma3() {
   return testing::TinyComposite(

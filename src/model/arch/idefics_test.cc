@@ -12,7 +12,6 @@ namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::ComponentParameters;
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // Decoder: vocab 10 (+2 additional), hidden 8, 2 heads of 4, intermediate 12, 2 layers, one

@@ -14,7 +14,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 std::vector<uint64_t> Shape(const Model& m, const std::string& name) {

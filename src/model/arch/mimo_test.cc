@@ -9,7 +9,6 @@ namespace memfit::arch {
 namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
-using testing::BuildJson;
 using testing::FindTensor;
 using testing::TinyDecoder;
 

@@ -9,24 +9,12 @@ namespace memfit::arch {
 namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
-using testing::BuildJson;
 using testing::FindTensor;
 
 // Mistral4Config's keys (configuration_mistral4.py), tiny.
 nlohmann::json TinyMistral4() {
-  return testing::TinyDecoderWith("mistral4",
-                                  {{"architectures", {"Mistral4ForCausalLM"}},
-                                   {"num_key_value_heads", 2},
-                                   {"moe_intermediate_size", 3},
-                                   {"n_routed_experts", 2},
-                                   {"n_shared_experts", 1},
-                                   {"num_experts_per_tok", 1},
-                                   {"first_k_dense_replace", 1},
-                                   {"q_lora_rank", 4},
-                                   {"kv_lora_rank", 4},
-                                   {"qk_nope_head_dim", 2},
-                                   {"qk_rope_head_dim", 2},
-                                   {"v_head_dim", 2}});
+  return testing::TinyMlaMoe(
+      "mistral4", {{"architectures", {"Mistral4ForCausalLM"}}, {"num_key_value_heads", 2}});
 }
 
 // Attention per layer: input norm 8, q_a 8 x 4 = 32, q_a norm 4, q_b 4 x (2 x 4) = 32, kv_a

@@ -11,7 +11,6 @@ namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
-using testing::TinyDecoder;
 
 nlohmann::json TinyPaliGemma(const std::string& text_type) {
   return testing::TinyComposite(
