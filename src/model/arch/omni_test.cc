@@ -19,6 +19,28 @@ uint64_t StoredTensors(const Model& m) {
   return n;
 }
 
+// The thinker's tiny vision tower (depth 1, hidden 4, 2 heads, patch 2, no merge, one channel)
+// and audio encoder (one layer, d_model 4, 3 mel bins) of both Omni generations; Qwen3-Omni adds
+// its own keys to each.
+nlohmann::json TinyOmniVision() {
+  return {{"depth", 1},
+          {"hidden_size", 4},
+          {"intermediate_size", 6},
+          {"num_heads", 2},
+          {"out_hidden_size", 8},
+          {"patch_size", 2},
+          {"temporal_patch_size", 1},
+          {"spatial_merge_size", 1},
+          {"in_channels", 1}};
+}
+
+nlohmann::json TinyOmniAudio() {
+  return {{"num_mel_bins", 3},    {"d_model", 4},
+          {"encoder_layers", 1},  {"encoder_attention_heads", 2},
+          {"encoder_ffn_dim", 6}, {"max_source_positions", 5},
+          {"output_dim", 8}};
+}
+
 nlohmann::json TinyQwen25Omni() {
   nlohmann::json text = {{"vocab_size", 10},
                          {"hidden_size", 8},
@@ -29,19 +51,8 @@ nlohmann::json TinyQwen25Omni() {
                          {"max_position_embeddings", 16},
                          {"hidden_act", "silu"},
                          {"tie_word_embeddings", false}};
-  nlohmann::json vision = {{"depth", 1},
-                           {"hidden_size", 4},
-                           {"intermediate_size", 6},
-                           {"num_heads", 2},
-                           {"out_hidden_size", 8},
-                           {"patch_size", 2},
-                           {"temporal_patch_size", 1},
-                           {"spatial_merge_size", 1},
-                           {"in_channels", 1}};
-  nlohmann::json audio = {{"num_mel_bins", 3},    {"d_model", 4},
-                          {"encoder_layers", 1},  {"encoder_attention_heads", 2},
-                          {"encoder_ffn_dim", 6}, {"max_source_positions", 5},
-                          {"output_dim", 8}};
+  auto vision = TinyOmniVision();
+  auto audio = TinyOmniAudio();
   nlohmann::json talker = {
       {"vocab_size", 6},          {"embedding_size", 8},    {"hidden_size", 4},
       {"intermediate_size", 5},   {"num_hidden_layers", 1}, {"num_attention_heads", 2},
@@ -190,21 +201,11 @@ nlohmann::json TinyQwen3Omni() {
                          {"num_experts_per_tok", 1},
                          {"mlp_only_layers", {uint64_t{1}}},
                          {"tie_word_embeddings", false}};
-  nlohmann::json vision = {{"depth", 1},
-                           {"hidden_size", 4},
-                           {"intermediate_size", 6},
-                           {"num_heads", 2},
-                           {"out_hidden_size", 8},
-                           {"patch_size", 2},
-                           {"temporal_patch_size", 1},
-                           {"spatial_merge_size", 1},
-                           {"in_channels", 1},
-                           {"num_position_embeddings", 3},
-                           {"deepstack_visual_indexes", {0}}};
-  nlohmann::json audio = {{"num_mel_bins", 3},    {"d_model", 4},
-                          {"encoder_layers", 1},  {"encoder_attention_heads", 2},
-                          {"encoder_ffn_dim", 6}, {"max_source_positions", 5},
-                          {"output_dim", 8},      {"downsample_hidden_size", 2}};
+  auto vision = TinyOmniVision();
+  vision["num_position_embeddings"] = 3;
+  vision["deepstack_visual_indexes"] = {0};
+  auto audio = TinyOmniAudio();
+  audio["downsample_hidden_size"] = 2;
   nlohmann::json talker_text = {{"vocab_size", 6},
                                 {"hidden_size", 4},
                                 {"num_hidden_layers", 1},
