@@ -49,10 +49,76 @@ inline nlohmann::json TinyDecoder(const std::string& model_type) {
           {"torch_dtype", "float32"}};
 }
 
+// TinyDecoder(model_type) with `changes` merge-patched over it (RFC 7386): a key of `changes`
+// replaces or adds that key, a null removes it. A family's tiny config then states only what it
+// changes, and one that lacks a base key (say torch_dtype) says so with a null.
+inline nlohmann::json TinyDecoderWith(const std::string& model_type,
+                                      const nlohmann::json& changes) {
+  auto j = TinyDecoder(model_type);
+  j.merge_patch(changes);
+  return j;
+}
+
+// The tiny vision tower the multimodal tests share (SigLIP, CLIP, Idefics and Pixtral read these
+// keys): hidden 4, one layer, 2 heads of 2, intermediate 6, patch 2 over a 4 x 4 image (4
+// patches); `changes` merge-patched over it.
+inline nlohmann::json TinyVisionTower(const nlohmann::json& changes = nlohmann::json::object()) {
+  nlohmann::json j = {{"hidden_size", 4},       {"num_hidden_layers", 1}, {"num_attention_heads", 2},
+                      {"intermediate_size", 6}, {"patch_size", 2},        {"image_size", 4}};
+  j.merge_patch(changes);
+  return j;
+}
+
+// A float32 composite (vision-language) config around `text`, its text_config: text's own
+// torch_dtype is dropped (the outer one applies); `changes` (architectures, vision_config,
+// projector keys) merge-patched over it.
+inline nlohmann::json TinyComposite(const std::string& model_type, nlohmann::json text,
+                                    const nlohmann::json& changes) {
+  text.erase("torch_dtype");
+  nlohmann::json j = {
+      {"model_type", model_type}, {"torch_dtype", "float32"}, {"text_config", std::move(text)}};
+  j.merge_patch(changes);
+  return j;
+}
+
+// The tiny DeepSeek-V3-style MLA and MoE decoder (deepseek_v3, kimi_k25's text model, mistral4):
+// layer 0 dense, layer 1 two routed experts of 3 (top 1) and one shared; MLA q_lora 4, kv_lora 4,
+// qk_nope 2 + qk_rope 2, v 2; `changes` merge-patched over it.
+inline nlohmann::json TinyMlaMoe(const std::string& model_type, const nlohmann::json& changes) {
+  auto j = TinyDecoderWith(model_type, {{"moe_intermediate_size", 3},
+                                        {"n_routed_experts", 2},
+                                        {"n_shared_experts", 1},
+                                        {"num_experts_per_tok", 1},
+                                        {"first_k_dense_replace", 1},
+                                        {"q_lora_rank", 4},
+                                        {"kv_lora_rank", 4},
+                                        {"qk_nope_head_dim", 2},
+                                        {"qk_rope_head_dim", 2},
+                                        {"v_head_dim", 2}});
+  j.merge_patch(changes);
+  return j;
+}
+
 inline Result<Model> BuildJson(const nlohmann::json& j, const BuildOptions& options = {}) {
   auto config = HfConfig::FromJson(j, "config.json");
   if (!config) return config.error();
   return BuildFromConfig(*config, options);
+}
+
+// Builds `j` and expects it to build with these totals: the first check of every hand-counted
+// tiny config. Returns the model for the test's own checks; nullopt (a failure already reported)
+// when it did not build.
+inline std::optional<Model> BuildCounted(const nlohmann::json& j, uint64_t parameters,
+                                         uint64_t stored_bytes, const BuildOptions& options = {}) {
+  auto m = BuildJson(j, options);
+  if (!m) {
+    ADD_FAILURE() << m.error().message;
+    return std::nullopt;
+  }
+  auto t = ComputeTotals(*m);
+  EXPECT_EQ(t.parameters, parameters);
+  EXPECT_EQ(t.stored_bytes, stored_bytes);
+  return std::move(*m);
 }
 
 // The config.json of a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>")
@@ -77,6 +143,16 @@ inline void ExpectError(const nlohmann::json& j, const std::string& needle) {
   auto model = BuildJson(j);
   ASSERT_FALSE(model) << j.dump();
   EXPECT_NE(model.error().message.find(needle), std::string::npos) << model.error().message;
+}
+
+// `base` with `patch` merge-patched over it (a null removes a key) must fail to build with a
+// message containing `needle`; the patch is named in the failure, so one line states one case.
+inline void ExpectPatchRejected(const nlohmann::json& base, const nlohmann::json& patch,
+                                const std::string& needle) {
+  SCOPED_TRACE("patch " + patch.dump());
+  auto j = base;
+  j.merge_patch(patch);
+  ExpectError(j, needle);
 }
 
 // The hostile configs every family must reject with a message naming the field.

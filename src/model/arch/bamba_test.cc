@@ -13,7 +13,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyBamba() {
@@ -100,9 +99,7 @@ TEST(BambaBuilder, MambaChunkSize) {
   EXPECT_TRUE(std::none_of(s->assumptions.begin(), s->assumptions.end(), [](const auto& a) {
     return a.find("mamba_chunk_size") != std::string::npos;
   }));
-  auto zero = TinyBamba();
-  zero["mamba_chunk_size"] = 0;
-  ExpectError(zero, "mamba_chunk_size");
+  testing::ExpectPatchRejected(TinyBamba(), {{"mamba_chunk_size", 0}}, "mamba_chunk_size");
 }
 
 TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
@@ -128,21 +125,14 @@ TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
 
 TEST(BambaBuilder, HostileConfigs) {
   testing::ExpectHostileRejected("bamba");
-  auto out = TinyBamba();
-  out["attn_layer_indices"] = nlohmann::json::array({2});
-  ExpectError(out, "attn_layer_indices");
-  auto neg = TinyBamba();
-  neg["attn_layer_indices"] = nlohmann::json::array({-1});
-  ExpectError(neg, "attn_layer_indices");
-  auto str = TinyBamba();
-  str["attn_layer_indices"] = "1";
-  ExpectError(str, "attn_layer_indices");
-  auto heads = TinyBamba();
-  heads["mamba_n_heads"] = 3;  // 16 is not a multiple of 3
-  ExpectError(heads, "mamba_n_heads");
-  auto zero = TinyBamba();
-  zero["mamba_d_conv"] = 0;
-  ExpectError(zero, "mamba_d_conv");
+  testing::ExpectPatchRejected(TinyBamba(), {{"attn_layer_indices", nlohmann::json::array({2})}},
+                               "attn_layer_indices");
+  testing::ExpectPatchRejected(TinyBamba(), {{"attn_layer_indices", nlohmann::json::array({-1})}},
+                               "attn_layer_indices");
+  testing::ExpectPatchRejected(TinyBamba(), {{"attn_layer_indices", "1"}}, "attn_layer_indices");
+  // 16 is not a multiple of 3
+  testing::ExpectPatchRejected(TinyBamba(), {{"mamba_n_heads", 3}}, "mamba_n_heads");
+  testing::ExpectPatchRejected(TinyBamba(), {{"mamba_d_conv", 0}}, "mamba_d_conv");
 }
 
 }  // namespace MEMFIT_TU

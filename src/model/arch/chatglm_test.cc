@@ -31,11 +31,8 @@ nlohmann::json TinyGlm() {
 // layers 736; embedding 12 x 8 = 96, final norm 8, output_layer 96 -> 936 parameters. The
 // persistent inv_freq [kv_channels / 4 = 1] float32 is stored too: 936 x 4 + 4 = 3748 bytes.
 TEST(ChatGlmBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyGlm());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 936u);
-  EXPECT_EQ(t.stored_bytes, 3748u);
+  auto m = testing::BuildCounted(TinyGlm(), 936u, 3748u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "transformer.encoder.layers.1.self_attention.query_key_value.weight")->shape,
             (std::vector<uint64_t>{16, 8}));
   EXPECT_EQ(m->hp.layers[0].num_kv_heads, 1u);

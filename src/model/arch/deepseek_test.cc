@@ -14,13 +14,8 @@ using testing::BuildJson;
 using testing::FindTensor;
 
 nlohmann::json TinyDeepseekV3() {
-  return {{"model_type", "deepseek_v3"}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 12},
-          {"moe_intermediate_size", 3}, {"n_routed_experts", 2}, {"n_shared_experts", 1},
-          {"num_experts_per_tok", 1}, {"first_k_dense_replace", 1}, {"q_lora_rank", 4},
-          {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2}, {"qk_rope_head_dim", 2},
-          {"v_head_dim", 2}, {"num_nextn_predict_layers", 1}, {"max_position_embeddings", 16},
-          {"torch_dtype", "float32"}};
+  return testing::TinyMlaMoe("deepseek_v3",
+                             {{"num_nextn_predict_layers", 1}, {"num_key_value_heads", nullptr}});
 }
 
 // Attention per layer: input norm 8, q_a 8x4 = 32, q_a norm 4, q_b 4x(2x4) = 32, kv_a
@@ -31,11 +26,8 @@ nlohmann::json TinyDeepseekV3() {
 // 432, shared_head norm 8 + head 80 = 744. Stored bytes: (1088 + 744) x 4 + two float32
 // e_score_correction_bias [2] buffers (layers 1 and 2) = 7328 + 16 = 7344.
 TEST(DeepseekBuilder, V3TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDeepseekV3());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1088u);
-  EXPECT_EQ(t.stored_bytes, 7344u);
+  auto m = testing::BuildCounted(TinyDeepseekV3(), 1088u, 7344u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_FALSE(m->hp.layers[0].moe);
   EXPECT_TRUE(m->hp.layers[1].moe);
@@ -80,18 +72,12 @@ TEST(DeepseekBuilder, V2WithoutQLora) {
 }
 
 TEST(DeepseekBuilder, HostileConfigsNameTheField) {
-  auto j = TinyDeepseekV3();
-  j.erase("kv_lora_rank");
-  testing::ExpectError(j, "kv_lora_rank");
-  j = TinyDeepseekV3();
-  j["num_attention_heads"] = 0;
-  testing::ExpectError(j, "num_attention_heads");
-  j = TinyDeepseekV3();
-  j["moe_layer_freq"] = 0;
-  testing::ExpectError(j, "moe_layer_freq");
-  j = TinyDeepseekV3();
-  j["hidden_size"] = uint64_t{1} << 45;
-  testing::ExpectError(j, "hidden_size");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"kv_lora_rank", nullptr}}, "kv_lora_rank");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"num_attention_heads", 0}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"moe_layer_freq", 0}}, "moe_layer_freq");
+  testing::ExpectPatchRejected(TinyDeepseekV3(), {{"hidden_size", uint64_t{1} << 45}},
+                               "hidden_size");
 }
 
 // DeepSeek-V3.2: each attention (the MTP layer's too) adds a lightning indexer: wq_b
@@ -103,11 +89,8 @@ TEST(DeepseekBuilder, V32IndexerCountsByHand) {
   j["index_n_heads"] = 2;
   j["index_head_dim"] = 4;
   j["index_topk"] = 8;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1264u);
-  EXPECT_EQ(t.stored_bytes, 8400u);
+  auto m = testing::BuildCounted(j, 1264u, 8400u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[0].indexer_head_dim, 4u);
   EXPECT_EQ(m->hp.layers[1].indexer_head_dim, 4u);
   EXPECT_EQ(m->hp.index_topk, 8u);

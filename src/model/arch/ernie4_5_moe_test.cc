@@ -12,7 +12,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyErnieMoe() {
@@ -42,11 +41,8 @@ nlohmann::json TinyErnieMoe() {
 // MTP module 0 (stored, not loaded): mtp_emb_norm 8, mtp_hidden_norm 8, mtp_linear_proj [8, 16]
 //   128, mtp_block.0 (a dense layer) 496: 640. Stored float32 bytes (1026 + 640) x 4 = 6664.
 TEST(Ernie45MoeBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyErnieMoe());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1026u);
-  EXPECT_EQ(t.stored_bytes, 6664u);
+  auto m = testing::BuildCounted(TinyErnieMoe(), 1026u, 6664u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_FALSE(m->hp.layers[0].moe);
   EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
@@ -127,18 +123,14 @@ TEST(Ernie45MoeBuilder, MoeLayerWindowAndClassDefaults) {
 
 TEST(Ernie45MoeBuilder, HostileConfigs) {
   testing::ExpectHostileRejected("ernie4_5_moe");
-  auto j = TinyErnieMoe();
-  j["moe_layer_interval"] = 0;
-  ExpectError(j, "moe_layer_interval");
-  j = TinyErnieMoe();
-  j["moe_layer_start_index"] = nlohmann::json::array({1, 1});  // the VL layout
-  ExpectError(j, "moe_layer_start_index");
-  j = TinyErnieMoe();
-  j["moe_num_experts"] = "64";
-  ExpectError(j, "moe_num_experts");
-  j = TinyErnieMoe();
-  j["num_nextn_predict_layers"] = 3;
-  ExpectError(j, "num_nextn_predict_layers");
+  testing::ExpectPatchRejected(TinyErnieMoe(), {{"moe_layer_interval", 0}}, "moe_layer_interval");
+  // the VL layout
+  testing::ExpectPatchRejected(TinyErnieMoe(),
+                               {{"moe_layer_start_index", nlohmann::json::array({1, 1})}},
+                               "moe_layer_start_index");
+  testing::ExpectPatchRejected(TinyErnieMoe(), {{"moe_num_experts", "64"}}, "moe_num_experts");
+  testing::ExpectPatchRejected(TinyErnieMoe(), {{"num_nextn_predict_layers", 3}},
+                               "num_nextn_predict_layers");
 }
 
 // ERNIE-4.5-21B-A3B-PT. The config: transformers' Ernie4_5_MoeConfig, whose docstring says its

@@ -13,26 +13,13 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
-using testing::TinyDecoder;
 
 nlohmann::json TinyGemma3() {
-  auto text = TinyDecoder("gemma3_text");
-  text.erase("torch_dtype");
-  text["head_dim"] = 4;
-  return {{"model_type", "gemma3"},
-          {"architectures", {"Gemma3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"text_config", text},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4},
-            {"vision_use_head", false}}}};
+  return testing::TinyComposite(
+      "gemma3", testing::TinyDecoderWith("gemma3_text", {{"head_dim", 4}}),
+      {{"architectures", {"Gemma3ForConditionalGeneration"}},
+       {"vision_config", testing::TinyVisionTower({{"vision_use_head", false}})}});
 }
 
 // Vision (hidden 4, patch 2, image 4: 4 patches): patch conv 4 x 3 x 2 x 2 + 4 = 52, positions
@@ -42,11 +29,8 @@ nlohmann::json TinyGemma3() {
 // o 64, q_norm 4, k_norm 4, MLP 3 x 96 = 288, four norms 32 (520); two layers 1040; norm 8:
 // 1128; lm_head tied. 1394 parameters, float32: 5576 bytes.
 TEST(Gemma3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyGemma3());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1394u);
-  EXPECT_EQ(t.stored_bytes, 5576u);
+  auto m = testing::BuildCounted(TinyGemma3(), 1394u, 5576u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 36u);
   EXPECT_EQ(FindTensor(*m, "multi_modal_projector.mm_input_projection_weight")->shape,
@@ -116,18 +100,13 @@ TEST(Gemma3Builder, TextHyperparametersTakeTheClassDefaults) {
 }
 
 TEST(Gemma3Builder, HostileConfigsNameTheField) {
-  auto j = TinyGemma3();
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyGemma3();
-  j["text_config"]["model_type"] = "llama";
-  ExpectError(j, "text_config.model_type");
-  j = TinyGemma3();
-  j["text_config"]["vocab_size"] = uint64_t{1} << 50;
-  ExpectError(j, "vocab_size");
-  j = TinyGemma3();
-  j["text_config"] = "nope";
-  ExpectError(j, "text_config");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"text_config", {{"model_type", "llama"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"text_config", {{"vocab_size", uint64_t{1} << 50}}}},
+                               "vocab_size");
+  testing::ExpectPatchRejected(TinyGemma3(), {{"text_config", "nope"}}, "text_config");
 }
 
 }  // namespace MEMFIT_TU

@@ -21,25 +21,19 @@ using testing::FindTensor;
 // Two layers (the second KV-shared), hidden 8, 2 heads and 1 KV head of 4, MLP widths 12 and 6
 // (a per-layer list), per-layer input 2 over a vocabulary of 6, AltUp 2 inputs, LAuReL rank 3.
 nlohmann::json TinyText() {
-  return {{"model_type", "gemma3n_text"},
-          {"architectures", {"Gemma3nForCausalLM"}},
-          {"torch_dtype", "float32"},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", {12, 6}},
-          {"hidden_size_per_layer_input", 2},
-          {"vocab_size_per_layer_input", 6},
-          {"altup_num_inputs", 2},
-          {"laurel_rank", 3},
-          {"num_kv_shared_layers", 1},
-          {"sliding_window", 4},
-          {"layer_types", {"sliding_attention", "sliding_attention"}},
-          {"activation_sparsity_pattern", {0.95, 0.0}},
-          {"max_position_embeddings", 16}};
+  return testing::TinyDecoderWith(
+      "gemma3n_text",
+      {{"architectures", {"Gemma3nForCausalLM"}},
+       {"head_dim", 4},
+       {"intermediate_size", {12, 6}},
+       {"hidden_size_per_layer_input", 2},
+       {"vocab_size_per_layer_input", 6},
+       {"altup_num_inputs", 2},
+       {"laurel_rank", 3},
+       {"num_kv_shared_layers", 1},
+       {"sliding_window", 4},
+       {"layer_types", {"sliding_attention", "sliding_attention"}},
+       {"activation_sparsity_pattern", {0.95, 0.0}}});
 }
 
 // Audio: hidden 4, 2 heads of 2, one conformer block, conv kernel 3, 8 mel bins, SSCP channels
@@ -88,11 +82,8 @@ nlohmann::json TinyComposite() {
 //     the MLP 3 x 8 x width: layer 0 (12) 372 + 288 = 660, layer 1 (6) 372 + 144 = 516.
 //   1450 parameters (lm_head tied), float32: 5800 bytes.
 TEST(Gemma3nBuilder, TinyTextCountsByHand) {
-  auto m = BuildJson(TinyText());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1450u);
-  EXPECT_EQ(t.stored_bytes, 5800u);
+  auto m = testing::BuildCounted(TinyText(), 1450u, 5800u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.embed_tokens.weight");
   EXPECT_EQ(FindTensor(*m, "model.embed_tokens_per_layer.weight")->shape,
             (std::vector<uint64_t>{6, 4}));
@@ -370,57 +361,41 @@ TEST(Gemma3nBuilder, RealE2bAndE4bMatchPublishedCounts) {
 }
 
 TEST(Gemma3nBuilder, HostileConfigsNameTheField) {
-  auto j = TinyText();
-  j["intermediate_size"] = {12};
-  ExpectError(j, "intermediate_size");
-  j = TinyText();
-  j["num_kv_shared_layers"] = 2;
-  ExpectError(j, "num_kv_shared_layers");
-  j = TinyText();
-  j["num_hidden_layers"] = 0;
-  j["intermediate_size"] = 12;
-  j["layer_types"] = nlohmann::json::array();
-  j["activation_sparsity_pattern"] = nlohmann::json::array();
-  ExpectError(j, "num_kv_shared_layers");
-  j = TinyText();
-  j["layer_types"] = {"full_attention", "sliding_attention"};  // no sliding layer to share from
-  ExpectError(j, "shares the KV cache");
-  j = TinyText();
-  j["activation_sparsity_pattern"] = {0.95};
-  ExpectError(j, "activation_sparsity_pattern");
-  j = TinyText();
-  j["altup_num_inputs"] = 0;
-  ExpectError(j, "altup_num_inputs");
-  j = TinyText();
-  j["num_key_value_heads"] = 3;
-  ExpectError(j, "num_key_value_heads");
-  j = TinyText();
-  j["vocab_size"] = uint64_t{1} << 50;
-  ExpectError(j, "vocab_size");
-  j = TinyText();
-  j["num_hidden_layers"] = uint64_t{1} << 30;
-  ExpectError(j, "num_hidden_layers");
-  j = TinyText();
-  j["laurel_rank"] = "wide";
-  ExpectError(j, "laurel_rank");
+  testing::ExpectPatchRejected(TinyText(), {{"intermediate_size", {12}}}, "intermediate_size");
+  testing::ExpectPatchRejected(TinyText(), {{"num_kv_shared_layers", 2}}, "num_kv_shared_layers");
+  testing::ExpectPatchRejected(TinyText(),
+                               {{"num_hidden_layers", 0},
+                                {"intermediate_size", 12},
+                                {"layer_types", nlohmann::json::array()},
+                                {"activation_sparsity_pattern", nlohmann::json::array()}},
+                               "num_kv_shared_layers");
+  // no sliding layer to share from
+  testing::ExpectPatchRejected(TinyText(),
+                               {{"layer_types", {"full_attention", "sliding_attention"}}},
+                               "shares the KV cache");
+  testing::ExpectPatchRejected(TinyText(), {{"activation_sparsity_pattern", {0.95}}},
+                               "activation_sparsity_pattern");
+  testing::ExpectPatchRejected(TinyText(), {{"altup_num_inputs", 0}}, "altup_num_inputs");
+  testing::ExpectPatchRejected(TinyText(), {{"num_key_value_heads", 3}}, "num_key_value_heads");
+  testing::ExpectPatchRejected(TinyText(), {{"vocab_size", uint64_t{1} << 50}}, "vocab_size");
+  testing::ExpectPatchRejected(TinyText(), {{"num_hidden_layers", uint64_t{1} << 30}},
+                               "num_hidden_layers");
+  testing::ExpectPatchRejected(TinyText(), {{"laurel_rank", "wide"}}, "laurel_rank");
+  testing::ExpectPatchRejected(TinyComposite(),
+                               {{"vision_config", {{"architecture", "mobilenetv5_base"}}}},
+                               "vision_config.architecture");
   auto c = TinyComposite();
-  c["vision_config"]["architecture"] = "mobilenetv5_base";
-  ExpectError(c, "vision_config.architecture");
-  c = TinyComposite();
   c["vision_config"]["model_args"] = {{"depth", 3}};
   ExpectError(c, "model_args");
-  c = TinyComposite();
-  c["audio_config"]["sscp_conv_kernel_size"] = {3, 3};
-  ExpectError(c, "sscp_conv_kernel_size");
-  c = TinyComposite();
-  c["audio_config"]["conf_num_attention_heads"] = 3;
-  ExpectError(c, "conf_num_attention_heads");
-  c = TinyComposite();
-  c["text_config"]["model_type"] = "gemma3_text";
-  ExpectError(c, "text_config.model_type");
-  c = TinyComposite();
-  c["text_config"] = "nope";
-  ExpectError(c, "text_config");
+  testing::ExpectPatchRejected(TinyComposite(),
+                               {{"audio_config", {{"sscp_conv_kernel_size", {3, 3}}}}},
+                               "sscp_conv_kernel_size");
+  testing::ExpectPatchRejected(TinyComposite(),
+                               {{"audio_config", {{"conf_num_attention_heads", 3}}}},
+                               "conf_num_attention_heads");
+  testing::ExpectPatchRejected(TinyComposite(), {{"text_config", {{"model_type", "gemma3_text"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyComposite(), {{"text_config", "nope"}}, "text_config");
 }
 
 }  // namespace MEMFIT_TU

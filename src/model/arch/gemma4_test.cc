@@ -33,11 +33,8 @@ nlohmann::json TinyGemma4() {
 // + q/k norms 16 + k 8 x 8 = 64 + o 128 + 288 + 24 = 656. Embeddings 80 + norm 8, lm_head tied:
 // 1264 parameters; two persistent layer_scalar [1] buffers: (1264 + 2) x 4 = 5064 stored bytes.
 TEST(Gemma4Builder, TinyTextCountsByHand) {
-  auto m = BuildJson(TinyGemma4());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1264u);
-  EXPECT_EQ(t.stored_bytes, 5064u);
+  auto m = testing::BuildCounted(TinyGemma4(), 1264u, 5064u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
   EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
@@ -93,24 +90,19 @@ TEST(Gemma4Builder, MoeBlockAndHostileConfigs) {
   EXPECT_TRUE(m->hp.layers[0].moe);
   j["text_config"].erase("num_experts");
   ExpectError(j, "num_experts");
-  j = TinyGemma4();
-  j["text_config"].erase("layer_types");
-  ExpectError(j, "layer_types");
-  j = TinyGemma4();
-  j["text_config"].erase("num_global_key_value_heads");
-  ExpectError(j, "num_global_key_value_heads");
-  j = TinyGemma4();
-  j["text_config"]["num_kv_shared_layers"] = 3;
-  ExpectError(j, "num_kv_shared_layers");
+  testing::ExpectPatchRejected(TinyGemma4(), {{"text_config", {{"layer_types", nullptr}}}},
+                               "layer_types");
+  testing::ExpectPatchRejected(TinyGemma4(),
+                               {{"text_config", {{"num_global_key_value_heads", nullptr}}}},
+                               "num_global_key_value_heads");
+  testing::ExpectPatchRejected(TinyGemma4(), {{"text_config", {{"num_kv_shared_layers", 3}}}},
+                               "num_kv_shared_layers");
   j = TinyGemma4();
   j["audio_config"] = {{"hidden_size", 4}};
   ExpectError(j, "audio_config");
-  j = TinyGemma4();
-  j["text_config"]["hidden_size"] = uint64_t{1} << 45;
-  ExpectError(j, "hidden_size");
-  j = TinyGemma4();
-  j.erase("text_config");
-  ExpectError(j, "text_config");
+  testing::ExpectPatchRejected(
+      TinyGemma4(), {{"text_config", {{"hidden_size", uint64_t{1} << 45}}}}, "hidden_size");
+  testing::ExpectPatchRejected(TinyGemma4(), {{"text_config", nullptr}}, "text_config");
 }
 
 // Shared-KV layers (num_kv_shared_layers) hold no k/v projections or norms; with

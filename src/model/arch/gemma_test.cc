@@ -14,11 +14,8 @@ using testing::TinyDecoder;
 // Tiny gemma: per layer q 8x8=64, k 8x4=32, v 32, o 64 (=192), mlp 3x8x12=288, two norms 16:
 // 496; two layers 992 + embed 10x8=80 + norm 8 = 1080 parameters, lm_head tied (gemma default).
 TEST(GemmaBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDecoder("gemma"));
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1080u);
-  EXPECT_EQ(t.stored_bytes, 1080u * 4);
+  auto m = testing::BuildCounted(TinyDecoder("gemma"), 1080u, 1080u * 4);
+  ASSERT_TRUE(m);
   ASSERT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
   EXPECT_FALSE(FindTensor(*m, "lm_head.weight")->stored);
   EXPECT_EQ(m->hp.layers.size(), 2u);
@@ -78,12 +75,10 @@ TEST(GemmaBuilder, Gemma3OneBillionMatchesPublishedCount) {
 TEST(GemmaBuilder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("gemma");
   testing::ExpectHostileRejected("gemma2");
-  auto j = TinyDecoder("gemma3_text");
-  j["sliding_window_pattern"] = 0;
-  testing::ExpectError(j, "sliding_window_pattern");
-  j = TinyDecoder("gemma3_text");
-  j["layer_types"] = {"full_attention"};
-  testing::ExpectError(j, "layer_types");
+  testing::ExpectPatchRejected(TinyDecoder("gemma3_text"), {{"sliding_window_pattern", 0}},
+                               "sliding_window_pattern");
+  testing::ExpectPatchRejected(TinyDecoder("gemma3_text"), {{"layer_types", {"full_attention"}}},
+                               "layer_types");
 }
 
 }  // namespace MEMFIT_TU

@@ -10,7 +10,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyGraniteHybrid() {
@@ -42,11 +41,8 @@ nlohmann::json TinyGraniteHybrid() {
 //   shared 96: 464.
 // Final norm 8: 80 + 806 + 464 + 8 = 1358 parameters, 5432 bytes in float32.
 TEST(GraniteHybridBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyGraniteHybrid());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1358u);
-  EXPECT_EQ(t.stored_bytes, 5432u);
+  auto m = testing::BuildCounted(TinyGraniteHybrid(), 1358u, 5432u);
+  ASSERT_TRUE(m);
   EXPECT_TRUE(m->assumptions.empty() ||
               m->assumptions.front().find("approximate") == std::string::npos);
   const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
@@ -105,18 +101,12 @@ TEST(GraniteHybridBuilder, DenseAllMambaAndRope) {
 
 TEST(GraniteHybridBuilder, HostileConfigs) {
   testing::ExpectHostileRejected("granitemoehybrid");
-  auto wrong = TinyGraniteHybrid();
-  wrong["layer_types"] = {"mamba", "moe"};
-  ExpectError(wrong, "layer_types");
-  auto short_list = TinyGraniteHybrid();
-  short_list["layer_types"] = {"mamba"};
-  ExpectError(short_list, "layer_types");
-  auto heads = TinyGraniteHybrid();
-  heads["mamba_n_heads"] = 3;  // 16 is not a multiple of 3
-  ExpectError(heads, "mamba_n_heads");
-  auto zero = TinyGraniteHybrid();
-  zero["mamba_d_state"] = 0;
-  ExpectError(zero, "mamba_d_state");
+  testing::ExpectPatchRejected(TinyGraniteHybrid(), {{"layer_types", {"mamba", "moe"}}},
+                               "layer_types");
+  testing::ExpectPatchRejected(TinyGraniteHybrid(), {{"layer_types", {"mamba"}}}, "layer_types");
+  // 16 is not a multiple of 3
+  testing::ExpectPatchRejected(TinyGraniteHybrid(), {{"mamba_n_heads", 3}}, "mamba_n_heads");
+  testing::ExpectPatchRejected(TinyGraniteHybrid(), {{"mamba_d_state", 0}}, "mamba_d_state");
 }
 
 }  // namespace MEMFIT_TU

@@ -12,7 +12,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyHunyuanMoe() {
@@ -94,22 +93,14 @@ TEST(HunYuanMoeBuilder, PerLayerListsAndCrossLayerAttention) {
 
 TEST(HunYuanMoeBuilder, HostileConfigs) {
   testing::ExpectHostileRejected("hunyuan_v1_moe");
-  auto j = TinyHunyuanMoe();
-  j["num_experts"] = {2};  // one entry for two layers
-  ExpectError(j, "num_experts");
-  j = TinyHunyuanMoe();
-  j["moe_topk"] = "8";
-  ExpectError(j, "moe_topk");
-  j = TinyHunyuanMoe();
-  j["moe_intermediate_size"] = {12, -1};
-  ExpectError(j, "moe_intermediate_size");
-  j = TinyHunyuanMoe();
-  j["num_shared_expert"] = 0;
-  ExpectError(j, "num_shared_expert");
-  j = TinyHunyuanMoe();
-  j["use_cla"] = true;
-  j["cla_share_factor"] = 0;
-  ExpectError(j, "cla_share_factor");
+  // one entry for two layers
+  testing::ExpectPatchRejected(TinyHunyuanMoe(), {{"num_experts", {2}}}, "num_experts");
+  testing::ExpectPatchRejected(TinyHunyuanMoe(), {{"moe_topk", "8"}}, "moe_topk");
+  testing::ExpectPatchRejected(TinyHunyuanMoe(), {{"moe_intermediate_size", {12, -1}}},
+                               "moe_intermediate_size");
+  testing::ExpectPatchRejected(TinyHunyuanMoe(), {{"num_shared_expert", 0}}, "num_shared_expert");
+  testing::ExpectPatchRejected(TinyHunyuanMoe(), {{"use_cla", true}, {"cla_share_factor", 0}},
+                               "cla_share_factor");
 }
 
 // Hunyuan-A13B: the config.json of Tencent's release as kept in the GitHub repository

@@ -9,30 +9,19 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyIdefics2() {
-  auto text = TinyDecoder("mistral");
-  text.erase("torch_dtype");
-  return {{"model_type", "idefics2"},
-          {"architectures", {"Idefics2ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"text_config", text},
-          {"perceiver_config",
-           {{"resampler_n_latents", 2},
-            {"resampler_depth", 1},
-            {"resampler_n_heads", 2},
-            {"resampler_head_dim", 2},
-            {"num_key_value_heads", 1}}},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite("idefics2", TinyDecoder("mistral"),
+                                {{"architectures", {"Idefics2ForConditionalGeneration"}},
+                                 {"perceiver_config",
+                                  {{"resampler_n_latents", 2},
+                                   {"resampler_depth", 1},
+                                   {"resampler_n_heads", 2},
+                                   {"resampler_head_dim", 2},
+                                   {"num_key_value_heads", 1}}},
+                                 {"vision_config", testing::TinyVisionTower()}});
 }
 
 // Vision 230 (as in idefics3_test.cc). Connector: modality_projection gate/up [12, 4] 2 x 48,
@@ -40,11 +29,8 @@ nlohmann::json TinyIdefics2() {
 // k and v [2, 8] 2 x 16, o [8, 4] 32, post norm 8, MLP 3 x 256 (888), norm 8 (912). Text
 // (mistral, hidden 8): 1080 + untied lm_head 80 = 1160. 2494 parameters, 9976 bytes.
 TEST(Idefics2Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyIdefics2());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 2494u);
-  EXPECT_EQ(t.stored_bytes, 9976u);
+  auto m = testing::BuildCounted(TinyIdefics2(), 2494u, 9976u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "connector"), 192u + 912u);
   EXPECT_EQ(FindTensor(*m, "model.connector.perceiver_resampler.latents")->shape,
@@ -88,15 +74,12 @@ TEST(Idefics2Builder, Idefics2_8bConfig) {
 }
 
 TEST(Idefics2Builder, HostileConfigsNameTheField) {
-  auto j = TinyIdefics2();
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyIdefics2();
-  j["text_config"]["model_type"] = "llama";
-  ExpectError(j, "text_config.model_type");
-  j = TinyIdefics2();
-  j["perceiver_config"]["resampler_depth"] = -1;
-  ExpectError(j, "resampler_depth");
+  testing::ExpectPatchRejected(TinyIdefics2(), {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyIdefics2(), {{"text_config", {{"model_type", "llama"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyIdefics2(), {{"perceiver_config", {{"resampler_depth", -1}}}},
+                               "resampler_depth");
 }
 
 }  // namespace MEMFIT_TU

@@ -10,26 +10,15 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyIdefics3() {
-  auto text = TinyDecoder("llama");
-  text.erase("torch_dtype");
-  return {{"model_type", "idefics3"},
-          {"architectures", {"Idefics3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"tie_word_embeddings", true},
-          {"scale_factor", 2},
-          {"text_config", text},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite("idefics3", TinyDecoder("llama"),
+                                {{"architectures", {"Idefics3ForConditionalGeneration"}},
+                                 {"tie_word_embeddings", true},
+                                 {"scale_factor", 2},
+                                 {"vision_config", testing::TinyVisionTower()}});
 }
 
 // Vision (hidden 4, patch 2, image 4: 4 patches): patch conv 4 x 3 x 2 x 2 + 4 = 52, positions
@@ -38,11 +27,8 @@ nlohmann::json TinyIdefics3() {
 // (llama, hidden 8): embed 80 + 2 x 496 + norm 8 = 1080, lm_head tied. 1438 parameters, float32:
 // 5752 bytes; no position_ids buffer, no pooling head.
 TEST(Idefics3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyIdefics3());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1438u);
-  EXPECT_EQ(t.stored_bytes, 5752u);
+  auto m = testing::BuildCounted(TinyIdefics3(), 1438u, 5752u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 230u);
   EXPECT_EQ(FindTensor(*m, "model.connector.modality_projection.proj.weight")->shape,
             (std::vector<uint64_t>{8, 16}));
@@ -61,28 +47,19 @@ TEST(Idefics3Builder, TinyConfigCountsByHand) {
 }
 
 TEST(Idefics3Builder, HostileConfigsNameTheField) {
+  testing::ExpectPatchRejected(TinyIdefics3(), {{"vision_config", {{"image_size", nullptr}}}},
+                               "image_size");
+  testing::ExpectPatchRejected(TinyIdefics3(), {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyIdefics3(), {{"scale_factor", 0}}, "scale_factor");
+  testing::ExpectPatchRejected(TinyIdefics3(), {{"text_config", {{"model_type", "mistral"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyIdefics3(), {{"text_config", {{"hidden_size", nullptr}}}},
+                               "hidden_size");
+  testing::ExpectPatchRejected(
+      TinyIdefics3(), {{"text_config", {{"vocab_size", uint64_t{1} << 50}}}}, "vocab_size");
+  testing::ExpectPatchRejected(TinyIdefics3(), {{"vision_config", nullptr}}, "vision_config");
   auto j = TinyIdefics3();
-  j["vision_config"].erase("image_size");
-  ExpectError(j, "image_size");
-  j = TinyIdefics3();
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyIdefics3();
-  j["scale_factor"] = 0;
-  ExpectError(j, "scale_factor");
-  j = TinyIdefics3();
-  j["text_config"]["model_type"] = "mistral";
-  ExpectError(j, "text_config.model_type");
-  j = TinyIdefics3();
-  j["text_config"].erase("hidden_size");
-  ExpectError(j, "hidden_size");
-  j = TinyIdefics3();
-  j["text_config"]["vocab_size"] = uint64_t{1} << 50;
-  ExpectError(j, "vocab_size");
-  j = TinyIdefics3();
-  j.erase("vision_config");
-  ExpectError(j, "vision_config");
-  j = TinyIdefics3();
   j["vision_config"]["hidden_size"] = uint64_t{1} << 40;
   ASSERT_FALSE(BuildJson(j));
 }

@@ -12,7 +12,6 @@ namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::ComponentParameters;
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // Decoder: vocab 10 (+2 additional), hidden 8, 2 heads of 4, intermediate 12, 2 layers, one
@@ -20,25 +19,28 @@ using testing::FindTensor;
 // 2 heads, intermediate 8, image 4, patch 2 (4 patches, 5 positions). Perceiver: depth 1,
 // 2 heads of 3, 4 latents, q/k LayerNorms.
 nlohmann::json Tiny() {
-  return {{"model_type", "idefics"},
-          {"architectures", {"IdeficsForVisionText2Text"}},
-          {"torch_dtype", "float32"},
-          {"vocab_size", 10},
-          {"additional_vocab_size", 2},
-          {"hidden_size", 8},
-          {"intermediate_size", 12},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"cross_layer_interval", 2},
-          {"qk_layer_norms", true},
-          {"alpha_type", "float"},
-          {"use_resampler", true},
-          {"vision_config",
-           {{"embed_dim", 6}, {"intermediate_size", 8}, {"num_hidden_layers", 1},
-            {"num_attention_heads", 2}, {"image_size", 4}, {"patch_size", 2}}},
-          {"perceiver_config",
-           {{"resampler_depth", 1}, {"resampler_n_heads", 2}, {"resampler_head_dim", 3},
-            {"resampler_n_latents", 4}, {"qk_layer_norms_perceiver", true}}}};
+  return testing::TinyDecoderWith(
+      "idefics", {{"architectures", {"IdeficsForVisionText2Text"}},
+                  {"additional_vocab_size", 2},
+                  {"cross_layer_interval", 2},
+                  {"qk_layer_norms", true},
+                  {"alpha_type", "float"},
+                  {"use_resampler", true},
+                  {"vision_config",
+                   {{"embed_dim", 6},
+                    {"intermediate_size", 8},
+                    {"num_hidden_layers", 1},
+                    {"num_attention_heads", 2},
+                    {"image_size", 4},
+                    {"patch_size", 2}}},
+                  {"perceiver_config",
+                   {{"resampler_depth", 1},
+                    {"resampler_n_heads", 2},
+                    {"resampler_head_dim", 3},
+                    {"resampler_n_latents", 4},
+                    {"qk_layer_norms_perceiver", true}}},
+                  {"num_key_value_heads", nullptr},
+                  {"max_position_embeddings", nullptr}});
 }
 
 TEST(IdeficsBuilder, TinyConfigCountedByHand) {
@@ -135,37 +137,28 @@ TEST(IdeficsBuilder, BaseModelHasNoHeadAndAccelerateCachesAreFloat32) {
 
 TEST(IdeficsBuilder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("idefics");
-  auto j = Tiny();
-  j["cross_layer_interval"] = 0;
-  ExpectError(j, "cross_layer_interval");
-  j = Tiny();
-  j["alpha_type"] = "matrix";
-  ExpectError(j, "alpha_type");
-  j = Tiny();
-  j["alpha_initializer"] = "xavier";
-  ExpectError(j, "alpha_initializer");
-  j = Tiny();
-  j["vision_config"] = "clip";
-  ExpectError(j, "vision_config");
-  j = Tiny();
-  j["perceiver_config"]["resampler_n_latents"] = -3;
-  ExpectError(j, "resampler_n_latents");
-  j = Tiny();
-  j["vision_config"]["embed_dim"] = 7;  // not divisible by its 2 heads
-  ExpectError(j, "num_attention_heads");
-  j = Tiny();
-  j["num_hidden_layers"] = uint64_t{1} << 40;  // far above the tensor cap: fails at once
-  ExpectError(j, "num_hidden_layers");
-  j = Tiny();
-  j["vision_config"]["num_hidden_layers"] = uint64_t{1} << 40;
-  ExpectError(j, "vision_config: \"num_hidden_layers");
-  j = Tiny();
-  j["perceiver_config"]["resampler_depth"] = uint64_t{1} << 40;
-  ExpectError(j, "resampler_depth");
-  j = Tiny();
-  j["perceiver_config"]["resampler_head_dim"] = uint64_t{1} << 40;
-  j["perceiver_config"]["resampler_n_heads"] = uint64_t{1} << 40;
-  ExpectError(j, "resampler_n_heads x resampler_head_dim");
+  testing::ExpectPatchRejected(Tiny(), {{"cross_layer_interval", 0}}, "cross_layer_interval");
+  testing::ExpectPatchRejected(Tiny(), {{"alpha_type", "matrix"}}, "alpha_type");
+  testing::ExpectPatchRejected(Tiny(), {{"alpha_initializer", "xavier"}}, "alpha_initializer");
+  testing::ExpectPatchRejected(Tiny(), {{"vision_config", "clip"}}, "vision_config");
+  testing::ExpectPatchRejected(Tiny(), {{"perceiver_config", {{"resampler_n_latents", -3}}}},
+                               "resampler_n_latents");
+  // not divisible by its 2 heads
+  testing::ExpectPatchRejected(Tiny(), {{"vision_config", {{"embed_dim", 7}}}},
+                               "num_attention_heads");
+  // far above the tensor cap: fails at once
+  testing::ExpectPatchRejected(Tiny(), {{"num_hidden_layers", uint64_t{1} << 40}},
+                               "num_hidden_layers");
+  testing::ExpectPatchRejected(Tiny(),
+                               {{"vision_config", {{"num_hidden_layers", uint64_t{1} << 40}}}},
+                               "vision_config: \"num_hidden_layers");
+  testing::ExpectPatchRejected(
+      Tiny(), {{"perceiver_config", {{"resampler_depth", uint64_t{1} << 40}}}}, "resampler_depth");
+  testing::ExpectPatchRejected(
+      Tiny(),
+      {{"perceiver_config",
+        {{"resampler_head_dim", uint64_t{1} << 40}, {"resampler_n_heads", uint64_t{1} << 40}}}},
+      "resampler_n_heads x resampler_head_dim");
 }
 
 // HuggingFaceM4/tiny-random-idefics, a real config.json (as printed by onnx_diagnostic's docs,

@@ -14,26 +14,23 @@ namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 using testing::BuildJson;
 using testing::FindTensor;
 
-nlohmann::json TinyText() {
-  return {{"model_type", "deepseek_v3"}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 12},
-          {"moe_intermediate_size", 3}, {"n_routed_experts", 2}, {"n_shared_experts", 1},
-          {"num_experts_per_tok", 1}, {"first_k_dense_replace", 1}, {"q_lora_rank", 4},
-          {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2}, {"qk_rope_head_dim", 2},
-          {"v_head_dim", 2}, {"max_position_embeddings", 16}};
-}
-
 nlohmann::json TinyKimiK25() {
-  return {{"model_type", "kimi_k25"},
-          {"architectures", {"KimiK25ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"text_config", TinyText()},
-          {"vision_config",
-           {{"vt_hidden_size", 8}, {"vt_intermediate_size", 16}, {"vt_num_hidden_layers", 2},
-            {"vt_num_attention_heads", 2}, {"patch_size", 2}, {"init_pos_emb_height", 4},
-            {"init_pos_emb_width", 4}, {"init_pos_emb_time", 2}, {"mm_hidden_size", 8},
-            {"merge_kernel_size", {2, 2}}, {"text_hidden_size", 8},
-            {"mm_projector_type", "patchmerger"}}}};
+  return testing::TinyComposite(
+      "kimi_k25", testing::TinyMlaMoe("deepseek_v3", {{"num_key_value_heads", nullptr}}),
+      {{"architectures", {"KimiK25ForConditionalGeneration"}},
+       {"vision_config",
+        {{"vt_hidden_size", 8},
+         {"vt_intermediate_size", 16},
+         {"vt_num_hidden_layers", 2},
+         {"vt_num_attention_heads", 2},
+         {"patch_size", 2},
+         {"init_pos_emb_height", 4},
+         {"init_pos_emb_width", 4},
+         {"init_pos_emb_time", 2},
+         {"mm_hidden_size", 8},
+         {"merge_kernel_size", {2, 2}},
+         {"text_hidden_size", 8},
+         {"mm_projector_type", "patchmerger"}}}});
 }
 
 // Language model (deepseek_test.cc's hand count without the MTP layer): 1088 parameters.

@@ -7,26 +7,19 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLfm2Moe() {
-  return {{"model_type", "lfm2_moe"},
-          {"architectures", {"Lfm2MoeForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"intermediate_size", 12},
-          {"moe_intermediate_size", 4},
-          {"num_experts", 3},
-          {"num_experts_per_tok", 2},
-          {"num_dense_layers", 1},
-          {"use_expert_bias", true},
-          {"conv_L_cache", 3},
-          {"layer_types", {"conv", "full_attention"}},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("lfm2_moe",
+                                  {{"architectures", {"Lfm2MoeForCausalLM"}},
+                                   {"moe_intermediate_size", 4},
+                                   {"num_experts", 3},
+                                   {"num_experts_per_tok", 2},
+                                   {"num_dense_layers", 1},
+                                   {"use_expert_bias", true},
+                                   {"conv_L_cache", 3},
+                                   {"layer_types", {"conv", "full_attention"}},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Layer 0 (short conv, dense): conv 8 x 1 x 3 = 24, in_proj 8 x 24 = 192, out_proj 64,
@@ -36,11 +29,8 @@ nlohmann::json TinyLfm2Moe() {
 // Embeddings 80 + embedding_norm 8, tied head: 1200 parameters; 1200 x 4 + 3 x 4 (float32
 // expert_bias) = 4812 bytes.
 TEST(Lfm2MoeBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyLfm2Moe());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1200u);
-  EXPECT_EQ(t.stored_bytes, 4812u);
+  auto m = testing::BuildCounted(TinyLfm2Moe(), 1200u, 4812u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kShortConv);
   EXPECT_FALSE(m->hp.layers[0].moe);
@@ -76,18 +66,11 @@ TEST(Lfm2MoeBuilder, ExpertBiasAndDenseLayersFollowTheConfig) {
 }
 
 TEST(Lfm2MoeBuilder, HostileConfigsNameTheField) {
-  auto j = TinyLfm2Moe();
-  j.erase("layer_types");
-  ExpectError(j, "layer_types");
-  j = TinyLfm2Moe();
-  j["num_experts"] = 0;
-  ExpectError(j, "num_experts");
-  j = TinyLfm2Moe();
-  j.erase("intermediate_size");
-  ExpectError(j, "intermediate_size");
-  j = TinyLfm2Moe();
-  j["layer_types"] = {"conv"};
-  ExpectError(j, "layer_types");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"layer_types", nullptr}}, "layer_types");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"num_experts", 0}}, "num_experts");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"intermediate_size", nullptr}},
+                               "intermediate_size");
+  testing::ExpectPatchRejected(TinyLfm2Moe(), {{"layer_types", {"conv"}}}, "layer_types");
 }
 
 // LiquidAI/LFM2-8B-A1B's config as a third-party port inlines it (the transformers defaults of

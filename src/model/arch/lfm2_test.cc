@@ -7,24 +7,19 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLfm2() {
-  return {{"model_type", "lfm2"},
-          {"architectures", {"Lfm2ForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"block_ff_dim", 15},
-          {"block_multiple_of", 4},
-          {"block_ffn_dim_multiplier", 1.0},
-          {"block_auto_adjust_ff_dim", true},
-          {"conv_L_cache", 3},
-          {"full_attn_idxs", {1}},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("lfm2",
+                                  {{"architectures", {"Lfm2ForCausalLM"}},
+                                   {"block_ff_dim", 15},
+                                   {"block_multiple_of", 4},
+                                   {"block_ffn_dim_multiplier", 1.0},
+                                   {"block_auto_adjust_ff_dim", true},
+                                   {"conv_L_cache", 3},
+                                   {"full_attn_idxs", {1}},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // FFN width: int(2 x 15 / 3) = 10, x 1.0, rounded up to a multiple of 4: 12.
@@ -33,11 +28,8 @@ nlohmann::json TinyLfm2() {
 // Layer 1 (attention): q 64, k 32, v 32, out_proj 64, q/k_layernorm 2 x 4, FFN 288, norms 16: 504.
 // Embeddings 80 + embedding_norm 8, lm_head tied: 1176 parameters, 4704 bytes in float32.
 TEST(Lfm2Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyLfm2());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1176u);
-  EXPECT_EQ(t.stored_bytes, 4704u);
+  auto m = testing::BuildCounted(TinyLfm2(), 1176u, 4704u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.intermediate_size, 12u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   const auto& conv = m->hp.layers[0];
@@ -83,30 +75,16 @@ TEST(Lfm2Builder, FfDimRulesAndLayerTypes) {
 }
 
 TEST(Lfm2Builder, HostileConfigsNameTheField) {
-  auto j = TinyLfm2();
-  j.erase("full_attn_idxs");
-  ExpectError(j, "full_attn_idxs");
-  j = TinyLfm2();
-  j["full_attn_idxs"] = {5};
-  ExpectError(j, "full_attn_idxs");
-  j = TinyLfm2();
-  j.erase("block_ff_dim");
-  ExpectError(j, "intermediate_size");
-  j = TinyLfm2();
-  j["block_multiple_of"] = 0;
-  ExpectError(j, "block_multiple_of");
-  j = TinyLfm2();
-  j["conv_L_cache"] = 0;
-  ExpectError(j, "conv_L_cache");
-  j = TinyLfm2();
-  j["hidden_size"] = uint64_t{1} << 45;
-  ExpectError(j, "hidden_size");
-  j = TinyLfm2();
-  j["num_hidden_layers"] = uint64_t{1} << 40;
-  ExpectError(j, "num_hidden_layers");
-  j = TinyLfm2();
-  j["block_ffn_dim_multiplier"] = -1.0;
-  ExpectError(j, "block_ffn_dim_multiplier");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"full_attn_idxs", nullptr}}, "full_attn_idxs");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"full_attn_idxs", {5}}}, "full_attn_idxs");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"block_ff_dim", nullptr}}, "intermediate_size");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"block_multiple_of", 0}}, "block_multiple_of");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"conv_L_cache", 0}}, "conv_L_cache");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"hidden_size", uint64_t{1} << 45}}, "hidden_size");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"num_hidden_layers", uint64_t{1} << 40}},
+                               "num_hidden_layers");
+  testing::ExpectPatchRejected(TinyLfm2(), {{"block_ffn_dim_multiplier", -1.0}},
+                               "block_ffn_dim_multiplier");
 }
 
 // LFM2-1.2B (../shared/eval/recent, inlined): the model card's 1.17B parameters. FFN width

@@ -9,17 +9,20 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // lfm2_test.cc's tiny LFM2 (1176 parameters) as text_config.
 nlohmann::json TinyLfm2Text() {
-  return {{"model_type", "lfm2"},       {"vocab_size", 10},
-          {"hidden_size", 8},           {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},   {"num_key_value_heads", 1},
-          {"block_ff_dim", 15},         {"block_multiple_of", 4},
-          {"block_ffn_dim_multiplier", 1.0}, {"block_auto_adjust_ff_dim", true},
-          {"conv_L_cache", 3},          {"layer_types", {"conv", "full_attention"}}};
+  return testing::TinyDecoderWith("lfm2",
+                                  {{"block_ff_dim", 15},
+                                   {"block_multiple_of", 4},
+                                   {"block_ffn_dim_multiplier", 1.0},
+                                   {"block_auto_adjust_ff_dim", true},
+                                   {"conv_L_cache", 3},
+                                   {"layer_types", {"conv", "full_attention"}},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr},
+                                   {"torch_dtype", nullptr}});
 }
 
 nlohmann::json TinyLfm2Vl() {
@@ -47,11 +50,8 @@ nlohmann::json TinyLfm2Vl() {
 // = 102, linear_2 6 x 8 + 8 = 56: 190. Text: 1176 (lfm2_test.cc), head tied. 1596 parameters,
 // 6384 bytes in float32.
 TEST(Lfm2VlBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyLfm2Vl());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1596u);
-  EXPECT_EQ(t.stored_bytes, 6384u);
+  auto m = testing::BuildCounted(TinyLfm2Vl(), 1596u, 6384u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 190u);
   EXPECT_EQ(FindTensor(*m, "model.vision_tower.vision_model.embeddings.patch_embedding.weight")
@@ -82,18 +82,13 @@ TEST(Lfm2VlBuilder, ProjectorOptionsHeadAndSpellings) {
 }
 
 TEST(Lfm2VlBuilder, HostileConfigsNameTheField) {
-  auto j = TinyLfm2Vl();
-  j["downsample_factor"] = 0;
-  ExpectError(j, "downsample_factor");
-  j = TinyLfm2Vl();
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyLfm2Vl();
-  j["text_config"]["model_type"] = "llama";
-  ExpectError(j, "text_config.model_type");
-  j = TinyLfm2Vl();
-  j["text_config"].erase("layer_types");
-  ExpectError(j, "full_attn_idxs");
+  testing::ExpectPatchRejected(TinyLfm2Vl(), {{"downsample_factor", 0}}, "downsample_factor");
+  testing::ExpectPatchRejected(TinyLfm2Vl(), {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyLfm2Vl(), {{"text_config", {{"model_type", "llama"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyLfm2Vl(), {{"text_config", {{"layer_types", nullptr}}}},
+                               "full_attn_idxs");
 }
 
 // LFM2-VL-1.6B's geometry as a port of mlx-community/LFM2-VL-1.6B-4bit quotes it (SigLIP2

@@ -7,25 +7,19 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyLlama4Text() {
-  return {{"model_type", "llama4_text"},
-          {"architectures", {"Llama4ForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 3},
-          {"intermediate_size_mlp", 12},
-          {"num_local_experts", 2},
-          {"interleave_moe_layer_step", 2},
-          {"no_rope_layer_interval", 2},
-          {"attention_chunk_size", 16},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("llama4_text",
+                                  {{"architectures", {"Llama4ForCausalLM"}},
+                                   {"head_dim", 4},
+                                   {"intermediate_size", 3},
+                                   {"intermediate_size_mlp", 12},
+                                   {"num_local_experts", 2},
+                                   {"interleave_moe_layer_step", 2},
+                                   {"no_rope_layer_interval", 2},
+                                   {"attention_chunk_size", 16},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Layer 0 (dense, RoPE -> chunked): q 64, k 32, v 32, o 64, gate/up/down 3 x 8 x 12 = 288,
@@ -33,11 +27,8 @@ nlohmann::json TinyLlama4Text() {
 // 2 x 8 x 6 = 96, down_proj 2 x 3 x 8 = 48, shared expert 3 x 8 x 3 = 72, norms 16: 440.
 // Embeddings 80, norm 8, lm_head 80: 1104 parameters, 4416 bytes in float32.
 TEST(Llama4Builder, TinyTextCountsByHand) {
-  auto m = BuildJson(TinyLlama4Text());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1104u);
-  EXPECT_EQ(t.stored_bytes, 4416u);
+  auto m = testing::BuildCounted(TinyLlama4Text(), 1104u, 4416u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kChunked);
   EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
@@ -84,22 +75,15 @@ TEST(Llama4Builder, MultimodalComponentsAndNames) {
 }
 
 TEST(Llama4Builder, HostileConfigsNameTheField) {
-  auto j = TinyLlama4Text();
-  j.erase("hidden_size");
-  ExpectError(j, "hidden_size");
-  j = TinyLlama4Text();
-  j["interleave_moe_layer_step"] = 0;
-  ExpectError(j, "interleave_moe_layer_step");
-  j = TinyLlama4Text();
-  j["no_rope_layers"] = {1};
-  ExpectError(j, "no_rope_layers");
-  j = TinyLlama4Text();
-  j["num_local_experts"] = uint64_t{1} << 40;
-  j["intermediate_size"] = uint64_t{1} << 40;
-  ExpectError(j, "");
-  j = TinyLlama4Text();
-  j["num_key_value_heads"] = 3;
-  ExpectError(j, "num_key_value_heads");
+  testing::ExpectPatchRejected(TinyLlama4Text(), {{"hidden_size", nullptr}}, "hidden_size");
+  testing::ExpectPatchRejected(TinyLlama4Text(), {{"interleave_moe_layer_step", 0}},
+                               "interleave_moe_layer_step");
+  testing::ExpectPatchRejected(TinyLlama4Text(), {{"no_rope_layers", {1}}}, "no_rope_layers");
+  testing::ExpectPatchRejected(
+      TinyLlama4Text(),
+      {{"num_local_experts", uint64_t{1} << 40}, {"intermediate_size", uint64_t{1} << 40}}, "");
+  testing::ExpectPatchRejected(TinyLlama4Text(), {{"num_key_value_heads", 3}},
+                               "num_key_value_heads");
 }
 
 // Llama-4-Scout-17B-16E (text_config as in ../shared/eval/recent; vision_config from the Hub

@@ -64,11 +64,8 @@ TEST(SeedOssBuilder, TinyConfigCountsByHand) {
 TEST(ApertusBuilder, TinyConfigCountsByHand) {
   auto j = TinyDecoder("apertus");
   j["hidden_act"] = "xielu";
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 988u);
-  EXPECT_EQ(t.stored_bytes, 3968u);
+  auto m = testing::BuildCounted(j, 988u, 3968u);
+  ASSERT_TRUE(m);
   EXPECT_FALSE(m->hp.gated_mlp);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.act_fn.alpha_p"), nullptr);

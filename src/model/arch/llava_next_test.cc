@@ -17,20 +17,10 @@ using testing::TinyDecoder;
 
 nlohmann::json TinyLlavaNext(const std::string& type, const std::string& text_type,
                              const std::string& vision_type) {
-  auto text = TinyDecoder(text_type);
-  text.erase("torch_dtype");
-  return {{"model_type", type},
-          {"torch_dtype", "float32"},
-          {"text_config", text},
-          {"vision_config",
-           {{"model_type", vision_type},
-            {"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4},
-            {"vision_use_head", false}}}};
+  return testing::TinyComposite(
+      type, TinyDecoder(text_type),
+      {{"vision_config",
+        testing::TinyVisionTower({{"model_type", vision_type}, {"vision_use_head", false}})}});
 }
 
 // CLIP vision (hidden 4, patch 2, image 4: 4 patches + class): class_embedding 4, patch conv
@@ -39,11 +29,9 @@ nlohmann::json TinyLlavaNext(const std::string& type, const std::string& text_ty
 // image_newline 8. Text (llama, hidden 8): embed 80, two layers 2 x 496, norm 8, untied lm_head
 // 80: 1160. 1522 parameters, 6088 bytes.
 TEST(LlavaNextBuilder, TinyConfigsCountByHand) {
-  auto m = BuildJson(TinyLlavaNext("llava_next", "llama", "clip_vision_model"));
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1522u);
-  EXPECT_EQ(t.stored_bytes, 6088u);
+  auto m = testing::BuildCounted(TinyLlavaNext("llava_next", "llama", "clip_vision_model"), 1522u,
+                                 6088u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 242u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 112u);
   EXPECT_EQ(FindTensor(*m, "image_newline")->shape, (std::vector<uint64_t>{8}));
@@ -75,27 +63,22 @@ TEST(LlavaNextBuilder, TinyConfigsCountByHand) {
 }
 
 TEST(LlavaNextBuilder, LlavaV16Mistral7bMatchesPublishedCount) {
-  auto m = BuildJson(vlm_configs::LlavaV16Mistral7b());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 7566747648u);
-  EXPECT_EQ(t.stored_bytes, 2 * 7566747648u);
+  auto m = testing::BuildCounted(vlm_configs::LlavaV16Mistral7b(), 7566747648u, 2 * 7566747648u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.hidden_size, 4096u);
   EXPECT_EQ(m->hp.num_kv_heads, 8u);
 }
 
 TEST(LlavaNextBuilder, HostileConfigsNameTheField) {
-  auto j = TinyLlavaNext("llava_next", "llama", "clip_vision_model");
-  j["text_config"]["model_type"] = "gpt2";
-  ExpectError(j, "text_config.model_type");
-  j = TinyLlavaNext("llava_next", "llama", "pixtral");
+  testing::ExpectPatchRejected(TinyLlavaNext("llava_next", "llama", "clip_vision_model"),
+                               {{"text_config", {{"model_type", "gpt2"}}}},
+                               "text_config.model_type");
+  auto j = TinyLlavaNext("llava_next", "llama", "pixtral");
   ExpectError(j, "vision_config.model_type");
-  j = TinyLlavaNext("llava_next_video", "llama", "clip_vision_model");
-  j["spatial_pool_mode"] = "median";
-  ExpectError(j, "spatial_pool_mode");
-  j = TinyLlavaNext("llava_onevision", "qwen2", "siglip_vision_model");
-  j.erase("vision_config");
-  ExpectError(j, "vision_config");
+  testing::ExpectPatchRejected(TinyLlavaNext("llava_next_video", "llama", "clip_vision_model"),
+                               {{"spatial_pool_mode", "median"}}, "spatial_pool_mode");
+  testing::ExpectPatchRejected(TinyLlavaNext("llava_onevision", "qwen2", "siglip_vision_model"),
+                               {{"vision_config", nullptr}}, "vision_config");
 }
 
 }  // namespace MEMFIT_TU

@@ -14,7 +14,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 std::vector<uint64_t> Shape(const Model& m, const std::string& name) {
@@ -25,9 +24,13 @@ std::vector<uint64_t> Shape(const Model& m, const std::string& name) {
 // Vocab 10, hidden 8, 2 layers, d_inner 16, d_state 2, kernel 3, time_step_rank "auto" =
 // ceil(8 / 16) = 1, float32.
 nlohmann::json TinyMamba(const std::string& type) {
-  return {{"model_type", type}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"intermediate_size", 16}, {"state_size", 2},
-          {"conv_kernel", 3}, {"time_step_rank", "auto"}, {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith(type, {{"intermediate_size", 16},
+                                         {"state_size", 2},
+                                         {"conv_kernel", 3},
+                                         {"time_step_rank", "auto"},
+                                         {"num_attention_heads", nullptr},
+                                         {"num_key_value_heads", nullptr},
+                                         {"max_position_embeddings", nullptr}});
 }
 
 // Per layer (MambaConfig: use_bias and use_conv_bias true): norm 8; conv1d [16, 1, 3] 48 + bias
@@ -101,10 +104,18 @@ TEST(FalconMambaBuilder, TinyConfigCountsByHand) {
 
 // Vocab 10, hidden 8, expand 2 -> d_inner 16 = 4 heads x 4, 1 group, state 2, kernel 3.
 nlohmann::json TinyMamba2() {
-  return {{"model_type", "mamba2"}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"expand", 2}, {"num_heads", 4}, {"head_dim", 4},
-          {"n_groups", 1}, {"state_size", 2}, {"conv_kernel", 3}, {"chunk_size", 64},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("mamba2",
+                                  {{"expand", 2},
+                                   {"num_heads", 4},
+                                   {"head_dim", 4},
+                                   {"n_groups", 1},
+                                   {"state_size", 2},
+                                   {"conv_kernel", 3},
+                                   {"chunk_size", 64},
+                                   {"num_attention_heads", nullptr},
+                                   {"num_key_value_heads", nullptr},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // conv_dim = 16 + 2 x 1 x 2 = 20. Per layer: norm 8; in_proj [16 + 20 + 4, 8] = 320; conv1d
@@ -240,38 +251,22 @@ TEST(MambaFamilies, RecurrentStateBytes) {
 }
 
 TEST(MambaFamilies, HostileConfigs) {
-  auto no_hidden = TinyMamba("mamba");
-  no_hidden.erase("hidden_size");
-  ExpectError(no_hidden, "hidden_size");
-  auto zero = TinyMamba("mamba");
-  zero["state_size"] = 0;
-  ExpectError(zero, "state_size");
-  auto rank = TinyMamba("falcon_mamba");
-  rank["time_step_rank"] = "big";
-  ExpectError(rank, "time_step_rank");
-  auto layers = TinyMamba("mamba");
-  layers["num_hidden_layers"] = "two";
-  ExpectError(layers, "num_hidden_layers");
-  auto expand = TinyMamba("mamba");
-  expand.erase("intermediate_size");
-  expand["expand"] = -1;
-  ExpectError(expand, "expand");
-  auto heads = TinyMamba2();
-  heads["num_heads"] = 3;  // 3 x 4 != 16
-  ExpectError(heads, "num_heads");
-  auto groups = TinyMamba2();
-  groups["n_groups"] = 0;
-  ExpectError(groups, "n_groups");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"hidden_size", nullptr}}, "hidden_size");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"state_size", 0}}, "state_size");
+  testing::ExpectPatchRejected(TinyMamba("falcon_mamba"), {{"time_step_rank", "big"}},
+                               "time_step_rank");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"num_hidden_layers", "two"}},
+                               "num_hidden_layers");
+  testing::ExpectPatchRejected(TinyMamba("mamba"), {{"intermediate_size", nullptr}, {"expand", -1}},
+                               "expand");
+  // 3 x 4 != 16
+  testing::ExpectPatchRejected(TinyMamba2(), {{"num_heads", 3}}, "num_heads");
+  testing::ExpectPatchRejected(TinyMamba2(), {{"n_groups", 0}}, "n_groups");
   testing::ExpectHostileRejected("jamba");
-  auto offset = TinyJamba();
-  offset["attn_layer_offset"] = 2;  // must be below the period
-  ExpectError(offset, "attn_layer_offset");
-  auto period = TinyJamba();
-  period["expert_layer_period"] = 0;
-  ExpectError(period, "expert_layer_offset");
-  auto conv = TinyJamba();
-  conv["mamba_d_conv"] = 0;
-  ExpectError(conv, "mamba_d_conv");
+  // must be below the period
+  testing::ExpectPatchRejected(TinyJamba(), {{"attn_layer_offset", 2}}, "attn_layer_offset");
+  testing::ExpectPatchRejected(TinyJamba(), {{"expert_layer_period", 0}}, "expert_layer_offset");
+  testing::ExpectPatchRejected(TinyJamba(), {{"mamba_d_conv", 0}}, "mamba_d_conv");
 }
 
 }  // namespace MEMFIT_TU

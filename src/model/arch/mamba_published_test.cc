@@ -24,11 +24,8 @@ TEST(MambaPublished, Mamba130mHf) {
                       {"intermediate_size", 1536}, {"state_size", 16}, {"expand", 2},
                       {"conv_kernel", 4}, {"time_step_rank", 48}, {"use_bias", false},
                       {"use_conv_bias", true}, {"torch_dtype", "float32"}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 129135360u);
-  EXPECT_EQ(t.stored_bytes, 516541440u);
+  auto m = testing::BuildCounted(j, 129135360u, 516541440u);
+  ASSERT_TRUE(m);
   size_t stored = 0;
   for (const auto& x : m->tensors) stored += x.tied_to.empty() ? 1 : 0;
   EXPECT_EQ(stored, 242u);
@@ -111,11 +108,8 @@ TEST(MambaPublished, JambaMini15) {
                       {"mamba_conv_bias", true}, {"mamba_proj_bias", false},
                       {"tie_word_embeddings", false}, {"use_mamba_kernels", true},
                       {"max_position_embeddings", 262144}, {"torch_dtype", "bfloat16"}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 51570323328u);
-  EXPECT_EQ(t.stored_bytes, 103140646656u);
+  auto m = testing::BuildCounted(j, 51570323328u, 103140646656u);
+  ASSERT_TRUE(m);
   size_t attention = 0, moe = 0;
   for (const auto& L : m->hp.layers) {
     attention += L.attention != AttentionKind::kNone ? 1 : 0;

@@ -9,8 +9,6 @@ namespace memfit::arch {
 namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
-using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
@@ -27,11 +25,8 @@ nlohmann::json TinyMiMo() {
 // 1192. The MTP layer: token/hidden/final norms 24 + input_proj 16 x 8 = 128 + a layer 512 =
 // 664. 1856 parameters, float32: 7424 stored bytes.
 TEST(MiMoBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMiMo());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1856u);
-  EXPECT_EQ(t.stored_bytes, 7424u);
+  auto m = testing::BuildCounted(TinyMiMo(), 1856u, 7424u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.o_proj.bias"), nullptr);
   ASSERT_NE(FindTensor(*m, "model.layers.0.self_attn.q_proj.bias"), nullptr);
   const Tensor* proj = FindTensor(*m, "model.mtp_layers.0.input_proj.weight");
@@ -46,12 +41,10 @@ TEST(MiMoBuilder, TinyConfigCountsByHand) {
 
 TEST(MiMoBuilder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("mimo");
-  auto j = TinyMiMo();
-  j["num_nextn_predict_layers"] = uint64_t{1} << 40;
-  ExpectError(j, "num_nextn_predict_layers");
-  j = TinyMiMo();
-  j["num_nextn_predict_layers"] = "one";
-  ExpectError(j, "num_nextn_predict_layers");
+  testing::ExpectPatchRejected(TinyMiMo(), {{"num_nextn_predict_layers", uint64_t{1} << 40}},
+                               "num_nextn_predict_layers");
+  testing::ExpectPatchRejected(TinyMiMo(), {{"num_nextn_predict_layers", "one"}},
+                               "num_nextn_predict_layers");
 }
 
 // XiaomiMiMo/MiMo-7B-Base: embed and lm_head 151680 x 4096 = 621,281,280 each; a layer: q

@@ -15,31 +15,25 @@ using testing::FindTensor;
 // Two layers: layer 0 global attention with a dense MLP, layer 1 sliding window (4 tokens) with
 // two routed experts; one MTP layer stated.
 nlohmann::json TinyMiMoV2() {
-  return {{"model_type", "mimo_v2_flash"},
-          {"architectures", {"MiMoV2FlashForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"v_head_dim", 2},
-          {"swa_num_attention_heads", 2},
-          {"swa_num_key_value_heads", 2},
-          {"swa_head_dim", 4},
-          {"swa_v_head_dim", 2},
-          {"sliding_window_size", 4},
-          {"hybrid_layer_pattern", {0, 1}},
-          {"moe_layer_freq", {0, 1}},
-          {"intermediate_size", 12},
-          {"n_routed_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3},
-          {"add_swa_attention_sink_bias", true},
-          {"add_full_attention_sink_bias", false},
-          {"num_nextn_predict_layers", 1},
-          {"tie_word_embeddings", false},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith(
+      "mimo_v2_flash", {{"architectures", {"MiMoV2FlashForCausalLM"}},
+                        {"head_dim", 4},
+                        {"v_head_dim", 2},
+                        {"swa_num_attention_heads", 2},
+                        {"swa_num_key_value_heads", 2},
+                        {"swa_head_dim", 4},
+                        {"swa_v_head_dim", 2},
+                        {"sliding_window_size", 4},
+                        {"hybrid_layer_pattern", {0, 1}},
+                        {"moe_layer_freq", {0, 1}},
+                        {"n_routed_experts", 2},
+                        {"num_experts_per_tok", 1},
+                        {"moe_intermediate_size", 3},
+                        {"add_swa_attention_sink_bias", true},
+                        {"add_full_attention_sink_bias", false},
+                        {"num_nextn_predict_layers", 1},
+                        {"tie_word_embeddings", false},
+                        {"max_position_embeddings", nullptr}});
 }
 
 // Layer 0 (global, dense): norms 2x8 = 16; q 8x(2x4) = 64, k 8x(1x4) = 32, v 8x(1x2) = 16,
@@ -51,11 +45,8 @@ nlohmann::json TinyMiMoV2() {
 //   sliding attention 194, pre_mlp_layernorm 8, dense MLP 288, final_layernorm 8: 650.
 // Stored: (986 + 650) x 4 + 2 x 4 = 6552 bytes.
 TEST(MiMoV2FlashBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMiMoV2());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 986u);
-  EXPECT_EQ(t.stored_bytes, 6552u);
+  auto m = testing::BuildCounted(TinyMiMoV2(), 986u, 6552u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   const LayerInfo& global = m->hp.layers[0];
   EXPECT_EQ(global.attention, AttentionKind::kFull);
@@ -113,27 +104,15 @@ TEST(MiMoV2FlashBuilder, UnstatedMtpLayersAreAnAssumption) {
 }
 
 TEST(MiMoV2FlashBuilder, HostileConfigsNameTheField) {
-  auto j = TinyMiMoV2();
-  j.erase("hybrid_layer_pattern");
-  testing::ExpectError(j, "hybrid_layer_pattern");
-  j = TinyMiMoV2();
-  j["hybrid_layer_pattern"] = {0};
-  testing::ExpectError(j, "hybrid_layer_pattern");
-  j = TinyMiMoV2();
-  j["moe_layer_freq"] = {0, 2};
-  testing::ExpectError(j, "moe_layer_freq");
-  j = TinyMiMoV2();
-  j["n_routed_experts"] = 0;
-  testing::ExpectError(j, "n_routed_experts");
-  j = TinyMiMoV2();
-  j["sliding_window_size"] = 0;
-  testing::ExpectError(j, "sliding_window_size");
-  j = TinyMiMoV2();
-  j["swa_head_dim"] = 0;
-  testing::ExpectError(j, "head dims");
-  j = TinyMiMoV2();
-  j["num_hidden_layers"] = uint64_t{1} << 40;
-  EXPECT_FALSE(BuildJson(j));
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"hybrid_layer_pattern", nullptr}},
+                               "hybrid_layer_pattern");
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"hybrid_layer_pattern", {0}}},
+                               "hybrid_layer_pattern");
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"moe_layer_freq", {0, 2}}}, "moe_layer_freq");
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"n_routed_experts", 0}}, "n_routed_experts");
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"sliding_window_size", 0}}, "sliding_window_size");
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"swa_head_dim", 0}}, "head dims");
+  testing::ExpectPatchRejected(TinyMiMoV2(), {{"num_hidden_layers", uint64_t{1} << 40}}, "");
 }
 
 // XiaomiMiMo/MiMo-V2-Flash (block FP8 release): built exactly; its logical parameters without the

@@ -15,12 +15,18 @@ using testing::BuildJson;
 using testing::FindTensor;
 
 nlohmann::json TinyMiniMaxM2() {
-  return {{"model_type", "minimax_m2"}, {"architectures", {"MiniMaxM2ForCausalLM"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"head_dim", 4},
-          {"intermediate_size", 3}, {"num_local_experts", 2}, {"num_experts_per_tok", 1},
-          {"use_qk_norm", true}, {"qk_norm_type", "per_layer"}, {"use_routing_bias", true},
-          {"use_mtp", true}, {"num_mtp_modules", 1}, {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("minimax_m2",
+                                  {{"architectures", {"MiniMaxM2ForCausalLM"}},
+                                   {"head_dim", 4},
+                                   {"intermediate_size", 3},
+                                   {"num_local_experts", 2},
+                                   {"num_experts_per_tok", 1},
+                                   {"use_qk_norm", true},
+                                   {"qk_norm_type", "per_layer"},
+                                   {"use_routing_bias", true},
+                                   {"use_mtp", true},
+                                   {"num_mtp_modules", 1},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Per layer: norms 2 x 8 = 16; q [8, 8] 64, k [4, 8] 32, v 32, o [8, 8] 64 -> 192; q_norm over

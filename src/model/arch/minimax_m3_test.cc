@@ -12,39 +12,33 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // Two layers, hidden 8, float32: layer 0 dense with full attention, layer 1 MoE with sparse
 // attention (one index head of 4); one MTP module.
 nlohmann::json TinyMiniMaxM3() {
-  return {{"model_type", "minimax_m3"},
-          {"architectures", {"MiniMaxM3ForCausalLM"}},
-          {"torch_dtype", "float32"},
-          {"tie_word_embeddings", false},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 3},
-          {"dense_intermediate_size", 12},
-          {"shared_intermediate_size", 3},
-          {"n_shared_experts", 1},
-          {"num_local_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_layer_freq", {0, 1}},
-          {"qk_norm_type", "per_head"},
-          {"use_qk_norm", true},
-          {"use_routing_bias", true},
-          {"num_mtp_modules", 1},
-          {"sparse_attention_config",
-           {{"use_sparse_attention", true},
-            {"sparse_attention_freq", {0, 1}},
-            {"sparse_disable_index_value", {0, 1}},
-            {"sparse_num_index_heads", 1},
-            {"sparse_index_dim", 4}}}};
+  return testing::TinyDecoderWith("minimax_m3",
+                                  {{"architectures", {"MiniMaxM3ForCausalLM"}},
+                                   {"tie_word_embeddings", false},
+                                   {"head_dim", 4},
+                                   {"intermediate_size", 3},
+                                   {"dense_intermediate_size", 12},
+                                   {"shared_intermediate_size", 3},
+                                   {"n_shared_experts", 1},
+                                   {"num_local_experts", 2},
+                                   {"num_experts_per_tok", 1},
+                                   {"moe_layer_freq", {0, 1}},
+                                   {"qk_norm_type", "per_head"},
+                                   {"use_qk_norm", true},
+                                   {"use_routing_bias", true},
+                                   {"num_mtp_modules", 1},
+                                   {"sparse_attention_config",
+                                    {{"use_sparse_attention", true},
+                                     {"sparse_attention_freq", {0, 1}},
+                                     {"sparse_disable_index_value", {0, 1}},
+                                     {"sparse_num_index_heads", 1},
+                                     {"sparse_index_dim", 4}}},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // embed 80. Attention: q 8 x 8 = 64, k 8 x 4 = 32, v 32, o 64, per-head q/k norms 4 + 4: 200.
@@ -54,11 +48,8 @@ nlohmann::json TinyMiniMaxM3() {
 // lm_head 80: 1194 loaded parameters. MTP module (stored, not loaded): enorm 8, hnorm 8, eh_proj
 // 16 x 8 = 128, a sparse MoE layer 522, final_layernorm 8: 674. (1194 + 674) x 4 = 7472 bytes.
 TEST(MiniMaxM3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMiniMaxM3());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto totals = ComputeTotals(*m);
-  EXPECT_EQ(totals.parameters, 1194u);
-  EXPECT_EQ(totals.stored_bytes, 7472u);
+  auto m = testing::BuildCounted(TinyMiniMaxM3(), 1194u, 7472u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.index_q_proj.weight"), nullptr);
   const Tensor* index_q = FindTensor(*m, "model.layers.1.self_attn.index_q_proj.weight");
   ASSERT_NE(index_q, nullptr);
@@ -97,24 +88,18 @@ TEST(MiniMaxM3Builder, Nvfp4AndMxfp8ByHand) {
 }
 
 TEST(MiniMaxM3Builder, HostileConfigs) {
-  auto j = TinyMiniMaxM3();
-  j["moe_layer_freq"] = {0};
-  ExpectError(j, "moe_layer_freq");
-  j = TinyMiniMaxM3();
-  j["sparse_attention_config"]["sparse_index_dim"] = 0;
-  ExpectError(j, "sparse_index_dim");
-  j = TinyMiniMaxM3();
-  j["sparse_attention_config"]["sparse_disable_index_value"] = {0, 0};
-  ExpectError(j, "sparse_disable_index_value");
-  j = TinyMiniMaxM3();
-  j["attention_output_gate"] = true;
-  ExpectError(j, "attention_output_gate");
-  j = TinyMiniMaxM3();
-  j["num_mtp_modules"] = 100000;
-  ExpectError(j, "num_mtp_modules");
-  j = TinyMiniMaxM3();
-  j.erase("num_local_experts");
-  ExpectError(j, "num_local_experts");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"moe_layer_freq", {0}}}, "moe_layer_freq");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(),
+                               {{"sparse_attention_config", {{"sparse_index_dim", 0}}}},
+                               "sparse_index_dim");
+  testing::ExpectPatchRejected(
+      TinyMiniMaxM3(), {{"sparse_attention_config", {{"sparse_disable_index_value", {0, 0}}}}},
+      "sparse_disable_index_value");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"attention_output_gate", true}},
+                               "attention_output_gate");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"num_mtp_modules", 100000}}, "num_mtp_modules");
+  testing::ExpectPatchRejected(TinyMiniMaxM3(), {{"num_local_experts", nullptr}},
+                               "num_local_experts");
 }
 
 // MiniMaxAI/MiniMax-M3 (text config; the card: ~428B total with the vision tower, ~23B active).

@@ -11,26 +11,15 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
 nlohmann::json TinyMistral3() {
-  auto text = TinyDecoder("mistral");
-  text.erase("torch_dtype");
-  return {{"model_type", "mistral3"},
-          {"architectures", {"Mistral3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"spatial_merge_size", 2},
-          {"text_config", text},
-          {"vision_config",
-           {{"model_type", "pixtral"},
-            {"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite(
+      "mistral3", TinyDecoder("mistral"),
+      {{"architectures", {"Mistral3ForConditionalGeneration"}},
+       {"spatial_merge_size", 2},
+       {"vision_config", testing::TinyVisionTower({{"model_type", "pixtral"}})}});
 }
 
 // Vision (Pixtral, hidden 4, 2 heads of 2, intermediate 6, patch 2): patch_conv 4 x 3 x 2 x 2 =
@@ -40,11 +29,8 @@ nlohmann::json TinyMistral3() {
 // norms 16 (496), two layers 992, norm 8, untied lm_head 80: 1160. 1520 parameters, 6080 bytes;
 // the rotary table inv_freq [(4 / 2)^2, 2] is a non-persistent buffer.
 TEST(Mistral3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMistral3());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1520u);
-  EXPECT_EQ(t.stored_bytes, 6080u);
+  auto m = testing::BuildCounted(TinyMistral3(), 1520u, 6080u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
   EXPECT_EQ(FindTensor(*m, "multi_modal_projector.patch_merger.merging_layer.weight")->shape,
@@ -68,11 +54,8 @@ TEST(Mistral3Builder, TinyConfigCountsByHand) {
 }
 
 TEST(Mistral3Builder, MistralSmall31MatchesPublishedCount) {
-  auto m = BuildJson(vlm_configs::MistralSmall31());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 24011361280u);
-  EXPECT_EQ(t.stored_bytes, 2 * 24011361280u);
+  auto m = testing::BuildCounted(vlm_configs::MistralSmall31(), 24011361280u, 2 * 24011361280u);
+  ASSERT_TRUE(m);
   for (const auto& L : m->hp.layers) EXPECT_EQ(L.attention, AttentionKind::kFull);
 }
 
@@ -111,18 +94,15 @@ TEST(Mistral3Builder, LlavaWithPixtralTower) {
 }
 
 TEST(Mistral3Builder, HostileConfigsNameTheField) {
-  auto j = TinyMistral3();
-  j["spatial_merge_size"] = 0;
-  ExpectError(j, "spatial_merge_size");
-  j = TinyMistral3();
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyMistral3();
-  j["vision_config"]["patch_size"] = 0;
-  ExpectError(j, "patch_size");
-  j = TinyMistral3();
-  j["text_config"]["model_type"] = "no_such_text_model";  // others dispatch (issue 30)
-  ExpectError(j, "text_config.model_type");
+  testing::ExpectPatchRejected(TinyMistral3(), {{"spatial_merge_size", 0}}, "spatial_merge_size");
+  testing::ExpectPatchRejected(TinyMistral3(), {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyMistral3(), {{"vision_config", {{"patch_size", 0}}}},
+                               "patch_size");
+  // others dispatch (issue 30)
+  testing::ExpectPatchRejected(TinyMistral3(),
+                               {{"text_config", {{"model_type", "no_such_text_model"}}}},
+                               "text_config.model_type");
 }
 
 }  // namespace MEMFIT_TU

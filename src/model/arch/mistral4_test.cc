@@ -9,19 +9,12 @@ namespace memfit::arch {
 namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
-using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 // Mistral4Config's keys (configuration_mistral4.py), tiny.
 nlohmann::json TinyMistral4() {
-  return {{"model_type", "mistral4"}, {"architectures", {"Mistral4ForCausalLM"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 2}, {"intermediate_size", 12},
-          {"moe_intermediate_size", 3}, {"n_routed_experts", 2}, {"n_shared_experts", 1},
-          {"num_experts_per_tok", 1}, {"first_k_dense_replace", 1}, {"q_lora_rank", 4},
-          {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2}, {"qk_rope_head_dim", 2},
-          {"v_head_dim", 2}, {"max_position_embeddings", 16}, {"torch_dtype", "float32"}};
+  return testing::TinyMlaMoe(
+      "mistral4", {{"architectures", {"Mistral4ForCausalLM"}}, {"num_key_value_heads", 2}});
 }
 
 // Attention per layer: input norm 8, q_a 8 x 4 = 32, q_a norm 4, q_b 4 x (2 x 4) = 32, kv_a
@@ -30,11 +23,8 @@ nlohmann::json TinyMistral4() {
 // gate_up_proj [2, 6, 8] 96 + down_proj [2, 8, 3] 48, shared experts 3 x 8 x 3 = 72 -> 432.
 // Embeddings 80, norm 8, untied lm_head 80: 1088 parameters, 4352 bytes (no router bias buffer).
 TEST(Mistral4Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMistral4());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1088u);
-  EXPECT_EQ(t.stored_bytes, 4352u);
+  auto m = testing::BuildCounted(TinyMistral4(), 1088u, 4352u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
   EXPECT_TRUE(m->hp.layers[1].moe);
@@ -48,32 +38,20 @@ TEST(Mistral4Builder, TinyConfigCountsByHand) {
 
 nlohmann::json TinyMistral3WithMistral4() {
   auto text = TinyMistral4();
-  text.erase("torch_dtype");
   text.erase("architectures");
-  return {{"model_type", "mistral3"},
-          {"architectures", {"Mistral3ForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"spatial_merge_size", 2},
-          {"text_config", text},
-          {"vision_config",
-           {{"model_type", "pixtral"},
-            {"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4}}}};
+  return testing::TinyComposite(
+      "mistral3", text,
+      {{"architectures", {"Mistral3ForConditionalGeneration"}},
+       {"spatial_merge_size", 2},
+       {"vision_config", testing::TinyVisionTower({{"model_type", "pixtral"}})}});
 }
 
 // Vision 196 and projector 164 as in mistral3_test.cc (the same tiny Pixtral tower: patch_conv
 // 48, ln_pre 4, one layer 144; norm 4, merging_layer 64, linear_1 [8, 4] 32, linear_2 [8, 8] 64),
 // the mistral4 text model above 1088: 1448 parameters, 5792 bytes, under transformers 5's names.
 TEST(Mistral4Builder, InsideMistral3DispatchesOnTextModelType) {
-  auto m = BuildJson(TinyMistral3WithMistral4());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1448u);
-  EXPECT_EQ(t.stored_bytes, 5792u);
+  auto m = testing::BuildCounted(TinyMistral3WithMistral4(), 1448u, 5792u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj"), nullptr);
@@ -86,15 +64,12 @@ TEST(Mistral4Builder, InsideMistral3DispatchesOnTextModelType) {
 }
 
 TEST(Mistral4Builder, HostileConfigsNameTheField) {
-  auto j = TinyMistral4();
-  j.erase("kv_lora_rank");
-  ExpectError(j, "kv_lora_rank");
-  j = TinyMistral4();
-  j["moe_intermediate_size"] = 0;
-  ExpectError(j, "moe_intermediate_size");
-  j = TinyMistral3WithMistral4();
-  j["text_config"].erase("qk_nope_head_dim");
-  ExpectError(j, "qk_nope_head_dim");
+  testing::ExpectPatchRejected(TinyMistral4(), {{"kv_lora_rank", nullptr}}, "kv_lora_rank");
+  testing::ExpectPatchRejected(TinyMistral4(), {{"moe_intermediate_size", 0}},
+                               "moe_intermediate_size");
+  testing::ExpectPatchRejected(TinyMistral3WithMistral4(),
+                               {{"text_config", {{"qk_nope_head_dim", nullptr}}}},
+                               "qk_nope_head_dim");
 }
 
 }  // namespace MEMFIT_TU

@@ -15,11 +15,12 @@ using testing::FindTensor;
 
 // Two layers, hidden 8, two heads; MLA q_lora 4, kv_lora 4, qk_nope 2, qk_rope 2; float32.
 nlohmann::json TinyMla(const std::string& model_type) {
-  return {{"model_type", model_type}, {"vocab_size", 10}, {"hidden_size", 8},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"intermediate_size", 12},
-          {"q_lora_rank", 4}, {"kv_lora_rank", 4}, {"qk_nope_head_dim", 2},
-          {"qk_rope_head_dim", 2}, {"max_position_embeddings", 16},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith(model_type,
+                                  {{"q_lora_rank", 4},
+                                   {"kv_lora_rank", 4},
+                                   {"qk_nope_head_dim", 2},
+                                   {"qk_rope_head_dim", 2},
+                                   {"num_key_value_heads", nullptr}});
 }
 
 nlohmann::json TinyGlm4MoeLite() {
@@ -43,11 +44,8 @@ nlohmann::json TinyGlm4MoeLite() {
 // embed 80, enorm 8, hnorm 8, eh_proj 16x8 = 128, MoE layer 432, shared_head norm 8 + head 80 =
 // 744. Stored: (1088 + 744) x 4 + two float32 e_score_correction_bias [2] = 7328 + 16 = 7344.
 TEST(Glm4MoeLiteBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyGlm4MoeLite());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1088u);
-  EXPECT_EQ(t.stored_bytes, 7344u);
+  auto m = testing::BuildCounted(TinyGlm4MoeLite(), 1088u, 7344u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_FALSE(m->hp.layers[0].moe);
   EXPECT_TRUE(m->hp.layers[1].moe);
@@ -97,11 +95,8 @@ nlohmann::json Glm47Flash() {
 // elements x 2 + 3,008 x 4 = 62,442,983,168 bytes (58.15 GiB). Tensors: 3 + 48 x 9 + 3 +
 // 47 x (2 + 192 + 3) + 6 = 9,703.
 TEST(Glm4MoeLiteBuilder, Glm47FlashMatchesItsTensorList) {
-  auto m = BuildJson(Glm47Flash());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 29'943'390'976u);
-  EXPECT_EQ(t.stored_bytes, 62'442'983'168u);
+  auto m = testing::BuildCounted(Glm47Flash(), 29'943'390'976u, 62'442'983'168u);
+  ASSERT_TRUE(m);
   uint64_t stored_tensors = 0, elements = 0;
   for (const auto& x : m->tensors) {
     if (!x.stored) continue;
@@ -124,11 +119,8 @@ TEST(MiniCpm3Builder, TinyConfigCountsByHand) {
   j["scale_emb"] = 12;
   j["scale_depth"] = 1.4;
   j["dim_model_base"] = 256;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1160u);
-  EXPECT_EQ(t.stored_bytes, 4640u);
+  auto m = testing::BuildCounted(j, 1160u, 4640u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.v_head_dim, 4u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
@@ -182,11 +174,8 @@ nlohmann::json TinyLongcat() {
 // 16x8 = 128, enorm.m 8, hnorm.m 8, input norm 8, attention 184, post norm 8, MLP 288, norm 8 =
 // 720. Stored: (2456 + 720) x 4 + two float32 e_score_correction_bias [3] = 12704 + 24 = 12728.
 TEST(LongcatFlashBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyLongcat());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 2456u);
-  EXPECT_EQ(t.stored_bytes, 12728u);
+  auto m = testing::BuildCounted(TinyLongcat(), 2456u, 12728u);
+  ASSERT_TRUE(m);
   // Two attention sublayers a layer, each with its own cache; the MoE on the first.
   ASSERT_EQ(m->hp.layers.size(), 4u);
   EXPECT_EQ(m->hp.num_layers, 4u);
@@ -235,24 +224,15 @@ TEST(LongcatFlashBuilder, LongcatFlashChatByHand) {
 }
 
 TEST(MlaFamilies, HostileConfigsNameTheField) {
-  auto j = TinyLongcat();
-  j.erase("num_layers");
-  testing::ExpectError(j, "num_layers");
-  j = TinyLongcat();
-  j.erase("expert_ffn_hidden_size");
-  testing::ExpectError(j, "expert_ffn_hidden_size");
-  j = TinyLongcat();
-  j["zero_expert_num"] = UINT64_MAX;
-  testing::ExpectError(j, "zero_expert_num");
-  j = TinyMla("minicpm3");
-  j["kv_lora_rank"] = 0;
-  testing::ExpectError(j, "kv_lora_rank");
-  j = TinyMla("minicpm3");
-  j["hidden_size"] = uint64_t{1} << 45;
-  testing::ExpectError(j, "hidden_size");
-  j = TinyGlm4MoeLite();
-  j.erase("qk_rope_head_dim");
-  testing::ExpectError(j, "qk_rope_head_dim");
+  testing::ExpectPatchRejected(TinyLongcat(), {{"num_layers", nullptr}}, "num_layers");
+  testing::ExpectPatchRejected(TinyLongcat(), {{"expert_ffn_hidden_size", nullptr}},
+                               "expert_ffn_hidden_size");
+  testing::ExpectPatchRejected(TinyLongcat(), {{"zero_expert_num", UINT64_MAX}}, "zero_expert_num");
+  testing::ExpectPatchRejected(TinyMla("minicpm3"), {{"kv_lora_rank", 0}}, "kv_lora_rank");
+  testing::ExpectPatchRejected(TinyMla("minicpm3"), {{"hidden_size", uint64_t{1} << 45}},
+                               "hidden_size");
+  testing::ExpectPatchRejected(TinyGlm4MoeLite(), {{"qk_rope_head_dim", nullptr}},
+                               "qk_rope_head_dim");
 }
 
 }  // namespace MEMFIT_TU

@@ -10,7 +10,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 
 nlohmann::json TinyMllama() {
@@ -34,11 +33,8 @@ nlohmann::json TinyMllama() {
 // 2 x 20 = 61, pre/post tile 2 x (1 + 2 x 4) = 18, two LayerNorms 16, one layer 4 x 16 + 30 + 28 +
 // 16 = 138, one global layer 140: 425. Projector [8, 8] + 8 = 72. 1731 parameters, 6924 bytes.
 TEST(MllamaBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMllama());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1731u);
-  EXPECT_EQ(t.stored_bytes, 6924u);
+  auto m = testing::BuildCounted(TinyMllama(), 1731u, 6924u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 425u);
   EXPECT_EQ(FindTensor(*m, "language_model.model.embed_tokens.weight")->shape,
             (std::vector<uint64_t>{18, 8}));
@@ -71,11 +67,8 @@ TEST(MllamaBuilder, Llama32_11bVisionMatchesPublishedCount) {
         {"attention_heads", 16}, {"intermediate_size", 5120}, {"max_num_tiles", 4},
         {"vision_output_dim", 7680}, {"intermediate_layers_indices", {3, 7, 15, 23, 30}},
         {"supported_aspect_ratios", ratios}}}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 10670220835u);
-  EXPECT_EQ(t.stored_bytes, 2 * 10670220835u);
+  auto m = testing::BuildCounted(j, 10670220835u, 2 * 10670220835u);
+  ASSERT_TRUE(m);
   // Without supported_aspect_ratios, the 8 ratios of 4 tiles are derived.
   j["vision_config"].erase("supported_aspect_ratios");
   auto derived = BuildJson(j);
@@ -84,18 +77,14 @@ TEST(MllamaBuilder, Llama32_11bVisionMatchesPublishedCount) {
 }
 
 TEST(MllamaBuilder, HostileConfigsNameTheField) {
-  auto j = TinyMllama();
-  j["text_config"]["cross_attention_layers"] = {5};
-  ExpectError(j, "cross_attention_layers");
-  j = TinyMllama();
-  j["vision_config"]["attention_heads"] = 3;
-  ExpectError(j, "attention_heads");
-  j = TinyMllama();
-  j["vision_config"]["max_num_tiles"] = 0;
-  ExpectError(j, "max_num_tiles");
-  j = TinyMllama();
-  j["text_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
+  testing::ExpectPatchRejected(TinyMllama(), {{"text_config", {{"cross_attention_layers", {5}}}}},
+                               "cross_attention_layers");
+  testing::ExpectPatchRejected(TinyMllama(), {{"vision_config", {{"attention_heads", 3}}}},
+                               "attention_heads");
+  testing::ExpectPatchRejected(TinyMllama(), {{"vision_config", {{"max_num_tiles", 0}}}},
+                               "max_num_tiles");
+  testing::ExpectPatchRejected(TinyMllama(), {{"text_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
 }
 
 }  // namespace MEMFIT_TU

@@ -54,9 +54,7 @@ TEST(NestedTextDispatch, UnknownTextTypeFallsBackToTheGenericDecoder) {
   EXPECT_FALSE(HasAssumption(*m, "built exactly"));
   EXPECT_NE(m->source.find("generic"), std::string::npos);
   // A broken known text model is an error naming its field, not a silent fallback.
-  j = UnknownWrapper();
-  j["text_config"]["full_attn_idxs"] = {7};
-  EXPECT_FALSE(BuildJson(j));
+  testing::ExpectPatchRejected(UnknownWrapper(), {{"text_config", {{"full_attn_idxs", {7}}}}}, "");
 }
 
 // A text_config that names its model_type but no width or depth (xgen-mm's: model_type "phi3"

@@ -10,27 +10,14 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
-using testing::TinyDecoder;
 
 nlohmann::json TinyPaliGemma(const std::string& text_type) {
-  auto text = TinyDecoder(text_type);
-  text.erase("torch_dtype");
-  text["head_dim"] = 4;
-  return {{"model_type", "paligemma"},
-          {"architectures", {"PaliGemmaForConditionalGeneration"}},
-          {"torch_dtype", "float32"},
-          {"projection_dim", 8},
-          {"text_config", text},
-          {"vision_config",
-           {{"hidden_size", 4},
-            {"num_hidden_layers", 1},
-            {"num_attention_heads", 2},
-            {"intermediate_size", 6},
-            {"patch_size", 2},
-            {"image_size", 4},
-            {"vision_use_head", false}}}};
+  return testing::TinyComposite(
+      "paligemma", testing::TinyDecoderWith(text_type, {{"head_dim", 4}}),
+      {{"architectures", {"PaliGemmaForConditionalGeneration"}},
+       {"projection_dim", 8},
+       {"vision_config", testing::TinyVisionTower({{"vision_use_head", false}})}});
 }
 
 // Vision 230 (as in gemma3_test.cc). Projector: Linear(4, 8) with bias = 40. Text gemma (hidden 8,
@@ -38,11 +25,8 @@ nlohmann::json TinyPaliGemma(const std::string& text_type) {
 // 288, two norms 16 (496); two layers 992; norm 8: 1080; lm_head tied. 1350 parameters, 5400
 // bytes. gemma2 adds pre/post feed-forward norms: 2 x 2 x 8 = 32 more.
 TEST(PaliGemmaBuilder, TinyConfigsCountByHand) {
-  auto m = BuildJson(TinyPaliGemma("gemma"));
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1350u);
-  EXPECT_EQ(t.stored_bytes, 5400u);
+  auto m = testing::BuildCounted(TinyPaliGemma("gemma"), 1350u, 5400u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 40u);
   EXPECT_EQ(FindTensor(*m, "multi_modal_projector.linear.weight")->shape,
@@ -60,11 +44,9 @@ TEST(PaliGemmaBuilder, TinyConfigsCountByHand) {
 }
 
 TEST(PaliGemmaBuilder, RealConfigMatchesPublishedCount) {
-  auto m = BuildJson(vlm_configs::PaliGemma3bPt224());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 2923466480u);
-  EXPECT_EQ(t.stored_bytes, 4 * uint64_t{2923466480});
+  auto m =
+      testing::BuildCounted(vlm_configs::PaliGemma3bPt224(), 2923466480u, 4 * uint64_t{2923466480});
+  ASSERT_TRUE(m);
   // Without sub-configs, PaliGemmaConfig's own defaults (paligemma-3b-224 with vocab 257152 and
   // SigLIP's intermediate 4096) build.
   auto bare = BuildJson({{"model_type", "paligemma"}, {"torch_dtype", "float32"}});
@@ -76,15 +58,12 @@ TEST(PaliGemmaBuilder, RealConfigMatchesPublishedCount) {
 }
 
 TEST(PaliGemmaBuilder, HostileConfigsNameTheField) {
-  auto j = TinyPaliGemma("gemma");
-  j["text_config"]["model_type"] = "llama";
-  ExpectError(j, "text_config.model_type");
-  j = TinyPaliGemma("gemma");
-  j["vision_config"]["num_attention_heads"] = 3;
-  ExpectError(j, "num_attention_heads");
-  j = TinyPaliGemma("gemma");
-  j["projection_dim"] = -1;
-  ExpectError(j, "projection_dim");
+  testing::ExpectPatchRejected(TinyPaliGemma("gemma"), {{"text_config", {{"model_type", "llama"}}}},
+                               "text_config.model_type");
+  testing::ExpectPatchRejected(TinyPaliGemma("gemma"),
+                               {{"vision_config", {{"num_attention_heads", 3}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(TinyPaliGemma("gemma"), {{"projection_dim", -1}}, "projection_dim");
 }
 
 }  // namespace MEMFIT_TU

@@ -58,9 +58,8 @@ TEST(Phi3Builder, PhiMoeCountsByHand) {
 
 TEST(Phi3Builder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("phi3");
-  auto j = TinyDecoder("phi3");
-  j["partial_rotary_factor"] = 3.0;
-  testing::ExpectError(j, "partial_rotary_factor");
+  testing::ExpectPatchRejected(TinyDecoder("phi3"), {{"partial_rotary_factor", 3.0}},
+                               "partial_rotary_factor");
 }
 
 }  // namespace MEMFIT_TU

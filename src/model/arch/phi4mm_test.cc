@@ -11,7 +11,6 @@ namespace {
 namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
-using testing::ExpectError;
 using testing::FindTensor;
 using testing::TinyDecoder;
 
@@ -94,11 +93,8 @@ nlohmann::json TinyPhi4Mm() {
 // Total 1080 + 368 + 240 + 428,565,440 + 11,600 + 886 + 224 = 428,579,838 parameters; float32
 // stored: (428,579,838 + 16) x 4 = 1,714,319,416 bytes.
 TEST(Phi4MmBuilder, TinyRemoteConfigCountsByHand) {
-  auto m = BuildJson(TinyPhi4Mm());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 428579838u);
-  EXPECT_EQ(t.stored_bytes, 1714319416u);
+  auto m = testing::BuildCounted(TinyPhi4Mm(), 428579838u, 1714319416u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->architecture, "Phi4MMForCausalLM");
   EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1080u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_lora"), 368u);
@@ -320,11 +316,8 @@ nlohmann::json NativePhi4Multimodal() {
 }
 
 TEST(Phi4MultimodalBuilder, ConvertedConfigCountsTheTowersWithoutAdapters) {
-  auto m = BuildJson(NativePhi4Multimodal());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 4743988032u);
-  EXPECT_EQ(t.stored_bytes, 9487976384u);
+  auto m = testing::BuildCounted(NativePhi4Multimodal(), 4743988032u, 9487976384u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 441238144u);
   const std::string audio = "model.embed_tokens_extend.audio_embed.";
   EXPECT_NE(FindTensor(*m, audio + "encoder.encoders.23.feed_forward_out.gate_up_proj.bias"),
@@ -359,11 +352,8 @@ TEST(Phi4MultimodalBuilder, TinyConfigCountsByHand) {
                        {"ext_pw_out_channel", 4}, {"depthwise_separable_out_channel", 4},
                        {"input_size", 8},    {"time_reduction", 4},
                        {"nemo_conv_channels", 2}, {"bias_max_distance", 5}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 2690u);
-  EXPECT_EQ(t.stored_bytes, 10824u);
+  auto m = testing::BuildCounted(j, 2690u, 10824u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 380u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_projection"), 120u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 886u);
@@ -375,73 +365,56 @@ TEST(Phi4MultimodalBuilder, TinyConfigCountsByHand) {
 }
 
 TEST(Phi4MmBuilder, HostileConfigsNameTheField) {
-  auto j = TinyPhi4Mm();
-  j.erase("vision_lora");
-  ExpectError(j, "vision_lora");
-  j = TinyPhi4Mm();
-  j["speech_lora"]["r"] = 0;
-  ExpectError(j, "\"r\"");
-  j = TinyPhi4Mm();
-  j["vision_lora"]["layer"] = "layers.(";
-  ExpectError(j, "layer");
-  j = TinyPhi4Mm();
-  j["vision_lora"].erase("layer");
-  ExpectError(j, "layer");
-  j = TinyPhi4Mm();
-  j.erase("hidden_size");
-  ExpectError(j, "hidden_size");
-  j = TinyPhi4Mm();
-  j["vocab_size"] = uint64_t{1} << 50;
-  ExpectError(j, "vocab_size");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["name"] = "whisper";
-  ExpectError(j, "cascades");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["time_reduction"] = 3;
-  ExpectError(j, "time_reduction");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["attention_heads"] = 3;
-  ExpectError(j, "attention heads");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"].erase("encoder_embedding_config");
-  ExpectError(j, "encoder_embedding_config");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["relative_attention_bias_args"]["type"] = "alibi";
-  ExpectError(j, "t5");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["input_size"] = 0;
-  ExpectError(j, "input_size");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["num_blocks"] = uint64_t{1} << 40;
-  ExpectError(j, "num_blocks");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["linear_units"] = uint64_t{1} << 62;
-  ExpectError(j, "linear_units");
-  j = TinyPhi4Mm();
-  j["audio_processor"]["config"]["nemo_conv_settings"]["conv_channels"] = uint64_t{1} << 39;
-  j["audio_processor"]["config"]["input_size"] = uint64_t{1} << 39;
-  ExpectError(j, "too large");
-  j = TinyPhi4Mm();
-  j["embd_layer"]["image_embd_layer"]["with_learnable_separator"] = false;
-  ExpectError(j, "with_learnable_separator");
-  j = TinyPhi4Mm();
-  j["embd_layer"].erase("audio_embd_layer");
-  ExpectError(j, "audio_embd_layer");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"vision_lora", nullptr}}, "vision_lora");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"speech_lora", {{"r", 0}}}}, "\"r\"");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"vision_lora", {{"layer", "layers.("}}}}, "layer");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"vision_lora", {{"layer", nullptr}}}}, "layer");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"hidden_size", nullptr}}, "hidden_size");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"vocab_size", uint64_t{1} << 50}}, "vocab_size");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"audio_processor", {{"name", "whisper"}}}},
+                               "cascades");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(), {{"audio_processor", {{"config", {{"time_reduction", 3}}}}}}, "time_reduction");
+  testing::ExpectPatchRejected(TinyPhi4Mm(),
+                               {{"audio_processor", {{"config", {{"attention_heads", 3}}}}}},
+                               "attention heads");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(), {{"audio_processor", {{"config", {{"encoder_embedding_config", nullptr}}}}}},
+      "encoder_embedding_config");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(),
+      {{"audio_processor", {{"config", {{"relative_attention_bias_args", {{"type", "alibi"}}}}}}}},
+      "t5");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(), {{"audio_processor", {{"config", {{"input_size", 0}}}}}}, "input_size");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(), {{"audio_processor", {{"config", {{"num_blocks", uint64_t{1} << 40}}}}}},
+      "num_blocks");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(), {{"audio_processor", {{"config", {{"linear_units", uint64_t{1} << 62}}}}}},
+      "linear_units");
+  testing::ExpectPatchRejected(TinyPhi4Mm(),
+                               {{"audio_processor",
+                                 {{"config",
+                                   {{"nemo_conv_settings", {{"conv_channels", uint64_t{1} << 39}}},
+                                    {"input_size", uint64_t{1} << 39}}}}}},
+                               "too large");
+  testing::ExpectPatchRejected(
+      TinyPhi4Mm(), {{"embd_layer", {{"image_embd_layer", {{"with_learnable_separator", false}}}}}},
+      "with_learnable_separator");
+  testing::ExpectPatchRejected(TinyPhi4Mm(), {{"embd_layer", {{"audio_embd_layer", nullptr}}}},
+                               "audio_embd_layer");
 }
 
 TEST(Phi4MultimodalBuilder, HostileConfigsNameTheField) {
-  auto j = NativePhi4Multimodal();
-  j["audio_config"]["time_reduction"] = 5;
-  ExpectError(j, "time_reduction");
-  j = NativePhi4Multimodal();
-  j["vision_config"]["num_attention_heads"] = 5;
-  ExpectError(j, "num_attention_heads");
-  j = NativePhi4Multimodal();
-  j["audio_config"] = "nope";
-  ExpectError(j, "audio_config");
-  j = NativePhi4Multimodal();
-  j["num_hidden_layers"] = "two";
-  ExpectError(j, "num_hidden_layers");
+  testing::ExpectPatchRejected(NativePhi4Multimodal(), {{"audio_config", {{"time_reduction", 5}}}},
+                               "time_reduction");
+  testing::ExpectPatchRejected(NativePhi4Multimodal(),
+                               {{"vision_config", {{"num_attention_heads", 5}}}},
+                               "num_attention_heads");
+  testing::ExpectPatchRejected(NativePhi4Multimodal(), {{"audio_config", "nope"}}, "audio_config");
+  testing::ExpectPatchRejected(NativePhi4Multimodal(), {{"num_hidden_layers", "two"}},
+                               "num_hidden_layers");
 }
 
 }  // namespace MEMFIT_TU

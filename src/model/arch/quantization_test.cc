@@ -82,9 +82,9 @@ TEST(Quantization, HostileQuantizationConfigs) {
   testing::ExpectError(TinyLlama({{"quant_method", "hqq"}}), "hqq");
   testing::ExpectError(TinyLlama("nope"), "quantization_config");
   // 4-bit GPTQ packs 8 values per int32: an input width of 12 does not pack.
-  auto j = TinyLlama({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 4}});
-  j["intermediate_size"] = 12;
-  testing::ExpectError(j, "does not pack");
+  testing::ExpectPatchRejected(
+      TinyLlama({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 4}}),
+      {{"intermediate_size", 12}}, "does not pack");
 }
 
 }  // namespace MEMFIT_TU

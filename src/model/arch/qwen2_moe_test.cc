@@ -38,15 +38,10 @@ TEST(Qwen2MoeBuilder, TinyConfigCountsByHand) {
 }
 
 TEST(Qwen2MoeBuilder, HostileConfigsNameTheField) {
-  auto j = TinyQwen2Moe();
-  j.erase("moe_intermediate_size");
-  testing::ExpectError(j, "moe_intermediate_size");
-  j = TinyQwen2Moe();
-  j["mlp_only_layers"] = {"zero"};
-  testing::ExpectError(j, "mlp_only_layers");
-  j = TinyQwen2Moe();
-  j["num_attention_heads"] = 0;
-  testing::ExpectError(j, "num_attention_heads");
+  testing::ExpectPatchRejected(TinyQwen2Moe(), {{"moe_intermediate_size", nullptr}},
+                               "moe_intermediate_size");
+  testing::ExpectPatchRejected(TinyQwen2Moe(), {{"mlp_only_layers", {"zero"}}}, "mlp_only_layers");
+  testing::ExpectPatchRejected(TinyQwen2Moe(), {{"num_attention_heads", 0}}, "num_attention_heads");
 }
 
 }  // namespace MEMFIT_TU

@@ -17,27 +17,24 @@ using testing::FindTensor;
 // Two layers, hidden 8, float32: layer 0 gated delta-net, layer 1 gated full attention; both MoE
 // with 2 experts of width 3 and a shared expert of width 3.
 nlohmann::json TinyQwen35MoeText() {
-  return {{"model_type", "qwen3_5_moe_text"},
-          {"architectures", {"Qwen3_5MoeForCausalLM"}},
-          {"torch_dtype", "float32"},
-          {"tie_word_embeddings", false},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"linear_num_key_heads", 1},
-          {"linear_num_value_heads", 2},
-          {"linear_key_head_dim", 4},
-          {"linear_value_head_dim", 4},
-          {"linear_conv_kernel_dim", 2},
-          {"num_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3},
-          {"shared_expert_intermediate_size", 3},
-          {"mtp_num_hidden_layers", 0},
-          {"layer_types", {"linear_attention", "full_attention"}}};
+  return testing::TinyDecoderWith(
+      "qwen3_5_moe_text",
+      {{"architectures", {"Qwen3_5MoeForCausalLM"}},
+       {"tie_word_embeddings", false},
+       {"head_dim", 4},
+       {"linear_num_key_heads", 1},
+       {"linear_num_value_heads", 2},
+       {"linear_key_head_dim", 4},
+       {"linear_value_head_dim", 4},
+       {"linear_conv_kernel_dim", 2},
+       {"num_experts", 2},
+       {"num_experts_per_tok", 1},
+       {"moe_intermediate_size", 3},
+       {"shared_expert_intermediate_size", 3},
+       {"mtp_num_hidden_layers", 0},
+       {"layer_types", {"linear_attention", "full_attention"}},
+       {"intermediate_size", nullptr},
+       {"max_position_embeddings", nullptr}});
 }
 
 // embed 10 x 8 = 80. Layer 0: input norm 8; delta-net (key dim 1 x 4 = 4, value dim 2 x 4 = 8,
@@ -48,11 +45,8 @@ nlohmann::json TinyQwen35MoeText() {
 // + v 32 + o 64 + q/k norms 8 + 240 + 8 = 520. Final norm 8, lm_head 80: 1272 parameters, all
 // stored in float32: 5088 bytes.
 TEST(Qwen35MoeTextBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyQwen35MoeText());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto totals = ComputeTotals(*m);
-  EXPECT_EQ(totals.parameters, 1272u);
-  EXPECT_EQ(totals.stored_bytes, 5088u);
+  auto m = testing::BuildCounted(TinyQwen35MoeText(), 1272u, 5088u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.experts.gate_up_proj"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.linear_attn.in_proj_qkv.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "lm_head.weight"), nullptr);

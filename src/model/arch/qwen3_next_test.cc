@@ -12,27 +12,21 @@ using testing::FindTensor;
 
 // Two layers, full_attention_interval 2: layer 0 gated delta-net, layer 1 full attention.
 nlohmann::json TinyQwen3Next() {
-  return {{"model_type", "qwen3_next"},
-          {"architectures", {"Qwen3NextForCausalLM"}},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 12},
-          {"full_attention_interval", 2},
-          {"linear_num_key_heads", 1},
-          {"linear_num_value_heads", 2},
-          {"linear_key_head_dim", 2},
-          {"linear_value_head_dim", 3},
-          {"linear_conv_kernel_dim", 4},
-          {"num_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3},
-          {"shared_expert_intermediate_size", 5},
-          {"partial_rotary_factor", 0.25},
-          {"torch_dtype", "float32"}};
+  return testing::TinyDecoderWith("qwen3_next",
+                                  {{"architectures", {"Qwen3NextForCausalLM"}},
+                                   {"head_dim", 4},
+                                   {"full_attention_interval", 2},
+                                   {"linear_num_key_heads", 1},
+                                   {"linear_num_value_heads", 2},
+                                   {"linear_key_head_dim", 2},
+                                   {"linear_value_head_dim", 3},
+                                   {"linear_conv_kernel_dim", 4},
+                                   {"num_experts", 2},
+                                   {"num_experts_per_tok", 1},
+                                   {"moe_intermediate_size", 3},
+                                   {"shared_expert_intermediate_size", 5},
+                                   {"partial_rotary_factor", 0.25},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // Key dim 1x2 = 2, value dim 2x3 = 6, conv channels 2x2 + 6 = 10.
@@ -45,11 +39,8 @@ nlohmann::json TinyQwen3Next() {
 // MTP (default one layer, stored, not loaded): fc 16x8 = 128, two pre-fc norms 16, a full
 //   attention MoE layer 280 + 288, norm 8 = 720. Stored: (1295 + 720) x 4 bytes = 8060.
 TEST(Qwen3NextBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyQwen3Next());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1295u);
-  EXPECT_EQ(t.stored_bytes, 8060u);
+  auto m = testing::BuildCounted(TinyQwen3Next(), 1295u, 8060u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   const LayerInfo& gdn = m->hp.layers[0];
   EXPECT_EQ(gdn.mixer, LayerMixer::kGatedDeltaNet);
@@ -99,30 +90,24 @@ TEST(Qwen3NextBuilder, LayerTypesAndDenseLayers) {
 }
 
 TEST(Qwen3NextBuilder, HostileConfigsNameTheField) {
+  testing::ExpectPatchRejected(TinyQwen3Next(), {{"linear_num_value_heads", nullptr}},
+                               "linear_num_value_heads");
+  // not a multiple of the key heads (1 divides; use 2 keys)
+  testing::ExpectPatchRejected(TinyQwen3Next(),
+                               {{"linear_num_value_heads", 3}, {"linear_num_key_heads", 2}},
+                               "linear_num_key_heads");
+  testing::ExpectPatchRejected(TinyQwen3Next(), {{"full_attention_interval", 0}},
+                               "full_attention_interval");
+  testing::ExpectPatchRejected(TinyQwen3Next(), {{"layer_types", {"linear_attention"}}},
+                               "layer_types");
+  testing::ExpectPatchRejected(TinyQwen3Next(), {{"moe_intermediate_size", 0}},
+                               "moe_intermediate_size");
   auto j = TinyQwen3Next();
-  j.erase("linear_num_value_heads");
-  testing::ExpectError(j, "linear_num_value_heads");
-  j = TinyQwen3Next();
-  j["linear_num_value_heads"] = 3;  // not a multiple of the key heads (1 divides; use 2 keys)
-  j["linear_num_key_heads"] = 2;
-  testing::ExpectError(j, "linear_num_key_heads");
-  j = TinyQwen3Next();
-  j["full_attention_interval"] = 0;
-  testing::ExpectError(j, "full_attention_interval");
-  j = TinyQwen3Next();
-  j["layer_types"] = {"linear_attention"};
-  testing::ExpectError(j, "layer_types");
-  j = TinyQwen3Next();
-  j["moe_intermediate_size"] = 0;
-  testing::ExpectError(j, "moe_intermediate_size");
-  j = TinyQwen3Next();
   j["linear_key_head_dim"] = uint64_t{1} << 40;
   j["linear_value_head_dim"] = uint64_t{1} << 40;
   auto m = BuildJson(j);
   EXPECT_FALSE(m);
-  j = TinyQwen3Next();
-  j["num_hidden_layers"] = uint64_t{1} << 40;
-  EXPECT_FALSE(BuildJson(j));
+  testing::ExpectPatchRejected(TinyQwen3Next(), {{"num_hidden_layers", uint64_t{1} << 40}}, "");
 }
 
 // Qwen3-Next-80B-A3B: 79,674,391,296 loaded parameters ("80B in total" on the model card) and

@@ -43,11 +43,8 @@ nlohmann::json TinyQwen35() {
 // 40: 68. Vision 254; loaded 1549. MTP: fc 128 + norms 16 + full-attention layer 568 + norm 8 =
 // 720 (not loaded). Stored (all float32): (1549 + 720) x 4 = 9076.
 TEST(Qwen35Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyQwen35());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1549u);
-  EXPECT_EQ(t.stored_bytes, 9076u);
+  auto m = testing::BuildCounted(TinyQwen35(), 1549u, 9076u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 254u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kGatedDeltaNet);
@@ -103,22 +100,19 @@ TEST(Qwen35Builder, MoeExpertsFused) {
 }
 
 TEST(Qwen35Builder, HostileConfigsNameTheField) {
-  auto j = TinyQwen35();
-  j.erase("vision_config");
-  testing::ExpectError(j, "vision_config");
-  j = TinyQwen35();
-  j["text_config"].erase("linear_conv_kernel_dim");
-  testing::ExpectError(j, "linear_conv_kernel_dim");
-  j = TinyQwen35();
-  j["vision_config"]["num_heads"] = 3;
-  testing::ExpectError(j, "num_heads");
-  j = TinyQwen35();
-  j["text_config"]["layer_types"] = {"linear_attention", "sliding_attention"};
-  testing::ExpectError(j, "layer_types");
-  j = TinyQwen35();
-  j["vision_config"]["hidden_size"] = uint64_t{1} << 40;
-  j["vision_config"]["spatial_merge_size"] = uint64_t{1} << 20;
-  EXPECT_FALSE(BuildJson(j));
+  testing::ExpectPatchRejected(TinyQwen35(), {{"vision_config", nullptr}}, "vision_config");
+  testing::ExpectPatchRejected(TinyQwen35(),
+                               {{"text_config", {{"linear_conv_kernel_dim", nullptr}}}},
+                               "linear_conv_kernel_dim");
+  testing::ExpectPatchRejected(TinyQwen35(), {{"vision_config", {{"num_heads", 3}}}}, "num_heads");
+  testing::ExpectPatchRejected(
+      TinyQwen35(), {{"text_config", {{"layer_types", {"linear_attention", "sliding_attention"}}}}},
+      "layer_types");
+  testing::ExpectPatchRejected(
+      TinyQwen35(),
+      {{"vision_config",
+        {{"hidden_size", uint64_t{1} << 40}, {"spatial_merge_size", uint64_t{1} << 20}}}},
+      "");
 }
 
 nlohmann::json TinyQwen3Vl() {
@@ -136,11 +130,8 @@ nlohmann::json TinyQwen3Vl() {
 // the Qwen3.5 test plus one deepstack merger, whose norm is over the merged width (4): 68 ->
 // 322. Total 1498, float32: 5992 bytes.
 TEST(Qwen3VlBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyQwen3Vl());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1498u);
-  EXPECT_EQ(t.stored_bytes, 5992u);
+  auto m = testing::BuildCounted(TinyQwen3Vl(), 1498u, 5992u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 322u);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.self_attn.q_norm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.visual.deepstack_merger_list.0.norm.bias"), nullptr);
@@ -181,13 +172,19 @@ TEST(Qwen3VlBuilder, MoeExpertsFusedInputFirst) {
 }
 
 nlohmann::json TinyQwen2Vl() {
-  return {{"model_type", "qwen2_vl"}, {"architectures", {"Qwen2VLForConditionalGeneration"}},
-          {"vocab_size", 10}, {"hidden_size", 8}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"intermediate_size", 12},
-          {"torch_dtype", "float32"},
-          {"vision_config", {{"depth", 1}, {"embed_dim", 4}, {"mlp_ratio", 2}, {"num_heads", 2},
-                             {"hidden_size", 8}, {"in_chans", 1}, {"patch_size", 2},
-                             {"temporal_patch_size", 1}, {"spatial_merge_size", 1}}}};
+  return testing::TinyDecoderWith(
+      "qwen2_vl", {{"architectures", {"Qwen2VLForConditionalGeneration"}},
+                   {"vision_config",
+                    {{"depth", 1},
+                     {"embed_dim", 4},
+                     {"mlp_ratio", 2},
+                     {"num_heads", 2},
+                     {"hidden_size", 8},
+                     {"in_chans", 1},
+                     {"patch_size", 2},
+                     {"temporal_patch_size", 1},
+                     {"spatial_merge_size", 1}}},
+                   {"max_position_embeddings", nullptr}});
 }
 
 // Text (Qwen2, q/k/v biases): per layer norms 16, q 64 + 8, k 32 + 4, v 32 + 4, o 64, MLP 288:

@@ -15,11 +15,8 @@ using testing::TinyDecoder;
 // Two layers 992 + embed 10x8 = 80 + norm 8 = 1080 parameters, float32: 4320 stored bytes; the
 // lm_head is tied (not stored) and the one rotary inv_freq [2] is non-persistent.
 TEST(SmolLm3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDecoder("smollm3"));
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1080u);
-  EXPECT_EQ(t.stored_bytes, 4320u);
+  auto m = testing::BuildCounted(TinyDecoder("smollm3"), 1080u, 4320u);
+  ASSERT_TRUE(m);
   const Tensor* head = FindTensor(*m, "lm_head.weight");
   ASSERT_NE(head, nullptr);
   EXPECT_EQ(head->tied_to, "model.embed_tokens.weight");
@@ -60,15 +57,11 @@ TEST(SmolLm3Builder, SlidingNoPeLayers) {
 
 TEST(SmolLm3Builder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("smollm3");
-  auto j = TinyDecoder("smollm3");
-  j["no_rope_layers"] = {1};
-  testing::ExpectError(j, "no_rope_layers");
-  j = TinyDecoder("smollm3");
-  j["no_rope_layer_interval"] = 0;
-  testing::ExpectError(j, "no_rope_layer_interval");
-  j = TinyDecoder("smollm3");
-  j["layer_types"] = {"full_attention"};
-  testing::ExpectError(j, "layer_types");
+  testing::ExpectPatchRejected(TinyDecoder("smollm3"), {{"no_rope_layers", {1}}}, "no_rope_layers");
+  testing::ExpectPatchRejected(TinyDecoder("smollm3"), {{"no_rope_layer_interval", 0}},
+                               "no_rope_layer_interval");
+  testing::ExpectPatchRejected(TinyDecoder("smollm3"), {{"layer_types", {"full_attention"}}},
+                               "layer_types");
 }
 
 }  // namespace MEMFIT_TU

@@ -17,24 +17,18 @@ using testing::FindTensor;
 // Two layers, hidden 8, float32: layer 0 full attention with a dense MLP, layer 1 sliding with
 // the MoE block; one MTP layer.
 nlohmann::json TinyStep3p7() {
-  return {{"model_type", "step3p7"},
-          {"architectures", {"Step3p7FlashForCausalLM"}},
-          {"torch_dtype", "float32"},
-          {"vocab_size", 10},
-          {"hidden_size", 8},
-          {"num_hidden_layers", 2},
-          {"num_attention_heads", 2},
-          {"num_key_value_heads", 1},
-          {"head_dim", 4},
-          {"intermediate_size", 12},
-          {"sliding_window", 4},
-          {"layer_types", {"full_attention", "sliding_attention"}},
-          {"first_k_dense_replace", 1},
-          {"num_experts", 2},
-          {"num_experts_per_tok", 1},
-          {"moe_intermediate_size", 3},
-          {"share_expert_dim", 3},
-          {"num_nextn_predict_layers", 1}};
+  return testing::TinyDecoderWith(
+      "step3p7", {{"architectures", {"Step3p7FlashForCausalLM"}},
+                  {"head_dim", 4},
+                  {"sliding_window", 4},
+                  {"layer_types", {"full_attention", "sliding_attention"}},
+                  {"first_k_dense_replace", 1},
+                  {"num_experts", 2},
+                  {"num_experts_per_tok", 1},
+                  {"moe_intermediate_size", 3},
+                  {"share_expert_dim", 3},
+                  {"num_nextn_predict_layers", 1},
+                  {"max_position_embeddings", nullptr}});
 }
 
 // embed 80. Attention (both layers): q 8 x 8 = 64, k 8 x 4 = 32, v 32, o 64, q_norm 4, k_norm 4:
@@ -45,11 +39,8 @@ nlohmann::json TinyStep3p7() {
 // shared_head.output 80, input norm 8, attention 200, post norm 8, mlp 288: 736. All float32:
 // (1122 + 736) x 4 = 7432 stored bytes.
 TEST(Step3p7Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyStep3p7());
-  ASSERT_TRUE(m) << m.error().message;
-  const auto totals = ComputeTotals(*m);
-  EXPECT_EQ(totals.parameters, 1122u);
-  EXPECT_EQ(totals.stored_bytes, 7432u);
+  auto m = testing::BuildCounted(TinyStep3p7(), 1122u, 7432u);
+  ASSERT_TRUE(m);
   const Tensor* bias = FindTensor(*m, "model.layers.1.moe.router_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);
@@ -89,15 +80,11 @@ TEST(Step3p7Builder, Step3p5KeysAndHostileConfigs) {
   EXPECT_EQ(m->hp.layers[1].num_heads, 4u);
   j["moe_layers_enum"] = "1,7";
   ExpectError(j, "moe_layers_enum");
-  j = TinyStep3p7();
-  j["moe_intermediate_size"] = 0;
-  ExpectError(j, "moe_intermediate_size");
-  j = TinyStep3p7();
-  j["num_nextn_predict_layers"] = 1000;
-  ExpectError(j, "num_nextn_predict_layers");
-  j = TinyStep3p7();
-  j.erase("num_experts");
-  ExpectError(j, "num_experts");
+  testing::ExpectPatchRejected(TinyStep3p7(), {{"moe_intermediate_size", 0}},
+                               "moe_intermediate_size");
+  testing::ExpectPatchRejected(TinyStep3p7(), {{"num_nextn_predict_layers", 1000}},
+                               "num_nextn_predict_layers");
+  testing::ExpectPatchRejected(TinyStep3p7(), {{"num_experts", nullptr}}, "num_experts");
 }
 
 // stepfun-ai/Step-3.7-Flash (the text model; the card: 198B = a 196B language backbone + a 1.8B
