@@ -16,8 +16,7 @@
 #include "cli_run.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // id -> why it is still off (FINDINGS.md section). Empty: every row is within its tolerance
 // (the Bamba rows since the torch-path Mamba-2 scan is modelled: FINDINGS.md 1m).

@@ -7,8 +7,7 @@
 #include "cli_run.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::RunMemfit;
 using testing::RunResult;

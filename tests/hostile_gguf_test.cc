@@ -30,8 +30,7 @@
 #endif
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::GgufWriter;
 using testing::VirtualGgufSource;

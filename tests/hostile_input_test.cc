@@ -24,8 +24,7 @@
 #include "test_support.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 HfConfig Config(const std::string& json) {
   auto config = HfConfig::Parse(json, "config.json");

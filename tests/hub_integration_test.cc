@@ -13,8 +13,7 @@
 #include "hub_cli_support.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::ScopedEnv;

@@ -13,8 +13,7 @@
 #include "test_support.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor P(std::string name, std::vector<uint64_t> shape, bool head = false) {
   uint64_t n = 1;

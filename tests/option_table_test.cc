@@ -15,8 +15,7 @@
 #include "cli/options_binding.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // A value each option accepts, from its kind (the table says what it takes).
 nlohmann::json GoodValue(const api::Option& o) {

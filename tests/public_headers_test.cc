@@ -14,8 +14,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 std::vector<fs::path> PublicHeaders() {
   std::vector<fs::path> out;

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(ParseDecimalDoubleTest, PlainDecimals) {
   EXPECT_EQ(ParseDecimalDouble("12"), 12.0);

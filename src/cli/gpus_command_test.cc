@@ -8,8 +8,7 @@
 #include "cli/command_test_util.h"
 
 namespace memfit::cli {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 

@@ -12,8 +12,7 @@
 #include "gguf_models.h"  // tests/
 
 namespace memfit::cli {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
 

@@ -10,8 +10,7 @@
 #include "cli/command_test_util.h"
 
 namespace memfit::cli {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 namespace fs = std::filesystem;
 using cli_test::RunMemfit;

@@ -8,8 +8,7 @@
 #include "memfit/units.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiBytes = uint64_t{1} << 30;
 

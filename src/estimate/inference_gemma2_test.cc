@@ -7,8 +7,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // Two layers (layer 0 sliding, window 16; layer 1 full), hidden 32, 4 heads (2 KV) of 8,
 // vocab 100, float32.

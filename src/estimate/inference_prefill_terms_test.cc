@@ -8,8 +8,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // GPT-NeoX shape small enough to count by hand: 2 layers, hidden 32, 4 heads of 8, MLP 64,
 // vocab 100 (untied).

@@ -7,8 +7,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // DeepSeek-V3 shape, small enough to count by hand: 2 MLA layers of 2 heads, qk_nope 2, rope 2,
 // v 2 (cache per token and layer: 2 x (4 + 2) = 12 elements), vocab 1000, hidden 8.

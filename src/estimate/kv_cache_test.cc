@@ -3,8 +3,7 @@
 #include "memfit/estimate_inference.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Model Decoder(uint64_t layers, uint64_t heads, uint64_t kv_heads, uint64_t head_dim) {
   Model m;

@@ -8,8 +8,7 @@
 #include "memfit/estimate_load.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor Param(std::string name, uint64_t numel, Dtype dtype) {
   return Tensor{.name = std::move(name), .shape = {numel}, .dtype = dtype,

@@ -9,8 +9,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // Jamba shape small enough to count by hand: layer 0 Mamba (d_inner = 2 x 32 = 64, d_state 16,
 // dt rank ceil(32 / 16) = 2), layer 1 attention (4 heads, 2 KV heads of 8), dense MLP 64,

@@ -13,8 +13,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // Bamba: hidden 8, vocab 10, layer 0 Mamba-2 (2 heads of 8 = d_inner 16, d_state 2, 1 group,
 // conv channels 16 + 2 x 2 = 20, in_proj 16 + 20 + 2 = 38 wide), layer 1 attention (2 heads of

@@ -3,8 +3,7 @@
 #include "memfit/quantization.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 QuantOptions Q(QuantScheme s) { return QuantOptions{.scheme = s}; }
 

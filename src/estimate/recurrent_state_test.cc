@@ -11,8 +11,7 @@
 #include "memfit/text_hparams.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Model FromConfig(const nlohmann::json& j) {
   auto config = HfConfig::FromJson(j, "config.json");

@@ -6,8 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit::estimate {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape) {
   uint64_t n = 1;

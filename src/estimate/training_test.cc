@@ -11,8 +11,7 @@
 #include "memfit/hf_config.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype = Dtype::kF32) {
   uint64_t n = 1;
@@ -316,8 +315,7 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
 }  // namespace memfit
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // A decoder layer with cross-attention (T5 layer.1.EncDecAttention): h 8, 2 heads of 4, relu
 // MLP of 16, RMSNorm, fp32, eager, no dropout, full fine-tuning; batch 1, 3 decoder tokens

@@ -10,8 +10,7 @@
 #include "memfit/estimate_inference.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::TinyFp8Moe;
 

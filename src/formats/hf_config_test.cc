@@ -9,8 +9,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(HfConfigTest, AutoMapKeysInFileOrderFromTheTopLevelOnly) {
   // A nested "auto_map" (in text_config) and a string value "auto_map" must not be taken; quoted

@@ -6,8 +6,7 @@
 #include "memfit/hf_config.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(JsonValueTest, CopiesIntoPlainJsonAsTheSameValue) {
   const JsonValue value(nlohmann::json{{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}});

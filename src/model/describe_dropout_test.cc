@@ -9,8 +9,7 @@
 #include "memfit/text_hparams.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Model Describe(const std::string& json) {
   auto config = HfConfig::Parse(json, "config.json");

@@ -6,8 +6,7 @@
 #include "memfit/describe.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Model Describe(const char* json) {
   auto config = HfConfig::Parse(json, "config.json");

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype) {
   Tensor t{.name = std::move(name), .shape = std::move(shape), .dtype = dtype};

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor Weight(std::string name, uint64_t bytes) {
   return Tensor{.name = std::move(name), .shape = {bytes}, .dtype = Dtype::kU8,

@@ -5,8 +5,7 @@
 #include "estimate/tiny_moe_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::TinyFp8Moe;
 

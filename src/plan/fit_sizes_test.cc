@@ -9,8 +9,7 @@
 #include "plan/fit_internal.h"
 
 namespace memfit::plan {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Model CatalogModel(std::string_view id) {
   const CatalogEntry* entry = FindCatalogEntry(id);

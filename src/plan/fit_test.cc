@@ -9,8 +9,7 @@
 #include "memfit/hf_config.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, uint64_t bytes) {
   Tensor t;

@@ -5,8 +5,7 @@
 #include <set>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(GpuCatalogTest, SizeAndCoverage) {
   std::set<GpuVendor> vendors;

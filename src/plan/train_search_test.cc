@@ -6,8 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(TrainSearchTest, CandidatesAreRankedCheapestFirstAndChangeSomething) {
   TrainOptions base;  // full, AdamW, bf16-mixed, no checkpointing, batch 1

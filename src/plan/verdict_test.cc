@@ -6,8 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 

@@ -9,8 +9,7 @@
 #include "render/report_json.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 

@@ -9,8 +9,7 @@
 #include "render/report_json.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype, std::string label,
          uint64_t bytes_per_element) {

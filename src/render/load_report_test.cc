@@ -10,8 +10,7 @@
 #include "memfit/render.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Tensor Weight(std::string name, uint64_t rows, uint64_t cols, Dtype dtype, std::string label,
               uint64_t bytes_per_element) {

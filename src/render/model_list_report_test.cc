@@ -10,8 +10,7 @@
 #include "memfit/render.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // 1,500,000 parameters -> "1.50M"; 3,000,000 B = 2.861 MiB -> "2.86 MiB".
 // 2,000 parameters -> "2.00K"; 512 B -> "512 B" (under 1 KiB: whole bytes).

@@ -5,8 +5,7 @@
 #include "memfit/render.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(RenderAsciiTableTest, CentersLikePythonsStrCenter) {
   // Python: "ab".center(5) == "  ab " (odd margin, odd width: the extra space goes left),

@@ -9,8 +9,7 @@
 #include "memfit/render_memory.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 constexpr double kGiB = 1073741824.0;
 

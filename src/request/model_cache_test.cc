@@ -17,8 +17,7 @@
 #include "memfit/resolve.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 using testing::FakeHub;
 using testing::ScopedEnv;
 

@@ -10,8 +10,7 @@
 #include "hub_cli_support.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 using testing::FakeHub;
 using testing::ScopedEnv;
 

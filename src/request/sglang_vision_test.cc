@@ -7,8 +7,7 @@
 #include "request/request_options.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 ModelInputs WithConfig(std::string_view json) {
   ModelInputs inputs;

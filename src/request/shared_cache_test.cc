@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using Cache = SharedCache<std::string>;
 using Clock = Cache::Clock;

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // Rows in the format validation/measure.py writes are understood: transformers inference with
 // context/batch/attn, the memory after load, LoRA rank as its own key; stage peaks are reference.

@@ -3,8 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(ConnectionLimits, CapsPerAddressAndInTotal) {
   auto limits = std::make_shared<ConnectionLimits>(3, 2);

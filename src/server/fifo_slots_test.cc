@@ -8,8 +8,7 @@
 #include <vector>
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using namespace std::chrono_literals;
 

@@ -13,8 +13,7 @@
 #include "test_support.h"
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // A stand-in server on loopback, listening until destroyed.
 class StandIn {

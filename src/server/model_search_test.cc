@@ -9,8 +9,7 @@
 #include <nlohmann/json.hpp>
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(ModelSearch, UrlEncodesTheTextAndAsksForTheMostDownloaded) {
   EXPECT_EQ(HubSearchUrl("https://huggingface.co", "meta-llama/Llama 3&x=1"),

@@ -3,8 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(RequestTarget, DecodesThePathAndTheQuery) {
   auto t = ParseRequestTarget("/api/v1/models?family=llama+3&vendor=a%26b&flag&=x&&");

@@ -18,8 +18,7 @@
 #include "test_support.h"
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 HttpResponse Post(Router& router, std::string path, std::string body,
                   std::string authorization = "") {
@@ -210,8 +209,7 @@ TEST(Router, NoHubRequestWhenOffline) {
 }  // namespace memfit::server
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(Router, AnswerNowGivesWhatNeedsNoWorkAndTheSameAnswerAsHandle) {
   Router router(ServerOptions{});

@@ -18,8 +18,7 @@
 #include "test_support.h"
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using socket_test::BodyOf;
 using socket_test::StatusOf;

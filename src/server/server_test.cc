@@ -20,8 +20,7 @@
 #include "test_support.h"
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 class ServerTest : public ::testing::Test {
  protected:

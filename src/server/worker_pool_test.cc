@@ -6,8 +6,7 @@
 #include <future>
 
 namespace memfit::server {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(WorkerPool, RefusesWhenTheQueueIsFull) {
   WorkerPool pool(1, 1);

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit::hubnet {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 SafetensorsHeader SampleHeader() {
   SafetensorsHeader h;

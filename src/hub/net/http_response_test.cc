@@ -6,8 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit::hubnet {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using Headers = std::map<std::string, std::string>;
 

@@ -10,8 +10,7 @@
 #include "memfit/hub.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::FakeRepo;
@@ -361,8 +360,7 @@ TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
 }  // namespace memfit
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // NVIDIA ModelOpt releases keep their quantization in hf_quant_config.json beside config.json:
 // the Hub client fetches it with the other small files and merges it into the config, online

@@ -15,8 +15,7 @@
 #include "memfit/hub.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 using Clock = HubGuard::Clock;
 using std::chrono::milliseconds;
 using testing::FakeHub;

@@ -2,8 +2,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::Build;
 
@@ -150,8 +149,7 @@ TEST(DistilBertBuilder, HostileConfigNamesTheField) {
 }  // namespace memfit
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(DebertaV2Builder, V3StyleRelativeAttention) {
   auto m = arch_test::Build(R"({"model_type": "deberta-v2",

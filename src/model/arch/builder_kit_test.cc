@@ -6,8 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 HfConfig Config(const std::string& json) {
   auto config = HfConfig::Parse(json, "config.json");

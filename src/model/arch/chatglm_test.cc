@@ -11,8 +11,7 @@
 #include "test_support.h"
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;

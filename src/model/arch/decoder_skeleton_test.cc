@@ -9,8 +9,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // A Llama variant with biased q/k/v/o, per-head q/k norms and a tied head.
 constexpr DecoderSpec kFoo{.tie_default = true, .bias_default = true,

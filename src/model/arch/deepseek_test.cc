@@ -7,8 +7,7 @@
 #include "test_support.h"
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
@@ -170,8 +169,7 @@ TEST(DeepseekBuilder, DsaHostileConfigsNameTheField) {
 }  // namespace memfit::arch
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // DeepSeek-R1's weight index is not in the eval set, but the exact sizes of its 163 safetensors
 // files are: their sum is the stored bytes plus the 163 JSON headers. A header entry is about

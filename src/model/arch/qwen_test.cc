@@ -3,8 +3,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;

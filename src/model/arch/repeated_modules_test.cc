@@ -16,8 +16,7 @@
 #include "model/arch/omni_test_configs.h"
 
 namespace memfit::arch {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Quantization Skipping(std::vector<std::string> skip, QuantMethod method = QuantMethod::kFp8Block) {
   Quantization q;

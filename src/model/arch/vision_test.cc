@@ -2,8 +2,7 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using arch_test::Build;
 using arch_test::ComponentParameters;

@@ -18,8 +18,7 @@
 #include "test_support.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // Published parameter counts (the class in architectures[0], tied weights once), as the Hub shows
 // them for each repository's safetensors and as transformers counts them on the meta device.

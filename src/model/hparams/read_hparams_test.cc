@@ -10,8 +10,7 @@
 #include "formats/hf_config_json.h"
 
 namespace memfit {
-namespace {
-namespace MEMFIT_TU {  // unique per file in a unity build (CMakeLists.txt)
+namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 Result<TextHyperparameters> Read(const nlohmann::json& j) {
   auto config = HfConfig::FromJson(j, "config.json");
