@@ -94,4 +94,15 @@ void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
   hp.attention_dropout = Get(b, c.NumberOr("attn_pdrop", dropout));
 }
 
+void ReadMosaicHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie) {
+  auto& hp = b.model().hp;
+  hp.hidden_size = Get(b, c.UintAny({"d_model", "hidden_size"}));
+  hp.num_layers = Get(b, c.UintAny({"n_layers", "num_hidden_layers"}));
+  hp.num_attention_heads = Get(b, c.UintAny({"n_heads", "num_attention_heads"}));
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_seq_len", 2048));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", tie));
+  hp.norm = "layernorm";
+}
+
 }  // namespace memfit::arch

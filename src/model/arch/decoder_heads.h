@@ -46,6 +46,11 @@ void GptStyleHead(ModelBuilder& b, const HfConfig& c, HeadKind head, std::string
 void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
                                  std::string_view activation, double dropout);
 
+// MosaicML-style hyperparameters (mpt, dbrx): d_model, n_layers, n_heads (each also under its
+// hidden_size-style name), vocab_size, max_seq_len (default 2048), tie_word_embeddings (default
+// `tie`), LayerNorm. Errors are recorded in `b`.
+void ReadMosaicHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie);
+
 // True when transformers' config string is older than major.minor ("4.27.4" < 4.28).
 bool TransformersVersionBefore(const HfConfig& config, int major, int minor);
 

@@ -60,11 +60,8 @@ Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
     }
     Conv1D(b, l + ".mlp.c_fc", h, inner);
     Conv1D(b, l + ".mlp.c_proj", inner, h);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = inner});
+    hp.layers.push_back(
+        DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim, inner));
   }
   b.LayerNorm("transformer.ln_f", h);
   if (head == HeadKind::kCausalLm || head == HeadKind::kDoubleHeads) {

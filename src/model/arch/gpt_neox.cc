@@ -69,11 +69,8 @@ Result<Model> BuildGptNeox(const HfConfig& c, const BuildOptions& options) {
     b.Linear(l + ".attention.dense", h, h, attention_bias);
     b.Linear(l + ".mlp.dense_h_to_4h", h, hp.intermediate_size, true);
     b.Linear(l + ".mlp.dense_4h_to_h", hp.intermediate_size, h, true);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
   }
   b.LayerNorm("gpt_neox.final_layer_norm", h);
   if (options.buffers == BufferConvention::kCurrent) {

@@ -40,11 +40,8 @@ Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
     b.Linear(l + ".attn.out_proj", h, h, false);
     b.Linear(l + ".mlp.fc_in", h, hp.intermediate_size, true);
     b.Linear(l + ".mlp.fc_out", hp.intermediate_size, h, true);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
   }
   b.LayerNorm("transformer.ln_f", h);
   if (head == HeadKind::kCausalLm) {
