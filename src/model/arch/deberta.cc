@@ -33,15 +33,7 @@ Result<Model> BuildDebertaV2(const HfConfig& c, const BuildOptions& options) {
   Model& m = b.model();
   m.architecture = cls;
   auto& hp = m.hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 512));
-  hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
-  hp.norm = "layernorm";
+  ReadEncoderBasics(b, c);
   const uint64_t emb = Get(b, c.UintOr("embedding_size", hp.hidden_size));
   const uint64_t type_vocab = Get(b, c.UintOr("type_vocab_size", 0));
   const bool position_biased = Get(b, c.BoolOr("position_biased_input", true));
