@@ -23,6 +23,9 @@ struct DecoderDefaults {
 // head_dim (default hidden/heads, which must divide), intermediate_size, max_position_embeddings,
 // tie_word_embeddings and the activation into model.hp. Errors name the field.
 void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
+// ReadDecoderBasics' reads without its head checks (head_dim is left unset), for readers that
+// derive head_dim their own way (LlamaConfig's, decoder_skeleton_read.cc).
+void ReadDecoderFields(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
 
 // Per layer: true when the layer uses sliding-window attention. From "layer_types"
 // ("sliding_attention"/"full_attention") when the config has it, else `pattern(i)`.
