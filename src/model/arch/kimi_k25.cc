@@ -20,6 +20,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
 
 namespace memfit::arch {
 namespace {
@@ -119,18 +120,8 @@ Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& options) {
   b.Linear("mm_projector.proj.0", merged, merged, true);
   b.Linear("mm_projector.proj.2", merged, text_hidden, true);
   if (b.failed()) return b.Finish();
-  for (auto& t : language.tensors) {
-    t.name = "language_model." + t.name;
-    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
-    t.component = "language_model";
-  }
-  m.hp = language.hp;
-  for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
-  for (const auto& n : language.notes) m.notes.push_back(n);
   // The language model first, then the tower and projector, as the checkpoint orders them.
-  std::vector<Tensor> vision_tensors = std::move(m.tensors);
-  m.tensors = std::move(language.tensors);
-  for (auto& t : vision_tensors) m.tensors.push_back(std::move(t));
+  PrependLanguageModel(m, std::move(language));
   m.no_split_patterns = {"vision_tower", "mm_projector", "language_model.model.layers.*"};
   m.base_model_prefix = "";
   return b.Finish();

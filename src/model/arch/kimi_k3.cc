@@ -20,6 +20,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
 #include "model/arch/kimi_linear.h"
 
 namespace memfit::arch {
@@ -118,23 +119,13 @@ Result<Model> BuildKimiK3(const HfConfig& c, const BuildOptions& options) {
   b.Linear("mm_projector.proj.2", merged, text_hidden, false);
   b.RmsNorm("mm_projector.post_norm", text_hidden);
   if (b.failed()) return b.Finish();
-  for (auto& t : language.tensors) {
-    t.name = "language_model." + t.name;
-    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
-    t.component = "language_model";
-  }
-  m.hp = language.hp;
-  m.hp.text_config_key = "text_config";
   if (language.quantization_config) m.quantization_config = language.quantization_config;
-  for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
-  for (const auto& n : language.notes) m.notes.push_back(n);
+  PrependLanguageModel(m, std::move(language));
+  m.hp.text_config_key = "text_config";
   m.assumptions.push_back(
       "Kimi-K3's stored layout (attention-residual and latent-MoE tensors, MLA g_proj, float32 "
       "A_log [head_dim], KDA conv1d and o_norm, bf16 latent projections, MXFP4 experts only) is "
       "taken from public third-party loaders of the checkpoint; no weight index was available");
-  std::vector<Tensor> vision_tensors = std::move(m.tensors);
-  m.tensors = std::move(language.tensors);
-  for (auto& t : vision_tensors) m.tensors.push_back(std::move(t));
   m.no_split_patterns = {"vision_tower", "mm_projector", "language_model.model.layers.*"};
   m.base_model_prefix = "";
   return b.Finish();

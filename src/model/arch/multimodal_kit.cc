@@ -154,4 +154,18 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
   }
 }
 
+void PrependLanguageModel(Model& into, Model&& language) {
+  for (auto& t : language.tensors) {
+    t.name = "language_model." + t.name;
+    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
+    t.component = "language_model";
+  }
+  into.hp = language.hp;
+  for (const auto& a : language.assumptions) into.assumptions.push_back("text_config: " + a);
+  for (const auto& n : language.notes) into.notes.push_back(n);
+  std::vector<Tensor> towers = std::move(into.tensors);
+  into.tensors = std::move(language.tensors);
+  for (auto& t : towers) into.tensors.push_back(std::move(t));
+}
+
 }  // namespace memfit::arch

@@ -79,6 +79,11 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
                          std::vector<std::string>&& defaulted, const std::string& model_prefix,
                          const std::string& head_name, const std::string& component);
 
+// Puts `language`'s tensors before those `into` holds, as Kimi-K2.5 and Kimi-K3 checkpoints order
+// them: every name and tied_to target under "language_model.", component "language_model".
+// Copies hp, assumptions (prefixed "text_config: ") and notes.
+void PrependLanguageModel(Model& into, Model&& language);
+
 class ModelBuilder;
 // The Pixtral vision encoder (pixtral.cc) under `prefix` ("vision_tower"); returns its hidden size
 // (0 after recording an error in `b`).
