@@ -49,9 +49,7 @@ Period ReadPeriod(ModelBuilder& b, const HfConfig& c, const std::string& name, u
 
 void GatedMlp(ModelBuilder& b, const Quantization& q, const std::string& x, uint64_t h,
               uint64_t inter) {
-  QLinear(b, q, x + ".gate_proj", h, inter, false);
-  QLinear(b, q, x + ".up_proj", h, inter, false);
-  QLinear(b, q, x + ".down_proj", inter, h, false);
+  QGatedMlp(b, q, x, h, inter);
 }
 
 }  // namespace

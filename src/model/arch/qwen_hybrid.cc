@@ -53,9 +53,7 @@ void GatedDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
 
 void QwenHybridDenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t h,
               uint64_t inter) {
-  QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
-  QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
-  QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
+  QGatedMlp(b, q, l + ".mlp", h, inter);
 }
 
 }  // namespace
@@ -171,9 +169,7 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   b.Linear(l + ".mlp.gate", hidden, experts, false);
   if (layout == ExpertLayout::kPerExpert) {
     RepeatedModules(b, q, l + ".mlp.experts", experts, [&](const std::string& x) {
-      QLinear(b, q, x + ".gate_proj", hidden, expert_width, false);
-      QLinear(b, q, x + ".up_proj", hidden, expert_width, false);
-      QLinear(b, q, x + ".down_proj", expert_width, hidden, false);
+      QGatedMlp(b, q, x, hidden, expert_width);
     });
   } else {
     FusedExperts(b, q, {.path = l + ".mlp.experts",
@@ -184,9 +180,7 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   }
   if (shared > 0) {
     const std::string x = l + ".mlp.shared_expert";
-    QLinear(b, q, x + ".gate_proj", hidden, shared, false);
-    QLinear(b, q, x + ".up_proj", hidden, shared, false);
-    QLinear(b, q, x + ".down_proj", shared, hidden, false);
+    QGatedMlp(b, q, x, hidden, shared);
     b.Linear(l + ".mlp.shared_expert_gate", hidden, 1, false);
   }
 }
