@@ -73,6 +73,12 @@ LayerInfo AttentionInfo(const Hyperparameters& hp, bool sliding, uint64_t window
   return info;
 }
 
+LayerInfo DenseAttentionInfo(const Hyperparameters& hp, uint64_t intermediate) {
+  LayerInfo info = AttentionInfo(hp, false, 0);
+  info.intermediate_size = intermediate;
+  return info;
+}
+
 uint64_t RotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim, double default_factor) {
   double factor = Get(b, c.NumberOr("partial_rotary_factor", default_factor));
   if (!(factor > 0.0 && factor <= 1.0)) {

@@ -35,6 +35,8 @@ std::vector<bool> LayerTypesOrEmpty(ModelBuilder& b, const HfConfig& c, uint64_t
 
 // One LayerInfo of standard (possibly sliding) attention.
 LayerInfo AttentionInfo(const Hyperparameters& hp, bool sliding, uint64_t window);
+// AttentionInfo(hp, false, 0) of a dense layer with an MLP `intermediate` wide.
+LayerInfo DenseAttentionInfo(const Hyperparameters& hp, uint64_t intermediate);
 
 // "rotary_dim" from partial_rotary_factor: int(head_dim * factor), as transformers computes it.
 uint64_t RotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim, double default_factor);
