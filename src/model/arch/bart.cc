@@ -19,9 +19,10 @@ Result<Model> BuildBartLike(const HfConfig& c, const BuildOptions& options, bool
   const bool generation = cls == t + "ForConditionalGeneration";
   const bool sequence = cls == t + "ForSequenceClassification";
   const bool question = cls == t + "ForQuestionAnswering";
-  if (cls != t + "Model" && !generation && !sequence && !question) {
-    return UnknownHead(c, cls, t + "Model, " + t + "ForConditionalGeneration, " + t +
-                                   "ForSequenceClassification, " + t + "ForQuestionAnswering");
+  if (auto unknown = CheckHeadClass(c, cls, {t + "Model", t + "ForConditionalGeneration",
+                                             t + "ForSequenceClassification",
+                                             t + "ForQuestionAnswering"})) {
+    return std::move(*unknown);
   }
   ModelBuilder b(c);
   Model& m = b.model();

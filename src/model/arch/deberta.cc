@@ -20,15 +20,15 @@ namespace memfit::arch {
 
 Result<Model> BuildDebertaV2(const HfConfig& c, const BuildOptions& options) {
   const std::string cls = HeadClass(c, options, "DebertaV2", "DebertaV2Model");
+  if (auto unknown = CheckHeadClass(
+          c, cls, {"DebertaV2Model", "DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification",
+                   "DebertaV2ForTokenClassification", "DebertaV2ForQuestionAnswering"})) {
+    return std::move(*unknown);
+  }
   const bool masked = cls == "DebertaV2ForMaskedLM";
   const bool sequence = cls == "DebertaV2ForSequenceClassification";
   const bool token = cls == "DebertaV2ForTokenClassification";
   const bool question = cls == "DebertaV2ForQuestionAnswering";
-  if (cls != "DebertaV2Model" && !masked && !sequence && !token && !question) {
-    return UnknownHead(c, cls,
-                       "DebertaV2Model, DebertaV2ForMaskedLM, DebertaV2ForSequenceClassification, "
-                       "DebertaV2ForTokenClassification, DebertaV2ForQuestionAnswering");
-  }
   ModelBuilder b(c);
   Model& m = b.model();
   m.architecture = cls;

@@ -5,9 +5,6 @@
 // No pooler. Heads: vocab_transform/vocab_layer_norm/vocab_projector (weight tied to the word
 // embeddings, own bias), pre_classifier + classifier, classifier, qa_outputs.
 
-#include <algorithm>
-#include <iterator>
-
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
@@ -16,15 +13,11 @@ namespace memfit::arch {
 
 Result<Model> BuildDistilBert(const HfConfig& c, const BuildOptions& options) {
   const std::string cls = HeadClass(c, options, "DistilBert", "DistilBertModel");
-  static constexpr std::string_view kClasses[] = {
-      "DistilBertModel", "DistilBertForMaskedLM", "DistilBertForSequenceClassification",
-      "DistilBertForTokenClassification", "DistilBertForQuestionAnswering",
-      "DistilBertForMultipleChoice"};
-  if (std::find(std::begin(kClasses), std::end(kClasses), cls) == std::end(kClasses)) {
-    return UnknownHead(c, cls,
-                       "DistilBertModel, DistilBertForMaskedLM, DistilBertForSequenceClassification, "
-                       "DistilBertForTokenClassification, DistilBertForQuestionAnswering, "
-                       "DistilBertForMultipleChoice");
+  if (auto unknown = CheckHeadClass(
+          c, cls, {"DistilBertModel", "DistilBertForMaskedLM",
+                   "DistilBertForSequenceClassification", "DistilBertForTokenClassification",
+                   "DistilBertForQuestionAnswering", "DistilBertForMultipleChoice"})) {
+    return std::move(*unknown);
   }
   ModelBuilder b(c);
   Model& m = b.model();

@@ -30,6 +30,17 @@ Error UnknownHead(const HfConfig& config, std::string_view cls, std::string_view
                    config.where(), cls, known);
 }
 
+std::optional<Error> CheckHeadClass(const HfConfig& config, std::string_view cls,
+                                    std::initializer_list<std::string_view> known) {
+  std::string names;
+  for (std::string_view name : known) {
+    if (name == cls) return std::nullopt;
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return UnknownHead(config, cls, names);
+}
+
 void ReadEncoderBasics(ModelBuilder& b, const HfConfig& c, const EncoderKeys& keys) {
   auto& hp = b.model().hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

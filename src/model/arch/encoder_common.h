@@ -2,6 +2,8 @@
 // Helpers shared by the encoder and encoder-decoder builders (bert.cc, distilbert.cc, t5.cc,
 // bart.cc, whisper.cc, vit.cc, clip.cc): head-class selection, num_labels, per-layer facts.
 
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,9 @@ uint64_t NumLabels(ModelBuilder& b, const HfConfig& config);
 
 // The error for a head class a builder does not know.
 Error UnknownHead(const HfConfig& config, std::string_view cls, std::string_view known);
+// UnknownHead naming `known` (", "-separated, in order) when `cls` is none of them; else nothing.
+std::optional<Error> CheckHeadClass(const HfConfig& config, std::string_view cls,
+                                    std::initializer_list<std::string_view> known);
 
 // The config keys of a BERT-style encoder's hyperparameters (DistilBERT's are dim, n_layers,
 // n_heads, hidden_dim and activation).
