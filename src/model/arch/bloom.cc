@@ -28,8 +28,7 @@ Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
   hp.intermediate_size = 4 * hp.hidden_size;  // BloomMLP: fixed 4 * hidden
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embed", hp.num_attention_heads, "n_head");
+  MultiHeadDims(b, c, "n_embed", "n_head");
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size;

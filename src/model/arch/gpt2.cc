@@ -37,8 +37,7 @@ Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
   hp.intermediate_size = Get(b, c.UintOr("n_inner", 4 * hp.hidden_size));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embd", hp.num_attention_heads, "n_head");
+  MultiHeadDims(b, c, "n_embd", "n_head");
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size, inner = hp.intermediate_size, pos = hp.max_position_embeddings;

@@ -34,9 +34,7 @@ Result<Model> BuildGptNeox(const HfConfig& c, const BuildOptions& options) {
   const HeadKind head = ResolveHead(b, c, options, "gpt_neox");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
-                            "num_attention_heads");
+  MultiHeadDims(b, c, "hidden_size", "num_attention_heads");
   if (!(rotary_pct >= 0.0 && rotary_pct <= 1.0)) {
     b.Fail(MakeError("{}: \"rotary_pct\" = {} is not between 0 and 1", c.where(), rotary_pct));
   }

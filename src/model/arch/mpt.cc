@@ -23,8 +23,7 @@ Result<Model> BuildMpt(const HfConfig& c, const BuildOptions& options) {
   const HeadKind head = ResolveHead(b, c, options, "mpt");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "d_model", hp.num_attention_heads, "n_heads");
+  MultiHeadDims(b, c, "d_model", "n_heads");
   hp.intermediate_size = expansion * hp.hidden_size;
   if (expansion == 0 || hp.intermediate_size / expansion != hp.hidden_size) {
     b.Fail(MakeError("{}: \"expansion_ratio\" = {} is zero or too large", c.where(), expansion));

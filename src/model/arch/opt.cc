@@ -32,9 +32,7 @@ Result<Model> BuildOpt(const HfConfig& c, const BuildOptions& options) {
   const HeadKind head = ResolveHead(b, c, options, "opt");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
-                            "num_attention_heads");
+  MultiHeadDims(b, c, "hidden_size", "num_attention_heads");
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size;
