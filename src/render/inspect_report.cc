@@ -49,12 +49,7 @@ std::map<std::string, Group> Groups(const Model& model, int depth) {
 
 nlohmann::json InspectJson(const Model& model) {
   auto totals = ComputeTotals(model);
-  nlohmann::json j;
-  j["schema"] = "memfit.inspect/1";
-  j["model"] = model.name;
-  j["source"] = model.source;
-  j["model_type"] = model.model_type;
-  j["architecture"] = model.architecture;
+  nlohmann::json j = ModelDocumentJson("memfit.inspect/1", model);
   j["parameters"] = totals.parameters;
   j["stored_bytes"] = totals.stored_bytes;
   j["resident_bytes"] = totals.resident_bytes;

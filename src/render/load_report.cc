@@ -36,13 +36,18 @@ std::string RenderAssumptions(const Model& model) {
   return out;
 }
 
-nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& e) {
+nlohmann::json ModelDocumentJson(const char* schema, const Model& model) {
   nlohmann::json j;
-  j["schema"] = "memfit.estimate-memory/1";
+  j["schema"] = schema;
   j["model"] = model.name;
   j["source"] = model.source;
   j["model_type"] = model.model_type;
   j["architecture"] = model.architecture;
+  return j;
+}
+
+nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& e) {
+  nlohmann::json j = ModelDocumentJson("memfit.estimate-memory/1", model);
   j["parameters"] = e.totals.parameters;
   j["head_parameters"] = e.totals.head_parameters;
   j["stored_bytes"] = e.totals.stored_bytes;

@@ -27,6 +27,9 @@ struct TrainOptions;
 nlohmann::json AccuracyJson(const AccuracyBand& band);
 // The verdict of a command given hardware (docs/json.md, "verdict").
 nlohmann::ordered_json HardwareVerdictJson(const HardwareVerdict& verdict);
+// The fields that open the documents describing one model (inspect, estimate-memory): "schema",
+// "model", "source", "model_type", "architecture".
+nlohmann::json ModelDocumentJson(const char* schema, const Model& model);
 // estimate-memory.
 nlohmann::json LoadEstimateJson(const Model& model, const LoadEstimate& estimate);
 // inspect: tensors grouped by module, dtype histogram, parameter count.

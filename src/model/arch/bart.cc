@@ -19,9 +19,10 @@ Result<Model> BuildBartLike(const HfConfig& c, const BuildOptions& options, bool
   const bool generation = cls == t + "ForConditionalGeneration";
   const bool sequence = cls == t + "ForSequenceClassification";
   const bool question = cls == t + "ForQuestionAnswering";
-  if (cls != t + "Model" && !generation && !sequence && !question) {
-    return UnknownHead(c, cls, t + "Model, " + t + "ForConditionalGeneration, " + t +
-                                   "ForSequenceClassification, " + t + "ForQuestionAnswering");
+  if (auto unknown = CheckHeadClass(c, cls, {t + "Model", t + "ForConditionalGeneration",
+                                             t + "ForSequenceClassification",
+                                             t + "ForQuestionAnswering"})) {
+    return std::move(*unknown);
   }
   ModelBuilder b(c);
   Model& m = b.model();
@@ -29,58 +30,28 @@ Result<Model> BuildBartLike(const HfConfig& c, const BuildOptions& options, bool
   auto& hp = m.hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("d_model"));
-  hp.num_encoder_layers = Get(b, c.Uint("encoder_layers"));
-  hp.num_layers = Get(b, c.Uint("decoder_layers"));
-  const uint64_t enc_heads = Get(b, c.Uint("encoder_attention_heads"));
-  hp.num_attention_heads = Get(b, c.Uint("decoder_attention_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  const uint64_t enc_ffn = Get(b, c.Uint("encoder_ffn_dim"));
-  hp.intermediate_size = Get(b, c.Uint("decoder_ffn_dim"));
+  const BartEncoderSizes enc = ReadBartLayerSizes(b, c);
   hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 1024));
   hp.encoder_max_positions = hp.max_position_embeddings;
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
-  hp.activation = Get(b, c.StringOr("activation_function", "gelu"));
-  hp.norm = "layernorm";
-  hp.is_encoder_decoder = true;
-  if (b.failed()) return b.Finish();
-  DivideExact(b, c, hp.hidden_size, "d_model", enc_heads, "encoder_attention_heads");
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "d_model", hp.num_attention_heads,
-                            "decoder_attention_heads");
+  ReadBartTail(b, c, enc.heads);
   if (b.failed()) return b.Finish();
 
   const std::string p = cls == t + "Model" ? "" : "model.";
   const uint64_t d = hp.hidden_size;
   const std::string shared = p + "shared.weight";
-  auto attention = [&](const std::string& prefix) {
-    for (const char* proj : {"k_proj", "v_proj", "q_proj", "out_proj"}) {
-      b.Linear(prefix + "." + proj, d, d, true);
-    }
-  };
   auto stack = [&](const std::string& side, uint64_t layers, uint64_t ffn, bool decoder) {
     const std::string s = p + side;
     b.Tied(s + ".embed_tokens.weight", {hp.vocab_size, d}, shared);
     MarkTieBrokenOnMeta(b);
     b.Embedding(s + ".embed_positions", hp.max_position_embeddings + 2, d);
     for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
-      const std::string l = Layer(s + ".layers", i);
-      attention(l + ".self_attn");
-      b.LayerNorm(l + ".self_attn_layer_norm", d);
-      if (decoder) {
-        attention(l + ".encoder_attn");
-        b.LayerNorm(l + ".encoder_attn_layer_norm", d);
-        LayerInfo info = DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim, ffn);
-        info.cross_attention = true;
-        hp.layers.push_back(info);
-      }
-      b.Linear(l + ".fc1", d, ffn, true);
-      b.Linear(l + ".fc2", ffn, d, true);
-      b.LayerNorm(l + ".final_layer_norm", d);
+      EmitBartLayer(b, Layer(s + ".layers", i), d, ffn, decoder, /*k_bias=*/true);
     }
     b.LayerNorm(s + ".layernorm_embedding", d);
     if (mbart) b.LayerNorm(s + ".layer_norm", d);
   };
   b.Embedding(p + "shared", hp.vocab_size, d);
-  stack("encoder", hp.num_encoder_layers, enc_ffn, false);
+  stack("encoder", hp.num_encoder_layers, enc.ffn, false);
   stack("decoder", hp.num_layers, hp.intermediate_size, true);
   b.SetHead(true);
   if (generation) {

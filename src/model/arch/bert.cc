@@ -78,15 +78,7 @@ struct BertShape {
 // read errors go to `b`.
 BertShape ReadBertShape(ModelBuilder& b, const HfConfig& c, Family family) {
   auto& hp = b.model().hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 512));
-  hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
-  hp.norm = "layernorm";
+  ReadEncoderBasics(b, c);
   // Training keeps a dropout mask per dropout (validation/FINDINGS.md 2m; BertConfig's defaults
   // are 0.1 for both).
   hp.hidden_dropout = Get(b, c.NumberOr("hidden_dropout_prob", 0.1));

@@ -28,8 +28,7 @@ Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
   hp.intermediate_size = 4 * hp.hidden_size;  // BloomMLP: fixed 4 * hidden
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embed", hp.num_attention_heads, "n_head");
+  MultiHeadDims(b, c, "n_embed", "n_head");
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size;
@@ -43,11 +42,8 @@ Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
     b.LayerNorm(l + ".post_attention_layernorm", h);
     b.Linear(l + ".mlp.dense_h_to_4h", h, 4 * h, true);
     b.Linear(l + ".mlp.dense_4h_to_h", 4 * h, h, true);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = 4 * h});
+    hp.layers.push_back(
+        DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim, 4 * h));
   }
   b.LayerNorm("transformer.ln_f", h);
   GptStyleHead(b, c, head, "bloom", "transformer.word_embeddings", labels);

@@ -312,6 +312,13 @@ uint64_t MulDims(ModelBuilder& b, uint64_t x, uint64_t y, std::string_view what)
   return *product;
 }
 
+void GatedMlp(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t width,
+              uint64_t out) {
+  b.Linear(prefix + ".gate_proj", in, width, false);
+  b.Linear(prefix + ".up_proj", in, width, false);
+  b.Linear(prefix + ".down_proj", width, out, false);
+}
+
 std::string Layer(std::string_view prefix, uint64_t index) {
   return fmt::format("{}.{}", prefix, index);
 }

@@ -151,6 +151,11 @@ class CompactRepeatsScope {
   bool previous_;
 };
 
+// A gated (SwiGLU-style) MLP under `prefix` without biases: gate_proj and up_proj (in -> width),
+// down_proj (width -> out).
+void GatedMlp(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t width,
+              uint64_t out);
+
 // Layer name helper: Layer("model.layers", 3) -> "model.layers.3".
 std::string Layer(std::string_view prefix, uint64_t index);
 

@@ -14,6 +14,7 @@
 #include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_heads.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
 #include "model/arch/moe_hybrid_families.h"
@@ -55,13 +56,7 @@ Result<Model> BuildDbrx(const HfConfig& c, const BuildOptions& o) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  hp.hidden_size = Get(b, c.UintAny({"d_model", "hidden_size"}));
-  hp.num_layers = Get(b, c.UintAny({"n_layers", "num_hidden_layers"}));
-  hp.num_attention_heads = Get(b, c.UintAny({"n_heads", "num_attention_heads"}));
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_seq_len", 2048));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", false));
-  hp.norm = "layernorm";
+  ReadMosaicHyperparameters(b, c, /*tie=*/false);
   hp.gated_mlp = true;  // DbrxExpertGLU: act(x w1) * (x v1), then w2
   DbrxDims d;
   if (!b.failed()) ReadNested(b, c, d);

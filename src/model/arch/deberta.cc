@@ -20,28 +20,20 @@ namespace memfit::arch {
 
 Result<Model> BuildDebertaV2(const HfConfig& c, const BuildOptions& options) {
   const std::string cls = HeadClass(c, options, "DebertaV2", "DebertaV2Model");
+  if (auto unknown = CheckHeadClass(
+          c, cls, {"DebertaV2Model", "DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification",
+                   "DebertaV2ForTokenClassification", "DebertaV2ForQuestionAnswering"})) {
+    return std::move(*unknown);
+  }
   const bool masked = cls == "DebertaV2ForMaskedLM";
   const bool sequence = cls == "DebertaV2ForSequenceClassification";
   const bool token = cls == "DebertaV2ForTokenClassification";
   const bool question = cls == "DebertaV2ForQuestionAnswering";
-  if (cls != "DebertaV2Model" && !masked && !sequence && !token && !question) {
-    return UnknownHead(c, cls,
-                       "DebertaV2Model, DebertaV2ForMaskedLM, DebertaV2ForSequenceClassification, "
-                       "DebertaV2ForTokenClassification, DebertaV2ForQuestionAnswering");
-  }
   ModelBuilder b(c);
   Model& m = b.model();
   m.architecture = cls;
   auto& hp = m.hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 512));
-  hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
-  hp.norm = "layernorm";
+  ReadEncoderBasics(b, c);
   const uint64_t emb = Get(b, c.UintOr("embedding_size", hp.hidden_size));
   const uint64_t type_vocab = Get(b, c.UintOr("type_vocab_size", 0));
   const bool position_biased = Get(b, c.BoolOr("position_biased_input", true));

@@ -94,4 +94,22 @@ void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
   hp.attention_dropout = Get(b, c.NumberOr("attn_pdrop", dropout));
 }
 
+void MultiHeadDims(ModelBuilder& b, const HfConfig& c, std::string_view hidden_key,
+                   std::string_view heads_key) {
+  auto& hp = b.model().hp;
+  hp.num_kv_heads = hp.num_attention_heads;
+  hp.head_dim = DivideExact(b, c, hp.hidden_size, hidden_key, hp.num_attention_heads, heads_key);
+}
+
+void ReadMosaicHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie) {
+  auto& hp = b.model().hp;
+  hp.hidden_size = Get(b, c.UintAny({"d_model", "hidden_size"}));
+  hp.num_layers = Get(b, c.UintAny({"n_layers", "num_hidden_layers"}));
+  hp.num_attention_heads = Get(b, c.UintAny({"n_heads", "num_attention_heads"}));
+  hp.vocab_size = Get(b, c.Uint("vocab_size"));
+  hp.max_position_embeddings = Get(b, c.UintOr("max_seq_len", 2048));
+  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", tie));
+  hp.norm = "layernorm";
+}
+
 }  // namespace memfit::arch

@@ -46,6 +46,16 @@ void GptStyleHead(ModelBuilder& b, const HfConfig& c, HeadKind head, std::string
 void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
                                  std::string_view activation, double dropout);
 
+// Multi-head attention: as many KV heads as heads, head_dim = hidden_size / heads, which must
+// divide (the error names the config's `hidden_key` and `heads_key`).
+void MultiHeadDims(ModelBuilder& b, const HfConfig& c, std::string_view hidden_key,
+                   std::string_view heads_key);
+
+// MosaicML-style hyperparameters (mpt, dbrx): d_model, n_layers, n_heads (each also under its
+// hidden_size-style name), vocab_size, max_seq_len (default 2048), tie_word_embeddings (default
+// `tie`), LayerNorm. Errors are recorded in `b`.
+void ReadMosaicHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie);
+
 // True when transformers' config string is older than major.minor ("4.27.4" < 4.28).
 bool TransformersVersionBefore(const HfConfig& config, int major, int minor);
 

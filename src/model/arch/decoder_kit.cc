@@ -5,7 +5,7 @@
 
 namespace memfit::arch {
 
-void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
+void ReadDecoderFields(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
   auto& hp = b.model().hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("hidden_size"));
@@ -17,6 +17,11 @@ void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults
       Get(b, d.need_intermediate ? c.Uint("intermediate_size") : c.UintOr("intermediate_size", 0));
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", d.tie));
   hp.activation = Get(b, c.StringOr(d.act_key, std::string(d.act_default)));
+}
+
+void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
+  ReadDecoderFields(b, c, d);
+  auto& hp = b.model().hp;
   if (b.failed()) return;
   if (hp.num_attention_heads == 0) {
     b.Fail(MakeError("{}: field \"num_attention_heads\" must not be zero", c.where()));
@@ -65,6 +70,12 @@ LayerInfo AttentionInfo(const Hyperparameters& hp, bool sliding, uint64_t window
     info.attention = AttentionKind::kSliding;
     info.window_tokens = window;
   }
+  return info;
+}
+
+LayerInfo DenseAttentionInfo(const Hyperparameters& hp, uint64_t intermediate) {
+  LayerInfo info = AttentionInfo(hp, false, 0);
+  info.intermediate_size = intermediate;
   return info;
 }
 

@@ -23,6 +23,9 @@ struct DecoderDefaults {
 // head_dim (default hidden/heads, which must divide), intermediate_size, max_position_embeddings,
 // tie_word_embeddings and the activation into model.hp. Errors name the field.
 void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
+// ReadDecoderBasics' reads without its head checks (head_dim is left unset), for readers that
+// derive head_dim their own way (LlamaConfig's, decoder_skeleton_read.cc).
+void ReadDecoderFields(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
 
 // Per layer: true when the layer uses sliding-window attention. From "layer_types"
 // ("sliding_attention"/"full_attention") when the config has it, else `pattern(i)`.
@@ -32,6 +35,8 @@ std::vector<bool> LayerTypesOrEmpty(ModelBuilder& b, const HfConfig& c, uint64_t
 
 // One LayerInfo of standard (possibly sliding) attention.
 LayerInfo AttentionInfo(const Hyperparameters& hp, bool sliding, uint64_t window);
+// AttentionInfo(hp, false, 0) of a dense layer with an MLP `intermediate` wide.
+LayerInfo DenseAttentionInfo(const Hyperparameters& hp, uint64_t intermediate);
 
 // "rotary_dim" from partial_rotary_factor: int(head_dim * factor), as transformers computes it.
 uint64_t RotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim, double default_factor);

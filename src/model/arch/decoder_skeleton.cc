@@ -175,14 +175,10 @@ class Skeleton {
       const uint64_t inter = hp_.moe_intermediate_size;
       b_.Linear(l + ".mlp.gate", h_, e, false);
       RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
-        QLinear(b_, q_, x + ".gate_proj", h_, inter, false);
-        QLinear(b_, q_, x + ".up_proj", h_, inter, false);
-        QLinear(b_, q_, x + ".down_proj", inter, h_, false);
+        QGatedMlp(b_, q_, x, h_, inter);
       });
       if (r_.shared > 0) {
-        QLinear(b_, q_, l + ".mlp.shared_expert.gate_proj", h_, r_.shared, false);
-        QLinear(b_, q_, l + ".mlp.shared_expert.up_proj", h_, r_.shared, false);
-        QLinear(b_, q_, l + ".mlp.shared_expert.down_proj", r_.shared, h_, false);
+        QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
         b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
       }
     } else if (s_.moe == MoeLayout::kRouted) {
@@ -206,14 +202,10 @@ class Skeleton {
     b_.Linear(l + ".mlp.gate", h_, e, false);
     b_.Param(l + ".mlp.experts.e_score_correction_bias", {e});
     RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
-      QLinear(b_, q_, x + ".gate_proj", h_, inter, false);
-      QLinear(b_, q_, x + ".up_proj", h_, inter, false);
-      QLinear(b_, q_, x + ".down_proj", inter, h_, false);
+      QGatedMlp(b_, q_, x, h_, inter);
     });
     if (r_.shared == 0) return;
-    QLinear(b_, q_, l + ".mlp.shared_expert.gate_proj", h_, r_.shared, false);
-    QLinear(b_, q_, l + ".mlp.shared_expert.up_proj", h_, r_.shared, false);
-    QLinear(b_, q_, l + ".mlp.shared_expert.down_proj", r_.shared, h_, false);
+    QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
   }
 
   void Layers(const SlidingRule& sliding) {
@@ -248,9 +240,7 @@ class Skeleton {
       }
       // MiniMaxM1DecoderLayer: MiniMaxM1MLP(config) and its coefficient.
       if (r_.kinds.shared_m1 > 0) {
-        QLinear(b_, q_, l + ".shared_mlp.gate_proj", h_, hp_.intermediate_size, false);
-        QLinear(b_, q_, l + ".shared_mlp.up_proj", h_, hp_.intermediate_size, false);
-        QLinear(b_, q_, l + ".shared_mlp.down_proj", hp_.intermediate_size, h_, false);
+        QGatedMlp(b_, q_, l + ".shared_mlp", h_, hp_.intermediate_size);
         b_.Linear(l + ".coefficient", h_, 1, false);
       }
       hp_.layers.push_back(info);

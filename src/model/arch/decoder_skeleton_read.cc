@@ -121,16 +121,11 @@ void SlidingRule::ReadCohere2Moe(ModelBuilder& b, const HfConfig& c) {
 // kLlama: LlamaConfig's reading (an explicit head_dim needs no divisibility: Qwen2.5-Omni's
 // talker is 896 wide with 12 heads of 128).
 void ReadLlamaBasics(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) {
+  ReadDecoderFields(b, c, DecoderDefaults{.tie = s.tie_default,
+                                          .act_key = s.act_key,
+                                          .act_default = s.act_default,
+                                          .need_intermediate = false});
   auto& hp = b.model().hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = Get(b, c.UintOr("num_key_value_heads", hp.num_attention_heads));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 0));
-  hp.intermediate_size = Get(b, c.UintOr("intermediate_size", 0));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", s.tie_default));
-  hp.activation = Get(b, c.StringOr(s.act_key, std::string(s.act_default)));
   if (b.failed()) return;
   const bool explicit_head_dim = c.Has("head_dim") && !c.raw()["head_dim"].is_null();
   const uint64_t default_head_dim =

@@ -106,20 +106,14 @@ void DecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l, 
                           .width = hp.moe_intermediate_size});
     } else {
       RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
-        QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
-        QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
-        QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
+        QGatedMlp(b, q, x, h, hp.moe_intermediate_size);
       });
     }
     if (shared > 0) {
-      QLinear(b, q, l + ".mlp.shared_experts.gate_proj", h, shared, false);
-      QLinear(b, q, l + ".mlp.shared_experts.up_proj", h, shared, false);
-      QLinear(b, q, l + ".mlp.shared_experts.down_proj", shared, h, false);
+      QGatedMlp(b, q, l + ".mlp.shared_experts", h, shared);
     }
   } else {
-    QLinear(b, q, l + ".mlp.gate_proj", h, hp.intermediate_size, false);
-    QLinear(b, q, l + ".mlp.up_proj", h, hp.intermediate_size, false);
-    QLinear(b, q, l + ".mlp.down_proj", hp.intermediate_size, h, false);
+    QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size);
   }
   b.RmsNorm(l + ".post_attention_layernorm", h);
 }

@@ -5,9 +5,6 @@
 // No pooler. Heads: vocab_transform/vocab_layer_norm/vocab_projector (weight tied to the word
 // embeddings, own bias), pre_classifier + classifier, classifier, qa_outputs.
 
-#include <algorithm>
-#include <iterator>
-
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
@@ -16,29 +13,21 @@ namespace memfit::arch {
 
 Result<Model> BuildDistilBert(const HfConfig& c, const BuildOptions& options) {
   const std::string cls = HeadClass(c, options, "DistilBert", "DistilBertModel");
-  static constexpr std::string_view kClasses[] = {
-      "DistilBertModel", "DistilBertForMaskedLM", "DistilBertForSequenceClassification",
-      "DistilBertForTokenClassification", "DistilBertForQuestionAnswering",
-      "DistilBertForMultipleChoice"};
-  if (std::find(std::begin(kClasses), std::end(kClasses), cls) == std::end(kClasses)) {
-    return UnknownHead(c, cls,
-                       "DistilBertModel, DistilBertForMaskedLM, DistilBertForSequenceClassification, "
-                       "DistilBertForTokenClassification, DistilBertForQuestionAnswering, "
-                       "DistilBertForMultipleChoice");
+  if (auto unknown = CheckHeadClass(
+          c, cls, {"DistilBertModel", "DistilBertForMaskedLM",
+                   "DistilBertForSequenceClassification", "DistilBertForTokenClassification",
+                   "DistilBertForQuestionAnswering", "DistilBertForMultipleChoice"})) {
+    return std::move(*unknown);
   }
   ModelBuilder b(c);
   Model& m = b.model();
   m.architecture = cls;
   auto& hp = m.hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("dim"));
-  hp.num_layers = Get(b, c.Uint("n_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("n_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.intermediate_size = Get(b, c.Uint("hidden_dim"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 512));
-  hp.activation = Get(b, c.StringOr("activation", "gelu"));
-  hp.norm = "layernorm";
+  ReadEncoderBasics(b, c, EncoderKeys{.hidden = "dim",
+                                       .layers = "n_layers",
+                                       .heads = "n_heads",
+                                       .intermediate = "hidden_dim",
+                                       .activation = "activation"});
   if (b.failed()) return b.Finish();
   hp.head_dim = DivideExact(b, c, hp.hidden_size, "dim", hp.num_attention_heads, "n_heads");
   if (b.failed()) return b.Finish();

@@ -48,13 +48,6 @@ int64_t SignedIndex(ModelBuilder& b, const HfConfig& c, std::string_view key, in
   return v.get<int64_t>();
 }
 
-void SwiGlu(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h,
-            uint64_t width, bool bias) {
-  QLinear(b, q, m + ".gate_proj", h, width, bias);
-  QLinear(b, q, m + ".up_proj", h, width, bias);
-  QLinear(b, q, m + ".down_proj", width, h, bias);
-}
-
 }  // namespace
 
 Result<Model> BuildErnie45Moe(const HfConfig& c, const BuildOptions& o) {
@@ -111,12 +104,14 @@ Result<Model> BuildErnie45Moe(const HfConfig& c, const BuildOptions& o) {
       b.ParamAs(l + ".mlp.gate.weight", {hp.num_experts, h}, Dtype::kF32);
       b.ParamAs(l + ".mlp.moe_statics.e_score_correction_bias", {1, hp.num_experts}, Dtype::kF32);
       RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
-        SwiGlu(b, q, x, h, hp.moe_intermediate_size, bias);
+        QGatedMlp(b, q, x, h, hp.moe_intermediate_size, bias);
       });
-      if (shared > 0) SwiGlu(b, q, l + ".mlp.shared_experts", h, hp.shared_expert_intermediate_size, bias);
+      if (shared > 0) {
+        QGatedMlp(b, q, l + ".mlp.shared_experts", h, hp.shared_expert_intermediate_size, bias);
+      }
       info.moe = true;
     } else {
-      SwiGlu(b, q, l + ".mlp", h, hp.intermediate_size, bias);
+      QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, bias);
       info.intermediate_size = hp.intermediate_size;
     }
     hp.layers.push_back(info);
@@ -132,7 +127,7 @@ Result<Model> BuildErnie45Moe(const HfConfig& c, const BuildOptions& o) {
     QLinear(b, q, Layer("model.mtp_linear_proj", k), MulDims(b, 2, h, "2 x hidden_size"), h, bias);
     const std::string l = Layer("model.mtp_block", k);
     attention(l);
-    SwiGlu(b, q, l + ".mlp", h, hp.intermediate_size, bias);
+    QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, bias);
   }
   if (mtp > 0 && !b.failed()) {
     const uint64_t bytes = MarkStoredOnly(m, mtp_begin);

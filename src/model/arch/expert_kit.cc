@@ -42,9 +42,7 @@ void FusedExperts(ModelBuilder& b, const Quantization& q, const FusedExpertsSpec
     }
     const Quantization eq = QuantizationFor(q, s.path);
     RepeatedModules(b, eq, s.path, s.experts, [&](const std::string& x) {
-      QLinear(b, eq, x + ".gate_proj", s.hidden, s.width, false);
-      QLinear(b, eq, x + ".up_proj", s.hidden, s.width, false);
-      QLinear(b, eq, x + ".down_proj", s.width, s.hidden, false);
+      QGatedMlp(b, eq, x, s.hidden, s.width);
     });
     return;
   }

@@ -12,6 +12,7 @@
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_heads.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 
 namespace memfit::arch {
@@ -86,11 +87,7 @@ Result<Model> BuildFalcon(const HfConfig& c, const BuildOptions& options) {
     }
     b.Linear(l + ".mlp.dense_h_to_4h", h, hp.intermediate_size, bias);
     b.Linear(l + ".mlp.dense_4h_to_h", hp.intermediate_size, h, bias);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_kv_heads,
-                                  .head_dim_k = hd,
-                                  .head_dim_v = hd,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseAttentionInfo(hp, hp.intermediate_size));
   }
   b.LayerNorm("transformer.ln_f", h);
   if (!alibi && options.buffers == BufferConvention::kCurrent) {

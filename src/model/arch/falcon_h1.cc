@@ -92,9 +92,7 @@ Result<Model> BuildFalconH1(const HfConfig& c, const BuildOptions& o) {
     QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, attn_bias);
     QLinear(b, q, l + ".self_attn.o_proj", q_width, h, attn_bias);
     b.RmsNorm(l + ".pre_ff_layernorm", h);
-    QLinear(b, q, l + ".feed_forward.gate_proj", h, inter, mlp_bias);
-    QLinear(b, q, l + ".feed_forward.up_proj", h, inter, mlp_bias);
-    QLinear(b, q, l + ".feed_forward.down_proj", inter, h, mlp_bias);
+    QGatedMlp(b, q, l + ".feed_forward", h, inter, mlp_bias);
     // Both caches: the Mamba-2 state (EmitMamba2) and this layer's attention KV.
     const LayerInfo attn = AttentionInfo(hp, false, 0);
     info.attention = attn.attention;

@@ -140,9 +140,7 @@ LayerInfo TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l
   b.RmsNorm(l + ".self_attn.q_norm", hd);
   b.RmsNorm(l + ".self_attn.k_norm", hd);
   b.Buffer(l + ".self_attn.v_norm.weight", {}, b.dtype(), false);
-  QLinear(b, q, l + ".mlp.gate_proj", h, width, false);
-  QLinear(b, q, l + ".mlp.up_proj", h, width, false);
-  QLinear(b, q, l + ".mlp.down_proj", width, h, false);
+  QGatedMlp(b, q, l + ".mlp", h, width);
   for (const char* norm : {".input_layernorm", ".post_attention_layernorm",
                            ".pre_feedforward_layernorm", ".post_feedforward_layernorm"}) {
     b.RmsNorm(l + norm, h);

@@ -115,9 +115,7 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
   }
   QLinear(b, q, l + ".self_attn.o_proj", MulDims(b, nh, hd, "num_attention_heads x head_dim"), h,
           false);
-  QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
-  QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
-  QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
+  QGatedMlp(b, q, l + ".mlp", h, inter);
   b.RmsNorm(l + ".post_attention_layernorm", h);
   b.RmsNorm(l + ".pre_feedforward_layernorm", h);
   b.RmsNorm(l + ".post_feedforward_layernorm", h);

@@ -77,15 +77,11 @@ void EmitGlm4vVision(ModelBuilder& b, const HfConfig& v, const std::string& p) {
     b.Linear(l + ".attn.qkv", hidden, qkv, qkv_bias);
     b.Linear(l + ".attn.proj", hidden, hidden, false);
     // Glm4VisionMlp: its width is out_hidden_size, not intermediate_size.
-    b.Linear(l + ".mlp.gate_proj", hidden, out, false);
-    b.Linear(l + ".mlp.up_proj", hidden, out, false);
-    b.Linear(l + ".mlp.down_proj", out, hidden, false);
+    GatedMlp(b, l + ".mlp", hidden, out, hidden);
   }
   b.Linear(p + ".merger.proj", out, out, false);
   b.LayerNorm(p + ".merger.post_projection_norm", out);
-  b.Linear(p + ".merger.gate_proj", out, inter, false);
-  b.Linear(p + ".merger.up_proj", out, inter, false);
-  b.Linear(p + ".merger.down_proj", inter, out, false);
+  GatedMlp(b, p + ".merger", out, inter, out);
   b.RmsNorm(p + ".post_conv_layernorm", hidden);
   b.Conv(p + ".downsample", hidden, out, {merge, merge}, true);
   b.RmsNorm(p + ".post_layernorm", hidden);

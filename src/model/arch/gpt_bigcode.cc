@@ -39,11 +39,7 @@ Result<Model> BuildGptBigcode(const HfConfig& c, const BuildOptions& options) {
     b.LayerNorm(l + ".ln_2", h);
     b.Linear(l + ".mlp.c_fc", h, hp.intermediate_size, true);
     b.Linear(l + ".mlp.c_proj", hp.intermediate_size, h, true);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_kv_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseAttentionInfo(hp, hp.intermediate_size));
   }
   b.LayerNorm("transformer.ln_f", h);
   b.Buffer("transformer.bias", {pos, pos}, Dtype::kBool, false);

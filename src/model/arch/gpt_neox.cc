@@ -34,9 +34,7 @@ Result<Model> BuildGptNeox(const HfConfig& c, const BuildOptions& options) {
   const HeadKind head = ResolveHead(b, c, options, "gpt_neox");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
-                            "num_attention_heads");
+  MultiHeadDims(b, c, "hidden_size", "num_attention_heads");
   if (!(rotary_pct >= 0.0 && rotary_pct <= 1.0)) {
     b.Fail(MakeError("{}: \"rotary_pct\" = {} is not between 0 and 1", c.where(), rotary_pct));
   }
@@ -69,11 +67,8 @@ Result<Model> BuildGptNeox(const HfConfig& c, const BuildOptions& options) {
     b.Linear(l + ".attention.dense", h, h, attention_bias);
     b.Linear(l + ".mlp.dense_h_to_4h", h, hp.intermediate_size, true);
     b.Linear(l + ".mlp.dense_4h_to_h", hp.intermediate_size, h, true);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
   }
   b.LayerNorm("gpt_neox.final_layer_norm", h);
   if (options.buffers == BufferConvention::kCurrent) {

@@ -23,8 +23,7 @@ Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
   hp.intermediate_size = Get(b, c.UintOr("n_inner", 4 * hp.hidden_size));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "n_embd", hp.num_attention_heads, "n_head");
+  MultiHeadDims(b, c, "n_embd", "n_head");
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size, pos = hp.max_position_embeddings;
@@ -40,11 +39,8 @@ Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
     b.Linear(l + ".attn.out_proj", h, h, false);
     b.Linear(l + ".mlp.fc_in", h, hp.intermediate_size, true);
     b.Linear(l + ".mlp.fc_out", hp.intermediate_size, h, true);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
   }
   b.LayerNorm("transformer.ln_f", h);
   if (head == HeadKind::kCausalLm) {

@@ -144,9 +144,7 @@ Result<Model> BuildHunYuanMoe(const HfConfig& c, const BuildOptions& o) {
       QLinear(b, q, x + ".down_proj", widths[i], h, false);
     });
     const uint64_t sw = MulDims(b, hp.intermediate_size, shared[i], "intermediate_size x num_shared_expert");
-    QLinear(b, q, l + ".mlp.shared_mlp.gate_proj", h, sw, false);
-    QLinear(b, q, l + ".mlp.shared_mlp.up_proj", h, sw, false);
-    QLinear(b, q, l + ".mlp.shared_mlp.down_proj", sw, h, false);
+    QGatedMlp(b, q, l + ".mlp.shared_mlp", h, sw);
     LayerInfo info = AttentionInfo(hp, false, 0);
     info.moe = true;
     info.kv_shared = reuses_kv;

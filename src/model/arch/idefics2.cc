@@ -57,9 +57,7 @@ Result<Model> BuildIdefics2(const HfConfig& c, const BuildOptions& o) {
   if (b.failed()) return b.Finish();
   b.SetComponent("connector");
   const std::string mp = "model.connector.modality_projection";
-  b.Linear(mp + ".gate_proj", vh, ti, false);
-  b.Linear(mp + ".up_proj", vh, ti, false);
-  b.Linear(mp + ".down_proj", ti, th, false);
+  GatedMlp(b, mp, vh, ti, th);
   const std::string pr = "model.connector.perceiver_resampler";
   b.Param(pr + ".latents", {latents, th});
   const uint64_t q_width = MulDims(b, heads, head_dim, "resampler_n_heads x resampler_head_dim");
@@ -75,9 +73,7 @@ Result<Model> BuildIdefics2(const HfConfig& c, const BuildOptions& o) {
     b.Linear(l + ".self_attn.v_proj", th, kv_width, false);
     b.Linear(l + ".self_attn.o_proj", q_width, th, false);
     b.RmsNorm(l + ".post_attention_layernorm", th);
-    b.Linear(l + ".mlp.gate_proj", th, mlp, false);
-    b.Linear(l + ".mlp.up_proj", th, mlp, false);
-    b.Linear(l + ".mlp.down_proj", mlp, th, false);
+    GatedMlp(b, l + ".mlp", th, mlp, th);
   }
   b.RmsNorm(pr + ".norm", th);
   if (b.failed()) return b.Finish();

@@ -38,9 +38,7 @@ Result<Model> BuildInternLm2(const HfConfig& c, const BuildOptions& o) {
     QLinear(b, q, l + ".feed_forward.w1", h, inter, false);
     QLinear(b, q, l + ".feed_forward.w3", h, inter, false);
     QLinear(b, q, l + ".feed_forward.w2", inter, h, false);
-    LayerInfo info = AttentionInfo(hp, false, 0);
-    info.intermediate_size = inter;
-    hp.layers.push_back(info);
+    hp.layers.push_back(DenseAttentionInfo(hp, inter));
   }
   b.RmsNorm("model.norm", h);
   std::string cls = o.head_class;

@@ -47,13 +47,6 @@ Period ReadPeriod(ModelBuilder& b, const HfConfig& c, const std::string& name, u
   return p;
 }
 
-void GatedMlp(ModelBuilder& b, const Quantization& q, const std::string& x, uint64_t h,
-              uint64_t inter) {
-  QLinear(b, q, x + ".gate_proj", h, inter, false);
-  QLinear(b, q, x + ".up_proj", h, inter, false);
-  QLinear(b, q, x + ".down_proj", inter, h, false);
-}
-
 }  // namespace
 
 Result<Model> BuildJamba(const HfConfig& c, const BuildOptions& o) {
@@ -110,10 +103,10 @@ Result<Model> BuildJamba(const HfConfig& c, const BuildOptions& o) {
     if (experts > 1 && expert.Hit(i)) {
       QLinear(b, q, ff + ".router", h, experts, false);
       RepeatedModules(b, q, ff + ".experts", experts,
-                      [&](const std::string& ex) { GatedMlp(b, q, ex, h, inter); });
+                      [&](const std::string& ex) { QGatedMlp(b, q, ex, h, inter); });
       info.moe = true;
     } else {
-      GatedMlp(b, q, ff, h, inter);
+      QGatedMlp(b, q, ff, h, inter);
       info.intermediate_size = inter;
     }
     b.RmsNorm(l + ".input_layernorm", h);

@@ -20,6 +20,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
 
 namespace memfit::arch {
 namespace {
@@ -67,14 +68,9 @@ Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& options) {
 
   ModelBuilder b(c);
   Model& m = b.model();
-  const uint64_t h = Get(b, vision.Uint("vt_hidden_size"));
-  const uint64_t inter = Get(b, vision.Uint("vt_intermediate_size"));
-  const uint64_t depth = Get(b, vision.Uint("vt_num_hidden_layers"));
-  const uint64_t patch = Get(b, vision.UintOr("patch_size", 14));
-  const uint64_t pos_h = Get(b, vision.UintOr("init_pos_emb_height", 64));
-  const uint64_t pos_w = Get(b, vision.UintOr("init_pos_emb_width", 64));
-  const uint64_t pos_t = Get(b, vision.UintOr("init_pos_emb_time", 4));
-  const uint64_t mm_hidden = Get(b, vision.UintOr("mm_hidden_size", h));
+  // Kimi-K2.5's tower: LayerNorm, biases everywhere, attention as wide as the tower.
+  const MoonVitShape tower = ReadMoonVitShape(b, vision, /*read_qkv=*/false);
+  const uint64_t mm_hidden = Get(b, vision.UintOr("mm_hidden_size", tower.hidden));
   const uint64_t text_hidden = Get(b, vision.UintOr("text_hidden_size", language.hp.hidden_size));
   const std::string projector = Get(b, vision.StringOr("mm_projector_type", "patchmerger"));
   uint64_t kernel = 4;
@@ -95,42 +91,21 @@ Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& options) {
     return MakeError("{}: vision_config.mm_projector_type \"{}\" is not \"patchmerger\"; reading "
                      "the safetensors headers gives an exact answer", c.where(), projector);
   }
-  if (h == 0 || depth == 0 || inter == 0 || patch == 0 || patch > 1024) {
+  if (tower.hidden == 0 || tower.depth == 0 || tower.intermediate == 0 || tower.patch == 0 ||
+      tower.patch > 1024) {
     return MakeError("{}: vision_config needs vt_hidden_size, vt_intermediate_size, "
                      "vt_num_hidden_layers and patch_size (1..1024)", c.where());
   }
   b.SetComponent("vision_tower");
-  b.Conv("vision_tower.patch_embed.proj", 3, h, {patch, patch}, true);
-  b.Param("vision_tower.patch_embed.pos_emb.weight", {pos_h, pos_w, h});
-  b.Buffer("vision_tower.patch_embed.pos_emb.time_weight", {pos_t, 1, h}, Dtype::kF32, false);
-  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
-    const std::string l = Layer("vision_tower.encoder.blocks", i);
-    b.LayerNorm(l + ".norm0", h);
-    b.LayerNorm(l + ".norm1", h);
-    b.Linear(l + ".mlp.fc0", h, inter, true);
-    b.Linear(l + ".mlp.fc1", inter, h, true);
-    b.Linear(l + ".wqkv", h, 3 * h, true);
-    b.Linear(l + ".wo", h, h, true);
-  }
-  b.LayerNorm("vision_tower.encoder.final_layernorm", h);
+  EmitMoonVit3d(b, tower);
   b.SetComponent("mm_projector");
   const uint64_t merged = mm_hidden * kernel;
   b.LayerNorm("mm_projector.pre_norm", mm_hidden);
   b.Linear("mm_projector.proj.0", merged, merged, true);
   b.Linear("mm_projector.proj.2", merged, text_hidden, true);
   if (b.failed()) return b.Finish();
-  for (auto& t : language.tensors) {
-    t.name = "language_model." + t.name;
-    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
-    t.component = "language_model";
-  }
-  m.hp = language.hp;
-  for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
-  for (const auto& n : language.notes) m.notes.push_back(n);
   // The language model first, then the tower and projector, as the checkpoint orders them.
-  std::vector<Tensor> vision_tensors = std::move(m.tensors);
-  m.tensors = std::move(language.tensors);
-  for (auto& t : vision_tensors) m.tensors.push_back(std::move(t));
+  PrependLanguageModel(m, std::move(language));
   m.no_split_patterns = {"vision_tower", "mm_projector", "language_model.model.layers.*"};
   m.base_model_prefix = "";
   return b.Finish();

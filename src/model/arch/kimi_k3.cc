@@ -20,6 +20,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
 #include "model/arch/kimi_linear.h"
 
 namespace memfit::arch {
@@ -37,14 +38,6 @@ Result<uint64_t> MergeKernel(const HfConfig& vision) {
     return MakeError("{}: merge_kernel_size must be two integers in 1..16", vision.where());
   }
   return side((*mk)[0]) * side((*mk)[1]);
-}
-
-void Norm(ModelBuilder& b, const std::string& prefix, uint64_t dim, bool rms) {
-  if (rms) {
-    b.RmsNorm(prefix, dim);
-  } else {
-    b.LayerNorm(prefix, dim);
-  }
 }
 
 }  // namespace
@@ -70,20 +63,13 @@ Result<Model> BuildKimiK3(const HfConfig& c, const BuildOptions& options) {
 
   ModelBuilder b(c);
   Model& m = b.model();
-  const uint64_t h = Get(b, vision.Uint("vt_hidden_size"));
-  const uint64_t inter = Get(b, vision.Uint("vt_intermediate_size"));
-  const uint64_t depth = Get(b, vision.Uint("vt_num_hidden_layers"));
-  const uint64_t qkv = Get(b, vision.UintOr("qkv_hidden_size", h));
-  const uint64_t patch = Get(b, vision.UintOr("patch_size", 14));
-  const uint64_t pos_h = Get(b, vision.UintOr("init_pos_emb_height", 64));
-  const uint64_t pos_w = Get(b, vision.UintOr("init_pos_emb_width", 64));
-  const uint64_t pos_t = Get(b, vision.UintOr("init_pos_emb_time", 4));
-  const uint64_t mm_hidden = Get(b, vision.UintOr("mm_hidden_size", h));
+  MoonVitShape tower = ReadMoonVitShape(b, vision, /*read_qkv=*/true);
+  const uint64_t mm_hidden = Get(b, vision.UintOr("mm_hidden_size", tower.hidden));
   const uint64_t text_hidden = Get(b, vision.UintOr("text_hidden_size", language.hp.hidden_size));
-  const bool rms = Get(b, vision.StringOr("norm_type", "rmsnorm")) == "rmsnorm";
-  const bool attn_bias = Get(b, vision.BoolOr("attn_bias", false));
-  const bool linear_bias = Get(b, vision.BoolOr("linear_bias", false));
-  const bool patch_bias = Get(b, vision.BoolOr("patch_embed_proj_bias", false));
+  tower.rms = Get(b, vision.StringOr("norm_type", "rmsnorm")) == "rmsnorm";
+  tower.attn_bias = Get(b, vision.BoolOr("attn_bias", false));
+  tower.linear_bias = Get(b, vision.BoolOr("linear_bias", false));
+  tower.patch_bias = Get(b, vision.BoolOr("patch_embed_proj_bias", false));
   const std::string projector = Get(b, vision.StringOr("mm_projector_type", "patchmergerv2"));
   const std::string mlp = Get(b, vision.StringOr("mlp_type", "mlp2"));
   const std::string pos = Get(b, vision.StringOr("pos_emb_type", "divided_fixed"));
@@ -93,48 +79,26 @@ Result<Model> BuildKimiK3(const HfConfig& c, const BuildOptions& options) {
                      "\"{}\") is not Kimi-K3's patchmergerv2 / mlp2 / divided_fixed; reading the "
                      "safetensors headers gives an exact answer", c.where(), projector, mlp, pos);
   }
-  if (h == 0 || depth == 0 || inter == 0 || qkv == 0 || patch == 0 || patch > 1024) {
+  if (tower.hidden == 0 || tower.depth == 0 || tower.intermediate == 0 || tower.qkv == 0 ||
+      tower.patch == 0 || tower.patch > 1024) {
     return MakeError("{}: vision_config needs positive vt_hidden_size, vt_intermediate_size, "
                      "vt_num_hidden_layers, qkv_hidden_size and patch_size (1..1024)", c.where());
   }
   b.SetComponent("vision_tower");
-  b.Conv("vision_tower.patch_embed.proj", 3, h, {patch, patch}, patch_bias);
-  b.Param("vision_tower.patch_embed.pos_emb.weight", {pos_h, pos_w, h});
-  b.Buffer("vision_tower.patch_embed.pos_emb.time_weight", {pos_t, 1, h}, Dtype::kF32, false);
-  const uint64_t qkv3 = MulDims(b, qkv, 3, "3 x qkv_hidden_size");
-  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
-    const std::string l = Layer("vision_tower.encoder.blocks", i);
-    Norm(b, l + ".norm0", h, rms);
-    Norm(b, l + ".norm1", h, rms);
-    b.Linear(l + ".mlp.fc0", h, inter, linear_bias);
-    b.Linear(l + ".mlp.fc1", inter, h, linear_bias);
-    b.Linear(l + ".wqkv", h, qkv3, attn_bias);
-    b.Linear(l + ".wo", qkv, h, attn_bias);
-  }
-  Norm(b, "vision_tower.encoder.final_layernorm", h, rms);
+  EmitMoonVit3d(b, tower);
   b.SetComponent("mm_projector");
   const uint64_t merged = MulDims(b, mm_hidden, kernel, "mm_hidden_size x merge kernel");
   b.Linear("mm_projector.proj.0", merged, merged, false);
   b.Linear("mm_projector.proj.2", merged, text_hidden, false);
   b.RmsNorm("mm_projector.post_norm", text_hidden);
   if (b.failed()) return b.Finish();
-  for (auto& t : language.tensors) {
-    t.name = "language_model." + t.name;
-    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
-    t.component = "language_model";
-  }
-  m.hp = language.hp;
-  m.hp.text_config_key = "text_config";
   if (language.quantization_config) m.quantization_config = language.quantization_config;
-  for (const auto& a : language.assumptions) m.assumptions.push_back("text_config: " + a);
-  for (const auto& n : language.notes) m.notes.push_back(n);
+  PrependLanguageModel(m, std::move(language));
+  m.hp.text_config_key = "text_config";
   m.assumptions.push_back(
       "Kimi-K3's stored layout (attention-residual and latent-MoE tensors, MLA g_proj, float32 "
       "A_log [head_dim], KDA conv1d and o_norm, bf16 latent projections, MXFP4 experts only) is "
       "taken from public third-party loaders of the checkpoint; no weight index was available");
-  std::vector<Tensor> vision_tensors = std::move(m.tensors);
-  m.tensors = std::move(language.tensors);
-  for (auto& t : vision_tensors) m.tensors.push_back(std::move(t));
   m.no_split_patterns = {"vision_tower", "mm_projector", "language_model.model.layers.*"};
   m.base_model_prefix = "";
   return b.Finish();

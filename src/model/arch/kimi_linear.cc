@@ -93,12 +93,6 @@ void KimiLinearMla(ModelBuilder& b, const Quantization& q, const std::string& l,
   }
 }
 
-void KimiLinearMlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w) {
-  QLinear(b, q, m + ".gate_proj", h, w, false);
-  QLinear(b, q, m + ".up_proj", h, w, false);
-  QLinear(b, q, m + ".down_proj", w, h, false);
-}
-
 void Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
   const std::string m = l + ".block_sparse_moe";
   b.Param(m + ".gate.weight", {d.experts, d.h});
@@ -118,7 +112,7 @@ void Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
     if (d.latent_norm) b.RmsNorm(m + ".routed_expert_norm", d.latent);
     b.Linear(m + ".routed_expert_up_proj", d.latent, d.h, false);
   }
-  if (d.shared > 0) KimiLinearMlp(b, q, m + ".shared_experts", d.h, d.shared);
+  if (d.shared > 0) QGatedMlp(b, q, m + ".shared_experts", d.h, d.shared);
 }
 
 void AttnResidual(ModelBuilder& b, const std::string& prefix, uint64_t h) {
@@ -227,7 +221,7 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
       Moe(b, q, l, d);
       info.moe = true;
     } else {
-      KimiLinearMlp(b, q, l + ".mlp", d.h, d.inter);
+      QGatedMlp(b, q, l + ".mlp", d.h, d.inter);
       info.intermediate_size = d.inter;
     }
     hp.layers.push_back(info);

@@ -147,14 +147,10 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
       if (q.method != QuantMethod::kNone && !SkipsModule(q, f + ".experts.gate_up_proj")) {
         ++unquantized_expert_layers;
       }
-      QLinear(b, q, f + ".shared_expert.gate_proj", h, inter, false);
-      QLinear(b, q, f + ".shared_expert.up_proj", h, inter, false);
-      QLinear(b, q, f + ".shared_expert.down_proj", inter, h, false);
+      QGatedMlp(b, q, f + ".shared_expert", h, inter);
       info.moe = true;
     } else {
-      QLinear(b, q, f + ".gate_proj", h, dense_inter, false);
-      QLinear(b, q, f + ".up_proj", h, dense_inter, false);
-      QLinear(b, q, f + ".down_proj", dense_inter, h, false);
+      QGatedMlp(b, q, f, h, dense_inter);
       info.intermediate_size = dense_inter;
     }
     b.RmsNorm(l + ".input_layernorm", h);

@@ -139,9 +139,7 @@ Result<Model> BuildMamba2Hybrid(const HfConfig& c, const BuildOptions& o, bool g
     }
     if (!granite) {
       b.RmsNorm(l + ".pre_ff_layernorm", h);
-      QLinear(b, q, l + ".feed_forward.gate_proj", h, inter, mlp_bias);
-      QLinear(b, q, l + ".feed_forward.up_proj", h, inter, mlp_bias);
-      QLinear(b, q, l + ".feed_forward.down_proj", inter, h, mlp_bias);
+      QGatedMlp(b, q, l + ".feed_forward", h, inter, mlp_bias);
       info.intermediate_size = inter;
     } else {
       b.RmsNorm(l + ".post_attention_layernorm", h);

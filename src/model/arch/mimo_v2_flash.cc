@@ -82,9 +82,7 @@ void MimoV2FlashAttention(ModelBuilder& b, const Quantization& q, const std::str
 
 void DenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t width) {
   const uint64_t h = b.model().hp.hidden_size;
-  QLinear(b, q, l + ".mlp.gate_proj", h, width, false);
-  QLinear(b, q, l + ".mlp.up_proj", h, width, false);
-  QLinear(b, q, l + ".mlp.down_proj", width, h, false);
+  QGatedMlp(b, q, l + ".mlp", h, width);
 }
 
 void MoeMlp(ModelBuilder& b, const Quantization& q, const std::string& l) {
@@ -93,9 +91,7 @@ void MoeMlp(ModelBuilder& b, const Quantization& q, const std::string& l) {
   b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
   b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
   RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
-    QLinear(b, q, x + ".gate_proj", h, hp.moe_intermediate_size, false);
-    QLinear(b, q, x + ".up_proj", h, hp.moe_intermediate_size, false);
-    QLinear(b, q, x + ".down_proj", hp.moe_intermediate_size, h, false);
+    QGatedMlp(b, q, x, h, hp.moe_intermediate_size);
   });
 }
 

@@ -96,9 +96,7 @@ void M3Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const M
     QLinear(b, q, x + ".w2", d.expert_width, d.h, false);
   });
   if (d.shared_width == 0) return;
-  QLinear(b, q, m + ".shared_experts.gate_proj", d.h, d.shared_width, false);
-  QLinear(b, q, m + ".shared_experts.up_proj", d.h, d.shared_width, false);
-  QLinear(b, q, m + ".shared_experts.down_proj", d.shared_width, d.h, false);
+  QGatedMlp(b, q, m + ".shared_experts", d.h, d.shared_width);
 }
 
 // One decoder layer under `l`; returns its LayerInfo.
@@ -110,9 +108,7 @@ LayerInfo M3Layer(ModelBuilder& b, const Quantization& q, const std::string& l, 
   if (moe) {
     M3Moe(b, q, l, d);
   } else {
-    QLinear(b, q, l + ".mlp.gate_proj", d.h, d.dense_width, false);
-    QLinear(b, q, l + ".mlp.up_proj", d.h, d.dense_width, false);
-    QLinear(b, q, l + ".mlp.down_proj", d.dense_width, d.h, false);
+    QGatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
   }
   LayerInfo info;
   info.num_heads = d.nh;

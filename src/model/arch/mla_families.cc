@@ -39,13 +39,6 @@
 namespace memfit::arch {
 namespace {
 
-void MlaFamiliesGatedMlp(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t h, uint64_t w,
-              bool bias) {
-  QLinear(b, q, m + ".gate_proj", h, w, bias);
-  QLinear(b, q, m + ".up_proj", h, w, bias);
-  QLinear(b, q, m + ".down_proj", w, h, bias);
-}
-
 // After the layers: the final norm, one model-level inv_freq, the task head.
 void MlaTail(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, uint64_t rotary_dim) {
   b.RmsNorm("model.norm", b.model().hp.hidden_size);
@@ -76,7 +69,7 @@ void LongcatRouterAndExperts(ModelBuilder& b, const Quantization& q, const std::
   if (e.router_bias) b.ParamAs(r + ".classifier.bias", {e.router}, e.router_dtype);
   b.Buffer(r + ".e_score_correction_bias", {e.router}, Dtype::kF32, true);
   RepeatedModules(b, q, l + ".mlp.experts", e.experts, [&](const std::string& x) {
-    MlaFamiliesGatedMlp(b, q, x, h, e.width, false);
+    QGatedMlp(b, q, x, h, e.width);
   });
 }
 
@@ -94,7 +87,7 @@ void LongcatMtp(ModelBuilder& b, const Quantization& q, const MlaDims& d, uint64
     b.RmsNorm(p + ".input_layernorm", h);
     EmitMla(b, q, p + ".self_attn", d, attn_bias);
     b.RmsNorm(p + ".post_attention_layernorm", h);
-    MlaFamiliesGatedMlp(b, q, p + ".transformer_layer.mlp", h, hp.intermediate_size, false);
+    QGatedMlp(b, q, p + ".transformer_layer.mlp", h, hp.intermediate_size);
   }
   b.RmsNorm("model.mtp.norm", h);
 }
@@ -122,7 +115,7 @@ Result<Model> BuildMiniCpm3(const HfConfig& c, const BuildOptions& o) {
     const std::string l = Layer("model.layers", i);
     b.RmsNorm(l + ".input_layernorm", h);
     EmitMla(b, q, l + ".self_attn", d, attn_bias);
-    MlaFamiliesGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, mlp_bias);
+    QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, mlp_bias);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     LayerInfo info = MlaLayerInfo(hp, d);
     info.intermediate_size = hp.intermediate_size;
@@ -176,7 +169,7 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
       EmitMla(b, q, Layer(l + ".self_attn", s), d, attn_bias);
       b.RmsNorm(Layer(l + ".post_attention_layernorm", s), h);
       if (s == 0) LongcatRouterAndExperts(b, q, l, e);
-      MlaFamiliesGatedMlp(b, q, Layer(l + ".mlps", s), h, hp.intermediate_size, false);
+      QGatedMlp(b, q, Layer(l + ".mlps", s), h, hp.intermediate_size);
       LayerInfo info = MlaLayerInfo(hp, d);
       info.moe = s == 0;  // the shortcut MoE reads the first sublayer's output
       info.intermediate_size = hp.intermediate_size;

@@ -165,17 +165,11 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
       b.Param(l + ".cross_attn_mlp_gate", {1});
     }
     b.RmsNorm(l + ".input_layernorm", h);
-    b.Linear(l + ".mlp.gate_proj", h, inter, false);
-    b.Linear(l + ".mlp.up_proj", h, inter, false);
-    b.Linear(l + ".mlp.down_proj", inter, h, false);
+    GatedMlp(b, l + ".mlp", h, inter, h);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     // Cross-attention layers attend to the image tokens' keys and values: none per text token.
     hp.layers.push_back(is_cross ? DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hd, inter)
-                                 : [&] {
-                                     LayerInfo info = AttentionInfo(hp, false, 0);
-                                     info.intermediate_size = inter;
-                                     return info;
-                                   }());
+                                 : DenseAttentionInfo(hp, inter));
   }
   b.RmsNorm(p + ".norm", h);
   b.Buffer(p + ".rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);

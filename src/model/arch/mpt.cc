@@ -17,20 +17,13 @@ Result<Model> BuildMpt(const HfConfig& c, const BuildOptions& options) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  hp.hidden_size = Get(b, c.UintAny({"d_model", "hidden_size"}));
-  hp.num_layers = Get(b, c.UintAny({"n_layers", "num_hidden_layers"}));
-  hp.num_attention_heads = Get(b, c.UintAny({"n_heads", "num_attention_heads"}));
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_seq_len", 2048));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
+  ReadMosaicHyperparameters(b, c, /*tie=*/true);
   hp.activation = "gelu";
-  hp.norm = "layernorm";
   const uint64_t expansion = Get(b, c.UintOr("expansion_ratio", 4));
   const HeadKind head = ResolveHead(b, c, options, "mpt");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "d_model", hp.num_attention_heads, "n_heads");
+  MultiHeadDims(b, c, "d_model", "n_heads");
   hp.intermediate_size = expansion * hp.hidden_size;
   if (expansion == 0 || hp.intermediate_size / expansion != hp.hidden_size) {
     b.Fail(MakeError("{}: \"expansion_ratio\" = {} is zero or too large", c.where(), expansion));
@@ -52,11 +45,8 @@ Result<Model> BuildMpt(const HfConfig& c, const BuildOptions& options) {
     b.LayerNorm(l + ".norm_2", h, false);
     b.Linear(l + ".ffn.up_proj", h, hp.intermediate_size, false);
     b.Linear(l + ".ffn.down_proj", hp.intermediate_size, h, false);
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
   }
   b.LayerNorm("transformer.norm_f", h, false);
   GptStyleHead(b, c, head, "mpt", "transformer.wte", labels);

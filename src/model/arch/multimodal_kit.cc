@@ -154,4 +154,56 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
   }
 }
 
+MoonVitShape ReadMoonVitShape(ModelBuilder& b, const HfConfig& vision, bool read_qkv) {
+  MoonVitShape s;
+  s.hidden = Get(b, vision.Uint("vt_hidden_size"));
+  s.intermediate = Get(b, vision.Uint("vt_intermediate_size"));
+  s.depth = Get(b, vision.Uint("vt_num_hidden_layers"));
+  s.qkv = read_qkv ? Get(b, vision.UintOr("qkv_hidden_size", s.hidden)) : s.hidden;
+  s.patch = Get(b, vision.UintOr("patch_size", 14));
+  s.pos_h = Get(b, vision.UintOr("init_pos_emb_height", 64));
+  s.pos_w = Get(b, vision.UintOr("init_pos_emb_width", 64));
+  s.pos_t = Get(b, vision.UintOr("init_pos_emb_time", 4));
+  return s;
+}
+
+void EmitMoonVit3d(ModelBuilder& b, const MoonVitShape& s) {
+  const auto norm = [&](const std::string& prefix) {
+    if (s.rms) {
+      b.RmsNorm(prefix, s.hidden);
+    } else {
+      b.LayerNorm(prefix, s.hidden);
+    }
+  };
+  const uint64_t h = s.hidden;
+  b.Conv("vision_tower.patch_embed.proj", 3, h, {s.patch, s.patch}, s.patch_bias);
+  b.Param("vision_tower.patch_embed.pos_emb.weight", {s.pos_h, s.pos_w, h});
+  b.Buffer("vision_tower.patch_embed.pos_emb.time_weight", {s.pos_t, 1, h}, Dtype::kF32, false);
+  const uint64_t qkv3 = MulDims(b, s.qkv, 3, "3 x qkv_hidden_size");
+  for (uint64_t i = 0; i < s.depth && !b.failed(); ++i) {
+    const std::string l = Layer("vision_tower.encoder.blocks", i);
+    norm(l + ".norm0");
+    norm(l + ".norm1");
+    b.Linear(l + ".mlp.fc0", h, s.intermediate, s.linear_bias);
+    b.Linear(l + ".mlp.fc1", s.intermediate, h, s.linear_bias);
+    b.Linear(l + ".wqkv", h, qkv3, s.attn_bias);
+    b.Linear(l + ".wo", s.qkv, h, s.attn_bias);
+  }
+  norm("vision_tower.encoder.final_layernorm");
+}
+
+void PrependLanguageModel(Model& into, Model&& language) {
+  for (auto& t : language.tensors) {
+    t.name = "language_model." + t.name;
+    if (!t.tied_to.empty()) t.tied_to = "language_model." + t.tied_to;
+    t.component = "language_model";
+  }
+  into.hp = language.hp;
+  for (const auto& a : language.assumptions) into.assumptions.push_back("text_config: " + a);
+  for (const auto& n : language.notes) into.notes.push_back(n);
+  std::vector<Tensor> towers = std::move(into.tensors);
+  into.tensors = std::move(language.tensors);
+  for (auto& t : towers) into.tensors.push_back(std::move(t));
+}
+
 }  // namespace memfit::arch

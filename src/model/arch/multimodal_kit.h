@@ -79,7 +79,37 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
                          std::vector<std::string>&& defaulted, const std::string& model_prefix,
                          const std::string& head_name, const std::string& component);
 
+// Puts `language`'s tensors before those `into` holds, as Kimi-K2.5 and Kimi-K3 checkpoints order
+// them: every name and tied_to target under "language_model.", component "language_model".
+// Copies hp, assumptions (prefixed "text_config: ") and notes.
+void PrependLanguageModel(Model& into, Model&& language);
+
 class ModelBuilder;
+
+// The sizes of Kimi's MoonViT3d vision tower (vision_config: vt_hidden_size,
+// vt_intermediate_size, vt_num_hidden_layers, qkv_hidden_size, patch_size,
+// init_pos_emb_{height,width,time}; Kimi-K3's norm_type and bias flags).
+struct MoonVitShape {
+  uint64_t hidden = 0;
+  uint64_t intermediate = 0;
+  uint64_t depth = 0;
+  uint64_t qkv = 0;  // the attention's width (Kimi-K2.5: hidden)
+  uint64_t patch = 0;
+  uint64_t pos_h = 0, pos_w = 0, pos_t = 0;
+  bool rms = false;  // RMSNorm, else LayerNorm
+  bool attn_bias = true;
+  bool linear_bias = true;
+  bool patch_bias = true;
+};
+// Reads vt_hidden_size, vt_intermediate_size, vt_num_hidden_layers, qkv_hidden_size (when
+// `read_qkv`: Kimi-K3's key, default hidden; Kimi-K2.5's attention is as wide as the tower),
+// patch_size (14) and init_pos_emb_height / width (64) / time (4), in that order; the norms and
+// biases stay at Kimi-K2.5's (LayerNorm, biases). Errors are recorded in `b`.
+MoonVitShape ReadMoonVitShape(ModelBuilder& b, const HfConfig& vision, bool read_qkv);
+// The MoonViT3d tower under "vision_tower" (Kimi-K2.5, Kimi-K3): patch_embed.{proj,
+// pos_emb.weight, pos_emb.time_weight (float32 buffer)}, encoder.blocks.N.{norm0, norm1,
+// mlp.fc0, mlp.fc1, wqkv, wo}, encoder.final_layernorm. Errors are recorded in `b`.
+void EmitMoonVit3d(ModelBuilder& b, const MoonVitShape& s);
 // The Pixtral vision encoder (pixtral.cc) under `prefix` ("vision_tower"); returns its hidden size
 // (0 after recording an error in `b`).
 uint64_t EmitPixtralVision(ModelBuilder& b, const HfConfig& vision_config, const std::string& prefix);

@@ -132,9 +132,7 @@ Result<Model> BuildNemotronNas(const HfConfig& c, const BuildOptions& o) {
       if (bc.ffn_linear) {
         QLinear(b, q, l + ".mlp.linear_mlp", h, h, false);
       } else {
-        QLinear(b, q, l + ".mlp.gate_proj", h, bc.intermediate, mlp_bias);
-        QLinear(b, q, l + ".mlp.up_proj", h, bc.intermediate, mlp_bias);
-        QLinear(b, q, l + ".mlp.down_proj", bc.intermediate, h, mlp_bias);
+        QGatedMlp(b, q, l + ".mlp", h, bc.intermediate, mlp_bias);
         info.intermediate_size = bc.intermediate;
         if (hp.intermediate_size == 0) hp.intermediate_size = bc.intermediate;
       }

@@ -32,9 +32,7 @@ Result<Model> BuildOpt(const HfConfig& c, const BuildOptions& options) {
   const HeadKind head = ResolveHead(b, c, options, "opt");
   const uint64_t labels = NumLabels(b, c);
   if (b.failed()) return b.Finish();
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
-                            "num_attention_heads");
+  MultiHeadDims(b, c, "hidden_size", "num_attention_heads");
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size;
@@ -59,11 +57,8 @@ Result<Model> BuildOpt(const HfConfig& c, const BuildOptions& options) {
     b.Linear(l + ".fc1", h, hp.intermediate_size, bias);
     b.Linear(l + ".fc2", hp.intermediate_size, h, bias);
     norm(l + ".final_layer_norm");
-    hp.layers.push_back(LayerInfo{.num_heads = hp.num_attention_heads,
-                                  .num_kv_heads = hp.num_attention_heads,
-                                  .head_dim_k = hp.head_dim,
-                                  .head_dim_v = hp.head_dim,
-                                  .intermediate_size = hp.intermediate_size});
+    hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
+                                   hp.intermediate_size));
   }
   if (head == HeadKind::kCausalLm) {
     b.SetHead(true);

@@ -72,9 +72,7 @@ Result<Model> BuildLayerNormDecoder(const HfConfig& c, const BuildOptions& o, Ph
       b.Buffer(l + ".self_attn.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
     }
     if (kind == PhiKind::kStableLm) {
-      QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
-      QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
-      QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
+      QGatedMlp(b, q, l + ".mlp", h, inter);
     } else {
       const bool phi = kind == PhiKind::kPhi;
       QLinear(b, q, l + (phi ? ".mlp.fc1" : ".mlp.c_fc"), h, inter, mlp_bias);

@@ -41,9 +41,7 @@ uint64_t EmitPixtralVision(ModelBuilder& b, const HfConfig& vc, const std::strin
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(prefix + ".transformer.layers", i);
     b.RmsNorm(l + ".attention_norm", h);
-    b.Linear(l + ".feed_forward.gate_proj", h, inter, false);
-    b.Linear(l + ".feed_forward.up_proj", h, inter, false);
-    b.Linear(l + ".feed_forward.down_proj", inter, h, false);
+    GatedMlp(b, l + ".feed_forward", h, inter, h);
     b.Linear(l + ".attention.k_proj", h, width, false);
     b.Linear(l + ".attention.v_proj", h, width, false);
     b.Linear(l + ".attention.q_proj", h, width, false);

@@ -285,6 +285,13 @@ Quantization ReadQuantization(ModelBuilder& b, const HfConfig& c, const BuildOpt
   return q;
 }
 
+void QGatedMlp(ModelBuilder& b, const Quantization& q, const std::string& prefix, uint64_t hidden,
+               uint64_t width, bool bias) {
+  QLinear(b, q, prefix + ".gate_proj", hidden, width, bias);
+  QLinear(b, q, prefix + ".up_proj", hidden, width, bias);
+  QLinear(b, q, prefix + ".down_proj", width, hidden, bias);
+}
+
 void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint64_t in,
              uint64_t out, bool bias) {
   QuantMethod method = q.method;

@@ -108,6 +108,11 @@ bool SkipsModule(const Quantization& q, const std::string& module);
 void QLinear(ModelBuilder& b, const Quantization& q, const std::string& module, uint64_t in,
              uint64_t out, bool bias);
 
+// A gated (SwiGLU-style) MLP under `prefix` as the checkpoint stores it under `q`: gate_proj and
+// up_proj [width, hidden], down_proj [hidden, width], each through QLinear.
+void QGatedMlp(ModelBuilder& b, const Quantization& q, const std::string& prefix, uint64_t hidden,
+               uint64_t width, bool bias = false);
+
 // Records in the model's notes what the quantization means for the counts.
 void NoteQuantization(ModelBuilder& b, const Quantization& q);
 

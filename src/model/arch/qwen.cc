@@ -78,9 +78,7 @@ Result<Model> BuildQwen(const HfConfig& c, const BuildOptions& o) {
     QLinear(b, q, l + ".mlp.w1", h, inter, bias);
     QLinear(b, q, l + ".mlp.w2", h, inter, bias);
     QLinear(b, q, l + ".mlp.c_proj", inter, h, bias);
-    LayerInfo info = AttentionInfo(hp, false, 0);
-    info.intermediate_size = inter;
-    hp.layers.push_back(info);
+    hp.layers.push_back(DenseAttentionInfo(hp, inter));
   }
   b.RmsNorm("transformer.ln_f", h);
   const auto rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * rotary_pct);

@@ -15,7 +15,6 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/qwen_hybrid.h"
-#include "model/arch/qwen_vision.h"
 
 namespace memfit::arch {
 namespace {
@@ -40,11 +39,7 @@ Result<Model> BuildQwen35Family(const HfConfig& c, const BuildOptions& o) {
   b.SetComponent("language_model");
   const uint64_t mtp = EmitQwenHybridText(b, text, q, spec);
   if (b.failed()) return b.Finish();
-  m.hp.text_config_key = c.Has("text_config") ? "text_config" : "";
-  b.SetComponent("vision_tower");
-  EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
-  b.SetComponent("language_model");
-  QwenLmHead(b, q, "model.language_model.embed_tokens");
+  EmitQwenVlTowerAndHead(b, c, *vision, q);
   EmitQwenMtp(b, text, q, spec, mtp);
   NoteQuantization(b, q);
   m.assumptions.push_back(kFloat32GdnAssumption);

@@ -168,9 +168,7 @@ Status Qwen3OmniMoeAppendTalker(ModelBuilder& b, const HfConfig& c, const BuildO
                  "talker_config.text_config", {"model.embed_tokens.weight"});
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer("talker.model.layers", i) + ".mlp";
-    b.Linear(l + ".shared_expert.gate_proj", h, shared, false);
-    b.Linear(l + ".shared_expert.up_proj", h, shared, false);
-    b.Linear(l + ".shared_expert.down_proj", shared, h, false);
+    GatedMlp(b, l + ".shared_expert", h, shared, h);
     b.Linear(l + ".shared_expert_gate", h, 1, false);
   }
   for (const char* p : {"talker.text_projection", "talker.hidden_projection"}) {

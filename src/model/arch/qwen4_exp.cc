@@ -31,7 +31,6 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/qwen_hybrid.h"
-#include "model/arch/qwen_vision.h"
 
 namespace memfit::arch {
 namespace {
@@ -389,11 +388,7 @@ Result<Model> BuildQwen4Exp(const HfConfig& c, const BuildOptions& o) {
   const QwenHybridSpec spec = Spec("model.language_model");
   const Qwen4Text t = EmitText(b, text, q, spec);
   if (b.failed()) return b.Finish();
-  m.hp.text_config_key = c.Has("text_config") ? "text_config" : "";
-  b.SetComponent("vision_tower");
-  EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
-  b.SetComponent("language_model");
-  QwenLmHead(b, q, "model.language_model.embed_tokens");
+  EmitQwenVlTowerAndHead(b, c, *vision, q);
   EmitMtp(b, q, t, spec);
   NoteQuantization(b, q);
   m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};

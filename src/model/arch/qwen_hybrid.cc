@@ -11,6 +11,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
+#include "model/arch/qwen_vision.h"
 #include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
@@ -51,13 +52,6 @@ void GatedDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
   QLinear(b, q, a + ".out_proj", value_dim, d.h, false);
 }
 
-void QwenHybridDenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t h,
-              uint64_t inter) {
-  QLinear(b, q, l + ".mlp.gate_proj", h, inter, false);
-  QLinear(b, q, l + ".mlp.up_proj", h, inter, false);
-  QLinear(b, q, l + ".mlp.down_proj", inter, h, false);
-}
-
 }  // namespace
 
 LayerInfo EmitQwenHybridMixer(ModelBuilder& b, const Quantization& q, const std::string& l,
@@ -95,7 +89,7 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
     QwenMoeBlock(b, q, l, d.h, d.experts, d.expert_width, d.shared, layout);
     info.moe = true;
   } else {
-    QwenHybridDenseMlp(b, q, l, d.h, d.inter);
+    QGatedMlp(b, q, l + ".mlp", d.h, d.inter);
     info.intermediate_size = d.inter;
   }
   b.RmsNorm(l + ".post_attention_layernorm", d.h);
@@ -126,6 +120,16 @@ void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed
   b.SetHead(true);
   QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
   b.SetHead(false);
+}
+
+void EmitQwenVlTowerAndHead(ModelBuilder& b, const HfConfig& top, const HfConfig& vision,
+                            const Quantization& q) {
+  Model& m = b.model();
+  m.hp.text_config_key = top.Has("text_config") ? "text_config" : "";
+  b.SetComponent("vision_tower");
+  EmitQwenVision(b, vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
+  b.SetComponent("language_model");
+  QwenLmHead(b, q, "model.language_model.embed_tokens");
 }
 
 QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c) {
@@ -171,9 +175,7 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   b.Linear(l + ".mlp.gate", hidden, experts, false);
   if (layout == ExpertLayout::kPerExpert) {
     RepeatedModules(b, q, l + ".mlp.experts", experts, [&](const std::string& x) {
-      QLinear(b, q, x + ".gate_proj", hidden, expert_width, false);
-      QLinear(b, q, x + ".up_proj", hidden, expert_width, false);
-      QLinear(b, q, x + ".down_proj", expert_width, hidden, false);
+      QGatedMlp(b, q, x, hidden, expert_width);
     });
   } else {
     FusedExperts(b, q, {.path = l + ".mlp.experts",
@@ -184,9 +186,7 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   }
   if (shared > 0) {
     const std::string x = l + ".mlp.shared_expert";
-    QLinear(b, q, x + ".gate_proj", hidden, shared, false);
-    QLinear(b, q, x + ".up_proj", hidden, shared, false);
-    QLinear(b, q, x + ".down_proj", shared, hidden, false);
+    QGatedMlp(b, q, x, hidden, shared);
     b.Linear(l + ".mlp.shared_expert_gate", hidden, 1, false);
   }
 }

@@ -53,6 +53,13 @@ uint64_t QwenRotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim);
 // (nvidia/Qwen3.6-35B-A3B-NVFP4 lists "lm_head" as W4A16_NVFP4; vLLM issue #44081).
 void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed);
 
+// What a Qwen3-VL-style composite (Qwen3.5, Qwen4-Exp) adds once its language model is under
+// model.language_model: hp.text_config_key from `top`, the Qwen3-VL vision tower of `vision`
+// under model.visual (component vision_tower, quantized under `q`), then QwenLmHead on
+// model.language_model.embed_tokens (component language_model).
+void EmitQwenVlTowerAndHead(ModelBuilder& b, const HfConfig& top, const HfConfig& vision,
+                            const Quantization& q);
+
 // Reads and checks them (after ReadDecoderBasics filled b.model().hp); errors go to `b`.
 QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c);
 

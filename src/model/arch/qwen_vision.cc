@@ -88,9 +88,7 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
     }
     QLinear(b, q, l + ".attn.proj", hidden, hidden, true);
     if (Qwen25(kind)) {
-      QLinear(b, q, l + ".mlp.gate_proj", hidden, inter, true);
-      QLinear(b, q, l + ".mlp.up_proj", hidden, inter, true);
-      QLinear(b, q, l + ".mlp.down_proj", inter, hidden, true);
+      QGatedMlp(b, q, l + ".mlp", hidden, inter, true);
     } else {
       QLinear(b, q, l + (qwen2 ? ".mlp.fc1" : ".mlp.linear_fc1"), hidden, inter, true);
       QLinear(b, q, l + (qwen2 ? ".mlp.fc2" : ".mlp.linear_fc2"), inter, hidden, true);

@@ -87,14 +87,10 @@ void EmitRoutedMoe(ModelBuilder& b, const Quantization& q, const std::string& la
       break;
   }
   RepeatedModules(b, q, p + "experts", num_experts, [&](const std::string& x) {
-    QLinear(b, q, x + ".gate_proj", h, w, false);
-    QLinear(b, q, x + ".up_proj", h, w, false);
-    QLinear(b, q, x + ".down_proj", w, h, false);
+    QGatedMlp(b, q, x, h, w);
   });
   if (r.shared_width == 0) return;
-  QLinear(b, q, p + "shared_experts.gate_proj", h, r.shared_width, mlp_bias);
-  QLinear(b, q, p + "shared_experts.up_proj", h, r.shared_width, mlp_bias);
-  QLinear(b, q, p + "shared_experts.down_proj", r.shared_width, h, mlp_bias);
+  QGatedMlp(b, q, p + "shared_experts", h, r.shared_width, mlp_bias);
 }
 
 }  // namespace memfit::arch

@@ -44,26 +44,19 @@ void StepAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
   if (d.head_gate) QLinear(b, q, a + ".g_proj", d.h, heads, false);
 }
 
-void Step3p7GatedMlp(ModelBuilder& b, const Quantization& q, const std::string& p, uint64_t h,
-              uint64_t width) {
-  QLinear(b, q, p + ".gate_proj", h, width, false);
-  QLinear(b, q, p + ".up_proj", h, width, false);
-  QLinear(b, q, p + ".down_proj", width, h, false);
-}
-
 void StepMoe(ModelBuilder& b, const Quantization& q, const std::string& l, const StepDims& d) {
   const std::string moe = l + ".moe";
   b.Linear(moe + ".gate", d.h, d.experts, false);
   b.ParamAs(moe + ".router_bias", {d.experts}, Dtype::kF32);
   if (q.method != QuantMethod::kNone && !SkipsModule(q, moe + ".experts")) {
     RepeatedModules(b, q, moe + ".experts", d.experts,
-                    [&](const std::string& x) { Step3p7GatedMlp(b, q, x, d.h, d.expert_width); });
+                    [&](const std::string& x) { QGatedMlp(b, q, x, d.h, d.expert_width); });
   } else {
     b.Param(moe + ".gate_proj.weight", {d.experts, d.expert_width, d.h});
     b.Param(moe + ".up_proj.weight", {d.experts, d.expert_width, d.h});
     b.Param(moe + ".down_proj.weight", {d.experts, d.h, d.expert_width});
   }
-  if (d.shared_width > 0) Step3p7GatedMlp(b, q, l + ".share_expert", d.h, d.shared_width);
+  if (d.shared_width > 0) QGatedMlp(b, q, l + ".share_expert", d.h, d.shared_width);
 }
 
 // Which layers are MoE: "moe_layers_enum" ("3,4,...,44"), else from "first_k_dense_replace",
@@ -154,7 +147,7 @@ Result<Model> BuildStep3p7(const HfConfig& c, const BuildOptions& o) {
     if (moe[i]) {
       StepMoe(b, q, l, d);
     } else {
-      Step3p7GatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
+      QGatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
     }
     LayerInfo info = AttentionInfo(hp, swa, d.window);
     info.num_heads = heads;
@@ -176,7 +169,7 @@ Result<Model> BuildStep3p7(const HfConfig& c, const BuildOptions& o) {
     b.RmsNorm(l + ".input_layernorm", d.h);
     StepAttention(b, q, l, d.full_heads, d);
     b.RmsNorm(l + ".post_attention_layernorm", d.h);
-    Step3p7GatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
+    QGatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
   }
   if (b.failed()) return b.Finish();
   const uint64_t mtp_bytes = MarkStoredOnly(m, begin);

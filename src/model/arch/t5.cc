@@ -6,9 +6,6 @@
 // gated-*, wo}; {encoder,decoder}.final_layer_norm; lm_head (tied to shared when
 // tie_word_embeddings: t5 defaults to true, mt5 to false). No buffers.
 
-#include <algorithm>
-#include <iterator>
-
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
@@ -25,11 +22,12 @@ struct T5Spec {
 Result<Model> BuildT5Like(const HfConfig& c, const BuildOptions& options, const T5Spec& spec) {
   const std::string t(spec.type_prefix);
   const std::string cls = HeadClass(c, options, t, t + "Model");
-  const std::string classes[] = {t + "Model", t + "ForConditionalGeneration", t + "EncoderModel"};
-  if (std::find(std::begin(classes), std::end(classes), cls) == std::end(classes)) {
-    return UnknownHead(c, cls, classes[0] + ", " + classes[1] + ", " + classes[2]);
+  const std::string generation_class = t + "ForConditionalGeneration";
+  const std::string encoder_class = t + "EncoderModel";
+  if (auto unknown = CheckHeadClass(c, cls, {t + "Model", generation_class, encoder_class})) {
+    return std::move(*unknown);
   }
-  const bool encoder_only = cls == classes[2];
+  const bool encoder_only = cls == encoder_class;
   ModelBuilder b(c);
   Model& m = b.model();
   m.architecture = cls;
@@ -117,7 +115,7 @@ Result<Model> BuildT5Like(const HfConfig& c, const BuildOptions& options, const 
     }
     hp.num_encoder_layers = 0;
   }
-  if (cls == classes[1]) {
+  if (cls == generation_class) {
     b.SetHead(true);
     if (hp.tie_word_embeddings) {
       b.Tied("lm_head.weight", {hp.vocab_size, d}, "shared.weight");

@@ -23,60 +23,27 @@ Result<Model> BuildWhisper(const HfConfig& c, const BuildOptions& options) {
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("d_model"));
   const uint64_t mels = Get(b, c.UintOr("num_mel_bins", 80));
-  hp.num_encoder_layers = Get(b, c.Uint("encoder_layers"));
-  hp.num_layers = Get(b, c.Uint("decoder_layers"));
-  const uint64_t enc_heads = Get(b, c.Uint("encoder_attention_heads"));
-  hp.num_attention_heads = Get(b, c.Uint("decoder_attention_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  const uint64_t enc_ffn = Get(b, c.Uint("encoder_ffn_dim"));
-  hp.intermediate_size = Get(b, c.Uint("decoder_ffn_dim"));
+  const BartEncoderSizes enc = ReadBartLayerSizes(b, c);
   hp.encoder_max_positions = Get(b, c.UintOr("max_source_positions", 1500));
   hp.max_position_embeddings = Get(b, c.UintOr("max_target_positions", 448));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
-  hp.activation = Get(b, c.StringOr("activation_function", "gelu"));
-  hp.norm = "layernorm";
-  hp.is_encoder_decoder = true;
-  if (b.failed()) return b.Finish();
-  DivideExact(b, c, hp.hidden_size, "d_model", enc_heads, "encoder_attention_heads");
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "d_model", hp.num_attention_heads,
-                            "decoder_attention_heads");
+  ReadBartTail(b, c, enc.heads);
   if (b.failed()) return b.Finish();
 
   const std::string p = generation ? "model." : "";
   const uint64_t d = hp.hidden_size;
-  auto attention = [&](const std::string& prefix) {
-    b.Linear(prefix + ".k_proj", d, d, false);
-    b.Linear(prefix + ".v_proj", d, d, true);
-    b.Linear(prefix + ".q_proj", d, d, true);
-    b.Linear(prefix + ".out_proj", d, d, true);
-  };
-  auto layer = [&](const std::string& l, uint64_t ffn, bool decoder) {
-    attention(l + ".self_attn");
-    b.LayerNorm(l + ".self_attn_layer_norm", d);
-    if (decoder) {
-      attention(l + ".encoder_attn");
-      b.LayerNorm(l + ".encoder_attn_layer_norm", d);
-    }
-    b.Linear(l + ".fc1", d, ffn, true);
-    b.Linear(l + ".fc2", ffn, d, true);
-    b.LayerNorm(l + ".final_layer_norm", d);
-  };
   b.Conv(p + "encoder.conv1", mels, d, {3}, true);
   b.Conv(p + "encoder.conv2", d, d, {3}, true);
   b.Embedding(p + "encoder.embed_positions", hp.encoder_max_positions, d);
   for (uint64_t i = 0; i < hp.num_encoder_layers && !b.failed(); ++i) {
-    layer(Layer(p + "encoder.layers", i), enc_ffn, false);
+    EmitBartLayer(b, Layer(p + "encoder.layers", i), d, enc.ffn, false, /*k_bias=*/false);
   }
   b.LayerNorm(p + "encoder.layer_norm", d);
   const std::string embed = p + "decoder.embed_tokens.weight";
   b.Embedding(p + "decoder.embed_tokens", hp.vocab_size, d);
   b.Embedding(p + "decoder.embed_positions", hp.max_position_embeddings, d);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    layer(Layer(p + "decoder.layers", i), hp.intermediate_size, true);
-    LayerInfo info = DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
-                                hp.intermediate_size);
-    info.cross_attention = true;
-    hp.layers.push_back(info);
+    EmitBartLayer(b, Layer(p + "decoder.layers", i), d, hp.intermediate_size, true,
+                  /*k_bias=*/false);
   }
   b.LayerNorm(p + "decoder.layer_norm", d);
   if (generation) {
