@@ -46,7 +46,7 @@ Result<Model> BuildBloom(const HfConfig& c, const BuildOptions& options) {
         DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim, 4 * h));
   }
   b.LayerNorm("transformer.ln_f", h);
-  GptStyleHead(b, c, head, "bloom", "transformer.word_embeddings", labels);
+  GptFamilyHead(b, c, head, {.family = "bloom", .embed = "transformer.word_embeddings"}, labels);
   m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["BloomBlock"]
   m.base_model_prefix = "transformer.";
   return b.Finish();

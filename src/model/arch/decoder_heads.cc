@@ -3,6 +3,8 @@
 #include "model/arch/decoder_kit.h"
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace memfit::arch {
 namespace {
@@ -57,14 +59,57 @@ void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t nu
   b.SetHead(false);
 }
 
-void GptStyleHead(ModelBuilder& b, const HfConfig& c, HeadKind head, std::string_view family,
-                  const std::string& embed, uint64_t num_labels) {
-  if (head == HeadKind::kCausalLm) {
-    LmHead(b, embed);
-  } else if (head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: {} has no double-heads model", c.where(), family));
+namespace {
+
+bool HasHead(const GptHeads& heads, HeadKind head) {
+  switch (head) {
+    case HeadKind::kBase:
+    case HeadKind::kCausalLm:
+      return true;
+    case HeadKind::kSequenceClassification:
+      return heads.sequence;
+    case HeadKind::kTokenClassification:
+      return heads.token;
+    case HeadKind::kQuestionAnswering:
+      return heads.qa;
+    case HeadKind::kDoubleHeads:
+      return false;
+  }
+  return false;
+}
+
+// "has no double-heads model" when that is all it lacks, else the heads it has.
+std::string MissingHeadMessage(const HfConfig& c, const GptHeads& heads) {
+  if (heads.sequence && heads.token && heads.qa) {
+    return fmt::format("{}: {} has no double-heads model", c.where(), heads.family);
+  }
+  std::vector<std::string_view> has = {"causal LM"};
+  if (heads.sequence) has.push_back("sequence classification");
+  if (heads.token) has.push_back("token classification");
+  if (heads.qa) has.push_back("question answering");
+  std::string list(has.front());
+  for (size_t i = 1; i < has.size(); ++i) {
+    list += i + 1 == has.size() ? " and " : ", ";
+    list += has[i];
+  }
+  return fmt::format("{}: {} has {} heads only", c.where(), heads.family, list);
+}
+
+}  // namespace
+
+void GptFamilyHead(ModelBuilder& b, const HfConfig& c, HeadKind head, const GptHeads& heads,
+                   uint64_t num_labels) {
+  const uint64_t features = heads.features != 0 ? heads.features : b.model().hp.hidden_size;
+  if (!HasHead(heads, head)) {
+    b.Fail(MakeError("{}", MissingHeadMessage(c, heads)));
+  } else if (head == HeadKind::kCausalLm) {
+    LmHead(b, heads.embed, heads.lm_bias, heads.lm_head, features);
+  } else if (head == HeadKind::kQuestionAnswering && heads.qa_num_labels) {
+    b.SetHead(true);
+    b.Linear("qa_outputs", features, num_labels, true);
+    b.SetHead(false);
   } else {
-    ClassifierHead(b, head, b.model().hp.hidden_size, num_labels);
+    ClassifierHead(b, head, features, num_labels);
   }
 }
 

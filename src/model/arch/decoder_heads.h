@@ -33,11 +33,26 @@ HeadKind ResolveHead(ModelBuilder& b, const HfConfig& config, const BuildOptions
 // others), marked in_head.
 void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels);
 
-// The head of a GPT-style family without a double-heads model (bloom, mpt) over its final
-// hidden features: the causal LM's lm_head (LmHead, tied to `embed`), ClassifierHead's, or an
-// error naming `family` for GPT2DoubleHeadsModel's.
-void GptStyleHead(ModelBuilder& b, const HfConfig& c, HeadKind head, std::string_view family,
-                  const std::string& embed, uint64_t num_labels);
+// The task heads a GPT-style family has (transformers' *For* classes of the family), besides the
+// bare model and the causal LM.
+struct GptHeads {
+  std::string_view family;
+  std::string embed;                     // the input embedding a tied LM head shares
+  std::string_view lm_head = "lm_head";  // the causal LM head's module (gpt_neox: embed_out)
+  bool lm_bias = false;                  // the LM head has a bias (gptj)
+  uint64_t features = 0;                 // the heads' input width; 0: hidden_size
+  bool sequence = true;                  // *ForSequenceClassification
+  bool token = true;                     // *ForTokenClassification
+  bool qa = true;                        // *ForQuestionAnswering
+  bool qa_num_labels = false;            // qa_outputs has num_labels outputs (gptj), else 2
+};
+
+// Emits the head a GPT-style family builds for `head` over its final features: the causal LM's
+// LmHead (tied to heads.embed), the classifier heads the family has, nothing for the bare model.
+// A head the family lacks (GPT2DoubleHeadsModel's everywhere: gpt2 builds its own) is an error
+// naming the family and the heads it has.
+void GptFamilyHead(ModelBuilder& b, const HfConfig& c, HeadKind head, const GptHeads& heads,
+                   uint64_t num_labels);
 
 // GPT-2-style hyperparameters (gpt2, gpt_bigcode, gptj): n_embd, n_layer, n_head, n_positions
 // (each also under its hidden_size-style name), vocab_size, tie_word_embeddings (default `tie`),

@@ -88,16 +88,17 @@ uint64_t RotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim, double
   return static_cast<uint64_t>(static_cast<double>(head_dim) * factor);
 }
 
-void LmHead(ModelBuilder& b, const std::string& embed, bool bias) {
+void LmHead(ModelBuilder& b, const std::string& embed, bool bias, std::string_view name,
+            uint64_t features) {
   const auto& hp = b.model().hp;
+  const uint64_t in = features != 0 ? features : hp.hidden_size;
+  const std::string head(name);
   b.SetHead(true);
-  if (hp.tie_word_embeddings && !bias) {
-    b.Tied("lm_head.weight", {hp.vocab_size, hp.hidden_size}, embed + ".weight");
-  } else if (hp.tie_word_embeddings) {
-    b.Tied("lm_head.weight", {hp.vocab_size, hp.hidden_size}, embed + ".weight");
-    b.Param("lm_head.bias", {hp.vocab_size});
+  if (hp.tie_word_embeddings) {
+    b.Tied(head + ".weight", {hp.vocab_size, in}, embed + ".weight");
+    if (bias) b.Param(head + ".bias", {hp.vocab_size});
   } else {
-    b.Linear("lm_head", hp.hidden_size, hp.vocab_size, bias);
+    b.Linear(head, in, hp.vocab_size, bias);
   }
   b.SetHead(false);
 }

@@ -41,8 +41,10 @@ LayerInfo DenseAttentionInfo(const Hyperparameters& hp, uint64_t intermediate);
 // "rotary_dim" from partial_rotary_factor: int(head_dim * factor), as transformers computes it.
 uint64_t RotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim, double default_factor);
 
-// lm_head: tied to `embed` (not stored) or its own Linear [vocab, hidden].
-void LmHead(ModelBuilder& b, const std::string& embed, bool bias = false);
+// The LM head `name` ("lm_head"; GPT-NeoX's "embed_out") on `features` inputs (0: hidden_size;
+// OPT's word_embed_proj_dim): tied to `embed` (not stored) or its own Linear [vocab, features].
+void LmHead(ModelBuilder& b, const std::string& embed, bool bias = false,
+            std::string_view name = "lm_head", uint64_t features = 0);
 
 // The task head of options.head_class (accelerate's auto_map class) or else architectures[0]:
 // *ForCausalLM / *LMHeadModel -> LmHead; *ForSequenceClassification -> "score" [num_labels,

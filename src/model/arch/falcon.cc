@@ -93,26 +93,15 @@ Result<Model> BuildFalcon(const HfConfig& c, const BuildOptions& options) {
   if (!alibi && options.buffers == BufferConvention::kCurrent) {
     b.Buffer("transformer.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   }
-  if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, h}, "transformer.word_embeddings.weight");
-      if (TransformersVersionBefore(c, 4, 28) && !b.failed()) {
-        // The tiiuae .bin shards (custom-code era, transformers 4.27) hold lm_head.weight as a
-        // second copy of the tied embedding: stored twice, resident once.
-        m.tensors.back().stored = true;
-        m.assumptions.push_back(
-            "a Falcon checkpoint saved by transformers < 4.28 is assumed to store the tied "
-            "lm_head.weight a second time (as tiiuae's .bin shards do); it is loaded once");
-      }
-    } else {
-      b.Linear("lm_head", h, hp.vocab_size, false);
-    }
-    b.SetHead(false);
-  } else if (head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: falcon has no double-heads model", c.where()));
-  } else {
-    ClassifierHead(b, head, h, labels);
+  GptFamilyHead(b, c, head, {.family = "falcon", .embed = "transformer.word_embeddings"}, labels);
+  const bool tied = head == HeadKind::kCausalLm && hp.tie_word_embeddings;
+  if (tied && TransformersVersionBefore(c, 4, 28) && !b.failed()) {
+    // The tiiuae .bin shards (custom-code era, transformers 4.27) hold lm_head.weight as a
+    // second copy of the tied embedding: stored twice, resident once.
+    m.tensors.back().stored = true;
+    m.assumptions.push_back(
+        "a Falcon checkpoint saved by transformers < 4.28 is assumed to store the tied "
+        "lm_head.weight a second time (as tiiuae's .bin shards do); it is loaded once");
   }
   m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["FalconDecoderLayer"]
   m.base_model_prefix = "transformer.";

@@ -63,18 +63,18 @@ Result<Model> BuildGpt2(const HfConfig& c, const BuildOptions& options) {
         DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim, inner));
   }
   b.LayerNorm("transformer.ln_f", h);
-  if (head == HeadKind::kCausalLm || head == HeadKind::kDoubleHeads) {
+  if (head == HeadKind::kDoubleHeads) {
     LmHead(b, "transformer.wte");
     // GPT2DoubleHeadsModel's SequenceSummary: a projection to num_labels
     // (summary_proj_to_labels) or to hidden.
-    if (head == HeadKind::kDoubleHeads && Get(b, c.BoolOr("summary_use_proj", true))) {
+    if (Get(b, c.BoolOr("summary_use_proj", true))) {
       const bool to_labels = Get(b, c.BoolOr("summary_proj_to_labels", true)) && labels > 0;
       b.SetHead(true);
       b.Linear("multiple_choice_head.summary", h, to_labels ? labels : h, true);
       b.SetHead(false);
     }
   } else {
-    ClassifierHead(b, head, h, labels);
+    GptFamilyHead(b, c, head, {.family = "gpt2", .embed = "transformer.wte"}, labels);
   }
   m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["GPT2Block"]
   m.base_model_prefix = "transformer.";

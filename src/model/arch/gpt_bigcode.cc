@@ -43,14 +43,8 @@ Result<Model> BuildGptBigcode(const HfConfig& c, const BuildOptions& options) {
   }
   b.LayerNorm("transformer.ln_f", h);
   b.Buffer("transformer.bias", {pos, pos}, Dtype::kBool, false);
-  if (head == HeadKind::kCausalLm) {
-    LmHead(b, "transformer.wte");
-  } else if (head == HeadKind::kQuestionAnswering || head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: gpt_bigcode has causal LM, sequence and token classification heads only",
-                     c.where()));
-  } else {
-    ClassifierHead(b, head, h, labels);
-  }
+  GptFamilyHead(b, c, head, {.family = "gpt_bigcode", .embed = "transformer.wte", .qa = false},
+                labels);
   m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["GPTBigCodeBlock"]
   m.base_model_prefix = "transformer.";
   return b.Finish();

@@ -74,19 +74,9 @@ Result<Model> BuildGptNeox(const HfConfig& c, const BuildOptions& options) {
   if (options.buffers == BufferConvention::kCurrent) {
     b.Buffer("gpt_neox.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
   }
-  if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("embed_out.weight", {hp.vocab_size, h}, "gpt_neox.embed_in.weight");
-    } else {
-      b.Linear("embed_out", h, hp.vocab_size, false);
-    }
-    b.SetHead(false);
-  } else if (head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: gpt_neox has no double-heads model", c.where()));
-  } else {
-    ClassifierHead(b, head, h, labels);
-  }
+  GptFamilyHead(b, c, head,
+                {.family = "gpt_neox", .embed = "gpt_neox.embed_in", .lm_head = "embed_out"},
+                labels);
   m.no_split_patterns = {"gpt_neox.layers.*"};  // _no_split_modules = ["GPTNeoXLayer"]
   m.base_model_prefix = "gpt_neox.";
   return b.Finish();

@@ -43,18 +43,11 @@ Result<Model> BuildGptj(const HfConfig& c, const BuildOptions& options) {
                                    hp.intermediate_size));
   }
   b.LayerNorm("transformer.ln_f", h);
-  if (head == HeadKind::kCausalLm) {
-    LmHead(b, "transformer.wte", /*bias=*/true);
-  } else if (head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: gptj has no double-heads model", c.where()));
-  } else if (head == HeadKind::kQuestionAnswering) {
-    // GPTJForQuestionAnswering: Linear(hidden, num_labels), unlike most families' fixed 2.
-    b.SetHead(true);
-    b.Linear("qa_outputs", h, labels, true);
-    b.SetHead(false);
-  } else {
-    ClassifierHead(b, head, h, labels);
-  }
+  // GPTJForQuestionAnswering: Linear(hidden, num_labels), unlike most families' fixed 2.
+  GptFamilyHead(b, c, head,
+                {.family = "gptj", .embed = "transformer.wte", .lm_bias = true,
+                 .qa_num_labels = true},
+                labels);
   m.no_split_patterns = {"transformer.h.*"};  // _no_split_modules = ["GPTJBlock"]
   m.base_model_prefix = "transformer.";
   return b.Finish();

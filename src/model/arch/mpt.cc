@@ -49,7 +49,7 @@ Result<Model> BuildMpt(const HfConfig& c, const BuildOptions& options) {
                                    hp.intermediate_size));
   }
   b.LayerNorm("transformer.norm_f", h, false);
-  GptStyleHead(b, c, head, "mpt", "transformer.wte", labels);
+  GptFamilyHead(b, c, head, {.family = "mpt", .embed = "transformer.wte"}, labels);
   m.no_split_patterns = {"transformer.blocks.*"};  // _no_split_modules = ["MptBlock"]
   m.base_model_prefix = "transformer.";
   return b.Finish();

@@ -60,21 +60,11 @@ Result<Model> BuildOpt(const HfConfig& c, const BuildOptions& options) {
     hp.layers.push_back(DenseLayer(AttentionKind::kFull, hp.num_attention_heads, hp.head_dim,
                                    hp.intermediate_size));
   }
-  if (head == HeadKind::kCausalLm) {
-    b.SetHead(true);
-    if (hp.tie_word_embeddings) {
-      b.Tied("lm_head.weight", {hp.vocab_size, proj}, "model.decoder.embed_tokens.weight");
-    } else {
-      b.Linear("lm_head", proj, hp.vocab_size, false);
-    }
-    b.SetHead(false);
-  } else if (head == HeadKind::kTokenClassification || head == HeadKind::kDoubleHeads) {
-    b.Fail(MakeError("{}: opt has causal LM, sequence classification and question answering "
-                     "heads only", c.where()));
-  } else {
-    // OPTForSequenceClassification / OPTForQuestionAnswering read word_embed_proj_dim features.
-    ClassifierHead(b, head, proj, labels);
-  }
+  // OPT's heads read word_embed_proj_dim features.
+  GptFamilyHead(b, c, head,
+                {.family = "opt", .embed = "model.decoder.embed_tokens", .features = proj,
+                 .token = false},
+                labels);
   m.no_split_patterns = {"model.decoder.layers.*"};  // _no_split_modules = ["OPTDecoderLayer"]
   m.base_model_prefix = "model.";
   return b.Finish();
