@@ -87,7 +87,7 @@ TEST(MeasuredValidationTest, EveryExpressibleRowWithinItsTolerance) {
   ASSERT_TRUE(text.has_value());
   auto rows = ParseMeasuredCsv(*text, "measured.csv");
   ASSERT_TRUE(rows.has_value()) << rows.error().message;
-  ModelProvider provider = [&](std::string_view id) -> Result<Model> {
+  ModelProvider provider = [&](std::string_view id, const BuildOptions& build) -> Result<Model> {
     if (id == "bert-large-uncased") return BertLargeSeqCls();
     std::string folder(id);
     for (size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/')) {
@@ -97,7 +97,7 @@ TEST(MeasuredValidationTest, EveryExpressibleRowWithinItsTolerance) {
     if (!json) return MakeError("no config.json for {} in shared/eval/models", id);
     MEMFIT_ASSIGN_OR_RETURN(HfConfig hf, HfConfig::Parse(*json, folder + "/config.json"));
     ModelInputs in{.name = std::string(id), .config = std::move(hf)};
-    return DescribeModel(in, {.prefer_config = true});
+    return DescribeModel(in, {.build = build, .prefer_config = true});
   };
   std::vector<RowResult> results;
   int expressed = 0;

@@ -10,6 +10,7 @@
 #include "memfit/hf_config.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
+#include "memfit/runtime_versions.h"
 
 namespace memfit {
 
@@ -28,6 +29,10 @@ inline constexpr uint64_t kMaxBuiltTensors = uint64_t{1} << 20;
 
 struct BuildOptions {
   BufferConvention buffers = BufferConvention::kCurrent;
+  // Under kCurrent, the transformers release whose modules to build (--transformers-version;
+  // default RuntimeVersions'): only where a release's buffers differ from the newest's
+  // (GPT-NeoX before 4.49 keeps a causal mask and a rotary table in every layer).
+  LibraryVersion transformers = RuntimeVersions{}.transformers;
   // The head to build instead of architectures[0]'s, as an AutoModel class name
   // ("AutoModelForSequenceClassification"): accelerate builds the first AutoModelFor* in
   // "auto_map". Empty: architectures[0]. Builders that do not know the head return an error.

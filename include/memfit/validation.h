@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memfit/architecture.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
 #include "memfit/model.h"
@@ -94,7 +95,10 @@ struct RowResult {
   std::string note{};
 };
 
-using ModelProvider = std::function<Result<Model>(std::string_view model_id)>;
+// The model a row names, built with `build` (the transformers release the row was measured
+// with, from its source column).
+using ModelProvider =
+    std::function<Result<Model>(std::string_view model_id, const BuildOptions& build)>;
 RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider);
 
 // A measured model whose config.json is not in the models folder but is a sibling's config with

@@ -38,7 +38,8 @@ void RunValidate(const ValidateArgs& args, Context& ctx) {
   if (!rows) return ctx.Fail(rows.error());
   fs::path models = args.models_dir.empty() ? fs::path(args.file).parent_path() / "models"
                                             : fs::path(args.models_dir);
-  ModelProvider provider = [&](std::string_view requested) -> Result<Model> {
+  ModelProvider provider = [&](std::string_view requested,
+                               const BuildOptions& build) -> Result<Model> {
     std::string id(requested);
     auto derived = DerivedConfigFor(requested);
     if (derived) id = derived->base_id;
@@ -58,7 +59,7 @@ void RunValidate(const ValidateArgs& args, Context& ctx) {
       MEMFIT_ASSIGN_OR_RETURN(hf, HfConfig::FromJson(std::move(j), config.string() + " (derived)"));
     }
     ModelInputs inputs{.name = std::string(requested), .location = config.string(), .config = std::move(hf)};
-    return DescribeModel(inputs, {.prefer_config = true});
+    return DescribeModel(inputs, {.build = build, .prefer_config = true});
   };
   std::vector<RowResult> results;
   for (const auto& row : *rows) results.push_back(EvaluateRow(row, provider));

@@ -156,7 +156,10 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
     answer.resolved = *resolved;
     return answer;
   }
-  MEMFIT_ASSIGN_OR_RETURN(answer.model, DescribeResolvedShared(r.model, *resolved));
+  MEMFIT_ASSIGN_OR_RETURN(
+      answer.model,
+      DescribeResolvedShared(r.model, *resolved,
+                             {.build = {.transformers = answer.options.versions.transformers}}));
   const Model& model = answer.model->model();
   InferenceOptions& o = answer.options;
   MEMFIT_ASSIGN_OR_RETURN(o.sglang_vision, SglangVisionFor(resolved->inputs));

@@ -171,11 +171,13 @@ std::string ResolutionKey(const ModelQuery& query) {
 
 // A new field of DescribeOptions or BuildOptions changes the model built: add it to the key below,
 // then update these sizes (64-bit hosts; the wasm32 engine's layout differs and is not checked).
-static_assert(sizeof(void*) != 8 || (sizeof(BuildOptions) == 56 && sizeof(DescribeOptions) == 64),
+static_assert(sizeof(void*) != 8 || (sizeof(BuildOptions) == 64 && sizeof(DescribeOptions) == 72),
               "a new DescribeOptions/BuildOptions field must join DescribeKey");
 std::string DescribeKey(const DescribeOptions& options) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<int>(options.build.buffers),
-                     options.build.head_class, options.build.ignore_quantization ? 1 : 0,
+  return fmt::format("{}\x1f{}.{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+                     static_cast<int>(options.build.buffers), options.build.transformers.major,
+                     options.build.transformers.minor, options.build.head_class,
+                     options.build.ignore_quantization ? 1 : 0,
                      options.build.max_tensors, options.prefer_config ? 1 : 0,
                      options.build.compact_repeats ? 1 : 0);
 }

@@ -76,7 +76,10 @@ Result<TrainAnswer> RunTrainRequest(const TrainRequest& r) {
     }
     answer.options.gpus = devices.size();
   }
-  MEMFIT_ASSIGN_OR_RETURN(answer.model, ResolveAndDescribeShared(r.model));
+  MEMFIT_ASSIGN_OR_RETURN(
+      answer.model,
+      ResolveAndDescribeShared(r.model,
+                               {.build = {.transformers = answer.options.versions.transformers}}));
   const Model& model = answer.model->model();
   const ContextChoice context =
       ChooseContext(r.context, model.hp.max_position_embeddings, ContextUse::kTrain);

@@ -82,7 +82,9 @@ Model TinyLm() {
 }
 
 double LoadEstimate(std::map<std::string, std::string> settings) {
-  ModelProvider tiny = [](std::string_view) -> Result<Model> { return TinyLm(); };
+  ModelProvider tiny = [](std::string_view, const BuildOptions&) -> Result<Model> {
+    return TinyLm();
+  };
   RowResult r = EvaluateRow(Row("load", std::move(settings)), tiny);
   EXPECT_TRUE(r.expressed) << r.reason;
   return r.estimate;
@@ -216,7 +218,9 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
        [] {
          // The tiny model is a LlamaForCausalLM.
          EXPECT_EQ(LoadEstimate({{"head", "causal-lm"}}), 17024.0 * 4);
-         ModelProvider tiny = [](std::string_view) -> Result<Model> { return TinyLm(); };
+         ModelProvider tiny = [](std::string_view, const BuildOptions&) -> Result<Model> {
+           return TinyLm();
+         };
          RowResult r = EvaluateRow(Row("load", {{"head", "sequence-classification"}}), tiny);
          EXPECT_FALSE(r.expressed);
          EXPECT_NE(r.reason.find("head=sequence-classification"), std::string::npos) << r.reason;

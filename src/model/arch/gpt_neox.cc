@@ -2,10 +2,15 @@
 // gpt_neox.{embed_in, layers.N.{input_layernorm, post_attention_layernorm,
 // attention.{query_key_value, dense}, mlp.{dense_h_to_4h, dense_4h_to_h}}, final_layer_norm},
 // embed_out (untied by default). Rotary over the first rotary_pct of each head.
-// Buffers (non-persistent): 4.42 has per attention module the causal mask `bias` (bool
-// [1, 1, max_pos, max_pos]), `masked_bias` (float32 scalar) and rotary_emb.{inv_freq
-// [rotary_ndims / 2], cos_cached, sin_cached [max_pos, rotary_ndims]} (float32); current
-// transformers (the 4.48 refactor) keeps one gpt_neox.rotary_emb.inv_freq.
+// Buffers (non-persistent), by transformers release:
+// - 4.42: per attention module the causal mask `bias` (bool [1, 1, max_pos, max_pos]),
+//   `masked_bias` (float32 scalar) and rotary_emb.{inv_freq [rotary_ndims / 2], cos_cached,
+//   sin_cached [max_pos, rotary_ndims]} (float32);
+// - 4.45-4.48: per attention module `bias`, `masked_bias` and rotary_emb.inv_freq, plus the
+//   model-level gpt_neox.rotary_emb.inv_freq (read at v4.45.0, v4.47.0 and v4.48.3; measured:
+//   validation/results/cpu-torch1.13-tf4.48-slopes.csv, s-nx-*);
+// - 4.49 and later: the model-level gpt_neox.rotary_emb.inv_freq only (GPTNeoXAttention lost
+//   `_init_bias`; the checkpoints' attention.bias keys are ignored on load).
 // Checkpoints saved by transformers < 4.31 also hold bias, masked_bias and inv_freq per layer (they
 // were persistent then); current transformers ignores them on load, so they are not resident and
 // memfit reports them in a note rather than as tensors (see docs/architectures.md).
@@ -41,25 +46,30 @@ Result<Model> BuildGptNeox(const HfConfig& c, const BuildOptions& options) {
   if (b.failed()) return b.Finish();
   // transformers: rotary_ndims = int(head_size * rotary_pct).
   const uint64_t rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * rotary_pct);
-  if (TransformersVersionBefore(c, 4, 31)) {
+
+  const uint64_t h = hp.hidden_size, pos = hp.max_position_embeddings;
+  const bool before_4_49 = options.transformers < LibraryVersion{4, 49};
+  const bool per_layer_buffers =
+      options.buffers == BufferConvention::kTransformers442 || before_4_49;
+  if (TransformersVersionBefore(c, 4, 31) && !per_layer_buffers) {
     m.notes.push_back(fmt::format(
         "checkpoint saved by transformers < 4.31: each of the {} layers may also store the causal "
         "mask attention.bias (bool [1, 1, {}, {}]), attention.masked_bias and "
-        "attention.rotary_emb.inv_freq ([{}] float32); current transformers neither creates nor "
-        "loads them, so they are not counted as resident",
+        "attention.rotary_emb.inv_freq ([{}] float32); transformers 4.49 and later neither create "
+        "nor load them, so they are not counted as resident",
         hp.num_layers, hp.max_position_embeddings, hp.max_position_embeddings, rotary / 2));
   }
-
-  const uint64_t h = hp.hidden_size, pos = hp.max_position_embeddings;
   b.Embedding("gpt_neox.embed_in", hp.vocab_size, h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("gpt_neox.layers", i);
     b.LayerNorm(l + ".input_layernorm", h);
     b.LayerNorm(l + ".post_attention_layernorm", h);
-    if (options.buffers == BufferConvention::kTransformers442) {
+    if (per_layer_buffers) {
       b.Buffer(l + ".attention.bias", {1, 1, pos, pos}, Dtype::kBool, false);
       b.Buffer(l + ".attention.masked_bias", {}, Dtype::kF32, false);
       b.Buffer(l + ".attention.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
+    }
+    if (options.buffers == BufferConvention::kTransformers442) {
       b.Buffer(l + ".attention.rotary_emb.cos_cached", {pos, rotary}, Dtype::kF32, false);
       b.Buffer(l + ".attention.rotary_emb.sin_cached", {pos, rotary}, Dtype::kF32, false);
     }
