@@ -94,7 +94,7 @@ TEST(FitCliTest, KvDtypeSetsTheCacheAndEngineOnlyOptionsAreRefused) {
   const uint64_t ctx_fp8 = b["limits"]["max_context_tokens"].get<uint64_t>();
   // Not twice as long: the prefill activations grow with the context too (128 KiB of bf16 KV per
   // token becomes 64 KiB; the activation peak per token stays).
-  EXPECT_EQ(ctx_bf16, 34941u);
+  EXPECT_EQ(ctx_bf16, 34349u);
   EXPECT_GT(ctx_fp8, ctx_bf16 + ctx_bf16 / 4);
   for (const auto& advice : b["advice"]) EXPECT_NE(advice["action"], "KV cache in fp8");
   // Re-quantization and a KV dtype outside --task inference would be ignored: refused instead.

@@ -303,19 +303,32 @@ std::optional<std::string> MambaScanLine(const Model& model, const estimate::Pre
 void EstimateTransformersInference(const Model& model, const InferenceOptions& o, uint32_t c,
                                    InferenceEstimate& e) {
   e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
+  // The prefill's cache: an attention layer's K/V exist from that layer's attention on; the
+  // recurrent states and the cross-attention entries are allocated before the first layer.
+  std::vector<uint64_t> grown(model.hp.layers.size(), 0);
+  uint64_t grown_total = 0;
+  for (const auto& l : e.kv.layers) {
+    if (l.bytes_per_token == 0 || l.kind == "cross" || l.layer >= grown.size()) continue;
+    grown[l.layer] = Add({grown[l.layer], l.bytes});
+    grown_total = Add({grown_total, l.bytes});
+  }
   const estimate::PrefillPass pass{
       .batch = o.batch, .seq = o.context_tokens, .elem_bytes = c, .attn = o.attn, .tp = o.tp,
       .logit_tokens = TransformersLogitTokens(model, o, e.assumptions), .transformers = true,
-      .versions = o.versions, .scan = o.mamba2_scan};
+      .versions = o.versions, .scan = o.mamba2_scan, .layer_cache = std::move(grown)};
   const estimate::ActivationPeak p = estimate::PrefillPeak(model, pass, e.assumptions);
   if (auto line = MambaScanLine(model, pass, p)) e.assumptions.push_back(std::move(*line));
-  e.activation_bytes = p.bytes;
-  e.activation_peak_at = p.where;
   e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
-  // DynamicCache grows by torch.cat: one layer's old and new K/V coexist for a moment.
+  // The prefill's peak holds the cache of the layers before it (in p.bytes) and the cache
+  // allocated up front; the first decode step the whole cache plus one layer's K/V growing by
+  // torch.cat (DynamicCache.update: old and new coexist for a moment). activation_bytes is what
+  // the larger of the two needs beyond the whole cache.
   uint64_t layer_kv = 0;
   for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
-  e.activation_bytes = Add({e.activation_bytes, layer_kv});
+  const uint64_t prefill = Add({p.bytes, e.kv.bytes - std::min(e.kv.bytes, grown_total)});
+  const uint64_t decode = Add({e.kv.bytes, layer_kv});
+  e.activation_bytes = std::max(prefill, decode) - e.kv.bytes;
+  e.activation_peak_at = prefill >= decode ? p.where : "the first decode step's cache growth";
   e.cuda_context_bytes = o.overhead.cuda_context_bytes;
   const uint64_t allocated = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes});
   e.allocator_reserve_bytes = static_cast<uint64_t>(static_cast<double>(allocated) *

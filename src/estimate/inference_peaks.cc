@@ -27,11 +27,7 @@ using saturating::Mul;
 // through its MLP; before 4.48 the attention module returned None unless output_attentions, and
 // the older classes below drop them inside the attention module in every release.
 bool KeepsAttentionWeights(std::string_view model_type, const RuntimeVersions& v) {
-  if (v.transformers < LibraryVersion{4, 48}) return false;
-  static constexpr std::string_view kDrops[] = {
-      "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
-      "falcon", "xglm", "biogpt", "bert", "roberta", "t5", "vit"};
-  return std::find(std::begin(kDrops), std::end(kDrops), model_type) == std::end(kDrops);
+  return v.transformers >= LibraryVersion{4, 48} && LlamaStyleAttention(model_type);
 }
 
 // The logits' part of PrefillPeak: the hidden states the head reads and the logits of
@@ -114,6 +110,9 @@ class PrefillPeakWalk {
   uint64_t mla_views_ = 0;
   uint64_t embeds_kept_ = 0;
   uint64_t pinned_ = 0;       // grows layer by layer
+  uint64_t cache_before_ = 0; // the earlier layers' cache entries (PrefillPass::layer_cache)
+  bool keeps_embeds_ = false; // inputs_embeds stays referenced once layer 0 has replaced it
+  size_t layer_index_ = 0;
   ActivationPeak best_;
 };
 
@@ -122,7 +121,10 @@ PrefillPeakWalk::PrefillPeakWalk(const Model& model, const PrefillPass& pass)
   const uint32_t c = p_.elem_bytes;
   const uint64_t h = hp_.hidden_size;
   tokens_ = Mul({p_.batch, p_.seq});
-  stream_ = Mul({2, tokens_, h, c});
+  // The residual and the normed input the attention and MLP read; OLMo-2 norms their outputs
+  // instead and reads the residual itself (modeling_olmo2.py Olmo2DecoderLayer at v4.48.3).
+  const bool post_norm = p_.transformers && PostNormOnly(model.model_type);
+  stream_ = Mul({post_norm ? uint64_t{1} : uint64_t{2}, tokens_, h, c});
   // MLA in transformers (the Hub's DeepSeek code and the native class alike): the prefill's
   // value cache entries are views of kv_b_proj's output (`k_nope, value_states = torch.split(
   // kv, ...)`), so each MLA layer's cache holds heads x (qk_nope + v) per token, qk_nope more
@@ -142,15 +144,20 @@ PrefillPeakWalk::PrefillPeakWalk(const Model& model, const PrefillPass& pass)
   const bool scaled_embeds = p_.transformers && (model.model_type == "gemma" ||
                                                  model.model_type == "gemma2");
   embeds_kept_ = scaled_embeds ? Mul({tokens_, h, c}) : 0;
+  // The other classes whose first hidden state is inputs_embeds (prefill_terms.h) keep it too
+  // once layer 0's output replaces the residual (measured: the s- rows of
+  // cpu-torch1.13-tf4.48-slopes.csv).
+  keeps_embeds_ = p_.transformers && !scaled_embeds && KeepsInputEmbeds(model.model_type);
 }
 
 void PrefillPeakWalk::Consider(uint64_t bytes, std::string where) {
-  bytes = Add({bytes, mla_views_, embeds_kept_, pinned_});
+  bytes = Add({bytes, mla_views_, embeds_kept_, pinned_, cache_before_});
   if (bytes > best_.bytes) best_ = {bytes, std::move(where)};
 }
 
 void PrefillPeakWalk::Layer(const LayerInfo& L) {
   const uint32_t c = p_.elem_bytes;
+  if (keeps_embeds_ && layer_index_ == 1) embeds_kept_ = Mul({tokens_, hp_.hidden_size, c});
   const uint64_t nh = CeilDiv(L.num_heads, p_.tp);
   const uint64_t nkv = std::max<uint64_t>(CeilDiv(L.num_kv_heads, p_.tp), 1);
   const uint64_t qkv =
@@ -167,17 +174,35 @@ void PrefillPeakWalk::Layer(const LayerInfo& L) {
       model_.model_type == "gemma2") {
     window_mask = Mul({p_.batch, p_.seq, p_.seq, c + 1});
   }
+  // eager_attention_forward's `repeat_kv(key_states, module.num_key_value_groups)` and the
+  // same for the values (modeling_llama.py at v4.48.3): expand + reshape, a copy of both at the
+  // query heads' count whenever the groups are more than one, alive through the scores
+  // (measured: s-sc2-*, s-gr-* at 4 x 512 in validation/results/cpu-torch1.13-tf4.48-slopes.csv).
+  uint64_t repeated_kv = 0;
+  // The rotated q and k beside the projection outputs they were cut from (prefill_terms.h).
+  const uint64_t rotated =
+      p_.transformers && KeepsPreRotaryProjections(model_.model_type)
+          ? Mul({tokens_, nh * L.head_dim_k + nkv * L.head_dim_k, c})
+          : 0;
+  if (p_.transformers && p_.attn == AttnImpl::kEager && nkv < nh &&
+      LlamaStyleAttention(model_.model_type)) {
+    repeated_kv = Mul({tokens_, nh, L.head_dim_k + L.head_dim_v, c});
+  }
   if (L.attention != AttentionKind::kNone) {
-    Consider(Add({stream_, qkv, AttentionCore(L, nh, kv_len, window_mask)}),
+    Consider(Add({stream_, qkv, rotated, repeated_kv, AttentionCore(L, nh, kv_len, window_mask)}),
              p_.attn == AttnImpl::kEager ? "attention scores" : "attention");
   }
   // From here this layer's cache entries are stored (its projection output is in `qkv` above).
+  if (layer_index_ < p_.layer_cache.size()) {
+    cache_before_ = Add({cache_before_, p_.layer_cache[layer_index_]});
+  }
   if (p_.transformers) {
     pinned_ = Add({pinned_,
                    Mul({tokens_, PinnedProjectionElements(model_.model_type, L, p_.tp), c})});
   }
   if (p_.transformers && p_.scan == Mamba2Scan::kTorch) TorchScans(L);
   Consider(Add({stream_, MlpBytes(L, nh, kv_len), window_mask}), "mlp");
+  ++layer_index_;
 }
 
 uint64_t PrefillPeakWalk::AttentionCore(const LayerInfo& L, uint64_t nh, uint64_t kv_len,
@@ -193,7 +218,7 @@ uint64_t PrefillPeakWalk::AttentionCore(const LayerInfo& L, uint64_t nh, uint64_
     uint64_t core =
         Add({window_mask, Mul({p_.batch, nh, p_.seq, kv_len, scores.bytes_per_score})});
     if (scores.float_mask) core = Add({core, Mul({p_.batch, p_.seq, kv_len, c})});
-    return core;
+    return Add({core, Mul({scores.outputs, tokens_, nh, L.head_dim_v, c})});
   }
   const uint64_t out = Mul({tokens_, nh * L.head_dim_v, c});
   return Add({window_mask, out, Mul({tokens_, nh, 4})});  // output + fp32 logsumexp per row

@@ -52,6 +52,11 @@ struct PrefillPass {
   // projections; the torch path's float32 products are counted.
   Mamba2Scan scan = Mamba2Scan::kKernels;
   EngineForward engine{};      // a vLLM release's profile-run rules
+  // transformers: per layer (hp.layers' order), the cache bytes that grow with the prompt (its
+  // K/V); the walk holds a layer's entries from its attention on (DynamicCache.update appends
+  // the layer's key and value states, no copy). Empty: the walk holds no cache (serving
+  // engines, whose pool is allocated apart).
+  std::vector<uint64_t> layer_cache{};
 };
 
 // The peak's bytes and the step it happens at ("attention", "mlp", "logits", ...).

@@ -40,28 +40,36 @@ Model Renamed(const Model& model, std::string type) {
 }
 
 // GPT-NeoX's eager attention softmaxes in the model dtype: 2 x 2 B per score, not Llama's
-// 2 + 8. Batch 4 x 2,048 tokens (T = 8,192), bfloat16:
+// 2 + 8. Batch 4 x 2,048 tokens (T = 8,192), bfloat16, at layer 1's attention:
 //   residual + normed input      2 x 8,192 x 32 x 2      =   1,048,576
 //   fused qkv                    8,192 x 96 x 2          =   1,572,864
+//   rotated q and k beside it    8,192 x (32 + 32) x 2   =   1,048,576
 //   scores                       4 x 4 x 2,048^2 x 4     = 268,435,456
 //   4-D causal mask              4 x 2,048^2 x 2         =  33,554,432
-//   layer 0's cache pins its qkv   8,192 x (32 + 32) x 2   =   1,048,576
-//   output beyond its K and V (GPT-NeoX's values are views of it, the keys rotated copies)
-//                                                          = 305,659,904 at layer 1's attention
-// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 306,708,480.
+//   the output and its contiguous() copy, the masked scores still referenced
+//                                2 x 8,192 x 32 x 2      =   1,048,576
+//   inputs_embeds, kept          8,192 x 32 x 2          =     524,288
+//   layer 0's cache pins its qkv output beyond its K and V (GPT-NeoX's values are views of it,
+//   the keys rotated copies)     8,192 x (32 + 32) x 2   =   1,048,576
+//   layer 0's cache              8,192 x 64 x 2          =   1,048,576
+//                                                          = 309,329,920
+// less the whole cache (2 x 1,048,576; layer 1's entries are its k and v above): 307,232,768.
 // (Llama's c + 8 = 10 B per score would give 671,088,640 for the scores alone.)
 TEST(InferencePrefillTerms, GptNeoxSoftmaxInModelDtype) {
   auto model = arch::testing::BuildJson(TinyNeox());
   ASSERT_TRUE(model) << model.error().message;
   const InferenceEstimate e = Estimate(*model, 4, 2048);
   EXPECT_EQ(e.activation_peak_at, "attention scores");
-  EXPECT_EQ(e.activation_bytes, 306708480u);
+  EXPECT_EQ(e.activation_bytes, 307232768u);
 }
 
 // The other families against the same layers under a Llama-style type (c + 8 = 10 B per score
 // in bfloat16, plus the 4-D mask), per (batch, head, query, key): 4 x 4 x 2,048^2 = 67,108,864
 // scores, 16,777,216 mask elements. GPT-2 and BLOOM also keep layer 0's queries' part of the
-// fused projection at layer 1's attention: 8,192 x 32 x 2 = 524,288.
+// fused projection at layer 1's attention: 8,192 x 32 x 2 = 524,288, and not inputs_embeds
+// (their first hidden state is a new tensor), which the Llama-style class keeps: 524,288.
+// Falcon and GPT-J keep the projections' q and k beside the rotated copies: 8,192 x 64 x 2 =
+// 1,048,576.
 TEST(InferencePrefillTerms, EagerScoresPerFamily) {
   auto model = arch::testing::BuildJson(TinyNeox());
   ASSERT_TRUE(model) << model.error().message;
@@ -69,23 +77,24 @@ TEST(InferencePrefillTerms, EagerScoresPerFamily) {
   const uint64_t scores = 67108864, mask = 16777216;
   // Falcon: the scores, their sum with the mask and the softmax output in bf16: 3 x 2 = 6 B.
   EXPECT_EQ(Estimate(Renamed(*model, "falcon"), 4, 2048).activation_bytes,
-            llama - scores * (10 - 6));
+            llama - scores * (10 - 6) + 1048576);
   // BLOOM: the baddbmm output and its masked copy (2 x 2) + the float32 copy and output (8).
   EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048).activation_bytes,
-            llama + scores * (12 - 10) + 524288);
+            llama + scores * (12 - 10) + 524288 - 524288);
   // GPT-J: float32 scores whatever the dtype, two at a time: 8 B.
   EXPECT_EQ(Estimate(Renamed(*model, "gptj"), 4, 2048).activation_bytes,
-            llama - scores * (10 - 8));
+            llama - scores * (10 - 8) + 1048576);
   // GPT-2: 2 x 2 B, and a (batch, 1, 1, k) padding mask instead of the 4-D causal one.
   EXPECT_EQ(Estimate(Renamed(*model, "gpt2"), 4, 2048).activation_bytes,
-            llama - scores * (10 - 4) - mask * 2 + 524288);
-  // float32: BLOOM's upcast is a no-op, its three copies 3 x 4 = 12 B against Llama's 8.
+            llama - scores * (10 - 4) - mask * 2 + 524288 - 524288);
+  // float32: BLOOM's upcast is a no-op, its three copies 3 x 4 = 12 B against Llama's 8; the
+  // pinned queries' part and inputs_embeds are 1,048,576 each.
   const uint64_t llama32 =
       Estimate(Renamed(*model, "llama_like"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
           .activation_bytes;
   EXPECT_EQ(Estimate(Renamed(*model, "bloom"), 4, 2048, AttnImpl::kEager, Dtype::kF32)
                 .activation_bytes,
-            llama32 + scores * (12 - 8) + 2 * 524288);
+            llama32 + scores * (12 - 8) + 1048576 - 1048576);
 }
 
 // GPT-2's cache holds views of c_attn's output (3 x hidden per token, counted as 2 x hidden)
@@ -97,7 +106,8 @@ TEST(InferencePrefillTerms, EagerScoresPerFamily) {
 //   generate()'s float32 row     4 x 1,000 x 4           =     16,000
 //   both layers' queries' part   2 x 8,192 x 32 x 2      =  1,048,576
 //                                                          = 17,972,864 at the logits
-// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 19,021,440.
+// beside the whole cache, which is complete there. (The first decode step's torch.cat of one
+// layer's K/V, 8,192 x 64 x 2, needs less.)
 TEST(InferencePrefillTerms, FusedQkvViewsPinnedUntilTheFirstDecodeStep) {
   auto model = arch::testing::BuildJson(
       {{"model_type", "gpt2"}, {"architectures", {"GPT2LMHeadModel"}}, {"vocab_size", 1000},
@@ -106,7 +116,7 @@ TEST(InferencePrefillTerms, FusedQkvViewsPinnedUntilTheFirstDecodeStep) {
   ASSERT_TRUE(model) << model.error().message;
   const InferenceEstimate e = Estimate(*model, 4, 2048, AttnImpl::kSdpa);
   EXPECT_EQ(e.activation_peak_at, "logits");
-  EXPECT_EQ(e.activation_bytes, 19021440u);
+  EXPECT_EQ(e.activation_bytes, 17972864u);
   // Phi-3's rotated keys are copies, its values views: the queries' and the keys' parts
   // (4 heads x 8 + 2 KV heads x 8 = 48 per token and layer) stay pinned.
   LayerInfo gqa;
@@ -122,11 +132,12 @@ TEST(InferencePrefillTerms, FusedQkvViewsPinnedUntilTheFirstDecodeStep) {
 // 4 heads, MLP 128, vocab 1,000, SDPA, 4 x 2,048 tokens (T = 8,192):
 //   last hidden state            8,192 x 32 x 2          =    524,288
 //   logits, bf16 + float32       8,192 x 1,000 x (2 + 4) = 49,152,000
-//                                                          = 49,676,288 at the logits
-// plus one layer's K/V growing by torch.cat, 8,192 x 64 x 2 = 1,048,576: 50,724,864 (the model
-// dtype only, as GPT-2's class, would give 16,924,288 + 1,048,576). In float32 the upcast is a
-// no-op: 8,192 x 32 x 4 + 8,192 x 1,000 x 4 + generate()'s clone of the last rows 4 x 1,000 x
-// 4 = 33,832,576, + 8,192 x 64 x 4 = 2,097,152: 35,929,728.
+//   inputs_embeds, kept          8,192 x 32 x 2          =    524,288
+//                                                          = 50,200,576 at the logits, beside
+// the whole cache (the model dtype only, as GPT-2's class, would give 16,924,288 + 524,288).
+// In float32 the upcast is a no-op: 8,192 x 32 x 4 + 8,192 x 1,000 x 4 + generate()'s clone of
+// the last rows 4 x 1,000 x 4 = 33,832,576, + inputs_embeds 8,192 x 32 x 4 = 1,048,576:
+// 34,881,152.
 TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
   auto model = arch::testing::BuildJson(
       {{"model_type", "gptj"}, {"architectures", {"GPTJForCausalLM"}}, {"vocab_size", 1000},
@@ -135,8 +146,8 @@ TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
   ASSERT_TRUE(model) << model.error().message;
   const InferenceEstimate e = Estimate(*model, 4, 2048, AttnImpl::kSdpa);
   EXPECT_EQ(e.activation_peak_at, "logits");
-  EXPECT_EQ(e.activation_bytes, 50724864u);
-  EXPECT_EQ(Estimate(*model, 4, 2048, AttnImpl::kSdpa, Dtype::kF32).activation_bytes, 35929728u);
+  EXPECT_EQ(e.activation_bytes, 50200576u);
+  EXPECT_EQ(Estimate(*model, 4, 2048, AttnImpl::kSdpa, Dtype::kF32).activation_bytes, 34881152u);
   bool said = false;
   for (const auto& a : e.assumptions) said = said || a.find("upcast to float32") != a.npos;
   EXPECT_TRUE(said);

@@ -4,13 +4,17 @@
 #include "estimate/prefill_terms.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace memfit::estimate {
 
-namespace {
-
-
-}  // namespace
+bool LlamaStyleAttention(std::string_view model_type) {
+  static constexpr std::string_view kOwnAttention[] = {
+      "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "codegen", "bloom", "opt", "mpt",
+      "falcon", "xglm", "biogpt", "bert", "roberta", "t5", "vit"};
+  return std::find(std::begin(kOwnAttention), std::end(kOwnAttention), model_type) ==
+         std::end(kOwnAttention);
+}
 
 uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& layer,
                                   uint64_t tp) {
@@ -42,13 +46,46 @@ uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& 
   return 0;
 }
 
+bool PostNormOnly(std::string_view model_type) {
+  // modeling_olmo2.py at v4.48.3: `hidden_states = self.self_attn(hidden_states=hidden_states,
+  // ...)`, then `self.post_attention_layernorm(hidden_states)`; the same for the MLP with
+  // post_feedforward_layernorm. OLMo-3 (olmo3) keeps the layout.
+  return model_type == "olmo2" || model_type == "olmo3";
+}
+
+bool KeepsPreRotaryProjections(std::string_view model_type) {
+  // At v4.48.3: modeling_gpt_neox.py `_attn_projections_and_rope` (`query_rot = query[...,
+  // : self.rotary_ndims]`, `torch.cat((query, query_pass), dim=-1)`), modeling_gptj.py
+  // (`q_rot = query[:, :, :, : self.rotary_dim]`, `torch.cat([q_rot, q_pass], dim=-1)`),
+  // modeling_stablelm.py and modeling_phi.py (`query_rot, query_pass = (...)`, `torch.cat(
+  // (query_rot, query_pass), dim=-1)`), modeling_phi3.py (`query_states = qkv[..., :query_pos]`,
+  // then apply_rotary_pos_emb), modeling_falcon.py (`_split_heads(fused_qkv)` views, then
+  // apply_rotary_pos_emb; Falcon's ALiBi variants rotate nothing and are counted alike).
+  // Measured: s-nx-, s-gj-, s-slm- and s-fa- rows of cpu-torch1.13-tf4.48-slopes.csv.
+  static constexpr std::string_view kTypes[] = {"gpt_neox", "gptj", "codegen", "stablelm",
+                                                "phi", "persimmon", "phi3", "falcon"};
+  return std::find(std::begin(kTypes), std::end(kTypes), model_type) != std::end(kTypes);
+}
+
+bool KeepsInputEmbeds(std::string_view model_type) {
+  // LlamaModel.forward at v4.48.3: `inputs_embeds = self.embed_tokens(input_ids)`, then
+  // `hidden_states = inputs_embeds` (modeling_llama.py:566-575), the pattern of every Llama-style
+  // class; GPT-NeoX (`self.emb_dropout(inputs_embeds)`, the same tensor in eval), GPT-J and
+  // Falcon (`hidden_states = inputs_embeds`) alike.
+  return LlamaStyleAttention(model_type) || model_type == "gpt_neox" || model_type == "gptj" ||
+         model_type == "falcon";
+}
+
 EagerScores EagerScoresFor(std::string_view model_type, uint64_t c) {
   if (model_type == "gpt_neox") {
     // modeling_gpt_neox.py eager_attention_forward: `attn_scores = torch.zeros(...)` then
     // `torch.baddbmm(attn_scores, ...)` (the zeros and the product, c each), `attn_scores +
     // causal_mask` (old and new), `nn.functional.softmax(attn_scores, dim=-1)` in the model dtype
-    // (input and output) and `.to(value.dtype)`, a no-op: two c-sized scores at every step.
-    return {.bytes_per_score = 2 * c, .float_mask = true};
+    // (input and output) and `.to(value.dtype)`, a no-op: two c-sized scores at every step. The
+    // masked scores stay referenced to the function's end, where `attn_output.transpose(1,
+    // 2).contiguous()` copies the output: two outputs beside the two scores (measured:
+    // s-nx-inf-fp32-1x2048, peak at that copy).
+    return {.bytes_per_score = 2 * c, .float_mask = true, .outputs = 2};
   }
   if (model_type == "gpt2") {
     // modeling_gpt2.py eager_attention_forward: matmul, `/ torch.full(...)`, `torch.where(

@@ -13,11 +13,31 @@
 
 namespace memfit::estimate {
 
+// Whether the class attends with Llama's eager_attention_forward pattern (repeat_kv to the query
+// heads, a float32 softmax, the probabilities returned to the decoder layer), rather than an
+// attention module of its own (GPT-2, GPT-NeoX, GPT-J, BLOOM, OPT, Falcon, MPT, BERT, T5, ...).
+bool LlamaStyleAttention(std::string_view model_type);
+
+// Whether the decoder layer norms the attention's and the MLP's outputs instead of their inputs,
+// so that both read the residual stream itself (OLMo-2: Olmo2DecoderLayer).
+bool PostNormOnly(std::string_view model_type);
+
 // Eager attention's (batch, heads, q, k) tensors alive together at its peak.
 struct EagerScores {
   uint64_t bytes_per_score = 0;  // per head and (query, key) pair
   bool float_mask = true;        // a (batch, 1, q, k) mask in the model dtype is alive beside them
+  uint64_t outputs = 0;          // attention outputs (heads x head_dim per token) alive beside them
 };
+
+// Whether the layer keeps its projections' q and k alive beside their rotated copies: fused-qkv
+// classes whose q and k are views of the projection (Phi-3, Falcon), and partial-rotary classes
+// that split q and k into views and concatenate the rotated part back (GPT-NeoX, GPT-J,
+// CodeGen, StableLM, Phi, Persimmon).
+bool KeepsPreRotaryProjections(std::string_view model_type);
+
+// Whether the decoder's first hidden state is inputs_embeds itself, which the model's forward
+// keeps referenced through every layer (so from layer 1 on it is a tensor of its own).
+bool KeepsInputEmbeds(std::string_view model_type);
 
 // `c`: the model dtype's bytes per element.
 EagerScores EagerScoresFor(std::string_view model_type, uint64_t c);
