@@ -41,26 +41,18 @@ TEST(BambaBuilder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m) << m.error().message;
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 1502u);
-  const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
-  ASSERT_NE(in, nullptr);
-  EXPECT_EQ(in->shape, (std::vector<uint64_t>{38, 8}));
-  const Tensor* conv = FindTensor(*m, "model.layers.0.mamba.conv1d.weight");
-  ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{20, 1, 3}));
+  testing::ExpectShape(*m, "model.layers.0.mamba.in_proj.weight", {38, 8});
+  testing::ExpectShape(*m, "model.layers.0.mamba.conv1d.weight", {20, 1, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.0.mamba.conv1d.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mamba.in_proj.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.k_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.k_proj.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mamba.in_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.pre_ff_layernorm.weight"), nullptr);
-  const Tensor* down = FindTensor(*m, "model.layers.0.feed_forward.down_proj.weight");
-  ASSERT_NE(down, nullptr);
-  EXPECT_EQ(down->shape, (std::vector<uint64_t>{8, 12}));
+  testing::ExpectShape(*m, "model.layers.0.feed_forward.down_proj.weight", {8, 12});
   EXPECT_NE(FindTensor(*m, "model.final_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
-  const Tensor* inv = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv, nullptr);
-  EXPECT_EQ(inv->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   ASSERT_EQ(m->hp.layers.size(), 2u);
   const auto& mamba = m->hp.layers[0];
   EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
@@ -117,9 +109,7 @@ TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
   full["partial_rotary_factor"] = 1.0;
   auto f = BuildJson(full);
   ASSERT_TRUE(f) << f.error().message;
-  const Tensor* inv = FindTensor(*f, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv, nullptr);
-  EXPECT_EQ(inv->shape, (std::vector<uint64_t>{2}));
+  testing::ExpectShape(*f, "model.rotary_emb.inv_freq", {2});
 }
 
 TEST(BambaBuilder, HostileConfigs) {

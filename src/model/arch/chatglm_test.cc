@@ -32,8 +32,8 @@ nlohmann::json TinyGlm() {
 TEST(ChatGlmBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyGlm(), 936u, 3748u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(FindTensor(*m, "transformer.encoder.layers.1.self_attention.query_key_value.weight")->shape,
-            (std::vector<uint64_t>{16, 8}));
+  testing::ExpectShape(*m, "transformer.encoder.layers.1.self_attention.query_key_value.weight",
+                       {16, 8});
   EXPECT_EQ(m->hp.layers[0].num_kv_heads, 1u);
   // LayerNorm variant: weight and bias per norm; hostile group counts are named.
   auto j = TinyGlm();

@@ -48,9 +48,7 @@ TEST(DeepseekBuilder, Fp8BlockScales) {
   const Tensor* w = FindTensor(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
-  const Tensor* s = FindTensor(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv");
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->shape, (std::vector<uint64_t>{1, 1}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv", {1, 1});
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.weight")->dtype, Dtype::kF32);
   j["quantization_config"] = {{"quant_method", "fp8"}};
   testing::ExpectError(j, "weight_block_size");
@@ -95,9 +93,7 @@ TEST(DeepseekBuilder, V32IndexerCountsByHand) {
   EXPECT_EQ(m->hp.index_topk, 8u);
   EXPECT_EQ(m->hp.q_lora_rank, 4u);
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
-  const Tensor* wq = FindTensor(*m, "model.layers.1.self_attn.indexer.wq_b.weight");
-  ASSERT_NE(wq, nullptr);
-  EXPECT_EQ(wq->shape, (std::vector<uint64_t>{8, 4}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.indexer.wq_b.weight", {8, 4});
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.indexer.k_norm.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.2.self_attn.indexer.wk.weight"), nullptr);
 }

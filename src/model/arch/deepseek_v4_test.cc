@@ -128,8 +128,7 @@ TEST(DeepseekV4Builder, NativeFp8AndFp4Experts) {
   auto fp8 = BuildJson(j);
   ASSERT_TRUE(fp8) << fp8.error().message;
   EXPECT_EQ(FindTensor(*fp8, "layers.1.ffn.experts.0.w1.weight")->dtype, Dtype::kF8E4M3);
-  EXPECT_EQ(FindTensor(*fp8, "layers.1.ffn.experts.0.w1.scale")->shape,
-            (std::vector<uint64_t>{1, 1}));
+  testing::ExpectShape(*fp8, "layers.1.ffn.experts.0.w1.scale", {1, 1});
 }
 
 TEST(DeepseekV4Builder, HostileConfigsNameTheField) {
@@ -260,7 +259,7 @@ TEST(DeepseekV4Builder, FlashMatchesItsCheckpointManifest) {
   const Tensor* wo_a = FindTensor(*m, "layers.5.attn.wo_a.weight");  // FP8 [8192, 4096]
   ASSERT_NE(wo_a, nullptr);
   EXPECT_EQ(wo_a->bytes, 8192u * 4096u);
-  EXPECT_EQ(FindTensor(*m, "layers.5.attn.wo_a.scale")->shape, (std::vector<uint64_t>{64, 32}));
+  testing::ExpectShape(*m, "layers.5.attn.wo_a.scale", {64, 32});
   EXPECT_EQ(FindTensor(*m, "layers.2.attn.compressor.ape")->bytes, 4u * 1024u * 4u);
   EXPECT_EQ(FindTensor(*m, "layers.3.attn.compressor.ape")->bytes, 128u * 512u * 4u);
   EXPECT_EQ(FindTensor(*m, "layers.0.hc_attn_fn")->bytes, 24u * 16384u * 4u);
@@ -302,8 +301,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   ASSERT_NE(w2, nullptr);
   EXPECT_EQ(w2->dtype, Dtype::kU8);
   EXPECT_EQ(w2->shape, (std::vector<uint64_t>{4096, 1024}));
-  EXPECT_EQ(FindTensor(*nvfp4, "layers.3.ffn.experts.0.w2.weight_scale")->shape,
-            (std::vector<uint64_t>{4096, 128}));
+  testing::ExpectShape(*nvfp4, "layers.3.ffn.experts.0.w2.weight_scale", {4096, 128});
   EXPECT_NE(FindTensor(*nvfp4, "layers.3.ffn.experts.0.w2.weight_scale_2"), nullptr);
   EXPECT_EQ(FindTensor(*nvfp4, "mtp.0.ffn.experts.0.w2.weight")->dtype, Dtype::kI8);
   EXPECT_EQ(FindTensor(*nvfp4, "layers.3.attn.wq_b.weight")->dtype, Dtype::kF8E4M3);

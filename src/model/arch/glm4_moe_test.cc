@@ -52,9 +52,7 @@ TEST(Glm4MoeBuilder, TinyConfigCountsByHand) {
   ASSERT_NE(eh, nullptr);
   EXPECT_FALSE(eh->loaded);
   // partial_rotary_factor 0.5 by default: inv_freq [int(4 x 0.5) / 2].
-  const Tensor* inv_freq = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv_freq, nullptr);
-  EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   // use_qk_norm: per-head q_norm/k_norm [4] in each of the three layers: +8 loaded per layer.
   j["use_qk_norm"] = true;
   m = BuildJson(j);

@@ -45,8 +45,7 @@ TEST(GptOssBuilder, Mxfp4ExpertsAsStored) {
   const Tensor* blocks = FindTensor(*m, "model.layers.0.mlp.experts.gate_up_proj_blocks");
   ASSERT_NE(blocks, nullptr);
   EXPECT_EQ(blocks->bytes, 1024u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.experts.down_proj_scales")->shape,
-            (std::vector<uint64_t>{1, 32, 1}));
+  testing::ExpectShape(*m, "model.layers.0.mlp.experts.down_proj_scales", {1, 32, 1});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.experts.gate_up_proj"), nullptr);
   j["hidden_size"] = 40;
   testing::ExpectError(j, "divisible by 32");

@@ -44,17 +44,11 @@ TEST(GraniteHybridBuilder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->assumptions.empty() ||
               m->assumptions.front().find("approximate") == std::string::npos);
-  const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
-  ASSERT_NE(in, nullptr);
-  EXPECT_EQ(in->shape, (std::vector<uint64_t>{38, 8}));
-  const Tensor* conv = FindTensor(*m, "model.layers.0.mamba.conv1d.weight");
-  ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{20, 1, 3}));
+  testing::ExpectShape(*m, "model.layers.0.mamba.in_proj.weight", {38, 8});
+  testing::ExpectShape(*m, "model.layers.0.mamba.conv1d.weight", {20, 1, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.k_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mamba.in_proj.weight"), nullptr);
-  const Tensor* experts = FindTensor(*m, "model.layers.1.block_sparse_moe.input_linear.weight");
-  ASSERT_NE(experts, nullptr);
-  EXPECT_EQ(experts->shape, (std::vector<uint64_t>{2, 6, 8}));
+  testing::ExpectShape(*m, "model.layers.1.block_sparse_moe.input_linear.weight", {2, 6, 8});
   EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);  // "nope": no rotary
   ASSERT_EQ(m->hp.layers.size(), 2u);
   const auto& mamba = m->hp.layers[0];

@@ -28,8 +28,7 @@ TEST(GraniteBuilder, GraniteMoeFusedExperts) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1112u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.block_sparse_moe.input_linear.weight")->shape,
-            (std::vector<uint64_t>{2, 12, 8}));
+  testing::ExpectShape(*m, "model.layers.0.block_sparse_moe.input_linear.weight", {2, 12, 8});
   j["model_type"] = "granitemoeshared";
   j["shared_intermediate_size"] = 5;
   m = BuildJson(j);

@@ -32,8 +32,7 @@ TEST(Idefics2Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "connector"), 192u + 912u);
-  EXPECT_EQ(FindTensor(*m, "model.connector.perceiver_resampler.latents")->shape,
-            (std::vector<uint64_t>{2, 8}));
+  testing::ExpectShape(*m, "model.connector.perceiver_resampler.latents", {2, 8});
   EXPECT_EQ(FindTensor(*m, "model.connector.perceiver_resampler.layers.0.self_attn.k_proj.weight")
                 ->shape,
             (std::vector<uint64_t>{2, 8}));

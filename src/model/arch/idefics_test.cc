@@ -68,10 +68,8 @@ TEST(IdeficsBuilder, TinyConfigCountedByHand) {
   EXPECT_EQ(totals.buffer_bytes, 40u + 3 * (8 + 2 * 32768));
   EXPECT_EQ(totals.resident_bytes, 2808u * 4 + totals.buffer_bytes);
   ASSERT_NE(FindTensor(*m, "model.gated_cross_attn_layers.0.cross_attn.k_proj.weight"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.gated_cross_attn_layers.0.cross_attn.k_proj.weight")->shape,
-            (std::vector<uint64_t>{8, 6}));
-  EXPECT_EQ(FindTensor(*m, "model.gated_cross_attn_layers.0.alpha_dense")->shape,
-            (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.gated_cross_attn_layers.0.cross_attn.k_proj.weight", {8, 6});
+  testing::ExpectShape(*m, "model.gated_cross_attn_layers.0.alpha_dense", {1});
   EXPECT_NE(FindTensor(*m, "model.perceiver_resampler.blocks.0.1.c_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.embed_tokens.additional_embedding.weight"), nullptr);
   EXPECT_TRUE(FindTensor(*m, "lm_head.additional_fc.weight")->in_head);
@@ -107,8 +105,7 @@ TEST(IdeficsBuilder, TiesVectorAlphasAndNoResampler) {
   ASSERT_NE(extra, nullptr);
   EXPECT_EQ(extra->tied_to, "model.embed_tokens.additional_embedding.weight");
   EXPECT_FALSE(extra->stored);
-  EXPECT_EQ(FindTensor(*m, "model.gated_cross_attn_layers.0.alpha_cross_attn")->shape,
-            (std::vector<uint64_t>{1, 1, 8}));
+  testing::ExpectShape(*m, "model.gated_cross_attn_layers.0.alpha_cross_attn", {1, 1, 8});
   EXPECT_EQ(m->hp.encoder_max_positions, 5u);  // patches + class token
 }
 

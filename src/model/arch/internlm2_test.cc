@@ -15,8 +15,7 @@ TEST(InternLm2Builder, TinyConfigCountsByHand) {
   auto m = BuildJson(TinyDecoder("internlm2"));
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1208u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.attention.wqkv.weight")->shape,
-            (std::vector<uint64_t>{16, 8}));
+  testing::ExpectShape(*m, "model.layers.0.attention.wqkv.weight", {16, 8});
   EXPECT_TRUE(FindTensor(*m, "output.weight")->in_head);
 }
 

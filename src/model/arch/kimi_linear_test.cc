@@ -65,12 +65,9 @@ TEST(KimiLinearBuilder, TinyConfigCountsByHand) {
   EXPECT_TRUE(mla.moe);
   EXPECT_EQ(m->hp.kv_lora_rank, 4u);
   EXPECT_EQ(m->hp.qk_rope_head_dim, 2u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.A_log")->shape,
-            (std::vector<uint64_t>{1, 1, 2, 1}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_conv1d.weight")->shape,
-            (std::vector<uint64_t>{4, 1, 3}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.block_sparse_moe.experts.1.w2.weight")->shape,
-            (std::vector<uint64_t>{8, 3}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.A_log", {1, 1, 2, 1});
+  testing::ExpectShape(*m, "model.layers.0.self_attn.q_conv1d.weight", {4, 1, 3});
+  testing::ExpectShape(*m, "model.layers.1.block_sparse_moe.experts.1.w2.weight", {8, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.1.block_sparse_moe.shared_experts.up_proj.weight"),
             nullptr);
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;

@@ -50,10 +50,8 @@ TEST(LagunaBuilder, TwoLayersByHand) {
   EXPECT_EQ(t.parameters, 1130u);
   EXPECT_EQ(t.stored_bytes, 4520u);
   EXPECT_EQ(t.resident_bytes, 4520u + 24);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.q_proj.weight")->shape,
-            (std::vector<uint64_t>{8, 8}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.g_proj.weight")->shape,
-            (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_proj.weight", {8, 8});
+  testing::ExpectShape(*m, "model.layers.0.self_attn.g_proj.weight", {4, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.experts.e_score_correction_bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.shared_expert.down_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate.weight"), nullptr);

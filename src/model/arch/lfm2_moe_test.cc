@@ -39,9 +39,7 @@ TEST(Lfm2MoeBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(m->hp.num_experts, 3u);
   EXPECT_EQ(m->hp.experts_per_token, 2u);
   EXPECT_EQ(m->hp.moe_intermediate_size, 4u);
-  const Tensor* w1 = FindTensor(*m, "model.layers.1.feed_forward.experts.2.w1.weight");
-  ASSERT_NE(w1, nullptr);
-  EXPECT_EQ(w1->shape, (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.feed_forward.experts.2.w1.weight", {4, 8});
   const Tensor* bias = FindTensor(*m, "model.layers.1.feed_forward.expert_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);

@@ -43,8 +43,7 @@ TEST(Lfm2Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(attn.attention, AttentionKind::kFull);
   EXPECT_EQ(attn.num_kv_heads, 1u);
   EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.conv.conv.weight")->shape,
-            (std::vector<uint64_t>{8, 1, 3}));
+  testing::ExpectShape(*m, "model.layers.0.conv.conv.weight", {8, 1, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.q_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.embed_tokens.weight");
 }

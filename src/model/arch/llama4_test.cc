@@ -35,9 +35,7 @@ TEST(Llama4Builder, TinyTextCountsByHand) {
   EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
   EXPECT_TRUE(m->hp.layers[1].moe);
-  const Tensor* gu = FindTensor(*m, "model.layers.1.feed_forward.experts.gate_up_proj");
-  ASSERT_NE(gu, nullptr);
-  EXPECT_EQ(gu->shape, (std::vector<uint64_t>{2, 8, 6}));
+  testing::ExpectShape(*m, "model.layers.1.feed_forward.experts.gate_up_proj", {2, 8, 6});
 }
 
 // Llama4ForConditionalGeneration with a tiny vision model (hidden 4, 1 layer, intermediate 6,

@@ -30,17 +30,13 @@ TEST(Glm4Builder, TinyConfigCountsByHand) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1224u);
-  const Tensor* gate_up = FindTensor(*m, "model.layers.1.mlp.gate_up_proj.weight");
-  ASSERT_NE(gate_up, nullptr);
-  EXPECT_EQ(gate_up->shape, (std::vector<uint64_t>{24, 8}));
+  testing::ExpectShape(*m, "model.layers.1.mlp.gate_up_proj.weight", {24, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_self_attn_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_mlp_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.k_proj.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.o_proj.bias"), nullptr);
   // partial_rotary_factor 0.5 (Glm4Config's default): inv_freq [int(4 x 0.5) / 2].
-  const Tensor* inv_freq = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv_freq, nullptr);
-  EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   j["attention_bias"] = false;
   EXPECT_EQ(Parameters(j), 1224u - 2 * 16);
   testing::ExpectHostileRejected("glm4");

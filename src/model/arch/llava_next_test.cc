@@ -33,7 +33,7 @@ TEST(LlavaNextBuilder, TinyConfigsCountByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 242u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 112u);
-  EXPECT_EQ(FindTensor(*m, "image_newline")->shape, (std::vector<uint64_t>{8}));
+  testing::ExpectShape(*m, "image_newline", {8});
   EXPECT_NE(FindTensor(*m, "language_model.lm_head.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "vision_tower.vision_model.pre_layrnorm.weight"), nullptr);
   EXPECT_EQ(m->hp.layers.size(), 2u);
@@ -51,8 +51,7 @@ TEST(LlavaNextBuilder, TinyConfigsCountByHand) {
   auto conv = BuildJson(video);
   ASSERT_TRUE(conv) << conv.error().message;
   EXPECT_EQ(ComputeTotals(*conv).parameters, 1522u + 68u);
-  EXPECT_EQ(FindTensor(*conv, "vision_resampler.pool.weight")->shape,
-            (std::vector<uint64_t>{4, 4, 2, 2}));
+  testing::ExpectShape(*conv, "vision_resampler.pool.weight", {4, 4, 2, 2});
   // OneVision: SigLIP tower (230, as in gemma3_test.cc) and a qwen2 text model (q/k/v biases:
   // 2 x (8 + 4 + 4) = 32 more than llama's 1160; qwen2's untied head as configured).
   auto ov = BuildJson(TinyLlavaNext("llava_onevision", "qwen2", "siglip_vision_model"));

@@ -58,11 +58,9 @@ TEST(MiMoV2FlashBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(swa.window_tokens, 4u);
   EXPECT_EQ(swa.num_kv_heads, 2u);
   EXPECT_TRUE(swa.moe);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.attention_sink_bias")->shape,
-            (std::vector<uint64_t>{2}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.attention_sink_bias", {2});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.attention_sink_bias"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.v_proj.weight")->shape,
-            (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.v_proj.weight", {4, 8});
   const Tensor* eh = FindTensor(*m, "model.mtp.layers.0.eh_proj.weight");
   ASSERT_NE(eh, nullptr);
   EXPECT_EQ(eh->shape, (std::vector<uint64_t>{8, 16}));
@@ -154,8 +152,7 @@ TEST(MiMoV2FlashBuilder, RealConfigMatchesTheModelCard) {
   const Tensor* w = FindTensor(*m, "model.layers.1.mlp.experts.0.gate_proj.weight");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.experts.0.gate_proj.weight_scale_inv")->shape,
-            (std::vector<uint64_t>{16, 32}));
+  testing::ExpectShape(*m, "model.layers.1.mlp.experts.0.gate_proj.weight_scale_inv", {16, 32});
 }
 
 }  // namespace MEMFIT_TU

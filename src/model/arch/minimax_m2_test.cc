@@ -40,9 +40,7 @@ TEST(MiniMaxM2Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(t.parameters, 928u);
   EXPECT_EQ(t.stored_bytes, 3728u);
   EXPECT_EQ(t.resident_bytes, 3736u);
-  const Tensor* qn = FindTensor(*m, "model.layers.1.self_attn.q_norm.weight");
-  ASSERT_NE(qn, nullptr);
-  EXPECT_EQ(qn->shape, (std::vector<uint64_t>{8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_norm.weight", {8});
   EXPECT_NE(FindTensor(*m, "model.layers.0.block_sparse_moe.e_score_correction_bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.block_sparse_moe.experts.1.w2.weight"), nullptr);
   EXPECT_EQ(m->hp.num_experts, 2u);
@@ -56,8 +54,7 @@ TEST(MiniMaxM2Builder, TinyConfigCountsByHand) {
   j["use_routing_bias"] = false;
   auto ph = BuildJson(j);
   ASSERT_TRUE(ph) << ph.error().message;
-  EXPECT_EQ(FindTensor(*ph, "model.layers.0.self_attn.k_norm.weight")->shape,
-            (std::vector<uint64_t>{4}));
+  testing::ExpectShape(*ph, "model.layers.0.self_attn.k_norm.weight", {4});
   EXPECT_EQ(FindTensor(*ph, "model.layers.0.block_sparse_moe.e_score_correction_bias"), nullptr);
   j["qk_norm_type"] = "per_token";
   auto bad = BuildJson(j);

@@ -47,8 +47,7 @@ TEST(MiniMaxBuilder, M1TwoLayersByHand) {
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 1040u);
   EXPECT_EQ(t.stored_bytes, 2144u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.qkv_proj.weight")->shape,
-            (std::vector<uint64_t>{24, 8}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.qkv_proj.weight", {24, 8});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.qkv_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.block_sparse_moe.gate.weight")->dtype, Dtype::kF32);
@@ -96,8 +95,7 @@ TEST(MiniMaxBuilder, M1SharedMlpByHand) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1040u + 2 * 80);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.coefficient.weight")->shape,
-            (std::vector<uint64_t>{1, 8}));
+  testing::ExpectShape(*m, "model.layers.1.coefficient.weight", {1, 8});
 }
 
 TEST(MiniMaxBuilder, M1BadListsAreNamed) {
@@ -128,8 +126,7 @@ TEST(MiniMaxBuilder, TransformersTwoLayersByHand) {
   ASSERT_TRUE(m) << m.error().message;
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 1040u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.diagonal_decay")->shape,
-            (std::vector<uint64_t>{1, 2, 4, 4}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.diagonal_decay", {1, 2, 4, 4});
   EXPECT_EQ(t.resident_bytes, 1040u * 4 + 200 + 8);
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kLinearAttention);
   // Without "layer_types", MiniMaxConfig makes even layers full and odd layers lightning.

@@ -32,8 +32,7 @@ TEST(Mistral3Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
-  EXPECT_EQ(FindTensor(*m, "multi_modal_projector.patch_merger.merging_layer.weight")->shape,
-            (std::vector<uint64_t>{4, 16}));
+  testing::ExpectShape(*m, "multi_modal_projector.patch_merger.merging_layer.weight", {4, 16});
   const Tensor* inv_freq = FindTensor(*m, "vision_tower.patch_positional_embedding.inv_freq");
   ASSERT_NE(inv_freq, nullptr);
   EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{4, 2}));

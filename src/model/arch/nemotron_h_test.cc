@@ -83,9 +83,7 @@ TEST(NemotronHBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(m->hp.layers[2].intermediate_size, 12u);
   EXPECT_TRUE(m->hp.layers[3].moe);
   EXPECT_FALSE(m->hp.layers[3].recurrent);
-  const Tensor* conv = FindTensor(*m, "backbone.layers.0.mixer.conv1d.weight");
-  ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{12, 1, 3}));
+  testing::ExpectShape(*m, "backbone.layers.0.mixer.conv1d.weight", {12, 1, 3});
   EXPECT_NE(FindTensor(*m, "backbone.layers.3.mixer.experts.1.down_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "backbone.layers.3.mixer.gate.e_score_correction_bias")->dtype,
             Dtype::kF32);
@@ -106,9 +104,7 @@ TEST(NemotronHBuilder, BlockListAndLatentMoe) {
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1094u);
-  const Tensor* up = FindTensor(*m, "backbone.layers.3.mixer.experts.0.up_proj.weight");
-  ASSERT_NE(up, nullptr);
-  EXPECT_EQ(up->shape, (std::vector<uint64_t>{3, 4}));
+  testing::ExpectShape(*m, "backbone.layers.3.mixer.experts.0.up_proj.weight", {3, 4});
 }
 
 // One MTP step of [attention, moe] (mtp.layers.0 and .1): enorm 8 + hnorm 8 + eh_proj 16 x 8 =

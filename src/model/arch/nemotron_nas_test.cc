@@ -39,8 +39,7 @@ nlohmann::json TinyNas() {
 TEST(NemotronNasBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyNas(), 6664u, 26656u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate_proj.weight")->shape,
-            (std::vector<uint64_t>{256, 8}));
+  testing::ExpectShape(*m, "model.layers.0.mlp.gate_proj.weight", {256, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.linear_mlp.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.input_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.2.self_attn.linear_attn.weight"), nullptr);

@@ -46,13 +46,11 @@ TEST(OlmoHybridBuilder, TwoLayersByHand) {
   EXPECT_EQ(t.parameters, 1120u);
   EXPECT_EQ(t.stored_bytes, 1120u * 4);
   EXPECT_EQ(t.resident_bytes, 1120u * 4);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
-            (std::vector<uint64_t>{16, 1, 4}));
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {16, 1, 4});
   EXPECT_NE(FindTensor(*m, "model.layers.0.input_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.post_feedforward_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.input_layernorm.weight"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.k_norm.weight")->shape,
-            (std::vector<uint64_t>{8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.k_norm.weight", {8});
   const auto& layers = m->hp.layers;
   ASSERT_EQ(layers.size(), 2u);
   EXPECT_EQ(layers[0].mixer, LayerMixer::kGatedDeltaNet);
@@ -91,8 +89,7 @@ TEST(OlmoHybridBuilder, ConfigDefaults) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kGatedDeltaNet);
   EXPECT_EQ(m->hp.layers[1].mixer, LayerMixer::kAttention);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
-            (std::vector<uint64_t>{24, 1, 4}));
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {24, 1, 4});
   j["num_hidden_layers"] = 5;
   auto five = BuildJson(j);
   ASSERT_TRUE(five) << five.error().message;

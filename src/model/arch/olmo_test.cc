@@ -23,8 +23,7 @@ TEST(OlmoBuilder, Olmo2CountsByHand) {
   auto m = BuildJson(TinyDecoder("olmo2"));
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1184u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.k_norm.weight")->shape,
-            (std::vector<uint64_t>{4}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.k_norm.weight", {4});
 }
 
 // olmo3: olmo2's tensors (1184 parameters); without "layer_types" every 4th layer is global and

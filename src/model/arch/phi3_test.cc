@@ -17,9 +17,7 @@ TEST(Phi3Builder, TinyConfigCountsByHand) {
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 1160u);
   EXPECT_EQ(t.head_parameters, 80u);
-  const Tensor* qkv = FindTensor(*m, "model.layers.1.self_attn.qkv_proj.weight");
-  ASSERT_NE(qkv, nullptr);
-  EXPECT_EQ(qkv->shape, (std::vector<uint64_t>{16, 8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.qkv_proj.weight", {16, 8});
   // 4.42 buffers: inv_freq [head_dim / 2] per layer, not one per model.
   auto old = BuildJson(TinyDecoder("phi3"), {.buffers = BufferConvention::kTransformers442});
   ASSERT_TRUE(old);

@@ -17,9 +17,7 @@ TEST(PhiBuilder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1074u);
   EXPECT_NE(FindTensor(*m, "lm_head.bias"), nullptr);
-  const Tensor* rotary = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(rotary, nullptr);
-  EXPECT_EQ(rotary->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
 }
 
 // Tiny stablelm: LayerNorm 16, q 64, k 32, v 32, o 64, mlp 288, LayerNorm 16: 512 per layer;
@@ -45,9 +43,7 @@ TEST(PhiBuilder, StableLmEpochCountsByHand) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1200u);
-  const Tensor* rotary = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(rotary, nullptr);
-  EXPECT_EQ(rotary->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   j["use_qkv_bias"] = true;
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;

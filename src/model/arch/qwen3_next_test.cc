@@ -63,12 +63,10 @@ TEST(Qwen3NextBuilder, TinyConfigCountsByHand) {
   const Tensor* fc = FindTensor(*m, "mtp.fc.weight");
   ASSERT_NE(fc, nullptr);
   EXPECT_FALSE(fc->loaded);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
-            (std::vector<uint64_t>{10, 1, 4}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.q_proj.weight")->shape,
-            (std::vector<uint64_t>{16, 8}));
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {10, 1, 4});
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_proj.weight", {16, 8});
   // rotary over int(4 x 0.25) = 1 dimension: inv_freq = arange(0, 1, 2) has 1 entry.
-  EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq")->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
 }
 
 // layer_types overrides full_attention_interval; mlp_only_layers makes a dense layer.

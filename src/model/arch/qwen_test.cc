@@ -29,8 +29,7 @@ TEST(QwenV1Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(t.buffer_bytes, 2u * 32767 * 4 + 2 * 4);
   EXPECT_EQ(m->hp.intermediate_size, 6u);
   EXPECT_EQ(m->hp.head_dim, 4u);
-  EXPECT_EQ(FindTensor(*m, "transformer.h.1.attn.c_attn.weight")->shape,
-            (std::vector<uint64_t>{24, 8}));
+  testing::ExpectShape(*m, "transformer.h.1.attn.c_attn.weight", {24, 8});
   // No dtype at all ("auto"): bfloat16 assumed and said.
   auto j = TinyQwenV1();
   j.erase("torch_dtype");

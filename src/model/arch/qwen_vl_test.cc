@@ -51,8 +51,7 @@ TEST(Qwen35Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
   EXPECT_EQ(m->hp.text_config_key, "text_config");
   EXPECT_EQ(m->model_type, "qwen3_5");
-  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.linear_attn.in_proj_qkv.weight")->shape,
-            (std::vector<uint64_t>{10, 8}));
+  testing::ExpectShape(*m, "model.language_model.layers.0.linear_attn.in_proj_qkv.weight", {10, 8});
   EXPECT_NE(FindTensor(*m, "model.visual.merger.linear_fc2.weight"), nullptr);
   EXPECT_FALSE(FindTensor(*m, "mtp.layers.0.self_attn.q_proj.weight")->loaded);
   const size_t assumptions = m->assumptions.size();
@@ -62,8 +61,7 @@ TEST(Qwen35Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(dedicated);
   EXPECT_EQ(dedicated->assumptions.size(), assumptions + 1);
   // rotary over int(4 x 0.5) = 2 dimensions: one inv_freq entry.
-  EXPECT_EQ(FindTensor(*m, "model.language_model.rotary_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.language_model.rotary_emb.inv_freq", {1});
 }
 
 // bfloat16 weights: A_log and linear_attn.norm stay float32 (2 + 3 entries x 2 extra bytes).
@@ -92,8 +90,7 @@ TEST(Qwen35Builder, MoeExpertsFused) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1549u);
-  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj")->shape,
-            (std::vector<uint64_t>{2, 6, 8}));
+  testing::ExpectShape(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj", {2, 6, 8});
   EXPECT_NE(FindTensor(*m, "mtp.layers.0.mlp.experts.1.down_proj.weight"), nullptr);
   EXPECT_TRUE(m->hp.layers[0].moe);
 }
@@ -158,8 +155,7 @@ TEST(Qwen3VlBuilder, MoeExpertsFusedInputFirst) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1242u);
-  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.mlp.experts.gate_up_proj")->shape,
-            (std::vector<uint64_t>{2, 8, 6}));
+  testing::ExpectShape(*m, "model.language_model.layers.0.mlp.experts.gate_up_proj", {2, 8, 6});
   EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.mlp.experts.0.up_proj.weight"), nullptr);
   EXPECT_TRUE(m->hp.layers[1].moe);
   j["text_config"]["moe_intermediate_size"] = 0;  // zero-sized experts: built, no division by 0

@@ -43,9 +43,7 @@ TEST(Step3p7Builder, TinyConfigCountsByHand) {
   const Tensor* bias = FindTensor(*m, "model.layers.1.moe.router_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);
-  const Tensor* up = FindTensor(*m, "model.layers.1.moe.up_proj.weight");
-  ASSERT_NE(up, nullptr);
-  EXPECT_EQ(up->shape, (std::vector<uint64_t>{2, 3, 8}));
+  testing::ExpectShape(*m, "model.layers.1.moe.up_proj.weight", {2, 3, 8});
   const Tensor* mtp = FindTensor(*m, "model.layers.2.shared_head.output.weight");
   ASSERT_NE(mtp, nullptr);
   EXPECT_FALSE(mtp->loaded);
