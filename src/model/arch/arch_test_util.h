@@ -11,6 +11,7 @@
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
 #include "model/arch/decoder_test_support.h"
+#include "model/layer_test_util.h"
 #include "test_support.h"
 
 namespace memfit::arch_test {
@@ -39,6 +40,8 @@ using arch::testing::FindTensor;
 
 
 namespace memfit::arch::testing {
+
+using memfit::testing::ExpectLayer;
 
 // The tiny decoder most family tests start from: 2 layers, hidden 8, 2 heads of 4, 1 KV head,
 // intermediate 12, vocab 10, float32.

@@ -54,20 +54,21 @@ TEST(BambaBuilder, TinyConfigCountsByHand) {
   EXPECT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
   testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.recurrent);
-  EXPECT_EQ(mamba.state.conv_channels, 20u);
-  EXPECT_EQ(mamba.state.conv_kernel, 3u);
-  EXPECT_EQ(mamba.state.heads, 2u);
-  EXPECT_EQ(mamba.state.elements_per_head, 16u);  // head dim 8 x d_state 2
-  EXPECT_EQ(mamba.intermediate_size, 12u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_FALSE(attn.recurrent);
+  // elements_per_head: head dim 8 x d_state 2
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .intermediate_size = 12u,
+                        .recurrent = true,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 16u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .recurrent = false});
   EXPECT_EQ(m->hp.ssm_inner_size, 16u);
   EXPECT_EQ(m->hp.ssm_state_size, 2u);
 }

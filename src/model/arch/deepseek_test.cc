@@ -28,9 +28,8 @@ TEST(DeepseekBuilder, V3TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyDeepseekV3(), 1088u, 7344u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
+  testing::ExpectLayer(m->hp, 0, {.moe = false});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kMla, .moe = true});
   EXPECT_EQ(m->hp.kv_lora_rank, 4u);
   EXPECT_EQ(m->hp.qk_rope_head_dim, 2u);
   const Tensor* eh = FindTensor(*m, "model.layers.2.eh_proj.weight");

@@ -66,15 +66,14 @@ TEST(DeepseekV4Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(t.parameters, 2631u);
   EXPECT_EQ(t.stored_bytes, 9512u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& csa = m->hp.layers[0];
-  EXPECT_EQ(csa.attention, AttentionKind::kSliding);
-  EXPECT_EQ(csa.window_tokens, 4u);
-  EXPECT_EQ(csa.compress_ratio, 4u);
-  EXPECT_EQ(csa.indexer_head_dim, 4u);
-  EXPECT_TRUE(csa.k_eq_v);
-  EXPECT_EQ(csa.head_dim_k, 8u);
-  EXPECT_EQ(m->hp.layers[1].compress_ratio, 2u);
-  EXPECT_EQ(m->hp.layers[1].indexer_head_dim, 0u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kSliding,
+                        .head_dim_k = 8u,
+                        .window_tokens = 4u,
+                        .indexer_head_dim = 4u,
+                        .compress_ratio = 4u,
+                        .k_eq_v = true});
+  testing::ExpectLayer(m->hp, 1, {.indexer_head_dim = 0u, .compress_ratio = 2u});
   const Tensor* tid = FindTensor(*m, "layers.0.ffn.gate.tid2eid");
   ASSERT_NE(tid, nullptr);
   EXPECT_EQ(tid->dtype, Dtype::kI64);

@@ -43,9 +43,8 @@ TEST(Ernie45MoeBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyErnieMoe(), 1026u, 6664u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_TRUE(m->hp.layers[1].moe);
+  testing::ExpectLayer(m->hp, 0, {.moe = false, .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 1, {.moe = true});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
   EXPECT_EQ(m->hp.num_shared_experts, 1u);
   const Tensor* gate = FindTensor(*m, "model.layers.1.mlp.gate.weight");

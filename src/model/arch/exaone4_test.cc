@@ -35,9 +35,8 @@ TEST(Exaone4Builder, SlidingPatterns) {
   j["sliding_window_pattern"] = 2;  // every 2nd layer global
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 16u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
   j["sliding_window_pattern"] = "LLLG";  // the last layer is always global
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;

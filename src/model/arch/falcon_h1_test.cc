@@ -57,17 +57,18 @@ TEST(FalconH1Builder, TinyConfigCountsByHand) {
   testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {2});
   // Each layer keeps a KV cache and a Mamba-2 state.
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& l = m->hp.layers[1];
-  EXPECT_EQ(l.attention, AttentionKind::kFull);
-  EXPECT_EQ(l.num_kv_heads, 1u);
-  EXPECT_EQ(l.head_dim_k, 4u);
-  EXPECT_EQ(l.mixer, LayerMixer::kMamba2);
-  EXPECT_TRUE(l.recurrent);
-  EXPECT_EQ(l.state.conv_channels, 20u);
-  EXPECT_EQ(l.state.conv_kernel, 3u);
-  EXPECT_EQ(l.state.heads, 2u);
-  EXPECT_EQ(l.state.elements_per_head, 16u);  // mamba_d_head 8 x d_state 2
-  EXPECT_EQ(l.intermediate_size, 12u);
+  // elements_per_head: mamba_d_head 8 x d_state 2
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .mixer = LayerMixer::kMamba2,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .intermediate_size = 12u,
+                        .recurrent = true,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 16u});
   EXPECT_EQ(m->hp.ssm_inner_size, 16u);
   EXPECT_EQ(m->hp.ssm_chunk_size, 4u);
 }

@@ -92,11 +92,10 @@ TEST(Gemma3nBuilder, TinyTextCountsByHand) {
   ASSERT_NE(k, nullptr);
   EXPECT_TRUE(k->stored);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].kv_shared);
-  EXPECT_TRUE(m->hp.layers[1].kv_shared);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 6u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
+  testing::ExpectLayer(
+      m->hp, 0,
+      {.attention = AttentionKind::kSliding, .intermediate_size = 12u, .kv_shared = false});
+  testing::ExpectLayer(m->hp, 1, {.intermediate_size = 6u, .kv_shared = true});
   EXPECT_EQ(m->hp.intermediate_size, 12u);
   // v_norm has no weight: a non-persistent scalar, not stored.
   const Tensor* v_norm = FindTensor(*m, "model.layers.0.self_attn.v_norm.weight");

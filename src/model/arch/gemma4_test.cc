@@ -35,14 +35,14 @@ TEST(Gemma4Builder, TinyTextCountsByHand) {
   auto m = testing::BuildCounted(TinyGemma4(), 1264u, 5064u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
-  EXPECT_EQ(m->hp.layers[0].head_dim_k, 4u);
-  EXPECT_FALSE(m->hp.layers[0].k_eq_v);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[1].head_dim_k, 8u);
-  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 1u);
-  EXPECT_TRUE(m->hp.layers[1].k_eq_v);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kSliding,
+                        .head_dim_k = 4u,
+                        .window_tokens = 16u,
+                        .k_eq_v = false});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .head_dim_k = 8u, .k_eq_v = true});
   EXPECT_EQ(FindTensor(*m, "model.language_model.layers.1.self_attn.v_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.language_model.embed_tokens.weight");
 }
@@ -114,9 +114,8 @@ TEST(Gemma4Builder, SharedKvLayers) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1264u - 72u + 288u);
-  EXPECT_TRUE(m->hp.layers[1].kv_shared);
-  EXPECT_FALSE(m->hp.layers[0].kv_shared);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 24u);
+  testing::ExpectLayer(m->hp, 1, {.intermediate_size = 24u, .kv_shared = true});
+  testing::ExpectLayer(m->hp, 0, {.kv_shared = false});
 }
 
 

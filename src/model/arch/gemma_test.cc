@@ -28,9 +28,8 @@ TEST(GemmaBuilder, Gemma2NormsAndAlternatingWindows) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1112u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 4u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 4u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
 }
 
 // gemma3_text adds q_norm/k_norm [head_dim 4] per layer: 1112 + 16 = 1128. Pattern 2: layer 0
@@ -66,9 +65,8 @@ TEST(GemmaBuilder, Gemma3OneBillionMatchesPublishedCount) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 999885952u);
   // 26 layers, every sixth global: layers 5, 11, 17, 23.
-  EXPECT_EQ(m->hp.layers[5].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[4].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[4].window_tokens, 512u);
+  testing::ExpectLayer(m->hp, 5, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(m->hp, 4, {.attention = AttentionKind::kSliding, .window_tokens = 512u});
 }
 
 TEST(GemmaBuilder, HostileConfigsNameTheField) {

@@ -38,11 +38,10 @@ TEST(Glm4MoeBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(t.parameters, 1656u);
   EXPECT_EQ(t.stored_bytes, 11808u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 1u);
-  EXPECT_EQ(m->hp.layers[1].head_dim_k, 4u);
+  testing::ExpectLayer(m->hp, 0, {.moe = false});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .head_dim_k = 4u, .moe = true});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
   const Tensor* bias = FindTensor(*m, "model.layers.1.mlp.gate.e_score_correction_bias");
   ASSERT_NE(bias, nullptr);

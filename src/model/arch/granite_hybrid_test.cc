@@ -51,20 +51,21 @@ TEST(GraniteHybridBuilder, TinyConfigCountsByHand) {
   testing::ExpectShape(*m, "model.layers.1.block_sparse_moe.input_linear.weight", {2, 6, 8});
   EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);  // "nope": no rotary
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.recurrent);
-  EXPECT_EQ(mamba.state.conv_channels, 20u);
-  EXPECT_EQ(mamba.state.conv_kernel, 3u);
-  EXPECT_EQ(mamba.state.heads, 2u);
-  EXPECT_EQ(mamba.state.elements_per_head, 16u);  // head dim 8 x d_state 2
-  EXPECT_TRUE(mamba.moe);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_FALSE(attn.recurrent);
+  // elements_per_head: head dim 8 x d_state 2
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .moe = true,
+                        .recurrent = true,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 16u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .recurrent = false});
 }
 
 // num_local_experts 0 (granite-4.0-h-micro's kind): the shared MLP alone, 2 x 160 fewer; every

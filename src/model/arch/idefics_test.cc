@@ -81,12 +81,13 @@ TEST(IdeficsBuilder, TinyConfigCountedByHand) {
   EXPECT_EQ(hp.vocab_size, 12u);
   EXPECT_EQ(hp.num_layers, 2u);
   ASSERT_EQ(hp.layers.size(), 2u);
-  EXPECT_TRUE(hp.layers[0].cross_attention);
-  EXPECT_FALSE(hp.layers[1].cross_attention);
-  EXPECT_EQ(hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(hp.layers[1].num_kv_heads, 2u);
-  EXPECT_EQ(hp.layers[1].head_dim_k, 4u);
-  EXPECT_EQ(hp.layers[1].intermediate_size, 12u);
+  testing::ExpectLayer(hp, 0, {.cross_attention = true});
+  testing::ExpectLayer(hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 2u,
+                        .head_dim_k = 4u,
+                        .intermediate_size = 12u,
+                        .cross_attention = false});
   EXPECT_FALSE(hp.is_encoder_decoder);  // no cross K/V cache is charged (none is kept)
   EXPECT_EQ(hp.encoder_max_positions, 4u);
 }

@@ -51,18 +51,16 @@ TEST(KimiLinearBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyKimiLinearText(), 1160u, 4648u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& kda = m->hp.layers[0];
-  EXPECT_EQ(kda.mixer, LayerMixer::kKimiDelta);
-  EXPECT_EQ(kda.attention, AttentionKind::kNone);
-  EXPECT_TRUE(kda.recurrent);
-  EXPECT_EQ(kda.state.conv_channels, 12u);
-  EXPECT_EQ(kda.state.conv_kernel, 3u);
-  EXPECT_EQ(kda.state.heads, 2u);
-  EXPECT_EQ(kda.state.elements_per_head, 4u);
-  EXPECT_FALSE(kda.moe);
-  const LayerInfo& mla = m->hp.layers[1];
-  EXPECT_EQ(mla.attention, AttentionKind::kMla);
-  EXPECT_TRUE(mla.moe);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kKimiDelta,
+                        .moe = false,
+                        .recurrent = true,
+                        .conv_channels = 12u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 4u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kMla, .moe = true});
   EXPECT_EQ(m->hp.kv_lora_rank, 4u);
   EXPECT_EQ(m->hp.qk_rope_head_dim, 2u);
   testing::ExpectShape(*m, "model.layers.0.self_attn.A_log", {1, 1, 2, 1});

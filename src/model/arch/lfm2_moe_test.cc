@@ -31,11 +31,9 @@ TEST(Lfm2MoeBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyLfm2Moe(), 1200u, 4812u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kShortConv);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_TRUE(m->hp.layers[1].moe);
+  testing::ExpectLayer(m->hp, 0,
+                       {.mixer = LayerMixer::kShortConv, .moe = false, .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull, .moe = true});
   EXPECT_EQ(m->hp.num_experts, 3u);
   EXPECT_EQ(m->hp.experts_per_token, 2u);
   EXPECT_EQ(m->hp.moe_intermediate_size, 4u);

@@ -131,13 +131,14 @@ TEST(Mamba2Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(Shape(*m, "backbone.layers.1.mixer.dt_bias"), (std::vector<uint64_t>{4}));
   EXPECT_EQ(FindTensor(*m, "backbone.layers.0.mixer.out_proj.bias"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& L = m->hp.layers[1];
-  EXPECT_EQ(L.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(L.attention, AttentionKind::kNone);
-  EXPECT_EQ(L.state.conv_channels, 20u);
-  EXPECT_EQ(L.state.conv_kernel, 3u);
-  EXPECT_EQ(L.state.heads, 4u);
-  EXPECT_EQ(L.state.elements_per_head, 8u);  // head_dim 4 x state 2
+  // elements_per_head: head_dim 4 x state 2
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 4u,
+                        .elements_per_head = 8u});
   EXPECT_EQ(m->hp.ssm_chunk_size, 64u);
   EXPECT_EQ(m->hp.ssm_group_count, 1u);
   // "time_step_limit": [0.0, Infinity] as Python's json writes it: parsed, ignored.
@@ -191,18 +192,18 @@ TEST(JambaBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.final_layernorm.weight"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.moe);
-  EXPECT_EQ(mamba.state.conv_channels, 16u);
-  EXPECT_EQ(mamba.state.elements_per_head, 2u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_FALSE(attn.recurrent);
-  EXPECT_FALSE(attn.moe);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.intermediate_size, 12u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba,
+                        .moe = true,
+                        .conv_channels = 16u,
+                        .elements_per_head = 2u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .moe = false,
+                        .intermediate_size = 12u,
+                        .recurrent = false});
   EXPECT_EQ(m->hp.num_experts, 3u);
   EXPECT_EQ(m->hp.experts_per_token, 2u);
   // num_experts 1: every feed_forward dense (layers_num_experts all 1): 613 + 288 + 16 = 917.

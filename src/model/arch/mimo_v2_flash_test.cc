@@ -47,17 +47,15 @@ TEST(MiMoV2FlashBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyMiMoV2(), 986u, 6552u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& global = m->hp.layers[0];
-  EXPECT_EQ(global.attention, AttentionKind::kFull);
-  EXPECT_EQ(global.num_kv_heads, 1u);
-  EXPECT_EQ(global.head_dim_k, 4u);
-  EXPECT_EQ(global.head_dim_v, 2u);
-  EXPECT_FALSE(global.moe);
-  const LayerInfo& swa = m->hp.layers[1];
-  EXPECT_EQ(swa.attention, AttentionKind::kSliding);
-  EXPECT_EQ(swa.window_tokens, 4u);
-  EXPECT_EQ(swa.num_kv_heads, 2u);
-  EXPECT_TRUE(swa.moe);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .head_dim_v = 2u,
+                        .moe = false});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kSliding, .num_kv_heads = 2u, .window_tokens = 4u, .moe = true});
   testing::ExpectShape(*m, "model.layers.1.self_attn.attention_sink_bias", {2});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.attention_sink_bias"), nullptr);
   testing::ExpectShape(*m, "model.layers.1.self_attn.v_proj.weight", {4, 8});

@@ -61,13 +61,13 @@ TEST(MiniMaxBuilder, M1TwoLayersByHand) {
   EXPECT_EQ(FindTensor(*old, "model.layers.0.self_attn.rotary_emb.inv_freq"), nullptr);
   EXPECT_NE(FindTensor(*old, "model.layers.1.self_attn.rotary_emb.cos_cached"), nullptr);
 
-  const auto& layers = m->hp.layers;
-  ASSERT_EQ(layers.size(), 2u);
-  EXPECT_EQ(layers[0].mixer, LayerMixer::kLinearAttention);
-  EXPECT_EQ(layers[0].attention, AttentionKind::kNone);
-  EXPECT_TRUE(layers[0].recurrent);
-  EXPECT_EQ(layers[1].mixer, LayerMixer::kAttention);
-  EXPECT_TRUE(layers[0].moe && layers[1].moe);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kLinearAttention,
+                        .moe = true,
+                        .recurrent = true});
+  testing::ExpectLayer(m->hp, 1, {.mixer = LayerMixer::kAttention, .moe = true});
 }
 
 // KV cache at 2 sequences x 100 tokens, bf16: the softmax layer keeps 1 KV head x 4 x 2 (K, V)

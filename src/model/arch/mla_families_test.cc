@@ -46,9 +46,8 @@ TEST(Glm4MoeLiteBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyGlm4MoeLite(), 1088u, 7344u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kMla);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kMla, .moe = false});
+  testing::ExpectLayer(m->hp, 1, {.moe = true});
   EXPECT_NE(FindTensor(*m, "model.layers.2.mlp.gate.e_score_correction_bias"), nullptr);
   const Tensor* head = FindTensor(*m, "model.layers.2.shared_head.head.weight");
   ASSERT_NE(head, nullptr);

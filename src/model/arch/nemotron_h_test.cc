@@ -64,25 +64,24 @@ TEST(NemotronHBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(t.parameters, 1078u);
   EXPECT_EQ(t.stored_bytes, 4320u);
   ASSERT_EQ(m->hp.layers.size(), 4u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.recurrent);
-  EXPECT_EQ(mamba.state.conv_channels, 12u);
-  EXPECT_EQ(mamba.state.conv_kernel, 3u);
-  EXPECT_EQ(mamba.state.heads, 2u);
-  EXPECT_EQ(mamba.state.elements_per_head, 8u);
-  EXPECT_EQ(mamba.state.state_bits, 32u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.mixer, LayerMixer::kAttention);
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_EQ(m->hp.layers[2].mixer, LayerMixer::kNone);
-  EXPECT_EQ(m->hp.layers[2].attention, AttentionKind::kNone);
-  EXPECT_EQ(m->hp.layers[2].intermediate_size, 12u);
-  EXPECT_TRUE(m->hp.layers[3].moe);
-  EXPECT_FALSE(m->hp.layers[3].recurrent);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .recurrent = true,
+                        .conv_channels = 12u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 8u,
+                        .state_bits = 32u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .mixer = LayerMixer::kAttention,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u});
+  testing::ExpectLayer(
+      m->hp, 2,
+      {.attention = AttentionKind::kNone, .mixer = LayerMixer::kNone, .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 3, {.moe = true, .recurrent = false});
   testing::ExpectShape(*m, "backbone.layers.0.mixer.conv1d.weight", {12, 1, 3});
   EXPECT_NE(FindTensor(*m, "backbone.layers.3.mixer.experts.1.down_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "backbone.layers.3.mixer.gate.e_score_correction_bias")->dtype,

@@ -45,11 +45,10 @@ TEST(NemotronNasBuilder, TinyConfigCountsByHand) {
   EXPECT_NE(FindTensor(*m, "model.layers.2.self_attn.linear_attn.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.2.post_attention_layernorm.weight"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 3u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[0].num_kv_heads, 1u);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 256u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kNone);
-  EXPECT_EQ(m->hp.layers[2].attention, AttentionKind::kNone);
+  testing::ExpectLayer(
+      m->hp, 0, {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .intermediate_size = 256u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kNone});
+  testing::ExpectLayer(m->hp, 2, {.attention = AttentionKind::kNone});
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
 }
 

@@ -86,10 +86,8 @@ TEST(NestedTextDispatch, GenericReaderTakesPerLayerHeadLists) {
                       {"intermediate_size", 12}, {"tie_word_embeddings", false}});
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].num_heads, 2u);
-  EXPECT_EQ(m->hp.layers[0].num_kv_heads, 1u);
-  EXPECT_EQ(m->hp.layers[1].num_heads, 4u);
-  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 2u);
+  testing::ExpectLayer(m->hp, 0, {.num_heads = 2u, .num_kv_heads = 1u});
+  testing::ExpectLayer(m->hp, 1, {.num_heads = 4u, .num_kv_heads = 2u});
   EXPECT_EQ(ComputeTotals(*m).parameters, 1352u);
   EXPECT_NE(m->assumptions.front().find("approximate"), std::string::npos);
 }

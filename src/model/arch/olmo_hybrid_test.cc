@@ -51,11 +51,10 @@ TEST(OlmoHybridBuilder, TwoLayersByHand) {
   EXPECT_EQ(FindTensor(*m, "model.layers.0.post_feedforward_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.input_layernorm.weight"), nullptr);
   testing::ExpectShape(*m, "model.layers.1.self_attn.k_norm.weight", {8});
-  const auto& layers = m->hp.layers;
-  ASSERT_EQ(layers.size(), 2u);
-  EXPECT_EQ(layers[0].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(layers[0].attention, AttentionKind::kNone);
-  EXPECT_EQ(layers[1].mixer, LayerMixer::kAttention);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone, .mixer = LayerMixer::kGatedDeltaNet});
+  testing::ExpectLayer(m->hp, 1, {.mixer = LayerMixer::kAttention});
   // A rope_theta brings OlmoHybridRotaryEmbedding: inv_freq [head_dim / 2 = 2] float32, 8 bytes.
   auto j = TinyOlmoHybrid();
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500000.0}};

@@ -35,9 +35,8 @@ TEST(OlmoBuilder, Olmo3IsOlmo2WithSlidingLayers) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 4 * 508u + 168);
   ASSERT_EQ(m->hp.layers.size(), 4u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 4096u);
-  EXPECT_EQ(m->hp.layers[3].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 4096u});
+  testing::ExpectLayer(m->hp, 3, {.attention = AttentionKind::kFull});
   j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "full_attention"};
   j["sliding_window"] = 16;
   m = BuildJson(j);

@@ -41,23 +41,23 @@ TEST(Qwen3NextBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyQwen3Next(), 1295u, 8060u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& gdn = m->hp.layers[0];
-  EXPECT_EQ(gdn.mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(gdn.attention, AttentionKind::kNone);
-  EXPECT_TRUE(gdn.recurrent);
-  EXPECT_EQ(gdn.state.conv_channels, 10u);
-  EXPECT_EQ(gdn.state.conv_kernel, 4u);
-  EXPECT_EQ(gdn.state.heads, 2u);
-  EXPECT_EQ(gdn.state.elements_per_head, 6u);
-  EXPECT_TRUE(gdn.moe);
-  const LayerInfo& full = m->hp.layers[1];
-  EXPECT_EQ(full.attention, AttentionKind::kFull);
-  EXPECT_EQ(full.mixer, LayerMixer::kAttention);
-  EXPECT_FALSE(full.recurrent);
-  EXPECT_EQ(full.num_heads, 2u);
-  EXPECT_EQ(full.num_kv_heads, 1u);
-  EXPECT_EQ(full.head_dim_k, 4u);
-  EXPECT_EQ(full.head_dim_v, 4u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kGatedDeltaNet,
+                        .moe = true,
+                        .recurrent = true,
+                        .conv_channels = 10u,
+                        .conv_kernel = 4u,
+                        .state_heads = 2u,
+                        .elements_per_head = 6u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .mixer = LayerMixer::kAttention,
+                        .num_heads = 2u,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .head_dim_v = 4u,
+                        .recurrent = false});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
   EXPECT_EQ(m->hp.shared_expert_intermediate_size, 5u);
   const Tensor* fc = FindTensor(*m, "mtp.fc.weight");
@@ -77,10 +77,8 @@ TEST(Qwen3NextBuilder, LayerTypesAndDenseLayers) {
   j["num_nextn_predict_layers"] = 0;
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
-  EXPECT_TRUE(m->hp.layers[1].recurrent);
-  EXPECT_FALSE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 12u);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(m->hp, 1, {.moe = false, .intermediate_size = 12u, .recurrent = true});
   // Dense MLP 3x8x12 = 288 replaces the 288-parameter MoE block; no MTP.
   EXPECT_EQ(ComputeTotals(*m).parameters, 1295u);
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 1295u * 4);

@@ -97,12 +97,10 @@ TEST(Qwen4ExpBuilder, TinyTextConfigCountsByHand) {
   // Layer kinds: three recurrent delta-net layers, one attention layer with the indexer's cache
   // of key 4 + cos 2 + sin 2 = 8 elements per token.
   ASSERT_EQ(m->hp.layers.size(), 4u);
-  EXPECT_TRUE(m->hp.layers[1].recurrent);
-  EXPECT_EQ(m->hp.layers[1].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(m->hp.layers[1].state.conv_channels, 8u);
-  EXPECT_EQ(m->hp.layers[3].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[3].indexer_head_dim, 8u);
-  EXPECT_TRUE(m->hp.layers[3].moe);
+  testing::ExpectLayer(
+      m->hp, 1, {.mixer = LayerMixer::kGatedDeltaNet, .recurrent = true, .conv_channels = 8u});
+  testing::ExpectLayer(m->hp, 3,
+                       {.attention = AttentionKind::kFull, .moe = true, .indexer_head_dim = 8u});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
 }
 

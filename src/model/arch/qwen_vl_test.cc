@@ -46,9 +46,8 @@ TEST(Qwen35Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 254u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(m->hp.layers[0].state.state_bits, 32u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.mixer = LayerMixer::kGatedDeltaNet, .state_bits = 32u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
   EXPECT_EQ(m->hp.text_config_key, "text_config");
   EXPECT_EQ(m->model_type, "qwen3_5");
   testing::ExpectShape(*m, "model.language_model.layers.0.linear_attn.in_proj_qkv.weight", {10, 8});

@@ -80,9 +80,8 @@ TEST(RoutedMoe, AfmoeTinyCountsByHand) {
   EXPECT_FALSE(m->hp.layers[0].moe);
   EXPECT_TRUE(m->hp.layers[1].moe);
   // (i + 1) % 2 != 0 slides: layer 0 sliding (window 4), layer 1 global.
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 4u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 4u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
   const Tensor* bias = FindTensor(*m, "model.layers.1.mlp.expert_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);

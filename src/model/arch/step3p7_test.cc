@@ -48,9 +48,8 @@ TEST(Step3p7Builder, TinyConfigCountsByHand) {
   ASSERT_NE(mtp, nullptr);
   EXPECT_FALSE(mtp->loaded);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[1].window_tokens, 4u);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_FALSE(m->hp.layers[0].moe);
+  testing::ExpectLayer(m->hp, 1, {.window_tokens = 4u, .moe = true});
+  testing::ExpectLayer(m->hp, 0, {.moe = false});
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
 }
 
