@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -124,21 +125,56 @@ inline std::optional<Model> BuildCounted(const nlohmann::json& j, uint64_t param
   return std::move(*m);
 }
 
-// The config.json of a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>")
-// built through the registry; nullopt when the folder is absent. A config that is there but
-// does not parse or build fails the calling test.
-inline std::optional<Model> BuildEvalConfig(const std::string& sub) {
+// The text of `file` in a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>");
+// nullopt when the eval folder or the file is absent.
+inline std::optional<std::string> ReadEvalFile(const std::string& sub,
+                                               const std::string& file = "config.json") {
   auto dir = memfit::testing::EvalDir();
   if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/" + sub + "/config.json");
+  return memfit::testing::ReadFile(*dir + "/" + sub + "/" + file);
+}
+
+// That folder's config.json as JSON; nullopt when it is absent.
+inline std::optional<nlohmann::json> EvalConfigJson(const std::string& sub) {
+  auto text = ReadEvalFile(sub);
+  if (!text) return std::nullopt;
+  return nlohmann::json::parse(*text);
+}
+
+// That folder's config.json parsed; nullopt when it is absent. A config that is there but does
+// not parse fails the calling test.
+inline std::optional<HfConfig> ParseEvalConfig(const std::string& sub) {
+  auto text = ReadEvalFile(sub);
   if (!text) return std::nullopt;
   auto config = HfConfig::Parse(*text, sub);
   EXPECT_TRUE(config) << config.error().message;
   if (!config) return std::nullopt;
-  auto model = BuildFromConfig(*config);
+  return std::move(*config);
+}
+
+// `config` built through the registry; nullopt, the calling test failed, when it does not build.
+inline std::optional<Model> BuildOrFail(const HfConfig& config, const BuildOptions& options = {}) {
+  auto model = BuildFromConfig(config, options);
   EXPECT_TRUE(model) << model.error().message;
   if (!model) return std::nullopt;
   return std::move(*model);
+}
+
+// That folder's config.json built through the registry; nullopt when the folder is absent. A
+// config that is there but does not parse or build fails the calling test.
+inline std::optional<Model> BuildEvalConfig(const std::string& sub,
+                                            const BuildOptions& options = {}) {
+  auto config = ParseEvalConfig(sub);
+  if (!config) return std::nullopt;
+  return BuildOrFail(*config, options);
+}
+
+// Whether any of `lines` contains `needle`.
+inline bool HasLine(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const auto& l : lines) {
+    if (l.find(needle) != std::string::npos) return true;
+  }
+  return false;
 }
 
 // Expects the build to fail with a message containing `needle` (the field's name).

@@ -65,11 +65,8 @@ TEST(ChatGlmBuilder, TinyConfigCountsByHand) {
 // 18,799,902,784 = the index's total_size, and the same 284 tensor names.
 TEST(ChatGlmBuilder, Glm4IndexByteExact) {
   auto m = testing::BuildEvalConfig("models/DERIVED__glm-4-9b-chat-sft");
-  auto dir = memfit::testing::EvalDir();
   auto index_text =
-      dir ? memfit::testing::ReadFile(*dir + "/models/DERIVED__glm-4-9b-chat-sft/"
-                                             "model.safetensors.index.json")
-          : std::nullopt;
+      testing::ReadEvalFile("models/DERIVED__glm-4-9b-chat-sft", "model.safetensors.index.json");
   if (!m || !index_text) GTEST_SKIP() << "../shared/eval/models/DERIVED__glm-4-9b-chat-sft absent";
   auto index = ParseWeightIndex(*index_text, "index");
   ASSERT_TRUE(index) << index.error().message;

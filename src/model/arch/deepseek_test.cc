@@ -172,16 +172,9 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 // so config-only stored bytes must lie in [sum - 160 x tensors - 8 x files, sum]. Storing the MTP
 // layer's eh_proj in fp8 instead of bfloat16 (102 MB less) or dropping the MTP layer fails it.
 TEST(DeepseekBuilder, DeepSeekR1MatchesItsShardSizes) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  const std::string dir = *eval + "/models/deepseek-ai__DeepSeek-R1/";
-  auto text = ::memfit::testing::ReadFile(dir + "config.json");
-  auto sizes = ::memfit::testing::ReadFile(dir + "lfs_shard_sizes.tsv");
-  if (!text || !sizes) GTEST_SKIP() << "DeepSeek-R1 files absent";
-  auto config = HfConfig::Parse(*text, "DeepSeek-R1/config.json");
-  ASSERT_TRUE(config);
-  auto m = BuildFromConfig(*config);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildEvalConfig("models/deepseek-ai__DeepSeek-R1");
+  auto sizes = testing::ReadEvalFile("models/deepseek-ai__DeepSeek-R1", "lfs_shard_sizes.tsv");
+  if (!m || !sizes) GTEST_SKIP() << "DeepSeek-R1 files absent";
   uint64_t sum = 0, files = 0;
   std::istringstream lines(*sizes);
   std::string name, size;

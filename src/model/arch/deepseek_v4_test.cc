@@ -216,14 +216,6 @@ uint64_t BuiltLogical(const Model& m, bool mtp) {
   return p;
 }
 
-std::optional<nlohmann::json> EvalJson(const std::string& sub) {
-  auto dir = memfit::testing::EvalDir();
-  if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/" + sub + "/config.json");
-  if (!text) return std::nullopt;
-  return nlohmann::json::parse(*text);
-}
-
 // deepseek-ai/DeepSeek-V4-Flash@60d8d70770c6776ff598c94bb586a859a38244f1: a published census of
 // its safetensors tensors (name, shape, dtype of each) counts 69,187 tensors,
 // 159,609,485,896 bytes and 158,069,433,298 stored elements; 290,942,289,362 logical values
@@ -231,7 +223,7 @@ std::optional<nlohmann::json> EvalJson(const std::string& sub) {
 TEST(DeepseekV4Builder, FlashMatchesItsCheckpointManifest) {
   const std::string sub = "recent/deepseek-ai__DeepSeek-V4-Flash";
   auto m = BuildEvalConfig(sub);
-  auto j = EvalJson(sub);
+  auto j = testing::EvalConfigJson(sub);
   if (!m || !j) GTEST_SKIP() << sub << " is absent: the real-config check needs ../shared/eval";
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.stored_bytes, 159609485896u);
@@ -276,7 +268,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
   EXPECT_EQ(w->bytes, 8388608u);
   EXPECT_EQ(FindTensor(*fp8, "layers.3.ffn.experts.0.w1.scale")->bytes, 16u * 32u);
-  auto j = EvalJson(sgl);
+  auto j = testing::EvalConfigJson(sgl);
   ASSERT_TRUE(j);
   EXPECT_EQ(BuiltLogical(*fp8, false), ReferenceLogical(*j, false));
 
@@ -284,7 +276,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   // (card: 1.6T total, 49B activated).
   const std::string pro = "recent/sgl-project__DeepSeek-V4-Pro-FP8";
   if (auto p = BuildEvalConfig(pro)) {
-    auto pj = EvalJson(pro);
+    auto pj = testing::EvalConfigJson(pro);
     ASSERT_TRUE(pj);
     EXPECT_EQ(BuiltLogical(*p, false), ReferenceLogical(*pj, false));
     EXPECT_EQ(BuiltLogical(*p, false), 1572997179491u);

@@ -188,14 +188,9 @@ TEST(Gemma4Builder, RealNvfp4ThirtyOneB) {
   testing::ExpectShape(*fp4, "model.language_model.layers.0.mlp.gate_proj.weight_scale",
                        {21504, 336});
   for (const auto& a : fp4->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
-  auto text = memfit::testing::ReadFile(*eval + "/recent/nvidia__Gemma-4-31B-IT-NVFP4/config.json");
-  ASSERT_TRUE(text);
-  auto config = HfConfig::Parse(*text, "config.json");
-  ASSERT_TRUE(config);
-  BuildOptions unquantized;
-  unquantized.ignore_quantization = true;
-  auto logical = BuildFromConfig(*config, unquantized);
-  ASSERT_TRUE(logical) << logical.error().message;
+  auto logical = testing::BuildEvalConfig("recent/nvidia__Gemma-4-31B-IT-NVFP4",
+                                          {.ignore_quantization = true});
+  ASSERT_TRUE(logical);
   EXPECT_EQ(ComputeTotals(*logical).parameters, ComputeTotals(*bf16).parameters);
 }
 

@@ -55,14 +55,8 @@ TEST(GemmaBuilder, Gemma3TextQkNormAndPattern) {
 // gemma-3-1b-it has no index or count in the eval set; its published parameter count (Hugging
 // Face model page) is 999,885,952.
 TEST(GemmaBuilder, Gemma3OneBillionMatchesPublishedCount) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  auto text = ::memfit::testing::ReadFile(*eval + "/models/google__gemma-3-1b-it/config.json");
-  if (!text) GTEST_SKIP() << "gemma-3-1b-it config absent";
-  auto config = HfConfig::Parse(*text, "gemma-3-1b-it/config.json");
-  ASSERT_TRUE(config);
-  auto m = BuildFromConfig(*config);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildEvalConfig("models/google__gemma-3-1b-it");
+  if (!m) GTEST_SKIP() << "gemma-3-1b-it config absent";
   EXPECT_EQ(ComputeTotals(*m).parameters, 999885952u);
   // 26 layers, every sixth global: layers 5, 11, 17, 23.
   testing::ExpectLayer(m->hp, 5, {.attention = AttentionKind::kFull});

@@ -10,13 +10,7 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 
 using testing::BuildJson;
 using testing::FindTensor;
-
-bool HasLine(const std::vector<std::string>& lines, const std::string& needle) {
-  for (const auto& l : lines) {
-    if (l.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::HasLine;
 
 uint64_t Parameters(const Model& m, const std::string& component) {
   return arch_test::ComponentParameters(m, component);

@@ -204,12 +204,8 @@ TEST(KimiK3Builder, TinyConfigCountsByHand) {
 // and the K3 release notes), to one decimal in trillions. No weight index of the release was
 // available (find_files found none): stored bytes are checked against the formula only.
 TEST(KimiK3Builder, RealConfigMatchesThePublishedTotal) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: the real-config check is skipped";
-  auto text = ::memfit::testing::ReadFile(*eval + "/recent/moonshotai__Kimi-K3/config.json");
-  if (!text) GTEST_SKIP() << "recent/moonshotai__Kimi-K3/config.json is absent";
-  auto config = HfConfig::Parse(*text, "Kimi-K3/config.json");
-  ASSERT_TRUE(config);
+  auto config = testing::ParseEvalConfig("recent/moonshotai__Kimi-K3");
+  if (!config) GTEST_SKIP() << "recent/moonshotai__Kimi-K3/config.json is absent";
   auto m = BuildExactFromConfig(*config, BuildOptions{});
   ASSERT_TRUE(m) << m.error().message;
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;

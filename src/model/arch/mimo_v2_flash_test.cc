@@ -115,13 +115,8 @@ TEST(MiMoV2FlashBuilder, HostileConfigsNameTheField) {
 // Params 309B"), and each of its three MTP layers to the card's "0.33B params/block". No weight
 // index of this release was available: stored bytes are checked against the formula only.
 TEST(MiMoV2FlashBuilder, RealConfigMatchesTheModelCard) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: the real-config check is skipped";
-  auto text =
-      ::memfit::testing::ReadFile(*eval + "/recent/XiaomiMiMo__MiMo-V2-Flash/config.json");
-  if (!text) GTEST_SKIP() << "recent/XiaomiMiMo__MiMo-V2-Flash/config.json is absent";
-  auto config = HfConfig::Parse(*text, "MiMo-V2-Flash/config.json");
-  ASSERT_TRUE(config);
+  auto config = testing::ParseEvalConfig("recent/XiaomiMiMo__MiMo-V2-Flash");
+  if (!config) GTEST_SKIP() << "recent/XiaomiMiMo__MiMo-V2-Flash/config.json is absent";
   auto m = BuildExactFromConfig(*config, BuildOptions{});
   ASSERT_TRUE(m) << m.error().message;
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;

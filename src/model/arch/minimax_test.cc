@@ -150,17 +150,14 @@ TEST(MiniMaxBuilder, TransformersTwoLayersByHand) {
 // The config names no torch_dtype: as is, float32 is assumed (and said) for everything,
 // 456,089,655,296 elements x 4 = 1,824,358,621,184 bytes; with "bfloat16" given it is exact.
 TEST(MiniMaxBuilder, M1EvalConfigMatchesIndex) {
-  auto dir = memfit::testing::EvalDir();
-  auto text = dir ? memfit::testing::ReadFile(*dir + "/models/MiniMaxAI__MiniMax-M1/config.json")
-                  : std::nullopt;
-  if (!text) GTEST_SKIP() << "../shared/eval/models/MiniMaxAI__MiniMax-M1 not available";
-  auto json = nlohmann::json::parse(*text);
-  auto assumed = BuildJson(json);
+  auto json = testing::EvalConfigJson("models/MiniMaxAI__MiniMax-M1");
+  if (!json) GTEST_SKIP() << "../shared/eval/models/MiniMaxAI__MiniMax-M1 not available";
+  auto assumed = BuildJson(*json);
   ASSERT_TRUE(assumed) << assumed.error().message;
   EXPECT_EQ(ComputeTotals(*assumed).stored_bytes, 1824358621184u);
   EXPECT_FALSE(assumed->assumptions.empty());
-  json["torch_dtype"] = "bfloat16";
-  auto m = BuildJson(json);
+  (*json)["torch_dtype"] = "bfloat16";
+  auto m = BuildJson(*json);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 912210767872u);
   uint64_t lightning = 0;

@@ -108,15 +108,8 @@ TEST(Qwen3NextBuilder, HostileConfigsNameTheField) {
 // Qwen3-Next-80B-A3B: 79,674,391,296 loaded parameters ("80B in total" on the model card) and
 // one stored MTP layer of 1,650,471,424 (the reference formula in docs/architectures.md).
 TEST(Qwen3NextBuilder, Qwen3Next80BMatchesTheReferenceFormula) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  auto text =
-      ::memfit::testing::ReadFile(*eval + "/recent/Qwen__Qwen3-Next-80B-A3B-Thinking/config.json");
-  if (!text) GTEST_SKIP() << "Qwen3-Next config absent";
-  auto config = HfConfig::Parse(*text, "Qwen3-Next/config.json");
-  ASSERT_TRUE(config);
-  auto m = BuildFromConfig(*config);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildEvalConfig("recent/Qwen__Qwen3-Next-80B-A3B-Thinking");
+  if (!m) GTEST_SKIP() << "Qwen3-Next config absent";
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 79674391296u);
   EXPECT_EQ(t.stored_bytes, (79674391296u + 1650471424u) * 2);
