@@ -60,11 +60,8 @@ nlohmann::json TinyV4() {
 //   = 740, f32 278 + 2 + hc_head 35 = 315; 1480 + 1260 + gate.bias 8 = 2748 bytes, not loaded.
 // Stored: 3648 + 2640 + 476 + 2748 = 9512 bytes.
 TEST(DeepseekV4Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyV4());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 2631u);
-  EXPECT_EQ(t.stored_bytes, 9512u);
+  auto m = testing::BuildCounted(TinyV4(), 2631u, 9512u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
   testing::ExpectLayer(m->hp, 0,
                        {.attention = AttentionKind::kSliding,

@@ -78,9 +78,8 @@ TEST(Ernie45MoeBuilder, TinyConfigCountsByHand) {
 TEST(Ernie45MoeBuilder, UseBiasBiasesEveryProjectionAndTheHead) {
   auto j = TinyErnieMoe();
   j["use_bias"] = true;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1158u);
+  auto m = testing::BuildCounted(j, 1158u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "lm_head.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.experts.1.down_proj.bias"), nullptr);
 }
@@ -153,9 +152,8 @@ TEST(Ernie45MoeBuilder, Ernie21BA3BCountsItsParameters) {
       {"moe_num_experts", 64}, {"moe_k", 6}, {"moe_intermediate_size", 1536},
       {"moe_num_shared_experts", 2}, {"moe_layer_start_index", 1}, {"moe_layer_end_index", 27},
       {"moe_layer_interval", 1}, {"num_nextn_predict_layers", 1}, {"torch_dtype", "bfloat16"}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 21'825'437'888u);
+  auto m = testing::BuildCounted(j, 21'825'437'888u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.experts_per_token, 6u);
 }
 

@@ -110,9 +110,8 @@ TEST(Gemma3nBuilder, TinyTextCountsByHand) {
   // One width for every layer is the same as a list of it.
   auto j = TinyText();
   j["intermediate_size"] = 12;
-  auto flat = BuildJson(j);
-  ASSERT_TRUE(flat) << flat.error().message;
-  EXPECT_EQ(ComputeTotals(*flat).parameters, 1450u + 144u);
+  auto flat = testing::BuildCounted(j, 1450u + 144u);
+  ASSERT_TRUE(flat);
 }
 
 // The composite adds, by hand:
@@ -128,9 +127,8 @@ TEST(Gemma3nBuilder, TinyTextCountsByHand) {
 //   vision tower: MobileNetV5 (fixed by its architecture name) 294,126,912.
 //   1450 + 508 + 52 + 24576 + 294,126,912 = 294,153,498.
 TEST(Gemma3nBuilder, TinyCompositeComponentsByHand) {
-  auto m = BuildJson(TinyComposite());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 294153498u);
+  auto m = testing::BuildCounted(TinyComposite(), 294153498u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1450u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 508u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "embed_audio"), 52u);
@@ -176,9 +174,8 @@ TEST(Gemma3nBuilder, QuantizationReachesEveryLinear) {
                               {"load_in_4bit", true},
                               {"bnb_4bit_quant_type", "nf4"},
                               {"llm_int8_skip_modules", {"lm_head"}}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 294153498u);
+  auto m = testing::BuildCounted(j, 294153498u);
+  ASSERT_TRUE(m);
   for (const char* name : {"model.audio_tower.conformer.0.attention.post.weight",
                            "model.embed_audio.embedding_projection.weight",
                            "model.language_model.layers.0.mlp.gate_proj.weight",

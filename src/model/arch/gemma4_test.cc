@@ -61,9 +61,8 @@ TEST(Gemma4Builder, VisionTowerIsAComponent) {
                         {"patch_size", 2},
                         {"position_embedding_size", 5},
                         {"standardize", true}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u + 284u);
+  auto m = testing::BuildCounted(j, 1264u + 284u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 252u);
   const Tensor* q =
       FindTensor(*m, "model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight");
@@ -83,9 +82,8 @@ TEST(Gemma4Builder, MoeBlockAndHostileConfigs) {
   j["text_config"]["num_experts"] = 2;
   j["text_config"]["top_k_experts"] = 1;
   j["text_config"]["moe_intermediate_size"] = 3;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u + 2u * 194u);
+  auto m = testing::BuildCounted(j, 1264u + 2u * 194u);
+  ASSERT_TRUE(m);
   EXPECT_TRUE(m->hp.layers[0].moe);
   j["text_config"].erase("num_experts");
   ExpectError(j, "num_experts");
@@ -111,9 +109,8 @@ TEST(Gemma4Builder, SharedKvLayers) {
   auto j = TinyGemma4();
   j["text_config"]["num_kv_shared_layers"] = 1;
   j["text_config"]["use_double_wide_mlp"] = true;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u - 72u + 288u);
+  auto m = testing::BuildCounted(j, 1264u - 72u + 288u);
+  ASSERT_TRUE(m);
   testing::ExpectLayer(m->hp, 1, {.intermediate_size = 24u, .kv_shared = true});
   testing::ExpectLayer(m->hp, 0, {.kv_shared = false});
 }

@@ -120,9 +120,8 @@ TEST(Glm4vBuilder, FlatConfigIsTheSameModel) {
     if (k != "model_type") j[k] = v;
   }
   j.erase("text_config");
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 3224u);
+  auto m = testing::BuildCounted(j, 3224u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.mlp.gate_up_proj.weight"), nullptr);
   EXPECT_EQ(m->hp.text_config_key, "");
 }
@@ -394,10 +393,8 @@ TEST(Glm4vMoeBuilder, Glm45vFp8) {
   j["quantization_config"] = {{"activation_scheme", "dynamic"}, {"fmt", "e4m3"},
                               {"quant_method", "fp8"}, {"weight_block_size", {128, 128}},
                               {"modules_to_not_convert", skip}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 107710927360u);
-  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 109861557632u);
+  auto m = testing::BuildCounted(j, 107710927360u, 109861557632u);
+  ASSERT_TRUE(m);
   testing::ExpectShape(*m, "model.language_model.layers.0.mlp.down_proj.weight_scale_inv",
                        {32, 86});
   EXPECT_EQ(FindTensor(*m, "model.visual.merger.proj.weight")->dtype, Dtype::kBF16);

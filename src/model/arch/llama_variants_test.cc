@@ -27,9 +27,8 @@ uint64_t Parameters(const nlohmann::json& j) {
 TEST(Glm4Builder, TinyConfigCountsByHand) {
   auto j = TinyDecoder("glm4");
   j["head_dim"] = 4;  // Glm4Config's default is 128
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1224u);
+  auto m = testing::BuildCounted(j, 1224u);
+  ASSERT_TRUE(m);
   testing::ExpectShape(*m, "model.layers.1.mlp.gate_up_proj.weight", {24, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_self_attn_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_mlp_layernorm.weight"), nullptr);
@@ -85,9 +84,8 @@ TEST(Ernie45Builder, TinyConfigCountsByHand) {
 TEST(HunYuanDenseBuilder, TinyConfigCountsByHand) {
   auto j = TinyDecoder("hunyuan_v1_dense");
   j["head_dim"] = 4;  // HunYuanDenseV1Config's default is 128
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 2 * 504u + 168);
+  auto m = testing::BuildCounted(j, 2 * 504u + 168);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.query_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.key_layernorm.weight"), nullptr);
   testing::ExpectHostileRejected("hunyuan_v1_dense");

@@ -127,9 +127,8 @@ TEST(MiniCpm3Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(lm->tied_to, "model.embed_tokens.weight");
   j["tie_word_embeddings"] = false;
   j["v_head_dim"] = 2;  // kv_b 4x(2x4) = 32 and o 4x8 = 32: 48 less a layer
-  auto untied = BuildJson(j);
-  ASSERT_TRUE(untied) << untied.error().message;
-  EXPECT_EQ(ComputeTotals(*untied).parameters, 1160u + 80 - 2 * 48);
+  auto untied = testing::BuildCounted(j, 1160u + 80 - 2 * 48);
+  ASSERT_TRUE(untied);
 }
 
 // openbmb/MiniCPM3-4B's dimensions (MiniCPM3Config's documented defaults for that checkpoint:
@@ -144,9 +143,8 @@ TEST(MiniCpm3Builder, MiniCpm3FourBByHand) {
     "num_key_value_heads": 40, "intermediate_size": 6400, "q_lora_rank": 768,
     "kv_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,
     "max_position_embeddings": 32768, "torch_dtype": "bfloat16"})");
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 4'073'875'968u);
+  auto m = testing::BuildCounted(j, 4'073'875'968u);
+  ASSERT_TRUE(m);
 }
 
 nlohmann::json TinyLongcat() {

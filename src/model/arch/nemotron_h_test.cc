@@ -58,11 +58,8 @@ TEST(NemotronHBuilder, ChunkSize) {
 }
 
 TEST(NemotronHBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyNemotronH());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1078u);
-  EXPECT_EQ(t.stored_bytes, 4320u);
+  auto m = testing::BuildCounted(TinyNemotronH(), 1078u, 4320u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 4u);
   testing::ExpectLayer(m->hp, 0,
                        {.attention = AttentionKind::kNone,
@@ -113,11 +110,8 @@ TEST(NemotronHBuilder, MtpLayersAreStoredNotLoaded) {
   auto j = TinyNemotronH();
   j["num_nextn_predict_layers"] = 1;
   j["mtp_layers_block_type"] = {"attention", "moe"};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1078u);
-  EXPECT_EQ(t.stored_bytes, 6536u);
+  auto m = testing::BuildCounted(j, 1078u, 6536u);
+  ASSERT_TRUE(m);
   const Tensor* eh = FindTensor(*m, "mtp.layers.0.eh_proj.weight");
   ASSERT_NE(eh, nullptr);
   EXPECT_FALSE(eh->loaded);

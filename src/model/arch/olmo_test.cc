@@ -12,17 +12,15 @@ using testing::TinyDecoder;
 // Tiny olmo: no norm tensors; attention 192 + mlp 288 = 480 per layer; 960 + embed 80 +
 // lm_head 80 = 1120.
 TEST(OlmoBuilder, OlmoHasNoNormTensors) {
-  auto m = BuildJson(TinyDecoder("olmo"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1120u);
+  auto m = testing::BuildCounted(TinyDecoder("olmo"), 1120u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "model.norm.weight"), nullptr);
 }
 
 // olmo2: + q_norm [8] + k_norm [4] + two RMSNorms 16 = 508 per layer; 1016 + 80 + 8 + 80 = 1184.
 TEST(OlmoBuilder, Olmo2CountsByHand) {
-  auto m = BuildJson(TinyDecoder("olmo2"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1184u);
+  auto m = testing::BuildCounted(TinyDecoder("olmo2"), 1184u);
+  ASSERT_TRUE(m);
   testing::ExpectShape(*m, "model.layers.0.self_attn.k_norm.weight", {4});
 }
 

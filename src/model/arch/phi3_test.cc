@@ -12,10 +12,9 @@ using testing::TinyDecoder;
 // Tiny phi3: qkv_proj (2 + 2x1) heads x 4 = 16 rows x 8 = 128, o 64, gate_up 24x8 = 192,
 // down 96, norms 16: 496 per layer; 992 + embed 80 + norm 8 + untied lm_head 80 = 1160.
 TEST(Phi3Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDecoder("phi3"));
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(TinyDecoder("phi3"), 1160u);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1160u);
   EXPECT_EQ(t.head_parameters, 80u);
   testing::ExpectShape(*m, "model.layers.1.self_attn.qkv_proj.weight", {16, 8});
   // 4.42 buffers: inv_freq [head_dim / 2] per layer, not one per model.
@@ -45,9 +44,8 @@ TEST(Phi3Builder, PhiMoeCountsByHand) {
   auto j = TinyDecoder("phimoe");
   j["num_local_experts"] = 2;
   j["num_experts_per_tok"] = 1;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1856u);
+  auto m = testing::BuildCounted(j, 1856u);
+  ASSERT_TRUE(m);
   EXPECT_TRUE(m->hp.layers[0].moe);
   j.erase("num_local_experts");
   testing::ExpectError(j, "num_local_experts");
