@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error_test_util.h"
 #include "memfit/architecture.h"
 #include "memfit/catalog.h"
 #include "memfit/hf_config.h"
@@ -103,8 +104,7 @@ TEST(FitTest, ImpossibleCaseHasAClearVerdict) {
 
 TEST(FitTest, NoGpuIsAnError) {
   auto plan = PlanFit(Toy(), FitRequest{});
-  ASSERT_FALSE(plan);
-  EXPECT_NE(plan.error().message.find("--gpu"), std::string::npos);
+  testing::ExpectErrorContains(plan, "--gpu");
 }
 
 TEST(FitTest, LimitsFromTheRuntimeCallback) {

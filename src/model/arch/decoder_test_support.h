@@ -9,10 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error_test_util.h"
 #include "memfit/architecture.h"
 #include "memfit/model.h"
 
 namespace memfit::arch::testing {
+
+using memfit::testing::ExpectErrorContains;
 
 inline Result<Model> BuildText(std::string_view json, const BuildOptions& options = {}) {
   auto config = HfConfig::Parse(json, "config.json");

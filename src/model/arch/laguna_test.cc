@@ -55,14 +55,12 @@ TEST(LagunaBuilder, TwoLayersByHand) {
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate.weight"), nullptr);
   const auto& layers = m->hp.layers;
   ASSERT_EQ(layers.size(), 2u);
-  EXPECT_EQ(layers[0].num_heads, 4u);
-  EXPECT_EQ(layers[1].num_heads, 2u);
-  EXPECT_EQ(layers[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(layers[1].attention, AttentionKind::kSliding);
-  EXPECT_EQ(layers[1].window_tokens, 4u);
-  EXPECT_FALSE(layers[0].moe);
-  EXPECT_TRUE(layers[1].moe);
-  EXPECT_EQ(layers[0].intermediate_size, 6u);
+  testing::ExpectLayer(
+      m->hp, 0,
+      {.attention = AttentionKind::kFull, .num_heads = 4u, .moe = false, .intermediate_size = 6u});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kSliding, .num_heads = 2u, .window_tokens = 4u, .moe = true});
 }
 
 // "gating": "per-element" (vLLM): g_proj [heads x head_dim, 8]: layer 0 [16, 8] 128 (+96),
