@@ -2,6 +2,7 @@
 // Test helpers for the architecture builders: configs from JSON, built through the registry.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 #include <gtest/gtest.h>
@@ -178,6 +179,23 @@ inline bool HasLine(const std::vector<std::string>& lines, const std::string& ne
     if (l.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+// A real model's config.json (only the fields the builders read) and its published parameter
+// count.
+struct Published {
+  const char* model;
+  const char* config;
+  uint64_t parameters;
+};
+
+// Expects each config to build with its published parameter count; a failure names the model.
+inline void ExpectPublishedCounts(std::span<const Published> models) {
+  for (const auto& p : models) {
+    auto m = BuildJson(nlohmann::json::parse(p.config));
+    ASSERT_TRUE(m) << p.model << ": " << m.error().message;
+    EXPECT_EQ(ComputeTotals(*m).parameters, p.parameters) << p.model;
+  }
 }
 
 // Expects the build to fail with a message containing `needle` (the field's name).
