@@ -32,4 +32,25 @@ inline Tensor ByteTensor(std::string name, uint64_t bytes, std::string tied_to =
   return t;
 }
 
+// A tiny bf16 language model: embed [100, 64], one layer with q_proj [64, 64] + bias [64] and a
+// norm [64], lm_head [100, 64] (in the head): 6400 + 4096 + 64 + 64 + 6400 = 17024 parameters,
+// 4096 of them in the one linear layer.
+inline Model TinyBf16Lm() {
+  Model m;
+  m.name = "tiny";
+  auto add = [&](std::string name, std::vector<uint64_t> shape, bool head = false) {
+    Tensor t = ShapedTensor(std::move(name), std::move(shape), Dtype::kBF16);
+    t.in_head = head;
+    m.tensors.push_back(std::move(t));
+  };
+  add("model.embed_tokens.weight", {100, 64});
+  add("model.layers.0.self_attn.q_proj.weight", {64, 64});
+  add("model.layers.0.self_attn.q_proj.bias", {64});
+  add("model.layers.0.input_layernorm.weight", {64});
+  add("lm_head.weight", {100, 64}, true);
+  m.hp.vocab_size = 100;
+  m.hp.hidden_size = 64;
+  return m;
+}
+
 }  // namespace memfit::testing
