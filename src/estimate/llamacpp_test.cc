@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error_test_util.h"
 #include "gguf_models.h"
 #include "memfit/llamacpp.h"
 #include "test_support.h"
@@ -97,8 +98,7 @@ TEST(LlamaCppKv, LlamaSpmVocabFileHasLlama2_7BShape) {
     EXPECT_EQ(e->host().kv_bytes, c.mib * kMiB);  // no GPU: everything on the host
   }
   auto bad = EstimateLlamaCpp(*m, {.cache_type_v = "q8_0", .flash_attn = FlashAttn::kOff});
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("requires flash attention"), std::string::npos);
+  testing::ExpectErrorContains(bad, "requires flash attention");
   // Context padding to 256: 4000 -> 4096.
   auto padded = EstimateLlamaCpp(*m, {.context_tokens = 4000});
   ASSERT_TRUE(padded);

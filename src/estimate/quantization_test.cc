@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "memfit/quantization.h"
+#include "model/tensor_test_util.h"
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
@@ -35,29 +36,9 @@ TEST(QuantizationTest, LinearBytesPerScheme) {
   EXPECT_EQ(*QuantizedLinearBytes(4096, 4096, Q(QuantScheme::kPlainInt4)), n / 2);
 }
 
-Model TinyLm() {
-  // embed [100, 64], one layer with q_proj [64, 64] + bias and a norm, lm_head [100, 64].
-  Model m;
-  m.name = "tiny";
-  auto add = [&](std::string name, std::vector<uint64_t> shape, bool head = false) {
-    uint64_t n = 1;
-    for (auto d : shape) n *= d;
-    m.tensors.push_back({.name = name, .shape = shape, .dtype = Dtype::kBF16, .numel = n,
-                         .bytes = n * 2, .in_head = head});
-  };
-  add("model.embed_tokens.weight", {100, 64});
-  add("model.layers.0.self_attn.q_proj.weight", {64, 64});
-  add("model.layers.0.self_attn.q_proj.bias", {64});
-  add("model.layers.0.input_layernorm.weight", {64});
-  add("lm_head.weight", {100, 64}, true);
-  m.hp.vocab_size = 100;
-  m.hp.hidden_size = 64;
-  return m;
-}
-
 TEST(QuantizationTest, EmbeddingsHeadNormsAndBiasesStayUnquantized) {
   QuantOptions o = Q(QuantScheme::kBnbInt8);
-  auto w = EstimateQuantizedWeights(TinyLm(), o);
+  auto w = EstimateQuantizedWeights(testing::TinyBf16Lm(), o);
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->quantized_params, 4096u);
   EXPECT_EQ(w->quantized_bytes, 4096u + 64 * 4);
@@ -66,7 +47,7 @@ TEST(QuantizationTest, EmbeddingsHeadNormsAndBiasesStayUnquantized) {
   EXPECT_EQ(w->total_bytes, w->quantized_bytes + w->kept_bytes);
   EXPECT_FALSE(w->notes.empty());
   // accelerate's plain int8 quantizes everything: 1 byte per element.
-  auto plain = EstimateQuantizedWeights(TinyLm(), Q(QuantScheme::kPlainInt8));
+  auto plain = EstimateQuantizedWeights(testing::TinyBf16Lm(), Q(QuantScheme::kPlainInt8));
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(plain->total_bytes, 6400u + 4096 + 64 + 64 + 6400);
 }

@@ -139,15 +139,20 @@ TEST(RecurrentStateTest, Lfm2At2x32k) {
   EXPECT_EQ(v->bytes, 8192ull * 10 * 2 + 2048ull * 6 * 32768 * 2);  // 805,470,208
 }
 
+// DeepSeek-V3.2's hyperparameters (MLA with the DSA lightning indexer).
+Model DeepseekV32() {
+  return FromConfig({{"model_type", "deepseek_v32"}, {"hidden_size", 7168},
+                     {"num_hidden_layers", 61}, {"num_attention_heads", 128},
+                     {"num_key_value_heads", 128}, {"vocab_size", 129280},
+                     {"intermediate_size", 18432}, {"kv_lora_rank", 512},
+                     {"qk_rope_head_dim", 64}, {"qk_nope_head_dim", 128},
+                     {"v_head_dim", 128}, {"index_head_dim", 128}, {"index_n_heads", 64}});
+}
+
 // DeepSeek-V3.2 shape in vLLM: MLA latent 512 + 64 = 576 x 2 B = 1,152 B per token and layer,
 // plus the DSA indexer's key: 128 fp8 + one float32 scale = 132 B.
 TEST(RecurrentStateTest, DsaIndexerKeysBesideTheMlaLatent) {
-  Model m = FromConfig({{"model_type", "deepseek_v32"}, {"hidden_size", 7168},
-                        {"num_hidden_layers", 61}, {"num_attention_heads", 128},
-                        {"num_key_value_heads", 128}, {"vocab_size", 129280},
-                        {"intermediate_size", 18432}, {"kv_lora_rank", 512},
-                        {"qk_rope_head_dim", 64}, {"qk_nope_head_dim", 128},
-                        {"v_head_dim", 128}, {"index_head_dim", 128}, {"index_n_heads", 64}});
+  Model m = DeepseekV32();
   KvCacheOptions o{.context_tokens = 1000, .mla_latent = true, .fp8_indexer = true};
   auto v = EstimateKvCache(m, o);
   ASSERT_TRUE(v) << v.error().message;
@@ -164,12 +169,7 @@ TEST(RecurrentStateTest, DsaIndexerKeysBesideTheMlaLatent) {
 // 512 x 1 B + 512 / 128 float32 scales (16 B) + the rope part 64 x 2 B (128 B) = 656 B per token
 // and layer, not 576 x 1 B; the indexer keys stay 132 B.
 TEST(RecurrentStateTest, DeepseekV32Fp8IsTheDsMlaLayout) {
-  Model m = FromConfig({{"model_type", "deepseek_v32"}, {"hidden_size", 7168},
-                        {"num_hidden_layers", 61}, {"num_attention_heads", 128},
-                        {"num_key_value_heads", 128}, {"vocab_size", 129280},
-                        {"intermediate_size", 18432}, {"kv_lora_rank", 512},
-                        {"qk_rope_head_dim", 64}, {"qk_nope_head_dim", 128},
-                        {"v_head_dim", 128}, {"index_head_dim", 128}, {"index_n_heads", 64}});
+  Model m = DeepseekV32();
   m.model_type = "deepseek_v32";  // FromConfig reads the hyperparameters only
   KvCacheOptions o{.context_tokens = 1000, .dtype = KvDtype::kFp8, .mla_latent = true,
                    .fp8_indexer = true};

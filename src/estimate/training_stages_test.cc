@@ -5,19 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "model/tensor_test_util.h"
+
 namespace memfit::estimate {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-Tensor T(std::string name, std::vector<uint64_t> shape) {
-  uint64_t n = 1;
-  for (auto d : shape) n *= d;
-  Tensor t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.numel = n;
-  t.bytes = n * 4;  // float32
-  return t;
-}
+using testing::ShapedTensor;
 
 // One layer, h 8, vocabulary 16, 2 heads of 4 (no GQA), gated MLP of width 16, RMSNorm, the
 // head tied to the embedding. Parameters: embedding 16 x 8 = 128; q, k, v, o 4 x 64 = 256;
@@ -28,18 +21,18 @@ Model Tiny() {
   m.name = "tiny";
   m.model_type = "llama";
   m.architecture = "LlamaForCausalLM";
-  m.tensors = {T("model.embed_tokens.weight", {16, 8}),
-               T("model.layers.0.self_attn.q_proj.weight", {8, 8}),
-               T("model.layers.0.self_attn.k_proj.weight", {8, 8}),
-               T("model.layers.0.self_attn.v_proj.weight", {8, 8}),
-               T("model.layers.0.self_attn.o_proj.weight", {8, 8}),
-               T("model.layers.0.mlp.gate_proj.weight", {16, 8}),
-               T("model.layers.0.mlp.up_proj.weight", {16, 8}),
-               T("model.layers.0.mlp.down_proj.weight", {8, 16}),
-               T("model.layers.0.input_layernorm.weight", {8}),
-               T("model.layers.0.post_attention_layernorm.weight", {8}),
-               T("model.norm.weight", {8}),
-               T("lm_head.weight", {16, 8})};
+  m.tensors = {ShapedTensor("model.embed_tokens.weight", {16, 8}),
+               ShapedTensor("model.layers.0.self_attn.q_proj.weight", {8, 8}),
+               ShapedTensor("model.layers.0.self_attn.k_proj.weight", {8, 8}),
+               ShapedTensor("model.layers.0.self_attn.v_proj.weight", {8, 8}),
+               ShapedTensor("model.layers.0.self_attn.o_proj.weight", {8, 8}),
+               ShapedTensor("model.layers.0.mlp.gate_proj.weight", {16, 8}),
+               ShapedTensor("model.layers.0.mlp.up_proj.weight", {16, 8}),
+               ShapedTensor("model.layers.0.mlp.down_proj.weight", {8, 16}),
+               ShapedTensor("model.layers.0.input_layernorm.weight", {8}),
+               ShapedTensor("model.layers.0.post_attention_layernorm.weight", {8}),
+               ShapedTensor("model.norm.weight", {8}),
+               ShapedTensor("lm_head.weight", {16, 8})};
   m.tensors.back().in_head = true;
   m.tensors.back().tied_to = "model.embed_tokens.weight";
   m.hp.hidden_size = 8;

@@ -9,19 +9,15 @@
 #include "memfit/catalog.h"
 #include "memfit/estimate_train.h"
 #include "memfit/hf_config.h"
+#include "model/tensor_test_util.h"
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype = Dtype::kF32) {
-  uint64_t n = 1;
-  for (auto d : shape) n *= d;
-  return Tensor{.name = std::move(name), .shape = shape, .dtype = dtype, .numel = n,
-                .bytes = n * DtypeBits(dtype) / 8};
-}
+using testing::ShapedTensor;
 
 TEST(OptimizerStateTest, BytesPerTensor) {
-  Tensor w = T("w", {1000});
+  Tensor w = ShapedTensor("w", {1000});
   EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW, w, 4), 8000u);   // m, v fp32
   EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW, w, 2), 4000u);   // pure bf16
   EXPECT_EQ(OptimizerStateBytes(Optimizer::kSgd, w, 4), 0u);
@@ -29,12 +25,15 @@ TEST(OptimizerStateTest, BytesPerTensor) {
   EXPECT_EQ(OptimizerStateBytes(Optimizer::kLion, w, 4), 4000u);
   // bnb 8-bit: under 4096 elements stays 32-bit (2 x 4 bytes); at 4096: 2 bytes + 2 fp32
   // absmax per 256-block (16 blocks).
-  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW8bit, T("s", {4095}), 4), 4095u * 8);
-  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW8bit, T("b", {4096}), 4), 4096u * 2 + 16 * 8);
-  EXPECT_EQ(OptimizerStateBytes(Optimizer::kPagedAdamW8bit, T("b", {4097}), 4), 4097u * 2 + 17 * 8);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW8bit, ShapedTensor("s", {4095}), 4), 4095u * 8);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdamW8bit, ShapedTensor("b", {4096}), 4),
+            4096u * 2 + 16 * 8);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kPagedAdamW8bit, ShapedTensor("b", {4097}), 4),
+            4097u * 2 + 17 * 8);
   // Adafactor on [1024, 4096]: row stats 1024 + column stats 4096, fp32.
-  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdafactor, T("m", {1024, 4096}), 4), 5120u * 4);
-  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdafactor, T("b", {1024}), 4), 4096u);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdafactor, ShapedTensor("m", {1024, 4096}), 4),
+            5120u * 4);
+  EXPECT_EQ(OptimizerStateBytes(Optimizer::kAdafactor, ShapedTensor("b", {1024}), 4), 4096u);
 }
 
 // One layer of linears only (no norms), lm_head absent: parameters P = 3 x 64 x 64.
@@ -42,9 +41,9 @@ Model LinearOnly() {
   Model m;
   m.name = "lin";
   m.model_type = "llama";
-  m.tensors = {T("model.layers.0.self_attn.q_proj.weight", {64, 64}),
-               T("model.layers.0.self_attn.v_proj.weight", {64, 64}),
-               T("model.layers.0.mlp.down_proj.weight", {64, 64})};
+  m.tensors = {ShapedTensor("model.layers.0.self_attn.q_proj.weight", {64, 64}),
+               ShapedTensor("model.layers.0.self_attn.v_proj.weight", {64, 64}),
+               ShapedTensor("model.layers.0.mlp.down_proj.weight", {64, 64})};
   m.hp.hidden_size = 64;
   m.hp.num_layers = 1;
   m.hp.num_attention_heads = 4;
@@ -97,7 +96,7 @@ TEST(TrainingTest, StoredOnlyTensorsAreNeitherLoadedNorTrained) {
   TrainOptions o{.precision = Precision::kFp32, .head = TaskHead::kNone,
                  .overhead = {.cuda_context_bytes = 0}};
   Model with_mtp = LinearOnly();
-  with_mtp.tensors.push_back(T("model.layers.1.mlp.down_proj.weight", {64, 64}));
+  with_mtp.tensors.push_back(ShapedTensor("model.layers.1.mlp.down_proj.weight", {64, 64}));
   with_mtp.tensors.back().loaded = false;
   auto plain = EstimateTraining(LinearOnly(), o);
   auto mtp = EstimateTraining(with_mtp, o);

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error_test_util.h"
 #include "gguf_models.h"
 #include "memfit/gguf_model.h"
+#include "model/layer_test_util.h"
 #include "test_support.h"
 
 namespace memfit {
@@ -48,15 +50,13 @@ TEST(GgufModel, PerLayerArraysSwaPatternAndRecurrentLayers) {
       .U32(a + ".ssm.state_size", 16).U32(a + ".ssm.conv_kernel", 4).U32(a + ".ssm.inner_size", 1024);
   auto m = FromWriter(w);
   ASSERT_TRUE(m) << m.error().message;
-  const auto& L = m->hp.layers;
-  EXPECT_EQ(L[2].intermediate_size, 300u);
-  EXPECT_EQ(L[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(L[0].window_tokens, 1024u);
-  EXPECT_TRUE(L[1].recurrent);  // head_count_kv 0 with ssm keys
-  EXPECT_EQ(L[1].attention, AttentionKind::kNone);
-  EXPECT_EQ(L[3].attention, AttentionKind::kFull);
-  EXPECT_EQ(L[3].num_kv_heads, 4u);
-  EXPECT_EQ(L[3].head_dim_k, 64u);  // default n_embd / n_head
+  testing::ExpectLayer(m->hp, 2, {.intermediate_size = 300u});
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 1024u});
+  // recurrent: head_count_kv 0 with ssm keys
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kNone, .recurrent = true});
+  // head_dim_k: default n_embd / n_head
+  testing::ExpectLayer(m->hp, 3,
+                       {.attention = AttentionKind::kFull, .num_kv_heads = 4u, .head_dim_k = 64u});
   // Built-in pattern when the key is absent: gemma3 uses 6 (layers 0-4 SWA, 5 full).
   GgufWriter g;
   g.Str("general.architecture", a).U32(a + ".block_count", 6).U32(a + ".embedding_length", 64)
@@ -72,8 +72,7 @@ TEST(GgufModel, BadHyperparametersAreErrors) {
   GgufWriter w;
   w.Str("general.architecture", "llama").U32Array("llama.feed_forward_length", {1, 2}).U32("llama.block_count", 3);
   auto m = FromWriter(w);
-  ASSERT_FALSE(m);
-  EXPECT_NE(m.error().message.find("2 entries for 3 layers"), std::string::npos);
+  testing::ExpectErrorContains(m, "2 entries for 3 layers");
   GgufWriter no_arch;
   no_arch.U32("llama.block_count", 3);
   EXPECT_FALSE(FromWriter(no_arch));

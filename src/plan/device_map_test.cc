@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "memfit/describe.h"
+#include "model/tensor_test_util.h"
 #include "plan/device_map_json.h"
 #include "memfit/hf_config.h"
 #include "test_support.h"
@@ -14,22 +15,13 @@
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-Tensor T(std::string name, uint64_t bytes, std::string tied_to = "") {
-  Tensor t;
-  t.name = std::move(name);
-  t.shape = {bytes};
-  t.dtype = Dtype::kU8;
-  t.numel = bytes;
-  t.bytes = bytes;
-  t.tied_to = std::move(tied_to);
-  return t;
-}
+using testing::ByteTensor;
 
 // emb 100, layers.0 200, layers.1 200, head 100: total 600, largest block 200.
 Model Toy() {
   Model m;
-  m.tensors = {T("emb.weight", 100), T("layers.0.w", 200), T("layers.1.w", 200),
-               T("head.weight", 100)};
+  m.tensors = {ByteTensor("emb.weight", 100), ByteTensor("layers.0.w", 200),
+               ByteTensor("layers.1.w", 200), ByteTensor("head.weight", 100)};
   m.no_split_patterns = {"layers.*"};
   return m;
 }
@@ -104,9 +96,9 @@ TEST(DeviceMapTest, TiedHeadFollowsTheEmbedding) {
   // layers split; layers.0 (100 + 200 > 130) -> cpu (cap 10000 - 200): the rest. clean_device_map
   // merges model.layers.* into "model.layers", appended last as Python's dict does.
   Model m;
-  m.tensors = {T("model.embed.weight", 100), T("model.layers.0.w", 200),
-               T("model.layers.1.w", 200), T("model.norm.weight", 10),
-               T("lm_head.weight", 100, "model.embed.weight")};
+  m.tensors = {ByteTensor("model.embed.weight", 100), ByteTensor("model.layers.0.w", 200),
+               ByteTensor("model.layers.1.w", 200), ByteTensor("model.norm.weight", 10),
+               ByteTensor("lm_head.weight", 100, "model.embed.weight")};
   m.no_split_patterns = {"model.layers.*"};
   DeviceMap map = InferDeviceMap(m, MemoryBudget{.gpu_bytes = {330}, .cpu_bytes = 10000});
   EXPECT_EQ(map.total_bytes, 510u);

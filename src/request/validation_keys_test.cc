@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "memfit/validation.h"
+#include "model/tensor_test_util.h"
 #include "test_support.h"
 
 namespace memfit {
@@ -53,31 +54,10 @@ MeasuredRow BaseRow(const std::string& task) {
   return Row(task, {});
 }
 
-// embed [100, 64], q_proj [64, 64] + bias [64], a norm [64], lm_head [100, 64], stored bf16:
-// 6400 + 4096 + 64 + 64 + 6400 = 17024 parameters, 4096 of them in the one linear layer.
+// testing::TinyBf16Lm (model/tensor_test_util.h) as a Llama.
 Model TinyLm() {
-  Model m;
-  m.name = "tiny";
+  Model m = testing::TinyBf16Lm();
   m.architecture = "LlamaForCausalLM";
-  auto add = [&](std::string name, std::vector<uint64_t> shape, bool head = false) {
-    uint64_t n = 1;
-    for (auto d : shape) n *= d;
-    Tensor t;
-    t.name = name;
-    t.shape = shape;
-    t.dtype = Dtype::kBF16;
-    t.numel = n;
-    t.bytes = n * 2;
-    t.in_head = head;
-    m.tensors.push_back(std::move(t));
-  };
-  add("model.embed_tokens.weight", {100, 64});
-  add("model.layers.0.self_attn.q_proj.weight", {64, 64});
-  add("model.layers.0.self_attn.q_proj.bias", {64});
-  add("model.layers.0.input_layernorm.weight", {64});
-  add("lm_head.weight", {100, 64}, true);
-  m.hp.vocab_size = 100;
-  m.hp.hidden_size = 64;
   return m;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error_test_util.h"
 #include "formats/hf_config_json.h"
 #include "hub/net/http_client.h"
 #include "hub_fixtures.h"
@@ -100,8 +101,7 @@ TEST(HubClientTest, OfflineWithNothingCached) {
   HubStats stats;
   HubFailure failure = HubFailure::kNone;
   auto r = Resolve(s, stats, "org/tiny-llama", {}, &failure);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("offline"), std::string::npos) << r.error().message;
+  testing::ExpectErrorContains(r, "offline");
   EXPECT_EQ(failure, HubFailure::kNotCached);
   EXPECT_EQ(hub.hub_requests.load(), 0);
 }
@@ -119,9 +119,7 @@ TEST(HubClientTest, RevisionsAreOneUrlSegment) {
   auto url = Resolve(s, stats, hub.endpoint() + "/org/tiny-llama/tree/v1.0");
   ASSERT_TRUE(url) << url.error().message;
   auto missing = Resolve(s, stats, "org/tiny-llama", {.revision = "nope"});
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("revision \"nope\" not found"), std::string::npos)
-      << missing.error().message;
+  testing::ExpectErrorContains(missing, "revision \"nope\" not found");
   auto conflict = Resolve(s, stats, hub.endpoint() + "/org/tiny-llama/tree/v1.0", {.revision = "v2"});
   ASSERT_FALSE(conflict);
 }
@@ -186,8 +184,7 @@ TEST(HubClientTest, EntryNotFoundAndIndexWithMissingShard) {
             std::string::npos)
       << entry.error().message;
   auto route = client.Get({.url = hub.endpoint() + "/nothing-here"}, {"", "", ""});
-  ASSERT_FALSE(route);
-  EXPECT_NE(route.error().message.find("not found (HTTP 404)"), std::string::npos);
+  testing::ExpectErrorContains(route, "not found (HTTP 404)");
 }
 
 TEST(HubClientTest, RetriesRateLimitsAndServerErrors) {
@@ -204,23 +201,18 @@ TEST(HubClientTest, RetriesRateLimitsAndServerErrors) {
   HubSettings fresh = TestSettings(hub);
   hub.fail_count = 100;
   auto limited = Resolve(fresh, stats);
-  ASSERT_FALSE(limited);
-  EXPECT_NE(limited.error().message.find("rate limited (HTTP 429) after 3 attempts"), std::string::npos)
-      << limited.error().message;
+  testing::ExpectErrorContains(limited, "rate limited (HTTP 429) after 3 attempts");
   hub.fail_status = 503;
   hub.fail_count = 100;
   auto down = Resolve(TestSettings(hub), stats);
-  ASSERT_FALSE(down);
-  EXPECT_NE(down.error().message.find("server error (HTTP 503) after 3 attempts"), std::string::npos)
-      << down.error().message;
+  testing::ExpectErrorContains(down, "server error (HTTP 503) after 3 attempts");
   hub.fail_status = 502;
   hub.fail_count = 1;
   EXPECT_TRUE(Resolve(TestSettings(hub), stats));
   hub.fail_status = 400;
   hub.fail_count = 1;
   auto bad = Resolve(TestSettings(hub), stats);
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("HTTP 400: injected failure"), std::string::npos) << bad.error().message;
+  testing::ExpectErrorContains(bad, "HTTP 400: injected failure");
 }
 
 TEST(HubClientTest, TimeoutsUnreachableAndTls) {
@@ -232,24 +224,18 @@ TEST(HubClientTest, TimeoutsUnreachableAndTls) {
   hub.stall_ms = 400;
   HubStats stats;
   auto slow = Resolve(s, stats);
-  ASSERT_FALSE(slow);
-  EXPECT_NE(slow.error().message.find("timed out after 100 ms, 2 attempts"), std::string::npos)
-      << slow.error().message;
+  testing::ExpectErrorContains(slow, "timed out after 100 ms, 2 attempts");
   hub.stall_ms = 0;
   HubSettings nowhere = TestSettings(hub);
   nowhere.endpoint = "http://127.0.0.1:1";
   HubFailure failure = HubFailure::kNone;
   auto unreachable = Resolve(nowhere, stats, "org/tiny-llama", {}, &failure);
-  ASSERT_FALSE(unreachable);
-  EXPECT_NE(unreachable.error().message.find("cannot reach 127.0.0.1:1"), std::string::npos)
-      << unreachable.error().message;
+  testing::ExpectErrorContains(unreachable, "cannot reach 127.0.0.1:1");
   EXPECT_EQ(failure, HubFailure::kUnreachable);
   HubSettings tls = TestSettings(hub);
   tls.endpoint = "https://" + hub.endpoint().substr(7);  // TLS client, plain-HTTP server
   auto handshake = Resolve(tls, stats);
-  ASSERT_FALSE(handshake);
-  EXPECT_NE(handshake.error().message.find("TLS failure"), std::string::npos)
-      << handshake.error().message;
+  testing::ExpectErrorContains(handshake, "TLS failure");
 }
 
 TEST(HubClientTest, ServerIgnoringRangeIsReadOnlyAsFarAsNeeded) {
@@ -289,14 +275,10 @@ TEST(HubClientTest, ShortResponsesAndOversizedHeaders) {
   hub.AddRepo(huge);
   HubStats stats;
   auto capped = Resolve(TestSettings(hub), stats, "org/huge-header");
-  ASSERT_FALSE(capped);
-  EXPECT_NE(capped.error().message.find("exceeds the cap of 100000000 bytes"), std::string::npos)
-      << capped.error().message;
+  testing::ExpectErrorContains(capped, "exceeds the cap of 100000000 bytes");
   hub.short_bodies = true;
   auto shorter = Resolve(TestSettings(hub), stats);
-  ASSERT_FALSE(shorter);
-  EXPECT_NE(shorter.error().message.find("response shorter than asked"), std::string::npos)
-      << shorter.error().message;
+  testing::ExpectErrorContains(shorter, "response shorter than asked");
 }
 
 TEST(HubClientTest, PaginatedTree) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/error_test_util.h"
 #include "gguf_models.h"
 #include "hub_fixtures.h"
 #include "memfit/describe.h"
@@ -124,9 +125,7 @@ TEST(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
   HubSettings s = TestSettings(hub);
   HubStats stats;
   auto anonymous = Resolve(s, stats, "org/gated-GGUF");
-  ASSERT_FALSE(anonymous);
-  EXPECT_NE(anonymous.error().message.find("is gated: accept its terms"), std::string::npos)
-      << anonymous.error().message;
+  testing::ExpectErrorContains(anonymous, "is gated: accept its terms");
   s.token = FakeHub::kToken;
   auto r = Resolve(s, stats, "org/gated-GGUF");
   ASSERT_TRUE(r) << r.error().message;
@@ -205,9 +204,7 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
                       "--gguf-file q8_0: the GGUF model m-Q8_0.gguf"),
             by_quant->inputs.assumptions.end());
   auto several = Resolve(s, stats, "org/quants-GGUF", {.gguf_file = "m-"});
-  ASSERT_FALSE(several);
-  EXPECT_NE(several.error().message.find("matches 3 GGUF models"), std::string::npos)
-      << several.error().message;
+  testing::ExpectErrorContains(several, "matches 3 GGUF models");
   auto none = Resolve(s, stats, "org/quants-GGUF", {.gguf_file = "Q2_K"});
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("--gguf-file Q2_K is not in the repository (GGUF files: "),
@@ -297,9 +294,7 @@ TEST(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileLis
   EXPECT_EQ(online_stats.requests.load(), 0u);
   // Online without a choice, or with one not downloaded: the Hub's file list decides.
   auto listed = Resolve(s, online_stats, "org/local-GGUF");
-  ASSERT_FALSE(listed);
-  EXPECT_NE(listed.error().message.find("3 GGUF models; choose one"), std::string::npos)
-      << listed.error().message;
+  testing::ExpectErrorContains(listed, "3 GGUF models; choose one");
   auto f16 = Resolve(s, online_stats, "org/local-GGUF", {.gguf_file = "F16"});
   ASSERT_TRUE(f16) << f16.error().message;
   EXPECT_EQ(f16->gguf_file, "m-F16.gguf");

@@ -2,7 +2,9 @@
 // Test helpers for the architecture builders: configs from JSON, built through the registry.
 
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,7 @@
 #include "memfit/estimate_load.h"
 #include "memfit/hf_config.h"
 #include "model/arch/decoder_test_support.h"
+#include "model/layer_test_util.h"
 #include "test_support.h"
 
 namespace memfit::arch_test {
@@ -39,6 +42,8 @@ using arch::testing::FindTensor;
 
 
 namespace memfit::arch::testing {
+
+using memfit::testing::ExpectLayer;
 
 // The tiny decoder most family tests start from: 2 layers, hidden 8, 2 heads of 4, 1 KV head,
 // intermediate 12, vocab 10, float32.
@@ -105,11 +110,12 @@ inline Result<Model> BuildJson(const nlohmann::json& j, const BuildOptions& opti
   return BuildFromConfig(*config, options);
 }
 
-// Builds `j` and expects it to build with these totals: the first check of every hand-counted
-// tiny config. Returns the model for the test's own checks; nullopt (a failure already reported)
-// when it did not build.
+// Builds `j` and expects it to build with these totals (stored bytes when given): the first
+// check of every hand-counted tiny config. Returns the model for the test's own checks; nullopt
+// (a failure already reported) when it did not build.
 inline std::optional<Model> BuildCounted(const nlohmann::json& j, uint64_t parameters,
-                                         uint64_t stored_bytes, const BuildOptions& options = {}) {
+                                         std::optional<uint64_t> stored_bytes = std::nullopt,
+                                         const BuildOptions& options = {}) {
   auto m = BuildJson(j, options);
   if (!m) {
     ADD_FAILURE() << m.error().message;
@@ -117,25 +123,79 @@ inline std::optional<Model> BuildCounted(const nlohmann::json& j, uint64_t param
   }
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, parameters);
-  EXPECT_EQ(t.stored_bytes, stored_bytes);
+  if (stored_bytes) {
+    EXPECT_EQ(t.stored_bytes, *stored_bytes);
+  }
   return std::move(*m);
 }
 
-// The config.json of a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>")
-// built through the registry; nullopt when the folder is absent. A config that is there but
-// does not parse or build fails the calling test.
-inline std::optional<Model> BuildEvalConfig(const std::string& sub) {
+// The text of `file` in a folder of ../shared/eval ("recent/<org__name>", "models/<org__name>");
+// nullopt when the eval folder or the file is absent.
+inline std::optional<std::string> ReadEvalFile(const std::string& sub,
+                                               const std::string& file = "config.json") {
   auto dir = memfit::testing::EvalDir();
   if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/" + sub + "/config.json");
+  return memfit::testing::ReadFile(*dir + "/" + sub + "/" + file);
+}
+
+// That folder's config.json as JSON; nullopt when it is absent.
+inline std::optional<nlohmann::json> EvalConfigJson(const std::string& sub) {
+  auto text = ReadEvalFile(sub);
+  if (!text) return std::nullopt;
+  return nlohmann::json::parse(*text);
+}
+
+// That folder's config.json parsed; nullopt when it is absent. A config that is there but does
+// not parse fails the calling test.
+inline std::optional<HfConfig> ParseEvalConfig(const std::string& sub) {
+  auto text = ReadEvalFile(sub);
   if (!text) return std::nullopt;
   auto config = HfConfig::Parse(*text, sub);
   EXPECT_TRUE(config) << config.error().message;
   if (!config) return std::nullopt;
-  auto model = BuildFromConfig(*config);
+  return std::move(*config);
+}
+
+// `config` built through the registry; nullopt, the calling test failed, when it does not build.
+inline std::optional<Model> BuildOrFail(const HfConfig& config, const BuildOptions& options = {}) {
+  auto model = BuildFromConfig(config, options);
   EXPECT_TRUE(model) << model.error().message;
   if (!model) return std::nullopt;
   return std::move(*model);
+}
+
+// That folder's config.json built through the registry; nullopt when the folder is absent. A
+// config that is there but does not parse or build fails the calling test.
+inline std::optional<Model> BuildEvalConfig(const std::string& sub,
+                                            const BuildOptions& options = {}) {
+  auto config = ParseEvalConfig(sub);
+  if (!config) return std::nullopt;
+  return BuildOrFail(*config, options);
+}
+
+// Whether any of `lines` contains `needle`.
+inline bool HasLine(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const auto& l : lines) {
+    if (l.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A real model's config.json (only the fields the builders read) and its published parameter
+// count.
+struct Published {
+  const char* model;
+  const char* config;
+  uint64_t parameters;
+};
+
+// Expects each config to build with its published parameter count; a failure names the model.
+inline void ExpectPublishedCounts(std::span<const Published> models) {
+  for (const auto& p : models) {
+    auto m = BuildJson(nlohmann::json::parse(p.config));
+    ASSERT_TRUE(m) << p.model << ": " << m.error().message;
+    EXPECT_EQ(ComputeTotals(*m).parameters, p.parameters) << p.model;
+  }
 }
 
 // Expects the build to fail with a message containing `needle` (the field's name).

@@ -37,45 +37,36 @@ nlohmann::json TinyBamba() {
 // final_layernorm 8: 80 + 838 + 496 + 8 + 80 = 1502 parameters, 6008 bytes in float32.
 // Rotary: head dim 4 x partial_rotary_factor 0.5 = 2 dims, inv_freq [1] (a buffer).
 TEST(BambaBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyBamba());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1502u);
-  const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
-  ASSERT_NE(in, nullptr);
-  EXPECT_EQ(in->shape, (std::vector<uint64_t>{38, 8}));
-  const Tensor* conv = FindTensor(*m, "model.layers.0.mamba.conv1d.weight");
-  ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{20, 1, 3}));
+  auto m = testing::BuildCounted(TinyBamba(), 1502u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.0.mamba.in_proj.weight", {38, 8});
+  testing::ExpectShape(*m, "model.layers.0.mamba.conv1d.weight", {20, 1, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.0.mamba.conv1d.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mamba.in_proj.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.k_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.k_proj.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mamba.in_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.pre_ff_layernorm.weight"), nullptr);
-  const Tensor* down = FindTensor(*m, "model.layers.0.feed_forward.down_proj.weight");
-  ASSERT_NE(down, nullptr);
-  EXPECT_EQ(down->shape, (std::vector<uint64_t>{8, 12}));
+  testing::ExpectShape(*m, "model.layers.0.feed_forward.down_proj.weight", {8, 12});
   EXPECT_NE(FindTensor(*m, "model.final_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
-  const Tensor* inv = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv, nullptr);
-  EXPECT_EQ(inv->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.recurrent);
-  EXPECT_EQ(mamba.state.conv_channels, 20u);
-  EXPECT_EQ(mamba.state.conv_kernel, 3u);
-  EXPECT_EQ(mamba.state.heads, 2u);
-  EXPECT_EQ(mamba.state.elements_per_head, 16u);  // head dim 8 x d_state 2
-  EXPECT_EQ(mamba.intermediate_size, 12u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_FALSE(attn.recurrent);
+  // elements_per_head: head dim 8 x d_state 2
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .intermediate_size = 12u,
+                        .recurrent = true,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 16u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .recurrent = false});
   EXPECT_EQ(m->hp.ssm_inner_size, 16u);
   EXPECT_EQ(m->hp.ssm_state_size, 2u);
 }
@@ -104,9 +95,8 @@ TEST(BambaBuilder, MambaChunkSize) {
 TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
   auto tied = TinyBamba();
   tied["tie_word_embeddings"] = true;
-  auto m = BuildJson(tied);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1502u - 80u);
+  auto m = testing::BuildCounted(tied, 1502u - 80u);
+  ASSERT_TRUE(m);
   auto all = TinyBamba();
   all.erase("attn_layer_indices");
   auto a = BuildJson(all);
@@ -117,9 +107,7 @@ TEST(BambaBuilder, TiedAllMambaAndRotaryFactor) {
   full["partial_rotary_factor"] = 1.0;
   auto f = BuildJson(full);
   ASSERT_TRUE(f) << f.error().message;
-  const Tensor* inv = FindTensor(*f, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv, nullptr);
-  EXPECT_EQ(inv->shape, (std::vector<uint64_t>{2}));
+  testing::ExpectShape(*f, "model.rotary_emb.inv_freq", {2});
 }
 
 TEST(BambaBuilder, HostileConfigs) {

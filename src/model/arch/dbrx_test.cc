@@ -23,12 +23,9 @@ nlohmann::json TinyDbrx() {
 // router 2 x 8 = 16, w1 / v1 / w2 3 x (2 x 3) x 8 = 144: 368. 2 x 368 + wte 80 + norm_f 8 +
 // lm_head 80 = 904.
 TEST(DbrxBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDbrx());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 904u);
-  const Tensor* w2 = FindTensor(*m, "transformer.blocks.1.ffn.experts.mlp.w2");
-  ASSERT_NE(w2, nullptr);
-  EXPECT_EQ(w2->shape, (std::vector<uint64_t>{6, 8}));
+  auto m = testing::BuildCounted(TinyDbrx(), 904u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "transformer.blocks.1.ffn.experts.mlp.w2", {6, 8});
   EXPECT_NE(FindTensor(*m, "transformer.blocks.0.norm_attn_norm.attn.Wqkv.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "transformer.blocks.0.norm_attn_norm.norm_1.bias"), nullptr);
   EXPECT_TRUE(m->hp.layers[0].moe);

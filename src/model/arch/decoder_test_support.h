@@ -1,15 +1,21 @@
 #pragma once
 // Helpers for the GPT-style decoder builder tests: build a model from config text, find tensors.
 
+#include <cstdint>
+#include <source_location>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "base/error_test_util.h"
 #include "memfit/architecture.h"
 #include "memfit/model.h"
 
 namespace memfit::arch::testing {
+
+using memfit::testing::ExpectErrorContains;
 
 inline Result<Model> BuildText(std::string_view json, const BuildOptions& options = {}) {
   auto config = HfConfig::Parse(json, "config.json");
@@ -22,6 +28,18 @@ inline const Tensor* FindTensor(const Model& model, std::string_view name) {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+// Expects `model` to hold a tensor `name` of this shape; a failure names the tensor and the
+// calling line.
+inline void ExpectShape(const Model& model, std::string_view name,
+                        const std::vector<uint64_t>& shape,
+                        std::source_location where = std::source_location::current()) {
+  ::testing::ScopedTrace trace(where.file_name(), static_cast<int>(where.line()),
+                               "tensor " + std::string(name));
+  const Tensor* t = FindTensor(model, name);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->shape, shape);
 }
 
 // Sum of the resident bytes of buffers (non-parameters).

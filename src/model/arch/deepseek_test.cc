@@ -28,9 +28,8 @@ TEST(DeepseekBuilder, V3TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyDeepseekV3(), 1088u, 7344u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
+  testing::ExpectLayer(m->hp, 0, {.moe = false});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kMla, .moe = true});
   EXPECT_EQ(m->hp.kv_lora_rank, 4u);
   EXPECT_EQ(m->hp.qk_rope_head_dim, 2u);
   const Tensor* eh = FindTensor(*m, "model.layers.2.eh_proj.weight");
@@ -48,9 +47,7 @@ TEST(DeepseekBuilder, Fp8BlockScales) {
   const Tensor* w = FindTensor(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
-  const Tensor* s = FindTensor(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv");
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->shape, (std::vector<uint64_t>{1, 1}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.kv_a_proj_with_mqa.weight_scale_inv", {1, 1});
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.weight")->dtype, Dtype::kF32);
   j["quantization_config"] = {{"quant_method", "fp8"}};
   testing::ExpectError(j, "weight_block_size");
@@ -95,9 +92,7 @@ TEST(DeepseekBuilder, V32IndexerCountsByHand) {
   EXPECT_EQ(m->hp.index_topk, 8u);
   EXPECT_EQ(m->hp.q_lora_rank, 4u);
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
-  const Tensor* wq = FindTensor(*m, "model.layers.1.self_attn.indexer.wq_b.weight");
-  ASSERT_NE(wq, nullptr);
-  EXPECT_EQ(wq->shape, (std::vector<uint64_t>{8, 4}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.indexer.wq_b.weight", {8, 4});
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.indexer.k_norm.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.2.self_attn.indexer.wk.weight"), nullptr);
 }
@@ -177,16 +172,9 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 // so config-only stored bytes must lie in [sum - 160 x tensors - 8 x files, sum]. Storing the MTP
 // layer's eh_proj in fp8 instead of bfloat16 (102 MB less) or dropping the MTP layer fails it.
 TEST(DeepseekBuilder, DeepSeekR1MatchesItsShardSizes) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  const std::string dir = *eval + "/models/deepseek-ai__DeepSeek-R1/";
-  auto text = ::memfit::testing::ReadFile(dir + "config.json");
-  auto sizes = ::memfit::testing::ReadFile(dir + "lfs_shard_sizes.tsv");
-  if (!text || !sizes) GTEST_SKIP() << "DeepSeek-R1 files absent";
-  auto config = HfConfig::Parse(*text, "DeepSeek-R1/config.json");
-  ASSERT_TRUE(config);
-  auto m = BuildFromConfig(*config);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildEvalConfig("models/deepseek-ai__DeepSeek-R1");
+  auto sizes = testing::ReadEvalFile("models/deepseek-ai__DeepSeek-R1", "lfs_shard_sizes.tsv");
+  if (!m || !sizes) GTEST_SKIP() << "DeepSeek-R1 files absent";
   uint64_t sum = 0, files = 0;
   std::istringstream lines(*sizes);
   std::string name, size;

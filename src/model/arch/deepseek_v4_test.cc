@@ -60,21 +60,17 @@ nlohmann::json TinyV4() {
 //   = 740, f32 278 + 2 + hc_head 35 = 315; 1480 + 1260 + gate.bias 8 = 2748 bytes, not loaded.
 // Stored: 3648 + 2640 + 476 + 2748 = 9512 bytes.
 TEST(DeepseekV4Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyV4());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 2631u);
-  EXPECT_EQ(t.stored_bytes, 9512u);
+  auto m = testing::BuildCounted(TinyV4(), 2631u, 9512u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& csa = m->hp.layers[0];
-  EXPECT_EQ(csa.attention, AttentionKind::kSliding);
-  EXPECT_EQ(csa.window_tokens, 4u);
-  EXPECT_EQ(csa.compress_ratio, 4u);
-  EXPECT_EQ(csa.indexer_head_dim, 4u);
-  EXPECT_TRUE(csa.k_eq_v);
-  EXPECT_EQ(csa.head_dim_k, 8u);
-  EXPECT_EQ(m->hp.layers[1].compress_ratio, 2u);
-  EXPECT_EQ(m->hp.layers[1].indexer_head_dim, 0u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kSliding,
+                        .head_dim_k = 8u,
+                        .window_tokens = 4u,
+                        .indexer_head_dim = 4u,
+                        .compress_ratio = 4u,
+                        .k_eq_v = true});
+  testing::ExpectLayer(m->hp, 1, {.indexer_head_dim = 0u, .compress_ratio = 2u});
   const Tensor* tid = FindTensor(*m, "layers.0.ffn.gate.tid2eid");
   ASSERT_NE(tid, nullptr);
   EXPECT_EQ(tid->dtype, Dtype::kI64);
@@ -128,8 +124,7 @@ TEST(DeepseekV4Builder, NativeFp8AndFp4Experts) {
   auto fp8 = BuildJson(j);
   ASSERT_TRUE(fp8) << fp8.error().message;
   EXPECT_EQ(FindTensor(*fp8, "layers.1.ffn.experts.0.w1.weight")->dtype, Dtype::kF8E4M3);
-  EXPECT_EQ(FindTensor(*fp8, "layers.1.ffn.experts.0.w1.scale")->shape,
-            (std::vector<uint64_t>{1, 1}));
+  testing::ExpectShape(*fp8, "layers.1.ffn.experts.0.w1.scale", {1, 1});
 }
 
 TEST(DeepseekV4Builder, HostileConfigsNameTheField) {
@@ -218,14 +213,6 @@ uint64_t BuiltLogical(const Model& m, bool mtp) {
   return p;
 }
 
-std::optional<nlohmann::json> EvalJson(const std::string& sub) {
-  auto dir = memfit::testing::EvalDir();
-  if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/" + sub + "/config.json");
-  if (!text) return std::nullopt;
-  return nlohmann::json::parse(*text);
-}
-
 // deepseek-ai/DeepSeek-V4-Flash@60d8d70770c6776ff598c94bb586a859a38244f1: a published census of
 // its safetensors tensors (name, shape, dtype of each) counts 69,187 tensors,
 // 159,609,485,896 bytes and 158,069,433,298 stored elements; 290,942,289,362 logical values
@@ -233,7 +220,7 @@ std::optional<nlohmann::json> EvalJson(const std::string& sub) {
 TEST(DeepseekV4Builder, FlashMatchesItsCheckpointManifest) {
   const std::string sub = "recent/deepseek-ai__DeepSeek-V4-Flash";
   auto m = BuildEvalConfig(sub);
-  auto j = EvalJson(sub);
+  auto j = testing::EvalConfigJson(sub);
   if (!m || !j) GTEST_SKIP() << sub << " is absent: the real-config check needs ../shared/eval";
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.stored_bytes, 159609485896u);
@@ -260,7 +247,7 @@ TEST(DeepseekV4Builder, FlashMatchesItsCheckpointManifest) {
   const Tensor* wo_a = FindTensor(*m, "layers.5.attn.wo_a.weight");  // FP8 [8192, 4096]
   ASSERT_NE(wo_a, nullptr);
   EXPECT_EQ(wo_a->bytes, 8192u * 4096u);
-  EXPECT_EQ(FindTensor(*m, "layers.5.attn.wo_a.scale")->shape, (std::vector<uint64_t>{64, 32}));
+  testing::ExpectShape(*m, "layers.5.attn.wo_a.scale", {64, 32});
   EXPECT_EQ(FindTensor(*m, "layers.2.attn.compressor.ape")->bytes, 4u * 1024u * 4u);
   EXPECT_EQ(FindTensor(*m, "layers.3.attn.compressor.ape")->bytes, 128u * 512u * 4u);
   EXPECT_EQ(FindTensor(*m, "layers.0.hc_attn_fn")->bytes, 24u * 16384u * 4u);
@@ -278,7 +265,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
   EXPECT_EQ(w->bytes, 8388608u);
   EXPECT_EQ(FindTensor(*fp8, "layers.3.ffn.experts.0.w1.scale")->bytes, 16u * 32u);
-  auto j = EvalJson(sgl);
+  auto j = testing::EvalConfigJson(sgl);
   ASSERT_TRUE(j);
   EXPECT_EQ(BuiltLogical(*fp8, false), ReferenceLogical(*j, false));
 
@@ -286,7 +273,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   // (card: 1.6T total, 49B activated).
   const std::string pro = "recent/sgl-project__DeepSeek-V4-Pro-FP8";
   if (auto p = BuildEvalConfig(pro)) {
-    auto pj = EvalJson(pro);
+    auto pj = testing::EvalConfigJson(pro);
     ASSERT_TRUE(pj);
     EXPECT_EQ(BuiltLogical(*p, false), ReferenceLogical(*pj, false));
     EXPECT_EQ(BuiltLogical(*p, false), 1572997179491u);
@@ -302,8 +289,7 @@ TEST(DeepseekV4Builder, QuantizedReleases) {
   ASSERT_NE(w2, nullptr);
   EXPECT_EQ(w2->dtype, Dtype::kU8);
   EXPECT_EQ(w2->shape, (std::vector<uint64_t>{4096, 1024}));
-  EXPECT_EQ(FindTensor(*nvfp4, "layers.3.ffn.experts.0.w2.weight_scale")->shape,
-            (std::vector<uint64_t>{4096, 128}));
+  testing::ExpectShape(*nvfp4, "layers.3.ffn.experts.0.w2.weight_scale", {4096, 128});
   EXPECT_NE(FindTensor(*nvfp4, "layers.3.ffn.experts.0.w2.weight_scale_2"), nullptr);
   EXPECT_EQ(FindTensor(*nvfp4, "mtp.0.ffn.experts.0.w2.weight")->dtype, Dtype::kI8);
   EXPECT_EQ(FindTensor(*nvfp4, "layers.3.attn.wq_b.weight")->dtype, Dtype::kF8E4M3);

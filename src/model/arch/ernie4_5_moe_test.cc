@@ -43,9 +43,8 @@ TEST(Ernie45MoeBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyErnieMoe(), 1026u, 6664u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_TRUE(m->hp.layers[1].moe);
+  testing::ExpectLayer(m->hp, 0, {.moe = false, .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 1, {.moe = true});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
   EXPECT_EQ(m->hp.num_shared_experts, 1u);
   const Tensor* gate = FindTensor(*m, "model.layers.1.mlp.gate.weight");
@@ -55,9 +54,7 @@ TEST(Ernie45MoeBuilder, TinyConfigCountsByHand) {
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->shape, (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(bias->kind, TensorKind::kParameter);
-  const Tensor* shared = FindTensor(*m, "model.layers.1.mlp.shared_experts.down_proj.weight");
-  ASSERT_NE(shared, nullptr);
-  EXPECT_EQ(shared->shape, (std::vector<uint64_t>{8, 3}));
+  testing::ExpectShape(*m, "model.layers.1.mlp.shared_experts.down_proj.weight", {8, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.0.mlp.gate_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate.weight"), nullptr);
   const Tensor* proj = FindTensor(*m, "model.mtp_linear_proj.0.weight");
@@ -81,9 +78,8 @@ TEST(Ernie45MoeBuilder, TinyConfigCountsByHand) {
 TEST(Ernie45MoeBuilder, UseBiasBiasesEveryProjectionAndTheHead) {
   auto j = TinyErnieMoe();
   j["use_bias"] = true;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1158u);
+  auto m = testing::BuildCounted(j, 1158u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "lm_head.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.experts.1.down_proj.bias"), nullptr);
 }
@@ -156,9 +152,8 @@ TEST(Ernie45MoeBuilder, Ernie21BA3BCountsItsParameters) {
       {"moe_num_experts", 64}, {"moe_k", 6}, {"moe_intermediate_size", 1536},
       {"moe_num_shared_experts", 2}, {"moe_layer_start_index", 1}, {"moe_layer_end_index", 27},
       {"moe_layer_interval", 1}, {"num_nextn_predict_layers", 1}, {"torch_dtype", "bfloat16"}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 21'825'437'888u);
+  auto m = testing::BuildCounted(j, 21'825'437'888u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.experts_per_token, 6u);
 }
 

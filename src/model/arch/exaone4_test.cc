@@ -16,9 +16,7 @@ using testing::TinyDecoder;
 TEST(Exaone4Builder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyDecoder("exaone4"), 1176u, 4704u);
   ASSERT_TRUE(m);
-  const Tensor* qn = FindTensor(*m, "model.layers.1.self_attn.q_norm.weight");
-  ASSERT_NE(qn, nullptr);
-  EXPECT_EQ(qn->shape, (std::vector<uint64_t>{4}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_norm.weight", {4});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.input_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_feedforward_layernorm.weight"), nullptr);
   // sliding_window absent: the class default 4096 with pattern 4 (layers 0-2 of 4 slide).
@@ -37,9 +35,8 @@ TEST(Exaone4Builder, SlidingPatterns) {
   j["sliding_window_pattern"] = 2;  // every 2nd layer global
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 16u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
   j["sliding_window_pattern"] = "LLLG";  // the last layer is always global
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;

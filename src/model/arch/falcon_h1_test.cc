@@ -41,12 +41,9 @@ nlohmann::json TinyFalconH1() {
 // model.final_layernorm 8: 80 + 80 + 2 x 1030 + 8 = 2228. Buffers (not parameters): per layer
 // mamba.mup_vector [1, 1, 2 x 16 + 2 x 1 x 2 + 2 = 38], model.rotary_emb.inv_freq [2].
 TEST(FalconH1Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyFalconH1());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 2228u);
-  const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
-  ASSERT_NE(in, nullptr);
-  EXPECT_EQ(in->shape, (std::vector<uint64_t>{38, 8}));
+  auto m = testing::BuildCounted(TinyFalconH1(), 2228u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.0.mamba.in_proj.weight", {38, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.0.mamba.norm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.k_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.feed_forward.down_proj.weight"), nullptr);
@@ -56,22 +53,21 @@ TEST(FalconH1Builder, TinyConfigCountsByHand) {
   ASSERT_NE(mup, nullptr);
   EXPECT_EQ(mup->shape, (std::vector<uint64_t>{1, 1, 38}));
   EXPECT_EQ(mup->kind, TensorKind::kNonPersistentBuffer);
-  const Tensor* inv = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv, nullptr);
-  EXPECT_EQ(inv->shape, (std::vector<uint64_t>{2}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {2});
   // Each layer keeps a KV cache and a Mamba-2 state.
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& l = m->hp.layers[1];
-  EXPECT_EQ(l.attention, AttentionKind::kFull);
-  EXPECT_EQ(l.num_kv_heads, 1u);
-  EXPECT_EQ(l.head_dim_k, 4u);
-  EXPECT_EQ(l.mixer, LayerMixer::kMamba2);
-  EXPECT_TRUE(l.recurrent);
-  EXPECT_EQ(l.state.conv_channels, 20u);
-  EXPECT_EQ(l.state.conv_kernel, 3u);
-  EXPECT_EQ(l.state.heads, 2u);
-  EXPECT_EQ(l.state.elements_per_head, 16u);  // mamba_d_head 8 x d_state 2
-  EXPECT_EQ(l.intermediate_size, 12u);
+  // elements_per_head: mamba_d_head 8 x d_state 2
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .mixer = LayerMixer::kMamba2,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .intermediate_size = 12u,
+                        .recurrent = true,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 16u});
   EXPECT_EQ(m->hp.ssm_inner_size, 16u);
   EXPECT_EQ(m->hp.ssm_chunk_size, 4u);
 }

@@ -84,22 +84,18 @@ TEST(Gemma3nBuilder, TinyTextCountsByHand) {
   auto m = testing::BuildCounted(TinyText(), 1450u, 5800u);
   ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.embed_tokens.weight");
-  EXPECT_EQ(FindTensor(*m, "model.embed_tokens_per_layer.weight")->shape,
-            (std::vector<uint64_t>{6, 4}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.down_proj.weight")->shape,
-            (std::vector<uint64_t>{8, 6}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.altup.prediction_coefs.weight")->shape,
-            (std::vector<uint64_t>{4, 2}));
+  testing::ExpectShape(*m, "model.embed_tokens_per_layer.weight", {6, 4});
+  testing::ExpectShape(*m, "model.layers.1.mlp.down_proj.weight", {8, 6});
+  testing::ExpectShape(*m, "model.layers.0.altup.prediction_coefs.weight", {4, 2});
   // The KV-shared layer keeps its k/v projections (stored) but has no cache of its own.
   const Tensor* k = FindTensor(*m, "model.layers.1.self_attn.k_proj.weight");
   ASSERT_NE(k, nullptr);
   EXPECT_TRUE(k->stored);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].kv_shared);
-  EXPECT_TRUE(m->hp.layers[1].kv_shared);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 6u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
+  testing::ExpectLayer(
+      m->hp, 0,
+      {.attention = AttentionKind::kSliding, .intermediate_size = 12u, .kv_shared = false});
+  testing::ExpectLayer(m->hp, 1, {.intermediate_size = 6u, .kv_shared = true});
   EXPECT_EQ(m->hp.intermediate_size, 12u);
   // v_norm has no weight: a non-persistent scalar, not stored.
   const Tensor* v_norm = FindTensor(*m, "model.layers.0.self_attn.v_norm.weight");
@@ -114,9 +110,8 @@ TEST(Gemma3nBuilder, TinyTextCountsByHand) {
   // One width for every layer is the same as a list of it.
   auto j = TinyText();
   j["intermediate_size"] = 12;
-  auto flat = BuildJson(j);
-  ASSERT_TRUE(flat) << flat.error().message;
-  EXPECT_EQ(ComputeTotals(*flat).parameters, 1450u + 144u);
+  auto flat = testing::BuildCounted(j, 1450u + 144u);
+  ASSERT_TRUE(flat);
 }
 
 // The composite adds, by hand:
@@ -132,9 +127,8 @@ TEST(Gemma3nBuilder, TinyTextCountsByHand) {
 //   vision tower: MobileNetV5 (fixed by its architecture name) 294,126,912.
 //   1450 + 508 + 52 + 24576 + 294,126,912 = 294,153,498.
 TEST(Gemma3nBuilder, TinyCompositeComponentsByHand) {
-  auto m = BuildJson(TinyComposite());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 294153498u);
+  auto m = testing::BuildCounted(TinyComposite(), 294153498u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1450u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 508u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "embed_audio"), 52u);
@@ -145,15 +139,14 @@ TEST(Gemma3nBuilder, TinyCompositeComponentsByHand) {
   EXPECT_EQ(FindTensor(*m, "model.audio_tower.subsample_conv_projection.input_proj_linear.weight")
                 ->shape,
             (std::vector<uint64_t>{4, 4}));
-  EXPECT_EQ(FindTensor(*m, "model.audio_tower.conformer.0.lconv1d.depthwise_conv1d.weight")->shape,
-            (std::vector<uint64_t>{4, 1, 3}));
+  testing::ExpectShape(*m, "model.audio_tower.conformer.0.lconv1d.depthwise_conv1d.weight",
+                       {4, 1, 3});
   const Tensor* mask =
       FindTensor(*m, "model.audio_tower.conformer.0.attention.attn.local_causal_valid_mask");
   ASSERT_NE(mask, nullptr);
   EXPECT_EQ(mask->shape, (std::vector<uint64_t>{2, 3}));  // [chunk, chunk + left - 1 + right]
   EXPECT_FALSE(mask->stored);
-  EXPECT_EQ(FindTensor(*m, "model.embed_vision.embedding_projection.weight")->shape,
-            (std::vector<uint64_t>{8, 2048}));
+  testing::ExpectShape(*m, "model.embed_vision.embedding_projection.weight", {8, 2048});
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.laurel.linear_left.weight"), nullptr);
   EXPECT_EQ(m->no_split_patterns, (std::vector<std::string>{"model.language_model.layers.*"}));
   EXPECT_EQ(m->hp.text_config_key, "text_config");
@@ -181,9 +174,8 @@ TEST(Gemma3nBuilder, QuantizationReachesEveryLinear) {
                               {"load_in_4bit", true},
                               {"bnb_4bit_quant_type", "nf4"},
                               {"llm_int8_skip_modules", {"lm_head"}}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 294153498u);
+  auto m = testing::BuildCounted(j, 294153498u);
+  ASSERT_TRUE(m);
   for (const char* name : {"model.audio_tower.conformer.0.attention.post.weight",
                            "model.embed_audio.embedding_projection.weight",
                            "model.language_model.layers.0.mlp.gate_proj.weight",
@@ -192,8 +184,7 @@ TEST(Gemma3nBuilder, QuantizationReachesEveryLinear) {
     ASSERT_NE(t, nullptr) << name;
     EXPECT_EQ(t->dtype, Dtype::kU8) << name;
   }
-  EXPECT_EQ(FindTensor(*m, "model.audio_tower.conformer.0.attention.post.weight")->shape,
-            (std::vector<uint64_t>{8, 1}));
+  testing::ExpectShape(*m, "model.audio_tower.conformer.0.attention.post.weight", {8, 1});
   for (const char* name : {"model.audio_tower.subsample_conv_projection.conv_0.conv.weight",
                            "model.vision_tower.timm_model.msfa.ffn.pw_exp.conv.weight",
                            "model.language_model.embed_tokens_per_layer.weight"}) {
@@ -346,8 +337,7 @@ TEST(Gemma3nBuilder, RealE2bAndE4bMatchPublishedCounts) {
   }
   EXPECT_EQ(arch_test::ComponentParameters(*e2b, "language_model"), 4456156768u);
   EXPECT_EQ(arch_test::ComponentParameters(*e4b, "language_model"), 6866696688u);
-  EXPECT_EQ(FindTensor(*e2b, "model.language_model.embed_tokens_per_layer.weight")->shape,
-            (std::vector<uint64_t>{262144, 7680}));
+  testing::ExpectShape(*e2b, "model.language_model.embed_tokens_per_layer.weight", {262144, 7680});
   // KV cache: 20 of E2B's 30 layers (4 full, 16 sliding over 512 tokens) and 20 of E4B's 35.
   for (const auto& [m, layers] : {std::pair{&*e2b, 30u}, std::pair{&*e4b, 35u}}) {
     ASSERT_EQ(m->hp.layers.size(), layers);

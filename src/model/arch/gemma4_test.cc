@@ -35,14 +35,14 @@ TEST(Gemma4Builder, TinyTextCountsByHand) {
   auto m = testing::BuildCounted(TinyGemma4(), 1264u, 5064u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
-  EXPECT_EQ(m->hp.layers[0].head_dim_k, 4u);
-  EXPECT_FALSE(m->hp.layers[0].k_eq_v);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[1].head_dim_k, 8u);
-  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 1u);
-  EXPECT_TRUE(m->hp.layers[1].k_eq_v);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kSliding,
+                        .head_dim_k = 4u,
+                        .window_tokens = 16u,
+                        .k_eq_v = false});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .head_dim_k = 8u, .k_eq_v = true});
   EXPECT_EQ(FindTensor(*m, "model.language_model.layers.1.self_attn.v_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.language_model.embed_tokens.weight");
 }
@@ -61,9 +61,8 @@ TEST(Gemma4Builder, VisionTowerIsAComponent) {
                         {"patch_size", 2},
                         {"position_embedding_size", 5},
                         {"standardize", true}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u + 284u);
+  auto m = testing::BuildCounted(j, 1264u + 284u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 252u);
   const Tensor* q =
       FindTensor(*m, "model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight");
@@ -83,9 +82,8 @@ TEST(Gemma4Builder, MoeBlockAndHostileConfigs) {
   j["text_config"]["num_experts"] = 2;
   j["text_config"]["top_k_experts"] = 1;
   j["text_config"]["moe_intermediate_size"] = 3;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u + 2u * 194u);
+  auto m = testing::BuildCounted(j, 1264u + 2u * 194u);
+  ASSERT_TRUE(m);
   EXPECT_TRUE(m->hp.layers[0].moe);
   j["text_config"].erase("num_experts");
   ExpectError(j, "num_experts");
@@ -111,12 +109,10 @@ TEST(Gemma4Builder, SharedKvLayers) {
   auto j = TinyGemma4();
   j["text_config"]["num_kv_shared_layers"] = 1;
   j["text_config"]["use_double_wide_mlp"] = true;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1264u - 72u + 288u);
-  EXPECT_TRUE(m->hp.layers[1].kv_shared);
-  EXPECT_FALSE(m->hp.layers[0].kv_shared);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 24u);
+  auto m = testing::BuildCounted(j, 1264u - 72u + 288u);
+  ASSERT_TRUE(m);
+  testing::ExpectLayer(m->hp, 1, {.intermediate_size = 24u, .kv_shared = true});
+  testing::ExpectLayer(m->hp, 0, {.kv_shared = false});
 }
 
 
@@ -165,9 +161,7 @@ TEST(Gemma4Builder, Nvfp4DenseMlpByHand) {
   ASSERT_TRUE(exact) << exact.error().message;
   EXPECT_EQ(ComputeTotals(*exact).stored_bytes, 3780u);
   EXPECT_EQ(ComputeTotals(*exact).parameters, 1264u + 2u * 194u);
-  const Tensor* down = FindTensor(*exact, "model.language_model.layers.1.experts.1.down_proj.weight");
-  ASSERT_NE(down, nullptr);
-  EXPECT_EQ(down->shape, (std::vector<uint64_t>{8, 2}));
+  testing::ExpectShape(*exact, "model.language_model.layers.1.experts.1.down_proj.weight", {8, 2});
   EXPECT_EQ(FindTensor(*exact, "model.language_model.layers.0.experts.gate_up_proj"), nullptr);
 }
 
@@ -188,18 +182,12 @@ TEST(Gemma4Builder, RealNvfp4ThirtyOneB) {
   }
   EXPECT_EQ(ComputeTotals(*bf16).stored_bytes, 62546177752u);
   EXPECT_EQ(ComputeTotals(*fp4).stored_bytes, 32633255032u);
-  const Tensor* gate = FindTensor(*fp4, "model.language_model.layers.0.mlp.gate_proj.weight_scale");
-  ASSERT_NE(gate, nullptr);
-  EXPECT_EQ(gate->shape, (std::vector<uint64_t>{21504, 336}));
+  testing::ExpectShape(*fp4, "model.language_model.layers.0.mlp.gate_proj.weight_scale",
+                       {21504, 336});
   for (const auto& a : fp4->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
-  auto text = memfit::testing::ReadFile(*eval + "/recent/nvidia__Gemma-4-31B-IT-NVFP4/config.json");
-  ASSERT_TRUE(text);
-  auto config = HfConfig::Parse(*text, "config.json");
-  ASSERT_TRUE(config);
-  BuildOptions unquantized;
-  unquantized.ignore_quantization = true;
-  auto logical = BuildFromConfig(*config, unquantized);
-  ASSERT_TRUE(logical) << logical.error().message;
+  auto logical = testing::BuildEvalConfig("recent/nvidia__Gemma-4-31B-IT-NVFP4",
+                                          {.ignore_quantization = true});
+  ASSERT_TRUE(logical);
   EXPECT_EQ(ComputeTotals(*logical).parameters, ComputeTotals(*bf16).parameters);
 }
 

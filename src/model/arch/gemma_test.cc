@@ -25,12 +25,10 @@ TEST(GemmaBuilder, TinyConfigCountsByHand) {
 TEST(GemmaBuilder, Gemma2NormsAndAlternatingWindows) {
   auto j = TinyDecoder("gemma2");
   j["sliding_window"] = 4;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1112u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 4u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  auto m = testing::BuildCounted(j, 1112u);
+  ASSERT_TRUE(m);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 4u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
 }
 
 // gemma3_text adds q_norm/k_norm [head_dim 4] per layer: 1112 + 16 = 1128. Pattern 2: layer 0
@@ -56,19 +54,12 @@ TEST(GemmaBuilder, Gemma3TextQkNormAndPattern) {
 // gemma-3-1b-it has no index or count in the eval set; its published parameter count (Hugging
 // Face model page) is 999,885,952.
 TEST(GemmaBuilder, Gemma3OneBillionMatchesPublishedCount) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  auto text = ::memfit::testing::ReadFile(*eval + "/models/google__gemma-3-1b-it/config.json");
-  if (!text) GTEST_SKIP() << "gemma-3-1b-it config absent";
-  auto config = HfConfig::Parse(*text, "gemma-3-1b-it/config.json");
-  ASSERT_TRUE(config);
-  auto m = BuildFromConfig(*config);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildEvalConfig("models/google__gemma-3-1b-it");
+  if (!m) GTEST_SKIP() << "gemma-3-1b-it config absent";
   EXPECT_EQ(ComputeTotals(*m).parameters, 999885952u);
   // 26 layers, every sixth global: layers 5, 11, 17, 23.
-  EXPECT_EQ(m->hp.layers[5].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[4].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[4].window_tokens, 512u);
+  testing::ExpectLayer(m->hp, 5, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(m->hp, 4, {.attention = AttentionKind::kSliding, .window_tokens = 512u});
 }
 
 TEST(GemmaBuilder, HostileConfigsNameTheField) {

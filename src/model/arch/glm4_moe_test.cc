@@ -38,11 +38,10 @@ TEST(Glm4MoeBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(t.parameters, 1656u);
   EXPECT_EQ(t.stored_bytes, 11808u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 1u);
-  EXPECT_EQ(m->hp.layers[1].head_dim_k, 4u);
+  testing::ExpectLayer(m->hp, 0, {.moe = false});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .head_dim_k = 4u, .moe = true});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
   const Tensor* bias = FindTensor(*m, "model.layers.1.mlp.gate.e_score_correction_bias");
   ASSERT_NE(bias, nullptr);
@@ -52,9 +51,7 @@ TEST(Glm4MoeBuilder, TinyConfigCountsByHand) {
   ASSERT_NE(eh, nullptr);
   EXPECT_FALSE(eh->loaded);
   // partial_rotary_factor 0.5 by default: inv_freq [int(4 x 0.5) / 2].
-  const Tensor* inv_freq = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv_freq, nullptr);
-  EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   // use_qk_norm: per-head q_norm/k_norm [4] in each of the three layers: +8 loaded per layer.
   j["use_qk_norm"] = true;
   m = BuildJson(j);
@@ -88,28 +85,38 @@ TEST(Glm4MoeBuilder, Glm45AirPublishedCounts) {
     }
     return n;
   };
-  auto air = BuildJson(nlohmann::json::parse(
-      R"({"model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"],"vocab_size":151552,
+  struct Case {
+    const char* model;
+    const char* config;
+    uint64_t loaded_parameters;
+    uint64_t stored_parameters;
+  };
+  const Case kCases[] = {
+      {"zai-org/GLM-4.5-Air",
+       R"({"model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"],"vocab_size":151552,
          "hidden_size":4096,"intermediate_size":10944,"moe_intermediate_size":1408,
          "n_routed_experts":128,"n_shared_experts":1,"num_experts_per_tok":8,
          "first_k_dense_replace":1,"num_hidden_layers":46,"num_attention_heads":96,
          "num_key_value_heads":8,"head_dim":128,"attention_bias":true,"use_qk_norm":false,
          "partial_rotary_factor":0.5,"num_nextn_predict_layers":1,"tie_word_embeddings":false,
-         "torch_dtype":"bfloat16"})"));
-  ASSERT_TRUE(air) << air.error().message;
-  EXPECT_EQ(ComputeTotals(*air).parameters, 106852245504u);
-  EXPECT_EQ(stored_parameters(*air), 110468818944u);
-  auto full = BuildJson(nlohmann::json::parse(
-      R"({"model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"],"vocab_size":151552,
+         "torch_dtype":"bfloat16"})",
+       106852245504u, 110468818944u},
+      {"zai-org/GLM-4.5",
+       R"({"model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"],"vocab_size":151552,
          "hidden_size":5120,"intermediate_size":12288,"moe_intermediate_size":1536,
          "n_routed_experts":160,"n_shared_experts":1,"num_experts_per_tok":8,
          "first_k_dense_replace":3,"num_hidden_layers":92,"num_attention_heads":96,
          "num_key_value_heads":8,"head_dim":128,"attention_bias":true,"use_qk_norm":true,
          "partial_rotary_factor":0.5,"num_nextn_predict_layers":1,"tie_word_embeddings":false,
-         "torch_dtype":"bfloat16"})"));
-  ASSERT_TRUE(full) << full.error().message;
-  EXPECT_EQ(ComputeTotals(*full).parameters, 352797814784u);
-  EXPECT_EQ(stored_parameters(*full), 358337776896u);
+         "torch_dtype":"bfloat16"})",
+       352797814784u, 358337776896u},
+  };
+  for (const Case& c : kCases) {
+    auto m = BuildJson(nlohmann::json::parse(c.config));
+    ASSERT_TRUE(m) << c.model << ": " << m.error().message;
+    EXPECT_EQ(ComputeTotals(*m).parameters, c.loaded_parameters) << c.model;
+    EXPECT_EQ(stored_parameters(*m), c.stored_parameters) << c.model;
+  }
 }
 
 }  // namespace MEMFIT_TU

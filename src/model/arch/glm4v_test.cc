@@ -10,13 +10,7 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 
 using testing::BuildJson;
 using testing::FindTensor;
-
-bool HasLine(const std::vector<std::string>& lines, const std::string& needle) {
-  for (const auto& l : lines) {
-    if (l.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::HasLine;
 
 uint64_t Parameters(const Model& m, const std::string& component) {
   return arch_test::ComponentParameters(m, component);
@@ -95,24 +89,19 @@ TEST(Glm4vBuilder, TinyConfigCountsByHand) {
   }
   EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.self_attn.o_proj.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.visual.blocks.0.attn.qkv.bias"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.visual.blocks.0.mlp.up_proj.weight")->shape,
-            (std::vector<uint64_t>{8, 8}));  // out_hidden_size, not intermediate_size
-  EXPECT_EQ(FindTensor(*m, "model.visual.merger.up_proj.weight")->shape,
-            (std::vector<uint64_t>{16, 8}));
-  EXPECT_EQ(FindTensor(*m, "model.visual.patch_embed.proj.weight")->shape,
-            (std::vector<uint64_t>{8, 3, 2, 2, 2}));
-  EXPECT_EQ(FindTensor(*m, "model.visual.downsample.weight")->shape,
-            (std::vector<uint64_t>{8, 8, 2, 2}));
+  // out_hidden_size, not intermediate_size
+  testing::ExpectShape(*m, "model.visual.blocks.0.mlp.up_proj.weight", {8, 8});
+  testing::ExpectShape(*m, "model.visual.merger.up_proj.weight", {16, 8});
+  testing::ExpectShape(*m, "model.visual.patch_embed.proj.weight", {8, 3, 2, 2, 2});
+  testing::ExpectShape(*m, "model.visual.downsample.weight", {8, 8, 2, 2});
   const Tensor* ids = FindTensor(*m, "model.visual.embeddings.position_ids");
   ASSERT_NE(ids, nullptr);
   EXPECT_EQ(ids->kind, TensorKind::kNonPersistentBuffer);
   EXPECT_EQ(ids->shape, (std::vector<uint64_t>{1, 16}));
   // Vision rotary: Glm4vVisionRotaryEmbedding(4 / 2) -> arange(0, 2, 2): 1 frequency. Text
   // rotary: int(4 x 0.5) / 2 = 1.
-  EXPECT_EQ(FindTensor(*m, "model.visual.rotary_pos_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{1}));
-  EXPECT_EQ(FindTensor(*m, "model.language_model.rotary_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.visual.rotary_pos_emb.inv_freq", {1});
+  testing::ExpectShape(*m, "model.language_model.rotary_emb.inv_freq", {1});
   EXPECT_EQ(m->hp.num_layers, 2u);
   EXPECT_EQ(m->hp.head_dim, 4u);
   EXPECT_EQ(m->hp.num_kv_heads, 1u);
@@ -131,9 +120,8 @@ TEST(Glm4vBuilder, FlatConfigIsTheSameModel) {
     if (k != "model_type") j[k] = v;
   }
   j.erase("text_config");
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 3224u);
+  auto m = testing::BuildCounted(j, 3224u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.mlp.gate_up_proj.weight"), nullptr);
   EXPECT_EQ(m->hp.text_config_key, "");
 }
@@ -152,8 +140,7 @@ TEST(Glm4vBuilder, Transformers5ConfigFields) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 3224u * 2);  // the tower in text_config's dtype
   EXPECT_EQ(FindTensor(*m, "model.visual.blocks.0.attn.qkv.weight")->dtype, Dtype::kBF16);
-  EXPECT_EQ(FindTensor(*m, "model.language_model.rotary_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{2}));  // int(4 x 1.0) / 2
+  testing::ExpectShape(*m, "model.language_model.rotary_emb.inv_freq", {2});  // int(4 x 1.0) / 2
 }
 
 // Tiny glm4v_moe text: glm4_moe_test.cc's TinyGlm4Moe (1656 loaded parameters: a dense layer, a
@@ -239,10 +226,9 @@ TEST(Glm4vBuilder, Glm41vPublishedCount) {
   EXPECT_EQ(t.stored_bytes, 2 * 10292777472u);
   EXPECT_EQ(m->hp.head_dim, 128u);
   EXPECT_EQ(m->hp.max_position_embeddings, 65536u);
-  EXPECT_EQ(FindTensor(*m, "model.language_model.rotary_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{32}));
-  EXPECT_EQ(FindTensor(*m, "model.visual.rotary_pos_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{32}));  // head_dim 128 / 2 = 64, arange(0, 64, 2)
+  testing::ExpectShape(*m, "model.language_model.rotary_emb.inv_freq", {32});
+  // head_dim 128 / 2 = 64, arange(0, 64, 2)
+  testing::ExpectShape(*m, "model.visual.rotary_pos_emb.inv_freq", {32});
 }
 
 // zai-org/GLM-4.5V: its config.json (the fields a public model report prints from it with
@@ -407,13 +393,10 @@ TEST(Glm4vMoeBuilder, Glm45vFp8) {
   j["quantization_config"] = {{"activation_scheme", "dynamic"}, {"fmt", "e4m3"},
                               {"quant_method", "fp8"}, {"weight_block_size", {128, 128}},
                               {"modules_to_not_convert", skip}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 107710927360u);
-  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 109861557632u);
-  const Tensor* down = FindTensor(*m, "model.language_model.layers.0.mlp.down_proj.weight_scale_inv");
-  ASSERT_NE(down, nullptr);
-  EXPECT_EQ(down->shape, (std::vector<uint64_t>{32, 86}));
+  auto m = testing::BuildCounted(j, 107710927360u, 109861557632u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.language_model.layers.0.mlp.down_proj.weight_scale_inv",
+                       {32, 86});
   EXPECT_EQ(FindTensor(*m, "model.visual.merger.proj.weight")->dtype, Dtype::kBF16);
   EXPECT_TRUE(HasLine(m->assumptions, "does not exclude 124 weight matrices"));
 }

@@ -25,9 +25,7 @@ TEST(Gpt2Builder, TinyModelCountsByHand) {
   // Buffers per attention: causal mask bool 1*1*4*4 = 16 B + masked_bias float32 4 B.
   EXPECT_EQ(totals.buffer_bytes, 2u * (16 + 4));
   // Conv1D weights are [in, out].
-  const Tensor* c_attn = FindTensor(*model, "transformer.h.0.attn.c_attn.weight");
-  ASSERT_NE(c_attn, nullptr);
-  EXPECT_EQ(c_attn->shape, (std::vector<uint64_t>{8, 24}));
+  testing::ExpectShape(*model, "transformer.h.0.attn.c_attn.weight", {8, 24});
   const Tensor* lm_head = FindTensor(*model, "lm_head.weight");
   ASSERT_NE(lm_head, nullptr);
   EXPECT_EQ(lm_head->tied_to, "transformer.wte.weight");
@@ -69,12 +67,10 @@ TEST(Gpt2Builder, HostileConfigNamesTheField) {
   EXPECT_NE(bad.error().message.find("n_head"), std::string::npos) << bad.error().message;
   auto missing = BuildText(R"({"model_type": "gpt2", "n_embd": 8, "n_layer": 2, "n_head": 2,
     "n_positions": 4})");
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("vocab_size"), std::string::npos);
+  testing::ExpectErrorContains(missing, "vocab_size");
   auto head = BuildText(R"({"model_type": "gpt2", "architectures": ["GPT2ForImageMagic"],
     "vocab_size": 10, "n_embd": 8, "n_layer": 2, "n_head": 2, "n_positions": 4})");
-  ASSERT_FALSE(head);
-  EXPECT_NE(head.error().message.find("GPT2ForImageMagic"), std::string::npos);
+  testing::ExpectErrorContains(head, "GPT2ForImageMagic");
 }
 
 }  // namespace MEMFIT_TU

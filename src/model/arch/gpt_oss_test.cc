@@ -24,9 +24,8 @@ nlohmann::json TinyGptOss() {
 // 2x8x8 = 128 + bias 16, down 2x4x8 = 64 + bias 16 (=224), norms 16: 476 per layer;
 // 952 + 80 + 8 + lm_head 80 = 1120. Layer 0 slides, layer 1 is global.
 TEST(GptOssBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyGptOss());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1120u);
+  auto m = testing::BuildCounted(TinyGptOss(), 1120u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
 }
@@ -45,8 +44,7 @@ TEST(GptOssBuilder, Mxfp4ExpertsAsStored) {
   const Tensor* blocks = FindTensor(*m, "model.layers.0.mlp.experts.gate_up_proj_blocks");
   ASSERT_NE(blocks, nullptr);
   EXPECT_EQ(blocks->bytes, 1024u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.experts.down_proj_scales")->shape,
-            (std::vector<uint64_t>{1, 32, 1}));
+  testing::ExpectShape(*m, "model.layers.0.mlp.experts.down_proj_scales", {1, 32, 1});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.experts.gate_up_proj"), nullptr);
   j["hidden_size"] = 40;
   testing::ExpectError(j, "divisible by 32");

@@ -44,33 +44,28 @@ TEST(GraniteHybridBuilder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->assumptions.empty() ||
               m->assumptions.front().find("approximate") == std::string::npos);
-  const Tensor* in = FindTensor(*m, "model.layers.0.mamba.in_proj.weight");
-  ASSERT_NE(in, nullptr);
-  EXPECT_EQ(in->shape, (std::vector<uint64_t>{38, 8}));
-  const Tensor* conv = FindTensor(*m, "model.layers.0.mamba.conv1d.weight");
-  ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{20, 1, 3}));
+  testing::ExpectShape(*m, "model.layers.0.mamba.in_proj.weight", {38, 8});
+  testing::ExpectShape(*m, "model.layers.0.mamba.conv1d.weight", {20, 1, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.k_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mamba.in_proj.weight"), nullptr);
-  const Tensor* experts = FindTensor(*m, "model.layers.1.block_sparse_moe.input_linear.weight");
-  ASSERT_NE(experts, nullptr);
-  EXPECT_EQ(experts->shape, (std::vector<uint64_t>{2, 6, 8}));
+  testing::ExpectShape(*m, "model.layers.1.block_sparse_moe.input_linear.weight", {2, 6, 8});
   EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);  // "nope": no rotary
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.recurrent);
-  EXPECT_EQ(mamba.state.conv_channels, 20u);
-  EXPECT_EQ(mamba.state.conv_kernel, 3u);
-  EXPECT_EQ(mamba.state.heads, 2u);
-  EXPECT_EQ(mamba.state.elements_per_head, 16u);  // head dim 8 x d_state 2
-  EXPECT_TRUE(mamba.moe);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_FALSE(attn.recurrent);
+  // elements_per_head: head dim 8 x d_state 2
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .moe = true,
+                        .recurrent = true,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 16u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .recurrent = false});
 }
 
 // num_local_experts 0 (granite-4.0-h-micro's kind): the shared MLP alone, 2 x 160 fewer; every
@@ -78,9 +73,8 @@ TEST(GraniteHybridBuilder, TinyConfigCountsByHand) {
 TEST(GraniteHybridBuilder, DenseAllMambaAndRope) {
   auto dense = TinyGraniteHybrid();
   dense["num_local_experts"] = 0;
-  auto m = BuildJson(dense);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1358u - 320u);
+  auto m = testing::BuildCounted(dense, 1358u - 320u);
+  ASSERT_TRUE(m);
   EXPECT_FALSE(m->hp.layers[1].moe);
   EXPECT_EQ(m->hp.layers[1].intermediate_size, 4u);
   auto all = TinyGraniteHybrid();

@@ -11,9 +11,8 @@ using testing::TinyDecoder;
 
 // Tiny granite (llama layout): 192 + 288 + 16 = 496 per layer; 992 + 80 + 8 + lm_head 80 = 1160.
 TEST(GraniteBuilder, GraniteCountsByHand) {
-  auto m = BuildJson(TinyDecoder("granite"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1160u);
+  auto m = testing::BuildCounted(TinyDecoder("granite"), 1160u);
+  ASSERT_TRUE(m);
 }
 
 // Tiny granitemoe (2 experts, intermediate 6, tied): attention 192, input_linear 2x12x8 = 192,
@@ -28,8 +27,7 @@ TEST(GraniteBuilder, GraniteMoeFusedExperts) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1112u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.block_sparse_moe.input_linear.weight")->shape,
-            (std::vector<uint64_t>{2, 12, 8}));
+  testing::ExpectShape(*m, "model.layers.0.block_sparse_moe.input_linear.weight", {2, 12, 8});
   j["model_type"] = "granitemoeshared";
   j["shared_intermediate_size"] = 5;
   m = BuildJson(j);

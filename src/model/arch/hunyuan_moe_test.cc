@@ -27,19 +27,14 @@ nlohmann::json TinyHunyuanMoe() {
 // 2 x 3 x (12 x 8) = 576; shared_mlp 288: 16 + 192 + 8 + 16 + 576 + 288 = 1096.
 // model.norm 8: 80 + 80 + 2 x 1096 + 8 = 2360.
 TEST(HunYuanMoeBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyHunyuanMoe());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 2360u);
+  auto m = testing::BuildCounted(TinyHunyuanMoe(), 2360u);
+  ASSERT_TRUE(m);
   const Tensor* wg = FindTensor(*m, "model.layers.1.mlp.gate.wg.weight");
   ASSERT_NE(wg, nullptr);
   EXPECT_EQ(wg->dtype, Dtype::kF32);
   EXPECT_EQ(wg->shape, (std::vector<uint64_t>{2, 8}));
-  const Tensor* qn = FindTensor(*m, "model.layers.0.self_attn.query_layernorm.weight");
-  ASSERT_NE(qn, nullptr);
-  EXPECT_EQ(qn->shape, (std::vector<uint64_t>{4}));
-  const Tensor* shared = FindTensor(*m, "model.layers.0.mlp.shared_mlp.down_proj.weight");
-  ASSERT_NE(shared, nullptr);
-  EXPECT_EQ(shared->shape, (std::vector<uint64_t>{8, 12}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.query_layernorm.weight", {4});
+  testing::ExpectShape(*m, "model.layers.0.mlp.shared_mlp.down_proj.weight", {8, 12});
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.experts.1.up_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 2u);
@@ -55,9 +50,8 @@ TEST(HunYuanMoeBuilder, TinyConfigCountsByHand) {
   // Tencent's remote-code config names the same class under model_type "hunyuan".
   auto remote = TinyHunyuanMoe();
   remote["model_type"] = "hunyuan";
-  auto r = BuildJson(remote);
-  ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(ComputeTotals(*r).parameters, 2360u);
+  auto r = testing::BuildCounted(remote, 2360u);
+  ASSERT_TRUE(r);
 }
 
 // Per-layer lists: layer 1 with 3 experts of width 6 and 2 shared experts (shared MLP 12 x 2 =
@@ -72,18 +66,16 @@ TEST(HunYuanMoeBuilder, PerLayerListsAndCrossLayerAttention) {
   j["moe_topk"] = {1, 2};
   j["moe_intermediate_size"] = {12, 6};
   j["num_shared_expert"] = {1, 2};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 2512u);
+  auto m = testing::BuildCounted(j, 2512u);
+  ASSERT_TRUE(m);
   bool said = false;
   for (const auto& a : m->assumptions) said |= a.find("moe_intermediate_size") != std::string::npos;
   EXPECT_TRUE(said);
   auto cla = TinyHunyuanMoe();
   cla["use_cla"] = true;
   cla["cla_share_factor"] = 2;
-  auto c = BuildJson(cla);
-  ASSERT_TRUE(c) << c.error().message;
-  EXPECT_EQ(ComputeTotals(*c).parameters, 2296u);
+  auto c = testing::BuildCounted(cla, 2296u);
+  ASSERT_TRUE(c);
   EXPECT_EQ(FindTensor(*c, "model.layers.1.self_attn.k_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*c, "model.layers.0.self_attn.k_proj.weight"), nullptr);
   EXPECT_FALSE(c->hp.layers[0].kv_shared);
@@ -123,9 +115,8 @@ TEST(HunYuanMoeBuilder, HunyuanA13BCountsItsParameters) {
       {"rms_norm_eps", 1e-5}, {"tie_word_embeddings", true}, {"torch_dtype", "bfloat16"},
       {"use_cla", false}, {"use_mixed_mlp_moe", true}, {"use_qk_norm", true},
       {"vocab_size", 128167}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 80'393'183'232u);
+  auto m = testing::BuildCounted(j, 80'393'183'232u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.experts_per_token, 8u);
   EXPECT_EQ(m->hp.head_dim, 128u);
 }

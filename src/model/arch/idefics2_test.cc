@@ -32,8 +32,7 @@ TEST(Idefics2Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_model"), 230u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "connector"), 192u + 912u);
-  EXPECT_EQ(FindTensor(*m, "model.connector.perceiver_resampler.latents")->shape,
-            (std::vector<uint64_t>{2, 8}));
+  testing::ExpectShape(*m, "model.connector.perceiver_resampler.latents", {2, 8});
   EXPECT_EQ(FindTensor(*m, "model.connector.perceiver_resampler.layers.0.self_attn.k_proj.weight")
                 ->shape,
             (std::vector<uint64_t>{2, 8}));
@@ -43,9 +42,8 @@ TEST(Idefics2Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(m->hp.layers.size(), 2u);
   auto j = TinyIdefics2();
   j["tie_word_embeddings"] = true;
-  auto tied = BuildJson(j);
-  ASSERT_TRUE(tied) << tied.error().message;
-  EXPECT_EQ(ComputeTotals(*tied).parameters, 2494u - 80u);
+  auto tied = testing::BuildCounted(j, 2494u - 80u);
+  ASSERT_TRUE(tied);
   EXPECT_EQ(FindTensor(*tied, "lm_head.weight")->tied_to, "model.text_model.embed_tokens.weight");
 }
 
@@ -67,9 +65,8 @@ TEST(Idefics2Builder, Idefics2_8bConfig) {
        {{"hidden_size", 1152}, {"image_size", 980}, {"intermediate_size", 4304},
         {"model_type", "idefics2"}, {"num_attention_heads", 16}, {"num_hidden_layers", 27},
         {"patch_size", 14}}}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 8402768112u);
+  auto m = testing::BuildCounted(j, 8402768112u);
+  ASSERT_TRUE(m);
 }
 
 TEST(Idefics2Builder, HostileConfigsNameTheField) {

@@ -51,26 +51,21 @@ TEST(KimiLinearBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyKimiLinearText(), 1160u, 4648u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& kda = m->hp.layers[0];
-  EXPECT_EQ(kda.mixer, LayerMixer::kKimiDelta);
-  EXPECT_EQ(kda.attention, AttentionKind::kNone);
-  EXPECT_TRUE(kda.recurrent);
-  EXPECT_EQ(kda.state.conv_channels, 12u);
-  EXPECT_EQ(kda.state.conv_kernel, 3u);
-  EXPECT_EQ(kda.state.heads, 2u);
-  EXPECT_EQ(kda.state.elements_per_head, 4u);
-  EXPECT_FALSE(kda.moe);
-  const LayerInfo& mla = m->hp.layers[1];
-  EXPECT_EQ(mla.attention, AttentionKind::kMla);
-  EXPECT_TRUE(mla.moe);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kKimiDelta,
+                        .moe = false,
+                        .recurrent = true,
+                        .conv_channels = 12u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 4u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kMla, .moe = true});
   EXPECT_EQ(m->hp.kv_lora_rank, 4u);
   EXPECT_EQ(m->hp.qk_rope_head_dim, 2u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.A_log")->shape,
-            (std::vector<uint64_t>{1, 1, 2, 1}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_conv1d.weight")->shape,
-            (std::vector<uint64_t>{4, 1, 3}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.block_sparse_moe.experts.1.w2.weight")->shape,
-            (std::vector<uint64_t>{8, 3}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.A_log", {1, 1, 2, 1});
+  testing::ExpectShape(*m, "model.layers.0.self_attn.q_conv1d.weight", {4, 1, 3});
+  testing::ExpectShape(*m, "model.layers.1.block_sparse_moe.experts.1.w2.weight", {8, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.1.block_sparse_moe.shared_experts.up_proj.weight"),
             nullptr);
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
@@ -209,12 +204,8 @@ TEST(KimiK3Builder, TinyConfigCountsByHand) {
 // and the K3 release notes), to one decimal in trillions. No weight index of the release was
 // available (find_files found none): stored bytes are checked against the formula only.
 TEST(KimiK3Builder, RealConfigMatchesThePublishedTotal) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: the real-config check is skipped";
-  auto text = ::memfit::testing::ReadFile(*eval + "/recent/moonshotai__Kimi-K3/config.json");
-  if (!text) GTEST_SKIP() << "recent/moonshotai__Kimi-K3/config.json is absent";
-  auto config = HfConfig::Parse(*text, "Kimi-K3/config.json");
-  ASSERT_TRUE(config);
+  auto config = testing::ParseEvalConfig("recent/moonshotai__Kimi-K3");
+  if (!config) GTEST_SKIP() << "recent/moonshotai__Kimi-K3/config.json is absent";
   auto m = BuildExactFromConfig(*config, BuildOptions{});
   ASSERT_TRUE(m) << m.error().message;
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;

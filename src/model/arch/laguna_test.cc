@@ -44,29 +44,23 @@ nlohmann::json TinyLaguna() {
 // sliding 1.0): full_attention_{inv_freq,original_inv_freq} [int(4 x 0.5) / 2 = 1] and
 // sliding_attention_* [2] float32 -> 6 x 4 = 24 bytes resident.
 TEST(LagunaBuilder, TwoLayersByHand) {
-  auto m = BuildJson(TinyLaguna());
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(TinyLaguna(), 1130u, 4520u);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1130u);
-  EXPECT_EQ(t.stored_bytes, 4520u);
   EXPECT_EQ(t.resident_bytes, 4520u + 24);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.q_proj.weight")->shape,
-            (std::vector<uint64_t>{8, 8}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.g_proj.weight")->shape,
-            (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_proj.weight", {8, 8});
+  testing::ExpectShape(*m, "model.layers.0.self_attn.g_proj.weight", {4, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.experts.e_score_correction_bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.shared_expert.down_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate.weight"), nullptr);
   const auto& layers = m->hp.layers;
   ASSERT_EQ(layers.size(), 2u);
-  EXPECT_EQ(layers[0].num_heads, 4u);
-  EXPECT_EQ(layers[1].num_heads, 2u);
-  EXPECT_EQ(layers[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(layers[1].attention, AttentionKind::kSliding);
-  EXPECT_EQ(layers[1].window_tokens, 4u);
-  EXPECT_FALSE(layers[0].moe);
-  EXPECT_TRUE(layers[1].moe);
-  EXPECT_EQ(layers[0].intermediate_size, 6u);
+  testing::ExpectLayer(
+      m->hp, 0,
+      {.attention = AttentionKind::kFull, .num_heads = 4u, .moe = false, .intermediate_size = 6u});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kSliding, .num_heads = 2u, .window_tokens = 4u, .moe = true});
 }
 
 // "gating": "per-element" (vLLM): g_proj [heads x head_dim, 8]: layer 0 [16, 8] 128 (+96),
@@ -76,20 +70,17 @@ TEST(LagunaBuilder, TwoLayersByHand) {
 TEST(LagunaBuilder, GatingSinksAndDefaults) {
   auto j = TinyLaguna();
   j["gating"] = "per-element";
-  auto e = BuildJson(j);
-  ASSERT_TRUE(e) << e.error().message;
-  EXPECT_EQ(ComputeTotals(*e).parameters, 1274u);
+  auto e = testing::BuildCounted(j, 1274u);
+  ASSERT_TRUE(e);
   j = TinyLaguna();
   j["swa_attention_sink_enabled"] = true;
-  auto s = BuildJson(j);
-  ASSERT_TRUE(s) << s.error().message;
-  EXPECT_EQ(ComputeTotals(*s).parameters, 1132u);
+  auto s = testing::BuildCounted(j, 1132u);
+  ASSERT_TRUE(s);
   EXPECT_EQ(FindTensor(*s, "model.layers.0.self_attn.sink"), nullptr);
   j = TinyLaguna();
   j.erase("mlp_layer_types");
-  auto d = BuildJson(j);
-  ASSERT_TRUE(d) << d.error().message;
-  EXPECT_EQ(ComputeTotals(*d).parameters, 1130u);
+  auto d = testing::BuildCounted(j, 1130u);
+  ASSERT_TRUE(d);
   // A nested rope_parameters sets each type's width: full 1.0 -> [2] each (+8 bytes).
   j["rope_parameters"] = {{"full_attention", {{"rope_type", "default"},
                                               {"partial_rotary_factor", 1.0}}},

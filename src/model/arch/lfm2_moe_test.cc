@@ -31,17 +31,13 @@ TEST(Lfm2MoeBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyLfm2Moe(), 1200u, 4812u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kShortConv);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_TRUE(m->hp.layers[1].moe);
+  testing::ExpectLayer(m->hp, 0,
+                       {.mixer = LayerMixer::kShortConv, .moe = false, .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull, .moe = true});
   EXPECT_EQ(m->hp.num_experts, 3u);
   EXPECT_EQ(m->hp.experts_per_token, 2u);
   EXPECT_EQ(m->hp.moe_intermediate_size, 4u);
-  const Tensor* w1 = FindTensor(*m, "model.layers.1.feed_forward.experts.2.w1.weight");
-  ASSERT_NE(w1, nullptr);
-  EXPECT_EQ(w1->shape, (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.feed_forward.experts.2.w1.weight", {4, 8});
   const Tensor* bias = FindTensor(*m, "model.layers.1.feed_forward.expert_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);

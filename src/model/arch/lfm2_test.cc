@@ -31,20 +31,17 @@ TEST(Lfm2Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.intermediate_size, 12u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& conv = m->hp.layers[0];
-  EXPECT_EQ(conv.mixer, LayerMixer::kShortConv);
-  EXPECT_EQ(conv.attention, AttentionKind::kNone);
-  EXPECT_TRUE(conv.recurrent);
-  EXPECT_EQ(conv.state.conv_channels, 8u);
-  EXPECT_EQ(conv.state.conv_kernel, 3u);
-  EXPECT_EQ(conv.state.heads, 0u);
-  EXPECT_EQ(conv.intermediate_size, 12u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.conv.conv.weight")->shape,
-            (std::vector<uint64_t>{8, 1, 3}));
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kShortConv,
+                        .intermediate_size = 12u,
+                        .recurrent = true,
+                        .conv_channels = 8u,
+                        .conv_kernel = 3u,
+                        .state_heads = 0u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .head_dim_k = 4u});
+  testing::ExpectShape(*m, "model.layers.0.conv.conv.weight", {8, 1, 3});
   EXPECT_NE(FindTensor(*m, "model.layers.1.self_attn.q_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.embed_tokens.weight");
 }

@@ -29,15 +29,13 @@ TEST(Llama4Builder, TinyTextCountsByHand) {
   auto m = testing::BuildCounted(TinyLlama4Text(), 1104u, 4416u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kChunked);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 16u);
-  EXPECT_FALSE(m->hp.layers[0].moe);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  const Tensor* gu = FindTensor(*m, "model.layers.1.feed_forward.experts.gate_up_proj");
-  ASSERT_NE(gu, nullptr);
-  EXPECT_EQ(gu->shape, (std::vector<uint64_t>{2, 8, 6}));
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kChunked,
+                        .window_tokens = 16u,
+                        .moe = false,
+                        .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull, .moe = true});
+  testing::ExpectShape(*m, "model.layers.1.feed_forward.experts.gate_up_proj", {2, 8, 6});
 }
 
 // Llama4ForConditionalGeneration with a tiny vision model (hidden 4, 1 layer, intermediate 6,

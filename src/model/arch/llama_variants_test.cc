@@ -27,20 +27,15 @@ uint64_t Parameters(const nlohmann::json& j) {
 TEST(Glm4Builder, TinyConfigCountsByHand) {
   auto j = TinyDecoder("glm4");
   j["head_dim"] = 4;  // Glm4Config's default is 128
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1224u);
-  const Tensor* gate_up = FindTensor(*m, "model.layers.1.mlp.gate_up_proj.weight");
-  ASSERT_NE(gate_up, nullptr);
-  EXPECT_EQ(gate_up->shape, (std::vector<uint64_t>{24, 8}));
+  auto m = testing::BuildCounted(j, 1224u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.1.mlp.gate_up_proj.weight", {24, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_self_attn_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.post_mlp_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.k_proj.bias"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.o_proj.bias"), nullptr);
   // partial_rotary_factor 0.5 (Glm4Config's default): inv_freq [int(4 x 0.5) / 2].
-  const Tensor* inv_freq = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(inv_freq, nullptr);
-  EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   j["attention_bias"] = false;
   EXPECT_EQ(Parameters(j), 1224u - 2 * 16);
   testing::ExpectHostileRejected("glm4");
@@ -89,9 +84,8 @@ TEST(Ernie45Builder, TinyConfigCountsByHand) {
 TEST(HunYuanDenseBuilder, TinyConfigCountsByHand) {
   auto j = TinyDecoder("hunyuan_v1_dense");
   j["head_dim"] = 4;  // HunYuanDenseV1Config's default is 128
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 2 * 504u + 168);
+  auto m = testing::BuildCounted(j, 2 * 504u + 168);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.query_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.key_layernorm.weight"), nullptr);
   testing::ExpectHostileRejected("hunyuan_v1_dense");
@@ -106,18 +100,12 @@ TEST(InternLmBuilder, TinyConfigCountsByHand) {
   testing::ExpectHostileRejected("internlm");
 }
 
-struct Published {
-  const char* model;
-  const char* config;
-  uint64_t parameters;
-};
-
 // Sources: GLM-4-9B-0414 and Seed-OSS-36B-Instruct, Apertus-8B-2509, ERNIE-4.5-0.3B-PT: the
 // Hugging Face model pages' safetensors parameter counts (9.40B, 36.15B, 8.05B, 0.36B: rounded
 // figures; memfit's exact counts are within their rounding). Apertus's page total also holds the
 // 2 x 32 scalar beta/eps buffers, which are not parameters here.
 TEST(LlamaVariantsPublished, RealConfigsMatchPublishedCounts) {
-  const Published kModels[] = {
+  const testing::Published kModels[] = {
       {"THUDM/GLM-4-9B-0414 (9.40B)",
        R"({"model_type":"glm4","architectures":["Glm4ForCausalLM"],"vocab_size":151552,
          "hidden_size":4096,"intermediate_size":13696,"num_hidden_layers":40,
@@ -144,11 +132,7 @@ TEST(LlamaVariantsPublished, RealConfigsMatchPublishedCounts) {
          "tie_word_embeddings":true,"torch_dtype":"bfloat16"})",
        360748032u},
   };
-  for (const auto& p : kModels) {
-    auto m = BuildJson(nlohmann::json::parse(p.config));
-    ASSERT_TRUE(m) << p.model << ": " << m.error().message;
-    EXPECT_EQ(ComputeTotals(*m).parameters, p.parameters) << p.model;
-  }
+  testing::ExpectPublishedCounts(kModels);
 }
 
 // internlm/internlm-20b (remote code, bias false): its pytorch_model.bin.index.json total_size is

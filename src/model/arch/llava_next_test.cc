@@ -33,26 +33,23 @@ TEST(LlavaNextBuilder, TinyConfigsCountByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 242u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 112u);
-  EXPECT_EQ(FindTensor(*m, "image_newline")->shape, (std::vector<uint64_t>{8}));
+  testing::ExpectShape(*m, "image_newline", {8});
   EXPECT_NE(FindTensor(*m, "language_model.lm_head.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "vision_tower.vision_model.pre_layrnorm.weight"), nullptr);
   EXPECT_EQ(m->hp.layers.size(), 2u);
   // A mistral text model builds the same tensors here (no sliding window in the count).
-  auto mistral = BuildJson(TinyLlavaNext("llava_next", "mistral", "clip_vision_model"));
-  ASSERT_TRUE(mistral) << mistral.error().message;
-  EXPECT_EQ(ComputeTotals(*mistral).parameters, 1522u);
+  auto mistral =
+      testing::BuildCounted(TinyLlavaNext("llava_next", "mistral", "clip_vision_model"), 1522u);
+  ASSERT_TRUE(mistral);
   // Video: average pooling has no parameters; conv pooling is a Conv2d(4, 4, 2) with bias:
   // 4 x 4 x 2 x 2 + 4 = 68.
   auto video = TinyLlavaNext("llava_next_video", "llama", "clip_vision_model");
-  auto avg = BuildJson(video);
-  ASSERT_TRUE(avg) << avg.error().message;
-  EXPECT_EQ(ComputeTotals(*avg).parameters, 1522u);
+  auto avg = testing::BuildCounted(video, 1522u);
+  ASSERT_TRUE(avg);
   video["spatial_pool_mode"] = "conv";
-  auto conv = BuildJson(video);
-  ASSERT_TRUE(conv) << conv.error().message;
-  EXPECT_EQ(ComputeTotals(*conv).parameters, 1522u + 68u);
-  EXPECT_EQ(FindTensor(*conv, "vision_resampler.pool.weight")->shape,
-            (std::vector<uint64_t>{4, 4, 2, 2}));
+  auto conv = testing::BuildCounted(video, 1522u + 68u);
+  ASSERT_TRUE(conv);
+  testing::ExpectShape(*conv, "vision_resampler.pool.weight", {4, 4, 2, 2});
   // OneVision: SigLIP tower (230, as in gemma3_test.cc) and a qwen2 text model (q/k/v biases:
   // 2 x (8 + 4 + 4) = 32 more than llama's 1160; qwen2's untied head as configured).
   auto ov = BuildJson(TinyLlavaNext("llava_onevision", "qwen2", "siglip_vision_model"));

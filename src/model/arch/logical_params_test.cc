@@ -139,24 +139,18 @@ TEST(LogicalParams, Mxfp4) {
   EXPECT_LT(ComputeTotals(*m).stored_bytes, ComputeTotals(*plain).stored_bytes);
 }
 
+// A release folder of ../shared/eval built with its hf_quant_config.json merged in, when it has
+// one; nullopt when the folder is absent.
 std::optional<Model> BuildEvalRelease(const std::string& sub) {
-  auto dir = memfit::testing::EvalDir();
-  if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/" + sub + "/config.json");
-  if (!text) return std::nullopt;
-  auto config = HfConfig::Parse(*text, sub);
-  EXPECT_TRUE(config) << config.error().message;
+  auto config = testing::ParseEvalConfig(sub);
   if (!config) return std::nullopt;
-  if (auto quant = memfit::testing::ReadFile(*dir + "/" + sub + "/hf_quant_config.json")) {
+  if (auto quant = testing::ReadEvalFile(sub, "hf_quant_config.json")) {
     auto merged = MergeHfQuantConfig(*config, *quant, sub + "/hf_quant_config.json");
     EXPECT_TRUE(merged) << merged.error().message;
     if (!merged) return std::nullopt;
-    config = std::move(merged);
+    config = std::move(*merged);
   }
-  auto model = BuildFromConfig(*config);
-  EXPECT_TRUE(model) << model.error().message;
-  if (!model) return std::nullopt;
-  return std::move(*model);
+  return testing::BuildOrFail(*config);
 }
 
 // NVIDIA's NVFP4 releases count the parameters of their bf16 siblings; the stored bytes shrink.
@@ -183,11 +177,9 @@ TEST(LogicalParams, Nvfp4ReleasesMatchTheirBf16Siblings) {
 TEST(LogicalParams, GptOss20bCountsTheUnquantizedModel) {
   auto mx = BuildEvalRelease("recent/openai__gpt-oss-20b");
   if (!mx) GTEST_SKIP() << "openai__gpt-oss-20b absent";
-  auto dir = memfit::testing::EvalDir();
-  auto config = HfConfig::Parse(*memfit::testing::ReadFile(*dir + "/recent/openai__gpt-oss-20b/config.json"), "gpt-oss-20b");
-  ASSERT_TRUE(config);
-  auto plain = BuildFromConfig(*config, {.ignore_quantization = true});
-  ASSERT_TRUE(plain) << plain.error().message;
+  auto plain =
+      testing::BuildEvalConfig("recent/openai__gpt-oss-20b", {.ignore_quantization = true});
+  ASSERT_TRUE(plain);
   const uint64_t params = ComputeTotals(*mx).parameters;
   EXPECT_EQ(params, ComputeTotals(*plain).parameters);
   EXPECT_GE(params, 20'850'000'000u);

@@ -37,10 +37,9 @@ nlohmann::json TinyMamba(const std::string& type) {
 // + bias 16 = 32; A_log [16, 2] = 32; D 16; out_proj [8, 16] 128 + bias 8 = 136. Layer 656.
 // Embeddings 80, norm_f 8, lm_head tied: 80 + 2 x 656 + 8 = 1400.
 TEST(MambaBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMamba("mamba"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1400u);
-  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 1400u * 4);  // the tied head is not stored
+  // the tied head is not stored
+  auto m = testing::BuildCounted(TinyMamba("mamba"), 1400u, 1400u * 4);
+  ASSERT_TRUE(m);
   EXPECT_EQ(Shape(*m, "backbone.layers.0.mixer.in_proj.weight"), (std::vector<uint64_t>{32, 8}));
   EXPECT_EQ(Shape(*m, "backbone.layers.1.mixer.conv1d.weight"),
             (std::vector<uint64_t>{16, 1, 3}));
@@ -88,11 +87,9 @@ TEST(MambaBuilder, TinyConfigCountsByHand) {
 TEST(FalconMambaBuilder, TinyConfigCountsByHand) {
   auto j = TinyMamba("falcon_mamba");
   j["tie_word_embeddings"] = false;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(j, 1400u, 1400u * 4);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1400u);
-  EXPECT_EQ(t.stored_bytes, 1400u * 4);
   EXPECT_EQ(t.buffer_bytes, 144u);
   EXPECT_EQ(FindTensor(*m, "backbone.layers.0.mixer.in_proj.bias"), nullptr);
   EXPECT_EQ(Shape(*m, "backbone.layers.1.mixer.b_c_rms"), (std::vector<uint64_t>{2}));
@@ -121,9 +118,8 @@ nlohmann::json TinyMamba2() {
 // [20, 1, 3] 60 + bias 20 = 80; dt_bias, A_log, D 3 x 4 = 12; gated norm 16; out_proj [8, 16]
 // 128 (use_bias false). Layer 564. Embeddings 80 + 2 x 564 + norm_f 8 + untied lm_head 80 = 1296.
 TEST(Mamba2Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMamba2());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1296u);
+  auto m = testing::BuildCounted(TinyMamba2(), 1296u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(Shape(*m, "backbone.layers.0.mixer.in_proj.weight"), (std::vector<uint64_t>{40, 8}));
   EXPECT_EQ(Shape(*m, "backbone.layers.0.mixer.conv1d.weight"),
             (std::vector<uint64_t>{20, 1, 3}));
@@ -131,13 +127,14 @@ TEST(Mamba2Builder, TinyConfigCountsByHand) {
   EXPECT_EQ(Shape(*m, "backbone.layers.1.mixer.dt_bias"), (std::vector<uint64_t>{4}));
   EXPECT_EQ(FindTensor(*m, "backbone.layers.0.mixer.out_proj.bias"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& L = m->hp.layers[1];
-  EXPECT_EQ(L.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(L.attention, AttentionKind::kNone);
-  EXPECT_EQ(L.state.conv_channels, 20u);
-  EXPECT_EQ(L.state.conv_kernel, 3u);
-  EXPECT_EQ(L.state.heads, 4u);
-  EXPECT_EQ(L.state.elements_per_head, 8u);  // head_dim 4 x state 2
+  // elements_per_head: head_dim 4 x state 2
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .conv_channels = 20u,
+                        .conv_kernel = 3u,
+                        .state_heads = 4u,
+                        .elements_per_head = 8u});
   EXPECT_EQ(m->hp.ssm_chunk_size, 64u);
   EXPECT_EQ(m->hp.ssm_group_count, 1u);
   // "time_step_limit": [0.0, Infinity] as Python's json writes it: parsed, ignored.
@@ -175,9 +172,8 @@ nlohmann::json TinyJamba() {
 // Layer 1: q [8, 8] 64, k [4, 8] 32, v 32, o 64 = 192; dense MLP 288; norms 16: 496.
 // Embeddings 80 + 1517 + 496 + final_layernorm 8 + untied lm_head 80 = 2181.
 TEST(JambaBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyJamba());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 2181u);
+  auto m = testing::BuildCounted(TinyJamba(), 2181u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(Shape(*m, "model.layers.0.mamba.in_proj.weight"), (std::vector<uint64_t>{32, 8}));
   EXPECT_EQ(Shape(*m, "model.layers.0.mamba.dt_layernorm.weight"), (std::vector<uint64_t>{1}));
   EXPECT_EQ(Shape(*m, "model.layers.0.mamba.c_layernorm.weight"), (std::vector<uint64_t>{2}));
@@ -191,26 +187,25 @@ TEST(JambaBuilder, TinyConfigCountsByHand) {
   EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.final_layernorm.weight"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.moe);
-  EXPECT_EQ(mamba.state.conv_channels, 16u);
-  EXPECT_EQ(mamba.state.elements_per_head, 2u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_FALSE(attn.recurrent);
-  EXPECT_FALSE(attn.moe);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.intermediate_size, 12u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba,
+                        .moe = true,
+                        .conv_channels = 16u,
+                        .elements_per_head = 2u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .moe = false,
+                        .intermediate_size = 12u,
+                        .recurrent = false});
   EXPECT_EQ(m->hp.num_experts, 3u);
   EXPECT_EQ(m->hp.experts_per_token, 2u);
   // num_experts 1: every feed_forward dense (layers_num_experts all 1): 613 + 288 + 16 = 917.
   auto dense = TinyJamba();
   dense["num_experts"] = 1;
-  auto d = BuildJson(dense);
-  ASSERT_TRUE(d) << d.error().message;
-  EXPECT_EQ(ComputeTotals(*d).parameters, 80u + 917u + 496u + 8u + 80u);
+  auto d = testing::BuildCounted(dense, 80u + 917u + 496u + 8u + 80u);
+  ASSERT_TRUE(d);
 }
 
 // The recurrent state per sequence, whatever the context, in transformers' caches (model dtype,

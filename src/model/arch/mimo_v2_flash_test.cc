@@ -47,22 +47,18 @@ TEST(MiMoV2FlashBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyMiMoV2(), 986u, 6552u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& global = m->hp.layers[0];
-  EXPECT_EQ(global.attention, AttentionKind::kFull);
-  EXPECT_EQ(global.num_kv_heads, 1u);
-  EXPECT_EQ(global.head_dim_k, 4u);
-  EXPECT_EQ(global.head_dim_v, 2u);
-  EXPECT_FALSE(global.moe);
-  const LayerInfo& swa = m->hp.layers[1];
-  EXPECT_EQ(swa.attention, AttentionKind::kSliding);
-  EXPECT_EQ(swa.window_tokens, 4u);
-  EXPECT_EQ(swa.num_kv_heads, 2u);
-  EXPECT_TRUE(swa.moe);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.attention_sink_bias")->shape,
-            (std::vector<uint64_t>{2}));
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kFull,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .head_dim_v = 2u,
+                        .moe = false});
+  testing::ExpectLayer(
+      m->hp, 1,
+      {.attention = AttentionKind::kSliding, .num_kv_heads = 2u, .window_tokens = 4u, .moe = true});
+  testing::ExpectShape(*m, "model.layers.1.self_attn.attention_sink_bias", {2});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.attention_sink_bias"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.v_proj.weight")->shape,
-            (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.v_proj.weight", {4, 8});
   const Tensor* eh = FindTensor(*m, "model.mtp.layers.0.eh_proj.weight");
   ASSERT_NE(eh, nullptr);
   EXPECT_EQ(eh->shape, (std::vector<uint64_t>{8, 16}));
@@ -119,13 +115,8 @@ TEST(MiMoV2FlashBuilder, HostileConfigsNameTheField) {
 // Params 309B"), and each of its three MTP layers to the card's "0.33B params/block". No weight
 // index of this release was available: stored bytes are checked against the formula only.
 TEST(MiMoV2FlashBuilder, RealConfigMatchesTheModelCard) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: the real-config check is skipped";
-  auto text =
-      ::memfit::testing::ReadFile(*eval + "/recent/XiaomiMiMo__MiMo-V2-Flash/config.json");
-  if (!text) GTEST_SKIP() << "recent/XiaomiMiMo__MiMo-V2-Flash/config.json is absent";
-  auto config = HfConfig::Parse(*text, "MiMo-V2-Flash/config.json");
-  ASSERT_TRUE(config);
+  auto config = testing::ParseEvalConfig("recent/XiaomiMiMo__MiMo-V2-Flash");
+  if (!config) GTEST_SKIP() << "recent/XiaomiMiMo__MiMo-V2-Flash/config.json is absent";
   auto m = BuildExactFromConfig(*config, BuildOptions{});
   ASSERT_TRUE(m) << m.error().message;
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
@@ -154,8 +145,7 @@ TEST(MiMoV2FlashBuilder, RealConfigMatchesTheModelCard) {
   const Tensor* w = FindTensor(*m, "model.layers.1.mlp.experts.0.gate_proj.weight");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->dtype, Dtype::kF8E4M3);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.experts.0.gate_proj.weight_scale_inv")->shape,
-            (std::vector<uint64_t>{16, 32}));
+  testing::ExpectShape(*m, "model.layers.1.mlp.experts.0.gate_proj.weight_scale_inv", {16, 32});
 }
 
 }  // namespace MEMFIT_TU

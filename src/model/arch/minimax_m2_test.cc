@@ -34,15 +34,11 @@ nlohmann::json TinyMiniMaxM2() {
 // Stored: 928 x 4 + two float32 e_score_correction_bias [2] (16) = 3728; resident adds the
 // non-persistent rotary inv_freq [head_dim / 2 = 2] float32 (8) = 3736.
 TEST(MiniMaxM2Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyMiniMaxM2());
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(TinyMiniMaxM2(), 928u, 3728u);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 928u);
-  EXPECT_EQ(t.stored_bytes, 3728u);
   EXPECT_EQ(t.resident_bytes, 3736u);
-  const Tensor* qn = FindTensor(*m, "model.layers.1.self_attn.q_norm.weight");
-  ASSERT_NE(qn, nullptr);
-  EXPECT_EQ(qn->shape, (std::vector<uint64_t>{8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_norm.weight", {8});
   EXPECT_NE(FindTensor(*m, "model.layers.0.block_sparse_moe.e_score_correction_bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.0.block_sparse_moe.experts.1.w2.weight"), nullptr);
   EXPECT_EQ(m->hp.num_experts, 2u);
@@ -56,13 +52,11 @@ TEST(MiniMaxM2Builder, TinyConfigCountsByHand) {
   j["use_routing_bias"] = false;
   auto ph = BuildJson(j);
   ASSERT_TRUE(ph) << ph.error().message;
-  EXPECT_EQ(FindTensor(*ph, "model.layers.0.self_attn.k_norm.weight")->shape,
-            (std::vector<uint64_t>{4}));
+  testing::ExpectShape(*ph, "model.layers.0.self_attn.k_norm.weight", {4});
   EXPECT_EQ(FindTensor(*ph, "model.layers.0.block_sparse_moe.e_score_correction_bias"), nullptr);
   j["qk_norm_type"] = "per_token";
   auto bad = BuildJson(j);
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("qk_norm_type"), std::string::npos);
+  testing::ExpectErrorContains(bad, "qk_norm_type");
 }
 
 // MiniMax-M2.5 (V 200064, h 3072, 62 layers, 48 heads and 8 KV heads of 128, 256 experts of

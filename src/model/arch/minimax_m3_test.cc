@@ -50,9 +50,7 @@ TEST(MiniMaxM3Builder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyMiniMaxM3(), 1194u, 7472u);
   ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.index_q_proj.weight"), nullptr);
-  const Tensor* index_q = FindTensor(*m, "model.layers.1.self_attn.index_q_proj.weight");
-  ASSERT_NE(index_q, nullptr);
-  EXPECT_EQ(index_q->shape, (std::vector<uint64_t>{4, 8}));
+  testing::ExpectShape(*m, "model.layers.1.self_attn.index_q_proj.weight", {4, 8});
   EXPECT_EQ(FindTensor(*m, "model.layers.1.block_sparse_moe.gate.weight")->dtype, Dtype::kF32);
   const Tensor* mtp = FindTensor(*m, "model.mtp.layers.0.eh_proj.weight");
   ASSERT_NE(mtp, nullptr);

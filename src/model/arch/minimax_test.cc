@@ -42,13 +42,10 @@ nlohmann::json TinyM1() {
 // Parameters 336 + 200 + 2 x 168 + 168 = 1,040. Stored: the two routers (32) in float32, the
 // rest bfloat16: 1,008 x 2 + 32 x 4 = 2,144 bytes.
 TEST(MiniMaxBuilder, M1TwoLayersByHand) {
-  auto m = BuildJson(TinyM1());
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(TinyM1(), 1040u, 2144u);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1040u);
-  EXPECT_EQ(t.stored_bytes, 2144u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.qkv_proj.weight")->shape,
-            (std::vector<uint64_t>{24, 8}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.qkv_proj.weight", {24, 8});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.qkv_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.block_sparse_moe.gate.weight")->dtype, Dtype::kF32);
@@ -62,13 +59,13 @@ TEST(MiniMaxBuilder, M1TwoLayersByHand) {
   EXPECT_EQ(FindTensor(*old, "model.layers.0.self_attn.rotary_emb.inv_freq"), nullptr);
   EXPECT_NE(FindTensor(*old, "model.layers.1.self_attn.rotary_emb.cos_cached"), nullptr);
 
-  const auto& layers = m->hp.layers;
-  ASSERT_EQ(layers.size(), 2u);
-  EXPECT_EQ(layers[0].mixer, LayerMixer::kLinearAttention);
-  EXPECT_EQ(layers[0].attention, AttentionKind::kNone);
-  EXPECT_TRUE(layers[0].recurrent);
-  EXPECT_EQ(layers[1].mixer, LayerMixer::kAttention);
-  EXPECT_TRUE(layers[0].moe && layers[1].moe);
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kLinearAttention,
+                        .moe = true,
+                        .recurrent = true});
+  testing::ExpectLayer(m->hp, 1, {.mixer = LayerMixer::kAttention, .moe = true});
 }
 
 // KV cache at 2 sequences x 100 tokens, bf16: the softmax layer keeps 1 KV head x 4 x 2 (K, V)
@@ -93,11 +90,9 @@ TEST(MiniMaxBuilder, M1StateAndKvByHand) {
 TEST(MiniMaxBuilder, M1SharedMlpByHand) {
   auto j = TinyM1();
   j["shared_intermediate_size"] = 5;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1040u + 2 * 80);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.coefficient.weight")->shape,
-            (std::vector<uint64_t>{1, 8}));
+  auto m = testing::BuildCounted(j, 1040u + 2 * 80);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.1.coefficient.weight", {1, 8});
 }
 
 TEST(MiniMaxBuilder, M1BadListsAreNamed) {
@@ -124,12 +119,10 @@ TEST(MiniMaxBuilder, TransformersTwoLayersByHand) {
   j["layer_types"] = {"linear_attention", "full_attention"};
   j["block_size"] = 4;
   j["torch_dtype"] = "float32";
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(j, 1040u);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1040u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.diagonal_decay")->shape,
-            (std::vector<uint64_t>{1, 2, 4, 4}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.diagonal_decay", {1, 2, 4, 4});
   EXPECT_EQ(t.resident_bytes, 1040u * 4 + 200 + 8);
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kLinearAttention);
   // Without "layer_types", MiniMaxConfig makes even layers full and odd layers lightning.
@@ -153,17 +146,14 @@ TEST(MiniMaxBuilder, TransformersTwoLayersByHand) {
 // The config names no torch_dtype: as is, float32 is assumed (and said) for everything,
 // 456,089,655,296 elements x 4 = 1,824,358,621,184 bytes; with "bfloat16" given it is exact.
 TEST(MiniMaxBuilder, M1EvalConfigMatchesIndex) {
-  auto dir = memfit::testing::EvalDir();
-  auto text = dir ? memfit::testing::ReadFile(*dir + "/models/MiniMaxAI__MiniMax-M1/config.json")
-                  : std::nullopt;
-  if (!text) GTEST_SKIP() << "../shared/eval/models/MiniMaxAI__MiniMax-M1 not available";
-  auto json = nlohmann::json::parse(*text);
-  auto assumed = BuildJson(json);
+  auto json = testing::EvalConfigJson("models/MiniMaxAI__MiniMax-M1");
+  if (!json) GTEST_SKIP() << "../shared/eval/models/MiniMaxAI__MiniMax-M1 not available";
+  auto assumed = BuildJson(*json);
   ASSERT_TRUE(assumed) << assumed.error().message;
   EXPECT_EQ(ComputeTotals(*assumed).stored_bytes, 1824358621184u);
   EXPECT_FALSE(assumed->assumptions.empty());
-  json["torch_dtype"] = "bfloat16";
-  auto m = BuildJson(json);
+  (*json)["torch_dtype"] = "bfloat16";
+  auto m = BuildJson(*json);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 912210767872u);
   uint64_t lightning = 0;

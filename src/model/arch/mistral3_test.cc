@@ -32,8 +32,7 @@ TEST(Mistral3Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 164u);
-  EXPECT_EQ(FindTensor(*m, "multi_modal_projector.patch_merger.merging_layer.weight")->shape,
-            (std::vector<uint64_t>{4, 16}));
+  testing::ExpectShape(*m, "multi_modal_projector.patch_merger.merging_layer.weight", {4, 16});
   const Tensor* inv_freq = FindTensor(*m, "vision_tower.patch_positional_embedding.inv_freq");
   ASSERT_NE(inv_freq, nullptr);
   EXPECT_EQ(inv_freq->shape, (std::vector<uint64_t>{4, 2}));
@@ -47,9 +46,8 @@ TEST(Mistral3Builder, TinyConfigCountsByHand) {
   auto j = TinyMistral3();
   j["vision_feature_layer"] = {-1, -2};
   j["multimodal_projector_bias"] = true;
-  auto wide = BuildJson(j);
-  ASSERT_TRUE(wide) << wide.error().message;
-  EXPECT_EQ(ComputeTotals(*wide).parameters, 1520u + 32u + 16u);
+  auto wide = testing::BuildCounted(j, 1520u + 32u + 16u);
+  ASSERT_TRUE(wide);
 }
 
 TEST(Mistral3Builder, MistralSmall31MatchesPublishedCount) {
@@ -65,9 +63,8 @@ TEST(Mistral3Builder, LlavaWithPixtralTower) {
   j["model_type"] = "llava";
   j["architectures"] = {"LlavaForConditionalGeneration"};
   j.erase("spatial_merge_size");
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1468u);
+  auto m = testing::BuildCounted(j, 1468u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 196u);
   EXPECT_NE(FindTensor(*m, "vision_tower.transformer.layers.0.attention.q_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "multi_modal_projector.linear_1.bias"), nullptr);
@@ -87,9 +84,8 @@ TEST(Mistral3Builder, LlavaWithPixtralTower) {
       {"vision_config",
        {{"head_dim", 64}, {"hidden_act", "silu"}, {"image_size", 1024}, {"model_type", "pixtral"},
         {"patch_size", 16}, {"rope_theta", 10000.0}}}};
-  auto big = BuildJson(pixtral);
-  ASSERT_TRUE(big) << big.error().message;
-  EXPECT_EQ(ComputeTotals(*big).parameters, 12682739712u);
+  auto big = testing::BuildCounted(pixtral, 12682739712u);
+  ASSERT_TRUE(big);
 }
 
 TEST(Mistral3Builder, HostileConfigsNameTheField) {

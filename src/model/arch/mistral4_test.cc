@@ -27,11 +27,8 @@ TEST(Mistral4Builder, TinyConfigCountsByHand) {
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kMla);
   EXPECT_TRUE(m->hp.layers[1].moe);
-  const Tensor* gate_up = FindTensor(*m, "model.layers.1.mlp.experts.gate_up_proj");
-  ASSERT_NE(gate_up, nullptr);
-  EXPECT_EQ(gate_up->shape, (std::vector<uint64_t>{2, 6, 8}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.experts.down_proj")->shape,
-            (std::vector<uint64_t>{2, 8, 3}));
+  testing::ExpectShape(*m, "model.layers.1.mlp.experts.gate_up_proj", {2, 6, 8});
+  testing::ExpectShape(*m, "model.layers.1.mlp.experts.down_proj", {2, 8, 3});
   EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.e_score_correction_bias"), nullptr);
 }
 

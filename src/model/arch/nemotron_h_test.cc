@@ -58,34 +58,28 @@ TEST(NemotronHBuilder, ChunkSize) {
 }
 
 TEST(NemotronHBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyNemotronH());
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1078u);
-  EXPECT_EQ(t.stored_bytes, 4320u);
+  auto m = testing::BuildCounted(TinyNemotronH(), 1078u, 4320u);
+  ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 4u);
-  const auto& mamba = m->hp.layers[0];
-  EXPECT_EQ(mamba.mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(mamba.attention, AttentionKind::kNone);
-  EXPECT_TRUE(mamba.recurrent);
-  EXPECT_EQ(mamba.state.conv_channels, 12u);
-  EXPECT_EQ(mamba.state.conv_kernel, 3u);
-  EXPECT_EQ(mamba.state.heads, 2u);
-  EXPECT_EQ(mamba.state.elements_per_head, 8u);
-  EXPECT_EQ(mamba.state.state_bits, 32u);
-  const auto& attn = m->hp.layers[1];
-  EXPECT_EQ(attn.mixer, LayerMixer::kAttention);
-  EXPECT_EQ(attn.attention, AttentionKind::kFull);
-  EXPECT_EQ(attn.num_kv_heads, 1u);
-  EXPECT_EQ(attn.head_dim_k, 4u);
-  EXPECT_EQ(m->hp.layers[2].mixer, LayerMixer::kNone);
-  EXPECT_EQ(m->hp.layers[2].attention, AttentionKind::kNone);
-  EXPECT_EQ(m->hp.layers[2].intermediate_size, 12u);
-  EXPECT_TRUE(m->hp.layers[3].moe);
-  EXPECT_FALSE(m->hp.layers[3].recurrent);
-  const Tensor* conv = FindTensor(*m, "backbone.layers.0.mixer.conv1d.weight");
-  ASSERT_NE(conv, nullptr);
-  EXPECT_EQ(conv->shape, (std::vector<uint64_t>{12, 1, 3}));
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kMamba2,
+                        .recurrent = true,
+                        .conv_channels = 12u,
+                        .conv_kernel = 3u,
+                        .state_heads = 2u,
+                        .elements_per_head = 8u,
+                        .state_bits = 32u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .mixer = LayerMixer::kAttention,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u});
+  testing::ExpectLayer(
+      m->hp, 2,
+      {.attention = AttentionKind::kNone, .mixer = LayerMixer::kNone, .intermediate_size = 12u});
+  testing::ExpectLayer(m->hp, 3, {.moe = true, .recurrent = false});
+  testing::ExpectShape(*m, "backbone.layers.0.mixer.conv1d.weight", {12, 1, 3});
   EXPECT_NE(FindTensor(*m, "backbone.layers.3.mixer.experts.1.down_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "backbone.layers.3.mixer.gate.e_score_correction_bias")->dtype,
             Dtype::kF32);
@@ -106,9 +100,7 @@ TEST(NemotronHBuilder, BlockListAndLatentMoe) {
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1094u);
-  const Tensor* up = FindTensor(*m, "backbone.layers.3.mixer.experts.0.up_proj.weight");
-  ASSERT_NE(up, nullptr);
-  EXPECT_EQ(up->shape, (std::vector<uint64_t>{3, 4}));
+  testing::ExpectShape(*m, "backbone.layers.3.mixer.experts.0.up_proj.weight", {3, 4});
 }
 
 // One MTP step of [attention, moe] (mtp.layers.0 and .1): enorm 8 + hnorm 8 + eh_proj 16 x 8 =
@@ -118,11 +110,8 @@ TEST(NemotronHBuilder, MtpLayersAreStoredNotLoaded) {
   auto j = TinyNemotronH();
   j["num_nextn_predict_layers"] = 1;
   j["mtp_layers_block_type"] = {"attention", "moe"};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1078u);
-  EXPECT_EQ(t.stored_bytes, 6536u);
+  auto m = testing::BuildCounted(j, 1078u, 6536u);
+  ASSERT_TRUE(m);
   const Tensor* eh = FindTensor(*m, "mtp.layers.0.eh_proj.weight");
   ASSERT_NE(eh, nullptr);
   EXPECT_FALSE(eh->loaded);

@@ -39,18 +39,16 @@ nlohmann::json TinyNas() {
 TEST(NemotronNasBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyNas(), 6664u, 26656u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate_proj.weight")->shape,
-            (std::vector<uint64_t>{256, 8}));
+  testing::ExpectShape(*m, "model.layers.0.mlp.gate_proj.weight", {256, 8});
   EXPECT_NE(FindTensor(*m, "model.layers.1.mlp.linear_mlp.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.input_layernorm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.layers.2.self_attn.linear_attn.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.2.post_attention_layernorm.weight"), nullptr);
   ASSERT_EQ(m->hp.layers.size(), 3u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[0].num_kv_heads, 1u);
-  EXPECT_EQ(m->hp.layers[0].intermediate_size, 256u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kNone);
-  EXPECT_EQ(m->hp.layers[2].attention, AttentionKind::kNone);
+  testing::ExpectLayer(
+      m->hp, 0, {.attention = AttentionKind::kFull, .num_kv_heads = 1u, .intermediate_size = 256u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kNone});
+  testing::ExpectLayer(m->hp, 2, {.attention = AttentionKind::kNone});
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
 }
 

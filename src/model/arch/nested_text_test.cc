@@ -34,9 +34,8 @@ nlohmann::json UnknownWrapper() {
 }
 
 TEST(NestedTextDispatch, UnknownWrapperBuildsItsKnownTextModel) {
-  auto m = BuildJson(UnknownWrapper());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1176u);
+  auto m = testing::BuildCounted(UnknownWrapper(), 1176u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.0.conv.in_proj.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.language_model.embed_tokens.weight");
   ASSERT_FALSE(m->assumptions.empty());
@@ -86,10 +85,8 @@ TEST(NestedTextDispatch, GenericReaderTakesPerLayerHeadLists) {
                       {"intermediate_size", 12}, {"tie_word_embeddings", false}});
   ASSERT_TRUE(m) << m.error().message;
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].num_heads, 2u);
-  EXPECT_EQ(m->hp.layers[0].num_kv_heads, 1u);
-  EXPECT_EQ(m->hp.layers[1].num_heads, 4u);
-  EXPECT_EQ(m->hp.layers[1].num_kv_heads, 2u);
+  testing::ExpectLayer(m->hp, 0, {.num_heads = 2u, .num_kv_heads = 1u});
+  testing::ExpectLayer(m->hp, 1, {.num_heads = 4u, .num_kv_heads = 2u});
   EXPECT_EQ(ComputeTotals(*m).parameters, 1352u);
   EXPECT_NE(m->assumptions.front().find("approximate"), std::string::npos);
 }
@@ -99,8 +96,7 @@ TEST(NestedTextDispatch, PerLayerHeadListOfTheWrongLengthNamesTheField) {
                       {"hidden_size", 8}, {"num_hidden_layers", 2},
                       {"num_attention_heads", 2}, {"num_key_value_heads", {1, 1, 1}},
                       {"head_dim", 4}, {"intermediate_size", 12}});
-  ASSERT_FALSE(m);
-  EXPECT_NE(m.error().message.find("num_key_value_heads"), std::string::npos) << m.error().message;
+  testing::ExpectErrorContains(m, "num_key_value_heads");
 }
 
 }  // namespace MEMFIT_TU

@@ -40,24 +40,19 @@ nlohmann::json TinyOlmoHybrid() {
 // -> 272; MLP 144; post_attention and post_feedforward norms 16 -> 432. Embed 80, lm_head 80,
 // norm 8 -> 168. 520 + 432 + 168 = 1,120 parameters; no rotary buffer (no rope_theta).
 TEST(OlmoHybridBuilder, TwoLayersByHand) {
-  auto m = BuildJson(TinyOlmoHybrid());
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(TinyOlmoHybrid(), 1120u, 1120u * 4);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1120u);
-  EXPECT_EQ(t.stored_bytes, 1120u * 4);
   EXPECT_EQ(t.resident_bytes, 1120u * 4);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
-            (std::vector<uint64_t>{16, 1, 4}));
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {16, 1, 4});
   EXPECT_NE(FindTensor(*m, "model.layers.0.input_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.post_feedforward_layernorm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.1.input_layernorm.weight"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.k_norm.weight")->shape,
-            (std::vector<uint64_t>{8}));
-  const auto& layers = m->hp.layers;
-  ASSERT_EQ(layers.size(), 2u);
-  EXPECT_EQ(layers[0].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(layers[0].attention, AttentionKind::kNone);
-  EXPECT_EQ(layers[1].mixer, LayerMixer::kAttention);
+  testing::ExpectShape(*m, "model.layers.1.self_attn.k_norm.weight", {8});
+  ASSERT_EQ(m->hp.layers.size(), 2u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone, .mixer = LayerMixer::kGatedDeltaNet});
+  testing::ExpectLayer(m->hp, 1, {.mixer = LayerMixer::kAttention});
   // A rope_theta brings OlmoHybridRotaryEmbedding: inv_freq [head_dim / 2 = 2] float32, 8 bytes.
   auto j = TinyOlmoHybrid();
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500000.0}};
@@ -91,8 +86,7 @@ TEST(OlmoHybridBuilder, ConfigDefaults) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kGatedDeltaNet);
   EXPECT_EQ(m->hp.layers[1].mixer, LayerMixer::kAttention);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
-            (std::vector<uint64_t>{24, 1, 4}));
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {24, 1, 4});
   j["num_hidden_layers"] = 5;
   auto five = BuildJson(j);
   ASSERT_TRUE(five) << five.error().message;

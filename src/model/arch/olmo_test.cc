@@ -12,19 +12,16 @@ using testing::TinyDecoder;
 // Tiny olmo: no norm tensors; attention 192 + mlp 288 = 480 per layer; 960 + embed 80 +
 // lm_head 80 = 1120.
 TEST(OlmoBuilder, OlmoHasNoNormTensors) {
-  auto m = BuildJson(TinyDecoder("olmo"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1120u);
+  auto m = testing::BuildCounted(TinyDecoder("olmo"), 1120u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(FindTensor(*m, "model.norm.weight"), nullptr);
 }
 
 // olmo2: + q_norm [8] + k_norm [4] + two RMSNorms 16 = 508 per layer; 1016 + 80 + 8 + 80 = 1184.
 TEST(OlmoBuilder, Olmo2CountsByHand) {
-  auto m = BuildJson(TinyDecoder("olmo2"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1184u);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.k_norm.weight")->shape,
-            (std::vector<uint64_t>{4}));
+  auto m = testing::BuildCounted(TinyDecoder("olmo2"), 1184u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.0.self_attn.k_norm.weight", {4});
 }
 
 // olmo3: olmo2's tensors (1184 parameters); without "layer_types" every 4th layer is global and
@@ -36,9 +33,8 @@ TEST(OlmoBuilder, Olmo3IsOlmo2WithSlidingLayers) {
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 4 * 508u + 168);
   ASSERT_EQ(m->hp.layers.size(), 4u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 4096u);
-  EXPECT_EQ(m->hp.layers[3].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 4096u});
+  testing::ExpectLayer(m->hp, 3, {.attention = AttentionKind::kFull});
   j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "full_attention"};
   j["sliding_window"] = 16;
   m = BuildJson(j);

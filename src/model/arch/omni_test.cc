@@ -118,12 +118,9 @@ TEST(QwenOmniBuilder, Qwen25TinyConfigCountsByHand) {
   EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 306u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 236u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "token2wav"), 1816u);
-  EXPECT_EQ(FindTensor(*m, "thinker.visual.blocks.0.attn.k.weight")->shape,
-            (std::vector<uint64_t>{4, 4}));
-  EXPECT_EQ(FindTensor(*m, "talker.model.embed_tokens.weight")->shape,
-            (std::vector<uint64_t>{6, 8}));
-  EXPECT_EQ(FindTensor(*m, "token2wav.code2wav_bigvgan_model.ups.0.0.weight")->shape,
-            (std::vector<uint64_t>{4, 2, 4}));
+  testing::ExpectShape(*m, "thinker.visual.blocks.0.attn.k.weight", {4, 4});
+  testing::ExpectShape(*m, "talker.model.embed_tokens.weight", {6, 8});
+  testing::ExpectShape(*m, "token2wav.code2wav_bigvgan_model.ups.0.0.weight", {4, 2, 4});
   EXPECT_EQ(FindTensor(*m, "token2wav.code2wav_dit_model.proj_out.weight")->dtype, Dtype::kF32);
   EXPECT_EQ(FindTensor(*m, "thinker.lm_head.weight")->dtype, Dtype::kBF16);
   EXPECT_EQ(FindTensor(*m, "thinker.audio_tower.layers.0.self_attn.k_proj.bias"), nullptr);
@@ -132,9 +129,8 @@ TEST(QwenOmniBuilder, Qwen25TinyConfigCountsByHand) {
   // Without audio output: the thinker alone.
   auto j = TinyQwen25Omni();
   j["enable_audio_output"] = false;
-  auto thinker = BuildJson(j);
-  ASSERT_TRUE(thinker) << thinker.error().message;
-  EXPECT_EQ(ComputeTotals(*thinker).parameters, 1192u + 256 + 306);
+  auto thinker = testing::BuildCounted(j, 1192u + 256 + 306);
+  ASSERT_TRUE(thinker);
   EXPECT_EQ(FindTensor(*thinker, "talker.codec_head.weight"), nullptr);
 }
 
@@ -150,12 +146,10 @@ TEST(QwenOmniBuilder, Qwen25Omni7BMatchesItsIndex) {
   EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 7615616512u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 676550144u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 1351360256u);
-  EXPECT_EQ(FindTensor(*m, "token2wav.code2wav_dit_model.text_embed.codec_embed.weight")->shape,
-            (std::vector<uint64_t>{8194, 512}));
-  EXPECT_EQ(FindTensor(*m, "token2wav.code2wav_dit_model.rotary_embed.inv_freq")->shape,
-            (std::vector<uint64_t>{32}));
-  EXPECT_EQ(FindTensor(*m, "token2wav.code2wav_bigvgan_model.conv_post.weight")->shape,
-            (std::vector<uint64_t>{1, 24, 7}));
+  testing::ExpectShape(*m, "token2wav.code2wav_dit_model.text_embed.codec_embed.weight",
+                       {8194, 512});
+  testing::ExpectShape(*m, "token2wav.code2wav_dit_model.rotary_embed.inv_freq", {32});
+  testing::ExpectShape(*m, "token2wav.code2wav_bigvgan_model.conv_post.weight", {1, 24, 7});
   EXPECT_EQ(m->hp.hidden_size, 3584u);
 }
 
@@ -274,10 +268,8 @@ TEST(QwenOmniBuilder, Qwen3TinyConfigCountsByHand) {
   EXPECT_NE(FindTensor(*m, "talker.model.layers.0.mlp.shared_expert_gate.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "talker.code_predictor.lm_head.1.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "talker.code_predictor.model.embed_tokens.weight"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "code2wav.decoder.1.block.1.conv.weight")->shape,
-            (std::vector<uint64_t>{8, 4, 4}));
-  EXPECT_EQ(FindTensor(*m, "code2wav.upsample.0.1.dwconv.conv.weight")->shape,
-            (std::vector<uint64_t>{4, 1, 7}));
+  testing::ExpectShape(*m, "code2wav.decoder.1.block.1.conv.weight", {8, 4, 4});
+  testing::ExpectShape(*m, "code2wav.upsample.0.1.dwconv.conv.weight", {4, 1, 7});
   ASSERT_EQ(m->hp.layers.size(), 2u);
   EXPECT_TRUE(m->hp.layers[0].moe);
   EXPECT_FALSE(m->hp.layers[1].moe);
@@ -286,9 +278,8 @@ TEST(QwenOmniBuilder, Qwen3TinyConfigCountsByHand) {
   j["enable_audio_output"] = false;
   j.erase("talker_config");
   j.erase("code2wav_config");
-  auto thinker = BuildJson(j);
-  ASSERT_TRUE(thinker) << thinker.error().message;
-  EXPECT_EQ(ComputeTotals(*thinker).parameters, 1048u + 322 + 326);
+  auto thinker = testing::BuildCounted(j, 1048u + 322 + 326);
+  ASSERT_TRUE(thinker);
 }
 
 // Qwen/Qwen3-Omni-30B-A3B-Instruct: the released weight listing's 28,010 tensors and
@@ -305,18 +296,14 @@ TEST(QwenOmniBuilder, Qwen3Omni30BMatchesTheReleasedWeights) {
   EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 30532646912u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 3324596480u);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "code2wav"), 216016577u);
-  EXPECT_EQ(FindTensor(*m, "talker.model.layers.19.mlp.experts.127.down_proj.weight")->shape,
-            (std::vector<uint64_t>{1024, 384}));
-  EXPECT_EQ(FindTensor(*m, "thinker.audio_tower.conv_out.weight")->shape,
-            (std::vector<uint64_t>{1280, 7680}));
-  EXPECT_EQ(FindTensor(*m, "code2wav.code_embedding.weight")->shape,
-            (std::vector<uint64_t>{32768, 1024}));
+  testing::ExpectShape(*m, "talker.model.layers.19.mlp.experts.127.down_proj.weight", {1024, 384});
+  testing::ExpectShape(*m, "thinker.audio_tower.conv_out.weight", {1280, 7680});
+  testing::ExpectShape(*m, "code2wav.code_embedding.weight", {32768, 1024});
   EXPECT_EQ(m->hp.num_experts, 128u);
   auto j = nlohmann::json::parse(testing::kQwen3Omni30BConfig);
   j["enable_audio_output"] = false;
-  auto thinking = BuildJson(j);
-  ASSERT_TRUE(thinking) << thinking.error().message;
-  EXPECT_EQ(ComputeTotals(*thinking).parameters, 31719205488u);
+  auto thinking = testing::BuildCounted(j, 31719205488u);
+  ASSERT_TRUE(thinking);
 }
 
 TEST(QwenOmniBuilder, Qwen3HostileConfigsNameTheField) {

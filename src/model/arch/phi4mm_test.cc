@@ -105,14 +105,10 @@ TEST(Phi4MmBuilder, TinyRemoteConfigCountsByHand) {
 
   // PEFT's names: base_layer plus one lora_A/lora_B per adapter that targets the module.
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.qkv_proj.weight"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.qkv_proj.base_layer.weight")->shape,
-            (std::vector<uint64_t>{16, 8}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.down_proj.lora_A.vision.weight")->shape,
-            (std::vector<uint64_t>{2, 12}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.down_proj.lora_B.vision.weight")->shape,
-            (std::vector<uint64_t>{8, 2}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.o_proj.lora_A.speech.weight")->shape,
-            (std::vector<uint64_t>{3, 8}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.qkv_proj.base_layer.weight", {16, 8});
+  testing::ExpectShape(*m, "model.layers.1.mlp.down_proj.lora_A.vision.weight", {2, 12});
+  testing::ExpectShape(*m, "model.layers.1.mlp.down_proj.lora_B.vision.weight", {8, 2});
+  testing::ExpectShape(*m, "model.layers.0.self_attn.o_proj.lora_A.speech.weight", {3, 8});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.gate_up_proj.lora_A.speech.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "lm_head.weight")->tied_to, "model.embed_tokens.weight");
   // Each remote attention owns a rotary_emb.
@@ -157,9 +153,8 @@ TEST(Phi4MmBuilder, ListTargetsAndNoTowers) {
   auto j = TinyPhi4Mm();
   j.erase("embd_layer");
   j["speech_lora"]["layer"] = {"gate_up_proj", "mlp.down_proj"};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1760u);
+  auto m = testing::BuildCounted(j, 1760u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.layers.0.mlp.gate_up_proj.lora_B.speech.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.o_proj.lora_A.speech.weight"), nullptr);
 }
@@ -279,10 +274,9 @@ TEST(Phi4MmBuilder, RealConfigMatchesTheCard) {
   EXPECT_EQ(m->hp.num_kv_heads, 8u);
   EXPECT_EQ(m->hp.head_dim, 128u);
   EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);  // window 262144 > 131072
-  EXPECT_EQ(FindTensor(*m, "model.layers.31.mlp.gate_up_proj.lora_B.speech.weight")->shape,
-            (std::vector<uint64_t>{16384, 320}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.rotary_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{48}));  // int(128 x 0.75) / 2
+  testing::ExpectShape(*m, "model.layers.31.mlp.gate_up_proj.lora_B.speech.weight", {16384, 320});
+  // int(128 x 0.75) / 2
+  testing::ExpectShape(*m, "model.layers.0.self_attn.rotary_emb.inv_freq", {48});
   EXPECT_EQ(FindTensor(*m,
                        "model.embed_tokens_extend.audio_embed.encoder.embed.out.weight")->shape,
             (std::vector<uint64_t>{1024, 10240}));

@@ -13,13 +13,10 @@ using testing::TinyDecoder;
 // (=212): 444 per layer (no post-attention norm: parallel block); 888 + embed 80 +
 // final_layernorm 16 + lm_head 80 + bias 10 = 1074. Rotary: partial 0.5 of head_dim 4 -> [1].
 TEST(PhiBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyDecoder("phi"));
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1074u);
+  auto m = testing::BuildCounted(TinyDecoder("phi"), 1074u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "lm_head.bias"), nullptr);
-  const Tensor* rotary = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(rotary, nullptr);
-  EXPECT_EQ(rotary->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
 }
 
 // Tiny stablelm: LayerNorm 16, q 64, k 32, v 32, o 64, mlp 288, LayerNorm 16: 512 per layer;
@@ -45,9 +42,7 @@ TEST(PhiBuilder, StableLmEpochCountsByHand) {
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 1200u);
-  const Tensor* rotary = FindTensor(*m, "model.rotary_emb.inv_freq");
-  ASSERT_NE(rotary, nullptr);
-  EXPECT_EQ(rotary->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
   j["use_qkv_bias"] = true;
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
@@ -72,9 +67,8 @@ TEST(PhiBuilder, StableLm3bPublishedCount) {
 TEST(PhiBuilder, Starcoder2CountsByHand) {
   auto j = TinyDecoder("starcoder2");
   j["sliding_window"] = 4;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1016u);
+  auto m = testing::BuildCounted(j, 1016u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kSliding);
 }
 

@@ -9,14 +9,8 @@
 namespace memfit::arch {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-struct Published {
-  const char* model;
-  const char* config;
-  uint64_t parameters;
-};
-
 TEST(PublishedCounts, RealConfigsMatchPublishedParameterCounts) {
-  const Published kModels[] = {
+  const testing::Published kModels[] = {
       {"allenai/OLMo-2-1124-7B",
        R"({"model_type":"olmo2","architectures":["Olmo2ForCausalLM"],"hidden_size":4096,
          "intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,
@@ -83,11 +77,7 @@ TEST(PublishedCounts, RealConfigsMatchPublishedParameterCounts) {
          "torch_dtype":"bfloat16"})",
        7737708544u},
   };
-  for (const auto& p : kModels) {
-    auto m = testing::BuildJson(nlohmann::json::parse(p.config));
-    ASSERT_TRUE(m) << p.model << ": " << m.error().message;
-    EXPECT_EQ(ComputeTotals(*m).parameters, p.parameters) << p.model;
-  }
+  testing::ExpectPublishedCounts(kModels);
 }
 
 }  // namespace MEMFIT_TU

@@ -44,10 +44,8 @@ TEST(Quantization, BitsAndBytes4BitAsStored) {
   auto m = BuildJson(TinyLlama({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true},
                                 {"bnb_4bit_quant_type", "nf4"}}));
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight")->shape,
-            (std::vector<uint64_t>{32, 1}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight.absmax")->shape,
-            (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.layers.0.self_attn.q_proj.weight", {32, 1});
+  testing::ExpectShape(*m, "model.layers.0.self_attn.q_proj.weight.absmax", {1});
   const Tensor* state =
       FindTensor(*m, "model.layers.0.self_attn.q_proj.weight.quant_state.bitsandbytes__nf4");
   ASSERT_NE(state, nullptr);
@@ -118,31 +116,25 @@ TEST(Quantization, CompressedTensorsPackQuantizedInt4) {
   ASSERT_NE(packed, nullptr);
   EXPECT_EQ(packed->dtype, Dtype::kI32);
   EXPECT_EQ(packed->shape, (std::vector<uint64_t>{8, 2}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.down_proj.weight_scale")->shape,
-            (std::vector<uint64_t>{8, 3}));
+  testing::ExpectShape(*m, "model.layers.0.mlp.down_proj.weight_scale", {8, 3});
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.q_proj.weight")->dtype, Dtype::kF16);
   w["symmetric"] = false;
   auto asym = BuildJson(TinyLlama(PackedInt(w, {"lm_head", "re:.*self_attn.*"})));
   ASSERT_TRUE(asym) << asym.error().message;
   EXPECT_EQ(ComputeTotals(*asym).stored_bytes, 1148u);
-  EXPECT_EQ(FindTensor(*asym, "model.layers.0.mlp.gate_proj.weight_zero_point")->shape,
-            (std::vector<uint64_t>{2, 2}));
+  testing::ExpectShape(*asym, "model.layers.0.mlp.gate_proj.weight_zero_point", {2, 2});
   // Per channel: one scale per output row. 8-bit: 4 values a word.
   w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
   auto channel = BuildJson(TinyLlama(PackedInt(w, {"re:.*self_attn.*"})));
   ASSERT_TRUE(channel) << channel.error().message;
-  EXPECT_EQ(FindTensor(*channel, "model.layers.0.mlp.up_proj.weight_packed")->shape,
-            (std::vector<uint64_t>{12, 2}));
-  EXPECT_EQ(FindTensor(*channel, "model.layers.0.mlp.up_proj.weight_scale")->shape,
-            (std::vector<uint64_t>{12, 1}));
+  testing::ExpectShape(*channel, "model.layers.0.mlp.up_proj.weight_packed", {12, 2});
+  testing::ExpectShape(*channel, "model.layers.0.mlp.up_proj.weight_scale", {12, 1});
   // Other formats store integers differently: refused with the field named.
   auto other = BuildJson(TinyLlama(PackedInt(w, {}, "int-quantized")));
-  ASSERT_FALSE(other);
-  EXPECT_NE(other.error().message.find("int-quantized"), std::string::npos);
+  testing::ExpectErrorContains(other, "int-quantized");
   w = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 0}};
   auto no_group = BuildJson(TinyLlama(PackedInt(w, {})));
-  ASSERT_FALSE(no_group);
-  EXPECT_NE(no_group.error().message.find("group_size"), std::string::npos);
+  testing::ExpectErrorContains(no_group, "group_size");
 }
 
 // "re:" ignore patterns: simple ones become '*' patterns (alternation expanded), others go to

@@ -41,34 +41,32 @@ TEST(Qwen3NextBuilder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyQwen3Next(), 1295u, 8060u);
   ASSERT_TRUE(m);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  const LayerInfo& gdn = m->hp.layers[0];
-  EXPECT_EQ(gdn.mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(gdn.attention, AttentionKind::kNone);
-  EXPECT_TRUE(gdn.recurrent);
-  EXPECT_EQ(gdn.state.conv_channels, 10u);
-  EXPECT_EQ(gdn.state.conv_kernel, 4u);
-  EXPECT_EQ(gdn.state.heads, 2u);
-  EXPECT_EQ(gdn.state.elements_per_head, 6u);
-  EXPECT_TRUE(gdn.moe);
-  const LayerInfo& full = m->hp.layers[1];
-  EXPECT_EQ(full.attention, AttentionKind::kFull);
-  EXPECT_EQ(full.mixer, LayerMixer::kAttention);
-  EXPECT_FALSE(full.recurrent);
-  EXPECT_EQ(full.num_heads, 2u);
-  EXPECT_EQ(full.num_kv_heads, 1u);
-  EXPECT_EQ(full.head_dim_k, 4u);
-  EXPECT_EQ(full.head_dim_v, 4u);
+  testing::ExpectLayer(m->hp, 0,
+                       {.attention = AttentionKind::kNone,
+                        .mixer = LayerMixer::kGatedDeltaNet,
+                        .moe = true,
+                        .recurrent = true,
+                        .conv_channels = 10u,
+                        .conv_kernel = 4u,
+                        .state_heads = 2u,
+                        .elements_per_head = 6u});
+  testing::ExpectLayer(m->hp, 1,
+                       {.attention = AttentionKind::kFull,
+                        .mixer = LayerMixer::kAttention,
+                        .num_heads = 2u,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 4u,
+                        .head_dim_v = 4u,
+                        .recurrent = false});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
   EXPECT_EQ(m->hp.shared_expert_intermediate_size, 5u);
   const Tensor* fc = FindTensor(*m, "mtp.fc.weight");
   ASSERT_NE(fc, nullptr);
   EXPECT_FALSE(fc->loaded);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.linear_attn.conv1d.weight")->shape,
-            (std::vector<uint64_t>{10, 1, 4}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.1.self_attn.q_proj.weight")->shape,
-            (std::vector<uint64_t>{16, 8}));
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {10, 1, 4});
+  testing::ExpectShape(*m, "model.layers.1.self_attn.q_proj.weight", {16, 8});
   // rotary over int(4 x 0.25) = 1 dimension: inv_freq = arange(0, 1, 2) has 1 entry.
-  EXPECT_EQ(FindTensor(*m, "model.rotary_emb.inv_freq")->shape, (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.rotary_emb.inv_freq", {1});
 }
 
 // layer_types overrides full_attention_interval; mlp_only_layers makes a dense layer.
@@ -79,10 +77,8 @@ TEST(Qwen3NextBuilder, LayerTypesAndDenseLayers) {
   j["num_nextn_predict_layers"] = 0;
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
-  EXPECT_TRUE(m->hp.layers[1].recurrent);
-  EXPECT_FALSE(m->hp.layers[1].moe);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 12u);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(m->hp, 1, {.moe = false, .intermediate_size = 12u, .recurrent = true});
   // Dense MLP 3x8x12 = 288 replaces the 288-parameter MoE block; no MTP.
   EXPECT_EQ(ComputeTotals(*m).parameters, 1295u);
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 1295u * 4);
@@ -112,15 +108,8 @@ TEST(Qwen3NextBuilder, HostileConfigsNameTheField) {
 // Qwen3-Next-80B-A3B: 79,674,391,296 loaded parameters ("80B in total" on the model card) and
 // one stored MTP layer of 1,650,471,424 (the reference formula in docs/architectures.md).
 TEST(Qwen3NextBuilder, Qwen3Next80BMatchesTheReferenceFormula) {
-  auto eval = ::memfit::testing::EvalDir();
-  if (!eval) GTEST_SKIP() << "../shared/eval is absent: ground-truth checks skipped";
-  auto text =
-      ::memfit::testing::ReadFile(*eval + "/recent/Qwen__Qwen3-Next-80B-A3B-Thinking/config.json");
-  if (!text) GTEST_SKIP() << "Qwen3-Next config absent";
-  auto config = HfConfig::Parse(*text, "Qwen3-Next/config.json");
-  ASSERT_TRUE(config);
-  auto m = BuildFromConfig(*config);
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildEvalConfig("recent/Qwen__Qwen3-Next-80B-A3B-Thinking");
+  if (!m) GTEST_SKIP() << "Qwen3-Next config absent";
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 79674391296u);
   EXPECT_EQ(t.stored_bytes, (79674391296u + 1650471424u) * 2);

@@ -77,9 +77,8 @@ TEST(Qwen4ExpBuilder, TinyTextConfigCountsByHand) {
   EXPECT_EQ(FindTensor(*m, "model.norm.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.hyper_connection_mixer.hc_norm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.hyper_connection_mixer.block_inject_weight.weight"), nullptr);
-  const Tensor* inject = FindTensor(*m, "model.layers.3.mlp_hyper_connection.block_inject_weight.weight");
-  ASSERT_NE(inject, nullptr);
-  EXPECT_EQ(inject->shape, (std::vector<uint64_t>{2, 16}));
+  testing::ExpectShape(*m, "model.layers.3.mlp_hyper_connection.block_inject_weight.weight",
+                       {2, 16});
   // PLE on the one-indexed layer 2: zero-based layer 1 only.
   const std::string e = "model.layers.1.ple.ple_embedding.ngram_embedding.shard_";
   ASSERT_NE(FindTensor(*m, e + "4.weight"), nullptr);
@@ -94,16 +93,14 @@ TEST(Qwen4ExpBuilder, TinyTextConfigCountsByHand) {
   const Tensor* mtp = FindTensor(*m, "mtp.layers.0.mlp.experts.gate_up_proj");
   ASSERT_NE(mtp, nullptr);
   EXPECT_FALSE(mtp->loaded);
-  EXPECT_EQ(FindTensor(*m, "mtp.pre_fc_norm_hidden.weight")->shape, (std::vector<uint64_t>{16}));
+  testing::ExpectShape(*m, "mtp.pre_fc_norm_hidden.weight", {16});
   // Layer kinds: three recurrent delta-net layers, one attention layer with the indexer's cache
   // of key 4 + cos 2 + sin 2 = 8 elements per token.
   ASSERT_EQ(m->hp.layers.size(), 4u);
-  EXPECT_TRUE(m->hp.layers[1].recurrent);
-  EXPECT_EQ(m->hp.layers[1].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(m->hp.layers[1].state.conv_channels, 8u);
-  EXPECT_EQ(m->hp.layers[3].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[3].indexer_head_dim, 8u);
-  EXPECT_TRUE(m->hp.layers[3].moe);
+  testing::ExpectLayer(
+      m->hp, 1, {.mixer = LayerMixer::kGatedDeltaNet, .recurrent = true, .conv_channels = 8u});
+  testing::ExpectLayer(m->hp, 3,
+                       {.attention = AttentionKind::kFull, .moe = true, .indexer_head_dim = 8u});
   EXPECT_EQ(m->hp.num_mtp_layers, 1u);
 }
 
@@ -190,10 +187,8 @@ TEST(Qwen4ExpBuilder, FlashNextMatchesItsPublishedShapes) {
   const std::string e = "model.layers.1.ple.ple_embedding.ngram_embedding.shard_";
   EXPECT_EQ(FindTensor(*m, e + "127.weight")->shape, (std::vector<uint64_t>{2500012, 160}));
   EXPECT_EQ(FindTensor(*m, e + "128.weight"), nullptr);
-  EXPECT_EQ(FindTensor(*m, "model.layers.3.self_attn.o_proj.weight")->shape,
-            (std::vector<uint64_t>{2560, 6144}));
-  EXPECT_EQ(FindTensor(*m, "model.layers.3.self_attn.indexer.index_qk_proj.weight")->shape,
-            (std::vector<uint64_t>{640, 2560}));
+  testing::ExpectShape(*m, "model.layers.3.self_attn.o_proj.weight", {2560, 6144});
+  testing::ExpectShape(*m, "model.layers.3.self_attn.indexer.index_qk_proj.weight", {640, 2560});
   uint64_t full = 0;
   for (const auto& l : m->hp.layers) full += l.attention == AttentionKind::kFull;
   EXPECT_EQ(full, 12u);

@@ -21,16 +21,13 @@ nlohmann::json TinyQwenV1() {
 // mlp.c_proj 6x8 = 48: 440. Two blocks 880 + wte 80 + ln_f 8 + lm_head 80 = 1048.
 // Buffers (not stored): logn_tensor 32767 float32 per block, inv_freq [2].
 TEST(QwenV1Builder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyQwenV1());
-  ASSERT_TRUE(m) << m.error().message;
+  auto m = testing::BuildCounted(TinyQwenV1(), 1048u, 1048u * 4);
+  ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(t.parameters, 1048u);
-  EXPECT_EQ(t.stored_bytes, 1048u * 4);
   EXPECT_EQ(t.buffer_bytes, 2u * 32767 * 4 + 2 * 4);
   EXPECT_EQ(m->hp.intermediate_size, 6u);
   EXPECT_EQ(m->hp.head_dim, 4u);
-  EXPECT_EQ(FindTensor(*m, "transformer.h.1.attn.c_attn.weight")->shape,
-            (std::vector<uint64_t>{24, 8}));
+  testing::ExpectShape(*m, "transformer.h.1.attn.c_attn.weight", {24, 8});
   // No dtype at all ("auto"): bfloat16 assumed and said.
   auto j = TinyQwenV1();
   j.erase("torch_dtype");

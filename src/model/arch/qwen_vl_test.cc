@@ -46,13 +46,11 @@ TEST(Qwen35Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 254u);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(m->hp.layers[0].state.state_bits, 32u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.mixer = LayerMixer::kGatedDeltaNet, .state_bits = 32u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
   EXPECT_EQ(m->hp.text_config_key, "text_config");
   EXPECT_EQ(m->model_type, "qwen3_5");
-  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.linear_attn.in_proj_qkv.weight")->shape,
-            (std::vector<uint64_t>{10, 8}));
+  testing::ExpectShape(*m, "model.language_model.layers.0.linear_attn.in_proj_qkv.weight", {10, 8});
   EXPECT_NE(FindTensor(*m, "model.visual.merger.linear_fc2.weight"), nullptr);
   EXPECT_FALSE(FindTensor(*m, "mtp.layers.0.self_attn.q_proj.weight")->loaded);
   const size_t assumptions = m->assumptions.size();
@@ -62,8 +60,7 @@ TEST(Qwen35Builder, TinyConfigCountsByHand) {
   ASSERT_TRUE(dedicated);
   EXPECT_EQ(dedicated->assumptions.size(), assumptions + 1);
   // rotary over int(4 x 0.5) = 2 dimensions: one inv_freq entry.
-  EXPECT_EQ(FindTensor(*m, "model.language_model.rotary_emb.inv_freq")->shape,
-            (std::vector<uint64_t>{1}));
+  testing::ExpectShape(*m, "model.language_model.rotary_emb.inv_freq", {1});
 }
 
 // bfloat16 weights: A_log and linear_attn.norm stay float32 (2 + 3 entries x 2 extra bytes).
@@ -89,11 +86,9 @@ TEST(Qwen35Builder, MoeExpertsFused) {
   j["text_config"]["num_experts_per_tok"] = 1;
   j["text_config"]["moe_intermediate_size"] = 3;
   j["text_config"]["shared_expert_intermediate_size"] = 5;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1549u);
-  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj")->shape,
-            (std::vector<uint64_t>{2, 6, 8}));
+  auto m = testing::BuildCounted(j, 1549u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.language_model.layers.1.mlp.experts.gate_up_proj", {2, 6, 8});
   EXPECT_NE(FindTensor(*m, "mtp.layers.0.mlp.experts.1.down_proj.weight"), nullptr);
   EXPECT_TRUE(m->hp.layers[0].moe);
 }
@@ -140,9 +135,8 @@ TEST(Qwen3VlBuilder, TinyConfigCountsByHand) {
   // Tied: lm_head shares model.language_model.embed_tokens (80 parameters fewer).
   auto j = TinyQwen3Vl();
   j["tie_word_embeddings"] = true;
-  auto tied = BuildJson(j);
-  ASSERT_TRUE(tied) << tied.error().message;
-  EXPECT_EQ(ComputeTotals(*tied).parameters, 1418u);
+  auto tied = testing::BuildCounted(j, 1418u);
+  ASSERT_TRUE(tied);
   EXPECT_EQ(FindTensor(*tied, "lm_head.weight")->tied_to,
             "model.language_model.embed_tokens.weight");
 }
@@ -155,17 +149,14 @@ TEST(Qwen3VlBuilder, MoeExpertsFusedInputFirst) {
   j["text_config"]["num_experts"] = 2;
   j["text_config"]["num_experts_per_tok"] = 1;
   j["text_config"]["moe_intermediate_size"] = 3;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1242u);
-  EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.mlp.experts.gate_up_proj")->shape,
-            (std::vector<uint64_t>{2, 8, 6}));
+  auto m = testing::BuildCounted(j, 1242u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.language_model.layers.0.mlp.experts.gate_up_proj", {2, 8, 6});
   EXPECT_EQ(FindTensor(*m, "model.language_model.layers.0.mlp.experts.0.up_proj.weight"), nullptr);
   EXPECT_TRUE(m->hp.layers[1].moe);
   j["text_config"]["moe_intermediate_size"] = 0;  // zero-sized experts: built, no division by 0
-  auto empty = BuildJson(j);
-  ASSERT_TRUE(empty) << empty.error().message;
-  EXPECT_EQ(ComputeTotals(*empty).parameters, 1242u - 2 * 144);
+  auto empty = testing::BuildCounted(j, 1242u - 2 * 144);
+  ASSERT_TRUE(empty);
   j["text_config"].erase("moe_intermediate_size");
   testing::ExpectError(j, "moe_intermediate_size");
 }
@@ -191,9 +182,8 @@ nlohmann::json TinyQwen2Vl() {
 // and norm2 8 + 8, qkv 60, proj 20, fc1 4x8 + 8 = 40, fc2 8x4 + 4 = 36: 172; merger: ln_q 8,
 // mlp.0 20, mlp.2 40: 68. Vision 256; total 1448.
 TEST(Qwen2VlBuilder, TinyConfigCountsByHand) {
-  auto m = BuildJson(TinyQwen2Vl());
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1448u);
+  auto m = testing::BuildCounted(TinyQwen2Vl(), 1448u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 256u);
   // The layout of transformers < 4.52 (text keys at the top level).
   EXPECT_NE(FindTensor(*m, "model.layers.0.self_attn.q_proj.bias"), nullptr);
@@ -216,9 +206,8 @@ TEST(Qwen2VlBuilder, Qwen25VlNestedLayout) {
                                          {"out_hidden_size", 8}, {"in_chans", 1},
                                          {"patch_size", 2}, {"temporal_patch_size", 1},
                                          {"spatial_merge_size", 1}}}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1448u);
+  auto m = testing::BuildCounted(j, 1448u);
+  ASSERT_TRUE(m);
   EXPECT_NE(FindTensor(*m, "model.language_model.layers.1.mlp.up_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "model.visual.blocks.0.mlp.gate_proj.bias"), nullptr);
   j["vision_config"].erase("depth");

@@ -38,9 +38,8 @@ TEST(RoutedMoe, OlmoeTinyCountsByHand) {
   auto j = Routed("olmoe");
   j.erase("moe_intermediate_size");
   j["intermediate_size"] = 3;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 928u);
+  auto m = testing::BuildCounted(j, 928u);
+  ASSERT_TRUE(m);
   EXPECT_TRUE(m->hp.layers[0].moe && m->hp.layers[1].moe);
   ASSERT_NE(FindTensor(*m, "model.layers.0.self_attn.k_norm.weight"), nullptr);
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.k_norm.weight")->numel, 4u);
@@ -74,15 +73,13 @@ TEST(RoutedMoe, AfmoeTinyCountsByHand) {
   j["num_dense_layers"] = 1;
   j["global_attn_every_n_layers"] = 2;
   j["sliding_window"] = 4;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1282u);
+  auto m = testing::BuildCounted(j, 1282u);
+  ASSERT_TRUE(m);
   EXPECT_FALSE(m->hp.layers[0].moe);
   EXPECT_TRUE(m->hp.layers[1].moe);
   // (i + 1) % 2 != 0 slides: layer 0 sliding (window 4), layer 1 global.
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[0].window_tokens, 4u);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kFull);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 4u});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kFull});
   const Tensor* bias = FindTensor(*m, "model.layers.1.mlp.expert_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);
@@ -243,9 +240,8 @@ TEST(RoutedMoe, Cohere2MoeTinyCountsByHand) {
   j["first_k_dense_replace"] = 1;
   j["prefix_dense_intermediate_size"] = 12;
   j["sliding_window"] = 4;
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1008u);
+  auto m = testing::BuildCounted(j, 1008u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[0].intermediate_size, 12u);
   // The dense prefix: every 1st layer global; then (i - 1 + 1) % 4 != 0 slides.
   EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);

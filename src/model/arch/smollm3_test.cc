@@ -20,9 +20,8 @@ TEST(SmolLm3Builder, TinyConfigCountsByHand) {
   ASSERT_NE(head, nullptr);
   EXPECT_EQ(head->tied_to, "model.embed_tokens.weight");
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[1].head_dim_k, 4u);
-  EXPECT_EQ(m->hp.layers[1].intermediate_size, 12u);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(m->hp, 1, {.head_dim_k = 4u, .intermediate_size = 12u});
   EXPECT_NE(FindTensor(*m, "model.rotary_emb.inv_freq"), nullptr);
 }
 
@@ -35,9 +34,8 @@ TEST(SmolLm3Builder, SlidingNoPeLayers) {
   j["no_rope_layer_interval"] = 2;
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(m->hp.layers[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(m->hp.layers[1].attention, AttentionKind::kSliding);
-  EXPECT_EQ(m->hp.layers[1].window_tokens, 4u);
+  testing::ExpectLayer(m->hp, 0, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(m->hp, 1, {.attention = AttentionKind::kSliding, .window_tokens = 4u});
   j["no_rope_layers"] = {0, 1};
   m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;

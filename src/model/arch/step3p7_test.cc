@@ -43,16 +43,13 @@ TEST(Step3p7Builder, TinyConfigCountsByHand) {
   const Tensor* bias = FindTensor(*m, "model.layers.1.moe.router_bias");
   ASSERT_NE(bias, nullptr);
   EXPECT_EQ(bias->dtype, Dtype::kF32);
-  const Tensor* up = FindTensor(*m, "model.layers.1.moe.up_proj.weight");
-  ASSERT_NE(up, nullptr);
-  EXPECT_EQ(up->shape, (std::vector<uint64_t>{2, 3, 8}));
+  testing::ExpectShape(*m, "model.layers.1.moe.up_proj.weight", {2, 3, 8});
   const Tensor* mtp = FindTensor(*m, "model.layers.2.shared_head.output.weight");
   ASSERT_NE(mtp, nullptr);
   EXPECT_FALSE(mtp->loaded);
   ASSERT_EQ(m->hp.layers.size(), 2u);
-  EXPECT_EQ(m->hp.layers[1].window_tokens, 4u);
-  EXPECT_TRUE(m->hp.layers[1].moe);
-  EXPECT_FALSE(m->hp.layers[0].moe);
+  testing::ExpectLayer(m->hp, 1, {.window_tokens = 4u, .moe = true});
+  testing::ExpectLayer(m->hp, 0, {.moe = false});
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
 }
 
@@ -73,9 +70,8 @@ TEST(Step3p7Builder, Step3p5KeysAndHostileConfigs) {
   j["moe_layers_enum"] = "1";
   j["use_head_wise_attn_gate"] = true;
   j["attention_other_setting"] = {{"num_attention_heads", 4}};
-  auto m = BuildJson(j);
-  ASSERT_TRUE(m) << m.error().message;
-  EXPECT_EQ(ComputeTotals(*m).parameters, 1298u);
+  auto m = testing::BuildCounted(j, 1298u);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->hp.layers[1].num_heads, 4u);
   j["moe_layers_enum"] = "1,7";
   ExpectError(j, "moe_layers_enum");

@@ -13,22 +13,7 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 
 using testing::BuildJson;
 using testing::FindTensor;
-
-bool HasLine(const std::vector<std::string>& lines, const std::string& needle) {
-  for (const auto& l : lines) {
-    if (l.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
-
-// A config.json of ../shared/eval/recent as JSON; nullopt when the folder is absent.
-std::optional<nlohmann::json> RecentConfig(const std::string& name) {
-  auto dir = memfit::testing::EvalDir();
-  if (!dir) return std::nullopt;
-  auto text = memfit::testing::ReadFile(*dir + "/recent/" + name + "/config.json");
-  if (!text) return std::nullopt;
-  return nlohmann::json::parse(*text);
-}
+using testing::HasLine;
 
 // The quantization_config of Qwen's fine-grained FP8 releases (Qwen/Qwen3-30B-A3B-FP8's, in
 // ../shared/eval/recent: "fp8", e4m3, dynamic activations, 128 x 128 blocks, every norm and router
@@ -93,7 +78,7 @@ std::optional<Built> BuildBoth(const nlohmann::json& j) {
 // 36,864: 38,016, x 48 = 1,824,768 blocks = 7,299,072 B. Stored = bf16 - 29,896,998,912 +
 // 7,299,072 = bf16 - 29,889,699,840.
 TEST(VlmQuantization, Qwen3Vl30bA3bFp8) {
-  auto base = RecentConfig("Qwen__Qwen3-VL-30B-A3B-Instruct");
+  auto base = testing::EvalConfigJson("recent/Qwen__Qwen3-VL-30B-A3B-Instruct");
   if (!base) GTEST_SKIP() << "../shared/eval is absent: Qwen3-VL-30B-A3B config not available";
   nlohmann::json j = *base;
   j["quantization_config"] = QwenVlFp8Config(48, 27, 3);
@@ -139,7 +124,7 @@ TEST(VlmQuantization, Qwen3Vl30bA3bFp8) {
 // 57,079,808 B. Stored = bf16 - 233,798,893,568 + 57,079,808 = bf16 - 233,741,813,760. The
 // down_proj of an expert: float8 [4096, 1536] = 6,291,456 B, scales [32, 12] x 4 = 1536 B.
 TEST(VlmQuantization, Qwen3Vl235bA22bFp8) {
-  auto base = RecentConfig("Qwen__Qwen3-VL-235B-A22B-Instruct");
+  auto base = testing::EvalConfigJson("recent/Qwen__Qwen3-VL-235B-A22B-Instruct");
   if (!base) GTEST_SKIP() << "../shared/eval is absent: Qwen3-VL-235B-A22B config not available";
   nlohmann::json j = *base;
   j["quantization_config"] = QwenVlFp8Config(94, 27, 3);

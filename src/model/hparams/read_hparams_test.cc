@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error_test_util.h"
 #include "memfit/text_hparams.h"
 #include "formats/hf_config_json.h"
+#include "model/layer_test_util.h"
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
@@ -36,9 +38,8 @@ TEST(TextHparams, TopLevelDecoder) {
   EXPECT_EQ(t->hp.hidden_size, 64u);
   EXPECT_EQ(t->hp.head_dim, 16u);  // 64 / 4
   ASSERT_EQ(t->hp.layers.size(), 4u);
-  EXPECT_EQ(t->hp.layers[3].attention, AttentionKind::kFull);
-  EXPECT_EQ(t->hp.layers[3].num_kv_heads, 2u);
-  EXPECT_EQ(t->hp.layers[3].intermediate_size, 128u);
+  testing::ExpectLayer(
+      t->hp, 3, {.attention = AttentionKind::kFull, .num_kv_heads = 2u, .intermediate_size = 128u});
   EXPECT_EQ(t->hp.text_config_key, "");
 }
 
@@ -111,21 +112,20 @@ TEST(TextHparams, NemotronHybridPatternWithInfinity) {
   ASSERT_TRUE(t) << t.error().message;
   const auto& L = t->hp.layers;
   ASSERT_EQ(L.size(), 4u);
-  EXPECT_EQ(L[0].mixer, LayerMixer::kMamba2);
-  EXPECT_EQ(L[0].attention, AttentionKind::kNone);
-  EXPECT_TRUE(L[0].recurrent);
+  testing::ExpectLayer(
+      t->hp, 0,
+      {.attention = AttentionKind::kNone, .mixer = LayerMixer::kMamba2, .recurrent = true});
   // conv channels = d_inner (8 x 16) + 2 x groups x d_state = 128 + 128 = 256.
-  EXPECT_EQ(L[0].state.conv_channels, 256u);
-  EXPECT_EQ(L[0].state.conv_kernel, 4u);
-  EXPECT_EQ(L[0].state.heads, 8u);
-  EXPECT_EQ(L[0].state.elements_per_head, 16u * 32);
-  EXPECT_EQ(L[0].state.state_bits, 32u);
-  EXPECT_EQ(L[0].intermediate_size, 0u);
-  EXPECT_EQ(L[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(L[1].intermediate_size, 0u);
-  EXPECT_EQ(L[2].mixer, LayerMixer::kNone);
-  EXPECT_EQ(L[2].intermediate_size, 96u);
-  EXPECT_TRUE(L[3].moe);
+  testing::ExpectLayer(t->hp, 0,
+                       {.intermediate_size = 0u,
+                        .conv_channels = 256u,
+                        .conv_kernel = 4u,
+                        .state_heads = 8u,
+                        .elements_per_head = 16u * 32,
+                        .state_bits = 32u});
+  testing::ExpectLayer(t->hp, 1, {.attention = AttentionKind::kFull, .intermediate_size = 0u});
+  testing::ExpectLayer(t->hp, 2, {.mixer = LayerMixer::kNone, .intermediate_size = 96u});
+  testing::ExpectLayer(t->hp, 3, {.moe = true});
 }
 
 // The Mamba-2 SSD chunk per config class: Mamba2Config / Zamba2Config "chunk_size" (256),
@@ -149,8 +149,7 @@ TEST(TextHparams, Mamba2ChunkSizePerConfigClass) {
   EXPECT_EQ(b->hp.ssm_chunk_size, 128u);
   mamba2["chunk_size"] = 0;
   auto zero = Read(mamba2);
-  ASSERT_FALSE(zero);
-  EXPECT_NE(zero.error().message.find("chunk_size"), std::string::npos);
+  testing::ExpectErrorContains(zero, "chunk_size");
   std::string nemotron = R"({"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 10,
     "hybrid_override_pattern": "M*", "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
@@ -191,9 +190,8 @@ TEST(TextHparams, GatedDeltaNetEveryFourthLayerFull) {
   EXPECT_EQ(L[2].mixer, LayerMixer::kGatedDeltaNet);
   EXPECT_EQ(L[3].mixer, LayerMixer::kAttention);
   // conv channels 2 x 2 x 8 + 4 x 16 = 96; state 4 heads of 8 x 16.
-  EXPECT_EQ(L[0].state.conv_channels, 96u);
-  EXPECT_EQ(L[0].state.heads, 4u);
-  EXPECT_EQ(L[0].state.elements_per_head, 128u);
+  testing::ExpectLayer(t->hp, 0,
+                       {.conv_channels = 96u, .state_heads = 4u, .elements_per_head = 128u});
 }
 
 TEST(TextHparams, LayerTypesWordsAndWindows) {
@@ -203,12 +201,10 @@ TEST(TextHparams, LayerTypesWordsAndWindows) {
   j["model_type"] = "qwen3_5_text";
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(L[0].window_tokens, 512u);
-  EXPECT_EQ(L[1].attention, AttentionKind::kFull);
-  EXPECT_EQ(L[2].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(L[3].mixer, LayerMixer::kShortConv);
+  testing::ExpectLayer(t->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 512u});
+  testing::ExpectLayer(t->hp, 1, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(t->hp, 2, {.mixer = LayerMixer::kGatedDeltaNet});
+  testing::ExpectLayer(t->hp, 3, {.mixer = LayerMixer::kShortConv});
 }
 
 TEST(TextHparams, Lfm2FullAttnIdxs) {
@@ -218,11 +214,9 @@ TEST(TextHparams, Lfm2FullAttnIdxs) {
   j["conv_L_cache"] = 3;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].mixer, LayerMixer::kShortConv);
-  EXPECT_EQ(L[0].state.conv_channels, 64u);
-  EXPECT_EQ(L[0].state.conv_kernel, 3u);
-  EXPECT_EQ(L[1].mixer, LayerMixer::kAttention);
+  testing::ExpectLayer(t->hp, 0,
+                       {.mixer = LayerMixer::kShortConv, .conv_channels = 64u, .conv_kernel = 3u});
+  testing::ExpectLayer(t->hp, 1, {.mixer = LayerMixer::kAttention});
 }
 
 TEST(TextHparams, KimiLinearOneBasedLayers) {
@@ -236,12 +230,9 @@ TEST(TextHparams, KimiLinearOneBasedLayers) {
   j["v_head_dim"] = 8;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].mixer, LayerMixer::kKimiDelta);
-  EXPECT_EQ(L[0].state.conv_channels, 3u * 4 * 8);
-  EXPECT_EQ(L[0].state.state_bits, 32u);
-  EXPECT_EQ(L[3].attention, AttentionKind::kMla);
-  EXPECT_EQ(L[3].head_dim_k, 12u);
+  testing::ExpectLayer(
+      t->hp, 0, {.mixer = LayerMixer::kKimiDelta, .conv_channels = 3u * 4 * 8, .state_bits = 32u});
+  testing::ExpectLayer(t->hp, 3, {.attention = AttentionKind::kMla, .head_dim_k = 12u});
 }
 
 TEST(TextHparams, Llama4DefaultChunkedPattern) {
@@ -253,13 +244,15 @@ TEST(TextHparams, Llama4DefaultChunkedPattern) {
   j["intermediate_size_mlp"] = 256;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].attention, AttentionKind::kChunked);
-  EXPECT_EQ(L[0].window_tokens, 8192u);
-  EXPECT_EQ(L[3].attention, AttentionKind::kFull);  // every 4th layer is global (NoPE)
-  EXPECT_FALSE(L[0].moe);
-  EXPECT_EQ(L[0].intermediate_size, 256u);  // dense layers use intermediate_size_mlp
-  EXPECT_TRUE(L[1].moe);
+  // intermediate_size: dense layers use intermediate_size_mlp
+  testing::ExpectLayer(t->hp, 0,
+                       {.attention = AttentionKind::kChunked,
+                        .window_tokens = 8192u,
+                        .moe = false,
+                        .intermediate_size = 256u});
+  // attention: every 4th layer is global (NoPE)
+  testing::ExpectLayer(t->hp, 3, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(t->hp, 1, {.moe = true});
   EXPECT_EQ(t->hp.moe_intermediate_size, 128u);  // experts use intermediate_size
 }
 
@@ -277,11 +270,9 @@ TEST(TextHparams, DeepseekMlaDsaAndDenseLeadingLayers) {
   j["num_nextn_predict_layers"] = 1;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].attention, AttentionKind::kMla);
-  EXPECT_EQ(L[0].indexer_head_dim, 8u);
-  EXPECT_FALSE(L[0].moe);
-  EXPECT_TRUE(L[1].moe);
+  testing::ExpectLayer(t->hp, 0,
+                       {.attention = AttentionKind::kMla, .moe = false, .indexer_head_dim = 8u});
+  testing::ExpectLayer(t->hp, 1, {.moe = true});
   EXPECT_EQ(t->hp.num_mtp_layers, 1u);
 }
 
@@ -295,13 +286,9 @@ TEST(TextHparams, DeepseekV4CompressedLayers) {
   j["index_head_dim"] = 8;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].attention, AttentionKind::kSliding);
-  EXPECT_EQ(L[0].compress_ratio, 0u);
-  EXPECT_EQ(L[1].compress_ratio, 4u);
-  EXPECT_EQ(L[1].indexer_head_dim, 8u);
-  EXPECT_EQ(L[2].indexer_head_dim, 0u);
-  EXPECT_TRUE(L[2].k_eq_v);
+  testing::ExpectLayer(t->hp, 0, {.attention = AttentionKind::kSliding, .compress_ratio = 0u});
+  testing::ExpectLayer(t->hp, 1, {.indexer_head_dim = 8u, .compress_ratio = 4u});
+  testing::ExpectLayer(t->hp, 2, {.indexer_head_dim = 0u, .k_eq_v = true});
 }
 
 TEST(TextHparams, MimoSwaLayersUseTheirOwnHeads) {
@@ -313,12 +300,12 @@ TEST(TextHparams, MimoSwaLayersUseTheirOwnHeads) {
   j["swa_v_head_dim"] = 8;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].attention, AttentionKind::kFull);
-  EXPECT_EQ(L[1].attention, AttentionKind::kSliding);
-  EXPECT_EQ(L[1].num_kv_heads, 1u);
-  EXPECT_EQ(L[1].head_dim_k, 24u);
-  EXPECT_EQ(L[1].head_dim_v, 8u);
+  testing::ExpectLayer(t->hp, 0, {.attention = AttentionKind::kFull});
+  testing::ExpectLayer(t->hp, 1,
+                       {.attention = AttentionKind::kSliding,
+                        .num_kv_heads = 1u,
+                        .head_dim_k = 24u,
+                        .head_dim_v = 8u});
 }
 
 TEST(TextHparams, GemmaGlobalLayersAndSharedKv) {
@@ -332,13 +319,10 @@ TEST(TextHparams, GemmaGlobalLayersAndSharedKv) {
   j["num_kv_shared_layers"] = 2;
   auto t = Read(j);
   ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].head_dim_k, 16u);
-  EXPECT_EQ(L[1].head_dim_k, 32u);
-  EXPECT_EQ(L[1].num_kv_heads, 1u);
-  EXPECT_FALSE(L[1].kv_shared);
-  EXPECT_TRUE(L[2].kv_shared);
-  EXPECT_TRUE(L[3].kv_shared);
+  testing::ExpectLayer(t->hp, 0, {.head_dim_k = 16u});
+  testing::ExpectLayer(t->hp, 1, {.num_kv_heads = 1u, .head_dim_k = 32u, .kv_shared = false});
+  testing::ExpectLayer(t->hp, 2, {.kv_shared = true});
+  testing::ExpectLayer(t->hp, 3, {.kv_shared = true});
 }
 
 TEST(TextHparams, Qwen2MaxWindowLayersAndDisabledWindow) {
