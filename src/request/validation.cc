@@ -180,7 +180,8 @@ RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider) {
     r.note = "calibration: memfit's default CUDA context is this measurement";
   } else {
     const std::string id = ModelIdForRow(row.model);
-    auto model = provider(id, {.transformers = p.inference.versions.transformers});
+    const RuntimeVersions& versions = p.kind == "train" ? p.train.versions : p.inference.versions;
+    auto model = provider(id, {.transformers = versions.transformers});
     if (!model) {
       r.reason = model.error().message;
       return r;

@@ -178,6 +178,8 @@ void PlanTrainLoadRow(const RowContext& c, const TrainRequest& q, RowPlan& p) {
   InferenceRequest w;
   w.quant = q.method == "qlora" ? q.qlora_quant : "stored";
   w.dtype = !c.dtype_word.empty() ? c.dtype_word : q.precision == "bf16" ? "bfloat16" : "float32";
+  w.torch_version = c.torch_version;  // the model is built with the row's release's buffers
+  w.transformers_version = c.transformers_version;
   auto weights = InferenceOptionsFor(w);
   if (!weights) {
     p.unsupported = "not expressible: " + weights.error().message;

@@ -55,6 +55,13 @@ TEST(ValidationHarnessRows, RowsCarryTheirLibraryVersions) {
   EXPECT_EQ(p.train.zero_grad_set_to_none, std::optional<bool>(true));
   EXPECT_EQ(p.train.foreach_optimizer, std::optional<bool>(false));
   EXPECT_EQ(p.train.device, ComputeDevice::kCpu);
+  // The same run's memory after load: its model is built with the same release's buffers.
+  row.measure = "memory_after_load";
+  RowPlan load = PlanRow(row);
+  ASSERT_TRUE(load.unsupported.empty()) << load.unsupported;
+  EXPECT_EQ(load.kind, "load");
+  EXPECT_EQ(load.inference.versions.transformers, (LibraryVersion{4, 48}));
+  row.measure = "max_memory_allocated";
   row.source = "transformers docs perf_train_gpu_one.md";
   RowPlan docs = PlanRow(row);
   EXPECT_EQ(docs.train.versions.torch, RuntimeVersions{}.torch);
