@@ -304,16 +304,21 @@ void EstimateTransformersInference(const Model& model, const InferenceOptions& o
                                    InferenceEstimate& e) {
   e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
   // The prefill's cache: an attention layer's K/V exist from that layer's attention on; the
-  // recurrent states and the cross-attention entries are allocated before the first layer.
+  // recurrent states, the cross-attention entries and static caches are allocated before the
+  // first layer.
   std::vector<uint64_t> grown(model.hp.layers.size(), 0);
   uint64_t grown_total = 0;
+  const bool preallocated = estimate::PreallocatesCache(model.model_type);
   for (const auto& l : e.kv.layers) {
-    if (l.bytes_per_token == 0 || l.kind == "cross" || l.layer >= grown.size()) continue;
+    if (preallocated || l.bytes_per_token == 0 || l.kind == "cross" || l.layer >= grown.size()) {
+      continue;
+    }
     grown[l.layer] = Add({grown[l.layer], l.bytes});
     grown_total = Add({grown_total, l.bytes});
   }
   const estimate::PrefillPass pass{
-      .batch = o.batch, .seq = o.context_tokens, .elem_bytes = c, .attn = o.attn, .tp = o.tp,
+      .batch = o.batch, .seq = o.context_tokens, .elem_bytes = c, .fp16 = o.dtype == Dtype::kF16,
+      .attn = o.attn, .tp = o.tp,
       .logit_tokens = TransformersLogitTokens(model, o, e.assumptions), .transformers = true,
       .versions = o.versions, .scan = o.mamba2_scan, .layer_cache = std::move(grown)};
   const estimate::ActivationPeak p = estimate::PrefillPeak(model, pass, e.assumptions);

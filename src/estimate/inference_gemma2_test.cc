@@ -36,14 +36,14 @@ uint64_t Activations(Model model, AttnImpl attn) {
 // and v 64 x 4 x 16 x 4 = 16,384, the scores and the float32 softmax 4 x 64^2 x 8 = 131,072,
 // the 4-D mask 64^2 x 4 = 16,384, the sliding layer's bool tril and float32 where() copy of
 // the mask 4,096 x (4 + 1) = 20,480, and the scaled embedding's input 64 x 32 x 4 = 8,192:
-// 225,280, less the whole cache beyond it (layer 0's window of 16 tokens 2,048 and layer 1's
-// 64 tokens 8,192, which do not exist yet): 215,040.
-// Under another (Llama-style) type the peak is layer 1's attention: the terms above but the
-// window mask and the scaled copy (196,608), + inputs_embeds kept 8,192 + layer 0's cache
-// 2,048 = 206,848, less the whole cache: 196,608.
+// 225,280, beside the whole cache: Gemma-2's HybridCache is allocated whole when generate()
+// starts (layer 0's window of 16 tokens 2,048 and layer 1's 64 tokens 8,192).
+// Under another (Llama-style) type, whose DynamicCache grows layer by layer, the peak is layer
+// 1's attention: the terms above but the window mask and the scaled copy (196,608),
+// + inputs_embeds kept 8,192 + layer 0's cache 2,048 = 206,848, less the whole cache: 196,608.
 // Flash takes neither mask, and the peak of both is layer 1's MLP, where every Llama-style
 // class keeps inputs_embeds as Gemma-2 does: stream 16,384 + gated MLP 3 x 64 x 64 x 4 =
-// 49,152 + inputs_embeds 8,192 + the whole cache 10,240 = 83,968: 73,728 beyond the cache.
+// 49,152 + inputs_embeds 8,192 = 73,728 beyond the cache.
 TEST(InferenceGemma2, EmbeddingKeptAndSlidingLayersRebuildTheMask) {
   auto model = arch::testing::BuildJson(TinyGemma2());
   ASSERT_TRUE(model) << model.error().message;
@@ -51,7 +51,7 @@ TEST(InferenceGemma2, EmbeddingKeptAndSlidingLayersRebuildTheMask) {
   ASSERT_EQ(model->hp.layers[0].attention, AttentionKind::kSliding);
   Model other = *model;
   other.model_type = "gemma2_without_terms";
-  EXPECT_EQ(Activations(*model, AttnImpl::kEager), 215040u);
+  EXPECT_EQ(Activations(*model, AttnImpl::kEager), 225280u);
   EXPECT_EQ(Activations(other, AttnImpl::kEager), 196608u);
   EXPECT_EQ(Activations(*model, AttnImpl::kFlash), 73728u);
   EXPECT_EQ(Activations(other, AttnImpl::kFlash), 73728u);

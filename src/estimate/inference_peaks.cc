@@ -201,7 +201,14 @@ void PrefillPeakWalk::Layer(const LayerInfo& L) {
                    Mul({tokens_, PinnedProjectionElements(model_.model_type, L, p_.tp), c})});
   }
   if (p_.transformers && p_.scan == Mamba2Scan::kTorch) TorchScans(L);
-  Consider(Add({stream_, MlpBytes(L, nh, kv_len), window_mask}), "mlp");
+  // The 4-D causal mask is the model forward's (`causal_mask = self._update_causal_mask(...)`),
+  // handed to every layer: alive through the MLPs too (measured: s-p3-inf-fp32-4x512).
+  uint64_t model_mask = 0;
+  if (p_.transformers && p_.attn == AttnImpl::kEager && L.attention != AttentionKind::kNone &&
+      EagerScoresFor(model_.model_type, c, p_.fp16).float_mask) {
+    model_mask = Mul({p_.batch, p_.seq, kv_len, c});
+  }
+  Consider(Add({stream_, MlpBytes(L, nh, kv_len), window_mask, model_mask}), "mlp");
   ++layer_index_;
 }
 
@@ -214,7 +221,7 @@ uint64_t PrefillPeakWalk::AttentionCore(const LayerInfo& L, uint64_t nh, uint64_
     // GPT-NeoX, GPT-2 and Falcon in the model dtype; BLOOM keeps a masked copy; GPT-J scores
     // in float32. Plus the 4-D causal mask (c) where the class builds one.
     const EagerScores scores =
-        EagerScoresFor(p_.transformers ? model_.model_type : std::string_view(), c);
+        EagerScoresFor(p_.transformers ? model_.model_type : std::string_view(), c, p_.fp16);
     uint64_t core =
         Add({window_mask, Mul({p_.batch, nh, p_.seq, kv_len, scores.bytes_per_score})});
     if (scores.float_mask) core = Add({core, Mul({p_.batch, p_.seq, kv_len, c})});
@@ -256,7 +263,11 @@ uint64_t PrefillPeakWalk::MlpBytes(const LayerInfo& L, uint64_t nh, uint64_t kv_
       hp_.moe_intermediate_size ? hp_.moe_intermediate_size : hp_.intermediate_size;
   uint64_t f = L.moe ? f_moe : (L.intermediate_size ? L.intermediate_size : f_dense);
   f = CeilDiv(f, p_.tp);
-  uint64_t mlp = hp_.gated_mlp ? Mul({3, tokens_, f, c}) : Mul({2, tokens_, f, c});
+  // Gated: act(gate), up and their product alive together; a fused gate_up projection's [T, 2f]
+  // output stays referenced by its chunk() views until the product is made: 4 f.
+  const uint64_t gated = p_.transformers && FusedGateUpMlp(model_.model_type) ? 4 : 3;
+  const uint64_t plain = p_.transformers ? ActivationWorkingSet(hp_.activation) : 2;
+  uint64_t mlp = hp_.gated_mlp ? Mul({gated, tokens_, f, c}) : Mul({plain, tokens_, f, c});
   if (L.moe && hp_.num_experts) mlp = Add({mlp, Mul({tokens_, hp_.num_experts, 4})});
   if (L.moe && p_.engine.release_rules && hp_.num_experts && hp_.experts_per_token) {
     // vLLM's fused MoE: the routed tokens' workspace, top_k rows per token.

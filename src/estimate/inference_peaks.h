@@ -41,6 +41,7 @@ struct PrefillPass {
   uint64_t batch = 1;          // sequences
   uint64_t seq = 0;            // tokens per sequence
   uint32_t elem_bytes = 2;     // bytes per activation element (the model dtype's)
+  bool fp16 = false;           // the 2-byte dtype is float16 (some classes upcast only it)
   AttnImpl attn = AttnImpl::kFlash;
   uint64_t tp = 1;             // heads, MLP width and vocabulary split over tp GPUs
   uint64_t logit_tokens = 0;   // rows whose logits the pass computes

@@ -67,6 +67,26 @@ bool KeepsPreRotaryProjections(std::string_view model_type) {
   return std::find(std::begin(kTypes), std::end(kTypes), model_type) != std::end(kTypes);
 }
 
+bool FusedGateUpMlp(std::string_view model_type) {
+  // Phi3MLP (modeling_phi3.py) and GlmMLP (modeling_glm.py) at v4.48.3, Glm4MLP from 4.51;
+  // measured: s-p3-inf-fp32-4x512 (peak in the MLP: `aten::mm` of [T, 2f] beside silu and mul).
+  return model_type == "phi3" || model_type == "glm" || model_type == "glm4";
+}
+
+bool PreallocatesCache(std::string_view model_type) {
+  // Gemma2ForCausalLM and Cohere2ForCausalLM at v4.48.3 (generation_config cache_implementation
+  // "hybrid": HybridCache's torch.zeros for every layer when generate() starts; measured:
+  // s-gmt-inf-fp32-4x512, `aten::zeros` in the run stage).
+  return model_type == "gemma2" || model_type == "cohere2";
+}
+
+uint64_t ActivationWorkingSet(std::string_view activation) {
+  // activations.py NewGELUActivation at v4.48.3: `0.5 * input` and `torch.pow(input, 3.0)`
+  // then `0.044715 * ...` alive beside the input; later the tanh term and the product. Measured:
+  // s-phi-inf-fp32-4x512 (`aten::pow` and two `aten::mul` of [T, f] at the peak).
+  return activation == "gelu_new" ? 4 : 2;
+}
+
 bool KeepsInputEmbeds(std::string_view model_type) {
   // LlamaModel.forward at v4.48.3: `inputs_embeds = self.embed_tokens(input_ids)`, then
   // `hidden_states = inputs_embeds` (modeling_llama.py:566-575), the pattern of every Llama-style
@@ -76,7 +96,15 @@ bool KeepsInputEmbeds(std::string_view model_type) {
          model_type == "falcon";
 }
 
-EagerScores EagerScoresFor(std::string_view model_type, uint64_t c) {
+EagerScores EagerScoresFor(std::string_view model_type, uint64_t c, bool fp16) {
+  if (model_type == "opt") {
+    // modeling_opt.py OPTAttention (eager) at v4.48.3: `torch.bmm(query, key^T)`, `+
+    // attention_mask`, `torch.max(attn_weights, finfo.min)` (each new, the old freed), then
+    // `softmax(attn_weights, dim=-1, dtype=torch.float32).to(torch.float16)` in float16 only
+    // (input c, the float32 output and its cast: 2 c + 4), softmax in the model dtype otherwise
+    // (2 c). Measured: s-opt-inf-bf16-1x2040 (+76% against the Llama-style 10 B).
+    return {.bytes_per_score = fp16 ? 2 * c + 4 : 2 * c, .float_mask = true};
+  }
   if (model_type == "gpt_neox") {
     // modeling_gpt_neox.py eager_attention_forward: `attn_scores = torch.zeros(...)` then
     // `torch.baddbmm(attn_scores, ...)` (the zeros and the product, c each), `attn_scores +

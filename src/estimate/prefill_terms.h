@@ -35,12 +35,27 @@ struct EagerScores {
 // CodeGen, StableLM, Phi, Persimmon).
 bool KeepsPreRotaryProjections(std::string_view model_type);
 
+// Whether the gated MLP is one fused gate_up projection chunked into gate and up (Phi-3, GLM):
+// `up_states = self.gate_up_proj(hidden_states)`, `gate, up_states = up_states.chunk(2, dim=-1)`,
+// `up_states = up_states * self.activation_fn(gate)`.
+bool FusedGateUpMlp(std::string_view model_type);
+
+// Whether generate() gives the class a cache it allocates whole before the first layer (Gemma-2's
+// and Cohere-2's HybridCache: `cache_implementation = "hybrid"`), rather than DynamicCache.
+bool PreallocatesCache(std::string_view model_type);
+
+// The activation's transient working set in units of its input ([T, f]), input included:
+// transformers' NewGELUActivation (gelu_new, Python ops: `0.5 * input * (1.0 + torch.tanh(...
+// (input + 0.044715 * torch.pow(input, 3.0))))`) holds four; a fused kernel (silu, gelu, relu,
+// gelu_pytorch_tanh) two.
+uint64_t ActivationWorkingSet(std::string_view activation);
+
 // Whether the decoder's first hidden state is inputs_embeds itself, which the model's forward
 // keeps referenced through every layer (so from layer 1 on it is a tensor of its own).
 bool KeepsInputEmbeds(std::string_view model_type);
 
-// `c`: the model dtype's bytes per element.
-EagerScores EagerScoresFor(std::string_view model_type, uint64_t c);
+// `c`: the model dtype's bytes per element; `fp16`: a 2-byte dtype is float16, not bfloat16.
+EagerScores EagerScoresFor(std::string_view model_type, uint64_t c, bool fp16 = false);
 
 // Elements per token that one attention layer's prefill cache pins beyond the keys and values it
 // is counted for (its heads split under `tp`): fused-qkv classes whose cached keys or values are
