@@ -4,6 +4,7 @@
 
 #include "estimate/activations.h"
 #include "estimate/mamba2_scan.h"
+#include "estimate/prefill_terms.h"
 
 #include <algorithm>
 #include <string_view>
@@ -123,6 +124,14 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
   const uint64_t nkv = std::max<uint64_t>(CeilDiv(info.num_kv_heads ? info.num_kv_heads : info.num_heads, p.tp), 1);
   const uint64_t dk = info.head_dim_k, dv = info.head_dim_v;
   const bool rms = hp.norm != "layernorm";
+  // The softmax runs in float32 and is cast back: RMSNorm-era classes and every class on Llama's
+  // eager_attention_forward (`softmax(attn_weights, dim=-1, dtype=torch.float32).to(
+  // query.dtype)` at v4.48.3), LayerNorm ones included (StableLM, StarCoder2, Cohere, Phi;
+  // measured: s-slm-lora64-bf16-2x1024, two float32 [b, heads, T, T] blocks saved). Decoder-only
+  // causal LMs only: encoders and encoder-decoders keep their own attention modules.
+  const bool causal_decoder =
+      !hp.is_encoder_decoder && model.architecture.ends_with("ForCausalLM");
+  const bool fp32_softmax = rms || (causal_decoder && LlamaStyleAttention(model.model_type));
   const bool full_linear = lt.trainable && lt.save_all_linear_inputs;
   auto mask = [&](uint64_t bytes) { return MaskBytes(p, bytes); };
   // Per token (elements already multiplied by bytes); the s^2 terms per token are x seq.
@@ -162,10 +171,14 @@ LayerActivation LayerSavedBytes(const Model& model, const LayerInfo& info, const
       a.core_per_kv_tok = c * nh * (dk + dv);  // k and v after repeat_kv
       // Scores: softmax output (fp32 under autocast, fp32 upcast in RMSNorm-era models), its
       // cast back, dropout mask and output, the matmul's half copy. Per (query, key) pair.
-      const uint64_t sm = (p.autocast || c == 4 || rms) ? 4 : c;
+      const uint64_t sm = (p.autocast || c == 4 || fp32_softmax) ? 4 : c;
       uint64_t s = sm, cur = sm;
       bool cast_saved = false;
-      if (rms && sm != c) { s += c; cur = c; cast_saved = true; }  // softmax(fp32).to(q.dtype)
+      if (fp32_softmax && sm != c) {  // softmax(fp32).to(q.dtype)
+        s += c;
+        cur = c;
+        cast_saved = true;
+      }
       // The dropout's mask and output; its output replaces the cast as the matmul's saved input
       // (T5 under autocast: softmax(scores.float()).type_as(scores), then dropout; measured
       // c-t5-tr-bf16m: 4 + 2 + 2 B per score).

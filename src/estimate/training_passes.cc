@@ -194,6 +194,13 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
     // c-t5l2-lora-bf16-ckpt, three b x T x V bf16 tensors at the loss backward).
     const bool loss_in_compute_dtype = model.architecture.ends_with("ForMaskedLM") ||
                                        (hp.is_encoder_decoder && !r.autocast);
+    // Causal LMs that call CrossEntropyLoss themselves on `lm_logits[:, :-1, :].contiguous()`
+    // (a copy in the logits' dtype, none with one sequence), without ForCausalLMLoss's float32
+    // upcast: the log_softmax in the compute dtype unless autocast upcasts it (measured:
+    // s-nx-lora64-bf16-2x1024, +88% against the float32 loss).
+    const bool own_loss = OwnCausalLmLoss(model.model_type, o.versions);
+    const uint64_t own_shift = own_loss && o.batch > 1 ? Mul({o.batch, o.seq - 1, v, compute}) : 0;
+    const uint64_t log_softmax = own_loss && !r.autocast ? compute : 4;
     if (loss_in_compute_dtype && o.loss != LossImpl::kFused) {
       // A masked LM (BertForMaskedLM 4.48): CrossEntropyLoss on the logits as they are, in the
       // compute dtype and without a shift: logits and the saved log_softmax in the forward;
@@ -209,11 +216,14 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
       // loss backward three fp32 vocabulary tensors are alive: the saved log_softmax, nll_loss's
       // gradient and log_softmax's gradient (the logits and their upcast are freed by then:
       // measured, FINDINGS.md 2f).
-      const uint64_t per = compute + (compute != 4 ? 4 : 0) + 4;
+      const uint64_t upcast = compute != 4 && (!own_loss || r.autocast) ? 4 : 0;
+      const uint64_t per = compute + upcast + log_softmax;
       out.forward_bytes = Mul({n, per});
       // With one sequence the slice logits[..., :-1, :] is already contiguous and
       // `.contiguous()` copies nothing (measured: c-gm-lora-bf16, FINDINGS.md 2o).
-      if (LossCopiesShiftedLogits(o.versions) && !hp.is_encoder_decoder && o.batch > 1) {
+      if (own_loss) {
+        out.forward_bytes = Add({out.forward_bytes, own_shift});  // autocast: the copy in c
+      } else if (LossCopiesShiftedLogits(o.versions) && !hp.is_encoder_decoder && o.batch > 1) {
         // transformers < 4.50: the fp32 copy of the shifted logits, b x (seq - 1) x V, alive with
         // the others at the forward's end (measured: FINDINGS.md 2d). Encoder-decoder heads
         // (T5 modeling_t5.py:1924) call CrossEntropyLoss on the logits unshifted.
@@ -222,10 +232,16 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
             "transformers {}: the causal-LM loss copies the shifted logits in fp32 (4.50 pads the "
             "labels instead)", LibraryVersionName(o.versions.transformers)));
       }
-      // At the loss backward the three fp32 tensors above are all that is left (the logits,
-      // their upcast and the shifted copy are freed).
-      out.at_backward_bytes = std::min(out.forward_bytes, Mul({n, 12}));
-      out.backward_extra_bytes = Mul({n, 12}) - *out.at_backward_bytes;
+      // At the loss backward the three tensors above (fp32, or the compute dtype's for an own
+      // loss without autocast) are all that is left (the logits, their upcast and the shifted
+      // copy are freed).
+      const uint64_t at_loss_backward = Mul({n, 3 * log_softmax});
+      out.at_backward_bytes = std::min(out.forward_bytes, at_loss_backward);
+      out.backward_extra_bytes = at_loss_backward - *out.at_backward_bytes;
+      if (own_loss && !r.autocast) {
+        out.messages.assumptions.push_back(
+            "task: causal LM loss in the compute dtype (the class's own CrossEntropyLoss)");
+      }
       if (model.model_type == "gemma2") {
         // Final-logit soft-capping (Gemma2ForCausalLM: logits / cap, tanh, * cap; the config's
         // final_logit_softcapping, 30 in every Gemma-2): tanh saves its output, in the logits'

@@ -56,6 +56,11 @@ Result<TrainRegime> TrainRegimeFor(const TrainOptions& o);
 // memfit -10% with checkpointing counted); 4.51 and later checkpoint it like Mistral, and
 // releases before 4.48 had the `self._gradient_checkpointing_func` branch.
 bool CheckpointingReachesLayers(std::string_view model_type, const RuntimeVersions& v);
+// Whether the causal LM computes its loss itself (`shift_logits = lm_logits[:, :-1,
+// :].contiguous()`, `CrossEntropyLoss()`) rather than through ForCausalLMLoss, which upcasts the
+// logits to float32: GPT-NeoX before 4.49 (modeling_gpt_neox.py GPTNeoXForCausalLM.forward at
+// v4.48.3; `self.loss_function` from v4.49.0), Mamba and Mamba-2 (read at v4.48.3-v4.50.0).
+bool OwnCausalLmLoss(std::string_view model_type, const RuntimeVersions& v);
 // The checkpointing the model's layers get under the options' transformers release: none where
 // its layer loop never calls the checkpoint function (CheckpointingReachesLayers), said as an
 // assumption.

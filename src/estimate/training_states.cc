@@ -101,6 +101,11 @@ Result<TrainRegime> TrainRegimeFor(const TrainOptions& o) {
   return r;
 }
 
+bool OwnCausalLmLoss(std::string_view model_type, const RuntimeVersions& v) {
+  if (model_type == "gpt_neox") return v.transformers < LibraryVersion{4, 49};
+  return model_type == "mamba" || model_type == "mamba2";
+}
+
 bool CheckpointingReachesLayers(std::string_view model_type, const RuntimeVersions& v) {
   if (model_type == "starcoder2") {
     return v.transformers < LibraryVersion{4, 48} || v.transformers > LibraryVersion{4, 50};
