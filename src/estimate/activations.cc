@@ -89,8 +89,23 @@ uint64_t MlpSavedPerToken(const Hyperparameters& hp, const LayerInfo& info,
   // A dropout on the activation's output (T5): its mask; its output is the down projection's
   // input, counted above.
   if (p.activation_dropout > 0) mlp += k * MaskBytes(p, c) * f;
-  if (info.moe)
+  if (info.moe) {
     mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
+    // transformers' expert loop (modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock at v4.48.3):
+    // each expert gathers its tokens into a copy, `hidden_states[None, top_x]`, the input its
+    // gate and up projections save: k copies per token.
+    if (full_linear) mlp += k * c * h;
+    // A shared expert beside the routed ones (Qwen2-MoE `shared_expert` and its sigmoid
+    // `shared_expert_gate`, DeepSeek `shared_experts`): a dense gated MLP of its own width, and
+    // its output, which the gate's product saves (measured: s-q2m-tr-fp32-1x1024).
+    const uint64_t shared_f =
+        CeilDiv(hp.shared_expert_intermediate_size
+                    ? hp.shared_expert_intermediate_size
+                    : hp.num_shared_experts * (hp.moe_intermediate_size ? hp.moe_intermediate_size
+                                                                        : hp.intermediate_size),
+                p.tp);
+    if (shared_f && hp.gated_mlp) mlp += 3 * c * shared_f + (full_linear ? c * shared_f : 0) + c * h;
+  }
   if (p.hidden_dropout > 0) mlp += MaskBytes(p, c) * h;
   return mlp;
 }
