@@ -309,6 +309,36 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
             eager.saved_bytes - eager.eager_scores_bytes + 2u * 384 * 8);
 }
 
+// A MoE layer in transformers' expert loop, trained in full: h 64, 4 heads (2 KV) of 16, 8
+// experts of width 32, top 2, a shared expert of width 48 (Qwen2-MoE's layout), pure bf16,
+// flash, b 1, s 8. Per token, against the dense layer of LlamaLayerFlashBf16ByHand (attention
+// part 384 + 128 + 400 = 912, MLP norm 384):
+//   gate/up input 128; 2 experts x (gate, act, up 3 x 2 x 32 + product 2 x 32) = 512;
+//   router 2 x 4 x 8 = 64; the two experts' outputs 2 x 2 x 64 = 256; their gathered inputs
+//   2 x 2 x 64 = 256; the shared expert's gate, act, up 3 x 2 x 48 + product 2 x 48 = 384 and
+//   its output 2 x 64 = 128.
+TEST(ActivationTest, MoeExpertLoopWithASharedExpertByHand) {
+  Model m;
+  m.hp.hidden_size = 64;
+  m.hp.gated_mlp = true;
+  m.hp.norm = "rmsnorm";
+  m.hp.num_experts = 8;
+  m.hp.experts_per_token = 2;
+  m.hp.moe_intermediate_size = 32;
+  m.hp.shared_expert_intermediate_size = 48;
+  LayerInfo info{.num_heads = 4, .num_kv_heads = 2, .head_dim_k = 16, .head_dim_v = 16,
+                 .moe = true};
+  estimate::ActivationParams p{.batch = 1, .seq = 8, .compute_bytes = 2, .stream_bytes = 2,
+                               .attn = AttnImpl::kFlash};
+  const uint64_t per_token = 912 + 384 + 128 + 512 + 64 + 256 + 256 + 384 + 128;
+  EXPECT_EQ(estimate::LayerSavedBytes(m, info, {}, p).saved_bytes, per_token * 8);
+  // DeepSeek's layout names a count of shared experts of the routed width instead: 1 x 32.
+  m.hp.shared_expert_intermediate_size = 0;
+  m.hp.num_shared_experts = 1;
+  EXPECT_EQ(estimate::LayerSavedBytes(m, info, {}, p).saved_bytes,
+            (per_token - 4 * 2 * (48 - 32)) * 8);
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit
