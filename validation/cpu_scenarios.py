@@ -268,6 +268,140 @@ SCENARIOS = [
 ]
 
 
+# Slopes (issue 31): every family at three prompt lengths (256, 1,024, 2,048 at batch 1) and a
+# second batch size (4 x 512), float32 and bfloat16, generate() with 4 decode steps; ids "s-".
+# Families the rows above do not cover are built from their transformers 4.48.3 config classes
+# (or catalog configs) scaled down to the same small shape, so that the terms that grow with
+# context, batch and dtype (attention scores, logits, caches) are a large share of the peak:
+# 2 layers, hidden 512, 8 heads of 64 (8 KV heads), MLP 1536, vocabulary 32000 unless the row
+# says otherwise.
+TINY = {"num_hidden_layers": 2, "hidden_size": 512, "intermediate_size": 1536,
+        "num_attention_heads": 8, "vocab_size": 32000}
+
+
+def _tiny(config_class, arch, notes, base=None, **overrides):
+    o = dict(TINY)
+    if base is None:
+        # Set after the class's __init__, which took num_key_value_heads from its own heads.
+        o["num_key_value_heads"] = TINY["num_attention_heads"]
+    o.update(overrides)
+    o = {k: v for k, v in o.items() if v is not None}  # None: the family has no such key
+    o["architectures"] = [arch]
+    return {"base": base, "config_class": config_class, "overrides": o, "notes": notes}
+
+
+NX = "EleutherAI/pythia-1.4b-tiny"
+GJ = "EleutherAI/gpt-j-6b-tiny"
+FA = "tiiuae/falcon-7b-tiny"
+SC2 = "bigcode/starcoder2-tiny"
+OL2 = "allenai/OLMo-2-tiny"
+GR = "ibm-granite/granite-3.0-tiny"
+CO = "CohereForAI/cohere-tiny"
+SLM = "stabilityai/stablelm-2-tiny"
+P3 = "microsoft/Phi-3-longrope-tiny"
+PMO = "microsoft/Phi-3.5-MoE-tiny"
+Q2M = "Qwen/Qwen2-MoE-tiny"
+M2 = "state-spaces/mamba2-tiny"
+M1 = "state-spaces/mamba-tiny"
+JA = "ai21labs/Jamba-tiny"
+
+MODELS.update({
+    NX: _tiny(None, "GPTNeoXForCausalLM", "pythia-1.4b config (rotary_pct 0.25, parallel "
+              "residual, fused query_key_value, untied embed_out) scaled to the tiny shape",
+              base="EleutherAI/pythia-1.4b", intermediate_size=2048),
+    GJ: {"base": "EleutherAI/gpt-j-6b",
+         "overrides": {"n_layer": 2, "n_embd": 512, "n_head": 8, "rotary_dim": 16,
+                       "vocab_size": 32000, "n_positions": 4096,
+                       "architectures": ["GPTJForCausalLM"]},
+         "notes": "gpt-j-6b config (parallel attention and MLP on one LayerNorm, rotary on 16 of "
+                  "64 per head as 64 of 256 there, logits upcast to float32) scaled down: 2 "
+                  "layers, hidden 512 (MLP 4 x 512), 8 heads, vocab 32000, 4096 positions (the "
+                  "rows run past 2048)"},
+    FA: _tiny(None, "FalconForCausalLM", "falcon-7b config (multi-query, parallel attention, "
+              "no biases, tied) scaled to the tiny shape (MLP 4 x 512)",
+              base="tiiuae/falcon-7b", intermediate_size=None, ffn_hidden_size=2048),
+    SC2: _tiny("Starcoder2Config", "Starcoder2ForCausalLM", "Starcoder2Config defaults (biases, "
+               "GELU MLP, sliding_window 4096 > context) scaled to the tiny shape, 2 KV heads",
+               num_key_value_heads=2),
+    OL2: _tiny("Olmo2Config", "Olmo2ForCausalLM", "Olmo2Config defaults (whole-projection q/k "
+               "norms, post-norms) scaled to the tiny shape"),
+    GR: _tiny("GraniteConfig", "GraniteForCausalLM", "GraniteConfig defaults with "
+              "granite-3.0's multipliers (embedding 12, residual 0.22, attention 1/64, logits "
+              "scaling 8) scaled to the tiny shape, 2 KV heads, tied",
+              num_key_value_heads=2, embedding_multiplier=12.0, residual_multiplier=0.22,
+              attention_multiplier=0.015625, logits_scaling=8.0, tie_word_embeddings=True),
+    CO: _tiny("CohereConfig", "CohereForCausalLM", "CohereConfig defaults (parallel block, "
+              "LayerNorm without bias, logit_scale, tied) scaled to the tiny shape"),
+    SLM: _tiny("StableLmConfig", "StableLmForCausalLM", "StableLmConfig defaults (LayerNorm, "
+               "partial rotary 0.25) with stablelm-2's qkv bias, scaled to the tiny shape",
+               use_qkv_bias=True),
+    P3: _tiny("Phi3Config", "Phi3ForCausalLM", "Phi3Config with Phi-3-mini-128k's longrope "
+              "(original 4096 of 131072 positions; 32 short and long factors of 1.0 and 2.0) "
+              "scaled to the tiny shape (fused qkv_proj and gate_up_proj; Phi-3's vocabulary "
+              "32064, whose pad id 32000 must lie inside it)",
+              vocab_size=32064, max_position_embeddings=131072,
+              original_max_position_embeddings=4096,
+              rope_scaling={"type": "longrope", "short_factor": [1.0] * 32,
+                            "long_factor": [2.0] * 32}),
+    PMO: _tiny("PhimoeConfig", "PhimoeForCausalLM", "PhimoeConfig defaults (16 -> 4 experts, "
+               "top 2, sparsemixer) scaled to the tiny shape, 2 KV heads, MLP 1024",
+               num_key_value_heads=2, intermediate_size=1024, num_local_experts=4),
+    Q2M: _tiny("Qwen2MoeConfig", "Qwen2MoeForCausalLM", "Qwen2MoeConfig defaults (60 -> 8 "
+               "experts of 256, top 2, a shared expert of 1024 with its gate) scaled to the tiny "
+               "shape, 2 KV heads", num_key_value_heads=2, num_experts=8,
+               moe_intermediate_size=256, shared_expert_intermediate_size=1024),
+    M2: {"base": None, "config_class": "Mamba2Config",
+         "overrides": {"num_hidden_layers": 2, "hidden_size": 512, "num_heads": 16,
+                       "head_dim": 64, "n_groups": 1, "vocab_size": 32000,
+                       "architectures": ["Mamba2ForCausalLM"]},
+         "notes": "Mamba2Config defaults (d_state 128, conv 4, expand 2, chunk 256) scaled down: "
+                  "2 layers, hidden 512, 16 heads of 64, 1 group, vocab 32000; the torch scan "
+                  "(no mamba_ssm kernels on CPU)"},
+    M1: {"base": None, "config_class": "MambaConfig",
+         "overrides": {"num_hidden_layers": 2, "hidden_size": 512, "vocab_size": 32000,
+                       "architectures": ["MambaForCausalLM"]},
+         "notes": "MambaConfig defaults (d_state 16, conv 4, expand 2) scaled down: 2 layers, "
+                  "hidden 512, vocab 32000; the torch scan (no kernels on CPU)"},
+    JA: _tiny("JambaConfig", "JambaForCausalLM", "JambaConfig defaults scaled to the tiny shape: "
+              "layer 0 Mamba-1 (d_state 16), layer 1 attention (2 KV heads) with a MoE of 4 "
+              "experts top 2; the torch scan (use_mamba_kernels false)",
+              num_key_value_heads=2, attn_layer_period=2, attn_layer_offset=1,
+              expert_layer_period=2, expert_layer_offset=1, num_experts=4,
+              use_mamba_kernels=False),
+})
+
+SLOPE_SIZES = [(256, 1), (1024, 1), (2048, 1), (512, 4)]
+# Learned positions end before 2,048 + 4 decode steps: GPT-2's 1,024, OPT's 2,048 (+ 2 offset).
+SLOPE_SIZES_BY_KEY = {"g2": [(256, 1), (512, 1), (1020, 1), (512, 4)],
+                      "opt": [(256, 1), (1024, 1), (2040, 1), (512, 4)]}
+_SLOPE_FAMILIES = [
+    ("nx", NX), ("gj", GJ), ("fa", FA), ("sc2", SC2), ("ol2", OL2), ("gr", GR), ("co", CO),
+    ("slm", SLM), ("p3", P3), ("pmo", PMO), ("q2m", Q2M), ("m2", M2), ("m1", M1), ("ja", JA),
+    # families of the rows above, at the sizes they were not measured
+    ("qw", Q), ("ll", LL), ("g2", G2), ("bl", BL), ("opt", OPT), ("gmt", GMT), ("mxt", MXT),
+    ("phi", PHI),
+]
+for _key, _model in _SLOPE_FAMILIES:
+    for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
+        for _ctx, _batch in SLOPE_SIZES_BY_KEY.get(_key, SLOPE_SIZES):
+            SCENARIOS.append(_inf(_model, f"s-{_key}-inf-{_tag}-{_batch}x{_ctx}", _dtype,
+                                  ctx=_ctx, batch=_batch))
+
+# Training slopes: two steps (the second in the steady state), full fp32 at 256 and 1,024 tokens,
+# bf16-mixed at 1,024, full checkpointing and LoRA r64 (pure bf16) at 2 x 1,024.
+_TRAIN_SLOPE_FAMILIES = [("nx", NX), ("gj", GJ), ("fa", FA), ("sc2", SC2), ("ol2", OL2),
+                         ("gr", GR), ("co", CO), ("slm", SLM), ("q2m", Q2M), ("p3", P3)]
+for _key, _model in _TRAIN_SLOPE_FAMILIES:
+    SCENARIOS += [
+        _tr(_model, f"s-{_key}-tr-fp32-1x256", "fp32", seq=256, batch=1),
+        _tr(_model, f"s-{_key}-tr-fp32-1x1024", "fp32", seq=1024, batch=1),
+        _tr(_model, f"s-{_key}-tr-bf16m-1x1024", "bf16-mixed", seq=1024, batch=1),
+        _tr(_model, f"s-{_key}-tr-fp32-ckpt-2x1024", "fp32", seq=1024, batch=2, ckpt="full"),
+        _tr(_model, f"s-{_key}-lora64-bf16-2x1024", "bf16", seq=1024, batch=2, method="lora",
+            rank=64),
+    ]
+
+
 def folder_for(configs, model_id):
     return os.path.join(configs, model_id.replace("/", "__"))
 
