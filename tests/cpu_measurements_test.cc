@@ -18,10 +18,14 @@
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-// id -> why it is still off (FINDINGS.md section). Empty: every row is within its tolerance
-// (the Bamba rows since the torch-path Mamba-2 scan is modelled: FINDINGS.md 1m).
+// id -> why it is still off (FINDINGS.md section).
 const std::map<std::string, std::string>& KnownOff() {
-  static const std::map<std::string, std::string> kRows = {};
+  static const std::map<std::string, std::string> kRows = {
+      {"s-q2m-tr-fp32-1x1024",
+       "FINDINGS.md 3f: Qwen2-MoE's expert loop in training, -5.1%: the gathered inputs and the "
+       "shared expert are counted (was -7.6%); about 56 MiB at the loss backward not yet traced "
+       "to an op"},
+  };
   return kRows;
 }
 
@@ -54,7 +58,7 @@ TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
           << row.value("measured_bytes", 0.0) << " B (" << error * 100 << "%)";
     }
   }
-  EXPECT_GE(expressed, 96u) << "rows went missing from validation/results";
+  EXPECT_GE(expressed, 560u) << "rows went missing from validation/results";
   for (const auto& [id, why] : KnownOff()) {
     EXPECT_TRUE(seen.count(id)) << id << " is listed but no longer measured";
     bool still_off = false;
