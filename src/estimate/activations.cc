@@ -104,7 +104,9 @@ uint64_t MlpSavedPerToken(const Hyperparameters& hp, const LayerInfo& info,
                     : hp.num_shared_experts * (hp.moe_intermediate_size ? hp.moe_intermediate_size
                                                                         : hp.intermediate_size),
                 p.tp);
-    if (shared_f && hp.gated_mlp) mlp += 3 * c * shared_f + (full_linear ? c * shared_f : 0) + c * h;
+    if (shared_f && hp.gated_mlp) {
+      mlp += 3 * c * shared_f + (full_linear ? c * shared_f : 0) + c * h;
+    }
   }
   if (p.hidden_dropout > 0) mlp += MaskBytes(p, c) * h;
   return mlp;
