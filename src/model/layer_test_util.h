@@ -1,13 +1,12 @@
 #pragma once
 // Test helper: expect the LayerInfo fields a test names, and only those.
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <source_location>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "memfit/model.h"
 
@@ -44,10 +43,11 @@ struct LayerExpect {
 
 // Expects layer `index` of `hp` to have every field `want` states; a failure names the layer,
 // the field and the calling line.
+// The calling line comes from __builtin_FILE/__builtin_LINE: clang 14 with libstdc++ 12 (the
+// sanitizer build) has no std::source_location.
 inline void ExpectLayer(const Hyperparameters& hp, size_t index, const LayerExpect& want,
-                        std::source_location where = std::source_location::current()) {
-  ::testing::ScopedTrace trace(where.file_name(), static_cast<int>(where.line()),
-                               "layer " + std::to_string(index));
+                        const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::testing::ScopedTrace trace(file, line, "layer " + std::to_string(index));
   ASSERT_LT(index, hp.layers.size());
   const LayerInfo& got = hp.layers[index];
   auto check = [](const char* field, const auto& expected, const auto& actual) {

@@ -1,13 +1,12 @@
 #pragma once
 // Helpers for the GPT-style decoder builder tests: build a model from config text, find tensors.
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "base/error_test_util.h"
 #include "memfit/architecture.h"
@@ -32,11 +31,12 @@ inline const Tensor* FindTensor(const Model& model, std::string_view name) {
 
 // Expects `model` to hold a tensor `name` of this shape; a failure names the tensor and the
 // calling line.
+// The calling line comes from __builtin_FILE/__builtin_LINE: clang 14 with libstdc++ 12 (the
+// sanitizer build) has no std::source_location.
 inline void ExpectShape(const Model& model, std::string_view name,
-                        const std::vector<uint64_t>& shape,
-                        std::source_location where = std::source_location::current()) {
-  ::testing::ScopedTrace trace(where.file_name(), static_cast<int>(where.line()),
-                               "tensor " + std::string(name));
+                        const std::vector<uint64_t>& shape, const char* file = __builtin_FILE(),
+                        int line = __builtin_LINE()) {
+  ::testing::ScopedTrace trace(file, line, "tensor " + std::string(name));
   const Tensor* t = FindTensor(model, name);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->shape, shape);
