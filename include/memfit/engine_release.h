@@ -51,6 +51,9 @@ struct EngineRelease {
   std::string_view kv_dtype_words;  // the engine's own --kv-cache-dtype / --cache-type-k values
   // vLLM: the top-k/top-p sampler the profile run's dummy sampler run takes by default.
   VllmSampler sampler = VllmSampler::kNone;
+  // vLLM: the multimodal profile run pads every dummy item's encoder output to the whole
+  // encoder budget (PR #25810, 2025-09-27, until PR #29386, 2025-11-25).
+  bool pads_encoder_outputs = false;
 };
 
 constexpr uint32_t KvDtypeBit(KvDtype dtype) { return uint32_t{1} << static_cast<uint32_t>(dtype); }

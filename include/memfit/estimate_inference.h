@@ -152,6 +152,16 @@ struct InferenceOptions {
   OverheadOptions overhead{};
 };
 
+// SGLang --speculative-algorithm NEXTN: the checkpoint's multi-token-prediction layers run as a
+// draft beside the target, outside mem_fraction_static in SGLang 0.5 (docs/estimates.md,
+// "Speculative decoding"). All zero without one.
+struct SpeculativeDraft {
+  uint64_t weights_bytes = 0;       // the MTP layers, per GPU
+  uint64_t kv_bytes_per_token = 0;  // the draft's KV cache, per GPU
+  // draft_runner_cache_size beyond the target's pool tokens: both pools hold this many more.
+  uint64_t headroom_tokens = 0;
+};
+
 struct ServingBudget {
   double utilization = 0;         // gpu_memory_utilization / mem_fraction_static used
   uint64_t requested_bytes = 0;   // gpu_memory * utilization
@@ -163,7 +173,12 @@ struct ServingBudget {
   uint64_t sequence_bytes = 0;    // KV cache + state of one sequence of context_tokens
   uint64_t max_concurrency = 0;   // sequences of context_tokens that fit, all replicas
   uint64_t replicas = 1;          // data-parallel ranks, each with its own KV pool
-  bool fits = false;              // the requested batch x context fits in the pool
+  // SGLang's NEXTN draft outside its static fraction: the draft's weights, its KV pool of
+  // token_capacity + headroom tokens and the target pool's headroom tokens.
+  uint64_t draft_bytes = 0;
+  // The requested batch x context fits in the pool (and, with a draft, the budget and the
+  // draft fit in the GPU's memory).
+  bool fits = false;
 };
 
 struct InferenceEstimate {
@@ -173,6 +188,7 @@ struct InferenceEstimate {
   uint64_t cuda_context_bytes = 0;
   uint64_t allocator_reserve_bytes = 0;
   uint64_t cuda_graph_bytes = 0;   // serving engines
+  SpeculativeDraft draft;          // SGLang NEXTN
   uint64_t total_bytes = 0;        // per GPU
   // Paged engines: the KV cache and recurrent state of one sequence at the context, per GPU
   // (windows capped, indexer keys, state pages): what each admitted sequence takes from the pool.

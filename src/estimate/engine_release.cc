@@ -66,7 +66,8 @@ const std::array<EngineRelease, 5> kReleases = {{
      .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kBF16, KvDtype::kFp8}),
      .kv_dtype_words = "auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla",
      // PR #26859 (2025-10-15): FlashInfer's sampler off unless VLLM_USE_FLASHINFER_SAMPLER=1.
-     .sampler = VllmSampler::kTorchSort},
+     .sampler = VllmSampler::kTorchSort,
+     .pads_encoder_outputs = true},
     {.engine = Engine::kVllm,
      .version = "0.31",
      .source = "vllm 2026 vllm/config/cache.py (gpu_memory_utilization Field(default=0.92), "
@@ -344,9 +345,15 @@ std::vector<std::string> SglangRuleAssumptions(const InferenceOptions& o) {
     const char* reserve = o.speculative_algorithm == "STANDALONE" ? "6 GiB"
                           : o.speculative_algorithm == "NGRAM"    ? "nothing"
                                                                   : "2 GiB";
+    const bool nextn = o.speculative_algorithm == "NEXTN";
+    const bool ngram = o.speculative_algorithm == "NGRAM";
     out.push_back(fmt::format("SGLang --speculative-algorithm {}: {} more reserved outside "
-                              "mem_fraction_static; the draft model's weights and KV cache are "
-                              "not counted", o.speculative_algorithm, reserve));
+                              "mem_fraction_static{}",
+                              o.speculative_algorithm, reserve,
+                              nextn   ? " (the draft itself: the NEXTN draft line)"
+                              : ngram ? ""
+                                      : "; the draft checkpoint's weights and KV cache are not "
+                                        "counted (memfit does not read a draft model)"));
   }
   return out;
 }

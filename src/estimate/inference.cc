@@ -12,6 +12,7 @@
 #include "estimate/mamba2_scan.h"
 #include "estimate/prefill_terms.h"
 #include "estimate/saturating_math.h"
+#include "estimate/speculative_draft.h"
 #include "estimate/vllm_profile_run.h"
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
@@ -133,6 +134,15 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
     }
     if (s.num_blocks == UINT64_MAX) s.num_blocks = 0;
     s.token_capacity = Mul({s.num_blocks, bs});
+    if (e.draft.weights_bytes > 0) {
+      // SGLang 0.5's NEXTN draft, after its static fraction is spent: the draft's weights, its
+      // pool of the target's tokens plus the headroom, and the target pool raised by the same
+      // headroom (a page is one token in SGLang).
+      s.draft_bytes =
+          Add({e.draft.weights_bytes,
+               Mul({Add({s.token_capacity, e.draft.headroom_tokens}), e.draft.kv_bytes_per_token}),
+               Mul({e.draft.headroom_tokens, s.page_bytes})});
+    }
     if (stages.size() == 1 && sequence_bytes > 0) {
       // Sequences of the context that the pool holds, each with its windows, indexer keys and
       // recurrent state (not a full-context page per layer).
@@ -145,7 +155,8 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
       uint64_t seq_blocks = CeilDiv(o.context_tokens, bs);
       s.max_concurrency = seq_blocks ? Mul({s.num_blocks / seq_blocks, s.replicas}) : 0;
     }
-    s.fits = s.max_concurrency >= o.batch;
+    s.fits = s.max_concurrency >= o.batch &&
+             (s.draft_bytes == 0 || Add({s.requested_bytes, s.draft_bytes}) <= o.gpu_memory_bytes);
   }
   return s;
 }
@@ -158,7 +169,7 @@ uint64_t ServingNeedBytes(const InferenceEstimate& e, const InferenceOptions& gi
   // CUDA graphs: in non_kv when the engine profiles them inside its budget.
   uint64_t need = Add({s.non_kv_bytes, Mul({sequences, e.sequence_kv_bytes}),
                        o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
-  if (o.engine == Engine::kSglang) need = Add({need, e.activation_bytes});
+  if (o.engine == Engine::kSglang) need = Add({need, e.activation_bytes, s.draft_bytes});
   return need;
 }
 
@@ -364,6 +375,24 @@ void ServingProfileRun(const Model& model, const InferenceOptions& o, uint32_t c
   const estimate::ActivationPeak p = estimate::PrefillPeak(model, pass, e.assumptions);
   e.activation_bytes = p.bytes;
   e.activation_peak_at = p.where + " (profile run of " + std::to_string(prof_tokens) + " tokens)";
+  if (engine.release_rules && estimate::HasMultimodalEncoder(model)) {
+    // profile_run runs the encoder over a dummy batch first; its outputs stay in the encoder
+    // cache through _dummy_run (docs/estimates.md, "vLLM's profile run").
+    const uint64_t held = estimate::VllmEncoderCacheBytes(prof_tokens, model.hp.hidden_size, c);
+    e.activation_bytes = Add({e.activation_bytes, held});
+    e.activation_peak_at += " with the encoder cache";
+    e.assumptions.push_back(fmt::format(
+        "vLLM's multimodal profile run: the encoder's dummy outputs held through the language "
+        "model's, {} ({} tokens x hidden {}: the encoder budget is at least "
+        "max_num_batched_tokens; an item larger than that raises it{}); the encoder's own "
+        "forward is not counted",
+        FormatBytes(held), prof_tokens, model.hp.hidden_size,
+        o.release->pads_encoder_outputs
+            ? fmt::format(", and vLLM {} pads every dummy item's output to the budget: this "
+                          "counts one item",
+                          o.release->version)
+            : ""));
+  }
 }
 
 // The total under the engine's budget for a GPU of o.gpu_memory_bytes: the budget it
@@ -372,7 +401,18 @@ void ServingProfileRun(const Model& model, const InferenceOptions& o, uint32_t c
 void ServingBudgetTotals(const InferenceOptions& o, const ServingBudget& s, InferenceEstimate& e) {
   e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
   e.total_bytes = Add({s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
-  if (o.engine == Engine::kSglang) e.total_bytes = Add({e.total_bytes, e.activation_bytes});
+  if (o.engine == Engine::kSglang) {
+    e.total_bytes = Add({e.total_bytes, e.activation_bytes, s.draft_bytes});
+  }
+  if (s.draft_bytes > 0) {
+    e.notes.push_back(fmt::format(
+        "SGLang's NEXTN draft outside mem_fraction_static: {} ({} weights, {} tokens of draft KV "
+        "cache, {} more tokens of the target's){}",
+        FormatBytes(s.draft_bytes), FormatBytes(e.draft.weights_bytes),
+        s.token_capacity + e.draft.headroom_tokens, e.draft.headroom_tokens,
+        s.fits || s.max_concurrency < o.batch ? ""
+                                              : "; with it the deployment exceeds the GPU"));
+  }
   // A deployment that does not fit: its need, not the budget it would preallocate.
   if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
   e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
@@ -417,6 +457,7 @@ Status EstimateServingInference(const Model& model, const InferenceOptions& give
                                 InferenceEstimate& e) {
   ServingProfileRun(model, o, c, e);
   e.cuda_graph_bytes = o.cuda_graph_bytes;
+  MEMFIT_ASSIGN_OR_RETURN(e.draft, estimate::NextnDraft(model, o, e, e.assumptions));
   // One sequence of the requested context: attention pages (sliding and chunked layers capped
   // at their window), indexer keys and recurrent state, as the KV estimate counts them.
   kv.batch = 1;
@@ -427,7 +468,8 @@ Status EstimateServingInference(const Model& model, const InferenceOptions& give
     ServingBudgetTotals(o, s, e);
   } else {
     e.total_bytes = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes,
-                         o.non_torch_bytes, e.cuda_graph_bytes});
+                         o.non_torch_bytes, e.cuda_graph_bytes, e.draft.weights_bytes,
+                         Mul({e.draft.kv_bytes_per_token, o.batch, o.context_tokens})});
     e.notes.push_back("no --gpu-memory: KV cache for --batch x --context only (the engine "
                       "would preallocate everything its budget leaves)");
   }

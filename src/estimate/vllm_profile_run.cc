@@ -36,4 +36,15 @@ bool HasMoeLayers(const Model& model) {
                      [](const LayerInfo& l) { return l.moe; });
 }
 
+bool HasMultimodalEncoder(const Model& model) {
+  return std::any_of(model.tensors.begin(), model.tensors.end(), [](const Tensor& t) {
+    return t.component.starts_with("vision") || t.component.find("audio") != std::string::npos ||
+           t.component == "embed_vision";
+  });
+}
+
+uint64_t VllmEncoderCacheBytes(uint64_t budget_tokens, uint64_t hidden, uint64_t c) {
+  return Mul({budget_tokens, hidden, c});
+}
+
 }  // namespace memfit::estimate

@@ -37,4 +37,14 @@ uint64_t VllmFusedMoeBytes(uint64_t tokens, uint64_t num_experts, uint64_t top_k
 // Whether any layer routes its tokens to experts (LayerInfo::moe).
 bool HasMoeLayers(const Model& model);
 
+// Whether the model has a vision or audio encoder (a tensor of a component named "vision..." or
+// "...audio...": vision_tower, vision_model, audio_tower, embed_vision, ...): vLLM profiles it.
+bool HasMultimodalEncoder(const Model& model);
+
+// The encoder outputs profile_run keeps in its encoder cache through `_dummy_run`: the dummy
+// items' embeddings, `budget_tokens` rows (max_num_batched_tokens; vLLM's encoder budget is
+// max(max_num_batched_tokens, the largest item's tokens)) of the language model's `hidden` width
+// in the model dtype (`c` bytes).
+uint64_t VllmEncoderCacheBytes(uint64_t budget_tokens, uint64_t hidden, uint64_t c);
+
 }  // namespace memfit::estimate

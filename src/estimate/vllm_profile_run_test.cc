@@ -102,6 +102,34 @@ TEST(VllmProfileRun, FusedMoeWorkspaceIsThePeak) {
   EXPECT_EQ(old->activation_peak_at, "attention (profile run of 16 tokens)");
 }
 
+// A multimodal model: profile_run's encoder outputs, budget x hidden x c, stay in the encoder cache
+// through the language model's dummy run. Hand-worked: 8192 tokens x 4096 x 2 = 67108864 (64 MiB);
+// the tiny model (a tensor of a vision_tower component stands for the tower): 16 x 16 x 2 = 512
+// on the sampler's peak, 29696 + 512 = 30208 (0.31), 58368 + 512 = 58880 (0.11, which pads each
+// dummy item to the budget and says so); without release rules nothing.
+TEST(VllmProfileRun, EncoderCacheOfAMultimodalModel) {
+  EXPECT_EQ(estimate::VllmEncoderCacheBytes(8192, 4096, 2), 67108864u);
+  Model model = TinyFp8Moe();
+  EXPECT_FALSE(estimate::HasMultimodalEncoder(model));
+  model.tensors.back().component = "vision_tower";
+  EXPECT_TRUE(estimate::HasMultimodalEncoder(model));
+  auto v31 = EstimateInference(model, TinyProfileRun("0.31"));
+  ASSERT_TRUE(v31) << v31.error().message;
+  EXPECT_EQ(v31->activation_bytes, 30208u);
+  EXPECT_EQ(v31->activation_peak_at, "sampler (profile run of 16 tokens) with the encoder cache");
+  auto v11 = EstimateInference(model, TinyProfileRun("0.11"));
+  ASSERT_TRUE(v11) << v11.error().message;
+  EXPECT_EQ(v11->activation_bytes, 58880u);
+  bool padded = false;
+  for (const auto& a : v11->assumptions) padded = padded || a.find("pads every dummy") != a.npos;
+  EXPECT_TRUE(padded);
+  InferenceOptions none = TinyProfileRun("0.11");
+  none.release = nullptr;
+  auto old = EstimateInference(model, none);
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->activation_bytes, 12800u);
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -122,7 +122,7 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
                     {"num_blocks", s.num_blocks}, {"token_capacity", s.token_capacity},
                     {"sequence_bytes", s.sequence_bytes},
                     {"max_concurrency", s.max_concurrency}, {"replicas", s.replicas},
-                    {"fits", s.fits}};
+                    {"draft", s.draft_bytes}, {"fits", s.fits}};
   } else {
     j["serving"] = nullptr;
   }
@@ -180,6 +180,9 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
   if (e.cuda_context_bytes) Row(rows, "cuda context", e.cuda_context_bytes);
   if (e.allocator_reserve_bytes) Row(rows, "allocator reserve", e.allocator_reserve_bytes);
   if (e.cuda_graph_bytes) Row(rows, "cuda graphs", e.cuda_graph_bytes);
+  if (e.serving && e.serving->draft_bytes) {
+    Row(rows, "speculative draft (NEXTN, outside the budget)", e.serving->draft_bytes);
+  }
   if (e.serving && e.serving->requested_bytes) {
     Row(rows, "engine budget (gpu memory x utilization)", e.serving->requested_bytes);
   }

@@ -141,7 +141,8 @@ TEST(MemoryReportTest, ServingEngineBudgetAndParallelTitle) {
   EXPECT_EQ(j["serving"], nlohmann::json::parse(R"({
       "requested": 77309411328, "non_kv": 2147483648, "kv_pool": 75161927680,
       "page_bytes": 2097152, "num_blocks": 35840, "token_capacity": 573440,
-      "sequence_bytes": 134217728, "max_concurrency": 560, "replicas": 1, "fits": true})"));
+      "sequence_bytes": 134217728, "max_concurrency": 560, "replicas": 1, "draft": 0,
+      "fits": true})"));
   const std::string md = RenderInference(Tiny(), o, e, OutputFormat::kMarkdown);
   EXPECT_TRUE(md.starts_with("**tiny: inference, 2 x 1024 tokens, bfloat16 weights, kv model, sdpa "
                              "attention, vllm, tp 2 (2 GPUs)**\n\n"))
