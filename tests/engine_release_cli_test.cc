@@ -70,21 +70,28 @@ TEST(EngineReleaseCli, AnOlderVllmRelease) {
   EXPECT_EQ(given["engine_release"]["max_batched_tokens"], 4096);
 }
 
-// SGLang on the 80 GiB H100 (tp 1): mem_fraction_static 0.836 (docs/estimates.md, worked there and
-// in engine_release_test.cc); requested = 85899345920 x 0.836 = 71811853189 (floored).
+// SGLang on the 80 GiB H100 (tp 1, Llama-3.1-8B): mem_fraction_static 0.830 in the newest release
+// (0.5.14 on: 464 MiB for the prefill CUDA graphs), 0.836 in 0.5 (docs/estimates.md, worked there
+// and in engine_release_test.cc); requested = 85899345920 x 0.830 = 71296457113 and x 0.836 =
+// 71811853189 (floored).
 TEST(EngineReleaseCli, SglangFractionFromTheGpu) {
   auto j = Inference({"--engine", "sglang"});
   const auto& g = j["engine_release"];
-  EXPECT_EQ(g["version"], "0.5");
-  EXPECT_DOUBLE_EQ(g["gpu_memory_utilization"].get<double>(), 0.836);
+  EXPECT_EQ(g["version"], "0.5.14");
+  EXPECT_DOUBLE_EQ(g["gpu_memory_utilization"].get<double>(), 0.830);
   EXPECT_EQ(g["max_batched_tokens"], 8192);  // chunked_prefill_size
-  EXPECT_EQ(j["serving"]["requested"], 71811853189u);
-  EXPECT_EQ(g["equivalent_flags"], "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
+  EXPECT_EQ(j["serving"]["requested"], 71296457113u);
+  EXPECT_EQ(g["equivalent_flags"], "--mem-fraction-static 0.830 --chunked-prefill-size 8192");
+  auto old = Inference({"--engine", "sglang", "--engine-version", "0.5.6"});
+  EXPECT_EQ(old["engine_release"]["version"], "0.5");
+  EXPECT_DOUBLE_EQ(old["engine_release"]["gpu_memory_utilization"].get<double>(), 0.836);
+  EXPECT_EQ(old["serving"]["requested"], 71811853189u);
 }
 
 // A multimodal model: SGLang scales its fraction by adjust_mem_fraction_for_vlm's factor. LLaVA
 // 1.6's vision_config is CLIP ViT-L/14 (24 layers of 1024): 0.95, so 0.836 x 0.95 = 0.7942 on the
-// H100. With EAGLE, 2 GiB more reserved first: 0.811 x 0.95 = 0.77045.
+// H100 (no prefill CUDA graphs for a multimodal model in 0.5.14). With EAGLE in 0.5, 2 GiB more
+// reserved first: 0.811 x 0.95 = 0.77045; 0.5.14 reserves nothing for the draft: 0.7942.
 TEST(EngineReleaseCli, SglangScalesAMultimodalModelsFraction) {
   const std::vector<std::string> base = {"inference", "llava-hf/llava-v1.6-mistral-7b-hf", "--gpu",
                                          "h100", "--engine", "sglang", "--format", "json"};
@@ -101,6 +108,11 @@ TEST(EngineReleaseCli, SglangScalesAMultimodalModelsFraction) {
   EXPECT_TRUE(said) << j["assumptions"].dump();
   std::vector<std::string> eagle = base;
   eagle.insert(eagle.end(), {"--speculative-algorithm", "eagle"});
+  r = RunMemfit(eagle);
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["engine_release"]["gpu_memory_utilization"].get<double>(), 0.7942, 1e-12);
+  eagle.insert(eagle.end(), {"--engine-version", "0.5"});
   r = RunMemfit(eagle);
   ASSERT_EQ(r.code, 0) << r.err;
   j = nlohmann::json::parse(r.out);
@@ -168,24 +180,24 @@ TEST(EngineReleaseCli, LlamaCppCacheTypesFromKvDtype) {
 }
 
 // fit --engine sglang over the catalog's H100 and RTX 4090: each row's fraction is SGLang's for
-// that GPU (0.836 on 80 GiB, 0.847 on 24 GiB, both worked in engine_release_test.cc).
+// that GPU (0.830 on 80 GiB, 0.833 on 24 GiB in 0.5.14, both worked in engine_release_test.cc).
 TEST(EngineReleaseCli, FitRowsCarryEachGpusFraction) {
   RunResult h100 = RunMemfit({"fit", "meta-llama/Llama-3.1-8B",
                               "--engine", "sglang", "--gpu", "h100",
                            "--context", "8192", "--format", "json"});
   ASSERT_EQ(h100.code, 0) << h100.err;
   auto j = nlohmann::json::parse(h100.out);
-  EXPECT_EQ(j["request"]["engine_version"], "0.5");
+  EXPECT_EQ(j["request"]["engine_version"], "0.5.14");
   EXPECT_TRUE(j["request"]["gpu_memory_utilization"].is_null());
   ASSERT_EQ(j["rows"].size(), 1u);
-  EXPECT_DOUBLE_EQ(j["rows"][0]["gpu_memory_utilization"].get<double>(), 0.836);
-  EXPECT_EQ(j["rows"][0]["engine_flags"], "--mem-fraction-static 0.836 --chunked-prefill-size 8192");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["gpu_memory_utilization"].get<double>(), 0.830);
+  EXPECT_EQ(j["rows"][0]["engine_flags"], "--mem-fraction-static 0.830 --chunked-prefill-size 8192");
   RunResult rtx = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "sglang", "--gpu",
                           "rtx4090", "--context", "8192", "--format", "json"});
   ASSERT_EQ(rtx.code == 0 || rtx.code == 1, true) << rtx.err;
   auto r = nlohmann::json::parse(rtx.out);
   ASSERT_EQ(r["rows"].size(), 1u);
-  EXPECT_DOUBLE_EQ(r["rows"][0]["gpu_memory_utilization"].get<double>(), 0.847);
+  EXPECT_DOUBLE_EQ(r["rows"][0]["gpu_memory_utilization"].get<double>(), 0.833);
   EXPECT_EQ(r["rows"][0]["gpu_memory_bytes"], uint64_t{24} << 30);
   // The text names the release and prints the flags.
   RunResult text = RunMemfit({"fit", "meta-llama/Llama-3.1-8B", "--engine", "vllm", "--gpu", "h100",

@@ -46,6 +46,9 @@ struct EngineRelease {
   bool cuda_graphs_in_budget = false;
   // SGLang: mem_fraction_static from the GPU's memory (SglangMemoryDefaults).
   bool sglang_mem_fraction_rule = false;
+  // SGLang >= 0.5.14: a speculative draft's weights and KV cache inside mem_fraction_static (no
+  // reserve for it; PR #23862, PR #28855), and the prefill CUDA graphs' reserve (PR #23906).
+  bool sglang_draft_inside = false;
   // memfit's --kv-dtype values the release accepts: a bit per KvDtype (KvDtypeBit).
   uint32_t kv_dtypes = 0;
   std::string_view kv_dtype_words;  // the engine's own --kv-cache-dtype / --cache-type-k values
@@ -85,17 +88,31 @@ VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& release, uint64_t gpu
 // round((gpu - reserved) / gpu, 3) with reserved = 512 + max(chunked, 2048) x 1.5 +
 // cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 (+ DP-attention padding), at least 10 GiB on GPUs
 // above 60 GiB, plus 6 GiB for a STANDALONE draft model or 2 GiB for any other speculative
-// algorithm but NGRAM. An unknown GPU (0 bytes): 4096, 160 and SGLang's fallback 0.88. A
-// multimodal model's fraction is then scaled by SglangVisionFactor.
+// algorithm but NGRAM. From 0.5.14 (`release` with sglang_draft_inside): no speculative reserve,
+// and before the floor 8 MiB per prefill CUDA-graph batch size (SglangPrefillGraphSizes) unless
+// the model is MLA or multimodal or DP attention is on (SGLang disables those graphs there). An
+// unknown GPU (0 bytes): 4096, 160 and SGLang's fallback 0.88. A multimodal model's fraction is
+// then scaled by SglangVisionFactor.
 struct SglangMemorySettings {
   uint64_t chunked_prefill_size = 0;  // tokens
   uint64_t cuda_graph_max_bs = 0;     // sequences
   double reserved_mib = 0;
   double mem_fraction_static = 0;
 };
+// What the rule reads of the release and the model beyond the GPU and the layout.
+struct SglangRuleInputs {
+  std::string_view speculative_algorithm{};  // "" none
+  const EngineRelease* release = nullptr;  // null: the 0.5 rule
+  bool mla = false;                        // SGLang's MLA attention backend
+  bool multimodal = false;
+};
 SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
                                           uint64_t dp, bool dp_attention,
-                                          std::string_view speculative_algorithm = "");
+                                          const SglangRuleInputs& inputs = {});
+// SGLang's default prefill CUDA-graph batch sizes up to `max_bs` (its chunked_prefill_size):
+// 4..32 by 4, 48..256 by 16, 288..512 by 32, 576..1024 by 64, 1280..4096 by 256, 4608.. by 512
+// (server_args.py CudaGraphConfig): 42 for 2048, 50 for 4096, 58 for 8192, 74 for 16384.
+uint64_t SglangPrefillGraphSizes(uint64_t max_bs);
 
 // SGLang's adjust_mem_fraction_for_vlm: 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1024^2) - 1),
 // 0.8, 1.05) for a vision_config of L layers of width H (ViT-L/14 = 1: 0.95; twice its

@@ -145,6 +145,9 @@ struct InferenceOptions {
   // mem_fraction_static rule. The request layer fills the first from config.json.
   std::optional<SglangVisionConfig> sglang_vision{};
   std::string speculative_algorithm{};
+  // SGLang: the model's attention is MLA (its MLA backend has no prefill CUDA graphs); the
+  // request layer fills it from the model.
+  bool sglang_mla = false;
   // vLLM >= 0.21 profiles CUDA-graph memory inside gpu_memory_utilization (set by the release).
   bool cuda_graphs_in_budget = false;
   uint64_t cuda_graph_bytes = uint64_t{650} << 20;   // vLLM log, gemma-3-4b (PR #21489)
@@ -153,13 +156,15 @@ struct InferenceOptions {
 };
 
 // SGLang --speculative-algorithm NEXTN: the checkpoint's multi-token-prediction layers run as a
-// draft beside the target, outside mem_fraction_static in SGLang 0.5 (docs/estimates.md,
-// "Speculative decoding"). All zero without one.
+// draft beside the target, outside mem_fraction_static in SGLang 0.5, inside it from 0.5.14
+// (docs/estimates.md, "The NEXTN draft itself"). All zero without one.
 struct SpeculativeDraft {
   uint64_t weights_bytes = 0;       // the MTP layers, per GPU
   uint64_t kv_bytes_per_token = 0;  // the draft's KV cache, per GPU
-  // draft_runner_cache_size beyond the target's pool tokens: both pools hold this many more.
+  // draft_runner_cache_size beyond the target's pool tokens: both pools hold this many more
+  // (SGLang 0.5; none from 0.5.14).
   uint64_t headroom_tokens = 0;
+  bool inside_budget = false;  // 0.5.14 on: weights and KV cache inside mem_fraction_static
 };
 
 struct ServingBudget {

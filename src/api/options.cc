@@ -149,10 +149,10 @@ void AddServingOptions(Request& r, std::vector<Option>& f) {
                        "release's own; SGLang's from the GPU's memory)",
                .min = -1, .max = 1, .group = "serving"});
   f.push_back({.names = {"speculative-algorithm"}, .target = &r.speculative_algorithm,
-               .help = "SGLang: speculative decoding; reserves 2 GiB more (6 GiB for STANDALONE, "
-                       "none for NGRAM) in its mem_fraction_static; NEXTN's draft (the "
-                       "checkpoint's MTP layers and their KV pool) is counted, another "
-                       "checkpoint's draft is not",
+               .help = "SGLang: speculative decoding; 0.5 reserves 2 GiB more (6 GiB for "
+                       "STANDALONE, none for NGRAM) outside mem_fraction_static, 0.5.14 on puts "
+                       "the draft inside it; NEXTN's draft (the checkpoint's MTP layers and their "
+                       "KV cache) is counted, another checkpoint's draft is not",
                .choices = {"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"},
                .parse = AcceptsSpeculativeAlgorithm, .group = "serving"});
   f.push_back({.names = {"block-size"}, .target = &r.block_size,

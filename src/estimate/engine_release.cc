@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -41,7 +42,7 @@ constexpr VllmBatchDefaults kVllmBatch2026{.large_gpu_bytes = 70 * kGiBytes,
                                            .small_max_batched_tokens = 2048};
 
 // Oldest first per engine; the last row of an engine is its default.
-const std::array<EngineRelease, 5> kReleases = {{
+const std::array<EngineRelease, 6> kReleases = {{
     {.engine = Engine::kVllm,
      .version = "0.10",
      .source = "vllm v0.10.2 vllm/config/cache.py (gpu_memory_utilization = 0.9, CacheDType), "
@@ -92,6 +93,17 @@ const std::array<EngineRelease, 5> kReleases = {{
      .sglang_mem_fraction_rule = true,
      .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kFp8}),
      .kv_dtype_words = "auto, fp8_e5m2, fp8_e4m3"},
+    {.engine = Engine::kSglang,
+     .version = "0.5.14",
+     .source = "sglang v0.5.15 (f63458b5b, 2026-07-09) python/sglang/srt/server_args.py "
+               "ServerArgs._handle_gpu_memory_settings (PR #23862, 2026-06-12: the draft's KV "
+               "inside mem_fraction_static; PR #28855, 2026-06-21: its weights; PR #23906, "
+               "2026-06-09: the prefill CUDA graphs' reserve), mem_cache/pool_configurator.py",
+     .batch = {},
+     .sglang_mem_fraction_rule = true,
+     .sglang_draft_inside = true,
+     .kv_dtypes = Bits({KvDtype::kModel, KvDtype::kBF16, KvDtype::kFp8}),
+     .kv_dtype_words = "auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1"},
     {.engine = Engine::kLlamaCpp,
      .version = "all",
      .source = "llama.cpp common/arg.cpp kv_cache_types (--cache-type-k / --cache-type-v)",
@@ -120,29 +132,49 @@ std::string JoinedVersions(const std::vector<std::string>& versions) {
   return out;
 }
 
-// "v0.11.2" -> "0.11"; "0.11" -> "0.11"; llama.cpp's "b6000" and "all" -> "all". "" when the text
-// is not a version.
-std::string MinorOf(Engine engine, std::string_view text) {
-  if (engine == Engine::kLlamaCpp) {
-    // One row: what memfit models of llama.cpp (the accepted cache types) is the same in every
-    // build read; a build number bNNNN or "all" names it.
-    if (text == "all") return "all";
-    if (text.size() > 1 && text[0] == 'b' &&
-        std::all_of(text.begin() + 1, text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      return "all";
-    }
-    return "";
+// llama.cpp's one row: what memfit models of it (the accepted cache types) is the same in every
+// build read; a build number bNNNN or "all" names it.
+bool NamesLlamaCppRow(std::string_view text) {
+  if (text == "all") return true;
+  return text.size() > 1 && text[0] == 'b' &&
+         std::all_of(text.begin() + 1, text.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+struct Version {
+  uint64_t major = 0, minor = 0, patch = 0;
+};
+
+// Digits at `text[i]` on: their value (saturating), `i` past them; nullopt for none.
+std::optional<uint64_t> Digits(std::string_view text, size_t& i) {
+  const size_t start = i;
+  uint64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    v = std::min<uint64_t>(v * 10 + static_cast<uint64_t>(text[i] - '0'), 1u << 30);
+    ++i;
   }
+  if (i == start) return std::nullopt;
+  return v;
+}
+
+// "v0.11.2" -> 0.11.2; "0.11" -> 0.11.0; "0.10.1.post1" -> 0.10.1 (what follows the patch is
+// dropped). nullopt when the text is not major.minor[.patch...].
+std::optional<Version> ParseVersion(std::string_view text) {
   if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
-  // major.minor[.patch[suffix]]: digits, a dot, digits; the rest is the patch and is dropped.
   size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0 || i >= text.size() || text[i] != '.') return "";
-  size_t j = i + 1;
-  while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-  if (j == i + 1) return "";
-  if (j < text.size() && text[j] != '.') return "";
-  return std::string(text.substr(0, j));
+  Version v;
+  auto major = Digits(text, i);
+  if (!major || i >= text.size() || text[i] != '.') return std::nullopt;
+  ++i;
+  auto minor = Digits(text, i);
+  if (!minor || (i < text.size() && text[i] != '.')) return std::nullopt;
+  v.major = *major;
+  v.minor = *minor;
+  if (i < text.size()) {
+    ++i;
+    v.patch = Digits(text, i).value_or(0);
+  }
+  return v;
 }
 
 }  // namespace
@@ -176,15 +208,28 @@ Result<const EngineRelease*> FindEngineRelease(Engine engine, std::string_view t
     if (r.engine == engine) newest = &r;
   }
   if (text.empty()) return newest;
-  const std::string minor = MinorOf(engine, text);
+  const std::optional<Version> v =
+      engine == Engine::kLlamaCpp ? std::nullopt : ParseVersion(text);
+  if (engine == Engine::kLlamaCpp && NamesLlamaCppRow(text)) return newest;
+  // A row "0.5" stands for 0.5.0 on, a row "0.5.14" for 0.5.14 on, within the minor release.
+  const EngineRelease* match = nullptr;
+  uint64_t match_patch = 0;
   for (const auto& r : kReleases) {
-    if (r.engine == engine && r.version == minor) return &r;
+    const std::optional<Version> row = ParseVersion(r.version);
+    if (r.engine != engine || !v || !row || row->major != v->major || row->minor != v->minor ||
+        row->patch > v->patch || (match && row->patch < match_patch)) {
+      continue;
+    }
+    match = &r;
+    match_patch = row->patch;
   }
+  if (match) return match;
   // A well-formed version missing from the table is a release memfit does not model, not a typo:
   // "did you mean" only for text that is no version ("0.1l").
   const std::vector<std::string> known = EngineReleaseVersions(engine);
+  const bool well_formed = v.has_value() || (engine == Engine::kLlamaCpp && ParseVersion(text));
   return MakeError("--engine-version {}: memfit models {} {}{}", text, DisplayName(engine),
-                   JoinedVersions(known), minor.empty() ? DidYouMean(text, known) : "");
+                   JoinedVersions(known), well_formed ? "" : DidYouMean(text, known));
 }
 
 VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& r, uint64_t gpu_memory_bytes,
@@ -199,9 +244,23 @@ VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& r, uint64_t gpu_memor
                : VllmSchedulerDefaults{r.batch.small_max_num_seqs, r.batch.small_max_batched_tokens};
 }
 
+uint64_t SglangPrefillGraphSizes(uint64_t max_bs) {
+  struct Run {
+    uint64_t first, last, step;
+  };
+  uint64_t n = 0;
+  for (const Run r : {Run{4, 32, 4}, Run{48, 256, 16}, Run{288, 512, 32}, Run{576, 1024, 64},
+                      Run{1280, 4096, 256}, Run{4608, max_bs, 512}}) {
+    for (uint64_t bs = r.first; bs <= std::min(r.last, max_bs); bs += r.step) ++n;
+  }
+  return n;
+}
+
 SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
                                           uint64_t dp, bool dp_attention,
-                                          std::string_view speculative_algorithm) {
+                                          const SglangRuleInputs& in) {
+  const std::string_view speculative_algorithm = in.speculative_algorithm;
+  const bool v514 = in.release && in.release->sglang_draft_inside;
   SglangMemorySettings s;
   tp = std::max<uint64_t>(tp, 1);
   pp = std::max<uint64_t>(pp, 1);
@@ -240,11 +299,15 @@ SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp
     reserved += bs * static_cast<double>(dp) * 3;
     if (s.cuda_graph_max_bs > 300) reserved += bs * static_cast<double>(dp) * 1.5;
   }
+  // 0.5.14 on: the prefill CUDA graphs (off for MLA, multimodal models and DP attention).
+  if (v514 && !in.mla && !in.multimodal && !dp_attention) {
+    reserved += static_cast<double>(SglangPrefillGraphSizes(s.chunked_prefill_size)) * 8;
+  }
   if (gpu_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
-  // After the floor: the draft model and its CUDA graphs.
-  if (speculative_algorithm == "STANDALONE") {
+  // After the floor, before 0.5.14: the draft model and its CUDA graphs.
+  if (!v514 && speculative_algorithm == "STANDALONE") {
     reserved += 6 * 1024;
-  } else if (!speculative_algorithm.empty() && speculative_algorithm != "NGRAM") {
+  } else if (!v514 && !speculative_algorithm.empty() && speculative_algorithm != "NGRAM") {
     reserved += 2 * 1024;  // EAGLE draft models and their CUDA graphs
   }
   s.reserved_mib = reserved;
@@ -288,8 +351,10 @@ InferenceOptions WithEngineDefaults(const InferenceOptions& given) {
   const EngineRelease* r = paged ? o.release : nullptr;
   if (r) o.cuda_graphs_in_budget = r->cuda_graphs_in_budget;
   if (o.engine == Engine::kSglang) {
-    const SglangMemorySettings s = SglangMemoryDefaults(o.gpu_memory_bytes, o.tp, o.pp, o.dp,
-                                                        o.dp_attention, o.speculative_algorithm);
+    const SglangMemorySettings s = SglangMemoryDefaults(
+        o.gpu_memory_bytes, o.tp, o.pp, o.dp, o.dp_attention,
+        {.speculative_algorithm = o.speculative_algorithm, .release = r, .mla = o.sglang_mla,
+         .multimodal = o.sglang_vision.has_value()});
     if (o.gpu_memory_utilization < 0) {
       // The release's rule, then its multimodal scaling ("if model_config.is_multimodal").
       o.gpu_memory_utilization = r ? s.mem_fraction_static : 0.88;
@@ -341,12 +406,21 @@ std::vector<std::string> SglangRuleAssumptions(const InferenceOptions& o) {
                                           "(a config class's own default would win)",
                                           v.defaulted)));
   }
+  const bool v514 = o.release && o.release->sglang_draft_inside;
+  if (v514 && !o.sglang_mla && !o.sglang_vision && !o.dp_attention) {
+    const uint64_t sizes = SglangPrefillGraphSizes(o.max_batched_tokens);
+    out.push_back(fmt::format("SGLang {} reserves {} MiB outside mem_fraction_static for its "
+                              "prefill CUDA graphs ({} batch sizes up to {} x 8 MiB; none for MLA, "
+                              "multimodal models or DP attention)",
+                              o.release->version, sizes * 8, sizes, o.max_batched_tokens));
+  }
   if (!o.speculative_algorithm.empty()) {
-    const char* reserve = o.speculative_algorithm == "STANDALONE" ? "6 GiB"
-                          : o.speculative_algorithm == "NGRAM"    ? "nothing"
-                                                                  : "2 GiB";
     const bool nextn = o.speculative_algorithm == "NEXTN";
     const bool ngram = o.speculative_algorithm == "NGRAM";
+    const char* reserve = v514                                      ? "nothing"
+                          : o.speculative_algorithm == "STANDALONE" ? "6 GiB"
+                          : ngram                                   ? "nothing"
+                                                                    : "2 GiB";
     out.push_back(fmt::format("SGLang --speculative-algorithm {}: {} more reserved outside "
                               "mem_fraction_static{}",
                               o.speculative_algorithm, reserve,

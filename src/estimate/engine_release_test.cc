@@ -21,7 +21,8 @@ const EngineRelease& Release(Engine engine, std::string_view version) {
 
 TEST(EngineRelease, DefaultIsTheNewestOfEachEngine) {
   EXPECT_EQ(Release(Engine::kVllm, "").version, "0.31");
-  EXPECT_EQ(Release(Engine::kSglang, "").version, "0.5");
+  EXPECT_EQ(Release(Engine::kSglang, "").version, "0.5.14");
+  EXPECT_EQ(EngineReleaseVersions(Engine::kSglang), (std::vector<std::string>{"0.5", "0.5.14"}));
   EXPECT_EQ(Release(Engine::kLlamaCpp, "").version, "all");
   EXPECT_EQ(EngineReleaseVersions(Engine::kVllm), (std::vector<std::string>{"0.10", "0.11", "0.31"}));
 }
@@ -31,7 +32,14 @@ TEST(EngineRelease, VersionTextNamesItsMinorRelease) {
   EXPECT_EQ(Release(Engine::kVllm, "0.11.2").version, "0.11");
   EXPECT_EQ(Release(Engine::kVllm, "v0.11.0").version, "0.11");
   EXPECT_EQ(Release(Engine::kVllm, "0.10.1.post1").version, "0.10");
+  // A row with a patch stands for that patch on, within its minor release.
   EXPECT_EQ(Release(Engine::kSglang, "0.5.4").version, "0.5");
+  EXPECT_EQ(Release(Engine::kSglang, "0.5.13").version, "0.5");
+  EXPECT_EQ(Release(Engine::kSglang, "0.5").version, "0.5");
+  EXPECT_EQ(Release(Engine::kSglang, "v0.5.14").version, "0.5.14");
+  EXPECT_EQ(Release(Engine::kSglang, "0.5.15.post1").version, "0.5.14");
+  EXPECT_EQ(Release(Engine::kSglang, "0.5.21").version, "0.5.14");
+  EXPECT_FALSE(FindEngineRelease(Engine::kSglang, "0.6.0"));
   EXPECT_EQ(Release(Engine::kLlamaCpp, "b6123").version, "all");
 }
 
@@ -153,17 +161,68 @@ TEST(EngineRelease, SglangFractionOtherTiers) {
 // EAGLE + 2048 = 15488, (81920 - 15488) / 81920 = 0.81094 -> 0.811; STANDALONE + 6144 = 19584,
 // 62336 / 81920 = 0.76094 -> 0.761; NGRAM reserves nothing more: 0.836.
 TEST(EngineRelease, SglangSpeculativeReserve) {
-  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "EAGLE").mem_fraction_static, 0.811);
-  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "EAGLE3").reserved_mib, 15488);
-  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "STANDALONE").mem_fraction_static, 0.761);
-  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, "NGRAM").mem_fraction_static, 0.836);
+  EXPECT_DOUBLE_EQ(
+      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "EAGLE"})
+          .mem_fraction_static,
+      0.811);
+  EXPECT_DOUBLE_EQ(
+      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "EAGLE3"})
+          .reserved_mib,
+      15488);
+  EXPECT_DOUBLE_EQ(
+      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "STANDALONE"})
+          .mem_fraction_static,
+      0.761);
+  EXPECT_DOUBLE_EQ(
+      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "NGRAM"})
+          .mem_fraction_static,
+      0.836);
   // 24 GiB (no floor): 3760 + 2048 = 5808; (24576 - 5808) / 24576 = 0.76367 -> 0.764.
-  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false, "NEXTN").mem_fraction_static, 0.764);
+  EXPECT_DOUBLE_EQ(
+      SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "NEXTN"})
+          .mem_fraction_static,
+      0.764);
   EXPECT_EQ(*ParseSpeculativeAlgorithm("eagle3"), "EAGLE3");
   auto bad = ParseSpeculativeAlgorithm("medusa");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "--speculative-algorithm medusa: expected EAGLE, EAGLE3, NEXTN, "
                                  "STANDALONE or NGRAM (SGLang's words)");
+}
+
+// SGLang 0.5.14 on (v0.5.15's _handle_gpu_memory_settings): the prefill CUDA graphs' batch sizes
+// up to chunked_prefill_size, 8 MiB each, before the floor; no speculative reserve. Sizes: 4..32
+// by 4 (8), 48..256 by 16 (14), 288..512 by 32 (8), 576..1024 by 64 (8): 38; then 1280..2048 by
+// 256 (4): 42 for 2048; ..4096 (12): 50; 4608..8192 by 512 (8): 58; ..16384 (24): 74.
+// 80 GiB, tp 1, a dense text model: 13440 + 58 x 8 = 13904; (81920 - 13904) / 81920 = 0.83027
+// -> 0.830, with EAGLE too; MLA and multimodal models have no prefill graphs: 0.836. 24 GiB:
+// 3760 + 42 x 8 = 4096; 20480 / 24576 = 0.8333 -> 0.833. 141 GiB: 130480 / 144384 = 0.9037 ->
+// 0.904.
+TEST(EngineRelease, Sglang0514Fraction) {
+  EXPECT_EQ(SglangPrefillGraphSizes(2048), 42u);
+  EXPECT_EQ(SglangPrefillGraphSizes(4096), 50u);
+  EXPECT_EQ(SglangPrefillGraphSizes(8192), 58u);
+  EXPECT_EQ(SglangPrefillGraphSizes(16384), 74u);
+  const EngineRelease* r = &Release(Engine::kSglang, "0.5.15");
+  EXPECT_EQ(r->version, "0.5.14");
+  SglangMemorySettings s = SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.release = r});
+  EXPECT_DOUBLE_EQ(s.reserved_mib, 13904);
+  EXPECT_DOUBLE_EQ(s.mem_fraction_static, 0.830);
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false,
+                                        {.speculative_algorithm = "EAGLE", .release = r})
+                       .mem_fraction_static,
+                   0.830);
+  const SglangRuleInputs mla{.release = r, .mla = true};
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, mla).mem_fraction_static, 0.836);
+  const SglangRuleInputs multimodal{.release = r, .multimodal = true};
+  EXPECT_DOUBLE_EQ(
+      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, multimodal).mem_fraction_static, 0.836);
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false, {.release = r}).mem_fraction_static,
+                   0.833);
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(141 * kGiBytes, 1, 1, 1, false, {.release = r}).mem_fraction_static,
+                   0.904);
+  // DP attention: no prefill graphs; 0.594 as in 0.5.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 8, 1, 8, true, {.release = r}).mem_fraction_static,
+                   0.594);
 }
 
 // adjust_mem_fraction_for_vlm: 0.95 x clamp(1 - 0.1 x (L H^2 / (24 x 1024^2) - 1), 0.8, 1.05).
@@ -227,14 +286,18 @@ TEST(EngineRelease, WithEngineDefaultsFillsOnlyWhatIsLeftToTheRelease) {
   EXPECT_EQ(r.gpu_memory_utilization, 0.8);
   EXPECT_EQ(r.max_batched_tokens, 4096u);
   EXPECT_EQ(r.max_num_seqs, 1024u);
-  // SGLang: the fraction and the chunk from the GPU (24 GiB: 0.847 and 2048, as above).
+  // SGLang: the fraction and the chunk from the GPU (24 GiB in 0.5.14: 0.833 and 2048, as above).
   InferenceOptions s = Unresolved(Engine::kSglang, &Release(Engine::kSglang, ""));
   s.gpu_memory_bytes = 24 * kGiBytes;
   r = WithEngineDefaults(s);
-  EXPECT_DOUBLE_EQ(r.gpu_memory_utilization, 0.847);
+  EXPECT_DOUBLE_EQ(r.gpu_memory_utilization, 0.833);
   EXPECT_EQ(r.max_batched_tokens, 2048u);
-  // A multimodal model: the GPU's fraction, then the vision factor (0.847 x 0.95); a given
-  // fraction is not scaled (SGLang adjusts only its own).
+  // An MLA model has no prefill CUDA graphs: 0.847.
+  s.sglang_mla = true;
+  EXPECT_DOUBLE_EQ(WithEngineDefaults(s).gpu_memory_utilization, 0.847);
+  s.sglang_mla = false;
+  // A multimodal model (no prefill CUDA graphs either): the GPU's fraction, then the vision
+  // factor (0.847 x 0.95); a given fraction is not scaled (SGLang adjusts only its own).
   s.sglang_vision = SglangVisionConfig{};
   EXPECT_DOUBLE_EQ(WithEngineDefaults(s).gpu_memory_utilization, 0.847 * 0.95);
   s.gpu_memory_utilization = 0.8;

@@ -73,7 +73,11 @@ Result<Engine> ParseEngine(std::string_view s) {
 ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOptions& given) {
   // The release's fraction for this GPU (SGLang's depends on its memory).
   const InferenceOptions o = WithEngineDefaults(given);
-  const uint64_t sequence_bytes = e.sequence_kv_bytes;
+  // SGLang >= 0.5.14: a NEXTN draft's weights beside the target's and its KV cache in every
+  // pool token, inside the fraction.
+  const bool draft_inside = e.draft.inside_budget && e.draft.weights_bytes > 0;
+  const uint64_t draft_token = draft_inside ? e.draft.kv_bytes_per_token : 0;
+  const uint64_t sequence_bytes = Add({e.sequence_kv_bytes, Mul({draft_token, o.context_tokens})});
   ServingBudget s;
   s.replicas = e.layout.replicas;
   s.sequence_bytes = sequence_bytes;
@@ -99,7 +103,8 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
         }
       }
     }
-    stages.emplace_back(st.bytes, per_token);
+    stages.emplace_back(Add({st.bytes, draft_inside ? e.draft.weights_bytes : 0}),
+                        Add({per_token, draft_token}));
     stage_sequence.push_back(per_sequence);
   }
   uint64_t per_token = 0;
@@ -134,7 +139,7 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& e, const InferenceOption
     }
     if (s.num_blocks == UINT64_MAX) s.num_blocks = 0;
     s.token_capacity = Mul({s.num_blocks, bs});
-    if (e.draft.weights_bytes > 0) {
+    if (e.draft.weights_bytes > 0 && !draft_inside) {
       // SGLang 0.5's NEXTN draft, after its static fraction is spent: the draft's weights, its
       // pool of the target's tokens plus the headroom, and the target pool raised by the same
       // headroom (a page is one token in SGLang).

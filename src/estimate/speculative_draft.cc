@@ -13,6 +13,7 @@
 #include "estimate/saturating_math.h"
 #include "memfit/checked_math.h"
 #include "memfit/dtype.h"
+#include "memfit/engine_release.h"
 #include "memfit/units.h"
 
 namespace memfit::estimate {
@@ -75,6 +76,20 @@ Result<SpeculativeDraft> NextnDraft(const Model& model, const InferenceOptions& 
   uint64_t largest = 0;
   for (const auto& [layer, bytes] : per_layer) largest = std::max(largest, bytes);
   d.kv_bytes_per_token = Mul({largest, model.hp.num_mtp_layers});
+  d.inside_budget = o.release && o.release->sglang_draft_inside;
+  if (d.inside_budget) {
+    // 0.5.14 on: the draft's weights are loaded before the pool is sized, and the pool's cell
+    // grows by the draft's layers (pool_configurator.py: cell x (1 + draft layers / layers)),
+    // with no headroom (PR #15748 removed it on 2025-12-24).
+    assumptions.push_back(fmt::format(
+        "SGLang {} NEXTN draft: the checkpoint's {} multi-token-prediction layer(s), {} per GPU "
+        "(split over tp {}; floating-point weights at --dtype; its embedding and head are the "
+        "target's), inside mem_fraction_static before the KV pool is sized, and {} per token of "
+        "draft KV cache in every pool token",
+        o.release->version, model.hp.num_mtp_layers, FormatBytes(d.weights_bytes), tp,
+        FormatBytes(d.kv_bytes_per_token)));
+    return d;
+  }
   const SpeculativeParams p = SglangSpeculativeDefaults(model.architecture);
   d.headroom_tokens = Add({Mul({kSpeculativeMaxRequests, p.num_steps, p.eagle_topk}),
                            Mul({kSpeculativeMaxRequests, p.num_draft_tokens}), kHeadroomBuffer});

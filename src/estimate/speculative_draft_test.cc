@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error_test_util.h"
+#include "memfit/engine_release.h"
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
@@ -58,6 +59,32 @@ TEST(SpeculativeDraft, NextnDraftOfTheTinyV3ByHand) {
   EXPECT_EQ(plain->serving->draft_bytes, 0u);
   EXPECT_EQ(e->total_bytes, plain->total_bytes + s.draft_bytes);
   EXPECT_TRUE(s.fits);
+}
+
+// SGLang 0.5.14 on: the draft inside the fraction. Its 1172 bytes of weights beside the target's
+// before the pool is sized, and its 12 bytes per token in every pool token (a page of 24 + 12 =
+// 36), no headroom and nothing outside the budget.
+TEST(SpeculativeDraft, InsideTheFractionFrom0514) {
+  const Model m = TinyV3(1);
+  InferenceOptions o = Sglang("NEXTN");
+  auto release = FindEngineRelease(Engine::kSglang, "0.5.15");
+  ASSERT_TRUE(release);
+  o.release = *release;
+  auto e = EstimateInference(m, o);
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_TRUE(e->draft.inside_budget);
+  EXPECT_EQ(e->draft.headroom_tokens, 0u);
+  const ServingBudget& s = *e->serving;
+  EXPECT_EQ(s.draft_bytes, 0u);
+  EXPECT_EQ(s.page_bytes, 36u);
+  InferenceOptions plain_o = Sglang("");
+  plain_o.release = *release;
+  auto plain = EstimateInference(m, plain_o);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(s.non_kv_bytes, plain->serving->non_kv_bytes + 1172);
+  EXPECT_EQ(s.kv_pool_bytes, plain->serving->kv_pool_bytes - 1172);
+  EXPECT_EQ(s.token_capacity, s.kv_pool_bytes / 36);
+  EXPECT_EQ(e->total_bytes, plain->total_bytes);  // the same budget, shared differently
 }
 
 // At 0.99 of the GPU the pool leaves 1% for the draft, which needs about half the GPU again.

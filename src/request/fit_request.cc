@@ -124,6 +124,7 @@ Result<FitAnswer> RunDeploy(const FitCommandRequest& r, FitAnswer answer) {
     return MakeError("fit --engine {}: a GGUF model is planned by llama.cpp's --fit (drop --engine)",
                      EngineName(o.engine));
   }
+  o.sglang_mla = SglangMla(*model);
   // --dtype: "stored" keeps the config's 16-bit dtype for what is not quantized.
   o.dtype = model->config_dtype && (*model->config_dtype == Dtype::kF16 ||
                                     *model->config_dtype == Dtype::kBF16)

@@ -117,6 +117,11 @@ Result<std::string> SpeculativeAlgorithmFor(const std::string& word, Engine engi
   return ParseSpeculativeAlgorithm(word);
 }
 
+bool SglangMla(const Model& model) {
+  return std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
+                     [](const LayerInfo& l) { return l.attention == AttentionKind::kMla; });
+}
+
 Result<std::optional<SglangVisionConfig>> SglangVisionFor(const ModelInputs& inputs) {
   if (!inputs.config) return std::optional<SglangVisionConfig>();
   const std::optional<HfConfig> vision = inputs.config->OptionalSub("vision_config");
@@ -163,6 +168,7 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   const Model& model = answer.model->model();
   InferenceOptions& o = answer.options;
   MEMFIT_ASSIGN_OR_RETURN(o.sglang_vision, SglangVisionFor(resolved->inputs));
+  o.sglang_mla = SglangMla(model);
   const ContextChoice context =
       ChooseContext(r.context, model.hp.max_position_embeddings, ContextUse::kServe);
   o.context_tokens = context.tokens;

@@ -24,6 +24,9 @@ Result<std::string> SpeculativeAlgorithmFor(const std::string& word, Engine engi
 // What SGLang's mem_fraction_static rule reads from config.json's vision_config
 // (adjust_mem_fraction_for_vlm); nullopt without one. Errors name the key.
 Result<std::optional<SglangVisionConfig>> SglangVisionFor(const ModelInputs& inputs);
+// Whether SGLang runs the model on its MLA attention backend (a layer's attention is MLA), which
+// its mem_fraction_static rule reads (InferenceOptions::sglang_mla).
+bool SglangMla(const Model& model);
 
 // A warning for a per-GPU total no machine has (over 64 TiB, several times the largest GPU
 // cluster node): "" below. The settings behind it are usually a context or batch typed too large.
