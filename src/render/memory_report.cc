@@ -92,6 +92,10 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
                   {"activations", e.activation_bytes}, {"cuda_context", e.cuda_context_bytes},
                   {"allocator_reserve", e.allocator_reserve_bytes},
                   {"cuda_graphs", e.cuda_graph_bytes}, {"total", e.total_bytes}};
+  // SGLang 0.5's NEXTN draft, outside its budget (only when there is one).
+  if (e.serving && e.serving->draft_bytes > 0) {
+    j["per_gpu"]["speculative_draft"] = e.serving->draft_bytes;
+  }
   // For the web page's per-device chart: components and the total.
   j["components"] = nlohmann::json::array();
   for (const auto& [k, v] : j["per_gpu"].items()) {

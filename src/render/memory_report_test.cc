@@ -2,6 +2,8 @@
 // hand: the renderer's job is to say these numbers, labelled and in the documented JSON shape
 // (docs/json.md, memfit.inference/1 and memfit.train/1), so the estimates are given, not computed.
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "formats/json.h"
@@ -152,6 +154,18 @@ TEST(MemoryReportTest, ServingEngineBudgetAndParallelTitle) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("- max concurrent sequences of 1024 tokens: 560\n"), std::string::npos) << md;
+  EXPECT_FALSE(j["per_gpu"].contains("speculative_draft"));
+  // SGLang 0.5's NEXTN draft outside the budget: a row, a per_gpu entry and a component.
+  e.serving->draft_bytes = 3 * kMiB;
+  const nlohmann::json d = InferenceJson(Tiny(), o, e);
+  EXPECT_EQ(d["per_gpu"]["speculative_draft"], 3 * kMiB);
+  const nlohmann::json draft = {{"name", "speculative_draft"}, {"bytes", 3 * kMiB}};
+  EXPECT_NE(std::find(d["components"].begin(), d["components"].end(), draft),
+            d["components"].end())
+      << d["components"].dump();
+  EXPECT_NE(RenderInference(Tiny(), o, e, OutputFormat::kMarkdown)
+                .find("| speculative draft (NEXTN, outside the budget) | 3145728 | 3.00 MiB |\n"),
+            std::string::npos);
 }
 
 TEST(MemoryReportTest, StoredQuantizationAndAQuantSchemeInTheTitle) {
