@@ -97,6 +97,8 @@ struct SglangMemorySettings {
   uint64_t chunked_prefill_size = 0;  // tokens
   uint64_t cuda_graph_max_bs = 0;     // sequences
   double reserved_mib = 0;
+  double prefill_graphs_mib = 0;  // 0.5.14 on: the prefill CUDA graphs' part of reserved_mib
+  double speculative_mib = 0;     // 0.5: the draft's part of reserved_mib
   double mem_fraction_static = 0;
 };
 // What the rule reads of the release and the model beyond the GPU and the layout.

@@ -248,6 +248,12 @@ ServingBudget ServingBudgetFor(const InferenceEstimate& estimate, const Inferenc
 uint64_t ServingNeedBytes(const InferenceEstimate& estimate, const InferenceOptions& options,
                           const ServingBudget& budget);
 
+// The per-GPU total of a serving deployment under `budget`: the budget it preallocates, CUDA
+// graphs outside it, SGLang's activations and NEXTN draft (outside its static fraction); when
+// the budget does not hold the deployment, ServingNeedBytes where that is more.
+uint64_t ServingTotalBytes(const InferenceEstimate& estimate, const InferenceOptions& options,
+                           const ServingBudget& budget);
+
 // Bytes of one element of the KV cache; 0.5 byte for int4 is returned as bits / 8 by callers.
 uint32_t KvBits(KvDtype dtype, Dtype model_dtype);
 

@@ -301,15 +301,17 @@ SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp
   }
   // 0.5.14 on: the prefill CUDA graphs (off for MLA, multimodal models and DP attention).
   if (v514 && !in.mla && !in.multimodal && !dp_attention) {
-    reserved += static_cast<double>(SglangPrefillGraphSizes(s.chunked_prefill_size)) * 8;
+    s.prefill_graphs_mib = static_cast<double>(SglangPrefillGraphSizes(s.chunked_prefill_size)) * 8;
+    reserved += s.prefill_graphs_mib;
   }
   if (gpu_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
-  // After the floor, before 0.5.14: the draft model and its CUDA graphs.
+  // After the floor, before 0.5.14: the draft model and its CUDA graphs (EAGLE's: 2 GiB).
   if (!v514 && speculative_algorithm == "STANDALONE") {
-    reserved += 6 * 1024;
+    s.speculative_mib = 6 * 1024;
   } else if (!v514 && !speculative_algorithm.empty() && speculative_algorithm != "NGRAM") {
-    reserved += 2 * 1024;  // EAGLE draft models and their CUDA graphs
+    s.speculative_mib = 2 * 1024;
   }
+  reserved += s.speculative_mib;
   s.reserved_mib = reserved;
   s.mem_fraction_static = std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
   return s;
@@ -345,16 +347,25 @@ Status CheckKvDtype(const EngineRelease& r, KvDtype dtype) {
                    release, KvDtypeName(dtype), flag, r.kv_dtype_words);
 }
 
+namespace {
+
+// SglangMemoryDefaults for the options' GPU, layout, release and model.
+SglangMemorySettings SglangMemoryDefaultsFor(const InferenceOptions& o) {
+  return SglangMemoryDefaults(o.gpu_memory_bytes, o.tp, o.pp, o.dp, o.dp_attention,
+                              {.speculative_algorithm = o.speculative_algorithm,
+                               .release = o.release, .mla = o.sglang_mla,
+                               .multimodal = o.sglang_vision.has_value()});
+}
+
+}  // namespace
+
 InferenceOptions WithEngineDefaults(const InferenceOptions& given) {
   InferenceOptions o = given;
   const bool paged = o.engine == Engine::kVllm || o.engine == Engine::kSglang;
   const EngineRelease* r = paged ? o.release : nullptr;
   if (r) o.cuda_graphs_in_budget = r->cuda_graphs_in_budget;
   if (o.engine == Engine::kSglang) {
-    const SglangMemorySettings s = SglangMemoryDefaults(
-        o.gpu_memory_bytes, o.tp, o.pp, o.dp, o.dp_attention,
-        {.speculative_algorithm = o.speculative_algorithm, .release = r, .mla = o.sglang_mla,
-         .multimodal = o.sglang_vision.has_value()});
+    const SglangMemorySettings s = SglangMemoryDefaultsFor(o);
     if (o.gpu_memory_utilization < 0) {
       // The release's rule, then its multimodal scaling ("if model_config.is_multimodal").
       o.gpu_memory_utilization = r ? s.mem_fraction_static : 0.88;
@@ -406,24 +417,23 @@ std::vector<std::string> SglangRuleAssumptions(const InferenceOptions& o) {
                                           "(a config class's own default would win)",
                                           v.defaulted)));
   }
-  const bool v514 = o.release && o.release->sglang_draft_inside;
-  if (v514 && !o.sglang_mla && !o.sglang_vision && !o.dp_attention) {
-    const uint64_t sizes = SglangPrefillGraphSizes(o.max_batched_tokens);
+  const SglangMemorySettings s = SglangMemoryDefaultsFor(o);
+  if (s.prefill_graphs_mib > 0) {
     out.push_back(fmt::format("SGLang {} reserves {} MiB outside mem_fraction_static for its "
-                              "prefill CUDA graphs ({} batch sizes up to {} x 8 MiB; none for MLA, "
-                              "multimodal models or DP attention)",
-                              o.release->version, sizes * 8, sizes, o.max_batched_tokens));
+                              "prefill CUDA graphs (8 MiB per batch size up to "
+                              "chunked_prefill_size {}; none for MLA, multimodal models or DP "
+                              "attention)",
+                              o.release->version, s.prefill_graphs_mib, s.chunked_prefill_size));
   }
   if (!o.speculative_algorithm.empty()) {
     const bool nextn = o.speculative_algorithm == "NEXTN";
     const bool ngram = o.speculative_algorithm == "NGRAM";
-    const char* reserve = v514                                      ? "nothing"
-                          : o.speculative_algorithm == "STANDALONE" ? "6 GiB"
-                          : ngram                                   ? "nothing"
-                                                                    : "2 GiB";
     out.push_back(fmt::format("SGLang --speculative-algorithm {}: {} more reserved outside "
                               "mem_fraction_static{}",
-                              o.speculative_algorithm, reserve,
+                              o.speculative_algorithm,
+                              s.speculative_mib > 0 ? FormatBytes(static_cast<uint64_t>(
+                                                          s.speculative_mib * kMiBytes))
+                                                    : std::string("nothing"),
                               nextn   ? " (the draft itself: the NEXTN draft line)"
                               : ngram ? ""
                                       : "; the draft checkpoint's weights and KV cache are not "

@@ -178,6 +178,16 @@ uint64_t ServingNeedBytes(const InferenceEstimate& e, const InferenceOptions& gi
   return need;
 }
 
+uint64_t ServingTotalBytes(const InferenceEstimate& e, const InferenceOptions& given,
+                           const ServingBudget& s) {
+  const InferenceOptions o = WithEngineDefaults(given);
+  uint64_t total = Add({s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
+  // SGLang: its activations and a NEXTN draft (0.5) are outside its static fraction.
+  if (o.engine == Engine::kSglang) total = Add({total, e.activation_bytes, s.draft_bytes});
+  // A deployment that does not fit: its need, not the budget it would preallocate.
+  return s.fits ? total : std::max(total, ServingNeedBytes(e, o, s));
+}
+
 Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const InferenceOptions& o) {
   InferenceWeights w;
   // Weights: as the checkpoint stores them unless --quant says otherwise, or the engine cannot
@@ -405,10 +415,7 @@ void ServingProfileRun(const Model& model, const InferenceOptions& o, uint32_t c
 // does not fit, its need.
 void ServingBudgetTotals(const InferenceOptions& o, const ServingBudget& s, InferenceEstimate& e) {
   e.kv_cache_bytes = Mul({s.num_blocks, s.page_bytes});
-  e.total_bytes = Add({s.requested_bytes, o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes});
-  if (o.engine == Engine::kSglang) {
-    e.total_bytes = Add({e.total_bytes, e.activation_bytes, s.draft_bytes});
-  }
+  e.total_bytes = ServingTotalBytes(e, o, s);
   if (s.draft_bytes > 0) {
     e.notes.push_back(fmt::format(
         "SGLang's NEXTN draft outside mem_fraction_static: {} ({} weights, {} tokens of draft KV "
@@ -418,8 +425,6 @@ void ServingBudgetTotals(const InferenceOptions& o, const ServingBudget& s, Infe
         s.fits || s.max_concurrency < o.batch ? ""
                                               : "; with it the deployment exceeds the GPU"));
   }
-  // A deployment that does not fit: its need, not the budget it would preallocate.
-  if (!s.fits) e.total_bytes = std::max(e.total_bytes, ServingNeedBytes(e, o, s));
   e.notes.push_back(fmt::format("{} preallocates the KV pool: {} blocks of {} = {} tokens per "
                                 "GPU; {} sequences of {} tokens fit ({} each){}",
                                 EngineName(o.engine), s.num_blocks, FormatBytes(s.page_bytes),

@@ -217,15 +217,9 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
     row.kv_pool_bytes = s.kv_pool_bytes;
     row.max_sequences = s.max_concurrency;
     row.max_context_tokens = max_position ? std::min(s.token_capacity, max_position) : s.token_capacity;
-    row.fits = s.num_blocks > 0 && s.max_concurrency >= base_.batch;
-    // SGLang: its activations and a NEXTN draft are outside its static fraction.
-    row.total_per_gpu_bytes = s.requested_bytes + (o.cuda_graphs_in_budget ? 0 : e.cuda_graph_bytes) +
-                              (engine == Engine::kSglang ? e.activation_bytes + s.draft_bytes
-                                                         : 0);
-    // Not fitting: the deployment's need, not the budget it would preallocate.
-    if (!row.fits) {
-      row.total_per_gpu_bytes = std::max(row.total_per_gpu_bytes, ServingNeedBytes(e, o, s));
-    }
+    // s.fits: the batch fits in the pool and a NEXTN draft (SGLang 0.5) beside it in the GPU.
+    row.fits = s.num_blocks > 0 && s.fits;
+    row.total_per_gpu_bytes = ServingTotalBytes(e, o, s);
   } else {
     // transformers: the estimate at --batch; sequences and context scale its KV cache and
     // activation terms linearly (an approximation, printed).
