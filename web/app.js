@@ -290,8 +290,15 @@ async function recompute() {
   } finally { busy(-1); }
 }
 
+// The page is busy (body[data-busy="1"]) from the moment a recompute is scheduled, not only
+// while it runs: a tab click schedules one on the next tick, and whoever waits for the answer
+// (a test, a screen reader's live region) must not read the old one in between.
 let timer = null;
-function schedule(delay = 150) { clearTimeout(timer); timer = setTimeout(recompute, delay); }
+function schedule(delay = 150) {
+  if (timer === null) busy(1);
+  else clearTimeout(timer);
+  timer = setTimeout(() => { timer = null; recompute(); busy(-1); }, delay);
+}
 
 function applyAdvice(index) {
   const result = state.result;
