@@ -14,11 +14,11 @@ namespace memfit::estimate {
 // What the saved-tensor model needs to know about one layer's trainable linears.
 struct LayerTraining {
   bool trainable = true;        // full / freeze: this layer's weights train
-  // Modules (last path component, e.g. "q_proj") whose input is saved: trainable linears,
-  // LoRA targets (plus the r-wide A output), quantized linears (bnb keeps the input).
+  // Modules (last path component, e.g. "q_proj") whose input is saved: trainable linears and
+  // LoRA targets (plus the r-wide A output); bitsandbytes' 4-bit linears keep none (>= 0.43.2).
   std::vector<std::string> lora_modules;   // LoRA adapters in this layer
   std::vector<uint64_t> lora_in_dims;      // their input widths
-  bool save_all_linear_inputs = true;      // full fine-tuning, or bnb 4-bit base layers
+  bool save_all_linear_inputs = true;      // full fine-tuning and freeze
 };
 
 struct ActivationParams {

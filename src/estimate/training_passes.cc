@@ -268,8 +268,11 @@ BackwardWorkingSet BackwardWorkingSetFor(const TrainOptions& o, const TrainRegim
   BackwardWorkingSet w;
   // Backward holds the gradients of one layer's saved tensors at a time, and with checkpointing
   // one recomputed layer as well.
+  // QLoRA: bitsandbytes' MatMul4Bit.backward dequantizes its weight to the gradient's dtype for
+  // grad_A = grad_output @ W (autograd/_functions.py), one linear at a time.
   w.layer_bytes = Add({a.per_layer_max_bytes,
-                       r.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes});
+                       r.checkpointing == Checkpointing::kNone ? 0 : a.per_layer_max_bytes,
+                       CeilDiv(Mul({t.dequantized_weight_numel, r.compute_bytes}), o.tp)});
   // A head tied to the input embedding: both uses send a gradient to the one AccumulateGrad
   // node, whose input buffer sums them (torch/csrc/autograd/input_buffer.cpp `accumulate` at
   // v1.13: `old_var + var` out of place, since the head's weight gradient is the transposed view

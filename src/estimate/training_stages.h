@@ -79,6 +79,8 @@ struct TrainableTensors {
   uint64_t largest_block_bytes = 0;  // the heaviest layer's weights (ZeRO-3 / FSDP units)
   uint64_t tied_head_numel = 0;      // an output head tied to the trained input embedding
   uint64_t encoder_layer_grad_bytes = 0;  // gradients of an encoder-decoder's encoder layers
+  // QLoRA: the largest quantized linear, dequantized for one product at a time.
+  uint64_t dequantized_weight_numel = 0;
   std::vector<LayerTraining> layer_train;    // per decoder layer (or the only stack)
   std::vector<LayerTraining> encoder_train;  // per encoder layer (encoder-decoder models)
   StageMessages messages;
@@ -154,7 +156,8 @@ bool GradientsPersist(const TrainOptions& o);
 
 // The backward's working set beside the saved activations.
 struct BackwardWorkingSet {
-  // One layer's gradients of its saved tensors, plus the recomputed layer under checkpointing.
+  // One layer's gradients of its saved tensors, plus the recomputed layer under checkpointing
+  // and (QLoRA) the weight dequantized for the input's gradient.
   uint64_t layer_bytes = 0;
   // At the tied input embedding's backward: gradient bytes beyond the gradients counted (two
   // vocabulary x hidden gradients, three when the gradients persist).

@@ -231,6 +231,38 @@ TEST(TrainingStagesTest, ForwardActivationsOfTheTinyLayer) {
   EXPECT_EQ(a.per_layer_max_bytes, 2464u);
 }
 
+// QLoRA over bitsandbytes >= 0.43.2 saves what LoRA saves: MatMul4Bit keeps no input
+// (`ctx.tensors = (None, B)`). bf16, SDPA, LoRA r 2 on q_proj and v_proj, 1 x 4 tokens; per
+// token (c = s_b = 2): attention: RMSNorm 4h + s_b h = 48, q + out + lse 2x8 + 2x8 + 4x2 = 40,
+// k and v 2x2x8 = 32: 120; MLP: RMSNorm 48, gate, act and up outputs 3 x 2 x 16 = 96: 144;
+// LoRA: two adapters, each its fp32 input 4 x 8 and A's fp32 output 4 x 2: 80. 344 B x 4 tokens
+// = 1376 B; the token ids 32 B. (bitsandbytes < 0.43.2 kept the linears' inputs too: + 80 B per
+// token.) The backward dequantizes one weight at a time: the largest quantized linear (gate, up,
+// down: 128 elements) in bf16, 256 B, joins the layer's working set.
+TEST(TrainingStagesTest, QloraSavesWhatLoraSavesAndOneDequantizedWeight) {
+  TrainOptions o;
+  o.method = TrainMethod::kQlora;
+  o.precision = Precision::kBf16;
+  o.lora.rank = 2;
+  o.seq = 4;
+  const TrainableTensors q = TrainableOf(Tiny(), o);
+  EXPECT_EQ(q.dequantized_weight_numel, 128u);
+  const ForwardActivations qa = ForwardActivationsFor(Tiny(), o, RegimeOf(o), q, Mamba2Scan::kKernels);
+  EXPECT_EQ(qa.per_layer_max_bytes, 1376u);
+  EXPECT_EQ(qa.saved_bytes, 1376u + 32u);
+  EXPECT_EQ(BackwardWorkingSetFor(o, RegimeOf(o), q, qa).layer_bytes, 1376u + 256u);
+  TrainOptions lo = o;
+  lo.method = TrainMethod::kLora;
+  const TrainableTensors l = TrainableOf(Tiny(), lo);
+  EXPECT_EQ(l.dequantized_weight_numel, 0u);
+  const ForwardActivations la = ForwardActivationsFor(Tiny(), lo, RegimeOf(lo), l, Mamba2Scan::kKernels);
+  EXPECT_EQ(la.saved_bytes, qa.saved_bytes);
+  EXPECT_EQ(BackwardWorkingSetFor(lo, RegimeOf(lo), l, la).layer_bytes, 1376u);
+  bool said = false;
+  for (const auto& a : q.messages.assumptions) said = said || a.find("0.43.2") != std::string::npos;
+  EXPECT_TRUE(said) << "the bitsandbytes release is an assumption";
+}
+
 // StarCoder2's layer loop in transformers 4.48-4.50 never calls the checkpoint function: the
 // tiny layer keeps all it saves (2464 + 32 B, as without checkpointing) and its backward
 // recomputes nothing (one layer's 2464 B, not two); from 4.51 the layer input only, 128 + 32.

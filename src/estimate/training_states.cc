@@ -146,8 +146,7 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
     for (auto& lt : *v) {
       lt.trainable = o.method == TrainMethod::kFull;
       lt.save_all_linear_inputs = o.method == TrainMethod::kFull ||
-                                  o.method == TrainMethod::kFreeze ||
-                                  o.method == TrainMethod::kQlora;
+                                  o.method == TrainMethod::kFreeze;
     }
   }
   if (o.method == TrainMethod::kFreeze) {
@@ -157,9 +156,12 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
                     "default)", o.freeze_trainable_layers));
   }
   if (o.method == TrainMethod::kQlora) {
-    for (auto* v : {&tr.layer_train, &tr.encoder_train}) {
-      for (auto& lt : *v) lt.trainable = true;  // bnb MatMul4Bit keeps every input
-    }
+    // bitsandbytes' MatMul4Bit keeps no input for its backward since 0.43.2 (PR #1270,
+    // `ctx.tensors = (None, B)`): the 4-bit base saves what a 16-bit LoRA base saves. It
+    // dequantizes the weight for the product, and again for the input's gradient.
+    tr.messages.assumptions.push_back(
+        "QLoRA: bitsandbytes >= 0.43.2, whose 4-bit matmuls keep no input for the backward "
+        "(older releases kept each base linear's input)");
   }
   std::map<int64_t, uint64_t> layer_bytes;
   auto add_trainable = [&](const Tensor& t) {
@@ -174,6 +176,7 @@ Result<TrainableTensors> CountTrainableTensors(const Model& model, const TrainOp
     q.compute_dtype = Dtype::kBF16;
     MEMFIT_ASSIGN_OR_RETURN(QuantizedWeights qw, EstimateQuantizedWeights(model, q));
     tr.weight_bytes = qw.total_bytes;
+    tr.dequantized_weight_numel = qw.largest_linear_params;
     tr.messages.notes.push_back(fmt::format("QLoRA base: {}{} ({} params quantized, the rest bf16)",
                                             QuantSchemeName(q.scheme),
                                             q.double_quant ? " with double quant" : "",
