@@ -91,6 +91,13 @@ uint64_t MlpSavedPerToken(const Hyperparameters& hp, const LayerInfo& info,
   if (p.activation_dropout > 0) mlp += k * MaskBytes(p, c) * f;
   if (info.moe) {
     mlp += 2 * 4 * std::max<uint64_t>(hp.num_experts, 1) + k * c * h;  // router, combine
+    // The expert loop adds each expert's weighted output into the layer's output with
+    // `final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))`
+    // (modeling_qwen2_moe.py, modeling_mixtral.py at v4.48.3), and IndexAddBackward0 keeps its
+    // source (derivatives.yaml: `grad.index_select(dim, index).expand_as(source)`; torch 1.13's
+    // node has `_saved_source`): k rows of h per token in the stream's dtype (measured:
+    // s-q2m-tr-fp32-1x1024, 8 `aten::mul` blocks of k x T x h x 4 per layer).
+    mlp += k * p.stream_bytes * h;
     // transformers' expert loop (modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock at v4.48.3):
     // each expert gathers its tokens into a copy, `hidden_states[None, top_x]`, the input its
     // gate and up projections save: k copies per token.

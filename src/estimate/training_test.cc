@@ -314,9 +314,10 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
 // flash, b 1, s 8. Per token, against the dense layer of LlamaLayerFlashBf16ByHand (attention
 // part 384 + 128 + 400 = 912, MLP norm 384):
 //   gate/up input 128; 2 experts x (gate, act, up 3 x 2 x 32 + product 2 x 32) = 512;
-//   router 2 x 4 x 8 = 64; the two experts' outputs 2 x 2 x 64 = 256; their gathered inputs
-//   2 x 2 x 64 = 256; the shared expert's gate, act, up 3 x 2 x 48 + product 2 x 48 = 384 and
-//   its output 2 x 64 = 128.
+//   router 2 x 4 x 8 = 64; the two experts' outputs 2 x 2 x 64 = 256; their weighted outputs,
+//   which index_add_ keeps as its source, 2 x 2 x 64 = 256; their gathered inputs 2 x 2 x 64 =
+//   256; the shared expert's gate, act, up 3 x 2 x 48 + product 2 x 48 = 384 and its output
+//   2 x 64 = 128.
 TEST(ActivationTest, MoeExpertLoopWithASharedExpertByHand) {
   Model m;
   m.hp.hidden_size = 64;
@@ -330,7 +331,7 @@ TEST(ActivationTest, MoeExpertLoopWithASharedExpertByHand) {
                  .moe = true};
   estimate::ActivationParams p{.batch = 1, .seq = 8, .compute_bytes = 2, .stream_bytes = 2,
                                .attn = AttnImpl::kFlash};
-  const uint64_t per_token = 912 + 384 + 128 + 512 + 64 + 256 + 256 + 384 + 128;
+  const uint64_t per_token = 912 + 384 + 128 + 512 + 64 + 256 + 256 + 256 + 384 + 128;
   EXPECT_EQ(estimate::LayerSavedBytes(m, info, {}, p).saved_bytes, per_token * 8);
   // DeepSeek's layout names a count of shared experts of the routed width instead: 1 x 32.
   m.hp.shared_expert_intermediate_size = 0;

@@ -178,6 +178,7 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
   if (!s.shared_expert_key.empty()) {
     r.shared = Get(b, c.UintOr(s.shared_expert_key, 0));
     hp.num_shared_experts = r.shared > 0 ? 1 : 0;
+    hp.shared_expert_intermediate_size = r.shared;  // the estimators' width of the shared MLP
   }
   if (!s.routing_bias_key.empty()) r.routing_bias = Get(b, c.BoolOr(s.routing_bias_key, true));
 }
