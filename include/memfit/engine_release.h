@@ -107,6 +107,9 @@ struct SglangRuleInputs {
   const EngineRelease* release = nullptr;  // null: the 0.5 rule
   bool mla = false;                        // SGLang's MLA attention backend
   bool multimodal = false;
+  // The user's chunked_prefill_size (memfit's --max-batched-tokens); 0: the GPU tier's. SGLang
+  // sets the tier's only `if self.chunked_prefill_size is None`, and its reserve reads the value.
+  uint64_t chunked_prefill_size = 0;
 };
 SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp, uint64_t pp,
                                           uint64_t dp, bool dp_attention,

@@ -270,6 +270,7 @@ SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp
     s.chunked_prefill_size = 4096;
     s.cuda_graph_max_bs = 160;
     s.mem_fraction_static = 0.88;
+    if (in.chunked_prefill_size) s.chunked_prefill_size = in.chunked_prefill_size;
     return s;
   }
   // get_device_memory_capacity: MiB.
@@ -290,6 +291,7 @@ SglangMemorySettings SglangMemoryDefaults(uint64_t gpu_memory_bytes, uint64_t tp
     s.chunked_prefill_size = 16384;
     s.cuda_graph_max_bs = 512;
   }
+  if (in.chunked_prefill_size) s.chunked_prefill_size = in.chunked_prefill_size;
   const double bs = static_cast<double>(s.cuda_graph_max_bs);
   double reserved = 512;  // constant metadata (attention backends)
   reserved += static_cast<double>(std::max<uint64_t>(s.chunked_prefill_size, 2048)) * 1.5;
@@ -354,7 +356,8 @@ SglangMemorySettings SglangMemoryDefaultsFor(const InferenceOptions& o) {
   return SglangMemoryDefaults(o.gpu_memory_bytes, o.tp, o.pp, o.dp, o.dp_attention,
                               {.speculative_algorithm = o.speculative_algorithm,
                                .release = o.release, .mla = o.sglang_mla,
-                               .multimodal = o.sglang_vision.has_value()});
+                               .multimodal = o.sglang_vision.has_value(),
+                               .chunked_prefill_size = o.max_batched_tokens});
 }
 
 }  // namespace

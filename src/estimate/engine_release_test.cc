@@ -137,6 +137,19 @@ TEST(EngineRelease, SglangFractionOn24GiB) {
   EXPECT_EQ(s.cuda_graph_max_bs, 24u);
   EXPECT_DOUBLE_EQ(s.reserved_mib, 3760);
   EXPECT_DOUBLE_EQ(s.mem_fraction_static, 0.847);
+  // A chunked_prefill_size the user gives replaces the tier's in the reserve (SGLang sets the
+  // tier's only when none is given): 4096 on 24 GiB: 512 + 6144 + 48 + 128 = 6832;
+  // (24576 - 6832) / 24576 = 0.72201 -> 0.722.
+  SglangMemorySettings given = SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false,
+                                                    {.chunked_prefill_size = 4096});
+  EXPECT_EQ(given.chunked_prefill_size, 4096u);
+  EXPECT_DOUBLE_EQ(given.reserved_mib, 6832);
+  EXPECT_DOUBLE_EQ(given.mem_fraction_static, 0.722);
+  // 2048 on 80 GiB: 512 + 3072 + 512 + 128 = 4224, raised to the 10240 floor: 0.875.
+  EXPECT_DOUBLE_EQ(SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false,
+                                        {.chunked_prefill_size = 2048})
+                       .mem_fraction_static,
+                   0.875);
 }
 
 TEST(EngineRelease, SglangFractionOtherTiers) {
