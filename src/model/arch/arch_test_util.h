@@ -1,6 +1,7 @@
 #pragma once
 // Test helpers for the architecture builders: configs from JSON, built through the registry.
 
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +35,25 @@ inline uint64_t ComponentParameters(const Model& m, const std::string& component
     }
   }
   return n;
+}
+
+// One multimodal component and the parameters it should hold (ComponentParameters).
+struct ComponentCount {
+  const char* component;
+  uint64_t parameters;
+};
+
+// Expects each component of `m` to hold its parameters; a failure names the component and the
+// calling line.
+// The calling line comes from __builtin_FILE/__builtin_LINE: clang 14 with libstdc++ 12 (the
+// sanitizer build) has no std::source_location.
+inline void ExpectComponentParameters(const Model& m, std::initializer_list<ComponentCount> want,
+                                      const char* file = __builtin_FILE(),
+                                      int line = __builtin_LINE()) {
+  ::testing::ScopedTrace trace(file, line, "component parameters");
+  for (const auto& c : want) {
+    EXPECT_EQ(ComponentParameters(m, c.component), c.parameters) << c.component;
+  }
 }
 
 using arch::testing::FindTensor;

@@ -43,9 +43,9 @@ TEST(KimiK25Builder, TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyKimiK25(), 3872u);
   ASSERT_TRUE(m);
   auto t = ComputeTotals(*m);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 1448u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "mm_projector"), 1336u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1088u);
+  arch_test::ExpectComponentParameters(*m, {{"vision_tower", 1448u},
+                                            {"mm_projector", 1336u},
+                                            {"language_model", 1088u}});
   EXPECT_EQ(t.stored_bytes, 15496u);
   EXPECT_EQ(t.resident_bytes, 15496u + 64 + 4);
   EXPECT_NE(FindTensor(*m, "language_model.model.layers.1.mlp.experts.1.down_proj.weight"), nullptr);

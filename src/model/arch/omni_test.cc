@@ -113,11 +113,11 @@ nlohmann::json TinyQwen25Omni() {
 TEST(QwenOmniBuilder, Qwen25TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyQwen25Omni(), 3806u, 11960u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1192u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 256u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 306u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 236u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "token2wav"), 1816u);
+  arch_test::ExpectComponentParameters(*m, {{"language_model", 1192u},
+                                            {"vision_tower", 256u},
+                                            {"audio_tower", 306u},
+                                            {"talker", 236u},
+                                            {"token2wav", 1816u}});
   testing::ExpectShape(*m, "thinker.visual.blocks.0.attn.k.weight", {4, 4});
   testing::ExpectShape(*m, "talker.model.embed_tokens.weight", {6, 8});
   testing::ExpectShape(*m, "token2wav.code2wav_bigvgan_model.ups.0.0.weight", {4, 2, 4});
@@ -143,9 +143,9 @@ TEST(QwenOmniBuilder, Qwen25Omni7BMatchesItsIndex) {
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.stored_bytes, 22366403936u);
   EXPECT_EQ(t.parameters, 10732225408u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 7615616512u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 676550144u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 1351360256u);
+  arch_test::ExpectComponentParameters(*m, {{"language_model", 7615616512u},
+                                            {"vision_tower", 676550144u},
+                                            {"talker", 1351360256u}});
   testing::ExpectShape(*m, "token2wav.code2wav_dit_model.text_embed.codec_embed.weight",
                        {8194, 512});
   testing::ExpectShape(*m, "token2wav.code2wav_dit_model.rotary_embed.inv_freq", {32});
@@ -258,11 +258,11 @@ nlohmann::json TinyQwen3Omni() {
 TEST(QwenOmniBuilder, Qwen3TinyConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyQwen3Omni(), 3551u, 14204u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1048u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 322u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 326u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 586u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "code2wav"), 1269u);
+  arch_test::ExpectComponentParameters(*m, {{"language_model", 1048u},
+                                            {"vision_tower", 322u},
+                                            {"audio_tower", 326u},
+                                            {"talker", 586u},
+                                            {"code2wav", 1269u}});
   EXPECT_NE(FindTensor(*m, "thinker.model.layers.0.mlp.experts.1.down_proj.weight"), nullptr);
   EXPECT_NE(FindTensor(*m, "thinker.visual.merger_list.0.ln_q.bias"), nullptr);
   EXPECT_NE(FindTensor(*m, "talker.model.layers.0.mlp.shared_expert_gate.weight"), nullptr);
@@ -293,9 +293,9 @@ TEST(QwenOmniBuilder, Qwen3Omni30BMatchesTheReleasedWeights) {
   EXPECT_EQ(t.parameters, 35259818545u);
   EXPECT_EQ(t.stored_bytes, 2 * 35259818545u);
   EXPECT_EQ(StoredTensors(*m), 28010u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 30532646912u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "talker"), 3324596480u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "code2wav"), 216016577u);
+  arch_test::ExpectComponentParameters(*m, {{"language_model", 30532646912u},
+                                            {"talker", 3324596480u},
+                                            {"code2wav", 216016577u}});
   testing::ExpectShape(*m, "talker.model.layers.19.mlp.experts.127.down_proj.weight", {1024, 384});
   testing::ExpectShape(*m, "thinker.audio_tower.conv_out.weight", {1280, 7680});
   testing::ExpectShape(*m, "code2wav.code_embedding.weight", {32768, 1024});

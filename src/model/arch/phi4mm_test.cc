@@ -95,13 +95,13 @@ TEST(Phi4MmBuilder, TinyRemoteConfigCountsByHand) {
   auto m = testing::BuildCounted(TinyPhi4Mm(), 428579838u, 1714319416u);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->architecture, "Phi4MMForCausalLM");
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 1080u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_lora"), 368u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "speech_lora"), 240u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 428565440u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_projection"), 11600u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 886u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_projection"), 224u);
+  arch_test::ExpectComponentParameters(*m, {{"language_model", 1080u},
+                                            {"vision_lora", 368u},
+                                            {"speech_lora", 240u},
+                                            {"vision_tower", 428565440u},
+                                            {"vision_projection", 11600u},
+                                            {"audio_tower", 886u},
+                                            {"audio_projection", 224u}});
 
   // PEFT's names: base_layer plus one lora_A/lora_B per adapter that targets the module.
   EXPECT_EQ(FindTensor(*m, "model.layers.0.self_attn.qkv_proj.weight"), nullptr);
@@ -263,13 +263,13 @@ TEST(Phi4MmBuilder, RealConfigMatchesTheCard) {
   auto t = ComputeTotals(*m);
   EXPECT_EQ(t.parameters, 5574460224u);
   EXPECT_EQ(t.stored_bytes, 11148920768u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "language_model"), 3836021760u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_lora"), 369098752u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "speech_lora"), 461373440u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 428565440u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_projection"), 12984576u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 441238144u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_projection"), 25178112u);
+  arch_test::ExpectComponentParameters(*m, {{"language_model", 3836021760u},
+                                            {"vision_lora", 369098752u},
+                                            {"speech_lora", 461373440u},
+                                            {"vision_tower", 428565440u},
+                                            {"vision_projection", 12984576u},
+                                            {"audio_tower", 441238144u},
+                                            {"audio_projection", 25178112u}});
   EXPECT_EQ(m->hp.num_layers, 32u);
   EXPECT_EQ(m->hp.num_kv_heads, 8u);
   EXPECT_EQ(m->hp.head_dim, 128u);
@@ -347,10 +347,10 @@ TEST(Phi4MultimodalBuilder, TinyConfigCountsByHand) {
                        {"nemo_conv_channels", 2}, {"bias_max_distance", 5}};
   auto m = testing::BuildCounted(j, 2690u, 10824u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 380u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_projection"), 120u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 886u);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_projection"), 224u);
+  arch_test::ExpectComponentParameters(*m, {{"vision_tower", 380u},
+                                            {"vision_projection", 120u},
+                                            {"audio_tower", 886u},
+                                            {"audio_projection", 224u}});
   // Absent fields take the config classes' defaults, and say so.
   bool said = false;
   for (const auto& a : m->assumptions) said |= a.find("downsample_rate = 1") != std::string::npos;

@@ -106,9 +106,9 @@ TEST(LlavaBuilder, ComponentsOfTheHfLayout) {
   // Vision tower as CLIP's vision model: 434. Projector: linear_1 6*4+4 = 28, linear_2 20: 48.
   // Language model: embed 40, layer: 2 norms 8, q/k/v/o 4*16 = 64, gate/up/down 3*32 = 96: 168,
   // norm 4, untied lm_head 40: 252.
-  EXPECT_EQ(ComponentParameters(*m, "vision_tower"), 434u);
-  EXPECT_EQ(ComponentParameters(*m, "multi_modal_projector"), 48u);
-  EXPECT_EQ(ComponentParameters(*m, "language_model"), 252u);
+  arch_test::ExpectComponentParameters(*m, {{"vision_tower", 434u},
+                                            {"multi_modal_projector", 48u},
+                                            {"language_model", 252u}});
   EXPECT_EQ(ComputeTotals(*m).parameters, 734u);
   // ComponentTotals reports the same split, in emission order.
   auto parts = ComponentTotals(*m);
