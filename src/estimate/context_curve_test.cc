@@ -17,15 +17,10 @@ using estimate_test::TinyFp8Moe;
 // is the batch's cache, whole blocks: 64 tokens = 4 blocks = 2048, 176 = 5632 <= 5880, 177 =
 // 12 blocks = 6144 > 5880. The longest context is 176, found between the points 64 and 256.
 InferenceOptions TinyVllm() {
-  InferenceOptions o;
-  o.engine = Engine::kVllm;
+  InferenceOptions o = estimate_test::TinyVllmOptions();
   o.tp = 2;
   o.context_tokens = 64;
   o.batch = 1;
-  o.max_batched_tokens = 16;
-  o.max_num_seqs = 16;
-  o.non_torch_bytes = 0;
-  o.cuda_graph_bytes = 0;
   return o;
 }
 

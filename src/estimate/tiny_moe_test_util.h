@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "formats/hf_config_json.h"
+#include "memfit/estimate_inference.h"
 #include "memfit/model.h"
 
 namespace memfit::estimate_test {
@@ -76,6 +77,19 @@ inline Model TinyFp8Moe() {
   layer.moe = true;
   hp.layers.push_back(layer);
   return m;
+}
+
+// vLLM with no fixed overheads (no non-torch memory, no CUDA graphs) and a profile run of 16
+// tokens and 16 sequences, so that a budget is the weights, the profile peak and the KV pool:
+// the options the hand-worked vLLM tests over TinyFp8Moe start from.
+inline InferenceOptions TinyVllmOptions() {
+  InferenceOptions o;
+  o.engine = Engine::kVllm;
+  o.max_batched_tokens = 16;
+  o.max_num_seqs = 16;
+  o.non_torch_bytes = 0;
+  o.cuda_graph_bytes = 0;
+  return o;
 }
 
 }  // namespace memfit::estimate_test

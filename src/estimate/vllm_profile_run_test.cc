@@ -37,15 +37,10 @@ TEST(VllmProfileRun, FusedMoeWorkspaceOfMixtral) {
 }
 
 InferenceOptions TinyProfileRun(std::string_view version) {
-  InferenceOptions o;
-  o.engine = Engine::kVllm;
+  InferenceOptions o = estimate_test::TinyVllmOptions();
   auto release = FindEngineRelease(Engine::kVllm, version);
   EXPECT_TRUE(release);
   o.release = release ? *release : nullptr;
-  o.max_batched_tokens = 16;
-  o.max_num_seqs = 16;
-  o.non_torch_bytes = 0;
-  o.cuda_graph_bytes = 0;
   return o;
 }
 

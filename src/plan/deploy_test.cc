@@ -11,14 +11,9 @@ using estimate_test::TinyFp8Moe;
 
 // vLLM with no fixed overheads, so the budget is the weights, the profile peak and the KV pool.
 InferenceOptions TinyVllm(uint64_t sequences) {
-  InferenceOptions o;
-  o.engine = Engine::kVllm;
+  InferenceOptions o = estimate_test::TinyVllmOptions();
   o.context_tokens = 64;
   o.batch = sequences;
-  o.max_batched_tokens = 16;
-  o.max_num_seqs = 16;
-  o.non_torch_bytes = 0;
-  o.cuda_graph_bytes = 0;
   return o;
 }
 

@@ -125,6 +125,14 @@ std::string LayerRange(int first, int last, const std::string& device, Entries& 
   return device;
 }
 
+// The entries after an untied Llama-style model's last layer: its final norm, rotary_emb and
+// lm_head, all on `device`.
+void UntiedTail(const std::string& device, Entries& out) {
+  for (const char* name : {"model.norm", "model.rotary_emb", "lm_head"}) {
+    out.emplace_back(name, device);
+  }
+}
+
 TEST(DeviceMapRealTest, Llama32_1B_OneGpuAndCpu) {
   auto model = EvalModel("meta-llama__Llama-3.2-1B");
   if (!model) GTEST_SKIP() << "shared/eval Llama-3.2-1B config not available";
@@ -172,9 +180,7 @@ TEST(DeviceMapRealTest, Llama3_8B_BalancedOverTwoGpus) {
   Entries expected = {{"model.embed_tokens", "0"}};
   LayerRange(0, 13, "0", expected);
   LayerRange(14, 31, "1", expected);
-  expected.emplace_back("model.norm", "1");
-  expected.emplace_back("model.rotary_emb", "1");
-  expected.emplace_back("lm_head", "1");
+  UntiedTail("1", expected);
   EXPECT_EQ(map.entries, expected);
   EXPECT_TRUE(map.fits_on_gpus());
 }
@@ -196,9 +202,7 @@ TEST(DeviceMapRealTest, Mistral7B_GpuCpuAndDisk) {
   LayerRange(0, 17, "0", expected);
   LayerRange(18, 25, "cpu", expected);
   LayerRange(26, 31, "disk", expected);
-  expected.emplace_back("model.norm", "disk");
-  expected.emplace_back("model.rotary_emb", "disk");
-  expected.emplace_back("lm_head", "disk");
+  UntiedTail("disk", expected);
   EXPECT_EQ(map.entries, expected);
   EXPECT_EQ(map.devices[1].used_bytes, 8 * 436224000u);
 }
