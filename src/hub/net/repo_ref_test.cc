@@ -11,28 +11,39 @@ namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 TEST(HubRefTest, ParsesIdsAndUrls) {
-  const std::string ep = "https://huggingface.co";
-  auto id = ParseHubRef("org/name", ep);
-  ASSERT_TRUE(id) << id.error().message;
-  EXPECT_EQ(id->repo_id, "org/name");
-  EXPECT_EQ(id->revision, "");
-  auto url = ParseHubRef("https://huggingface.co/org/name", ep);
-  ASSERT_TRUE(url);
-  EXPECT_EQ(url->repo_id, "org/name");
-  auto tree = ParseHubRef("https://huggingface.co/org/name/tree/refs%2Fpr%2F1", ep);
-  ASSERT_TRUE(tree) << tree.error().message;
-  EXPECT_EQ(tree->revision, "refs/pr/1");
-  auto blob = ParseHubRef("https://hf.co/org/name/blob/main/q4/model-Q4_K_M.gguf?download=true", ep);
-  ASSERT_TRUE(blob) << blob.error().message;
-  EXPECT_EQ(blob->revision, "main");
-  EXPECT_EQ(blob->file, "q4/model-Q4_K_M.gguf");
-  auto canonical = ParseHubRef("https://huggingface.co/gpt2/tree/v1", ep);
-  ASSERT_TRUE(canonical);
-  EXPECT_EQ(canonical->repo_id, "gpt2");
-  EXPECT_EQ(canonical->revision, "v1");
-  auto custom = ParseHubRef("http://127.0.0.1:8080/org/name/", "http://127.0.0.1:8080");
-  ASSERT_TRUE(custom) << custom.error().message;
-  EXPECT_EQ(custom->repo_id, "org/name");
+  // What each reference must parse to; a field left null is not checked.
+  struct Case {
+    const char* ref;
+    const char* endpoint;
+    const char* repo_id;
+    const char* revision;
+    const char* file;
+  };
+  const std::string hf = "https://huggingface.co";
+  const Case cases[] = {
+      {"org/name", hf.c_str(), "org/name", "", nullptr},
+      {"https://huggingface.co/org/name", hf.c_str(), "org/name", nullptr, nullptr},
+      {"https://huggingface.co/org/name/tree/refs%2Fpr%2F1", hf.c_str(), nullptr, "refs/pr/1",
+       nullptr},
+      {"https://hf.co/org/name/blob/main/q4/model-Q4_K_M.gguf?download=true", hf.c_str(), nullptr,
+       "main", "q4/model-Q4_K_M.gguf"},
+      {"https://huggingface.co/gpt2/tree/v1", hf.c_str(), "gpt2", "v1", nullptr},
+      {"http://127.0.0.1:8080/org/name/", "http://127.0.0.1:8080", "org/name", nullptr, nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.ref);
+    auto ref = ParseHubRef(c.ref, c.endpoint);
+    ASSERT_TRUE(ref) << ref.error().message;
+    if (c.repo_id) {
+      EXPECT_EQ(ref->repo_id, c.repo_id);
+    }
+    if (c.revision) {
+      EXPECT_EQ(ref->revision, c.revision);
+    }
+    if (c.file) {
+      EXPECT_EQ(ref->file, c.file);
+    }
+  }
 }
 
 TEST(HubRefTest, RejectsWhatIsNotAModelRepo) {
