@@ -12,8 +12,8 @@
 
 #include "estimate/saturating_math.h"
 #include "memfit/checked_math.h"
-#include "memfit/dtype.h"
 #include "memfit/engine_release.h"
+#include "memfit/parallel.h"
 #include "memfit/units.h"
 
 namespace memfit::estimate {
@@ -43,10 +43,16 @@ Result<SpeculativeDraft> NextnDraft(const Model& model, const InferenceOptions& 
                                     std::vector<std::string>& assumptions) {
   SpeculativeDraft d;
   if (o.engine != Engine::kSglang || o.speculative_algorithm != "NEXTN") return d;
-  // As the target's weights: floating-point ones at --dtype, quantized ones as stored.
-  // The MTP layer's own embedding and head (DeepSeek-V3's embed_tokens and shared_head.head) are
-  // dropped for the target's (eagle_worker set_embed_and_head).
-  uint64_t mtp_bytes = 0;
+  // The draft is the checkpoint's MTP layers, loaded as the target's weights are: the same
+  // estimator (--quant, the stored format, --dtype for floating-point tensors) and the same
+  // split (tp, and ep for the MTP layer's experts). The MTP layer's own embedding and head
+  // (DeepSeek-V3's embed_tokens and shared_head.head) are dropped for the target's (eagle_worker
+  // set_embed_and_head).
+  Model draft;
+  draft.name = model.name;
+  draft.model_type = model.model_type;
+  draft.architecture = model.architecture;
+  draft.hp = model.hp;
   for (const Tensor& t : model.tensors) {
     if (!t.stored || t.loaded) continue;
     if (t.name.find("embed_tokens") != std::string::npos ||
@@ -54,20 +60,21 @@ Result<SpeculativeDraft> NextnDraft(const Model& model, const InferenceOptions& 
         t.name.find("lm_head") != std::string::npos) {
       continue;
     }
-    const bool floating =
-        t.dtype == Dtype::kF32 || t.dtype == Dtype::kF16 || t.dtype == Dtype::kBF16;
-    const uint64_t bytes = floating ? TensorBytes(t.numel, o.dtype).value_or(UINT64_MAX) : t.bytes;
-    mtp_bytes = Add({mtp_bytes, Mul({bytes, t.copies})});
+    draft.tensors.push_back(t);
+    draft.tensors.back().loaded = true;
   }
-  if (model.hp.num_mtp_layers == 0 || mtp_bytes == 0) {
+  if (model.hp.num_mtp_layers == 0 || draft.tensors.empty()) {
     return MakeError(
         "--speculative-algorithm NEXTN: {} has no multi-token-prediction layers "
         "(num_nextn_predict_layers) to draft with; EAGLE, EAGLE3 and STANDALONE "
         "take a draft checkpoint of their own",
         model.name);
   }
+  MEMFIT_ASSIGN_OR_RETURN(InferenceWeights w, PrepareInferenceWeights(draft, o));
+  MEMFIT_ASSIGN_OR_RETURN(ShardedWeights shard,
+                          ShardWeights(draft, w.splits, w.weights.tensor_bytes, e.layout));
+  d.weights_bytes = shard.per_gpu_bytes;
   const uint64_t tp = std::max<uint64_t>(e.tp, 1);
-  d.weights_bytes = CeilDiv(mtp_bytes, tp);
   // An MTP layer is a full decoder layer: its cache per token is the model's largest attention
   // layer's (MLA latent, indexer keys and all), per GPU as the target's.
   std::map<uint64_t, uint64_t> per_layer;
@@ -83,8 +90,8 @@ Result<SpeculativeDraft> NextnDraft(const Model& model, const InferenceOptions& 
     // with no headroom (PR #15748 removed it on 2025-12-24).
     assumptions.push_back(fmt::format(
         "SGLang {} NEXTN draft: the checkpoint's {} multi-token-prediction layer(s), {} per GPU "
-        "(split over tp {}; floating-point weights at --dtype; its embedding and head are the "
-        "target's), inside mem_fraction_static before the KV pool is sized, and {} per token of "
+        "(split as the target's over tp {}, weights as the target's are loaded; its embedding and "
+        "head are the target's), inside mem_fraction_static before the KV pool is sized, and {} per token of "
         "draft KV cache in every pool token",
         o.release->version, model.hp.num_mtp_layers, FormatBytes(d.weights_bytes), tp,
         FormatBytes(d.kv_bytes_per_token)));
@@ -95,7 +102,8 @@ Result<SpeculativeDraft> NextnDraft(const Model& model, const InferenceOptions& 
                            Mul({kSpeculativeMaxRequests, p.num_draft_tokens}), kHeadroomBuffer});
   assumptions.push_back(fmt::format(
       "SGLang NEXTN draft: the checkpoint's {} multi-token-prediction layer(s), {} per GPU (split "
-      "over tp {}; floating-point weights at --dtype; its embedding and head are the target's), "
+      "as the target's over tp {}, weights as the target's are loaded; its embedding and head "
+      "are the target's), "
       "and its KV pool at {} per token, as many tokens as the target's pool plus {} "
       "(draft_runner_cache_size: 48 requests x ({} steps x top-k {} + {} draft tokens) + 100, "
       "which the target's pool gets too); both outside mem_fraction_static, as SGLang 0.5 loads "

@@ -35,8 +35,9 @@ InferenceOptions Sglang(std::string algorithm) {
 }
 
 // The MTP layer (deepseek_test.cc): 744 parameters, less its embed_tokens and shared_head.head
-// (80 each, the target's in SGLang): 584, and a float32 e_score_correction_bias [2], all
-// floating point, at --dtype bfloat16: 586 x 2 = 1172 bytes. Its MLA latent per token in
+// (80 each, the target's in SGLang): 584 at --dtype bfloat16, and a float32
+// e_score_correction_bias [2], kept in float32 by the weights estimator as the target's is:
+// 584 x 2 + 2 x 4 = 1176 bytes. Its MLA latent per token in
 // bfloat16: (kv_lora 4 + rope 2) x 2 = 12 bytes; the target's two layers 24. DeepseekV3 takes
 // (3 steps, top-k 1, 4 draft tokens): 48 x 3 x 1 + 48 x 4 + 100 = 436 headroom tokens.
 TEST(SpeculativeDraft, NextnDraftOfTheTinyV3ByHand) {
@@ -44,14 +45,14 @@ TEST(SpeculativeDraft, NextnDraftOfTheTinyV3ByHand) {
   EXPECT_EQ(m.architecture, "DeepseekV3ForCausalLM");
   auto e = EstimateInference(m, Sglang("NEXTN"));
   ASSERT_TRUE(e) << e.error().message;
-  EXPECT_EQ(e->draft.weights_bytes, 1172u);
+  EXPECT_EQ(e->draft.weights_bytes, 1176u);
   EXPECT_EQ(e->draft.kv_bytes_per_token, 12u);
   EXPECT_EQ(e->draft.headroom_tokens, 436u);
   ASSERT_TRUE(e->serving);
   const ServingBudget& s = *e->serving;
   EXPECT_EQ(s.page_bytes, 24u);
   ASSERT_GT(s.token_capacity, 0u);
-  EXPECT_EQ(s.draft_bytes, 1172 + (s.token_capacity + 436) * 12 + 436 * 24);
+  EXPECT_EQ(s.draft_bytes, 1176 + (s.token_capacity + 436) * 12 + 436 * 24);
   // Outside the static fraction: the total is the same deployment's without the draft, plus it.
   auto plain = EstimateInference(m, Sglang(""));
   ASSERT_TRUE(plain) << plain.error().message;
@@ -61,7 +62,7 @@ TEST(SpeculativeDraft, NextnDraftOfTheTinyV3ByHand) {
   EXPECT_TRUE(s.fits);
 }
 
-// SGLang 0.5.14 on: the draft inside the fraction. Its 1172 bytes of weights beside the target's
+// SGLang 0.5.14 on: the draft inside the fraction. Its 1176 bytes of weights beside the target's
 // before the pool is sized, and its 12 bytes per token in every pool token (a page of 24 + 12 =
 // 36), no headroom and nothing outside the budget.
 TEST(SpeculativeDraft, InsideTheFractionFrom0514) {
@@ -81,8 +82,8 @@ TEST(SpeculativeDraft, InsideTheFractionFrom0514) {
   plain_o.release = *release;
   auto plain = EstimateInference(m, plain_o);
   ASSERT_TRUE(plain) << plain.error().message;
-  EXPECT_EQ(s.non_kv_bytes, plain->serving->non_kv_bytes + 1172);
-  EXPECT_EQ(s.kv_pool_bytes, plain->serving->kv_pool_bytes - 1172);
+  EXPECT_EQ(s.non_kv_bytes, plain->serving->non_kv_bytes + 1176);
+  EXPECT_EQ(s.kv_pool_bytes, plain->serving->kv_pool_bytes - 1176);
   EXPECT_EQ(s.token_capacity, s.kv_pool_bytes / 36);
   EXPECT_EQ(e->total_bytes, plain->total_bytes);  // the same budget, shared differently
 }
@@ -96,6 +97,36 @@ TEST(SpeculativeDraft, ADraftThatDoesNotFitIsSaid) {
   EXPECT_GT(e->serving->requested_bytes + e->serving->draft_bytes, kMiBytes);
   EXPECT_FALSE(e->serving->fits);
   EXPECT_GT(e->total_bytes, kMiBytes);
+}
+
+// The draft's weights go through the target's weights estimator and split: --quant re-quantizes
+// them as it does the target's, and the MTP layer's tensors are split as the target's are.
+TEST(SpeculativeDraft, TheDraftIsLoadedAsTheTargetIs) {
+  InferenceOptions o = Sglang("NEXTN");
+  auto awq = ParseQuant("awq");
+  ASSERT_TRUE(awq) << awq.error().message;
+  o.quant = *awq;
+  auto q = EstimateInference(TinyV3(1), o);
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_GT(q->draft.weights_bytes, 0u);
+  EXPECT_LT(q->draft.weights_bytes, 1176u);
+  // The target's weights estimator with the MTP layer loaded, under the same --quant: the draft
+  // is the MTP layer's tensors at their bytes there, less its embedding and head (the target's).
+  const Model plain = TinyV3(1);
+  Model loaded = plain;
+  for (Tensor& t : loaded.tensors) t.loaded = t.loaded || t.stored;
+  auto with = PrepareInferenceWeights(loaded, o);
+  ASSERT_TRUE(with) << with.error().message;
+  uint64_t mtp = 0;
+  for (size_t i = 0; i < plain.tensors.size(); ++i) {
+    const std::string& name = plain.tensors[i].name;
+    if (plain.tensors[i].loaded || name.ends_with("embed_tokens.weight") ||
+        name.ends_with("shared_head.head.weight")) {
+      continue;
+    }
+    mtp += with->weights.tensor_bytes[i];
+  }
+  EXPECT_EQ(q->draft.weights_bytes, mtp);
 }
 
 TEST(SpeculativeDraft, NextnNeedsMtpLayersAndOtherDraftsAreNotRead) {
