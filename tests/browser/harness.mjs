@@ -4,7 +4,6 @@
 // server and the browser; `base` and `browser` are live bindings to them.
 import { before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdtempSync, mkdirSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +11,7 @@ import { join, dirname } from "node:path";
 import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 import { tinyLlamaGguf } from "./gguf.mjs";
+import { startMemfitServer } from "./serve.mjs";
 
 export const binary = process.env.MEMFIT_BINARY || "build/memfit";
 export const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -22,16 +22,9 @@ export const MODEL = "meta-llama/Llama-3.1-8B";
 let server;
 export let browser, base;
 
-// memfit serve on a random loopback port: {process, base}.
+// memfit serve on a loopback port the system picks: {child, base}.
 export async function startServer(env = process.env) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"], env });
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("server did not start")), 10000);
-    child.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); resolve(); } });
-    child.on("exit", (code) => reject(new Error(`server exited ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}/` };
+  return startMemfitServer(binary, env, 10000);
 }
 
 before(async () => {

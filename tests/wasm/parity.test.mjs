@@ -7,12 +7,13 @@
 //   MEMFIT_BINARY=build/memfit MEMFIT_ENGINE_DIR=build-wasm node --test tests/wasm/
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { tinyLlamaGguf } from "../browser/gguf.mjs";
+import { startMemfitServer } from "../browser/serve.mjs";
 
 const binary = resolve(process.env.MEMFIT_BINARY || "build/memfit");
 const engineDir = resolve(process.env.MEMFIT_ENGINE_DIR || "build-site/site");
@@ -27,14 +28,7 @@ before(async () => {
   const enginePath = existsSync(join(engineDir, "engine.mjs")) ? join(engineDir, "engine.mjs") : resolve("site/engine.mjs");
   const { createEngine } = await import(pathToFileURL(enginePath).href);
   engine = await createEngine({ offline: true, wasmBinary: readFileSync(join(engineDir, "memfit_engine.wasm")) });
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  server = spawn(binary, ["serve", "--port", String(port)], { stdio: ["ignore", "ignore", "pipe"], env });
-  await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error("server did not start")), 20000);
-    server.stderr.on("data", (d) => { if (String(d).includes("serving on")) { clearTimeout(timer); ok(); } });
-    server.on("exit", (code) => fail(new Error(`server exited ${code}`)));
-  });
-  base = `http://127.0.0.1:${port}/`;
+  ({ child: server, base } = await startMemfitServer(binary, env));
 });
 
 after(() => { if (server) server.kill(); });

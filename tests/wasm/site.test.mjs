@@ -24,13 +24,21 @@ let files, browser, base, requests = [];
 const hubs = [];
 
 before(async () => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  files = spawn("python3", ["-u", "-m", "http.server", "--bind", "127.0.0.1", "-d", siteDir, String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+  // Port 0: the system picks a free one, which http.server prints ("Serving HTTP on 127.0.0.1
+  // port N"); a random port could be one another test's connection holds.
+  files = spawn("python3", ["-u", "-m", "http.server", "--bind", "127.0.0.1", "-d", siteDir, "0"], { stdio: ["ignore", "pipe", "pipe"] });
   files.stderr.on("data", (d) => { for (const line of String(d).split("\n")) { const m = line.match(/"(GET|POST|HEAD) (\S+)/); if (m) requests.push(m[2]); } });
+  const port = await new Promise((ok, fail) => {
+    let said = "";
+    const timer = setTimeout(() => fail(new Error(`http.server did not start: ${said.trim()}`)), 10000);
+    files.stdout.on("data", (d) => {
+      said += String(d);
+      const m = /port (\d+)/.exec(said);
+      if (m) { clearTimeout(timer); ok(Number(m[1])); }
+    });
+    files.on("exit", (code) => { clearTimeout(timer); fail(new Error(`http.server exited ${code}: ${said.trim()}`)); });
+  });
   base = `http://127.0.0.1:${port}/`;
-  for (let i = 0; i < 50; i++) {
-    try { await fetch(base); break; } catch (_) { await new Promise((r) => setTimeout(r, 100)); }
-  }
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
 });
