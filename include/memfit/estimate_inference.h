@@ -129,6 +129,10 @@ struct InferenceOptions {
   Mamba2Scan mamba2_scan = Mamba2Scan::kKernels;
   uint64_t encoder_tokens = 0;
   uint64_t decoder_tokens = 0;  // KvCacheOptions::decoder_tokens
+  // transformers' generate(): the tokens it adds to the prompt (max_new_tokens). The prefill
+  // runs over context_tokens - new_tokens, the cache ends at context_tokens; 0: the prefill
+  // covers the whole context (the worst case).
+  uint64_t new_tokens = 0;
   // Serving engines.
   uint64_t gpu_memory_bytes = 0;          // total memory of one GPU (needed for block counts)
   std::string gpu_name{};                 // the GPU's name (vLLM keeps an A100 on small batches)

@@ -79,6 +79,7 @@ struct InferenceRequest {
   std::string gpu;                       // --gpu: a catalog GPU
   uint64_t encoder_tokens = 0;           // --encoder-tokens
   uint64_t decoder_tokens = 0;           // --decoder-tokens: T5-style; 0 = the context
+  uint64_t new_tokens = 0;               // --new-tokens: generate()'s; 0 = all prefilled
   std::string cuda_context{};            // --cuda-context: a size; "" = the default
   double allocator_reserve = 0.0;        // --allocator-reserve
   bool all_logits = false;               // --all-logits

@@ -299,6 +299,11 @@ std::vector<Option> Options(InferenceRequest& r) {
                .help = "encoder-decoder models whose prompt is the encoder's (T5): tokens in the "
                        "decoder's self-attention cache (default: --context)",
                .unit = "tokens", .min = 0, .max = kMaxTokens});
+  f.push_back({.names = {"new-tokens"}, .target = &r.new_tokens,
+               .help = "transformers: tokens generate() adds (max_new_tokens); the prefill runs "
+                       "over --context minus these (default 0: the whole context, the worst "
+                       "case)",
+               .unit = "tokens", .min = 0, .max = kMaxTokens});
   f.push_back(CudaContext(r.cuda_context, "CUDA context per GPU (default 1343MiB)"));
   f.push_back(AllocatorReserve(r.allocator_reserve));
   f.push_back({.names = {"all-logits"}, .target = &r.all_logits,

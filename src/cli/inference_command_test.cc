@@ -73,6 +73,38 @@ TEST(InferenceCommandTest, AGgufModelGoesToTheLlamaCppEstimator) {
   EXPECT_EQ(gguf.out, r.out);
 }
 
+// --new-tokens: generate()'s prompt / generated split. GPT-2 at 1,024 tokens with 512 new ones
+// prefills 512 tokens: the same cache at the end, a smaller peak; refused where it cannot apply.
+TEST(InferenceCommandTest, NewTokensSplitTheContext) {
+  cli_test::OfflineEnv env;
+  auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"inference", "openai-community/gpt2", "--offline", "--context",
+                                     "1024", "--attn", "eager", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunMemfit(args);
+  };
+  auto whole = run({});
+  auto split = run({"--new-tokens", "512"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  ASSERT_EQ(split.code, 0) << split.err;
+  const auto w = nlohmann::json::parse(whole.out), s = nlohmann::json::parse(split.out);
+  EXPECT_EQ(s["settings"]["new_tokens"], 512);
+  EXPECT_EQ(w["settings"]["new_tokens"], 0);
+  EXPECT_EQ(s["per_gpu"]["kv_cache"], w["per_gpu"]["kv_cache"]);
+  EXPECT_LT(s["total_bytes"].get<uint64_t>(), w["total_bytes"].get<uint64_t>());
+  // Refused: as many new tokens as the context, a serving engine, an encoder-decoder model.
+  auto all = run({"--new-tokens", "1024"});
+  EXPECT_EQ(all.code, 1);
+  EXPECT_NE(all.err.find("--new-tokens 1024: must be less than --context 1024"), std::string::npos)
+      << all.err;
+  auto vllm = run({"--new-tokens", "16", "--engine", "vllm", "--gpu", "h100"});
+  EXPECT_EQ(vllm.code, 1);
+  EXPECT_NE(vllm.err.find("--new-tokens 16: "), std::string::npos) << vllm.err;
+  auto t5 = RunMemfit({"inference", "google-t5/t5-small", "--offline", "--new-tokens", "8"});
+  EXPECT_EQ(t5.code, 1);
+  EXPECT_NE(t5.err.find("encoder-decoder"), std::string::npos) << t5.err;
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::cli

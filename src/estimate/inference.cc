@@ -326,45 +326,69 @@ std::optional<std::string> MambaScanLine(const Model& model, const estimate::Pre
 
 // transformers: the prefill of the whole context in one forward pass (the worst case), the
 // cache's growth, the CUDA context and the caching allocator's reserve.
-void EstimateTransformersInference(const Model& model, const InferenceOptions& o, uint32_t c,
-                                   InferenceEstimate& e) {
+Status EstimateTransformersInference(const Model& model, const InferenceOptions& o,
+                                     const KvCacheOptions& kv_options, uint32_t c,
+                                     InferenceEstimate& e) {
   e.assumptions.push_back(RuntimeVersionsAssumption(o.versions));
+  // generate() prefills the prompt, then adds --new-tokens one at a time: the prefill's cache is
+  // the prompt's (a second estimate at its length), the final cache the whole context's.
+  // (An encoder-decoder's prompt is its encoder's, --context; its decoder's, --decoder-tokens.)
+  const uint64_t new_tokens = model.hp.is_encoder_decoder ? 0 : o.new_tokens;
+  const uint64_t prompt = o.context_tokens - std::min(new_tokens, o.context_tokens - 1);
+  KvCacheEstimate prompt_kv_estimate;
+  if (prompt < o.context_tokens) {
+    KvCacheOptions at_prompt = kv_options;
+    at_prompt.context_tokens = prompt;
+    MEMFIT_ASSIGN_OR_RETURN(prompt_kv_estimate, EstimateKvCache(model, at_prompt));
+  }
+  const KvCacheEstimate& prompt_kv = prompt < o.context_tokens ? prompt_kv_estimate : e.kv;
   // The prefill's cache: an attention layer's K/V exist from that layer's attention on; the
   // recurrent states, the cross-attention entries and static caches are allocated before the
-  // first layer.
+  // first layer, at the whole context's size (a static cache is sized for it).
   std::vector<uint64_t> grown(model.hp.layers.size(), 0);
-  uint64_t grown_total = 0;
+  uint64_t grown_final = 0;
   const bool preallocated = estimate::PreallocatesCache(model.model_type);
-  for (const auto& l : e.kv.layers) {
-    if (preallocated || l.bytes_per_token == 0 || l.kind == "cross" || l.layer >= grown.size()) {
-      continue;
-    }
+  auto is_grown = [&](const auto& l) {
+    return !preallocated && l.bytes_per_token > 0 && l.kind != "cross" && l.layer < grown.size();
+  };
+  for (const auto& l : prompt_kv.layers) {
+    if (!is_grown(l)) continue;
     grown[l.layer] = Add({grown[l.layer], l.bytes});
-    grown_total = Add({grown_total, l.bytes});
+  }
+  for (const auto& l : e.kv.layers) {
+    if (is_grown(l)) grown_final = Add({grown_final, l.bytes});
   }
   const estimate::PrefillPass pass{
-      .batch = o.batch, .seq = o.context_tokens, .elem_bytes = c, .fp16 = o.dtype == Dtype::kF16,
+      .batch = o.batch, .seq = prompt, .elem_bytes = c, .fp16 = o.dtype == Dtype::kF16,
       .attn = o.attn, .tp = o.tp,
       .logit_tokens = TransformersLogitTokens(model, o, e.assumptions), .transformers = true,
       .versions = o.versions, .scan = o.mamba2_scan, .layer_cache = std::move(grown)};
   const estimate::ActivationPeak p = estimate::PrefillPeak(model, pass, e.assumptions);
   if (auto line = MambaScanLine(model, pass, p)) e.assumptions.push_back(std::move(*line));
-  e.notes.push_back("prefill of the whole context in one forward pass (the worst case)");
+  e.notes.push_back(prompt < o.context_tokens
+                        ? fmt::format("prefill of the {}-token prompt in one forward pass, then "
+                                      "{} new tokens one at a time (--new-tokens)",
+                                      prompt, o.context_tokens - prompt)
+                        : "prefill of the whole context in one forward pass (the worst case)");
   // The prefill's peak holds the cache of the layers before it (in p.bytes) and the cache
-  // allocated up front; the first decode step the whole cache plus one layer's K/V growing by
-  // torch.cat (DynamicCache.update: old and new coexist for a moment). activation_bytes is what
-  // the larger of the two needs beyond the whole cache.
+  // allocated up front; a decode step the whole cache plus one layer's K/V growing by
+  // torch.cat (DynamicCache.update: old and new coexist for a moment), the last step's the
+  // largest. activation_bytes is what the larger of the two needs beyond the whole cache.
   uint64_t layer_kv = 0;
   for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
-  const uint64_t prefill = Add({p.bytes, e.kv.bytes - std::min(e.kv.bytes, grown_total)});
+  const uint64_t up_front = e.kv.bytes - std::min(e.kv.bytes, grown_final);
+  const uint64_t prefill = Add({p.bytes, up_front});
   const uint64_t decode = Add({e.kv.bytes, layer_kv});
-  e.activation_bytes = std::max(prefill, decode) - e.kv.bytes;
-  e.activation_peak_at = prefill >= decode ? p.where : "the first decode step's cache growth";
+  e.activation_bytes = std::max(prefill, decode) - e.kv.bytes;  // decode >= the whole cache
+  e.activation_peak_at = prefill >= decode ? p.where
+                         : prompt < o.context_tokens ? "the last decode step's cache growth"
+                                                     : "the first decode step's cache growth";
   e.cuda_context_bytes = o.overhead.cuda_context_bytes;
   const uint64_t allocated = Add({e.weights_bytes, e.kv_cache_bytes, e.activation_bytes});
   e.allocator_reserve_bytes = static_cast<uint64_t>(static_cast<double>(allocated) *
                                                     o.overhead.allocator_reserve_fraction);
   e.total_bytes = Add({allocated, e.cuda_context_bytes, e.allocator_reserve_bytes});
+  return Ok{};
 }
 
 // A serving engine's profile run: a dummy batch of max_batched_tokens through the model (flash
@@ -527,7 +551,7 @@ Result<InferenceEstimate> EstimateInference(const Model& model, const InferenceO
                       "vLLM/SGLang cache the latent");
   }
   if (!paged) {
-    EstimateTransformersInference(model, o, c, e);
+    MEMFIT_RETURN_IF_ERROR(EstimateTransformersInference(model, o, kv, c, e));
   } else {
     MEMFIT_RETURN_IF_ERROR(EstimateServingInference(model, given, o, c, kv, e));
   }

@@ -153,6 +153,45 @@ TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
   EXPECT_TRUE(said);
 }
 
+// generate() with --new-tokens: the prefill runs over the prompt (context - new tokens), the cache
+// ends at the whole context. The tiny GPT-NeoX, 4 x 2,048 tokens, eager, bfloat16: its cache per
+// layer at 2,048 is 8,192 x 64 x 2 = 1,048,576 B (2,097,152 for both layers).
+TEST(InferencePrefillTerms, NewTokensPrefillThePromptAndEndWithTheWholeCache) {
+  auto model = arch::testing::BuildJson(TinyNeox());
+  ASSERT_TRUE(model) << model.error().message;
+  auto with_new = [&](uint64_t context, uint64_t new_tokens) {
+    InferenceOptions o;
+    o.batch = 4;
+    o.context_tokens = context;
+    o.new_tokens = new_tokens;
+    o.dtype = Dtype::kBF16;
+    o.attn = AttnImpl::kEager;
+    o.overhead.cuda_context_bytes = 0;
+    o.versions.transformers = {4, 48};
+    auto e = EstimateInference(*model, o);
+    EXPECT_TRUE(e) << e.error().message;
+    return e ? *e : InferenceEstimate{};
+  };
+  const InferenceEstimate whole = with_new(2048, 0);
+  const InferenceEstimate half = with_new(2048, 1024);
+  const InferenceEstimate prompt = with_new(1024, 0);
+  EXPECT_EQ(whole.kv_cache_bytes, 2097152u);
+  EXPECT_EQ(half.kv_cache_bytes, 2097152u);  // the cache at the end: the whole context
+  // The prefill of 1,024 tokens peaks as a 1,024-token context does (its scores a quarter of
+  // 2,048's), whatever comes after it: the same bytes allocated at the peak.
+  EXPECT_EQ(half.activation_bytes + half.kv_cache_bytes,
+            prompt.activation_bytes + prompt.kv_cache_bytes);
+  EXPECT_EQ(half.activation_peak_at, prompt.activation_peak_at);
+  EXPECT_LT(half.total_bytes, whole.total_bytes);
+  // A one-token prompt and 2,047 new tokens: the last decode step holds the whole cache and one
+  // layer's K/V growing by torch.cat, 1,048,576 B beyond it.
+  const InferenceEstimate decode = with_new(2048, 2047);
+  EXPECT_EQ(decode.activation_bytes, 1048576u);
+  EXPECT_EQ(decode.activation_peak_at, "the last decode step's cache growth");
+  // More new tokens than the context leaves a one-token prompt (the request layer refuses it).
+  EXPECT_EQ(with_new(2048, 5000).activation_bytes, 1048576u);
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit

@@ -64,6 +64,7 @@ nlohmann::json InferenceJson(const Model& model, const InferenceOptions& o,
   j["schema"] = "memfit.inference/1";
   j["model"] = model.name;
   j["settings"] = {{"context", o.context_tokens}, {"batch", o.batch},
+                   {"new_tokens", o.new_tokens},
                    {"dtype", std::string(TorchDtypeName(o.dtype))},
                    {"quant", o.quant.scheme == QuantScheme::kNone
                                  ? std::string(o.quant.dequantize_stored ? "none" : "stored")

@@ -172,6 +172,24 @@ Result<InferenceAnswer> RunInferenceRequest(const InferenceRequest& r) {
   const ContextChoice context =
       ChooseContext(r.context, model.hp.max_position_embeddings, ContextUse::kServe);
   o.context_tokens = context.tokens;
+  if (r.new_tokens > 0) {
+    if (engine != Engine::kTransformers) {
+      return MakeError("--new-tokens {}: the prompt / generated split is generate()'s "
+                       "(--engine transformers); vLLM and SGLang size their pool for --context",
+                       r.new_tokens);
+    }
+    if (model.hp.is_encoder_decoder) {
+      return MakeError("--new-tokens {}: {} is an encoder-decoder model, whose prompt is the "
+                       "encoder's (--context) and whose generated tokens are --decoder-tokens",
+                       r.new_tokens, model.name);
+    }
+    if (r.new_tokens >= o.context_tokens) {
+      return MakeError("--new-tokens {}: must be less than --context {} (prompt + generated "
+                       "tokens)",
+                       r.new_tokens, o.context_tokens);
+    }
+    o.new_tokens = r.new_tokens;
+  }
   MEMFIT_ASSIGN_OR_RETURN(answer.estimate, EstimateInference(model, o));
   if (!context.assumption.empty()) answer.estimate.assumptions.push_back(context.assumption);
   if (std::string warning = AbsurdTotalWarning(answer.estimate.total_bytes); !warning.empty()) {

@@ -250,6 +250,11 @@ void PlanInferenceRow(const MeasuredRow& row, RowSettings& s, const RowContext& 
   // model's, chosen when the request is run).
   if (q.context == 0) options->context_tokens = InferenceOptions{}.context_tokens;
   else options->context_tokens = q.context;
+  // A decoder-only model's generate() prefills context - decode tokens and adds decode more
+  // (--new-tokens; the estimator leaves it to --decoder-tokens for encoder-decoders).
+  if (q.decoder_tokens > 0 && q.decoder_tokens < options->context_tokens) {
+    options->new_tokens = q.decoder_tokens;
+  }
   p.inference = *options;
   if (q.engine == "vllm") {
     // The profiler's "weights" line: the weights as vLLM loads them, in the config's dtype
