@@ -204,9 +204,13 @@ std::string RenderInference(const Model& model, const InferenceOptions& o,
   if (o.ep > 1) parallel += fmt::format(", ep {}", o.ep);
   if (o.pp > 1) parallel += fmt::format(", pp {}", o.pp);
   if (e.gpus > 1) parallel += fmt::format(" ({} GPUs)", e.gpus);
+  const std::string split =
+      o.new_tokens > 0 && o.new_tokens < o.context_tokens
+          ? fmt::format(" ({} prompt + {} new)", o.context_tokens - o.new_tokens, o.new_tokens)
+          : "";
   std::string title = fmt::format(
-      "{}: inference, {} x {} tokens, {} weights{}, kv {}, {} attention, {}{}", model.name,
-      o.batch, o.context_tokens, TorchDtypeName(o.dtype), quant, KvDtypeName(o.kv_dtype),
+      "{}: inference, {} x {} tokens{}, {} weights{}, kv {}, {} attention, {}{}", model.name,
+      o.batch, o.context_tokens, split, TorchDtypeName(o.dtype), quant, KvDtypeName(o.kv_dtype),
       AttnImplName(o.attn), EngineName(o.engine), parallel);
   std::vector<std::string> lines;
   lines.push_back(fmt::format("kv cache: {} per token (all layers, per GPU)",
