@@ -61,7 +61,8 @@ TEST(MemoryReportTest, InferenceJsonFollowsTheContract) {
   EXPECT_EQ(j["model"], "tiny");
   // No --quant: "stored" (the checkpoint's own format, here none).
   EXPECT_EQ(j["settings"], nlohmann::json::parse(R"({
-      "context": 1024, "batch": 2, "dtype": "bfloat16", "quant": "stored", "kv_dtype": "model",
+      "context": 1024, "batch": 2, "new_tokens": 0, "dtype": "bfloat16", "quant": "stored",
+      "kv_dtype": "model",
       "attn": "sdpa", "engine": "transformers", "tp": 1, "dp": 1, "ep": 1, "pp": 1,
       "dp_attention": false, "compute_capability": 0})"));
   EXPECT_EQ(j["model_max_context"], 2048);
