@@ -149,6 +149,13 @@ EagerScores EagerScoresFor(std::string_view model_type, uint64_t c, bool fp16) {
   return {.bytes_per_score = c >= 4 ? 2 * c : c + 8, .float_mask = true};
 }
 
+bool UpcastsQueryKey(std::string_view model_type) {
+  // modeling_gptj.py GPTJAttention._attn and modeling_codegen.py CodeGenAttention._attn at
+  // v4.48.3: "Keep the attention weights computation in fp32 to avoid overflow issues",
+  // `query.to(torch.float32)`, `key.to(torch.float32)`.
+  return model_type == "gptj" || model_type == "codegen";
+}
+
 bool UpcastsEveryLogit(std::string_view model_type) {
   // modeling_gptj.py GPTJForCausalLM.forward and modeling_codegen.py CodeGenForCausalLM.forward:
   // "make sure sampling in fp16 works correctly and compute loss in fp32 to match with mesh-tf

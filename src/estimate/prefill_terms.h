@@ -68,4 +68,8 @@ uint64_t PinnedProjectionElements(std::string_view model_type, const LayerInfo& 
 // (`self.lm_head(hidden_states).to(torch.float32)`).
 bool UpcastsEveryLogit(std::string_view model_type);
 
+// Whether the class's eager attention upcasts its queries and keys to float32 before the scores
+// (GPT-J's and CodeGen's `_attn`): scores and softmax in float32 whatever the model dtype.
+bool UpcastsQueryKey(std::string_view model_type);
+
 }  // namespace memfit::estimate

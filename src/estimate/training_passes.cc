@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "estimate/mamba2_scan.h"
+#include "estimate/prefill_terms.h"
 #include "estimate/saturating_math.h"
 #include "memfit/checked_math.h"
 #include "memfit/units.h"
@@ -217,7 +218,11 @@ LogitsAndLoss LogitsAndLossFor(const Model& model, const TrainOptions& o, const 
       // gradient and log_softmax's gradient (the logits and their upcast are freed by then:
       // measured, FINDINGS.md 2f).
       const uint64_t upcast = compute != 4 && (!own_loss || r.autocast) ? 4 : 0;
-      const uint64_t per = compute + upcast + log_softmax;
+      // GPT-J and CodeGen upcast in their forward, `self.lm_head(hidden_states).to(
+      // torch.float32)`: the compute-dtype logits are a temporary, freed before the loss
+      // (measured: s-gj-lora64-bf16-2x1024, three float32 vocabulary tensors at the loss).
+      const uint64_t in_compute = upcast > 0 && UpcastsEveryLogit(model.model_type) ? 0 : compute;
+      const uint64_t per = in_compute + upcast + log_softmax;
       out.forward_bytes = Mul({n, per});
       // With one sequence the slice logits[..., :-1, :] is already contiguous and
       // `.contiguous()` copies nothing (measured: c-gm-lora-bf16, FINDINGS.md 2o).

@@ -343,6 +343,11 @@ TEST(TrainingStagesTest, LogitsAndLossPerImplementation) {
   amp.precision = Precision::kBf16Mixed;
   amp.seq = 4;
   EXPECT_EQ(LogitsAndLossFor(Tiny(), amp, RegimeOf(amp), 4).forward_bytes, 640u);
+  // GPT-J upcasts in its forward (`lm_head(h).to(torch.float32)`): the bf16 logits are a
+  // temporary, so the fp32 upcast and log_softmax remain: 8 B each, 512.
+  Model gptj = Tiny();
+  gptj.model_type = "gptj";
+  EXPECT_EQ(LogitsAndLossFor(gptj, amp, RegimeOf(amp), 4).forward_bytes, 512u);
   // A fused loss keeps no vocabulary-sized tensor; a classification head b x labels x 12.
   amp.loss = LossImpl::kFused;
   EXPECT_EQ(LogitsAndLossFor(Tiny(), amp, RegimeOf(amp), 4).forward_bytes, 0u);

@@ -309,6 +309,35 @@ TEST(ActivationTest, LlamaLayerFlashBf16ByHand) {
             eager.saved_bytes - eager.eager_scores_bytes + 2u * 384 * 8);
 }
 
+// GPT-J's eager attention (modeling_gptj.py `_attn`) upcasts q and k to float32: in pure bf16
+// the matmul saves their float32 copies and the softmax is float32, cast back for the value
+// matmul. A LayerNorm layer, h 64, 4 heads of 16, MLP 256, LoRA-like (nothing trains), b 1,
+// s 8: against GPT-NeoX's layer (softmax in the model dtype, 2 B per score and head), GPT-J's
+// scores are 4 heads x (4 + 2) B per pair, and q and k 2 x 4 x 16 x (4 - 2) = 256 B more per token.
+TEST(ActivationTest, GptjUpcastsQueryAndKeyInItsEagerAttention) {
+  Model m;
+  m.architecture = "GPTJForCausalLM";
+  m.hp.hidden_size = 64;
+  m.hp.intermediate_size = 256;
+  m.hp.norm = "layernorm";
+  LayerInfo info{.num_heads = 4, .num_kv_heads = 4, .head_dim_k = 16, .head_dim_v = 16,
+                 .intermediate_size = 256};
+  estimate::ActivationParams p{.batch = 1, .seq = 8, .compute_bytes = 2, .stream_bytes = 2,
+                               .attn = AttnImpl::kEager};
+  estimate::LayerTraining frozen;
+  frozen.trainable = false;
+  frozen.save_all_linear_inputs = false;
+  m.model_type = "gptj";
+  const auto gptj = estimate::LayerSavedBytes(m, info, frozen, p);
+  m.model_type = "gpt_neox";
+  m.architecture = "GPTNeoXForCausalLM";
+  const auto neox = estimate::LayerSavedBytes(m, info, frozen, p);
+  EXPECT_EQ(gptj.eager_scores_bytes, 4u * 6 * 8 * 8);
+  EXPECT_EQ(neox.eager_scores_bytes, 4u * 2 * 8 * 8);
+  EXPECT_EQ(gptj.saved_bytes - gptj.eager_scores_bytes,
+            neox.saved_bytes - neox.eager_scores_bytes + 256u * 8);
+}
+
 // A MoE layer in transformers' expert loop, trained in full: h 64, 4 heads (2 KV) of 16, 8
 // experts of width 32, top 2, a shared expert of width 48 (Qwen2-MoE's layout), pure bf16,
 // flash, b 1, s 8. Per token, against the dense layer of LlamaLayerFlashBf16ByHand (attention
