@@ -34,7 +34,8 @@ TEST(CpuMeasurements, EveryRowWithinIssue17TolerancesOrListed) {
                            "cpu-torch1.13-tf4.48-c.csv", "cpu-torch1.13-tf4.48-t5.csv",
                            "cpu-torch1.13-tf4.48-mla.csv", "cpu-torch1.13-tf4.48-gemma2.csv",
                            "cpu-torch1.13-tf4.48-hybrid.csv",
-                           "cpu-torch1.13-tf4.48-slopes.csv"}) {
+                           "cpu-torch1.13-tf4.48-slopes.csv", "cpu-torch1.13-tf4.48-qlora.csv",
+                           "cpu-torch1.13-tf4.48-gen.csv"}) {
     auto r = testing::RunMemfit({"validate", dir + file, "--format", "json"});
     ASSERT_EQ(r.code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out, nullptr, false);

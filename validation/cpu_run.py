@@ -94,6 +94,15 @@ def run(sid, configs, trace_dir=None, remote_dir=""):
     with cpu_memory.profiled() as h:
         with cpu_memory.stage("load"):
             model = cls._from_config(config, torch_dtype=dtype, attn_implementation="eager")
+            if settings.get("method") == "qlora":
+                # QLoRA's base quantized at load, as from_pretrained with a 4-bit
+                # BitsAndBytesConfig does: the stand-in of validation/sim4bit.py.
+                import sim4bit
+
+                quantized = sim4bit.replace_linears(model)
+                notes.append(f"bitsandbytes stand-in (validation/sim4bit.py, the memory of "
+                             f"bnb >= 0.43.2 NF4 without double quant): {quantized} weights "
+                             f"4-bit, the head and norms {settings['precision']}")
         if task == "inference":
             model.eval()
             batch, ctx = settings["batch"], settings["context"]
@@ -130,7 +139,7 @@ def run(sid, configs, trace_dir=None, remote_dir=""):
                     model.gradient_checkpointing_enable()
                     if hasattr(model, "enable_input_require_grads"):
                         model.enable_input_require_grads()
-                if settings["method"] == "lora":
+                if settings["method"] in ("lora", "qlora"):
                     task_type = {"causal": "CAUSAL_LM", "seq2seq": "SEQ_2_SEQ_LM"}.get(kind)
                     lora = peft.LoraConfig(r=settings["rank"], lora_alpha=settings["alpha"],
                                            task_type=task_type)

@@ -140,8 +140,10 @@ def _fwd(model, sid, dtype, seq=256, batch=2):
 def _tr(model, sid, precision, seq=256, batch=2, ckpt="none", foreach=False, method="full",
         rank=16, decoder_tokens=None):
     s = S(method=method)
-    if method == "lora":
+    if method in ("lora", "qlora"):
         s.update(rank=rank, alpha=2 * rank)
+    if method == "qlora":
+        s.update(quant="bnb-nf4")  # validation/sim4bit.py: NF4, blocks of 64, no double quant
     s.update(precision=precision, optimizer="adamw", foreach=str(foreach).lower(), batch=batch,
              seq=seq, attn="eager", checkpointing=ckpt)
     if decoder_tokens:
@@ -347,7 +349,7 @@ MODELS.update({
                "top 2, sparsemixer) scaled to the tiny shape, 2 KV heads, MLP 1024",
                num_key_value_heads=2, intermediate_size=1024, num_local_experts=4),
     Q2M: _tiny("Qwen2MoeConfig", "Qwen2MoeForCausalLM", "Qwen2MoeConfig defaults (60 -> 8 "
-               "experts of 256, top 2, a shared expert of 1024 with its gate) scaled to the tiny "
+               "experts of 256, top 4, a shared expert of 1024 with its gate) scaled to the tiny "
                "shape, 2 KV heads", num_key_value_heads=2, num_experts=8,
                moe_intermediate_size=256, shared_expert_intermediate_size=1024),
     M2: {"base": None, "config_class": "Mamba2Config",
@@ -388,7 +390,7 @@ for _key, _model in _SLOPE_FAMILIES:
                                   ctx=_ctx, batch=_batch))
 
 # Training slopes: two steps (the second in the steady state), full fp32 at 256 and 1,024 tokens,
-# bf16-mixed at 1,024, full checkpointing and LoRA r64 (pure bf16) at 2 x 1,024.
+# bf16-mixed at 1,024, full checkpointing and LoRA r64 (pure bf16) at 2 x 1,024 and 1 x 2,048.
 _TRAIN_SLOPE_FAMILIES = [("nx", NX), ("gj", GJ), ("fa", FA), ("sc2", SC2), ("ol2", OL2),
                          ("gr", GR), ("co", CO), ("slm", SLM), ("q2m", Q2M), ("p3", P3)]
 for _key, _model in _TRAIN_SLOPE_FAMILIES:
@@ -399,6 +401,62 @@ for _key, _model in _TRAIN_SLOPE_FAMILIES:
         _tr(_model, f"s-{_key}-tr-fp32-ckpt-2x1024", "fp32", seq=1024, batch=2, ckpt="full"),
         _tr(_model, f"s-{_key}-lora64-bf16-2x1024", "bf16", seq=1024, batch=2, method="lora",
             rank=64),
+        # a second length for checkpointing and LoRA
+        _tr(_model, f"s-{_key}-tr-fp32-ckpt-1x2048", "fp32", seq=2048, batch=1, ckpt="full"),
+        _tr(_model, f"s-{_key}-lora64-bf16-1x2048", "bf16", seq=2048, batch=1, method="lora",
+            rank=64),
+    ]
+
+
+# Longer generation (issue 31): generate() with 64 decode steps, so that the cache's growth step
+# by step (DynamicCache's torch.cat per layer and step) and the last step's logits are measured
+# where 4 steps hide them; 1 x 1,024 and 4 x 512 (the context includes the 64 new tokens), float32
+# and bfloat16; ids "g-".
+for _key, _model in (("qw", Q), ("gr", GR), ("ol2", OL2), ("nx", NX), ("p3", P3), ("q2m", Q2M)):
+    for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
+        for _ctx, _batch in ((1024, 1), (512, 4)):
+            SCENARIOS.append(_inf(_model, f"g-{_key}-gen64-{_tag}-{_batch}x{_ctx}", _dtype,
+                                  ctx=_ctx, batch=_batch, decode=64))
+
+# QLoRA-style rows: LoRA r16 (PEFT's default targets) over a 4-bit NF4 base, pure bfloat16, the
+# base quantized by validation/sim4bit.py (bitsandbytes has no CPU build in Debian 12: a torch
+# stand-in with bitsandbytes >= 0.43.2's memory: packed uint8 weights, float32 absmax per 64, a
+# dequantized weight per product, the input not kept). 8 layers at the tiny shape, so that the
+# layers' saved activations weigh as much as the logits; 1 x 512, 1 x 2,048 and 2 x 1,024 with
+# full checkpointing; ids "q-".
+_L8 = {"num_hidden_layers": 8}
+LL8 = "meta-llama/Llama-tiny-L8"
+QW8 = "Qwen/Qwen2-tiny-L8"
+MX8 = "mistralai/Mixtral-tiny-L8"
+GM8 = "google/gemma-tiny-L8"
+NX8 = "EleutherAI/pythia-tiny-L8"
+MODELS.update({
+    LL8: _tiny("LlamaConfig", "LlamaForCausalLM", "LlamaConfig defaults (SiLU gated MLP, "
+               "RMSNorm, untied head) scaled to the tiny shape, 8 layers, 2 KV heads",
+               num_key_value_heads=2, **_L8),
+    QW8: _tiny("Qwen2Config", "Qwen2ForCausalLM", "Qwen2Config defaults (q/k/v biases, untied "
+               "head) scaled to the tiny shape, 8 layers, 2 KV heads", num_key_value_heads=2,
+               **_L8),
+    MX8: _tiny("MixtralConfig", "MixtralForCausalLM", "MixtralConfig defaults (8 -> 4 experts "
+               "of 1536, top 2, transformers' expert loop; every expert's linears 4-bit) scaled "
+               "to the tiny shape, 8 layers, 2 KV heads", num_key_value_heads=2,
+               num_local_experts=4, **_L8),
+    GM8: _tiny("GemmaConfig", "GemmaForCausalLM", "GemmaConfig defaults (GeGLU MLP, "
+               "embedding scaled by sqrt(h), head tied to the embedding and kept 16-bit) scaled "
+               "to the tiny shape, 8 layers, 8 heads of 64, 1 KV head", head_dim=64,
+               num_key_value_heads=1, **_L8),
+    NX8: _tiny(None, "GPTNeoXForCausalLM", "pythia-1.4b config (rotary_pct 0.25, parallel "
+               "residual, fused query_key_value, untied embed_out) scaled to the tiny shape, "
+               "8 layers", base="EleutherAI/pythia-1.4b", intermediate_size=2048, **_L8),
+})
+# (OLMo-2 and Phi-3 have no PEFT default targets in peft 0.14: Mixtral and Gemma instead.)
+for _key, _model in (("ll8", LL8), ("qw8", QW8), ("mx8", MX8), ("gm8", GM8), ("nx8", NX8)):
+    SCENARIOS += [
+        _tr(_model, f"q-{_key}-qlora16-bf16-1x512", "bf16", seq=512, batch=1, method="qlora"),
+        _tr(_model, f"q-{_key}-qlora16-bf16-1x2048", "bf16", seq=2048, batch=1,
+            method="qlora"),
+        _tr(_model, f"q-{_key}-qlora16-bf16-ckpt-2x1024", "bf16", seq=1024, batch=2,
+            method="qlora", ckpt="full"),
     ]
 
 

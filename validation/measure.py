@@ -32,6 +32,7 @@ KNOWN_KEYS = {
     "checkpointing", "method", "rank", "alpha", "gpu",
     "device", "foreach",  # CPU rows: device=cpu; AdamW foreach=true/false
     "decoder_tokens",  # encoder-decoder training: target (label) tokens; default seq
+    "quant",  # method=qlora: the base's 4-bit scheme (CPU: validation/sim4bit.py's bnb-nf4)
 }
 
 # Ordered by value: the CUDA context first, then loads (cheap, exact), inference, training.
@@ -109,8 +110,8 @@ def check_scenarios(configs, scenarios=None):
             config = json.load(f)
         if "model_type" not in config:
             problems.append(f"{sid}: {path} has no model_type")
-        if task == "train" and settings.get("method") not in ("full", "lora"):
-            problems.append(f"{sid}: train needs method full or lora")
+        if task == "train" and settings.get("method") not in ("full", "lora", "qlora"):
+            problems.append(f"{sid}: train needs method full, lora or qlora")
     return problems
 
 
@@ -201,6 +202,8 @@ def measure(args):
                     model.gradient_checkpointing_enable()
                     if hasattr(model, "enable_input_require_grads"):
                         model.enable_input_require_grads()
+                if settings["method"] == "qlora":
+                    raise ValueError("qlora rows run with --device cpu (validation/sim4bit.py)")
                 if settings["method"] == "lora":
                     lora = peft.LoraConfig(r=settings["rank"], lora_alpha=settings["alpha"],
                                            task_type="CAUSAL_LM")

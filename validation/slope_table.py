@@ -1,5 +1,6 @@
-"""Slope tables of the "s-" rows (issue 31): memfit's error against the measured peak of each
-row, as `memfit validate --format json` gives it. Inference: one markdown row per family and
+"""Slope tables of the "s-" rows (issue 31; `--prefix q` or `g` for the QLoRA-style and the
+64-step generation rows): memfit's error against the measured peak of each row, as
+`memfit validate --format json` gives it. Inference: one markdown row per family and
 dtype, a column per batch x prompt size. Training: one row per family, a column per setting.
 
     python3 validation/slope_table.py validation/results/cpu-torch1.13-tf4.48-slopes.csv \\
@@ -18,7 +19,8 @@ import json
 import re
 import subprocess
 
-ID = re.compile(r"^s-[a-z0-9]+-(.+)-(\d+)x(\d+)$")
+def id_pattern(prefix):
+    return re.compile(rf"^{prefix}-[a-z0-9]+-(.+)-(\d+)x(\d+)$")
 
 
 def size_key(size):
@@ -42,7 +44,10 @@ def main():
     parser.add_argument("csv")
     parser.add_argument("--memfit", default="build/memfit")
     parser.add_argument("--plots", help="a folder for one SVG plot per family (matplotlib)")
+    parser.add_argument("--prefix", default="s", help="the rows' id prefix (s, q, g)")
+    parser.add_argument("--decode", type=int, default=4, help="decode steps, for the title")
     args = parser.parse_args()
+    ID = id_pattern(args.prefix)
     out = subprocess.run([args.memfit, "validate", args.csv, "--format", "json"], check=True,
                          capture_output=True, text=True).stdout
     inference = collections.defaultdict(dict)  # "model dtype" -> {"b x t": (MiB, error)}
@@ -57,22 +62,31 @@ def main():
         cell = (row["measured_bytes"] / 2**20, row["error"])
         points.append((row["model"], variant, batch, tokens, row["measured_bytes"] / 2**20,
                        row["estimate_bytes"] / 2**20))
-        if variant.startswith("inf-"):
+        if row.get("class") == "inference":
             inf_sizes.add((batch, tokens))
-            inference[f"{row['model']} {variant[4:]}"][(batch, tokens)] = cell
+            dtype = variant.split("-")[-1]
+            inference[f"{row['model']} {dtype}"][(batch, tokens)] = cell
         else:
             train_cols.add((variant, batch, tokens))
             training[row["model"]][(variant, batch, tokens)] = cell
     sizes = sorted(inf_sizes, key=size_key)
-    table("Inference (prefill + 4 decode steps), measured peak and memfit's error, per batch x "
-          "prompt:", {k: {f"{b} x {t}": v for (b, t), v in d.items()} for k, d in
-                      inference.items()}, [f"{b} x {t}" for b, t in sizes])
+    if inference:
+        table(f"Inference (prefill + {args.decode} decode steps), measured peak and memfit's "
+              "error, per batch x context:", {k: {f"{b} x {t}": v for (b, t), v in d.items()} for k, d in
+                          inference.items()}, [f"{b} x {t}" for b, t in sizes])
     cols = sorted(train_cols, key=lambda c: (c[2], c[1], c[0]))
-    table("Training (two steps, peak over both), per setting and batch x sequence:",
-          {k: {f"{v} {b} x {t}": c for (v, b, t), c in d.items()} for k, d in training.items()},
-          [f"{v} {b} x {t}" for v, b, t in cols])
+    if training:
+        table("Training (two steps, peak over both), per setting and batch x sequence:",
+              {k: {f"{v} {b} x {t}": c for (v, b, t), c in d.items()}
+               for k, d in training.items()},
+              [f"{v} {b} x {t}" for v, b, t in cols])
     if args.plots:
         plot_families(points, args.plots)
+
+
+def is_inf(variant):
+    """An inference row's variant: "inf-<dtype>" (s-) or "gen64-<dtype>" (g-)."""
+    return variant.startswith(("inf-", "gen"))
 
 
 def slug(model):
@@ -97,15 +111,15 @@ def plot_families(points, folder):
           "and memfit's estimate (crosses, dashed), per dtype and batch size, and the training "
           "settings\n(measured and estimated peaks side by side):\n")
     for model, rows in families.items():
-        dtypes = sorted({v[4:] for _, v, *_ in rows if v.startswith("inf-")}, reverse=True)
-        train = sorted({(v, b, t) for _, v, b, t, *_ in rows if not v.startswith("inf-")},
+        dtypes = sorted({v.split("-")[-1] for _, v, *_ in rows if is_inf(v)}, reverse=True)
+        train = sorted({(v, b, t) for _, v, b, t, *_ in rows if not is_inf(v)},
                        key=lambda c: (c[2], c[1], c[0]))
         panels = len(dtypes) + (1 if train else 0)
         fig, axes = plt.subplots(1, panels, figsize=(3.2 * panels, 2.6), squeeze=False)
         for ax, dtype in zip(axes[0], dtypes):
             for batch, colour in ((1, "tab:blue"), (4, "tab:orange"), (2, "tab:green")):
                 pts = sorted((b * t, m, e) for _, v, b, t, m, e in rows
-                             if v == f"inf-{dtype}" and b == batch)
+                             if is_inf(v) and v.split("-")[-1] == dtype and b == batch)
                 if not pts:
                     continue
                 xs = [p[0] for p in pts]
