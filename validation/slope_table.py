@@ -107,7 +107,7 @@ def plot_families(points, folder):
     families = collections.defaultdict(list)
     for p in points:
         families[p[0]].append(p)
-    print("Per family: memory against the tokens of a batch (batch x prompt), measured (circles)\n"
+    print("Per family: memory against the tokens of a batch (batch x context), measured (circles)\n"
           "and memfit's estimate (crosses, dashed), per dtype and batch size, and the training "
           "settings\n(measured and estimated peaks side by side):\n")
     for model, rows in families.items():
@@ -117,21 +117,24 @@ def plot_families(points, folder):
         panels = len(dtypes) + (1 if train else 0)
         fig, axes = plt.subplots(1, panels, figsize=(3.2 * panels, 2.6), squeeze=False)
         for ax, dtype in zip(axes[0], dtypes):
+            top = 0.0
             for batch, colour in ((1, "tab:blue"), (4, "tab:orange"), (2, "tab:green")):
                 pts = sorted((b * t, m, e) for _, v, b, t, m, e in rows
                              if is_inf(v) and v.split("-")[-1] == dtype and b == batch)
                 if not pts:
                     continue
                 xs = [p[0] for p in pts]
+                top = max([top] + [max(p[1], p[2]) for p in pts])
                 ax.plot(xs, [p[1] for p in pts], "o", color=colour, markerfacecolor="none",
                         markersize=8, label=f"batch {batch} measured")
                 ax.plot(xs, [p[2] for p in pts], "x--", color=colour,
                         label=f"batch {batch} memfit")
             ax.set_title(f"inference {dtype}")
-            ax.set_xlabel("batch x prompt tokens")
+            ax.set_xlabel("batch x context tokens")
             ax.set_ylabel("peak MiB")
-            ax.set_ylim(bottom=0)
-            ax.legend(fontsize=6)
+            ax.set_ylim(0, top * 1.2)  # room above the highest point, whose marker is not cut
+            ax.margins(x=0.1)
+            ax.legend(fontsize=6, loc="lower right")
         if train:
             ax = axes[0][-1]
             labels = [f"{v}\n{b}x{t}" for v, b, t in train]
