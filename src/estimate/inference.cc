@@ -343,8 +343,8 @@ Status EstimateTransformersInference(const Model& model, const InferenceOptions&
   }
   const KvCacheEstimate& prompt_kv = prompt < o.context_tokens ? prompt_kv_estimate : e.kv;
   // The prefill's cache: an attention layer's K/V exist from that layer's attention on; the
-  // recurrent states, the cross-attention entries and static caches are allocated before the
-  // first layer, at the whole context's size (a static cache is sized for it).
+  // recurrent states and static caches are allocated before the first layer, at the whole
+  // context's size (a static cache is sized for it).
   std::vector<uint64_t> grown(model.hp.layers.size(), 0);
   uint64_t grown_final = 0;
   const bool preallocated = estimate::PreallocatesCache(model.model_type);
@@ -355,8 +355,12 @@ Status EstimateTransformersInference(const Model& model, const InferenceOptions&
     if (!is_grown(l)) continue;
     grown[l.layer] = Add({grown[l.layer], l.bytes});
   }
+  // An encoder-decoder's cross-attention entries are made by the decoder's first step, after the
+  // encoder's forward (generate() runs the encoder alone first): not alive at the encoder's peak.
+  uint64_t cross = 0;
   for (const auto& l : e.kv.layers) {
     if (is_grown(l)) grown_final = Add({grown_final, l.bytes});
+    if (l.kind == "cross" && model.hp.is_encoder_decoder) cross = Add({cross, l.bytes});
   }
   const estimate::PrefillPass pass{
       .batch = o.batch, .seq = prompt, .elem_bytes = c, .fp16 = o.dtype == Dtype::kF16,
@@ -376,7 +380,7 @@ Status EstimateTransformersInference(const Model& model, const InferenceOptions&
   // largest. activation_bytes is what the larger of the two needs beyond the whole cache.
   uint64_t layer_kv = 0;
   for (const auto& l : e.kv.layers) layer_kv = std::max(layer_kv, l.bytes);
-  const uint64_t up_front = e.kv.bytes - std::min(e.kv.bytes, grown_final);
+  const uint64_t up_front = e.kv.bytes - std::min(e.kv.bytes, Add({grown_final, cross}));
   const uint64_t prefill = Add({p.bytes, up_front});
   const uint64_t decode = Add({e.kv.bytes, layer_kv});
   e.activation_bytes = std::max(prefill, decode) - e.kv.bytes;  // decode >= the whole cache

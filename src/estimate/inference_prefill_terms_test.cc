@@ -153,6 +153,22 @@ TEST(InferencePrefillTerms, GptjUpcastsEveryLogit) {
   EXPECT_TRUE(said);
 }
 
+// T5's eager attention (modeling_t5.py T5Attention): a (batch, heads, q, k) position bias in
+// the model dtype reused by every layer instead of a 4-D mask; the scores, their float32 copy
+// and output in 16-bit (2 + 8 B); in float32 the scores and output (8 B) with, at the value
+// matmul, its output and the query's contiguous copy (measured: the s-t5 rows).
+TEST(InferencePrefillTerms, T5KeepsAPositionBiasPerHead) {
+  const estimate::EagerScores bf16 = estimate::EagerScoresFor("t5", 2);
+  EXPECT_EQ(bf16.bytes_per_score, 10u);
+  EXPECT_FALSE(bf16.float_mask);
+  EXPECT_TRUE(bf16.head_bias);
+  EXPECT_EQ(bf16.outputs, 0u);
+  const estimate::EagerScores fp32 = estimate::EagerScoresFor("t5", 4);
+  EXPECT_EQ(fp32.bytes_per_score, 8u);
+  EXPECT_EQ(fp32.outputs, 2u);
+  EXPECT_FALSE(estimate::EagerScoresFor("llama", 2).head_bias);
+}
+
 // generate() with --new-tokens: the prefill runs over the prompt (context - new tokens), the cache
 // ends at the whole context. The tiny GPT-NeoX, 4 x 2,048 tokens, eager, bfloat16: its cache per
 // layer at 2,048 is 8,192 x 64 x 2 = 1,048,576 B (2,097,152 for both layers).

@@ -115,6 +115,18 @@ EagerScores EagerScoresFor(std::string_view model_type, uint64_t c, bool fp16) {
     // s-nx-inf-fp32-1x2048, peak at that copy).
     return {.bytes_per_score = 2 * c, .float_mask = true, .outputs = 2};
   }
+  if (model_type == "t5") {
+    // modeling_t5.py T5Attention at v4.48.3: the first layer's `compute_bias` (1, heads, q, k)
+    // plus the mask (`position_bias + causal_mask`, the encoder's (batch, 1, 1, k)) is a
+    // (batch, heads, q, k) tensor every later layer reuses; each layer's `scores +=
+    // position_bias_masked`, then `softmax(scores.float(), dim=-1).type_as(scores)`: the
+    // scores, their float32 copy and output (c + 8 in 16-bit, 2 c in float32). No 4-D mask.
+    // In float32 `.float()` and `.type_as` copy nothing, and the peak moves to `attn_weights @
+    // value_states`: its output and the copy matmul makes of the transposed query beside the
+    // same scores (measured: s-t5-inf-fp32-4x512, `aten::bmm` and `reshape > clone` blocks).
+    return {.bytes_per_score = c >= 4 ? 2 * c : c + 8, .float_mask = false,
+            .outputs = c >= 4 ? 2u : 0u, .head_bias = true};
+  }
   if (model_type == "gpt2") {
     // modeling_gpt2.py eager_attention_forward: matmul, `/ torch.full(...)`, `torch.where(
     // causal_mask, ...)` with the bool `bias` buffer, `+ attention_mask`, softmax in the model

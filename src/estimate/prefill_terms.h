@@ -27,6 +27,9 @@ struct EagerScores {
   uint64_t bytes_per_score = 0;  // per head and (query, key) pair
   bool float_mask = true;        // a (batch, 1, q, k) mask in the model dtype is alive beside them
   uint64_t outputs = 0;          // attention outputs (heads x head_dim per token) alive beside them
+  // A (batch, heads, q, k) bias in the model dtype, made once and handed to every layer, alive
+  // through the stack (T5's position_bias with the mask added).
+  bool head_bias = false;
 };
 
 // Whether the layer keeps its projections' q and k alive beside their rotated copies: fused-qkv
