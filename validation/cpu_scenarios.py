@@ -389,6 +389,21 @@ for _key, _model in _SLOPE_FAMILIES:
             SCENARIOS.append(_inf(_model, f"s-{_key}-inf-{_tag}-{_batch}x{_ctx}", _dtype,
                                   ctx=_ctx, batch=_batch))
 
+# The older files' families at the slopes' sizes too: Mistral (1 layer, a 128-token window
+# shorter than every context), T5 (generate(): the encoder reads the context, the decoder 4
+# tokens) and BERT (one forward of the masked LM; 512 positions, so 128 to 512 tokens).
+# Not here: Bamba (its torch scan's float32 6-D products reach several GiB from 1,024 tokens),
+# ViT (a fixed image size) and DeepSeek-V3 (remote code the runner may not have).
+for _key, _model in (("mi", MI), ("t5", T5L2)):
+    for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
+        for _ctx, _batch in SLOPE_SIZES:
+            SCENARIOS.append(_inf(_model, f"s-{_key}-inf-{_tag}-{_batch}x{_ctx}", _dtype,
+                                  ctx=_ctx, batch=_batch))
+for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
+    for _ctx, _batch in ((128, 1), (256, 1), (512, 1), (128, 4)):
+        SCENARIOS.append(_fwd(BE, f"s-be-fwd-{_tag}-{_batch}x{_ctx}", _dtype, seq=_ctx,
+                              batch=_batch))
+
 # Training slopes: two steps (the second in the steady state), full fp32 at 256 and 1,024 tokens,
 # bf16-mixed at 1,024, full checkpointing and LoRA r64 (pure bf16) at 2 x 1,024 and 1 x 2,048.
 _TRAIN_SLOPE_FAMILIES = [("nx", NX), ("gj", GJ), ("fa", FA), ("sc2", SC2), ("ol2", OL2),
