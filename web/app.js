@@ -47,6 +47,9 @@ function requestFor(mode) {
   }
   const body = { ...base, ...modeValues(mode) };
   if (gpu && mode !== "fit") body.gpu = gpu;
+  // The prompt / new-tokens split is generate()'s: vLLM, SGLang and llama.cpp size for the
+  // whole context (the API refuses it for them).
+  if (mode === "inference" && body.engine !== "transformers") delete body["new-tokens"];
   if (mode === "inference" && body.engine === "llama.cpp") {
     // llama.cpp runs the GGUF file as stored: no dtype, quantization, attention or tensor-parallel
     // choice; its device is the hardware's GPU, else the first GPU chosen for the chart.

@@ -102,6 +102,26 @@ test("train has a GPU control: the GPU chosen there is the one its request names
   assert.equal(asked.filter((a) => a.command === "train").at(-1).body.gpu, "H100 SXM");
 });
 
+test("inference: New tokens sends --new-tokens for transformers only, and the answer's prefill is the prompt's", async () => {
+  const page = await newPage();
+  const asked = recordRequests(page);
+  await open(page, `mode=inference&model=${encodeURIComponent(SMALL)}&inference.context=1024`);
+  const sent = () => asked.filter((a) => a.command === "inference").at(-1).body;
+  assert.equal(sent()["new-tokens"], undefined, "nothing sent while the field is empty");
+  await page.fill('fieldset[data-for="inference"] input[name="new-tokens"]', "512");
+  await page.press('fieldset[data-for="inference"] input[name="new-tokens"]', "Tab");
+  await page.waitForFunction(() => location.hash.includes("new-tokens=512"));
+  await settle(page);
+  assert.equal(sent()["new-tokens"], 512);
+  const answer = await api("inference", sent());
+  assert.equal(answer.settings.new_tokens, 512);
+  await page.selectOption('fieldset[data-for="inference"] select[name="engine"]', "vllm");
+  await settle(page);
+  assert.equal(sent().engine, "vllm");
+  assert.equal(sent()["new-tokens"], undefined, "vLLM sizes its pool for the whole context");
+  assert.ok(await page.isHidden("#status.error"));
+});
+
 test("GGUF models: every mode answers, Fit offers llama.cpp and gives its --fit verdict and command", async () => {
   const s = await hubServer();
   try {
