@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
+#include "test_support.h"  // tests/
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
@@ -39,7 +40,9 @@ Ran RunCli(std::vector<std::string> args) {
 }
 
 fs::path WriteConfig() {
-  fs::path dir = fs::path(::testing::TempDir()) / "idefics_cli";
+  // This process's own temporary folder (test_support.h): gtest's TempDir() is /tmp itself, which
+  // the other test of this file, run by ctest -j2 in another process, writes at the same time.
+  fs::path dir = fs::path(memfit::testing::TempDir()) / "idefics_cli";
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << kTinyIdefics;
   return dir;
