@@ -48,21 +48,14 @@ Result<SpeculativeDraft> NextnDraft(const Model& model, const InferenceOptions& 
   // split (tp, and ep for the MTP layer's experts). The MTP layer's own embedding and head
   // (DeepSeek-V3's embed_tokens and shared_head.head) are dropped for the target's (eagle_worker
   // set_embed_and_head).
-  Model draft;
-  draft.name = model.name;
-  draft.model_type = model.model_type;
-  draft.architecture = model.architecture;
-  draft.hp = model.hp;
-  for (const Tensor& t : model.tensors) {
-    if (!t.stored || t.loaded) continue;
-    if (t.name.find("embed_tokens") != std::string::npos ||
-        t.name.find("shared_head.head") != std::string::npos ||
-        t.name.find("lm_head") != std::string::npos) {
-      continue;
-    }
-    draft.tensors.push_back(t);
-    draft.tensors.back().loaded = true;
-  }
+  // Everything but the tensors is the target's (its quantization_config names the stored format).
+  Model draft = model;
+  std::erase_if(draft.tensors, [](const Tensor& t) {
+    return !t.stored || t.loaded || t.name.find("embed_tokens") != std::string::npos ||
+           t.name.find("shared_head.head") != std::string::npos ||
+           t.name.find("lm_head") != std::string::npos;
+  });
+  for (Tensor& t : draft.tensors) t.loaded = true;
   if (model.hp.num_mtp_layers == 0 || draft.tensors.empty()) {
     return MakeError(
         "--speculative-algorithm NEXTN: {} has no multi-token-prediction layers "
