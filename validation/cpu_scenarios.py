@@ -382,6 +382,9 @@ _SLOPE_FAMILIES = [
     # families of the rows above, at the sizes they were not measured
     ("qw", Q), ("ll", LL), ("g2", G2), ("bl", BL), ("opt", OPT), ("gmt", GMT), ("mxt", MXT),
     ("phi", PHI),
+    # Mistral (1 layer, a 128-token window shorter than every context) and T5 (generate(): the
+    # encoder reads the context, the decoder 4 tokens)
+    ("mi", MI), ("t5", T5L2),
 ]
 for _key, _model in _SLOPE_FAMILIES:
     for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
@@ -389,16 +392,9 @@ for _key, _model in _SLOPE_FAMILIES:
             SCENARIOS.append(_inf(_model, f"s-{_key}-inf-{_tag}-{_batch}x{_ctx}", _dtype,
                                   ctx=_ctx, batch=_batch))
 
-# The older files' families at the slopes' sizes too: Mistral (1 layer, a 128-token window
-# shorter than every context), T5 (generate(): the encoder reads the context, the decoder 4
-# tokens) and BERT (one forward of the masked LM; 512 positions, so 128 to 512 tokens).
-# Not here: Bamba (its torch scan's float32 6-D products reach several GiB from 1,024 tokens),
-# ViT (a fixed image size) and DeepSeek-V3 (remote code the runner may not have).
-for _key, _model in (("mi", MI), ("t5", T5L2)):
-    for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
-        for _ctx, _batch in SLOPE_SIZES:
-            SCENARIOS.append(_inf(_model, f"s-{_key}-inf-{_tag}-{_batch}x{_ctx}", _dtype,
-                                  ctx=_ctx, batch=_batch))
+# BERT at the slopes' sizes too (one forward of the masked LM; 512 positions, so 128 to 512
+# tokens). Not here: Bamba (its torch scan's float32 6-D products reach several GiB from 1,024
+# tokens), ViT (a fixed image size) and DeepSeek-V3 (remote code the runner may not have).
 for _dtype, _tag in (("float32", "fp32"), ("bfloat16", "bf16")):
     for _ctx, _batch in ((128, 1), (256, 1), (512, 1), (128, 4)):
         SCENARIOS.append(_fwd(BE, f"s-be-fwd-{_tag}-{_batch}x{_ctx}", _dtype, seq=_ctx,
