@@ -31,20 +31,8 @@ Result<Model> BuildBloom(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildFalcon(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildMpt(const HfConfig& config, const BuildOptions& options);
 
-// Encoders, encoder-decoders, vision and multimodal (bert.cc, distilbert.cc, t5.cc, bart.cc,
-// whisper.cc, vit.cc, clip.cc, resnet.cc, llava.cc, timm.cc).
-Result<Model> BuildBert(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildRoberta(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildXlmRoberta(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildElectra(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildDistilBert(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildDebertaV2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildT5(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildMt5(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildUmt5(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildBart(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildMbart(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildWhisper(const HfConfig& config, const BuildOptions& options);
+// Vision and multimodal (vit.cc, clip.cc, resnet.cc, llava.cc, timm.cc); the encoders and
+// encoder-decoders are EncoderSpec rows (encoder_families.cc).
 Result<Model> BuildVit(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildClip(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildSiglip(const HfConfig& config, const BuildOptions& options);

@@ -10,6 +10,7 @@
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_spec.h"
+#include "model/arch/encoder_spec.h"
 #include "model/arch/bamba.h"
 #include "model/arch/families.h"
 #include "model/arch/issue30_families.h"
@@ -53,19 +54,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"RefinedWeb", "", arch::BuildFalcon, "falcon"},
       {"RefinedWebModel", "", arch::BuildFalcon, "falcon"},
       {"mpt", "", arch::BuildMpt, "mpt"},
-      // Encoders and encoder-decoders.
-      {"bert", "", arch::BuildBert, "bert"},
-      {"roberta", "", arch::BuildRoberta, "roberta"},
-      {"xlm-roberta", "", arch::BuildXlmRoberta, "xlm-roberta"},
-      {"electra", "", arch::BuildElectra, "electra"},
-      {"distilbert", "", arch::BuildDistilBert, "distilbert"},
-      {"deberta-v2", "", arch::BuildDebertaV2, "deberta-v2"},
-      {"t5", "", arch::BuildT5, "t5"},
-      {"mt5", "", arch::BuildMt5, "mt5"},
-      {"umt5", "", arch::BuildUmt5, "umt5"},
-      {"bart", "", arch::BuildBart, "bart"},
-      {"mbart", "", arch::BuildMbart, "mbart"},
-      {"whisper", "", arch::BuildWhisper, "whisper"},
       // Vision and multimodal.
       {"vit", "", arch::BuildVit, "vit"},
       {"clip", "", arch::BuildClip, "clip"},
@@ -161,6 +149,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
+    // Encoders and encoder-decoders: EncoderSpec rows (encoder_families.cc).
+    const auto& encoders = arch::EncoderFamilyBuilders();
+    rows.insert(rows.end(), encoders.begin(), encoders.end());
     return rows;
   }();
   return kBuilders;
