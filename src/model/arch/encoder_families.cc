@@ -21,12 +21,14 @@ Result<Model> BuildEncoderRow(const HfConfig& config, const BuildOptions& option
 // token_type_ids; encoder.layer.N (a crossattention block with add_cross_attention); the pooler,
 // which the base AutoModel (accelerate's view) always has. Heads: cls.predictions (the
 // BertLMPredictionHead: transform, decoder tied to the word embeddings, own bias),
-// cls.seq_relationship, classifier, qa_outputs. _no_split_modules (4.42): BertEmbeddings, BertLayer.
+// cls.seq_relationship, classifier, qa_outputs. _no_split_modules (4.42): BertEmbeddings,
+// BertLayer.
 const EncoderSpec kBert{
     .type_prefix = "Bert", .prefix = "bert", .token_type_ids = true,
     .names = {.cross = "crossattention", .cross_norm = "crossattention.output.LayerNorm"},
     .pooler = "pooler.dense",
-    .mlm = {.dense = "cls.predictions.transform.dense", .norm = "cls.predictions.transform.LayerNorm",
+    .mlm = {.dense = "cls.predictions.transform.dense",
+            .norm = "cls.predictions.transform.LayerNorm",
             .decoder = "cls.predictions.decoder.weight", .bias = "cls.predictions.bias",
             .decoder_bias = "cls.predictions.decoder.bias"},
     .heads = {{.suffix = "Model", .pooler = true},

@@ -3,6 +3,7 @@
 // defaults and their errors, word for word as the family builders had them), DeBERTa-v2's
 // pos_att_type and the modules after its layers, T5's feed_forward_proj.
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,20 @@ struct EncoderShape {
   uint64_t conv_kernel = 0, conv_groups = 1, pooler_hidden = 0;
   int64_t max_relative = -1, position_buckets = -1;
 };
+
+// A config key read into `out`: required, unless it has a default.
+struct UintKey {
+  std::string_view key;  // "": not read
+  uint64_t* out = nullptr;
+  std::optional<uint64_t> fallback = std::nullopt;
+};
+
+// Reads `keys` in order; errors go to `b`.
+void ReadKeys(ModelBuilder& b, const HfConfig& c, std::initializer_list<UintKey> keys) {
+  for (const UintKey& k : keys) {
+    if (!k.key.empty()) *k.out = Get(b, k.fallback ? c.UintOr(k.key, *k.fallback) : c.Uint(k.key));
+  }
+}
 
 // DeBERTa-v2: max_relative_positions and position_buckets (-1: unset), pos_att_type (a list,
 // ["p2c", "c2p"], or a "p2c|c2p" string).
@@ -61,13 +76,11 @@ void ReadDebertaRelative(ModelBuilder& b, const HfConfig& c, EncoderShape& shape
 Status ReadEncoderHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
                         EncoderShape& shape) {
   auto& hp = b.model().hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint(spec.hidden_key));
-  hp.num_layers = Get(b, c.Uint(spec.layers_key));
-  hp.num_attention_heads = Get(b, c.Uint(spec.heads_key));
+  ReadKeys(b, c, {{"vocab_size", &hp.vocab_size}, {spec.hidden_key, &hp.hidden_size},
+                  {spec.layers_key, &hp.num_layers}, {spec.heads_key, &hp.num_attention_heads},
+                  {spec.ffn_key, &hp.intermediate_size},
+                  {"max_position_embeddings", &hp.max_position_embeddings, 512}});
   hp.num_kv_heads = hp.num_attention_heads;
-  hp.intermediate_size = Get(b, c.Uint(spec.ffn_key));
-  hp.max_position_embeddings = Get(b, c.UintOr("max_position_embeddings", 512));
   hp.activation = Get(b, c.StringOr(spec.act_key, "gelu"));
   hp.norm = "layernorm";
   const uint64_t embed_default = spec.embed_default ? spec.embed_default : hp.hidden_size;
@@ -76,8 +89,7 @@ Status ReadEncoderHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& s
                                          : Get(b, c.UintOr(spec.embed_key, embed_default));
   };
   auto read_types = [&] {
-    if (spec.type_vocab_key.empty()) return;
-    shape.type_vocab = Get(b, c.UintOr(spec.type_vocab_key, spec.type_vocab_default));
+    ReadKeys(b, c, {{spec.type_vocab_key, &shape.type_vocab, spec.type_vocab_default}});
   };
   std::string position_type = "absolute";
   if (spec.config == EncoderConfig::kBert) {
@@ -97,9 +109,9 @@ Status ReadEncoderHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& s
     shape.relative = Get(b, c.BoolOr("relative_attention", false));
     shape.share_att_key = Get(b, c.BoolOr("share_att_key", false));
     shape.norm_rel_ebd = Get(b, c.StringOr("norm_rel_ebd", "none"));
-    shape.conv_kernel = Get(b, c.UintOr("conv_kernel_size", 0));
-    shape.conv_groups = Get(b, c.UintOr("conv_groups", 1));
-    shape.pooler_hidden = Get(b, c.UintOr("pooler_hidden_size", hp.hidden_size));
+    ReadKeys(b, c, {{"conv_kernel_size", &shape.conv_kernel, 0},
+                    {"conv_groups", &shape.conv_groups, 1},
+                    {"pooler_hidden_size", &shape.pooler_hidden, hp.hidden_size}});
     ReadDebertaRelative(b, c, shape);
     if (!b.failed()) hp.head_dim = Get(b, c.UintOr("attention_head_size", 0));
   }
@@ -126,17 +138,16 @@ Status ReadEncoderHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& s
 void ReadT5Hyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, bool encoder_only,
                  EncoderShape& shape) {
   auto& hp = b.model().hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("d_model"));
-  hp.num_encoder_layers = Get(b, c.Uint("num_layers"));
-  hp.num_layers = Get(b, c.UintOr("num_decoder_layers", hp.num_encoder_layers));
-  hp.num_attention_heads = Get(b, c.Uint("num_heads"));
+  ReadKeys(b, c, {{"vocab_size", &hp.vocab_size}, {"d_model", &hp.hidden_size},
+                  {"num_layers", &hp.num_encoder_layers}});
+  ReadKeys(b, c, {{"num_decoder_layers", &hp.num_layers, hp.num_encoder_layers},
+                  {"num_heads", &hp.num_attention_heads}, {"d_kv", &hp.head_dim},
+                  {"d_ff", &hp.intermediate_size}});
   hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = Get(b, c.Uint("d_kv"));
-  hp.intermediate_size = Get(b, c.Uint("d_ff"));
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", spec.tie_default));
-  hp.max_position_embeddings = Get(b, c.UintOr("n_positions", 0));  // relative positions: no limit
-  shape.buckets = Get(b, c.UintOr("relative_attention_num_buckets", 32));
+  // n_positions: 0 by default, relative positions have no limit.
+  ReadKeys(b, c, {{"n_positions", &hp.max_position_embeddings, 0},
+                  {"relative_attention_num_buckets", &shape.buckets, 32}});
   const std::string ff = Get(b, c.StringOr("feed_forward_proj", "relu"));
   // T5Config "dropout_rate" (default 0.1): every sublayer's output, the attention probabilities,
   // the embeddings, each stack's final output and the MLP's activation (modeling_t5.py
@@ -154,7 +165,8 @@ void ReadT5Hyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, bo
     b.Fail(MakeError("{}: \"feed_forward_proj\" = \"{}\" is not \"<act>\" or \"gated-<act>\"",
                      c.where(), ff));
   }
-  if (hp.vocab_size == 0 || hp.hidden_size == 0 || hp.num_attention_heads == 0 || hp.head_dim == 0) {
+  if (hp.vocab_size == 0 || hp.hidden_size == 0 || hp.num_attention_heads == 0 ||
+      hp.head_dim == 0) {
     b.Fail(MakeError("{}: \"vocab_size\", \"d_model\", \"num_heads\" and \"d_kv\" must be positive",
                      c.where()));
   }
@@ -163,20 +175,17 @@ void ReadT5Hyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, bo
 void ReadBartHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
                    EncoderShape& shape) {
   auto& hp = b.model().hp;
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.hidden_size = Get(b, c.Uint("d_model"));
-  if (spec.mel_frontend) shape.mels = Get(b, c.UintOr("num_mel_bins", 80));
-  hp.num_encoder_layers = Get(b, c.Uint("encoder_layers"));
-  hp.num_layers = Get(b, c.Uint("decoder_layers"));
-  shape.encoder_heads = Get(b, c.Uint("encoder_attention_heads"));
-  hp.num_attention_heads = Get(b, c.Uint("decoder_attention_heads"));
+  ReadKeys(b, c, {{"vocab_size", &hp.vocab_size}, {"d_model", &hp.hidden_size},
+                  {spec.mel_frontend ? "num_mel_bins" : "", &shape.mels, 80},
+                  {"encoder_layers", &hp.num_encoder_layers}, {"decoder_layers", &hp.num_layers},
+                  {"encoder_attention_heads", &shape.encoder_heads},
+                  {"decoder_attention_heads", &hp.num_attention_heads},
+                  {"encoder_ffn_dim", &shape.encoder_ffn},
+                  {"decoder_ffn_dim", &hp.intermediate_size},
+                  {spec.src_positions_key, &hp.encoder_max_positions, spec.src_positions_default},
+                  {spec.tgt_positions_key, &hp.max_position_embeddings,
+                   spec.tgt_positions_default}});
   hp.num_kv_heads = hp.num_attention_heads;
-  shape.encoder_ffn = Get(b, c.Uint("encoder_ffn_dim"));
-  hp.intermediate_size = Get(b, c.Uint("decoder_ffn_dim"));
-  hp.encoder_max_positions =
-      Get(b, c.UintOr(spec.src_positions_key, spec.src_positions_default));
-  hp.max_position_embeddings =
-      Get(b, c.UintOr(spec.tgt_positions_key, spec.tgt_positions_default));
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
   hp.activation = Get(b, c.StringOr("activation_function", "gelu"));
   hp.norm = "layernorm";
@@ -196,6 +205,15 @@ std::string Sub(std::string_view pattern, uint64_t index) {
   return name;
 }
 
+// T5's RMSNorm (weight only), else a LayerNorm.
+void Norm(ModelBuilder& b, const EncoderSpec& spec, const std::string& name, uint64_t dim) {
+  if (spec.config == EncoderConfig::kT5) {
+    b.RmsNorm(name, dim);
+  } else {
+    b.LayerNorm(name, dim);
+  }
+}
+
 // The layer `index` under `l`: self-attention, cross-attention when `cross`, the FFN `ffn` wide.
 void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
                const EncoderShape& shape, uint64_t index, bool cross, uint64_t ffn) {
@@ -203,13 +221,6 @@ void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
   const LayerNames& n = spec.names;
   const bool t5 = spec.config == EncoderConfig::kT5, bias = !t5;
   const uint64_t d = hp.hidden_size, inner = hp.num_attention_heads * hp.head_dim;
-  auto norm = [&](const std::string& name) {
-    if (t5) {
-      b.RmsNorm(name, d);
-    } else {
-      b.LayerNorm(name, d);
-    }
-  };
   uint64_t sub = 0;  // the sublayer's index
   auto attention = [&](std::string_view block, std::string_view norm_name, bool self) {
     const std::string a = l + "." + Sub(block, sub);
@@ -230,7 +241,7 @@ void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
     if (t5 && self && (index == 0 || spec.bias_every_layer)) {
       b.Embedding(a + ".relative_attention_bias", shape.buckets, hp.num_attention_heads);
     }
-    norm(l + "." + Sub(norm_name, sub++));
+    Norm(b, spec, l + "." + Sub(norm_name, sub++), d);
   };
   attention(n.self, n.self_norm, true);
   if (cross) attention(n.cross, n.cross_norm, false);
@@ -242,7 +253,7 @@ void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
     b.Linear(up, d, ffn, bias);
   }
   b.Linear(l + "." + Sub(n.down, sub), ffn, d, bias);
-  norm(l + "." + Sub(n.ffn_norm, sub));
+  Norm(b, spec, l + "." + Sub(n.ffn_norm, sub), d);
 }
 
 // An encoder's <p>embeddings: word, position and token-type tables, LayerNorm, the position_ids
@@ -254,7 +265,9 @@ void EmitEmbeddings(ModelBuilder& b, const std::string& p, const EncoderSpec& sp
   const uint64_t emb = shape.embed, h = hp.hidden_size;
   const bool project = emb != h;
   b.Embedding(e + "word_embeddings", hp.vocab_size, emb);
-  if (shape.position_biased) b.Embedding(e + "position_embeddings", hp.max_position_embeddings, emb);
+  if (shape.position_biased) {
+    b.Embedding(e + "position_embeddings", hp.max_position_embeddings, emb);
+  }
   if (spec.token_type_ids || shape.type_vocab > 0) {
     b.Embedding(e + "token_type_embeddings", shape.type_vocab, emb);
   }
@@ -324,12 +337,7 @@ void EmitStack(ModelBuilder& b, const std::string& p, const EncoderSpec& spec,
     hp.layers.push_back(info);
   }
   for (std::string_view norm : spec.final_norms) {
-    if (norm.empty()) continue;
-    if (spec.config == EncoderConfig::kT5) {
-      b.RmsNorm(s + std::string(norm), d);
-    } else {
-      b.LayerNorm(s + std::string(norm), d);
-    }
+    if (!norm.empty()) Norm(b, spec, s + std::string(norm), d);
   }
 }
 
