@@ -15,6 +15,12 @@ Result<Model> BuildEncoderRow(const HfConfig& config, const BuildOptions& option
   return BuildEncoder(config, options, kSpec);
 }
 
+// The registry row of `kSpec`, its family named as its model_type.
+template <const EncoderSpec& kSpec>
+ArchitectureBuilder Row(std::string_view model_type) {
+  return {model_type, "", BuildEncoderRow<kSpec>, model_type};
+}
+
 // --- BERT and its copies (4.42 and current agree) ---------------------------------------------
 // transformers modeling_bert.py: <prefix>.embeddings.{word,position,token_type}_embeddings +
 // LayerNorm + the non-persistent int64 [1, max_position_embeddings] buffers position_ids and
@@ -216,19 +222,10 @@ const EncoderSpec kWhisper{
 
 const std::vector<ArchitectureBuilder>& EncoderFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
-      {"bert", "", BuildEncoderRow<kBert>, "bert"},
-      {"roberta", "", BuildEncoderRow<kRoberta>, "roberta"},
-      {"xlm-roberta", "", BuildEncoderRow<kXlmRoberta>, "xlm-roberta"},
-      {"electra", "", BuildEncoderRow<kElectra>, "electra"},
-      {"distilbert", "", BuildEncoderRow<kDistilBert>, "distilbert"},
-      {"deberta-v2", "", BuildEncoderRow<kDebertaV2>, "deberta-v2"},
-      {"t5", "", BuildEncoderRow<kT5>, "t5"},
-      {"mt5", "", BuildEncoderRow<kMt5>, "mt5"},
-      {"umt5", "", BuildEncoderRow<kUmt5>, "umt5"},
-      {"bart", "", BuildEncoderRow<kBart>, "bart"},
-      {"mbart", "", BuildEncoderRow<kMbart>, "mbart"},
-      {"whisper", "", BuildEncoderRow<kWhisper>, "whisper"},
-  };
+      Row<kBert>("bert"), Row<kRoberta>("roberta"), Row<kXlmRoberta>("xlm-roberta"),
+      Row<kElectra>("electra"), Row<kDistilBert>("distilbert"), Row<kDebertaV2>("deberta-v2"),
+      Row<kT5>("t5"), Row<kMt5>("mt5"), Row<kUmt5>("umt5"), Row<kBart>("bart"),
+      Row<kMbart>("mbart"), Row<kWhisper>("whisper")};
   return kRows;
 }
 

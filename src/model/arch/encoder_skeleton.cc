@@ -426,8 +426,9 @@ Result<Model> BuildEncoder(const HfConfig& c, const BuildOptions& options,
   const bool is_base = head->suffix == "Model";
   const std::string p = is_base || spec.prefix.empty() ? "" : std::string(spec.prefix) + ".";
   if (seq2seq) {
-    if (!spec.shared.empty()) b.Embedding(p + std::string(spec.shared), hp.vocab_size,
-                                          hp.hidden_size);
+    if (!spec.shared.empty()) {
+      b.Embedding(p + std::string(spec.shared), hp.vocab_size, hp.hidden_size);
+    }
     EmitStack(b, p, spec, shape, false);
     if (!head->encoder_only) EmitStack(b, p, spec, shape, true);
   } else {

@@ -19,16 +19,16 @@
 
 namespace memfit::arch {
 
-// The config class: which keys the skeleton reads (each listed where it is read,
-// encoder_skeleton.cc ReadHyper) and how the relative positions are shaped.
+// The config class: which keys the skeleton reads (the *_key fields, and those named here, with
+// their defaults in encoder_skeleton.cc) and how the relative positions are shaped.
 enum class EncoderConfig : uint8_t {
-  // BertConfig (RobertaConfig, XLMRobertaConfig, ElectraConfig): `keys`, type_vocab_size,
+  // BertConfig (RobertaConfig, XLMRobertaConfig, ElectraConfig): the *_key fields, type_vocab_size,
   // hidden_dropout_prob and attention_probs_dropout_prob (0.1), add_cross_attention,
   // position_embedding_type: "relative_key(_query)" adds self.distance_embedding
   // [2 max_position_embeddings - 1, head_dim] to every attention.
   kBert,
-  kDistilBert,  // DistilBertConfig: `keys` only
-  // DebertaV2Config: `keys`, embedding_size, type_vocab_size (0), position_biased_input,
+  kDistilBert,  // DistilBertConfig: the *_key fields only
+  // DebertaV2Config: the *_key fields, embedding_size, type_vocab_size (0), position_biased_input,
   // attention_head_size, relative_attention with pos_att_type (pos_key_proj for "c2p",
   // pos_query_proj for "p2c", unless share_att_key), max_relative_positions, position_buckets,
   // norm_rel_ebd, conv_kernel_size, conv_groups, pooler_hidden_size (encoder_skeleton.cc).
