@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -130,7 +131,7 @@ struct EncoderSpec {
   MlmNames mlm{};
   std::string_view lm_head = "lm_head";  // tied to the shared (else decoder) token embeddings
   bool final_logits_bias = false;        // the persistent buffer [1, vocab] beside the LM head
-  std::vector<EncoderHead> heads;
+  std::span<const EncoderHead> heads = {};
   std::array<std::string_view, 2> no_split = {};  // _no_split_modules, under the prefix
 };
 
