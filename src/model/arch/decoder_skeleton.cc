@@ -277,9 +277,8 @@ class Skeleton {
   void HunYuanMoe(const std::string& l, uint64_t i) {
     const uint64_t e = r_.experts[i], w = r_.widths[i];
     b_.ParamAs(l + ".mlp.gate.wg.weight", {e, h_}, Dtype::kF32);
-    RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
-      QGatedMlp(b_, q_, x, h_, w);
-    });
+    RepeatedModules(b_, q_, l + ".mlp.experts", e,
+                    [&](const std::string& x) { QGatedMlp(b_, q_, x, h_, w); });
     const uint64_t shared = MulDims(b_, hp_.intermediate_size, r_.shared_count[i],
                                     "intermediate_size x num_shared_expert");
     QGatedMlp(b_, q_, l + ".mlp.shared_mlp", h_, shared);
@@ -401,7 +400,8 @@ class Skeleton {
     if (r_.mtp_layers > 0) {
       m.notes.push_back(fmt::format(
           "{} multi-token-prediction layer(s) (model.layers.{}+, {} bytes) are stored in the "
-          "checkpoint but not loaded by the causal LM", r_.mtp_layers, hp_.num_layers, bytes));
+          "checkpoint but not loaded by the causal LM",
+          r_.mtp_layers, hp_.num_layers, bytes));
       m.assumptions.push_back(
           "MTP layers: a dense decoder layer with full attention of \"num_attention_heads\" "
           "heads (Step3p5DecoderLayer outside \"moe_layers_enum\"), as vLLM step3p5_mtp.py "

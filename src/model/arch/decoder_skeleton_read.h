@@ -68,14 +68,14 @@ struct PerLayerCount {
 struct SkeletonConfig {
   bool qkv_bias = false, o_bias = false, mlp_bias = false;
   bool qk_norm = false, qk_per_head = false, routing_bias = false, lm_bias = false;
-  bool mxfp4 = false;  // MoeLayout::kGptOss: the experts stored as mxfp4 blocks and scales
-  uint64_t cla_factor = 0;        // DecoderSpec::cla: "cla_share_factor" with "use_cla", else 0
-  int64_t moe_first = 0, moe_last = 0;  // MoeLayout::kErnie: the sparse layers' index window
+  bool mxfp4 = false;       // MoeLayout::kGptOss: the experts stored as mxfp4 blocks and scales
+  uint64_t cla_factor = 0;  // DecoderSpec::cla: "cla_share_factor" with "use_cla", else 0
+  int64_t moe_first = 0, moe_last = 0;      // MoeLayout::kErnie: the sparse layers' index window
   std::unordered_set<uint64_t> moe_layers;  // MoeLayout::kStep: "moe_layers_enum"
-  bool head_gate = false;      // AttnGate::kHeadWise: "use_head_wise_attn_gate"
-  uint64_t sliding_heads = 0;  // DecoderSpec::sliding_heads_key
+  bool head_gate = false;                   // AttnGate::kHeadWise: "use_head_wise_attn_gate"
+  uint64_t sliding_heads = 0;               // DecoderSpec::sliding_heads_key
   bool has_head_gate_key = false, has_sliding_heads_key = false;  // for Mtp::kStep's assumptions
-  PerLayerCount experts, widths, shared_count;  // MoeLayout::kHunYuan
+  PerLayerCount experts, widths, shared_count;                    // MoeLayout::kHunYuan
   uint64_t shared = 0, sparse_step = 1, mtp_layers = 0;
   std::unordered_set<uint64_t> mlp_only;
   RoutedMoe routed{};
