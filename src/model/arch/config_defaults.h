@@ -1,7 +1,8 @@
 #pragma once
 // Config keys that transformers fills from the config class's __init__ defaults when config.json
 // omits them: the builder takes the same default and prints it as an assumption, so that a guess
-// is never silent. Used by ernie4_5_moe.cc, hunyuan_moe.cc and falcon_h1.cc.
+// is never silent. Used by decoder_skeleton_read.cc (ernie4_5_moe, hunyuan_v1_moe) and
+// falcon_h1.cc.
 
 #include <string_view>
 

@@ -5,6 +5,7 @@
 // model_digest_test.cc. Registered through DecoderFamilyBuilders() (registry.cc).
 
 #include "model/arch/decoder_spec.h"
+#include "model/arch/families.h"
 
 namespace memfit::arch {
 
@@ -210,6 +211,75 @@ constexpr DecoderSpec kMiniMaxM1{.sliding = SlidingRuleKind::kAll, .rope = Rope:
                                  .moe = MoeLayout::kMixtral, .lightning = Lightning::kMiniMaxM1,
                                  .router_f32 = true, .rotary_dim_key = "rotary_dim"};
 
+// --- Phi-3: transformers models/phi3/modeling_phi3.py, models/phimoe/modeling_phimoe.py -------
+// Both put "sliding_window" on every layer, a window at least the context being full attention.
+// phi3 (Phi-3, Phi-3.5, Phi-4): fused qkv_proj and gate_up_proj, rotary over
+// "partial_rotary_factor" (1.0) of head_dim; under 4.42 one inv_freq per attention module,
+// after the layer's norms in the state dict, else model-level.
+constexpr DecoderSpec kPhi3{.basics = DecoderBasics::kKit, .fused_qkv = true,
+                           .sliding = SlidingRuleKind::kBelowContext,
+                           .rope = Rope::kPerLayerAfterNorms442, .rotary_factor = 1.0,
+                           .mlp = MlpForm::kFusedGateUp, .mlp_bias_key = ""};
+// phimoe (Phi-3.5-MoE): LayerNorms with biases, q/k/v/o biased by default, mixtral's
+// block_sparse_moe (hp: experts of intermediate_size), "lm_head_bias"; model-level rotary.
+constexpr DecoderSpec kPhiMoe{.basics = DecoderBasics::kKit, .hp_norm = "layernorm",
+                             .norm_bias = true, .bias_default = true,
+                             .sliding = SlidingRuleKind::kBelowContext, .rope = Rope::kModelLevel,
+                             .mlp_bias_key = "", .moe = MoeLayout::kMixtral,
+                             .moe_width_in_hp = true, .lm_bias_key = "lm_head_bias"};
+
+// --- gpt-oss: transformers models/gpt_oss/modeling_gpt_oss.py (GptOssForCausalLM), ----------
+// integrations/mxfp4.py and openai/gpt-oss-20b model.safetensors.index.json: biased q/k/v/o,
+// per-head sinks, "layer_types", else even layers sliding (window 128), a biased router and
+// fused experts (MoeLayout::kGptOss, mxfp4 in the releases), model-level rotary.
+constexpr DecoderSpec kGptOss{
+    .basics = DecoderBasics::kKit,
+    .bf16_without_dtype = "config.json names no torch_dtype: gpt-oss weights assumed bfloat16, "
+                          "as OpenAI's checkpoints store them",
+    .bias_default = true, .sinks = true, .sliding = SlidingRuleKind::kEven,
+    .window_default = 128, .rope = Rope::kModelLevel, .mlp_bias_key = "",
+    .moe = MoeLayout::kGptOss};
+
+// --- ERNIE 4.5 MoE: transformers models/ernie4_5_moe/{modular,configuration}_ernie4_5_moe.py
+// (commits 01187e21, 001f85b3; ERNIE-4.5-21B-A3B-PT, ERNIE-4.5-300B-A47B-PT as Baidu's -PT
+// checkpoints store them), vLLM model_executor/models/ernie45_moe.py (moe_statics stored as
+// [1, E]; it skips "mtp" too) -----------------------------------------------------------------
+// "use_bias" on q/k/v/o, the MLPs and lm_head; tied by default; the post-attention norm before
+// the MLP; float32 router and routing bias (MoeLayout::kErnie); one model-level inv_freq; the
+// multi-token-prediction modules stored after the head, not loaded (Mtp::kErnie).
+constexpr DecoderSpec kErnie45Moe{.basics = DecoderBasics::kKit, .tie_default = true,
+                                  .bias_key = "use_bias", .rope = Rope::kModelLevel,
+                                  .mlp_bias_key = "use_bias", .moe = MoeLayout::kErnie,
+                                  .norms_before_mlp = true, .lm_bias_key = "use_bias",
+                                  .mtp = Mtp::kErnie};
+
+// --- Hunyuan MoE V1: transformers models/hunyuan_v1_moe/{modular,modeling,configuration}_
+// hunyuan_v1_moe.py (commits 3404f51e, f3f034d7, 008cd60e); Tencent-Hunyuan/Hunyuan-A13B
+// models/modeling_hunyuan.py at df832ebc (CLA, HunYuanMLP) --------------------------------------
+// hunyuan_v1_moe, and Tencent's remote-code "hunyuan" configs of HunYuanMoEV1ForCausalLM
+// (Hunyuan-A13B): "attention_bias", per-head query_layernorm / key_layernorm ("use_qk_norm"),
+// cross-layer attention ("use_cla", Tencent's code only), the post-attention norm before the MoE
+// of every layer (MoeLayout::kHunYuan), untied, one model-level inv_freq.
+constexpr DecoderSpec kHunYuanMoe{.basics = DecoderBasics::kKit, .cla = true,
+                                  .qk_norm = QkNorm::kPerHeadFlag,
+                                  .q_norm_name = "query_layernorm", .k_norm_name = "key_layernorm",
+                                  .rope = Rope::kModelLevel, .mlp_bias_key = "",
+                                  .moe = MoeLayout::kHunYuan, .norms_before_mlp = true};
+
+// --- Step-3.5-Flash / Step-3.7-Flash text model (Step3p5ForCausalLM, Step3p7FlashForCausalLM):
+// tensor names as the checkpoints store them (vLLM step3p5.py Step3p5Model.load_weights and
+// step3p5_mtp.py); Step-3.7-Flash's vision encoder (Step3p7ForConditionalGeneration) is not part
+// of these configs --------------------------------------------------------------------------------
+// "num_attention_groups" KV heads; per-head q_norm / k_norm and the head-wise g_proj gate;
+// sliding "layer_types" with their own head count ("swa_num_attention_heads"); the
+// post-attention norm before a dense MLP or the MoE block (MoeLayout::kStep); no rotary buffer;
+// MTP layers stored after the head (Mtp::kStep).
+constexpr DecoderSpec kStep3p5{
+    .basics = DecoderBasics::kKit, .kv_heads_key = "num_attention_groups", .bias_key = "",
+    .qk_norm = QkNorm::kPerHead, .sliding = SlidingRuleKind::kLayerTypes, .rope = Rope::kNone,
+    .mlp_bias_key = "", .moe = MoeLayout::kStep, .norms_before_mlp = true, .mtp = Mtp::kStep,
+    .sliding_heads_key = "swa_num_attention_heads", .attn_gate = AttnGate::kHeadWise};
+
 // --- Laguna: transformers models/laguna/modular_laguna.py (LagunaForCausalLM; config
 // poolside/Laguna-XS.2), names as stored and loaded by vLLM models/laguna.py --------------------
 // Per-layer query heads ("num_attention_heads_per_layer"), per-head q/k norms, a softplus
@@ -236,6 +306,11 @@ constexpr DecoderSpec kOlmoHybrid{.basics = DecoderBasics::kKit, .qk_norm = QkNo
                                   .delta_net = DeltaNet::kOlmoHybrid};
 
 }  // namespace
+
+// Phi-4-multimodal's text model (phi4mm.cc).
+Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options) {
+  return BuildDecoder(config, options, kPhi3);
+}
 
 const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
@@ -276,6 +351,15 @@ const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
       {"minimax_m1", "", BuildSpec<kMiniMaxM1>, "minimax"},
       {"laguna", "", BuildSpec<kLaguna>, "laguna"},
       {"olmo_hybrid", "", BuildSpec<kOlmoHybrid>, "olmo"},
+      {"phi3", "", BuildSpec<kPhi3>, "phi3"},
+      {"phimoe", "", BuildSpec<kPhiMoe>, "phi3"},
+      {"gpt_oss", "", BuildSpec<kGptOss>, "gpt_oss"},
+      {"ernie4_5_moe", "", BuildSpec<kErnie45Moe>, "ernie4_5_moe"},
+      {"step3p5", "", BuildSpec<kStep3p5>, "step3p7"},
+      {"step3p7", "", BuildSpec<kStep3p5>, "step3p7"},
+      {"hunyuan_v1_moe", "", BuildSpec<kHunYuanMoe>, "hunyuan_moe"},
+      // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
+      {"hunyuan", "HunYuanMoEV1ForCausalLM", BuildSpec<kHunYuanMoe>, "hunyuan_moe"},
   };
   return kRows;
 }

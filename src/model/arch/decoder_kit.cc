@@ -133,6 +133,10 @@ void TaskHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const s
 Result<Model> FinishDecoder(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                             const Quantization& q, bool lm_bias) {
   TaskHead(b, c, o, "model.embed_tokens", lm_bias);
+  return FinishDecoderAfterHead(b, q);
+}
+
+Result<Model> FinishDecoderAfterHead(ModelBuilder& b, const Quantization& q) {
   NoteQuantization(b, q);
   b.model().no_split_patterns = {"model.layers.*"};
   b.model().base_model_prefix = "model.";

@@ -57,6 +57,8 @@ void TaskHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const s
 // model.layers.N, base_model_prefix "model.", and Finish. Call it after the final norm and buffers.
 Result<Model> FinishDecoder(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                             const Quantization& q, bool lm_bias = false);
+// FinishDecoder after its TaskHead (for a builder that stores more after the head).
+Result<Model> FinishDecoderAfterHead(ModelBuilder& b, const Quantization& q);
 
 template <typename Pattern>
 std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Pattern pattern) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "memfit/checked_math.h"
+#include "model/arch/decoder_kit.h"
 
 namespace memfit::arch {
 namespace {
@@ -79,6 +80,7 @@ void LayerKinds::Read(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) 
   default_heads_ = hp.num_attention_heads;
   rotary_dim = s.rotary_dim_key.empty() ? hp.head_dim
                                         : Get(b, c.UintOr(s.rotary_dim_key, hp.head_dim));
+  if (s.rotary_factor > 0) rotary_dim = RotaryDim(b, c, hp.head_dim, s.rotary_factor);
   if (!b.failed() && rotary_dim > hp.head_dim) {
     b.Fail(MakeError("{}: \"{}\" = {} exceeds head_dim {}", c.where(), s.rotary_dim_key,
                      rotary_dim, hp.head_dim));

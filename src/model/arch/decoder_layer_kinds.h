@@ -25,7 +25,7 @@ class LayerKinds {
   bool Sparse(uint64_t i) const;     // MoeLayout::kLaguna: "mlp_layer_types"[i] is "sparse"
   bool IsDeltaNet(uint64_t i) const;  // a gated DeltaNet layer (DeltaNet)
 
-  uint64_t rotary_dim = 0;  // rotary_dim_key, else head_dim
+  uint64_t rotary_dim = 0;  // rotary_dim_key, else the rotary_factor of head_dim, else head_dim
   uint64_t block_size = 0;  // Lightning::kMiniMax: "block_size" (default 256)
   uint64_t shared_m1 = 0;   // Lightning::kMiniMaxM1: "shared_intermediate_size"
   // AttnGate::kLaguna: g_proj outputs per head ("gating": true / "per-head" 1, "per-element"

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "formats/hf_config_json.h"
+#include "memfit/checked_math.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/decoder_layer_kinds.h"
@@ -35,8 +36,9 @@ void RotaryBuffers(ModelBuilder& b, const std::string& module, uint64_t head_dim
 void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const DecoderSpec& s,
                  const SkeletonConfig& r) {
   const auto& hp = b.model().hp;
-  const uint64_t hd = r.kinds.rotary_dim;  // head_dim unless the spec names a rotary width
+  const uint64_t hd = r.kinds.rotary_dim;  // head_dim unless the spec sets a rotary width
   const bool llama = s.rope == Rope::kLlama442 || s.rope == Rope::kLlamaCached442;
+  if (s.rope == Rope::kNone) return;
   if (s.rope == Rope::kPerLayerType) return PerLayerTypeRotary(b, c, hp.head_dim);
   if (s.rope == Rope::kModelLevelIfTheta) {
     const auto rope = c.raw().find("rope_parameters");
@@ -47,8 +49,7 @@ void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, cons
     return;
   }
   if (o.buffers == BufferConvention::kCurrent || s.rope == Rope::kModelLevel) {
-    const uint64_t rotary = s.rotary_factor > 0 ? RotaryDim(b, c, hd, s.rotary_factor) : hd;
-    b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
+    b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
     if (s.rope_local) b.Buffer("model.rotary_emb_local.inv_freq", {hd / 2}, Dtype::kF32, false);
     return;
   }
@@ -63,6 +64,16 @@ void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, cons
   }
 }
 
+// A norm of the hidden size: an RMSNorm, or a LayerNorm with bias under DecoderSpec::norm_bias.
+void Norm(ModelBuilder& b, const DecoderSpec& s, const std::string& name) {
+  const uint64_t h = b.model().hp.hidden_size;
+  if (s.norm_bias) {
+    b.LayerNorm(name, h);
+  } else {
+    b.RmsNorm(name, h);
+  }
+}
+
 class Skeleton {
  public:
   Skeleton(ModelBuilder& b, const BuildOptions& o, const DecoderSpec& s, const SkeletonConfig& r,
@@ -74,20 +85,30 @@ class Skeleton {
     kv_width_ = MulDims(b, hp_.num_kv_heads, hd_, "num_key_value_heads x head_dim");
   }
 
-  // Self-attention with `heads` query heads (LayerKinds::Heads); `sliding` for the sinks.
-  void Attention(const std::string& l, uint64_t heads, bool sliding = false) {
+  // Self-attention with `heads` query heads (LayerKinds::Heads); `sliding` for the sinks; no
+  // k/v projections when the layer reuses the previous one's KV cache (`kv` false).
+  void Attention(const std::string& l, uint64_t heads, bool sliding = false, bool kv = true) {
     const uint64_t q_width =
         heads == hp_.num_attention_heads ? q_width_ : MulDims(b_, heads, hd_, "heads x head_dim");
-    if (!s_.input_norm.empty()) b_.RmsNorm(l + "." + std::string(s_.input_norm), h_);
-    QLinear(b_, q_, l + ".self_attn.q_proj", h_, q_width, r_.qkv_bias);
-    QLinear(b_, q_, l + ".self_attn.k_proj", h_, kv_width_, r_.qkv_bias);
-    QLinear(b_, q_, l + ".self_attn.v_proj", h_, kv_width_, r_.qkv_bias);
+    if (!s_.input_norm.empty()) Norm(b_, s_, l + "." + std::string(s_.input_norm));
+    if (s_.fused_qkv) {
+      const uint64_t kv2 = MulDims(b_, 2, kv_width_, "2 x kv width");
+      QLinear(b_, q_, l + ".self_attn.qkv_proj", h_, q_width + kv2, r_.qkv_bias);
+    } else {
+      QLinear(b_, q_, l + ".self_attn.q_proj", h_, q_width, r_.qkv_bias);
+      if (kv) {
+        QLinear(b_, q_, l + ".self_attn.k_proj", h_, kv_width_, r_.qkv_bias);
+        QLinear(b_, q_, l + ".self_attn.v_proj", h_, kv_width_, r_.qkv_bias);
+      }
+    }
     QLinear(b_, q_, l + ".self_attn.o_proj", q_width, h_, r_.o_bias);
+    if (s_.sinks) b_.Param(l + ".self_attn.sinks", {heads});
     if (r_.qk_norm) {
       const std::string qn = l + ".self_attn." + std::string(s_.q_norm_name);
       const std::string kn = l + ".self_attn." + std::string(s_.k_norm_name);
       switch (s_.qk_norm) {
         case QkNorm::kPerHead:
+        case QkNorm::kPerHeadFlag:
           b_.RmsNorm(qn, hd_);
           b_.RmsNorm(kn, hd_);
           break;
@@ -104,6 +125,7 @@ class Skeleton {
     if (s_.attn_gate == AttnGate::kAfmoe) {
       QLinear(b_, q_, l + ".self_attn.gate_proj", h_, q_width, false);
     }
+    if (r_.head_gate) QLinear(b_, q_, l + ".self_attn.g_proj", h_, heads, false);
     if (s_.attn_gate == AttnGate::kLaguna) {
       const uint64_t gates = r_.kinds.gate_per_head;
       if (gates > 0) {
@@ -147,12 +169,20 @@ class Skeleton {
       return hp_.num_experts > 0 && RoutedSparseLayer(s_, r_.routed, i);
     }
     if (s_.moe == MoeLayout::kLaguna) return r_.kinds.Sparse(i);
+    if (s_.moe == MoeLayout::kStep) {
+      return r_.moe_layers.empty() ? i >= r_.routed.first_dense : r_.moe_layers.count(i) > 0;
+    }
+    if (s_.moe == MoeLayout::kErnie) {
+      const auto signed_i = static_cast<int64_t>(i);
+      return hp_.num_experts > 0 && (i + 1) % r_.sparse_step == 0 && signed_i >= r_.moe_first &&
+             signed_i <= r_.moe_last;
+    }
     if (s_.moe != MoeLayout::kQwen) return s_.moe != MoeLayout::kNone;
     return r_.mlp_only.count(i) == 0 && hp_.num_experts > 0 && r_.sparse_step > 0 &&
            (i + 1) % r_.sparse_step == 0;
   }
 
-  void Moe(const std::string& l) {
+  void Moe(const std::string& l, uint64_t i) {
     const uint64_t e = hp_.num_experts;
     if (s_.moe == MoeLayout::kMixtral) {
       const uint64_t inter = hp_.intermediate_size;
@@ -181,6 +211,19 @@ class Skeleton {
         QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
         b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
       }
+    } else if (s_.moe == MoeLayout::kGptOss) {
+      FusedExperts(l);
+    } else if (s_.moe == MoeLayout::kErnie) {
+      b_.ParamAs(l + ".mlp.gate.weight", {e, h_}, Dtype::kF32);
+      b_.ParamAs(l + ".mlp.moe_statics.e_score_correction_bias", {1, e}, Dtype::kF32);
+      RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
+        QGatedMlp(b_, q_, x, h_, hp_.moe_intermediate_size, r_.mlp_bias);
+      });
+      if (r_.shared > 0) QGatedMlp(b_, q_, l + ".mlp.shared_experts", h_, r_.shared, r_.mlp_bias);
+    } else if (s_.moe == MoeLayout::kHunYuan) {
+      HunYuanMoe(l, i);
+    } else if (s_.moe == MoeLayout::kStep) {
+      StepMoe(l);
     } else if (s_.moe == MoeLayout::kRouted) {
       EmitRoutedMoe(b_, q_, l, s_, r_.routed, e, r_.mlp_bias);
     } else {  // kGraniteFused: GraniteMoeParallelExperts keep all experts in one [E, out, in]
@@ -208,6 +251,67 @@ class Skeleton {
     QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
   }
 
+  // MoeLayout::kGptOss (GptOssMLP): a biased router, fused experts, mxfp4 blocks when stored so.
+  void FusedExperts(const std::string& l) {
+    const uint64_t e = hp_.num_experts, inter = hp_.intermediate_size;
+    const uint64_t inter2 = MulDims(b_, 2, inter, "2 x intermediate_size");
+    b_.Linear(l + ".mlp.router", h_, e, true);
+    const std::string x = l + ".mlp.experts";
+    if (r_.mxfp4) {
+      // Two fp4 values a byte: the blocks stand for e x out x in parameters, the scales for none.
+      const uint64_t gate_up = CheckedProduct(std::vector<uint64_t>{e, inter2, h_}).value_or(0);
+      const uint64_t down = CheckedProduct(std::vector<uint64_t>{e, h_, inter}).value_or(0);
+      b_.Packed(x + ".gate_up_proj_blocks", {e, inter2, h_ / 32, 16}, Dtype::kU8, gate_up);
+      b_.Packed(x + ".gate_up_proj_scales", {e, inter2, h_ / 32}, Dtype::kU8, 0);
+      b_.Packed(x + ".down_proj_blocks", {e, h_, inter / 32, 16}, Dtype::kU8, down);
+      b_.Packed(x + ".down_proj_scales", {e, h_, inter / 32}, Dtype::kU8, 0);
+    } else {
+      b_.Param(x + ".gate_up_proj", {e, h_, inter2});
+      b_.Param(x + ".down_proj", {e, inter, h_});
+    }
+    b_.Param(x + ".gate_up_proj_bias", {e, inter2});
+    b_.Param(x + ".down_proj_bias", {e, h_});
+  }
+
+  // MoeLayout::kHunYuan (HunYuanMoEV1Moe): layer i's experts, widths and shared MLP.
+  void HunYuanMoe(const std::string& l, uint64_t i) {
+    const uint64_t e = r_.experts[i], w = r_.widths[i];
+    b_.ParamAs(l + ".mlp.gate.wg.weight", {e, h_}, Dtype::kF32);
+    RepeatedModules(b_, q_, l + ".mlp.experts", e,
+                    [&](const std::string& x) { QGatedMlp(b_, q_, x, h_, w); });
+    const uint64_t shared = MulDims(b_, hp_.intermediate_size, r_.shared_count[i],
+                                    "intermediate_size x num_shared_expert");
+    QGatedMlp(b_, q_, l + ".mlp.shared_mlp", h_, shared);
+  }
+
+  // MoeLayout::kStep (vLLM step3p5.py's checkpoint names).
+  void StepMoe(const std::string& l) {
+    const uint64_t e = hp_.num_experts, w = hp_.moe_intermediate_size;
+    const std::string moe = l + ".moe";
+    b_.Linear(moe + ".gate", h_, e, false);
+    b_.ParamAs(moe + ".router_bias", {e}, Dtype::kF32);
+    if (q_.method != QuantMethod::kNone && !SkipsModule(q_, moe + ".experts")) {
+      RepeatedModules(b_, q_, moe + ".experts", e,
+                      [&](const std::string& x) { QGatedMlp(b_, q_, x, h_, w); });
+    } else {
+      b_.Param(moe + ".gate_proj.weight", {e, w, h_});
+      b_.Param(moe + ".up_proj.weight", {e, w, h_});
+      b_.Param(moe + ".down_proj.weight", {e, h_, w});
+    }
+    if (r_.shared > 0) QGatedMlp(b_, q_, l + ".share_expert", h_, r_.shared);
+  }
+
+  // The norms after the MLP (or before it: DecoderSpec::norms_before_mlp).
+  void AfterNorms(const std::string& l, bool delta) {
+    for (std::string_view norm : s_.after_mlp_norms) {
+      if (delta) {  // a LlamaDecoderLayer's second norm only (DeltaNet)
+        b_.RmsNorm(l + ".post_attention_layernorm", h_);
+        break;
+      }
+      if (!norm.empty()) Norm(b_, s_, l + "." + std::string(norm));
+    }
+  }
+
   void Layers(const SlidingRule& sliding) {
     for (uint64_t i = 0; i < hp_.num_layers && !b_.failed(); ++i) {
       const std::string l = Layer("model.layers", i);
@@ -222,21 +326,24 @@ class Skeleton {
       } else {
         info = AttentionInfo(hp_, sliding(i), sliding.window());
         info.num_heads = r_.kinds.Heads(i);
-        Attention(l, info.num_heads, info.attention == AttentionKind::kSliding);
+        if (r_.sliding_heads > 0 && info.attention == AttentionKind::kSliding) {
+          info.num_heads = r_.sliding_heads;
+        }
+        info.kv_shared = r_.cla_factor > 0 && i % r_.cla_factor != 0;
+        Attention(l, info.num_heads, info.attention == AttentionKind::kSliding, !info.kv_shared);
       }
       info.moe = MoeLayer(i);
+      if (s_.norms_before_mlp) AfterNorms(l, delta);
       if (info.moe) {
-        Moe(l);
+        Moe(l, i);
       } else {
         DenseMlp(l);
         info.intermediate_size = DenseWidth();
       }
-      for (std::string_view norm : s_.after_mlp_norms) {
-        if (delta) {  // a LlamaDecoderLayer's second norm only (DeltaNet)
-          b_.RmsNorm(l + ".post_attention_layernorm", h_);
-          break;
-        }
-        if (!norm.empty()) b_.RmsNorm(l + "." + std::string(norm), h_);
+      if (!s_.norms_before_mlp) AfterNorms(l, delta);
+      if (s_.rope == Rope::kPerLayerAfterNorms442 &&
+          o_.buffers == BufferConvention::kTransformers442) {
+        RotaryBuffers(b_, l + ".self_attn.rotary_emb", r_.kinds.rotary_dim, false);
       }
       // MiniMaxM1DecoderLayer: MiniMaxM1MLP(config) and its coefficient.
       if (r_.kinds.shared_m1 > 0) {
@@ -250,19 +357,19 @@ class Skeleton {
   // A decoder layer: attention, the MLP (sparse or dense), the norms after it.
   void Body(const std::string& l, bool moe) {
     Attention(l, hp_.num_attention_heads);
+    if (s_.norms_before_mlp) AfterNorms(l, false);
     if (moe) {
-      Moe(l);
+      Moe(l, 0);
     } else {
       DenseMlp(l);
     }
-    for (std::string_view norm : s_.after_mlp_norms) {
-      if (!norm.empty()) b_.RmsNorm(l + "." + std::string(norm), h_);
-    }
+    if (!s_.norms_before_mlp) AfterNorms(l, false);
   }
 
-  // MiMoMTPLayers (remote code modeling_mimo.py); the stored-only ones of kExaoneMoe / kHyV3.
+  // MiMoMTPLayers (remote code modeling_mimo.py); the stored-only ones of the others.
   void MtpLayers() {
-    if (s_.mtp == Mtp::kExaoneMoe || s_.mtp == Mtp::kHyV3) return StoredMtpLayers();
+    if (s_.mtp == Mtp::kStep) return StepMtpLayers();
+    if (s_.mtp != Mtp::kMiMo) return StoredMtpLayers();
     for (uint64_t i = 0; i < r_.mtp_layers && !b_.failed(); ++i) {
       const std::string l = Layer("model.mtp_layers", i);
       b_.RmsNorm(l + ".token_layernorm", h_);
@@ -275,8 +382,49 @@ class Skeleton {
     }
   }
 
-  // vLLM exaone_moe_mtp.py (mtp.*) and the model.layers.{L + k} NextN layers of Hy3 (as
-  // DeepSeek-V3 stores them): in the checkpoint, not loaded by transformers.
+  // Mtp::kStep (vLLM step3p5_mtp.py), then Step3p5's assumptions.
+  void StepMtpLayers() {
+    Model& m = b_.model();
+    const size_t begin = m.tensors.size();
+    for (uint64_t k = 0; k < r_.mtp_layers && !b_.failed(); ++k) {
+      const std::string l = Layer("model.layers", hp_.num_layers + k);
+      b_.RmsNorm(l + ".enorm", h_);
+      b_.RmsNorm(l + ".hnorm", h_);
+      b_.Linear(l + ".eh_proj", MulDims(b_, h_, 2, "2 x hidden_size"), h_, false);
+      b_.RmsNorm(l + ".shared_head.norm", h_);
+      b_.Linear(l + ".shared_head.output", h_, hp_.vocab_size, false);
+      Body(l, false);
+    }
+    if (b_.failed()) return;
+    const uint64_t bytes = MarkStoredOnly(m, begin);
+    if (r_.mtp_layers > 0) {
+      m.notes.push_back(fmt::format(
+          "{} multi-token-prediction layer(s) (model.layers.{}+, {} bytes) are stored in the "
+          "checkpoint but not loaded by the causal LM",
+          r_.mtp_layers, hp_.num_layers, bytes));
+      m.assumptions.push_back(
+          "MTP layers: a dense decoder layer with full attention of \"num_attention_heads\" "
+          "heads (Step3p5DecoderLayer outside \"moe_layers_enum\"), as vLLM step3p5_mtp.py "
+          "builds them");
+    }
+    m.assumptions.push_back(
+        "moe.gate stored in the checkpoint dtype and moe.router_bias in float32 (vLLM step3p5.py "
+        "computes the router in float32; no published index to confirm the stored dtypes)");
+    if (!r_.has_head_gate_key) {
+      m.assumptions.push_back(
+          "no \"use_head_wise_attn_gate\" in the config: no self_attn.g_proj counted (Step3p5's "
+          "head-wise gate adds [heads, hidden] a layer when set)");
+    }
+    if (!r_.has_sliding_heads_key) {
+      m.assumptions.push_back(
+          "no \"swa_num_attention_heads\" / \"attention_other_setting\": sliding layers use "
+          "\"num_attention_heads\" query heads");
+    }
+  }
+
+  // vLLM exaone_moe_mtp.py (mtp.*), the model.layers.{L + k} NextN layers of Hy3 (as
+  // DeepSeek-V3 stores them) and ERNIE's model.mtp_*: in the checkpoint, not loaded by
+  // transformers.
   void StoredMtpLayers() {
     if (r_.mtp_layers == 0) return;
     Model& m = b_.model();
@@ -287,6 +435,13 @@ class Skeleton {
     for (uint64_t k = 0; k < r_.mtp_layers && !b_.failed(); ++k) {
       if (exaone) {
         Body(Layer("mtp.layers", k), false);
+        continue;
+      }
+      if (s_.mtp == Mtp::kErnie) {
+        b_.RmsNorm(Layer("model.mtp_emb_norm", k), h_);
+        b_.RmsNorm(Layer("model.mtp_hidden_norm", k), h_);
+        QLinear(b_, q_, Layer("model.mtp_linear_proj", k), h2, h_, r_.mlp_bias);
+        Body(Layer("model.mtp_block", k), false);
         continue;
       }
       const std::string l = Layer("model.layers", hp_.num_layers + k);
@@ -303,9 +458,12 @@ class Skeleton {
     }
     if (b_.failed()) return;
     const uint64_t bytes = MarkStoredOnly(m, begin);
+    const std::string what = s_.mtp == Mtp::kErnie
+                                 ? fmt::format("module(s) (model.mtp_*, {} bytes)", bytes)
+                                 : fmt::format("layer(s) ({} bytes)", bytes);
     m.notes.push_back(fmt::format(
-        "{} multi-token-prediction layer(s) ({} bytes) are stored in the checkpoint but not "
-        "loaded by transformers", r_.mtp_layers, bytes));
+        "{} multi-token-prediction {} are stored in the checkpoint but not loaded by transformers",
+        r_.mtp_layers, what));
   }
 
  private:
@@ -321,8 +479,10 @@ class Skeleton {
 }  // namespace
 
 Result<Model> BuildDecoder(const HfConfig& c, const BuildOptions& o, const DecoderSpec& s) {
-  ModelBuilder b(c);
+  const bool bf16 = !s.bf16_without_dtype.empty() && !c.torch_dtype();
+  ModelBuilder b = bf16 ? ModelBuilder(c, Dtype::kBF16) : ModelBuilder(c);
   Model& m = b.model();
+  if (bf16) m.assumptions.emplace_back(s.bf16_without_dtype);
   auto& hp = m.hp;
   if (s.basics == DecoderBasics::kLlama) {
     ReadLlamaBasics(b, c, s);
@@ -338,17 +498,21 @@ Result<Model> BuildDecoder(const HfConfig& c, const BuildOptions& o, const Decod
   std::optional<SlidingRule> sliding;
   if (!b.failed()) sliding.emplace(b, c, s, hp.num_layers);
   Quantization q = ReadQuantization(b, c, o);
+  ReadFusedExperts(b, c, s, q, r);
   if (b.failed()) return b.Finish();
 
   Skeleton skeleton(b, o, s, r, q);
   b.Embedding("model.embed_tokens", hp.vocab_size, hp.hidden_size);
   if (s.embed_scale) b.Buffer("model.embed_tokens.embed_scale", {}, Dtype::kF32, false);
   skeleton.Layers(*sliding);
-  if (s.final_norm) b.RmsNorm("model.norm", hp.hidden_size);
-  skeleton.MtpLayers();
+  if (s.final_norm) Norm(b, s, "model.norm");
+  const bool mtp_after_head = s.mtp == Mtp::kErnie || s.mtp == Mtp::kStep;
+  if (!mtp_after_head) skeleton.MtpLayers();
   ModelRotary(b, c, o, s, r);
   if (!s.note.empty()) m.notes.emplace_back(s.note);
-  return FinishDecoder(b, c, o, q);
+  TaskHead(b, c, o, "model.embed_tokens", r.lm_bias);
+  if (mtp_after_head) skeleton.MtpLayers();
+  return FinishDecoderAfterHead(b, q);
 }
 
 }  // namespace memfit::arch

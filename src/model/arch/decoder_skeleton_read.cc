@@ -4,8 +4,11 @@
 
 #include "model/arch/decoder_skeleton_read.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "model/arch/config_defaults.h"
 #include "model/arch/decoder_kit.h"
 
 namespace memfit::arch {
@@ -22,6 +25,12 @@ SlidingRule::SlidingRule(ModelBuilder& b, const HfConfig& c, const DecoderSpec& 
     case SlidingRuleKind::kAll:
       window_ = Get(b, c.UintOr(s.window_key, s.window_default));
       return;
+    case SlidingRuleKind::kBelowContext: {
+      window_ = Get(b, c.UintOr(s.window_key, s.window_default));
+      const uint64_t context = b.model().hp.max_position_embeddings;
+      if (context > 0 && window_ >= context) window_ = 0;
+      return;
+    }
     case SlidingRuleKind::kAfterMaxWindow:
       window_ = Get(b, c.BoolOr("use_sliding_window", false))
                     ? Get(b, c.UintOr(s.window_key, s.window_default)) : 0;
@@ -54,7 +63,8 @@ SlidingRule::SlidingRule(ModelBuilder& b, const HfConfig& c, const DecoderSpec& 
 bool SlidingRule::operator()(uint64_t i) const {
   if (window_ == 0) return false;
   switch (kind_) {
-    case SlidingRuleKind::kAll: return true;
+    case SlidingRuleKind::kAll:
+    case SlidingRuleKind::kBelowContext: return true;
     case SlidingRuleKind::kAfterMaxWindow: return i >= every_;
     default: break;
   }
@@ -143,6 +153,171 @@ void ReadLlamaBasics(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) {
 
 namespace {
 
+// `key` as PerLayerCount (`fallback` when absent); the errors name the key.
+PerLayerCount ReadPerLayer(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                           uint64_t layers, uint64_t fallback) {
+  if (Absent(c, key)) return {.value = fallback};
+  const auto& v = c.raw()[std::string(key)];
+  if (v.is_number_integer()) {
+    if (v.get<int64_t>() < 0) {
+      b.Fail(MakeError("{}: \"{}\" must not be negative", c.where(), key));
+      return {};
+    }
+    return {.value = Get(b, c.Uint(key))};
+  }
+  if (!v.is_array() || v.size() < layers) {
+    b.Fail(MakeError("{}: \"{}\" must be an integer or list one per layer ({} layers)", c.where(),
+                     key, layers));
+    return {};
+  }
+  for (uint64_t i = 0; i < layers; ++i) {  // the list holds at least this many
+    const auto& x = v[i];
+    if (!x.is_number_integer() || x.get<int64_t>() < 0 ||
+        static_cast<uint64_t>(x.get<int64_t>()) > kMaxConfigDimension) {
+      b.Fail(MakeError("{}: \"{}\"[{}] must be a non-negative integer", c.where(), key, i));
+      return {};
+    }
+  }
+  return {.list = &v};
+}
+
+// MoeLayout::kHunYuan: HunYuanMoEV1Config's per-layer MoE keys. transformers' HunYuanMoEV1MLP
+// sizes the experts and the shared MLP with intermediate_size; Tencent's code (hunyuan.py of
+// Hunyuan-A13B) the experts with "moe_intermediate_size" and the shared MLP with
+// intermediate_size x "num_shared_expert". Released configs make both equal; memfit follows the
+// per-layer keys, as the checkpoint stores them, and says so when that differs.
+void ReadHunYuanMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
+  constexpr std::string_view kClass = "HunYuanMoEV1Config";
+  auto& hp = b.model().hp;
+  NoteTieDefault(b, c, hp.tie_word_embeddings, kClass);
+  for (std::string_view key : {"num_experts", "moe_topk"}) {
+    if (!Absent(c, key)) continue;
+    b.model().assumptions.push_back(
+        fmt::format("\"{}\" absent from config.json: {}'s default 1", key, kClass));
+  }
+  const uint64_t n = hp.num_layers;
+  r.experts = ReadPerLayer(b, c, "num_experts", n, 1);
+  const PerLayerCount topk = ReadPerLayer(b, c, "moe_topk", n, 1);
+  r.widths = ReadPerLayer(b, c, "moe_intermediate_size", n, hp.intermediate_size);
+  r.shared_count = ReadPerLayer(b, c, "num_shared_expert", n, 1);
+  if (b.failed()) return;
+  bool differs = false;
+  // One pass when no key is a list; else bounded by the lists, which hold at least n entries.
+  const bool lists = r.widths.list || r.shared_count.list;
+  for (uint64_t i = 0; i < (lists ? n : std::min<uint64_t>(n, 1)); ++i) {
+    if (r.shared_count[i] == 0) {
+      b.Fail(MakeError("{}: \"num_shared_expert\"[{}] is 0: HunYuanMoEV1ForCausalLM always "
+                       "builds the shared MLP", c.where(), i));
+      return;
+    }
+    differs |= r.widths[i] != hp.intermediate_size || r.shared_count[i] != 1;
+  }
+  if (differs) {
+    b.model().assumptions.push_back(
+        "experts sized by \"moe_intermediate_size\" and the shared MLP by intermediate_size x "
+        "\"num_shared_expert\", as Tencent's code and checkpoints do (transformers' "
+        "HunYuanMoEV1ForCausalLM would use intermediate_size for both)");
+  }
+  if (n == 0) return;
+  hp.num_experts = r.experts[0];
+  hp.experts_per_token = topk[0];
+  hp.moe_intermediate_size = r.widths[0];
+  hp.num_shared_experts = 1;
+  hp.shared_expert_intermediate_size =
+      MulDims(b, hp.intermediate_size, r.shared_count[0], "intermediate_size x num_shared_expert");
+}
+
+// A layer index that may be written as -1 ("moe_layer_end_index": the last layer), the class
+// default printed when absent.
+int64_t SignedIndex(ModelBuilder& b, const HfConfig& c, std::string_view key, int64_t fallback,
+                    std::string_view cls) {
+  if (Absent(c, key)) {
+    b.model().assumptions.push_back(
+        fmt::format("\"{}\" absent from config.json: {}'s default {}", key, cls, fallback));
+    return fallback;
+  }
+  const auto& v = c.raw()[std::string(key)];
+  if (!v.is_number_integer() || v.get<int64_t>() < -1) {
+    b.Fail(MakeError("{}: \"{}\" must be a layer index (or -1)", c.where(), key));
+    return 0;
+  }
+  return v.get<int64_t>();
+}
+
+// MoeLayout::kErnie: Ernie4_5_MoeConfig's keys, each absent one printed with the class default.
+// bias_key ("use_bias") is read by the switches; here only its absence is printed.
+void ReadErnieMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonConfig& r) {
+  constexpr std::string_view kClass = "Ernie4_5_MoeConfig";
+  auto& hp = b.model().hp;
+  NoteTieDefault(b, c, hp.tie_word_embeddings, kClass);
+  BoolDefault(b, c, s.bias_key, s.bias_default, kClass);
+  hp.num_experts = UintDefault(b, c, "moe_num_experts", 64, kClass);
+  hp.experts_per_token = UintDefault(b, c, "moe_k", 6, kClass);
+  hp.moe_intermediate_size = UintDefault(b, c, "moe_intermediate_size", 1536, kClass);
+  const uint64_t shared = UintDefault(b, c, "moe_num_shared_experts", 2, kClass);
+  r.sparse_step = UintDefault(b, c, "moe_layer_interval", 1, kClass);
+  r.moe_first = SignedIndex(b, c, "moe_layer_start_index", 1, kClass);
+  r.moe_last = SignedIndex(b, c, "moe_layer_end_index", -1, kClass);
+  if (b.failed()) return;
+  if (r.sparse_step == 0) {
+    b.Fail(MakeError("{}: field \"moe_layer_interval\" must not be zero", c.where()));
+    return;
+  }
+  if (r.moe_last == -1) r.moe_last = static_cast<int64_t>(hp.num_layers) - 1;
+  r.shared = MulDims(b, hp.moe_intermediate_size, shared,
+                     "moe_intermediate_size x moe_num_shared_experts");
+  hp.num_shared_experts = shared;
+  hp.shared_expert_intermediate_size = r.shared;
+}
+
+// "moe_layers_enum" ("3,4,...,44") into r.moe_layers; else the first "first_k_dense_replace"
+// layers dense (r.routed.first_dense; Step3p5Model's default: all but the first).
+void ReadStepLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, SkeletonConfig& r) {
+  const std::string list = Get(b, c.StringOr("moe_layers_enum", ""));
+  if (b.failed()) return;
+  if (list.empty()) {
+    r.routed.first_dense = Get(b, c.UintOr("first_k_dense_replace", 1));
+    return;
+  }
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string item = list.substr(pos, comma - pos);
+    uint64_t index = 0;
+    bool ok = !item.empty() && item.size() < 10;
+    for (char ch : item) ok = ok && ch >= '0' && ch <= '9';
+    if (ok) index = std::stoull(item);
+    if (!ok || index >= layers) {
+      b.Fail(MakeError("{}: \"moe_layers_enum\" must list layer indices below {}", c.where(),
+                       layers));
+      return;
+    }
+    r.moe_layers.insert(index);
+    pos = comma + 1;
+  }
+}
+
+// MoeLayout::kStep: Step3p5's keys, or the normalized ones.
+void ReadStepMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
+  auto& hp = b.model().hp;
+  hp.num_experts =
+      Get(b, c.Has("moe_num_experts") ? c.Uint("moe_num_experts") : c.Uint("num_experts"));
+  hp.experts_per_token =
+      Get(b, c.Has("moe_top_k") ? c.Uint("moe_top_k") : c.Uint("num_experts_per_tok"));
+  hp.moe_intermediate_size = Get(b, c.Uint("moe_intermediate_size"));
+  r.shared = Get(b, c.UintOr("share_expert_dim", 0));
+  if (b.failed()) return;
+  if (hp.num_experts == 0 || hp.moe_intermediate_size == 0 || hp.experts_per_token == 0 ||
+      hp.num_kv_heads == 0 || r.sliding_heads == 0) {
+    b.Fail(MakeError("{}: the expert count, \"moe_intermediate_size\", the experts per token, "
+                     "the KV heads and the attention heads must be positive", c.where()));
+    return;
+  }
+  hp.num_shared_experts = r.shared > 0 ? 1 : 0;
+  hp.shared_expert_intermediate_size = r.shared;
+  ReadStepLayers(b, c, hp.num_layers, r);
+}
+
 void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonConfig& r) {
   auto& hp = b.model().hp;
   switch (s.moe) {
@@ -152,8 +327,17 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
     case MoeLayout::kGraniteFused:
       hp.num_experts = Get(b, c.Uint("num_local_experts"));
       hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
-      if (s.moe == MoeLayout::kGraniteFused) hp.moe_intermediate_size = hp.intermediate_size;
+      if (s.moe == MoeLayout::kGraniteFused || s.moe_width_in_hp) {
+        hp.moe_intermediate_size = hp.intermediate_size;
+      }
       break;
+    case MoeLayout::kGptOss: {
+      hp.num_experts = Get(b, c.Uint("num_local_experts"));
+      const uint64_t top_k = Get(b, c.UintOr("experts_per_token", 4));  // OpenAI's own key
+      hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", top_k));
+      hp.moe_intermediate_size = hp.intermediate_size;
+      break;
+    }
     case MoeLayout::kLaguna:
     case MoeLayout::kQwen:
       hp.num_experts = Get(b, c.Uint("num_experts"));
@@ -174,6 +358,15 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
     case MoeLayout::kRouted:
       ReadRoutedMoe(b, c, s, hp.num_layers, r.routed);
       break;
+    case MoeLayout::kErnie:
+      ReadErnieMoe(b, c, s, r);
+      break;
+    case MoeLayout::kHunYuan:
+      ReadHunYuanMoe(b, c, r);
+      break;
+    case MoeLayout::kStep:
+      ReadStepMoe(b, c, r);
+      break;
   }
   if (!s.shared_expert_key.empty()) {
     r.shared = Get(b, c.UintOr(s.shared_expert_key, 0));
@@ -185,7 +378,15 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
 
 void ReadMtp(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonConfig& r) {
   auto& hp = b.model().hp;
-  if (s.mtp == Mtp::kMiMo || s.mtp == Mtp::kExaoneMoe || s.mtp == Mtp::kHyV3) {
+  if (s.mtp == Mtp::kStep) {
+    r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
+    if (!b.failed() && r.mtp_layers > 64) {
+      b.Fail(MakeError("{}: \"num_nextn_predict_layers\" = {} is more than 64", c.where(),
+                       r.mtp_layers));
+    }
+    hp.num_mtp_layers = r.mtp_layers;
+  } else if (s.mtp == Mtp::kMiMo || s.mtp == Mtp::kExaoneMoe || s.mtp == Mtp::kHyV3 ||
+             s.mtp == Mtp::kErnie) {
     const uint64_t fallback = s.mtp == Mtp::kExaoneMoe ? 1 : 0;
     r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", fallback));
     if (!b.failed() && r.mtp_layers > hp.num_layers) {
@@ -204,13 +405,36 @@ void ReadMtp(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
 }
 
 void ReadSwitches(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonConfig& r) {
+  auto& hp = b.model().hp;
+  if (!s.kv_heads_key.empty() && c.Has(s.kv_heads_key)) {
+    hp.num_kv_heads = Get(b, c.Uint(s.kv_heads_key));
+  }
+  if (s.attn_gate == AttnGate::kHeadWise) {
+    r.head_gate = Get(b, c.BoolOr("use_head_wise_attn_gate", false));
+    r.has_head_gate_key = c.Has("use_head_wise_attn_gate");
+  }
+  if (!s.sliding_heads_key.empty()) {
+    r.sliding_heads = Get(b, c.UintOr(s.sliding_heads_key, hp.num_attention_heads));
+    r.has_sliding_heads_key = c.Has(s.sliding_heads_key) || c.Has("attention_other_setting");
+    if (auto other = c.OptionalSub("attention_other_setting")) {
+      r.sliding_heads = Get(b, other->UintOr("num_attention_heads", r.sliding_heads));
+    }
+  }
   const bool bias = Get(b, c.BoolOr(s.bias_key, s.bias_default));
   r.qkv_bias = bias || s.qkv_bias;
   r.o_bias = bias && !s.qkv_bias && s.o_bias;
   if (!s.o_bias_key.empty()) r.o_bias = Get(b, c.BoolOr(s.o_bias_key, false));
   if (!s.mlp_bias_key.empty()) r.mlp_bias = Get(b, c.BoolOr(s.mlp_bias_key, false));
+  if (!s.lm_bias_key.empty()) r.lm_bias = Get(b, c.BoolOr(s.lm_bias_key, false));
   if (s.qk_norm == QkNorm::kPerHead || s.qk_norm == QkNorm::kWhole) r.qk_norm = true;
   if (s.qk_norm == QkNorm::kCohere) r.qk_norm = Get(b, c.BoolOr("use_qk_norm", false));
+  if (s.qk_norm == QkNorm::kPerHeadFlag) r.qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
+  if (s.cla && Get(b, c.BoolOr("use_cla", false))) {
+    r.cla_factor = Get(b, c.UintOr("cla_share_factor", 1));
+    if (!b.failed() && r.cla_factor == 0) {
+      b.Fail(MakeError("{}: field \"cla_share_factor\" must not be zero", c.where()));
+    }
+  }
   if (s.qk_norm == QkNorm::kMiniMaxM2) {
     r.qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
     const std::string type = Get(b, c.StringOr("qk_norm_type", "per_layer"));
@@ -230,6 +454,22 @@ void ReadSkeletonConfig(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s
   ReadMoe(b, c, s, r);
   ReadMtp(b, c, s, r);
   if (!b.failed()) r.kinds.Read(b, c, s);
+}
+
+void ReadFusedExperts(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s,
+                      const Quantization& q, SkeletonConfig& r) {
+  if (s.moe != MoeLayout::kGptOss) return;
+  const auto& hp = b.model().hp;
+  r.mxfp4 = q.method == QuantMethod::kMxfp4 && !SkipsModule(q, "model.layers.0.mlp.experts");
+  if (!r.mxfp4) return;
+  if (hp.hidden_size % 32 != 0 || hp.intermediate_size % 32 != 0) {
+    b.Fail(MakeError("{}: mxfp4 experts need \"hidden_size\" ({}) and \"intermediate_size\" ({}) "
+                     "divisible by 32", c.where(), hp.hidden_size, hp.intermediate_size));
+    return;
+  }
+  b.model().notes.push_back(
+      "mxfp4: expert weights stored as uint8 blocks (two fp4 values per byte) and uint8 E8M0 "
+      "scales per 32 values; parameters are logical (the experts' e x out x in), bytes as stored");
 }
 
 }  // namespace memfit::arch

@@ -40,12 +40,16 @@ enum class QkNorm : uint8_t {
   kWhole,      // RMSNorm over the whole projection: q [heads x head_dim], k [kv x head_dim] (olmo2)
   kCohere,     // when "use_qk_norm": q_norm.weight [heads, head_dim], k_norm.weight [kv, head_dim]
   kMiniMaxM2,  // "use_qk_norm" (default true) and "qk_norm_type": per_layer (whole) or per_head
+  kPerHeadFlag,  // kPerHead when "use_qk_norm" (default true) (hunyuan_v1_moe)
 };
 
 enum class SlidingRuleKind : uint8_t {
   kNone,            // no sliding layers; "layer_types" not read
   kNoneCheckTypes,  // no sliding layers; a malformed "layer_types" is still an error
   kAll,             // every layer, when window_key is set (mistral, mixtral)
+  // every layer, when window_key is set and below "max_position_embeddings" (a window at least
+  // the context is full attention: phi3, phimoe)
+  kBelowContext,
   kEven,            // "layer_types", else even layers (gemma2)
   // "layer_types", else every pattern-th layer global: pattern from pattern_key (default
   // pattern_default), or pattern_default when pattern_key is empty.
@@ -82,6 +86,37 @@ enum class MoeLayout : uint8_t {
   // mlp.experts.e_score_correction_bias [E], mlp.experts.N.{gate,up,down}_proj of
   // "moe_intermediate_size", mlp.shared_expert.* of shared_expert_key (laguna checkpoints).
   kLaguna,
+  // Every layer: mlp.router [E, H] with bias, the experts fused in 3-D weights
+  // experts.gate_up_proj [E, H, 2I] and down_proj [E, I, H] with gate_up_proj_bias [E, 2I] and
+  // down_proj_bias [E, H]; E from "num_local_experts", top-k "num_experts_per_tok", else OpenAI's
+  // "experts_per_token" (default 4). Under "quant_method": "mxfp4" (the released checkpoints,
+  // transformers integrations/mxfp4.py) each weight is *_blocks uint8 [E, out, in / 32, 16] (two
+  // fp4 values a byte, 32 a block) and *_scales uint8 [E, out, in / 32] (one E8M0 scale a block),
+  // with H and I divisible by 32 (gpt_oss).
+  kGptOss,
+  // Ernie4_5_MoeConfig: sparse layers i with (i + 1) % "moe_layer_interval" == 0 and
+  // "moe_layer_start_index" <= i <= "moe_layer_end_index" (-1: the last layer): mlp.gate [E, H]
+  // and mlp.moe_statics.e_score_correction_bias [1, E], both float32 parameters
+  // (_keep_in_fp32_modules_strict), mlp.experts.N.{gate,up,down}_proj of "moe_intermediate_size"
+  // and with "moe_num_shared_experts" > 0 mlp.shared_experts of (that width x count), experts
+  // biased with mlp_bias_key. E "moe_num_experts", top-k "moe_k"; absent keys take the class
+  // defaults (64, 6, 1536, 2 shared, interval 1, start 1, end -1), each printed, as are an absent
+  // "tie_word_embeddings" and bias_key (ernie4_5_moe).
+  kErnie,
+  // HunYuanMoEV1Config: every layer mlp.gate.wg [E, H] in float32, E experts
+  // mlp.experts.N.{gate,up,down}_proj of W, and mlp.shared_mlp of intermediate_size x S (always
+  // built); E "num_experts" and top-k "moe_topk" (default 1, printed), W "moe_intermediate_size"
+  // (default intermediate_size), S "num_shared_expert" (default 1, not 0), each an integer or a
+  // list with one per layer; the absent "tie_word_embeddings" printed (hunyuan_v1_moe).
+  kHunYuan,
+  // Step3p5Model (vLLM step3p5.py, the checkpoints' names): sparse layers those of
+  // "moe_layers_enum" ("3,4,...,44"), else from "first_k_dense_replace" (default 1) on:
+  // moe.gate [E, H], moe.router_bias [E] (float32), the routed experts packed per projection
+  // moe.{gate,up}_proj [E, I, H] and moe.down_proj [E, H, I] (per expert, moe.experts.N.*, when
+  // quantized), share_expert.{gate,up,down}_proj of "share_expert_dim" (0: none). E
+  // "moe_num_experts", else "num_experts"; top-k "moe_top_k", else "num_experts_per_tok";
+  // I "moe_intermediate_size" (step3p5, step3p7).
+  kStep,
 };
 
 // kRouted: which layers are dense (a dense MLP of dense_inter_key, else intermediate_size).
@@ -110,6 +145,8 @@ enum class AttnGate : uint8_t {
   kLaguna,
   // self_attn.gate_proj [heads x head_dim, H] after the q/k norms, a sigmoid gate (afmoe).
   kAfmoe,
+  // self_attn.g_proj [heads, H] after the q/k norms when "use_head_wise_attn_gate" (step3p5).
+  kHeadWise,
 };
 
 enum class Mtp : uint8_t {
@@ -127,6 +164,16 @@ enum class Mtp : uint8_t {
   // enorm, hnorm, eh_proj [H, 2H] and final_layernorm; stored, not loaded (HYV3PreTrainedModel
   // ignores them) (hy_v3).
   kHyV3,
+  // "num_nextn_predict_layers" (default 0) after the task head: model.mtp_emb_norm.K,
+  // model.mtp_hidden_norm.K, model.mtp_linear_proj.K [H, 2H] (mlp_bias_key) and model.mtp_block.K
+  // (a dense decoder layer); stored, not loaded (_keys_to_ignore_on_load_unexpected = ["mtp"])
+  // (ernie4_5_moe).
+  kErnie,
+  // "num_nextn_predict_layers" (default 0, at most 64) after the head: model.layers.{L + k} with
+  // enorm, hnorm, eh_proj [H, 2H], shared_head.norm, shared_head.output [V, H] and a dense
+  // decoder layer of full attention (vLLM step3p5_mtp.py); stored, not loaded by the causal LM.
+  // Step3p5's assumptions (router dtypes, absent gate and sliding-head keys) follow them.
+  kStep,
 };
 
 // Rotary buffers (non-persistent float32 inv_freq [rotary_dim / 2]) under BufferConvention.
@@ -142,6 +189,10 @@ enum class Rope : uint8_t {
   // model-level only when "rope_parameters".rope_theta (or "rope_theta") is set: OlmoHybridModel
   // builds no rotary embedding for the released, NoPE checkpoints.
   kModelLevelIfTheta,
+  // 4.42: one inv_freq [rotary width / 2] per attention module, after the layer's norms in the
+  // state dict; else model-level (phi3).
+  kPerLayerAfterNorms442,
+  kNone,  // no rotary buffer: the checkpoint's names as vLLM loads them (step3p5)
 };
 
 // Lightning (linear) attention layers among the softmax ones (issue 30). A lightning layer's
@@ -185,14 +236,23 @@ struct DecoderSpec {
   std::string_view act_key = "hidden_act";       // the activation's key and default
   std::string_view act_default = "silu";
   uint64_t head_dim_default = 0;                 // kLlama: the class's "head_dim" default; 0: H/heads
+  std::string_view kv_heads_key = "";  // replaces "num_key_value_heads" when present (step3p5)
   std::string_view hp_norm = "rmsnorm";          // Hyperparameters::norm
   std::string_view note = "";                    // a fact for Model::notes
+  // Without "torch_dtype": weights taken as bfloat16 (not float32) and this assumption printed.
+  std::string_view bf16_without_dtype = "";
+  bool norm_bias = false;  // every norm a LayerNorm with weight and bias, not an RMSNorm (phimoe)
   // Attention.
   std::string_view bias_key = "attention_bias";  // q/k/v (and o) biases
   bool bias_default = false;
   bool qkv_bias = false;                         // q/k/v always biased, o_proj never (qwen2)
   bool o_bias = true;                            // o_proj follows bias_key (glm4: never)
   std::string_view o_bias_key = "";              // o_proj's own flag (seed_oss)
+  bool fused_qkv = false;  // self_attn.qkv_proj [(heads + 2 kv) x head_dim, H] for q/k/v (phi3)
+  bool sinks = false;      // self_attn.sinks [heads] after o_proj, on every layer (gpt_oss)
+  // Cross-layer attention (Tencent's hunyuan code): with "use_cla", a layer i with
+  // i % "cla_share_factor" != 0 has no k_proj/v_proj and reuses the previous layer's KV cache.
+  bool cla = false;
   QkNorm qk_norm = QkNorm::kNone;
   std::string_view q_norm_name = "q_norm", k_norm_name = "k_norm";
   SlidingRuleKind sliding = SlidingRuleKind::kNone;
@@ -210,10 +270,13 @@ struct DecoderSpec {
   MoeLayout moe = MoeLayout::kNone;
   std::string_view routing_bias_key = "";        // kMixtral: e_score_correction_bias [E] (f32)
   std::string_view shared_expert_key = "";       // the shared expert's width
+  bool moe_width_in_hp = false;  // kMixtral: hp.moe_intermediate_size = intermediate_size (phimoe)
   // Norms: the pre-attention one ("" none), those after the MLP in order, the final one.
   std::string_view input_norm = "input_layernorm";
   std::array<std::string_view, 3> after_mlp_norms = {"post_attention_layernorm", "", ""};
+  bool norms_before_mlp = false;  // after_mlp_norms precede the MLP in the tensor order
   bool final_norm = true;
+  std::string_view lm_bias_key = "";             // lm_head's bias flag (phimoe "lm_head_bias")
   Mtp mtp = Mtp::kNone;
   // kRouted MoE (their defaults leave every other layout as it is).
   std::string_view experts_key = "num_experts";
@@ -231,6 +294,9 @@ struct DecoderSpec {
   std::string_view rotary_dim_key = "";          // the rotary width's key (default head_dim)
   // Per-layer query heads (q_proj, o_proj, gate widths and LayerInfo), and the output gate.
   std::string_view heads_per_layer_key = "";
+  // Sliding layers' query heads (default num_attention_heads); "attention_other_setting"'s
+  // num_attention_heads wins when present (step3p5).
+  std::string_view sliding_heads_key = "";
   AttnGate attn_gate = AttnGate::kNone;
   DeltaNet delta_net = DeltaNet::kNone;
 };

@@ -45,9 +45,9 @@ Result<Model> BuildIdefics3(const HfConfig& config, const BuildOptions& options)
 // timm models: config.json has no model_type, only "architecture" (e.g. "resnet50.a1_in1k").
 Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 
-// Decoder families with layouts a DecoderSpec does not say (decoder_kit.h helpers).
+// phi3's DecoderSpec row (decoder_families.cc), the text model phi4mm.cc composes.
 Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildPhiMoe(const HfConfig& config, const BuildOptions& options);
+// Decoder families with layouts a DecoderSpec does not say (decoder_kit.h helpers).
 Result<Model> BuildPhi(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
@@ -55,7 +55,6 @@ Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& 
 Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
 // Issue 15 families (nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc, llama4.cc).
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
@@ -67,8 +66,6 @@ Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
 // block-sparse attention layers; minimax_m3_vl adds its vision tower.
 Result<Model> BuildMiniMaxM3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildMiniMaxM3Vl(const HfConfig& config, const BuildOptions& options);
-// Step-3.5-Flash / Step-3.7-Flash text model (step3p7.cc).
-Result<Model> BuildStep3p7(const HfConfig& config, const BuildOptions& options);
 // Llama-Nemotron Super/Ultra (nemotron_nas.cc): DeciLM per-layer block_configs.
 Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.

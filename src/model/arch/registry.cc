@@ -71,8 +71,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"llava_onevision", "", arch::BuildLlavaOnevision, "llava"},
       {"idefics2", "", arch::BuildIdefics2, "idefics"},
       {"mllama", "", arch::BuildMllama, "mllama"},
-      {"phi3", "", arch::BuildPhi3, "phi3"},
-      {"phimoe", "", arch::BuildPhiMoe, "phi3"},
       // Phi-4-multimodal: remote code (with its LoRA adapters) and transformers' layout.
       {"phi4mm", "", arch::BuildPhi4Mm, "phi4mm"},
       {"phi4_multimodal", "", arch::BuildPhi4Multimodal, "phi4mm"},
@@ -84,7 +82,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"internlm2", "", arch::BuildInternLm2, "internlm2"},
       {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
       {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
-      {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
       {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
       {"lfm2", "", arch::BuildLfm2, "lfm2"},
       {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
@@ -97,8 +94,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"kimi_k3", "", arch::BuildKimiK3, "kimi_linear"},
       {"minimax_m3", "", arch::BuildMiniMaxM3, "minimax_m3"},
       {"minimax_m3_vl", "", arch::BuildMiniMaxM3Vl, "minimax_m3"},
-      {"step3p5", "", arch::BuildStep3p7, "step3p7"},
-      {"step3p7", "", arch::BuildStep3p7, "step3p7"},
       {"mimo_v2_flash", "", arch::BuildMiMoV2Flash, "mimo_v2_flash"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
@@ -126,10 +121,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"glm4_moe", "", arch::BuildGlm4Moe, "deepseek"},
       {"glm4v", "", arch::BuildGlm4v, "glm4v"},
       {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
-      {"ernie4_5_moe", "", arch::BuildErnie45Moe, "ernie4_5_moe"},
-      {"hunyuan_v1_moe", "", arch::BuildHunYuanMoe, "hunyuan_moe"},
-      // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
-      {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
       {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
       // State-space decoders and Jamba (mamba_families.h; issue 30).
       {"mamba", "", arch::BuildMamba, "mamba"},

@@ -1,4 +1,4 @@
-// Step-3.5-Flash / Step-3.7-Flash (step3p7.cc).
+// Step-3.5-Flash / Step-3.7-Flash (the step3p5 DecoderSpec row, decoder_families.cc).
 
 #include <gtest/gtest.h>
 
