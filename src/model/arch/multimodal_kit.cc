@@ -298,7 +298,7 @@ void EmitConnector(ModelBuilder& b, const HfConfig& top, const VlmSpec& s, const
     const std::string name = std::string(s.projector) + "." + item.name;
     if (item.when != nullptr && !Get(b, top.BoolOr(item.when, true))) continue;
     const uint64_t in = VlmSize(b, s, item.in, z), out = VlmSize(b, s, item.out, z);
-    const bool biased = item.bias == VisionBias::kBias || (item.bias == VisionBias::kConfig && bias);
+    const bool biased = HasBias(item.bias, bias);
     switch (item.op) {
       case VlmOp::kLinear: b.Linear(name, in, out, biased); break;
       case VlmOp::kLayerNorm: b.LayerNorm(name, in); break;

@@ -1,9 +1,19 @@
 // Qwen vision towers (rows of vision_tower.cc) and the Qwen vision-language assembly
-// (qwen_vision.h).
+// (qwen_vision.h), with its Qwen2-VL and Qwen2.5-VL builders:
+//
+// Qwen2-VL and Qwen2.5-VL (qwen2_vl, qwen2_5_vl: Qwen2[_5]VLForConditionalGeneration): a Qwen2
+// text model (q/k/v biases) and the Qwen2-VL / Qwen2.5-VL vision tower (qwen_vision.h). Two
+// checkpoint layouts: configs with the text keys at the top level (transformers < 4.52, e.g.
+// Qwen/Qwen2-VL-7B-Instruct, allenai/olmOCR-7B-0225-preview) store model.layers.* and visual.*;
+// configs with a "text_config" (saved by transformers >= 4.52) store model.language_model.* and
+// model.visual.*. lm_head at the top in both. Checked byte-exact against olmOCR-7B's index.
+// Sources: transformers/models/qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl/modeling_qwen2_5_vl.py
+// (and their checkpoint-conversion key mapping for the two layouts).
 
 #include "model/arch/qwen_vision.h"
 #include "formats/hf_config_json.h"
 
+#include "model/arch/families.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
 #include "model/arch/vision_tower.h"
@@ -59,6 +69,25 @@ Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVl
   m.no_split_patterns = {text_prefix + "layers.*", spec.vision_prefix + ".blocks.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
+}
+
+namespace {
+
+Result<Model> BuildQwen2VlFamily(const HfConfig& c, const BuildOptions& o, QwenVision vision) {
+  const bool nested = c.Has("text_config");
+  return BuildQwenVl(c, o, {.text_builder = BuildQwen2, .text_class = "Qwen2ForCausalLM",
+                            .text_prefix = nested ? "model.language_model" : "model",
+                            .vision = vision,
+                            .vision_prefix = nested ? "model.visual" : "visual"});
+}
+
+}  // namespace
+
+Result<Model> BuildQwen2Vl(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen2VlFamily(c, o, QwenVision::kQwen2Vl);
+}
+Result<Model> BuildQwen25Vl(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen2VlFamily(c, o, QwenVision::kQwen25Vl);
 }
 
 }  // namespace memfit::arch

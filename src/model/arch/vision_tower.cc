@@ -95,8 +95,7 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& 
   const uint64_t h = d.hidden;
   for (const VisionItem& item : items) {
     const std::string name = Join(prefix, item.name);
-    const bool bias =
-        item.bias == VisionBias::kBias || (item.bias == VisionBias::kConfig && d.bias);
+    const bool bias = HasBias(item.bias, d.bias);
     switch (item.op) {
       case VisionOp::kClassEmbedding: b.Param(name, {h}); break;
       case VisionOp::kClassToken: b.Param(name, {1, 1, h}); break;
@@ -231,6 +230,46 @@ void Qwen3OmniMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&
                       const VisionDims& d, const std::string& p, const Quantization& q) {
   QwenMergers(b, v, s, d, p, q, kQwen2MergerNames, "merger_list");
 }
+
+// MllamaVisionModel's position tables, MllamaVisionConfig's defaults: gated_positional_embedding.
+// {gate [1], embedding [N, H], tile_embedding [max_aspect_ratio_id + 1, max_num_tiles x N x H]},
+// pre_/post_tile_positional_embedding.{gate [1], embedding [max_aspect_ratio_id + 1,
+// max_num_tiles x H]} (max_aspect_ratio_id: len("supported_aspect_ratios"), by default every
+// (w, h) with w x h <= max_num_tiles), then layernorm_pre and layernorm_post.
+void MllamaTiles(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, const VisionDims& d,
+                 const std::string& p, const Quantization&) {
+  const uint64_t tiles = Get(b, v.UintOr("max_num_tiles", 4));
+  if (!b.failed() && (tiles == 0 || tiles > 64)) {
+    b.Fail(MakeError("{}: \"max_num_tiles\" = {} must be in 1..64", v.where(), tiles));
+  }
+  if (b.failed()) return;
+  uint64_t ratios = 0;
+  if (v.Has("supported_aspect_ratios") && v.raw()["supported_aspect_ratios"].is_array()) {
+    ratios = v.raw()["supported_aspect_ratios"].size();
+  } else {
+    for (uint64_t w = 1; w <= tiles; ++w) ratios += tiles / w;  // heights 1..tiles / w
+  }
+  const uint64_t h = d.hidden;
+  b.Param(p + ".gated_positional_embedding.gate", {1});
+  b.Param(p + ".gated_positional_embedding.embedding", {d.positions, h});
+  b.Embedding(p + ".gated_positional_embedding.tile_embedding", ratios + 1,
+              MulDims(b, MulDims(b, tiles, d.positions, "max_num_tiles x patches"), h,
+                      "max_num_tiles x patches x hidden_size"));
+  for (const char* tile : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
+    b.Param(p + "." + tile + ".gate", {1});
+    b.Embedding(p + "." + tile + ".embedding", ratios + 1,
+                MulDims(b, tiles, h, "max_num_tiles x hidden_size"));
+  }
+  b.LayerNorm(p + ".layernorm_pre", h);
+  b.LayerNorm(p + ".layernorm_post", h);
+}
+
+// MllamaVisionEncoderLayer: self_attn.{q,k,v,o}_proj without bias, mlp.fc1/fc2 with bias, two
+// LayerNorms.
+const std::vector<VisionItem> kMllamaLayer = {
+    {kQ, "self_attn.q_proj"},     {kK, "self_attn.k_proj"},      {kV, "self_attn.v_proj"},
+    {kOut, "self_attn.o_proj"},   {kFc1, "mlp.fc1", kBias},      {kFc2, "mlp.fc2", kBias},
+    {kNorm, "input_layernorm"},   {kNorm, "post_attention_layernorm"}};
 
 // CLIP's and SigLIP's encoder layer (CLIPEncoderLayer, SiglipEncoderLayer; their text towers' too).
 const std::vector<VisionItem> kClipLayer = {
@@ -412,6 +451,27 @@ const VisionTowerSpec kGlm4vVisionTower = {
               {kOut, "attn.proj"}, {kGatedMlp, "mlp"}},
     .tail = {{kExtra}, {kNorm, "post_layernorm"}},
     .extra = Glm4vMerger};
+
+// MllamaVisionModel (models/mllama/modeling_mllama.py, transformers 4.45), MllamaVisionConfig's
+// defaults: patch Conv2d without bias, class_embedding, the tile tables (MllamaTiles),
+// transformer.layers.N; mllama.cc adds global_transformer.layers.N (kMllamaGlobalLayer).
+const VisionTowerSpec kMllamaVisionTower = {
+    .hidden = {"hidden_size", 1280},
+    .depth = {"num_hidden_layers", 32},
+    .heads = {"attention_heads", 16},
+    .intermediate = {"intermediate_size", 5120},
+    .patch = {"patch_size", 14},
+    .image = {"image_size", 448},
+    .positions = VisionPositions::kPatchesAndClass,
+    .embeddings = {{kPatchConv, "patch_embedding"}, {kClassEmbedding, "class_embedding"}, {kExtra}},
+    .layers = "transformer.layers",
+    .layer = kMllamaLayer,
+    .extra = MllamaTiles};
+const std::vector<VisionItem> kMllamaGlobalLayer = [] {
+  std::vector<VisionItem> layer = kMllamaLayer;
+  layer.insert(layer.end(), {{kGate, "gate_attn"}, {kGate, "gate_ffn"}});
+  return layer;
+}();
 
 // Qwen2VisionTransformerPretrainedModel (models/qwen2_vl/modeling_qwen2_vl.py): width
 // "embed_dim", MLP embed_dim x "mlp_ratio", text width "hidden_size"; LayerNorms, no patch bias.

@@ -50,6 +50,10 @@ enum class VisionOp : uint8_t {
   kExtra,     // the row's `extra` hook
 };
 enum class VisionBias : uint8_t { kNone, kBias, kConfig };  // kConfig: the row's bias_key
+// Whether an item biased `bias` has one, `config` being the row's bias key.
+inline bool HasBias(VisionBias bias, bool config) {
+  return bias == VisionBias::kBias || (bias == VisionBias::kConfig && config);
+}
 struct VisionItem {
   VisionOp op;
   const char* name = "";
@@ -120,8 +124,10 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& vision, const VisionTowerS
                      const std::string& prefix, const Quantization& q);
 
 // The rows (vision_tower.cc).
-extern const VisionTowerSpec kClipVisionTower, kIdeficsVisionTower, kSiglipVisionTower, kSiglip2VisionTower,
-    kIdefics2VisionTower, kIdefics3VisionTower, kVitTower, kTimmVitTower, kPixtralVisionTower, kGlm4vVisionTower, kQwen2VlTower,
+extern const VisionTowerSpec kClipVisionTower, kIdeficsVisionTower, kSiglipVisionTower,
+    kSiglip2VisionTower, kIdefics2VisionTower, kIdefics3VisionTower, kMllamaVisionTower,
+    kVitTower, kTimmVitTower, kPixtralVisionTower, kGlm4vVisionTower, kQwen2VlTower,
     kQwen25VlTower, kQwen25OmniTower, kQwen3VlTower, kQwen3OmniTower;
+extern const std::vector<VisionItem> kMllamaGlobalLayer;  // Mllama's gated global layers
 
 }  // namespace memfit::arch
