@@ -2,12 +2,10 @@
 // projections. text_model.embeddings.{token_embedding, position_embedding} + the non-persistent
 // int64 buffer position_ids [1, max_position_embeddings]; text_model.encoder.layers.N.{self_attn.
 // {k,v,q,out}_proj, layer_norm1, mlp.fc1, mlp.fc2, layer_norm2}; text_model.final_layer_norm.
-// vision_model.embeddings.{class_embedding [h] (CLIP), patch_embedding Conv2d (bias: SigLIP only),
-// position_embedding [patches (+1 for CLIP), h]} + position_ids; CLIP: pre_layrnorm (sic); both:
-// encoder, post_layernorm; SigLIP: head (attention pooling). CLIPModel: visual_projection and
-// text_projection (no bias), logit_scale []; SiglipModel: text_model.head, logit_scale [1],
-// logit_bias [1]. Sub-config fields absent from config.json take the config classes' defaults,
-// as transformers does.
+// vision_model: the kClipVisionTower / kSiglipVisionTower rows (vision_tower.cc), whose encoder
+// layer the text tower shares. CLIPModel: visual_projection and text_projection (no bias),
+// logit_scale []; SiglipModel: text_model.head, logit_scale [1], logit_bias [1]. Sub-config fields
+// absent from config.json take the config classes' defaults, as transformers does.
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"

@@ -378,13 +378,10 @@ const VisionTowerSpec kIdefics3VisionTower = [] {
 
 // ViTModel (models/vit/modeling_vit.py), sizes required; q/k/v biased with "qkv_bias".
 const VisionTowerSpec kVitTower = {
-    .hidden = {"hidden_size", kRequired},
-    .depth = {"num_hidden_layers", kRequired},
-    .heads = {"num_attention_heads", kRequired},
-    .intermediate = {"intermediate_size", kRequired},
+    .hidden = {"hidden_size", kRequired}, .depth = {"num_hidden_layers", kRequired},
+    .heads = {"num_attention_heads", kRequired}, .intermediate = {"intermediate_size", kRequired},
     .positions = VisionPositions::kPatchesAndClass,
-    .bias_key = "qkv_bias",
-    .bias_default = true,
+    .bias_key = "qkv_bias", .bias_default = true,
     .embeddings = {{kClassToken, "embeddings.cls_token"},
                    {kPositionParam, "embeddings.position_embeddings"},
                    {kPatchConv, "embeddings.patch_embeddings.projection", kBias}},
@@ -411,14 +408,10 @@ const VisionTowerSpec kTimmVitTower = {
 // PixtralVisionConfig's defaults: no biases, RMSNorms, attention heads x "head_dim" wide, the
 // non-persistent 2D rotary table [(image_size / patch_size)^2, head_dim] float32.
 const VisionTowerSpec kPixtralVisionTower = {
-    .hidden = {"hidden_size", 1024},
-    .depth = {"num_hidden_layers", 24},
-    .heads = {"num_attention_heads", 16},
-    .intermediate = {"intermediate_size", 4096},
-    .head_dim = {"head_dim"},
-    .image = {"image_size", 1024},
-    .positions = VisionPositions::kSide,
-    .rms_norm = true,
+    .hidden = {"hidden_size", 1024}, .depth = {"num_hidden_layers", 24},
+    .heads = {"num_attention_heads", 16}, .intermediate = {"intermediate_size", 4096},
+    .head_dim = {"head_dim"}, .image = {"image_size", 1024},
+    .positions = VisionPositions::kSide, .rms_norm = true,
     .embeddings = {{kPatchConv, "patch_conv"}, {kNorm, "ln_pre"}},
     .layers = "transformer.layers",
     .layer = {{kNorm, "attention_norm"}, {kGatedMlp, "feed_forward"}, {kK, "attention.k_proj"},
@@ -430,19 +423,12 @@ const VisionTowerSpec kPixtralVisionTower = {
 // RMSNorms, a Conv3d patch with bias, qkv biased with "attention_bias", the blocks' gated MLP
 // out_hidden_size wide, no other biases; Glm4vMerger.
 const VisionTowerSpec kGlm4vVisionTower = {
-    .hidden = {"hidden_size", 1536},
-    .depth = {"depth", 24},
-    .heads = {"num_heads", 12},
-    .intermediate = {"out_hidden_size", 4096},
-    .channels = {"in_channels", 3},
-    .patch = {"patch_size", 14},
-    .image = {"image_size", 336},
-    .temporal = {"temporal_patch_size", 2},
-    .merge = {"spatial_merge_size", 2},
-    .out = {"out_hidden_size", 4096},
-    .positions = VisionPositions::kGrid,
-    .bias_key = "attention_bias",
-    .rms_norm = true,
+    .hidden = {"hidden_size", 1536}, .depth = {"depth", 24}, .heads = {"num_heads", 12},
+    .intermediate = {"out_hidden_size", 4096}, .channels = {"in_channels", 3},
+    .patch = {"patch_size", 14}, .image = {"image_size", 336},
+    .temporal = {"temporal_patch_size", 2}, .merge = {"spatial_merge_size", 2},
+    .out = {"out_hidden_size", 4096}, .positions = VisionPositions::kGrid,
+    .bias_key = "attention_bias", .rms_norm = true,
     .embeddings = {{kPositionTable, "embeddings.position_embedding"},
                    {kPositionIds, "embeddings.position_ids"},
                    {kPatchConv, "patch_embed.proj", kBias}, {kRotary, "rotary_pos_emb.inv_freq"}},
@@ -456,12 +442,9 @@ const VisionTowerSpec kGlm4vVisionTower = {
 // defaults: patch Conv2d without bias, class_embedding, the tile tables (MllamaTiles),
 // transformer.layers.N; mllama.cc adds global_transformer.layers.N (kMllamaGlobalLayer).
 const VisionTowerSpec kMllamaVisionTower = {
-    .hidden = {"hidden_size", 1280},
-    .depth = {"num_hidden_layers", 32},
-    .heads = {"attention_heads", 16},
-    .intermediate = {"intermediate_size", 5120},
-    .patch = {"patch_size", 14},
-    .image = {"image_size", 448},
+    .hidden = {"hidden_size", 1280}, .depth = {"num_hidden_layers", 32},
+    .heads = {"attention_heads", 16}, .intermediate = {"intermediate_size", 5120},
+    .patch = {"patch_size", 14}, .image = {"image_size", 448},
     .positions = VisionPositions::kPatchesAndClass,
     .embeddings = {{kPatchConv, "patch_embedding"}, {kClassEmbedding, "class_embedding"}, {kExtra}},
     .layers = "transformer.layers",

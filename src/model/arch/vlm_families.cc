@@ -120,8 +120,7 @@ const VlmSpec kLlavaNext = {
     .vision_default = kClipL336,
     .towers = kClipOrSiglip,
     .vision_type = "clip_vision_model",
-    .bias_key = "multimodal_projector_bias",
-    .bias_default = true,
+    .bias_key = "multimodal_projector_bias", .bias_default = true,
     .connector = {kLlavaLinear1, kLlavaLinear2, {kImageNewline}},
     .no_split = {"vision_tower.vision_model.encoder.layers.*", "language_model.model.layers.*"},
 };
@@ -149,8 +148,7 @@ const VlmSpec kLlavaOnevision = [] {
 // [projection_dim, V] with bias (configuration_paligemma.py: top-level "projection_dim", default
 // 2048), a gemma (PaliGemma 1) or gemma2 (PaliGemma 2) decoder, lm_head tied by the text config.
 const VlmSpec kPaliGemma = {
-    .family = "PaliGemma",
-    .architecture = "PaliGemmaForConditionalGeneration",
+    .family = "PaliGemma", .architecture = "PaliGemmaForConditionalGeneration",
     .text_default = "gemma",
     .texts = {{"gemma", "GemmaForCausalLM", BuildGemma},
               {"gemma2", "Gemma2ForCausalLM", BuildGemma2}},
@@ -174,8 +172,7 @@ const VlmSpec kPaliGemma = {
 // language_model.model.*, language_model.lm_head; transformers >= 4.52 loads the same files as
 // model.language_model.* and lm_head.
 const VlmSpec kMistral3 = {
-    .architecture = "Mistral3ForConditionalGeneration",
-    .text_default = "mistral",
+    .architecture = "Mistral3ForConditionalGeneration", .text_default = "mistral",
     .texts = {{"mistral", "MistralForCausalLM", BuildMistral},
               {"llama", "MistralForCausalLM", BuildLlama}},
     .towers = {{"pixtral", &kPixtralVisionTower}},
@@ -210,21 +207,16 @@ const VlmSpec kMistral3Converted = [] {
 // 32 by default), model.connector.modality_projection (Idefics2MLP: V -> TI -> T, no biases) and
 // perceiver_resampler, model.text_model (mistral), lm_head tied only with "tie_word_embeddings".
 const VlmSpec kIdefics2 = {
-    .family = "Idefics2",
-    .text_default = "mistral",
+    .family = "Idefics2", .text_default = "mistral",
     .texts = {{"mistral", "MistralForCausalLM", BuildMistral}},
     .texts_phrase = "a mistral",
     .carry_quantization = false,
     .towers = {{"idefics2_vision", &kIdefics2VisionTower}},
-    .vision_prefix = "model.vision_model",
-    .vision_component = "vision_model",
-    .projector = "model.connector",
-    .projector_component = "connector",
+    .vision_prefix = "model.vision_model", .vision_component = "vision_model",
+    .projector = "model.connector", .projector_component = "connector",
     .connector = {{kGatedProjection, "modality_projection"}, {kHook}},
     .extra = Idefics2Perceiver,
-    .language_prefix = "model.text_model",
-    .head = "lm_head",
-    .language_component = "text_model",
+    .language_prefix = "model.text_model", .head = "lm_head", .language_component = "text_model",
     .no_split = {"model.vision_model.encoder.layers.*",
                  "model.connector.perceiver_resampler.layers.*", "model.text_model.layers.*"},
     .base_model_prefix = "model.",
@@ -238,8 +230,7 @@ const VlmSpec kIdefics2 = {
 // [T, projector_hidden_size], biased with "projector_bias"), the lfm2 (or lfm2_moe) text model as
 // model.language_model.* and lm_head (tied as the text config says).
 const VlmSpec kLfm2Vl = {
-    .family = "LFM2-VL",
-    .architecture = "Lfm2VlForConditionalGeneration",
+    .family = "LFM2-VL", .architecture = "Lfm2VlForConditionalGeneration",
     .text_default = "lfm2",
     .texts = {{"lfm2", "Lfm2ForCausalLM", BuildLfm2},
               {"lfm2_moe", "Lfm2ForCausalLM", BuildLfm2Moe}},
@@ -247,17 +238,14 @@ const VlmSpec kLfm2Vl = {
     .towers = {{"siglip2_vision_model", &kSiglip2VisionTower}},
     .vision_prefix = "model.vision_tower.vision_model",
     .projector = "model.multi_modal_projector",
-    .bias_key = "projector_bias",
-    .bias_default = true,
+    .bias_key = "projector_bias", .bias_default = true,
     .merge = {"downsample_factor", 2},
-    .width = {"projector_hidden_size", 2560},
-    .width_nonzero = true,
+    .width = {"projector_hidden_size", 2560}, .width_nonzero = true,
     .connector = {{kLayerNorm, "layer_norm", kVisionMerged, kVisionMerged, VisionBias::kNone,
                    "projector_use_layernorm"},
                   {kLinear, "linear_1", kVisionMerged, kWidth, kProjectorBias},
                   {kLinear, "linear_2", kWidth, kText, kProjectorBias}},
-    .language_prefix = "model.language_model",
-    .head = "lm_head",
+    .language_prefix = "model.language_model", .head = "lm_head",
     .no_split = {"model.vision_tower.vision_model.embeddings",
                  "model.vision_tower.vision_model.encoder.layers.*",
                  "model.language_model.layers.*"},
@@ -276,15 +264,13 @@ std::string TextModelType(const HfConfig& c) {
 // LLaVA with a Pixtral vision tower (mistral-community/pixtral-12b, llava.cc): vision_tower.*,
 // the llava projector, a mistral text model.
 const VlmSpec kLlavaPixtral = {
-    .family = "a Pixtral LLaVA",
-    .architecture = "LlavaForConditionalGeneration",
+    .family = "a Pixtral LLaVA", .architecture = "LlavaForConditionalGeneration",
     .text_default = "mistral",
     .texts = {{"mistral", "MistralForCausalLM", BuildMistral}},
     .texts_phrase = "a mistral",
     .towers = {{"pixtral", &kPixtralVisionTower}},
     .vision_prefix = "vision_tower",
-    .bias_key = "multimodal_projector_bias",
-    .bias_default = true,
+    .bias_key = "multimodal_projector_bias", .bias_default = true,
     .connector = {kLlavaLinear1, kLlavaLinear2},
     .no_split = {"vision_tower.transformer.layers.*", "language_model.model.layers.*"},
 };
