@@ -95,13 +95,13 @@ enum class VlmDim : uint8_t {
   kVisionFeatures,  // V x the number of "vision_feature_layer"s (1 unless a list)
   kVisionMerged,    // V x merge^2, merge the row's merge key
   kText,            // T
-  kTextIntermediate,
-  kWidth,  // the row's width key
+  kTextIntermediate,  // TI
+  kWidth,             // the row's width key
 };
 enum class VlmOp : uint8_t {
-  kLinear,     // Linear(in, out)
-  kLayerNorm,  // over in
-  kRmsNorm,    // over in
+  kLinear,           // Linear(in, out)
+  kLayerNorm,        // over in
+  kRmsNorm,          // over in
   kGatedProjection,  // gate_proj, up_proj (in -> TI), down_proj (TI -> out), no biases
   kImageNewline,     // the top-level image_newline [T], in no component
   kHook,             // the row's `extra` hook
@@ -137,7 +137,8 @@ struct VlmSpec {
   // The config with what PaliGemma-style classes build for an absent sub-config (or null).
   Result<HfConfig> (*prepare)(const HfConfig& top) = nullptr;
   const char* vision_default = "{}";  // an absent vision_config (JSON); nullptr: required
-  // The tower by vision_config's model_type (default `vision_type`); one entry: not read.
+  // The tower by vision_config's model_type (default `vision_type`; without one, the first entry
+  // and the model_type is not read).
   std::vector<std::pair<const char*, const VisionTowerSpec*>> towers;
   const char* vision_type = nullptr;
   const char* vision_prefix = "vision_tower.vision_model";
@@ -160,7 +161,6 @@ struct VlmSpec {
 Result<Model> BuildVlm(const HfConfig& config, const BuildOptions& options, const VlmSpec& spec);
 // LLaVA with a Pixtral vision tower (vlm_families.cc; llava.cc builds the other layouts).
 extern const VlmSpec kLlavaPixtral;
-
 
 // The sizes of Kimi's MoonViT3d vision tower (vision_config: vt_hidden_size,
 // vt_intermediate_size, vt_num_hidden_layers, qkv_hidden_size, patch_size,
