@@ -8,15 +8,7 @@
 //   names. Glm4vMoeTextAttention has no q/k norms and Glm4vMoeTextModel builds no MTP layer (the
 //   GLM-4.5V checkpoint stores layers 0-45 only): use_qk_norm and num_nextn_predict_layers are not
 //   read;
-// - the vision tower of both, model.visual (Glm4vVisionModel): embeddings.position_embedding
-//   [(image_size / patch_size)^2, H] (+ the non-persistent int64 position_ids), patch_embed.proj
-//   Conv3d(in_channels, H, [temporal_patch_size, patch_size, patch_size]) with bias, blocks.N
-//   {norm1, norm2 (RMSNorm), attn.qkv [3H, H] (bias with "attention_bias"), attn.proj [H, H],
-//   mlp.{gate,up}_proj [out_hidden_size, H], mlp.down_proj [H, out_hidden_size]} without biases,
-//   post_conv_layernorm and post_layernorm (RMSNorm), downsample Conv2d(H, out_hidden_size,
-//   spatial_merge_size) with bias, merger {proj [out, out], post_projection_norm (LayerNorm),
-//   gate_proj/up_proj [intermediate_size, out], down_proj [out, intermediate_size]} without biases,
-//   and the non-persistent float32 rotary_pos_emb.inv_freq [ceil(head_dim / 4)].
+// - the vision tower of both, model.visual: the kGlm4vVisionTower row (vision_tower.cc).
 // A quantization_config (the FP8 releases) is applied to the language model under the
 // checkpoint's names (model.language_model.*, lm_head: CarryQuantization); the vision tower is
 // built unquantized, as the FP8 releases store it (SGLang's glm4v_moe.py builds it with
@@ -33,59 +25,10 @@
 #include "model/arch/families.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
 namespace {
-
-// Glm4vVisionModel under `p` ("model.visual") from vision_config `v`; absent fields take
-// Glm4vVisionConfig's defaults (GLM-4.1V-9B's tower).
-void EmitGlm4vVision(ModelBuilder& b, const HfConfig& v, const std::string& p) {
-  const uint64_t hidden = Get(b, v.UintOr("hidden_size", 1536));
-  const uint64_t depth = Get(b, v.UintOr("depth", 24));
-  const uint64_t heads = Get(b, v.UintOr("num_heads", 12));
-  const uint64_t out = Get(b, v.UintOr("out_hidden_size", 4096));
-  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 13696));
-  const uint64_t channels = Get(b, v.UintOr("in_channels", 3));
-  const uint64_t image = Get(b, v.UintOr("image_size", 336));
-  const uint64_t patch = Get(b, v.UintOr("patch_size", 14));
-  const uint64_t temporal = Get(b, v.UintOr("temporal_patch_size", 2));
-  const uint64_t merge = Get(b, v.UintOr("spatial_merge_size", 2));
-  const bool qkv_bias = Get(b, v.BoolOr("attention_bias", false));
-  if (b.failed()) return;
-  const std::pair<const char*, uint64_t> positive[] = {
-      {"patch_size", patch}, {"spatial_merge_size", merge}, {"temporal_patch_size", temporal}};
-  for (const auto& [name, value] : positive) {
-    if (value == 0) {
-      b.Fail(MakeError("{}: field \"{}\" must not be zero", v.where(), name));
-      return;
-    }
-  }
-  const uint64_t head_dim = DivideExact(b, v, hidden, "hidden_size", heads, "num_heads");
-  const uint64_t side = image / patch;
-  const uint64_t positions = MulDims(b, side, side, "(image_size / patch_size)^2");
-  const uint64_t qkv = MulDims(b, 3, hidden, "3 x vision hidden_size");
-  if (b.failed()) return;
-  b.Embedding(p + ".embeddings.position_embedding", positions, hidden);
-  b.Buffer(p + ".embeddings.position_ids", {1, positions}, Dtype::kI64, false);
-  b.Conv(p + ".patch_embed.proj", channels, hidden, {temporal, patch, patch}, true);
-  // Glm4vVisionRotaryEmbedding(head_dim / 2): inv_freq over arange(0, head_dim / 2, 2).
-  b.Buffer(p + ".rotary_pos_emb.inv_freq", {(head_dim / 2 + 1) / 2}, Dtype::kF32, false);
-  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
-    const std::string l = Layer(p + ".blocks", i);
-    b.RmsNorm(l + ".norm1", hidden);
-    b.RmsNorm(l + ".norm2", hidden);
-    b.Linear(l + ".attn.qkv", hidden, qkv, qkv_bias);
-    b.Linear(l + ".attn.proj", hidden, hidden, false);
-    // Glm4VisionMlp: its width is out_hidden_size, not intermediate_size.
-    GatedMlp(b, l + ".mlp", hidden, out, hidden);
-  }
-  b.Linear(p + ".merger.proj", out, out, false);
-  b.LayerNorm(p + ".merger.post_projection_norm", out);
-  GatedMlp(b, p + ".merger", out, inter, out);
-  b.RmsNorm(p + ".post_conv_layernorm", hidden);
-  b.Conv(p + ".downsample", hidden, out, {merge, merge}, true);
-  b.RmsNorm(p + ".post_layernorm", hidden);
-}
 
 // The text model's config as the glm4 / glm4_moe builder reads it: text_config (or, for configs
 // without one, the top level: Glm4vConfig builds its text config from the top-level fields then),
@@ -163,7 +106,7 @@ Result<Model> BuildGlm4vFamily(const HfConfig& c, const BuildOptions& o, bool mo
                         "transformers does): GLM-4.1V-9B's 24-block tower of width 1536");
   }
   b.SetComponent("vision_tower");
-  EmitGlm4vVision(b, vision, "model.visual");
+  EmitVisionTower(b, vision, kGlm4vVisionTower, "model.visual");
   if (b.failed()) return b.Finish();
   AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "model.language_model",
                       "lm_head", "language_model");

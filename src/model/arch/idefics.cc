@@ -3,9 +3,7 @@
 //
 // model.embed_tokens (IdeficsDecoupledEmbedding): weight [vocab, hidden] and, when
 //   "additional_vocab_size" > 0, additional_embedding.weight [additional, hidden].
-// model.vision_model (IdeficsVisionTransformer, a CLIP vision tower): embeddings.{class_embedding,
-//   patch_embedding (no bias), position_embedding, position_ids buffer}, pre_layrnorm,
-//   encoder.layers.N, post_layernorm. vision_config keys: "embed_dim" ("hidden_size" is its alias).
+// model.vision_model (IdeficsVisionTransformer, a CLIP vision tower): the kIdeficsVisionTower row.
 // model.perceiver_resampler (only with top-level "use_resampler"): latents [n_latents, E],
 //   blocks.N.0 (IdeficsPerceiverAttention: context_layer_norm, latents_layer_norm, q/k_layer_norm
 //   LayerNorm(head_dim) with "qk_layer_norms_perceiver", q/k/v_proj [heads*head_dim, E],
@@ -34,6 +32,8 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "model/arch/multimodal_kit.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
 namespace {
@@ -48,35 +48,12 @@ Status CheckCount(const HfConfig& c, std::string_view field, uint64_t count, uin
                    "config.json", c.where(), field, count, max_tensors);
 }
 
-struct VisionDims {
-  uint64_t embed = 0, tokens_per_image = 0;
-};
-
-// IdeficsVisionConfig defaults, "embed_dim" with its "hidden_size" alias, normalised to the keys
-// EmitClipVision reads.
-VisionDims EmitVision(ModelBuilder& b, const HfConfig& c, uint64_t max_tensors) {
-  nlohmann::json v = nlohmann::json::object();
-  if (c.Has("vision_config")) {
-    auto sub = c.Sub("vision_config");  // errors when it is not an object
-    if (!sub) {
-      b.Fail(sub.error());
-      return {};
-    }
-    v = sub->raw();
-  } else {
+// The kIdeficsVisionTower row under model.vision_model; its width and positions (patches + 1).
+VisionDims EmitIdeficsVision(ModelBuilder& b, const HfConfig& c, uint64_t max_tensors) {
+  if (!c.Has("vision_config")) {
     b.model().assumptions.push_back("no \"vision_config\": IdeficsVisionConfig defaults");
   }
-  auto absent = [&v](const char* key) { return !v.contains(key) || v[key].is_null(); };
-  if (absent("hidden_size")) {
-    v["hidden_size"] = absent("embed_dim") ? nlohmann::json(768) : v["embed_dim"];
-  }
-  const std::pair<const char*, nlohmann::json> defaults[] = {
-      {"intermediate_size", 5120}, {"num_hidden_layers", 32}, {"num_attention_heads", 16},
-      {"num_channels", 3},         {"patch_size", 14},        {"image_size", 224}};
-  for (const auto& [key, value] : defaults) {
-    if (absent(key)) v[key] = value;
-  }
-  auto vc = HfConfig::FromJson(v, c.where() + ": vision_config");
+  auto vc = SubOrEmpty(c, "vision_config");  // errors when it is not an object
   if (!vc) {
     b.Fail(vc.error());
     return {};
@@ -87,11 +64,7 @@ VisionDims EmitVision(ModelBuilder& b, const HfConfig& c, uint64_t max_tensors) 
       return {};
     }
   }
-  VisionDims d;
-  d.embed = EmitClipVision(b, *vc, "model.vision_model", /*siglip=*/false);
-  if (b.failed()) return {};
-  d.tokens_per_image = Get(b, ImagePatches(*vc, "image_size", "patch_size", 224, 14)) + 1;
-  return d;
+  return EmitVisionTower(b, *vc, kIdeficsVisionTower, "model.vision_model");
 }
 
 // IdeficsPerceiverResampler; returns n_latents (the image tokens it emits).
@@ -230,11 +203,11 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
   b.Embedding("model.embed_tokens", vocab, t.hidden);
   if (additional > 0) b.Embedding("model.embed_tokens.additional_embedding", additional, t.hidden);
   b.SetComponent("vision_model");
-  const VisionDims vision = EmitVision(b, c, options.max_tensors);
-  uint64_t image_tokens = vision.tokens_per_image;
+  const VisionDims vision = EmitIdeficsVision(b, c, options.max_tensors);
+  uint64_t image_tokens = vision.positions;
   if (resampler) {
     b.SetComponent("perceiver_resampler");
-    image_tokens = EmitPerceiver(b, c, vision.embed, options.max_tensors);
+    image_tokens = EmitPerceiver(b, c, vision.hidden, options.max_tensors);
   }
   if (b.failed()) return b.Finish();
   hp.encoder_max_positions = image_tokens;
@@ -255,7 +228,7 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
     const std::string l = Layer("model.gated_cross_attn_layers", i);
     b.Param(l + ".alpha_cross_attn", alpha_shape);
     b.Param(l + ".alpha_dense", alpha_shape);
-    IdeficsAttention(b, l + ".cross_attn", t, vision.embed, qk_norms);
+    IdeficsAttention(b, l + ".cross_attn", t, vision.hidden, qk_norms);
     Mlp(b, l, t);
   }
   b.SetComponent("language_model");

@@ -1,17 +1,16 @@
 // Idefics3 (model_type "idefics3": Idefics3ForConditionalGeneration; SmolVLM, granite-docling).
-// transformers models/idefics3/modeling_idefics3.py: model.vision_model is a SigLIP vision
-// transformer without the pooling head and without a position_ids buffer (Idefics3VisionEmbeddings:
-// patch Conv2d with bias, position_embedding [(image_size / patch_size)^2, H], encoder layers of
-// biased q/k/v/out_proj, fc1/fc2 and two LayerNorms, post_layernorm); model.connector.
-// modality_projection.proj [text H, vision H x scale_factor^2] without bias (Idefics3SimpleMLP
-// after the pixel shuffle); model.text_model is AutoModel of text_config (a llama: the llama spec row's
-// tensors under model.text_model); lm_head [vocab, text H], tied to the text embeddings when the
+// transformers models/idefics3/modeling_idefics3.py: model.vision_model is the
+// kIdefics3VisionTower row (vision_tower.cc); model.connector.modality_projection.proj [text H,
+// vision H x scale_factor^2] without bias (Idefics3SimpleMLP after the pixel shuffle);
+// model.text_model is AutoModel of text_config (a llama: the llama spec row's tensors under
+// model.text_model); lm_head [vocab, text H], tied to the text embeddings when the
 // top-level "tie_word_embeddings" is set (Idefics3ForConditionalGeneration.tie_weights).
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
 
@@ -43,23 +42,13 @@ Result<Model> BuildIdefics3(const HfConfig& c, const BuildOptions& o) {
 
   ModelBuilder b(c);
   Model& m = b.model();
-  // Idefics3VisionConfig's defaults are not SigLIP's: the fields the tower needs are required.
-  for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                          "intermediate_size", "patch_size", "image_size"}) {
-    if (!vision->Has(key)) {
-      return MakeError("{}: missing required field \"{}\"", vision->where(), key);
-    }
-  }
   const uint64_t scale = Get(b, c.UintOr("scale_factor", 2));
   if (!b.failed() && (scale == 0 || scale > 64)) {
     return MakeError("{}: \"scale_factor\" = {} must be in 1..64", c.where(), scale);
   }
-  nlohmann::json vision_json = vision->raw();
-  vision_json["vision_use_head"] = false;
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vc, HfConfig::FromJson(vision_json, vision->where()));
   b.SetComponent("vision_model");
   const uint64_t vision_hidden =
-      EmitClipVision(b, vc, "model.vision_model", /*siglip=*/true, /*position_ids=*/false);
+      EmitVisionTower(b, *vision, kIdefics3VisionTower, "model.vision_model").hidden;
   if (b.failed()) return b.Finish();
   b.SetComponent("connector");
   b.Linear("model.connector.modality_projection.proj",

@@ -9,7 +9,7 @@
 //   vision tower named by "mm_vision_tower" is loaded from its own repository at run time, so it
 //   is resident but not stored in this checkpoint.
 // - a llava with a Pixtral vision tower (mistral-community/pixtral-12b; vision_config model_type
-//   "pixtral"): vision_tower.* (pixtral.cc), the same projector, a mistral text model.
+//   "pixtral"): the kLlavaPixtral row (vlm_families.cc).
 
 #include <regex>
 
@@ -42,52 +42,12 @@ nlohmann::json LlamaDefaults(nlohmann::json text) {
   return text;
 }
 
-// mistral-community/pixtral-12b: a llava with a Pixtral vision tower (vision_tower.*, pixtral.cc)
-// and a mistral text model (text fields absent take MistralConfig's defaults); the projector is
-// linear_1/linear_2 with biases unless "multimodal_projector_bias" is false.
-Result<Model> BuildLlavaPixtral(const HfConfig& c, const HfConfig& vision,
-                                const BuildOptions& options) {
-  std::vector<std::string> defaulted;
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, TextSubConfig(c, "text_config", "mistral",
-                                                       "MistralForCausalLM", defaulted,
-                                                       StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
-  if (text.model_type() != "mistral") {
-    return MakeError("{}: text_config.model_type \"{}\": memfit builds a Pixtral LLaVA with a "
-                     "mistral language model only; reading the safetensors headers gives an exact "
-                     "answer", c.where(), text.model_type());
-  }
-  BuildOptions text_options = options;
-  text_options.head_class.clear();
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildMistral(text, text_options));
-  ModelBuilder b(c);
-  Model& m = b.model();
-  if (m.architecture.empty()) m.architecture = "LlavaForConditionalGeneration";
-  const bool bias = Get(b, c.BoolOr("multimodal_projector_bias", true));
-  uint64_t feature_layers = 1;
-  if (c.Has("vision_feature_layer") && c.raw()["vision_feature_layer"].is_array()) {
-    feature_layers = c.raw()["vision_feature_layer"].size();
-  }
-  b.SetComponent("vision_tower");
-  const uint64_t vh = EmitPixtralVision(b, vision, "vision_tower");
-  if (b.failed()) return b.Finish();
-  const uint64_t th = language.hp.hidden_size;
-  b.SetComponent("multi_modal_projector");
-  b.Linear("multi_modal_projector.linear_1",
-           MulDims(b, vh, feature_layers, "vision hidden_size x feature layers"), th, bias);
-  b.Linear("multi_modal_projector.linear_2", th, th, bias);
-  if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), "language_model.model",
-                      "language_model.lm_head", "language_model");
-  m.no_split_patterns = {"vision_tower.transformer.layers.*", "language_model.model.layers.*"};
-  return b.Finish();
-}
-
 Result<Model> BuildLlavaHf(const HfConfig& c, const BuildOptions& options) {
   auto text_sub = c.Sub("text_config");
   if (!text_sub) return text_sub.error();
   auto vision_sub = c.Sub("vision_config");
   if (!vision_sub) return vision_sub.error();
-  if (vision_sub->model_type() == "pixtral") return BuildLlavaPixtral(c, *vision_sub, options);
+  if (vision_sub->model_type() == "pixtral") return BuildVlm(c, options, kLlavaPixtral);
   nlohmann::json text_json = LlamaDefaults(text_sub->raw());
   if (!text_json.contains("torch_dtype") && c.Has("torch_dtype")) {
     text_json["torch_dtype"] = c.raw()["torch_dtype"];

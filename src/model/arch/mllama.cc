@@ -1,13 +1,8 @@
 // Llama 3.2 Vision (model_type "mllama": MllamaForConditionalGeneration), as transformers 4.45
 // (models/mllama/modeling_mllama.py, configuration_mllama.py) stores it and
 // meta-llama/Llama-3.2-*-Vision*'s index names it.
-// vision_model: patch_embedding (Conv2d, no bias), class_embedding [H], gated_positional_embedding.
-// {gate [1], embedding [patches + 1, H], tile_embedding [max_aspect_ratio_id + 1, max_num_tiles x
-// (patches + 1) x H]}, pre_/post_tile_positional_embedding.{gate [1], embedding
-// [max_aspect_ratio_id + 1, max_num_tiles x H]}, layernorm_pre/post, transformer.layers.N and
-// global_transformer.layers.N (the latter gated: gate_attn, gate_ffn [1]) of self_attn.{q,k,v,o}_proj
-// (no bias), mlp.fc1/fc2 (bias), input_layernorm, post_attention_layernorm; max_aspect_ratio_id is
-// len("supported_aspect_ratios"), by default every (w, h) with w x h <= max_num_tiles.
+// vision_model: the kMllamaVisionTower row (vision_tower.cc), then global_transformer.layers.N
+// (kMllamaGlobalLayer: the same layer gated by gate_attn, gate_ffn [1]).
 // language_model.model: embed_tokens [vocab + 8, H]; layers listed in "cross_attention_layers" are
 // MllamaCrossAttentionDecoderLayer (cross_attn.{q,k,v,o}_proj, q_norm/k_norm [head_dim],
 // cross_attn_attn_gate and cross_attn_mlp_gate [1], input_layernorm, mlp, post_attention_layernorm),
@@ -24,73 +19,10 @@
 #include "model/arch/decoder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/multimodal_kit.h"
+#include "model/arch/vision_tower.h"
 #include "model/arch/vlm_families.h"
 
 namespace memfit::arch {
-namespace {
-
-void VisionLayer(ModelBuilder& b, const std::string& l, uint64_t h, uint64_t inter, bool gated) {
-  for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
-    b.Linear(l + ".self_attn." + p, h, h, false);
-  }
-  b.Linear(l + ".mlp.fc1", h, inter, true);
-  b.Linear(l + ".mlp.fc2", inter, h, true);
-  b.LayerNorm(l + ".input_layernorm", h);
-  b.LayerNorm(l + ".post_attention_layernorm", h);
-  if (gated) {
-    b.Param(l + ".gate_attn", {1});
-    b.Param(l + ".gate_ffn", {1});
-  }
-}
-
-void MllamaEmitVision(ModelBuilder& b, const HfConfig& v) {
-  // MllamaVisionConfig defaults.
-  const uint64_t h = Get(b, v.UintOr("hidden_size", 1280));
-  const uint64_t layers = Get(b, v.UintOr("num_hidden_layers", 32));
-  const uint64_t global_layers = Get(b, v.UintOr("num_global_layers", 8));
-  const uint64_t heads = Get(b, v.UintOr("attention_heads", 16));
-  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 5120));
-  const uint64_t channels = Get(b, v.UintOr("num_channels", 3));
-  const uint64_t tiles = Get(b, v.UintOr("max_num_tiles", 4));
-  const uint64_t patch = Get(b, v.UintOr("patch_size", 14));
-  const uint64_t patches = Get(b, ImagePatches(v, "image_size", "patch_size", 448, 14));
-  if (b.failed()) return;
-  DivideExact(b, v, h, "hidden_size", heads, "attention_heads");
-  if (tiles == 0 || tiles > 64) {
-    b.Fail(MakeError("{}: \"max_num_tiles\" = {} must be in 1..64", v.where(), tiles));
-  }
-  if (b.failed()) return;
-  uint64_t ratios = 0;
-  if (v.Has("supported_aspect_ratios") && v.raw()["supported_aspect_ratios"].is_array()) {
-    ratios = v.raw()["supported_aspect_ratios"].size();
-  } else {
-    for (uint64_t w = 1; w <= tiles; ++w) ratios += tiles / w;  // heights 1..tiles / w
-  }
-  const uint64_t positions = patches + 1;
-  const std::string p = "vision_model";
-  b.Conv(p + ".patch_embedding", channels, h, {patch, patch}, false);
-  b.Param(p + ".class_embedding", {h});
-  b.Param(p + ".gated_positional_embedding.gate", {1});
-  b.Param(p + ".gated_positional_embedding.embedding", {positions, h});
-  b.Embedding(p + ".gated_positional_embedding.tile_embedding", ratios + 1,
-              MulDims(b, MulDims(b, tiles, positions, "max_num_tiles x patches"), h,
-                      "max_num_tiles x patches x hidden_size"));
-  for (const char* tile : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
-    b.Param(p + "." + tile + ".gate", {1});
-    b.Embedding(p + "." + tile + ".embedding", ratios + 1,
-                MulDims(b, tiles, h, "max_num_tiles x hidden_size"));
-  }
-  b.LayerNorm(p + ".layernorm_pre", h);
-  b.LayerNorm(p + ".layernorm_post", h);
-  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
-    VisionLayer(b, Layer(p + ".transformer.layers", i), h, inter, false);
-  }
-  for (uint64_t i = 0; i < global_layers && !b.failed(); ++i) {
-    VisionLayer(b, Layer(p + ".global_transformer.layers", i), h, inter, true);
-  }
-}
-
-}  // namespace
 
 Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig t, SubOrEmpty(c, "text_config"));
@@ -141,7 +73,12 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
   }
 
   b.SetComponent("vision_model");
-  MllamaEmitVision(b, v);
+  const VisionDims vision = EmitVisionTower(b, v, kMllamaVisionTower, "vision_model");
+  const uint64_t global_layers = Get(b, v.UintOr("num_global_layers", 8));
+  for (uint64_t i = 0; i < global_layers && !b.failed(); ++i) {
+    EmitVisionItems(b, v, kMllamaVisionTower, vision, kMllamaGlobalLayer,
+                    Layer("vision_model.global_transformer.layers", i), Quantization{});
+  }
   if (b.failed()) return b.Finish();
 
   const uint64_t h = hp.hidden_size, hd = hp.head_dim, inter = hp.intermediate_size;

@@ -1,10 +1,13 @@
 #include "model/arch/multimodal_kit.h"
 #include "formats/hf_config_json.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "formats/json.h"
 #include "model/arch/builder_kit.h"
+#include "model/arch/vision_tower.h"
 #include "model/arch/quantization.h"
 #include "model/hparams/config_keys.h"
 
@@ -204,6 +207,149 @@ void PrependLanguageModel(Model& into, Model&& language) {
   std::vector<Tensor> towers = std::move(into.tensors);
   into.tensors = std::move(language.tensors);
   for (auto& t : towers) into.tensors.push_back(std::move(t));
+}
+
+namespace {
+
+// The text model of a VlmSpec row from `full`'s text_config (the errors name `top`).
+Result<Model> BuildVlmText(const HfConfig& top, const HfConfig& full, const BuildOptions& o,
+                           const VlmSpec& s, std::vector<std::string>& defaulted) {
+  std::string type = s.text_default;
+  if (full.Has("text_config")) {
+    MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, full.Sub("text_config"));
+    if (sub.Has("model_type")) type = sub.model_type();
+  }
+  const auto text = std::find_if(s.texts.begin(), s.texts.end(), [&](const VlmText& t) {
+    return t.type == nullptr || t.type == type;
+  });
+  if (text == s.texts.end()) {
+    return MakeError("{}: text_config.model_type \"{}\": memfit builds {} with {} language model "
+                     "only; reading the safetensors headers gives an exact answer", top.where(),
+                     type, s.family ? s.family : top.model_type(), s.texts_phrase);
+  }
+  MEMFIT_ASSIGN_OR_RETURN(
+      HfConfig config,
+      s.carry_quantization
+          ? TextSubConfig(full, "text_config", s.text_default, text->causal_lm, defaulted,
+                          StoredAndLoadedNames(s.language_prefix, s.head))
+          : TextSubConfig(full, "text_config", s.text_default, text->causal_lm, defaulted));
+  ArchitectureBuilderFn build = text->build;
+  if (build == nullptr) {
+    const ArchitectureBuilder* found = FindArchitectureBuilder(type, text->causal_lm);
+    if (found == nullptr || type == top.model_type()) {
+      return MakeError("{}: text_config.model_type \"{}\" has no builder in memfit; reading the "
+                       "safetensors headers gives an exact answer", top.where(), type);
+    }
+    build = found->build;
+  }
+  BuildOptions text_options = o;
+  text_options.head_class.clear();
+  return build(config, text_options);
+}
+
+// The vision tower row of `full`'s vision_config and that config.
+Result<std::pair<const VisionTowerSpec*, HfConfig>> VlmVision(const HfConfig& top,
+                                                              const HfConfig& full,
+                                                              const VlmSpec& s) {
+  nlohmann::json vision;
+  if (full.Has("vision_config")) {
+    MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, full.Sub("vision_config"));
+    vision = sub.raw();
+  } else if (s.vision_default == nullptr) {
+    return MakeError("{}: missing required field \"vision_config\"", top.where());
+  } else {
+    vision = nlohmann::json::parse(s.vision_default);
+  }
+  const VisionTowerSpec* tower = s.towers.front().second;
+  if (s.vision_type != nullptr) {
+    const std::string type = vision.value("model_type", s.vision_type);
+    const auto it = std::find_if(s.towers.begin(), s.towers.end(),
+                                 [&](const auto& t) { return type == t.first; });
+    if (it == s.towers.end()) {
+      return MakeError("{}: vision_config.model_type \"{}\" is not \"{}\" or \"{}\"", top.where(),
+                       type, s.towers[0].first, s.towers[1].first);
+    }
+    tower = it->second;
+  }
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig config,
+                          HfConfig::FromJson(std::move(vision), top.where() + ": vision_config"));
+  return std::pair{tower, std::move(config)};
+}
+
+uint64_t VlmSize(ModelBuilder& b, const VlmSpec& s, VlmDim dim, const VlmSizes& z) {
+  switch (dim) {
+    case VlmDim::kVision: return z.vision;
+    case VlmDim::kVisionFeatures:
+      return MulDims(b, z.vision, z.features, "vision hidden_size x feature layers");
+    case VlmDim::kVisionMerged:
+      return MulDims(b, z.vision, z.merge * z.merge,
+                     fmt::format("vision hidden_size x {}^2", s.merge.key));
+    case VlmDim::kText: return z.text;
+    case VlmDim::kTextIntermediate: return z.text_intermediate;
+    case VlmDim::kWidth: return z.width;
+  }
+  return 0;
+}
+
+void EmitConnector(ModelBuilder& b, const HfConfig& top, const VlmSpec& s, const VlmSizes& z,
+                   bool bias) {
+  for (const VlmItem& item : s.connector) {
+    b.SetComponent(s.projector_component);
+    const std::string name = std::string(s.projector) + "." + item.name;
+    if (item.when != nullptr && !Get(b, top.BoolOr(item.when, true))) continue;
+    const uint64_t in = VlmSize(b, s, item.in, z), out = VlmSize(b, s, item.out, z);
+    const bool biased = HasBias(item.bias, bias);
+    switch (item.op) {
+      case VlmOp::kLinear: b.Linear(name, in, out, biased); break;
+      case VlmOp::kLayerNorm: b.LayerNorm(name, in); break;
+      case VlmOp::kRmsNorm: b.RmsNorm(name, in); break;
+      case VlmOp::kGatedProjection: GatedMlp(b, name, in, z.text_intermediate, out); break;
+      case VlmOp::kImageNewline:
+        b.SetComponent("");
+        b.Param("image_newline", {z.text});
+        break;
+      case VlmOp::kHook: s.extra(b, top, s, z); break;
+    }
+  }
+}
+
+}  // namespace
+
+Result<Model> BuildVlm(const HfConfig& c, const BuildOptions& o, const VlmSpec& s) {
+  HfConfig full = c;
+  if (s.prepare != nullptr) {
+    MEMFIT_ASSIGN_OR_RETURN(full, s.prepare(c));
+  }
+  std::vector<std::string> defaulted;
+  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildVlmText(c, full, o, s, defaulted));
+  MEMFIT_ASSIGN_OR_RETURN(auto vision, VlmVision(c, full, s));
+  ModelBuilder b(c);
+  Model& m = b.model();
+  if (m.architecture.empty() && s.architecture != nullptr) m.architecture = s.architecture;
+  VlmSizes z{.text = language.hp.hidden_size,
+             .text_intermediate = language.hp.intermediate_size};
+  const bool bias = s.bias_key != nullptr && Get(b, c.BoolOr(s.bias_key, s.bias_default));
+  if (c.Has("vision_feature_layer") && c.raw()["vision_feature_layer"].is_array()) {
+    z.features = c.raw()["vision_feature_layer"].size();
+  }
+  if (s.merge.key != nullptr) z.merge = Get(b, c.UintOr(s.merge.key, s.merge.fallback));
+  if (s.width.key != nullptr) z.width = Get(b, c.UintOr(s.width.key, s.width.fallback));
+  if (!b.failed() && s.merge.key != nullptr && (z.merge == 0 || z.merge > 64)) {
+    return MakeError("{}: \"{}\" = {} must be in 1..64", c.where(), s.merge.key, z.merge);
+  }
+  if (!b.failed() && s.width_nonzero && z.width == 0) {
+    return MakeError("{}: \"{}\" must not be zero", c.where(), s.width.key);
+  }
+  b.SetComponent(s.vision_component);
+  z.vision = EmitVisionTower(b, vision.second, *vision.first, s.vision_prefix).hidden;
+  if (b.failed()) return b.Finish();
+  EmitConnector(b, c, s, z, bias);
+  if (b.failed()) return b.Finish();
+  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), s.language_prefix, s.head,
+                      s.language_component);
+  m.no_split_patterns = s.no_split;
+  if (s.base_model_prefix != nullptr) m.base_model_prefix = s.base_model_prefix;
+  return b.Finish();
 }
 
 }  // namespace memfit::arch

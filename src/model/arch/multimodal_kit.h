@@ -13,6 +13,7 @@
 #include "memfit/architecture.h"
 #include "memfit/hf_config.h"
 #include "memfit/model.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
 
@@ -84,7 +85,82 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
 // Copies hp, assumptions (prefixed "text_config: ") and notes.
 void PrependLanguageModel(Model& into, Model&& language);
 
+// A vision-language composite as a table row (VlmSpec, rows in vlm_families.cc): a text model
+// built from "text_config" by a text builder, a vision tower row (vision_tower.h) and a
+// connector listed item by item; BuildVlm builds any row.
+//
+// A connector size: V the tower's width, T the text model's, TI its MLP's.
+enum class VlmDim : uint8_t {
+  kVision,          // V
+  kVisionFeatures,  // V x the number of "vision_feature_layer"s (1 unless a list)
+  kVisionMerged,    // V x merge^2, merge the row's merge key
+  kText,            // T
+  kTextIntermediate,  // TI
+  kWidth,             // the row's width key
+};
+enum class VlmOp : uint8_t {
+  kLinear,           // Linear(in, out)
+  kLayerNorm,        // over in
+  kRmsNorm,          // over in
+  kGatedProjection,  // gate_proj, up_proj (in -> TI), down_proj (TI -> out), no biases
+  kImageNewline,     // the top-level image_newline [T], in no component
+  kHook,             // the row's `extra` hook
+};
+struct VlmItem {
+  VlmOp op;
+  const char* name = "";  // under the row's projector prefix
+  VlmDim in = VlmDim::kVision, out = VlmDim::kText;
+  VisionBias bias = VisionBias::kNone;  // kConfig: the row's bias key
+  const char* when = nullptr;           // a boolean key (default true) the item needs
+};
+// An accepted text model: its model_type (nullptr: any other with a registered builder), the
+// causal-LM class its sub-config names, and its builder (nullptr: the registered one).
+struct VlmText {
+  const char* type;
+  const char* causal_lm;
+  ArchitectureBuilderFn build = nullptr;
+};
+struct VlmSizes {
+  uint64_t vision = 0, text = 0, text_intermediate = 0, features = 1, merge = 0, width = 0;
+};
+struct VlmSpec;
 class ModelBuilder;
+using VlmExtraFn = void (*)(ModelBuilder& b, const HfConfig& top, const VlmSpec& s,
+                            const VlmSizes& z);
+struct VlmSpec {
+  const char* family = nullptr;        // for the text-type error; nullptr: the model_type
+  const char* architecture = nullptr;  // the class when the config names none
+  const char* text_default = "";       // text_config's model_type when it has none
+  std::vector<VlmText> texts;
+  const char* texts_phrase = "";   // "a gemma or gemma2": the accepted text models, for errors
+  bool carry_quantization = true;  // TextSubConfig with the language model's names
+  // The config with what PaliGemma-style classes build for an absent sub-config (or null).
+  Result<HfConfig> (*prepare)(const HfConfig& top) = nullptr;
+  const char* vision_default = "{}";  // an absent vision_config (JSON); nullptr: required
+  // The tower by vision_config's model_type (default `vision_type`; without one, the first entry
+  // and the model_type is not read).
+  std::vector<std::pair<const char*, const VisionTowerSpec*>> towers;
+  const char* vision_type = nullptr;
+  const char* vision_prefix = "vision_tower.vision_model";
+  const char* vision_component = "vision_tower";
+  const char* projector = "multi_modal_projector";  // the connector items' prefix
+  const char* projector_component = "multi_modal_projector";
+  const char* bias_key = nullptr;  // VisionBias::kConfig's
+  bool bias_default = false;
+  VisionKey merge{};  // in 1..64
+  VisionKey width{};
+  bool width_nonzero = false;
+  std::vector<VlmItem> connector;
+  VlmExtraFn extra = nullptr;
+  const char* language_prefix = "language_model.model";
+  const char* head = "language_model.lm_head";
+  const char* language_component = "language_model";
+  std::vector<std::string> no_split;
+  const char* base_model_prefix = nullptr;
+};
+Result<Model> BuildVlm(const HfConfig& config, const BuildOptions& options, const VlmSpec& spec);
+// LLaVA with a Pixtral vision tower (vlm_families.cc; llava.cc builds the other layouts).
+extern const VlmSpec kLlavaPixtral;
 
 // The sizes of Kimi's MoonViT3d vision tower (vision_config: vt_hidden_size,
 // vt_intermediate_size, vt_num_hidden_layers, qkv_hidden_size, patch_size,
@@ -110,8 +186,5 @@ MoonVitShape ReadMoonVitShape(ModelBuilder& b, const HfConfig& vision, bool read
 // pos_emb.weight, pos_emb.time_weight (float32 buffer)}, encoder.blocks.N.{norm0, norm1,
 // mlp.fc0, mlp.fc1, wqkv, wo}, encoder.final_layernorm. Errors are recorded in `b`.
 void EmitMoonVit3d(ModelBuilder& b, const MoonVitShape& s);
-// The Pixtral vision encoder (pixtral.cc) under `prefix` ("vision_tower"); returns its hidden size
-// (0 after recording an error in `b`).
-uint64_t EmitPixtralVision(ModelBuilder& b, const HfConfig& vision_config, const std::string& prefix);
 
 }  // namespace memfit::arch

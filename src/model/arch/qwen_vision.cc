@@ -1,106 +1,30 @@
-// Qwen vision towers and the Qwen vision-language assembly (qwen_vision.h).
+// Qwen vision towers (rows of vision_tower.cc) and the Qwen vision-language assembly
+// (qwen_vision.h), with its Qwen2-VL and Qwen2.5-VL builders:
+//
+// Qwen2-VL and Qwen2.5-VL (qwen2_vl, qwen2_5_vl: Qwen2[_5]VLForConditionalGeneration): a Qwen2
+// text model (q/k/v biases) and the Qwen2-VL / Qwen2.5-VL vision tower (qwen_vision.h). Two
+// checkpoint layouts: configs with the text keys at the top level (transformers < 4.52, e.g.
+// Qwen/Qwen2-VL-7B-Instruct, allenai/olmOCR-7B-0225-preview) store model.layers.* and visual.*;
+// configs with a "text_config" (saved by transformers >= 4.52) store model.language_model.* and
+// model.visual.*. lm_head at the top in both. Checked byte-exact against olmOCR-7B's index.
+// Sources: transformers/models/qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl/modeling_qwen2_5_vl.py
+// (and their checkpoint-conversion key mapping for the two layouts).
 
 #include "model/arch/qwen_vision.h"
 #include "formats/hf_config_json.h"
 
+#include "model/arch/families.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
-namespace {
-
-bool Qwen25(QwenVision kind) {
-  return kind == QwenVision::kQwen25Vl || kind == QwenVision::kQwen25Omni;
-}
-bool Qwen3(QwenVision kind) {
-  return kind == QwenVision::kQwen3Vl || kind == QwenVision::kQwen3Omni;
-}
-
-// A LayerNorm (weight and bias) or, for Qwen2.5-VL and Qwen2.5-Omni, an RMSNorm (weight).
-void QwenVisionNorm(ModelBuilder& b, QwenVision kind, const std::string& name, uint64_t dim) {
-  if (Qwen25(kind)) {
-    b.RmsNorm(name, dim);
-  } else {
-    b.LayerNorm(name, dim);
-  }
-}
-
-// The patch merger: a norm over the vision width (or over merged patches for the Qwen3
-// deepstack mergers), then two Linear layers over hidden x merge^2.
-void Merger(ModelBuilder& b, const Quantization& q, QwenVision kind, const std::string& p,
-            uint64_t hidden, uint64_t merged, uint64_t out, bool postshuffle_norm) {
-  if (kind == QwenVision::kQwen3Vl) {
-    b.LayerNorm(p + ".norm", postshuffle_norm ? merged : hidden);
-    QLinear(b, q, p + ".linear_fc1", merged, merged, true);
-    QLinear(b, q, p + ".linear_fc2", merged, out, true);
-  } else {
-    QwenVisionNorm(b, kind, p + ".ln_q", postshuffle_norm ? merged : hidden);
-    QLinear(b, q, p + ".mlp.0", merged, merged, true);
-    QLinear(b, q, p + ".mlp.2", merged, out, true);
-  }
-}
-
-}  // namespace
 
 void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const std::string& p,
-                    uint64_t text_hidden, const Quantization* quantization) {
-  const Quantization none{};
-  const Quantization& q = quantization ? *quantization : none;
-  const bool qwen2 = kind == QwenVision::kQwen2Vl;
-  // Qwen2-VL names its width "embed_dim" and the text width "hidden_size"; the others name their
-  // width "hidden_size" and the text width "out_hidden_size".
-  const uint64_t hidden = Get(b, qwen2 ? v.Uint("embed_dim") : v.Uint("hidden_size"));
-  const uint64_t out = Get(b, qwen2 ? v.UintOr("hidden_size", text_hidden)
-                                    : v.UintOr("out_hidden_size", text_hidden));
-  const uint64_t depth = Get(b, v.Uint("depth"));
-  const uint64_t heads = Get(b, v.Uint("num_heads"));
-  const uint64_t inter = qwen2 ? MulDims(b, hidden, Get(b, v.UintOr("mlp_ratio", 4)), "mlp_ratio")
-                               : Get(b, v.Uint("intermediate_size"));
-  const uint64_t channels = Get(b, v.UintOr("in_channels", Get(b, v.UintOr("in_chans", 3))));
-  const uint64_t patch = Get(b, v.UintOr("patch_size", 14));
-  const uint64_t temporal = Get(b, v.UintOr("temporal_patch_size", 2));
-  const uint64_t merge = Get(b, v.UintOr("spatial_merge_size", 2));
-  std::vector<uint64_t> deepstack;
-  if (auto it = v.raw().find("deepstack_visual_indexes");
-      Qwen3(kind) && it != v.raw().end() && it->is_array()) {
-    deepstack.resize(it->size());
-  }
-  if (b.failed()) return;
-  const uint64_t head_dim = DivideExact(b, v, hidden, qwen2 ? "embed_dim" : "hidden_size", heads,
-                                        "num_heads");
-  const uint64_t merged = MulDims(b, hidden, MulDims(b, merge, merge, "spatial_merge_size^2"),
-                                  "vision width x spatial_merge_size^2");
-  if (b.failed()) return;
-  b.Conv(p + ".patch_embed.proj", channels, hidden, {temporal, patch, patch}, Qwen3(kind));
-  if (Qwen3(kind)) {
-    b.Embedding(p + ".pos_embed", Get(b, v.Uint("num_position_embeddings")), hidden);
-  }
-  for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
-    const std::string l = Layer(p + ".blocks", i);
-    QwenVisionNorm(b, kind, l + ".norm1", hidden);
-    QwenVisionNorm(b, kind, l + ".norm2", hidden);
-    if (kind == QwenVision::kQwen25Omni) {
-      for (const char* x : {".attn.q", ".attn.k", ".attn.v"}) {
-        QLinear(b, q, l + x, hidden, hidden, true);
-      }
-    } else {
-      QLinear(b, q, l + ".attn.qkv", hidden, 3 * hidden, true);
-    }
-    QLinear(b, q, l + ".attn.proj", hidden, hidden, true);
-    if (Qwen25(kind)) {
-      QGatedMlp(b, q, l + ".mlp", hidden, inter, true);
-    } else {
-      QLinear(b, q, l + (qwen2 ? ".mlp.fc1" : ".mlp.linear_fc1"), hidden, inter, true);
-      QLinear(b, q, l + (qwen2 ? ".mlp.fc2" : ".mlp.linear_fc2"), inter, hidden, true);
-    }
-  }
-  Merger(b, q, kind, p + ".merger", hidden, merged, out, false);
-  for (uint64_t k = 0; k < deepstack.size() && !b.failed(); ++k) {
-    const char* list = kind == QwenVision::kQwen3Omni ? ".merger_list" : ".deepstack_merger_list";
-    Merger(b, q, kind, Layer(p + list, k), hidden, merged, out, true);
-  }
-  // VisionRotaryEmbedding(head_dim / 2): inv_freq over arange(0, head_dim / 2, 2).
-  b.Buffer(p + ".rotary_pos_emb.inv_freq", {(head_dim / 2 + 1) / 2}, Dtype::kF32, false);
+                    uint64_t text_hidden, const Quantization* q) {
+  static const VisionTowerSpec* const kRows[] = {&kQwen2VlTower, &kQwen25VlTower, &kQwen3VlTower,
+                                                 &kQwen25OmniTower, &kQwen3OmniTower};
+  EmitVisionTower(b, v, *kRows[static_cast<size_t>(kind)], p, text_hidden, q);
 }
 
 Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVlSpec& spec) {
@@ -145,6 +69,25 @@ Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVl
   m.no_split_patterns = {text_prefix + "layers.*", spec.vision_prefix + ".blocks.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
+}
+
+namespace {
+
+Result<Model> BuildQwen2VlFamily(const HfConfig& c, const BuildOptions& o, QwenVision vision) {
+  const bool nested = c.Has("text_config");
+  return BuildQwenVl(c, o, {.text_builder = BuildQwen2, .text_class = "Qwen2ForCausalLM",
+                            .text_prefix = nested ? "model.language_model" : "model",
+                            .vision = vision,
+                            .vision_prefix = nested ? "model.visual" : "visual"});
+}
+
+}  // namespace
+
+Result<Model> BuildQwen2Vl(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen2VlFamily(c, o, QwenVision::kQwen2Vl);
+}
+Result<Model> BuildQwen25Vl(const HfConfig& c, const BuildOptions& o) {
+  return BuildQwen2VlFamily(c, o, QwenVision::kQwen25Vl);
 }
 
 }  // namespace memfit::arch

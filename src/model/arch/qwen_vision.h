@@ -1,18 +1,7 @@
 #pragma once
-// The Qwen vision towers as their checkpoints store them (Tensor::component "vision_tower").
-// - Qwen2-VL (Qwen2VisionTransformerPretrainedModel): patch_embed.proj Conv3d without bias,
-//   LayerNorm blocks with attn.qkv/proj and mlp.fc1/fc2, merger.ln_q + merger.mlp.{0,2}.
-// - Qwen2.5-VL: RMSNorm blocks with a gated mlp.{gate,up,down}_proj (biases), merger.ln_q RMSNorm.
-// - Qwen3-VL / Qwen3.5 (Qwen3VLVisionModel): patch_embed.proj Conv3d with bias, a learned
-//   pos_embed, LayerNorm blocks with mlp.linear_fc1/fc2, merger.{norm,linear_fc1,linear_fc2} and
-//   one deepstack merger per "deepstack_visual_indexes" entry (Qwen3.5 has none).
-// - Qwen2.5-Omni (Qwen2_5OmniVisionEncoder): Qwen2.5-VL's tower with separate attn.q/k/v
-//   projections (biased) in place of attn.qkv.
-// - Qwen3-Omni (Qwen3OmniMoeVisionEncoder): Qwen3-VL's blocks, patch bias and pos_embed, with
-//   Qwen2-style mergers (ln_q LayerNorm, mlp.0, mlp.2); the deepstack mergers are merger_list.N.
-// Sources: transformers/models/qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl/modeling_qwen2_5_vl.py,
-// qwen3_vl/modeling_qwen3_vl.py, qwen2_5_omni/modeling_qwen2_5_omni.py,
-// qwen3_omni_moe/modeling_qwen3_omni_moe.py.
+// The Qwen vision towers as their checkpoints store them (Tensor::component "vision_tower"):
+// Qwen2-VL, Qwen2.5-VL, Qwen3-VL / Qwen3.5, Qwen2.5-Omni and Qwen3-Omni, one row each in
+// vision_tower.cc (whose comments name their transformers modules), and the Qwen-VL assembly.
 
 #include <string>
 

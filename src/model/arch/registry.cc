@@ -135,7 +135,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
       {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
       {"mistral4", "", arch::BuildMistral4, "deepseek"},  // deepseek.cc; inside mistral3 too
-      {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (lfm2_vl.cc)
+      {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (vlm_families.cc)
       {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();

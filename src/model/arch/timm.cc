@@ -2,17 +2,18 @@
 // "resnet50.a1_in1k", and "num_classes"): the hyperparameters come from the name, as
 // timm.create_model does. Supported: resnet{18,34,50,101,152} (timm/models/resnet.py: conv1, bn1,
 // layer1-4 of BasicBlock/Bottleneck with downsample.{0,1}, fc), vit_{tiny,small,base,large,huge}_
-// patch<P>_<IMG> (vision_transformer.py: cls_token, pos_embed, patch_embed.proj, blocks.N.{norm1,
-// attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2}, norm, head) and convnext_{atto,femto,pico,nano,
-// tiny,small,base,large,xlarge} (convnext.py: stem.{0,1}, stages.S.{downsample.{0,1}, blocks.N.
-// {conv_dw, norm, mlp.fc1, mlp.fc2, gamma}}, head.{norm, fc}). BatchNorm buffers as in resnet.cc.
-// timm models declare no _no_split_modules, so accelerate's largest layer is the largest leaf.
+// patch<P>_<IMG> (vision_transformer.py: the kTimmVitTower row, head) and convnext_{atto,femto,
+// pico,nano,tiny,small,base,large,xlarge} (convnext.py: stem.{0,1}, stages.S.{downsample.{0,1},
+// blocks.N.{conv_dw, norm, mlp.fc1, mlp.fc2, gamma}}, head.{norm, fc}). BatchNorm buffers as in
+// resnet.cc. timm models declare no _no_split_modules, so accelerate's largest layer is the largest
+// leaf.
 
 #include <regex>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
 namespace {
@@ -55,32 +56,27 @@ void TimmResnet(ModelBuilder& b, const std::vector<uint64_t>& depths, bool bottl
   b.model().hp.activation = "relu";
 }
 
-void TimmVit(ModelBuilder& b, uint64_t dim, uint64_t depth, uint64_t heads, uint64_t mlp,
-             uint64_t patch, uint64_t image, uint64_t classes) {
-  const uint64_t tokens = (image / patch) * (image / patch) + 1;
-  b.Param("cls_token", {1, 1, dim});
-  b.Param("pos_embed", {1, tokens, dim});
-  b.Conv("patch_embed.proj", 3, dim, {patch, patch}, true);
+// The kTimmVitTower row (vision_tower.cc) with the sizes of the name, and head [classes, dim].
+void TimmVit(ModelBuilder& b, const HfConfig& c, uint64_t dim, uint64_t depth, uint64_t heads,
+             uint64_t mlp, uint64_t patch, uint64_t image, uint64_t classes) {
+  const nlohmann::json keys = {{"hidden_size", dim}, {"num_hidden_layers", depth},
+                               {"num_attention_heads", heads}, {"intermediate_size", mlp},
+                               {"patch_size", patch}, {"image_size", image}};
+  auto sizes = HfConfig::FromJson(keys, c.where());
+  if (!sizes) return b.Fail(sizes.error());
+  const VisionDims d = EmitVisionTower(b, *sizes, kTimmVitTower, "");
+  if (classes > 0) b.Linear("head", dim, classes, true);
   auto& hp = b.model().hp;
   for (uint64_t i = 0; i < depth; ++i) {
-    const std::string l = Layer("blocks", i);
-    b.LayerNorm(l + ".norm1", dim);
-    b.Linear(l + ".attn.qkv", dim, 3 * dim, true);
-    b.Linear(l + ".attn.proj", dim, dim, true);
-    b.LayerNorm(l + ".norm2", dim);
-    b.Linear(l + ".mlp.fc1", dim, mlp, true);
-    b.Linear(l + ".mlp.fc2", mlp, dim, true);
     hp.layers.push_back(DenseLayer(AttentionKind::kNone, heads, dim / heads, mlp));
   }
-  b.LayerNorm("norm", dim);
-  if (classes > 0) b.Linear("head", dim, classes, true);
   hp.hidden_size = dim;
   hp.num_layers = depth;
   hp.num_attention_heads = heads;
   hp.num_kv_heads = heads;
   hp.head_dim = dim / heads;
   hp.intermediate_size = mlp;
-  hp.max_position_embeddings = tokens;
+  hp.max_position_embeddings = d.positions;
   hp.norm = "layernorm";
   hp.activation = "gelu";
 }
@@ -153,7 +149,7 @@ Result<Model> BuildTimm(const HfConfig& c, const BuildOptions& /*options*/) {
              : size == "base"  ? Dims{768, 12, 12, 3072}
              : size == "large" ? Dims{1024, 24, 16, 4096}
                                : Dims{1280, 32, 16, 5120};
-    TimmVit(b, d.dim, d.depth, d.heads, d.mlp, patch, image, classes);
+    TimmVit(b, c, d.dim, d.depth, d.heads, d.mlp, patch, image, classes);
   } else if (std::regex_match(name, match, kConvnext)) {
     const std::string size = match[1];
     std::vector<uint64_t> depths = {3, 3, 9, 3}, dims;

@@ -1,13 +1,11 @@
-// ViT (transformers' modeling_vit.py). [vit.]embeddings.{cls_token [1, 1, h], position_embeddings
-// [1, patches + 1, h], patch_embeddings.projection Conv2d(num_channels, h, patch, stride patch)};
-// encoder.layer.N.{attention.attention.{query,key,value} (bias: qkv_bias), attention.output.dense,
-// intermediate.dense, output.dense, layernorm_before, layernorm_after}; layernorm; pooler.dense
-// (ViTModel only). ViTForImageClassification adds classifier [num_labels, h].
+// ViT (transformers' modeling_vit.py): the kVitTower row (vision_tower.cc) under [vit.], then
+// pooler.dense (ViTModel only); ViTForImageClassification adds classifier [num_labels, h].
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
+#include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
 
@@ -48,41 +46,22 @@ Result<Model> BuildVit(const HfConfig& c, const BuildOptions& options) {
   ModelBuilder b(c);
   Model& m = b.model();
   m.architecture = cls;
+  const std::string p = classify ? "vit." : "";
   auto& hp = m.hp;
-  hp.hidden_size = Get(b, c.Uint("hidden_size"));
-  hp.num_layers = Get(b, c.Uint("num_hidden_layers"));
-  hp.num_attention_heads = Get(b, c.Uint("num_attention_heads"));
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.intermediate_size = Get(b, c.Uint("intermediate_size"));
   hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
   hp.norm = "layernorm";
-  const uint64_t channels = Get(b, c.UintOr("num_channels", 3));
-  const uint64_t patch = Get(b, c.UintOr("patch_size", 16));
-  const bool qkv_bias = Get(b, c.BoolOr("qkv_bias", true));
-  const uint64_t patches = Get(b, ImagePatches(c, "image_size", "patch_size", 224, 16));
+  const VisionDims d = EmitVisionTower(b, c, kVitTower, classify ? "vit" : "");
   if (b.failed()) return b.Finish();
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
-                            "num_attention_heads");
-  hp.max_position_embeddings = patches + 1;
-
-  const std::string p = classify ? "vit." : "";
-  const uint64_t h = hp.hidden_size, inter = hp.intermediate_size;
-  b.Param(p + "embeddings.cls_token", {1, 1, h});
-  b.Param(p + "embeddings.position_embeddings", {1, patches + 1, h});
-  b.Conv(p + "embeddings.patch_embeddings.projection", channels, h, {patch, patch}, true);
-  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const std::string l = Layer(p + "encoder.layer", i);
-    for (const char* proj : {"query", "key", "value"}) {
-      b.Linear(l + ".attention.attention." + proj, h, h, qkv_bias);
-    }
-    b.Linear(l + ".attention.output.dense", h, h, true);
-    b.Linear(l + ".intermediate.dense", h, inter, true);
-    b.Linear(l + ".output.dense", inter, h, true);
-    b.LayerNorm(l + ".layernorm_before", h);
-    b.LayerNorm(l + ".layernorm_after", h);
-    hp.layers.push_back(DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hp.head_dim, inter));
+  hp.hidden_size = d.hidden;
+  hp.num_layers = d.depth;
+  hp.num_attention_heads = hp.num_kv_heads = d.heads;
+  hp.intermediate_size = d.intermediate;
+  hp.head_dim = d.head_dim;
+  hp.max_position_embeddings = d.positions;
+  for (uint64_t i = 0; i < d.depth; ++i) {
+    hp.layers.push_back(DenseLayer(AttentionKind::kNone, d.heads, d.head_dim, d.intermediate));
   }
-  b.LayerNorm(p + "layernorm", h);
+  const uint64_t h = d.hidden;
   // ViTForImageClassification builds ViTModel(add_pooling_layer=False).
   b.SetBaseOnly(classify);
   b.Linear(p + "pooler.dense", h, h, true);
