@@ -69,7 +69,7 @@ Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
-// Issue 15 families (nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc, llama4.cc).
+// Issue 15 families (nemotron_h.cc, lfm2.cc, mla_families.cc, gemma4.cc, llama4.cc).
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
@@ -92,7 +92,7 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& config, const BuildOptions& optio
 // Kimi-K3 (kimi_k3.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
 Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildKimiK3(const HfConfig& config, const BuildOptions& options);
-// GLM-4.5/4.6 (deepseek.cc): DeepSeek-V3's MoE and MTP layers around grouped-query attention.
+// GLM-4.5/4.6 (an MLA row, mla_families.cc): DeepSeek-V3's MoE and MTP layers around GQA.
 Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.
 Result<Model> BuildDeepseekV4(const HfConfig& config, const BuildOptions& options);

@@ -149,13 +149,13 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mamba2", "", arch::BuildMamba2, "mamba"},
       {"jamba", "", arch::BuildJamba, "jamba"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
-      // MLA families (issue 30): deepseek.cc and mla_families.cc over mla_kit.h.
+      // MLA families (issue 30): MlaFamilySpec rows and LongCat-Flash in mla_families.cc.
       {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
       {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
       {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
       // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
       {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
-      {"mistral4", "", arch::BuildMistral4, "deepseek"},  // deepseek.cc; inside mistral3 too
+      {"mistral4", "", arch::BuildMistral4, "deepseek"},  // an MLA row; inside mistral3 too
       {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (lfm2_vl.cc)
       {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
