@@ -89,7 +89,7 @@ Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options
 // MiMo-V2-Flash (mimo_v2_flash.cc): sliding-window/global attention MoE with stored MTP layers.
 Result<Model> BuildMiMoV2Flash(const HfConfig& config, const BuildOptions& options);
 // Kimi Linear (kimi_linear.cc): KDA linear attention between MLA layers, DeepSeek-style MoE;
-// Kimi-K3 (kimi_k3.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
+// Kimi-K3 (kimi_k25.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
 Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildKimiK3(const HfConfig& config, const BuildOptions& options);
 // GLM-4.5/4.6 (an MLA row, mla_families.cc): DeepSeek-V3's MoE and MTP layers around GQA.

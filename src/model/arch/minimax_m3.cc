@@ -1,5 +1,7 @@
 // MiniMax-M3 (minimax_m3: MiniMaxM3ForCausalLM; minimax_m3_vl:
-// MiniMaxM3SparseForConditionalGeneration). Text model, as the checkpoints name it (vLLM
+// MiniMaxM3SparseForConditionalGeneration). Not an MlaFamilySpec row (mla_kit.h): its attention is
+// grouped-query, with its own indexer; MoE, MTP and layer lists are named and read apart from the
+// rows. Text model, as the checkpoints name it (vLLM
 // models/minimax_m3 model.py and mtp.py; the Megatron bridge's key list "verified against the
 // real checkpoint key layout"): embed_tokens; per layer input_layernorm, self_attn.{q,k,v,o}_proj
 // with per-head q_norm/k_norm [head_dim] ("qk_norm_type" per_head; per_layer: over the whole

@@ -1,9 +1,6 @@
-// The MLA + routed-MoE families as MlaFamilySpec rows (mla_kit.h), one per model_type, each
-// naming its source, built by BuildMla (mla_kit.cc); and LongCat-Flash, hand-written below.
-// MLA itself (q_a_proj/q_a_layernorm/q_b_proj with q_lora_rank, else q_proj; kv_a_proj_with_mqa
-// [kv_lora_rank + qk_rope_head_dim, H], kv_a_layernorm, kv_b_proj [heads x (qk_nope_head_dim +
-// v_head_dim), kv_lora_rank], o_proj) and the routed layers' layout are described in mla_kit.h.
-// Parity with the builders the rows replaced: model_digest_test.cc.
+// The MLA + routed-MoE families as MlaFamilySpec rows, one per model_type, each naming its source,
+// built by BuildMla; MLA and the rows' layout are described in mla_kit.h. Parity with the builders
+// the rows replaced: model_digest_test.cc. LongCat-Flash is hand-written below.
 
 #include <cstdint>
 
