@@ -10,8 +10,8 @@
 //   norm0, norm1 (LayerNorm with bias), wqkv Linear(h, 3h), wo Linear(h, h), mlp.fc0 Linear(h, vt_
 //   intermediate), mlp.fc1 Linear(vt_intermediate, h), all with biases; encoder.final_layernorm;
 //   the 2-D rope table is created on first forward (not resident after loading);
-// - mm_projector (PatchMergerMLP): pre_norm LayerNorm(mm_hidden), proj.0 Linear(mm_hidden x k, same),
-//   proj.2 Linear(mm_hidden x k, text_hidden) with biases, k = merge_kernel_size[0] x [1].
+// - mm_projector (PatchMergerMLP): pre_norm LayerNorm(mm_hidden), proj.0 Linear(mm_hidden x k,
+//   same), proj.2 Linear(mm_hidden x k, text_hidden) with biases, k = merge_kernel_size[0] x [1].
 // _no_split_modules: MoonViT3dPretrainedModel, MoonViTEncoderLayer, DeepseekDecoderLayer,
 // PatchMergerMLP. Quantized releases (NVIDIA's NVFP4) keep the tower and projector unquantized
 // ("ignore": vision_tower*, mm_projector*) and name language-model modules with the
@@ -65,18 +65,29 @@ nlohmann::json TextQuantization(const nlohmann::json& q) {
   return out;
 }
 
-// What differs between the two releases' wrappers around their language models.
-struct KimiVlmText {
-  std::string_view release;      // "Kimi-K2.5"
-  std::string_view text_model;   // "a DeepSeek-V3"
-  std::string_view types[2];     // text_config.model_type accepted; the first is the default
-  bool inherit_tie = false;      // "tie_word_embeddings" also inherited from the top level
-  bool top_quantization = false; // the top-level quantization_config, via TextQuantization
-};
+Result<Model> BuildKimiK3Text(const HfConfig& c, const BuildOptions& o) {
+  return BuildKimiLinearText(c, o, KimiCheckpoint::kKimiK3);
+}
 
-// "text_config" with the top-level dtype (and the row's other keys) where it lacks them, checked
-// to be a language model the release is built with.
-Result<HfConfig> KimiTextConfig(const HfConfig& c, const KimiVlmText& t) {
+// What differs between the two releases' language models, one row each.
+struct KimiVlmText {
+  std::string_view release;       // "Kimi-K2.5"
+  std::string_view text_model;    // "a DeepSeek-V3"
+  std::string_view types[2];      // text_config.model_type accepted; the first is the default
+  ArchitectureBuilderFn build;    // the text model's builder
+  bool inherit_tie = false;       // "tie_word_embeddings" also inherited from the top level
+  bool top_quantization = false;  // the top-level quantization_config, via TextQuantization
+};
+const KimiVlmText kKimiK25Text{.release = "Kimi-K2.5", .text_model = "a DeepSeek-V3",
+                               .types = {"deepseek_v3", "kimi_k2"}, .build = BuildDeepseekV3,
+                               .top_quantization = true};
+const KimiVlmText kKimiK3Text{.release = "Kimi-K3", .text_model = "a Kimi Linear",
+                              .types = {"kimi_linear", "kimi_linear"}, .build = BuildKimiK3Text,
+                              .inherit_tie = true};
+
+// The language model of "text_config", given the top-level dtype (and the row's other keys) where
+// it lacks them, once checked to be a model the release is built with.
+Result<Model> KimiLanguageModel(const HfConfig& c, const BuildOptions& o, const KimiVlmText& t) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text_sub, c.Sub("text_config"));
   nlohmann::json text_json = text_sub.raw();
   for (const std::string key : {"torch_dtype", "dtype", "tie_word_embeddings"}) {
@@ -93,7 +104,9 @@ Result<HfConfig> KimiTextConfig(const HfConfig& c, const KimiVlmText& t) {
                      "only; reading the safetensors headers gives an exact answer",
                      c.where(), type, t.release, t.text_model);
   }
-  return HfConfig::FromJson(text_json, c.where() + ": text_config");
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
+                          HfConfig::FromJson(text_json, c.where() + ": text_config"));
+  return t.build(text, o);
 }
 
 // merge_kernel_size: two integers in 1..16 (JSON built in code holds signed integers, parsed
@@ -122,11 +135,7 @@ void AttachLanguageModel(Model& m, Model&& language) {
 
 Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& options) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, c.Sub("vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(
-      HfConfig text, KimiTextConfig(c, {.release = "Kimi-K2.5", .text_model = "a DeepSeek-V3",
-                                        .types = {"deepseek_v3", "kimi_k2"},
-                                        .top_quantization = true}));
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildDeepseekV3(text, options));
+  MEMFIT_ASSIGN_OR_RETURN(Model language, KimiLanguageModel(c, options, kKimiK25Text));
   ModelBuilder b(c);
   // Kimi-K2.5's tower: LayerNorm, biases everywhere, attention as wide as the tower.
   const MoonVitShape tower = ReadMoonVitShape(b, vision, /*read_qkv=*/false);
@@ -158,12 +167,7 @@ Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& options) {
 
 Result<Model> BuildKimiK3(const HfConfig& c, const BuildOptions& options) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, c.Sub("vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(
-      HfConfig text, KimiTextConfig(c, {.release = "Kimi-K3", .text_model = "a Kimi Linear",
-                                        .types = {"kimi_linear", "kimi_linear"},
-                                        .inherit_tie = true}));
-  MEMFIT_ASSIGN_OR_RETURN(Model language,
-                          BuildKimiLinearText(text, options, KimiCheckpoint::kKimiK3));
+  MEMFIT_ASSIGN_OR_RETURN(Model language, KimiLanguageModel(c, options, kKimiK3Text));
   MEMFIT_ASSIGN_OR_RETURN(uint64_t kernel, MergeKernel(vision));
   ModelBuilder b(c);
   Model& m = b.model();

@@ -7,7 +7,6 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
-#include "model/arch/issue30_families.h"
 #include "model/arch/mla_families.h"
 #include "model/arch/mla_kit.h"
 #include "model/arch/quantization.h"
@@ -138,30 +137,14 @@ void LongcatMtp(ModelBuilder& b, const Quantization& q, const MlaDims& d, uint64
 
 }  // namespace
 
-Result<Model> BuildDeepseekV2(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kDeepseekV2);
-}
 Result<Model> BuildDeepseekV3(const HfConfig& c, const BuildOptions& o) {
   return BuildMla(c, o, kDeepseekV3);
-}
-Result<Model> BuildDeepseekV32(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kDeepseekV32);
-}
-Result<Model> BuildGlmMoeDsa(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kGlmMoeDsa);
 }
 Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
   return BuildMla(c, o, kGlm4Moe);
 }
-Result<Model> BuildGlm4MoeLite(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kGlm4MoeLite);
-}
-Result<Model> BuildMistral4(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kMistral4);
-}
-Result<Model> BuildMiniCpm3(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kMiniCpm3);
-}
+
+namespace {
 
 Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
   ModelBuilder b(c);
@@ -233,6 +216,24 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
   m.no_split_patterns = {"model.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
+}
+
+}  // namespace
+
+const std::vector<ArchitectureBuilder>& MlaFamilyBuilders() {
+  static const std::vector<ArchitectureBuilder> kRows = {
+      {"deepseek_v2", "", BuildMlaSpec<kDeepseekV2>, "deepseek"},
+      {"deepseek_v3", "", BuildMlaSpec<kDeepseekV3>, "deepseek"},
+      {"kimi_k2", "", BuildMlaSpec<kDeepseekV3>, "deepseek"},  // DeepseekV3ForCausalLM layout
+      {"deepseek_v32", "", BuildMlaSpec<kDeepseekV32>, "deepseek"},
+      {"glm_moe_dsa", "", BuildMlaSpec<kGlmMoeDsa>, "deepseek"},
+      {"glm4_moe", "", BuildMlaSpec<kGlm4Moe>, "deepseek"},
+      {"glm4_moe_lite", "", BuildMlaSpec<kGlm4MoeLite>, "deepseek"},
+      {"mistral4", "", BuildMlaSpec<kMistral4>, "deepseek"},  // inside mistral3 too
+      {"minicpm3", "", BuildMlaSpec<kMiniCpm3>, "minicpm3"},
+      {"longcat_flash", "", BuildLongcatFlash, "longcat_flash"},
+  };
+  return kRows;
 }
 
 }  // namespace memfit::arch

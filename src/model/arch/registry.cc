@@ -94,16 +94,11 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"granitemoehybrid", "", arch::BuildGraniteMoeHybrid, "granite"},
       {"bamba", "", arch::BuildBamba, "bamba"},
       {"internlm2", "", arch::BuildInternLm2, "internlm2"},
-      {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
-      {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
       {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
       {"lfm2", "", arch::BuildLfm2, "lfm2"},
-      {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
-      {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
       {"deepseek_v4", "", arch::BuildDeepseekV4, "deepseek_v4"},
       {"deepseek_ref", "", arch::BuildDeepseekV4, "deepseek_v4"},  // SGLang's V4 FP8 releases
-      {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"kimi_linear", "", arch::BuildKimiLinear, "kimi_linear"},
       {"kimi_k3", "", arch::BuildKimiK3, "kimi_linear"},
@@ -135,7 +130,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_omni_moe", "", arch::BuildQwen3OmniMoe, "qwen_omni"},
       {"qwen", "", arch::BuildQwen, "qwen"},
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
-      {"glm4_moe", "", arch::BuildGlm4Moe, "deepseek"},
       {"glm4v", "", arch::BuildGlm4v, "glm4v"},
       {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
       {"ernie4_5_moe", "", arch::BuildErnie45Moe, "ernie4_5_moe"},
@@ -149,18 +143,16 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mamba2", "", arch::BuildMamba2, "mamba"},
       {"jamba", "", arch::BuildJamba, "jamba"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
-      // MLA families (issue 30): MlaFamilySpec rows and LongCat-Flash in mla_families.cc.
-      {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
-      {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
-      {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
       // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
       {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
-      {"mistral4", "", arch::BuildMistral4, "deepseek"},  // an MLA row; inside mistral3 too
       {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (lfm2_vl.cc)
       {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
+    // MLA families (issue 30): MlaFamilySpec rows and LongCat-Flash (mla_families.cc).
+    const auto& mla = arch::MlaFamilyBuilders();
+    rows.insert(rows.end(), mla.begin(), mla.end());
     return rows;
   }();
   return kBuilders;
