@@ -78,6 +78,20 @@ void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, co
   QLinear(b, q, attn + ".o_proj", MulDims(b, d.heads, d.v, "heads x v_head_dim"), h, bias);
 }
 
+void EmitGqa(ModelBuilder& b, const Quantization& q, const std::string& attn, const GqaShape& s) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const uint64_t q_width = MulDims(b, s.heads, s.head_dim, "num_attention_heads x head_dim");
+  const uint64_t kv_width = MulDims(b, s.kv_heads, s.head_dim, "num_key_value_heads x head_dim");
+  QLinear(b, q, attn + ".q_proj", h, q_width, s.qkv_bias);
+  QLinear(b, q, attn + ".k_proj", h, kv_width, s.qkv_bias);
+  QLinear(b, q, attn + ".v_proj", h, kv_width, s.qkv_bias);
+  QLinear(b, q, attn + ".o_proj", q_width, h, false);
+  if (s.qk_norm) {
+    b.RmsNorm(attn + ".q_norm", s.per_head ? s.head_dim : q_width);
+    b.RmsNorm(attn + ".k_norm", s.per_head ? s.head_dim : kv_width);
+  }
+}
+
 MoeSchedule ReadMoeSchedule(ModelBuilder& b, const HfConfig& c, uint64_t first_dense_default) {
   MoeSchedule s;
   s.first_dense = Get(b, c.UintOr("first_k_dense_replace", first_dense_default));
@@ -152,22 +166,6 @@ void MlaIndexer(ModelBuilder& b, const Quantization& q, const std::string& l, co
   b.Linear(x + ".weights_proj", h, p.index_heads, false);
 }
 
-void MlaGqa(ModelBuilder& b, const Quantization& q, const std::string& attn, const MlaPlan& p) {
-  const auto& hp = b.model().hp;
-  const uint64_t h = hp.hidden_size;
-  const uint64_t q_width = MulDims(b, hp.num_attention_heads, p.d.v,
-                                   "num_attention_heads x head_dim");
-  const uint64_t kv_width = MulDims(b, hp.num_kv_heads, p.d.v, "num_key_value_heads x head_dim");
-  QLinear(b, q, attn + ".q_proj", h, q_width, p.bias);
-  QLinear(b, q, attn + ".k_proj", h, kv_width, p.bias);
-  QLinear(b, q, attn + ".v_proj", h, kv_width, p.bias);
-  QLinear(b, q, attn + ".o_proj", q_width, h, false);
-  if (p.qk_norm) {
-    b.RmsNorm(attn + ".q_norm", p.d.v);
-    b.RmsNorm(attn + ".k_norm", p.d.v);
-  }
-}
-
 void MlaRoutedMlp(ModelBuilder& b, const Quantization& q, const std::string& mlp,
                   const MlaPlan& p) {
   const auto& hp = b.model().hp;
@@ -192,7 +190,9 @@ void MlaDecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& 
   const auto& hp = b.model().hp;
   b.RmsNorm(l + ".input_layernorm", hp.hidden_size);
   if (p.spec->attention == MlaAttention::kGqa) {
-    MlaGqa(b, q, l + ".self_attn", p);
+    EmitGqa(b, q, l + ".self_attn", {.heads = hp.num_attention_heads,
+                                     .kv_heads = hp.num_kv_heads, .head_dim = p.d.v,
+                                     .qkv_bias = p.bias, .qk_norm = p.qk_norm});
   } else {
     EmitMla(b, q, l + ".self_attn", p.d, p.bias);
   }

@@ -64,6 +64,16 @@ LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d);
 void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, const MlaDims& d,
              bool bias);
 
+// Grouped-query attention under `attn` where a family has it instead of MLA (glm4_moe, MiniMax-M3):
+// q_proj [heads x head_dim, H], k_proj and v_proj [kv_heads x head_dim, H] (biased with
+// `qkv_bias`), o_proj without bias and, with `qk_norm`, RMSNorms q_norm/k_norm of head_dim
+// (`per_head`) or of the whole projection.
+struct GqaShape {
+  uint64_t heads = 0, kv_heads = 0, head_dim = 0;
+  bool qkv_bias = false, qk_norm = false, per_head = true;
+};
+void EmitGqa(ModelBuilder& b, const Quantization& q, const std::string& attn, const GqaShape& s);
+
 // Which layers hold routed experts and how many MTP layers follow: "first_k_dense_replace"
 // (default `first_dense_default`), "moe_layer_freq" (default 1, never zero),
 // "num_nextn_predict_layers" (default 0).
