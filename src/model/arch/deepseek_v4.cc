@@ -3,10 +3,11 @@
 // deepseek-ai's own names outside model.* (layers.N.attn/ffn, mtp.N), its attention is not MLA
 // (one shared K=V head, grouped low-rank output, per-layer compressors and indexers by
 // compress_ratios), every block carries hyper-connection mixers (hc_*), routing is by hash in the
-// first layers, and its storage (block FP8, FP4 experts) is its own. As its checkpoints store it: deepseek-ai's own tensor names and dtypes
-// (DeepSeek-V4-Flash inference/model.py), which transformers' DeepseekV4ForCausalLM
-// (transformers/models/deepseek_v4/modular_deepseek_v4.py) renames on load (attn.wq_a ->
-// self_attn.q_a_proj, ...) and whose multi-token-prediction layers ("mtp.*") it never loads.
+// first layers, and its storage (block FP8, FP4 experts) is its own. As its checkpoints store it:
+// deepseek-ai's own tensor names and dtypes (DeepSeek-V4-Flash inference/model.py), which
+// transformers' DeepseekV4ForCausalLM (transformers/models/deepseek_v4/modular_deepseek_v4.py)
+// renames on load (attn.wq_a -> self_attn.q_a_proj, ...) and whose multi-token-prediction layers
+// ("mtp.*") it never loads.
 // H = hidden_size, E = n_routed_experts, hc = hc_mult, D = head_dim:
 //   embed.weight, head.weight [vocab, H]; norm.weight [H]; hc_head_fn [hc, hc x H],
 //   hc_head_base [hc], hc_head_scale [1]
