@@ -1,8 +1,13 @@
 // DeepSeek-V4 (model_type "deepseek_v4", DeepseekV4ForCausalLM; SGLang's FP8 re-releases say
-// "deepseek_ref"), as its checkpoints store it: deepseek-ai's own tensor names and dtypes
-// (DeepSeek-V4-Flash inference/model.py), which transformers' DeepseekV4ForCausalLM
-// (transformers/models/deepseek_v4/modular_deepseek_v4.py) renames on load (attn.wq_a ->
-// self_attn.q_a_proj, ...) and whose multi-token-prediction layers ("mtp.*") it never loads.
+// "deepseek_ref"). Hand-written, not an MlaFamilySpec row (mla_kit.h): its checkpoints keep
+// deepseek-ai's own names outside model.* (layers.N.attn/ffn, mtp.N), its attention is not MLA
+// (one shared K=V head, grouped low-rank output, per-layer compressors and indexers by
+// compress_ratios), every block carries hyper-connection mixers (hc_*), routing is by hash in the
+// first layers, and its storage (block FP8, FP4 experts) is its own. As its checkpoints store it:
+// deepseek-ai's own tensor names and dtypes (DeepSeek-V4-Flash inference/model.py), which
+// transformers' DeepseekV4ForCausalLM (transformers/models/deepseek_v4/modular_deepseek_v4.py)
+// renames on load (attn.wq_a -> self_attn.q_a_proj, ...) and whose multi-token-prediction layers
+// ("mtp.*") it never loads.
 // H = hidden_size, E = n_routed_experts, hc = hc_mult, D = head_dim:
 //   embed.weight, head.weight [vocab, H]; norm.weight [H]; hc_head_fn [hc, hc x H],
 //   hc_head_base [hc], hc_head_scale [1]
@@ -196,11 +201,9 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   const auto& q = *raw;
   const std::string method = q.value("quant_method", std::string());
   if (method != "fp8") {
-    b.Fail(
-        MakeError("{}: quantization_config: DeepSeek-V4 is built for quant_method \"fp8\" "
-                  "(deepseek-ai's block FP8, optionally with ModelOpt NVFP4 experts), not "
-                  "\"{}\"; the safetensors headers give the exact sizes",
-                  c.where(), method));
+    b.Fail(MakeError("{}: quantization_config: DeepSeek-V4 is built for quant_method \"fp8\" "
+                     "(deepseek-ai's block FP8, optionally with ModelOpt NVFP4 experts), not "
+                     "\"{}\"; the safetensors headers give the exact sizes", c.where(), method));
     return s;
   }
   s.fp8 = true;
@@ -209,10 +212,8 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   if (block == q.end() || !block->is_array() || block->size() != 2 ||
       !InRange((*block)[0], 1, kMaxConfigDimension) ||
       !InRange((*block)[1], 1, kMaxConfigDimension)) {
-    b.Fail(
-        MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
-                  "integers",
-                  c.where()));
+    b.Fail(MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
+                     "integers", c.where()));
     return s;
   }
   s.block_out = (*block)[0].get<uint64_t>();
@@ -235,17 +236,15 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
       const std::string algo =
           it->is_object() ? it->value("quant_algo", std::string()) : std::string();
       if (algo != "NVFP4") {
-        b.Fail(
-            MakeError("{}: quantization_config: quantized_layers \"{}\" has quant_algo \"{}\"; "
-                      "DeepSeek-V4 is built with NVFP4 experts only",
-                      c.where(), it.key(), algo));
+        b.Fail(MakeError("{}: quantization_config: quantized_layers \"{}\" has quant_algo "
+                         "\"{}\"; DeepSeek-V4 is built with NVFP4 experts only", c.where(),
+                         it.key(), algo));
         return s;
       }
       if (!it.key().ends_with(".ffn.experts")) {
-        b.Fail(
-            MakeError("{}: quantization_config: quantized_layers \"{}\" is not a layer's "
-                      "ffn.experts; DeepSeek-V4 is built with NVFP4 experts only",
-                      c.where(), it.key()));
+        b.Fail(MakeError("{}: quantization_config: quantized_layers \"{}\" is not a layer's "
+                         "ffn.experts; DeepSeek-V4 is built with NVFP4 experts only", c.where(),
+                         it.key()));
         return s;
       }
       s.nvfp4.push_back(it.key());
@@ -308,22 +307,17 @@ Status CheckV4Dims(ModelBuilder& b, const HfConfig& c, const V4Dims& d, const V4
     if (v == 0) return MakeError("{}: field \"{}\" must not be zero", c.where(), key);
   }
   if (hp.num_shared_experts != 1) {
-    return MakeError(
-        "{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "
-        "it), not {}",
-        c.where(), hp.num_shared_experts);
+    return MakeError("{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "
+                     "it), not {}", c.where(), hp.num_shared_experts);
   }
   if (hp.num_kv_heads != 1) {
-    return MakeError(
-        "{}: field \"num_key_value_heads\" must be 1 (DeepSeek-V4 caches one "
-        "shared key-value head), not {}",
-        c.where(), hp.num_kv_heads);
+    return MakeError("{}: field \"num_key_value_heads\" must be 1 (DeepSeek-V4 caches one "
+                     "shared key-value head), not {}", c.where(), hp.num_kv_heads);
   }
   if (d.rope > d.head_dim || d.rope % 2 != 0 || d.rope > d.index_dim) {
-    return MakeError(
-        "{}: field \"qk_rope_head_dim\" ({}) must be even and at most \"head_dim\" "
-        "({}) and \"index_head_dim\" ({})",
-        c.where(), d.rope, d.head_dim, d.index_dim);
+    return MakeError("{}: field \"qk_rope_head_dim\" ({}) must be even and at most \"head_dim\" "
+                     "({}) and \"index_head_dim\" ({})", c.where(), d.rope, d.head_dim,
+                     d.index_dim);
   }
   if (d.top_k > d.experts) {
     return MakeError("{}: field \"num_experts_per_tok\" ({}) exceeds \"n_routed_experts\" ({})",
@@ -347,17 +341,13 @@ Status CheckV4Dims(ModelBuilder& b, const HfConfig& c, const V4Dims& d, const V4
 Result<std::vector<uint64_t>> ReadV4CompressRatios(const HfConfig& c, const Hyperparameters& hp) {
   auto ratios_it = c.raw().find("compress_ratios");
   if (ratios_it == c.raw().end() || !ratios_it->is_array()) {
-    return MakeError(
-        "{}: field \"compress_ratios\" (one entry per layer) is missing or not a "
-        "list",
-        c.where());
+    return MakeError("{}: field \"compress_ratios\" (one entry per layer) is missing or not a "
+                     "list", c.where());
   }
   const auto& ratios = *ratios_it;
   if (ratios.size() < hp.num_layers) {
-    return MakeError(
-        "{}: field \"compress_ratios\" has {} entries for {} layers (\"num_hidden_"
-        "layers\")",
-        c.where(), ratios.size(), hp.num_layers);
+    return MakeError("{}: field \"compress_ratios\" has {} entries for {} layers (\"num_hidden_"
+                     "layers\")", c.where(), ratios.size(), hp.num_layers);
   }
   std::vector<uint64_t> ratio(
       std::min<uint64_t>(ratios.size(), hp.num_layers + hp.num_mtp_layers), 0);
@@ -413,8 +403,7 @@ void EmitV4Mtp(ModelBuilder& b, const V4Storage& s, const BuildOptions& o, const
     const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but "
-        "not loaded by transformers",
-        mtp, bytes));
+        "not loaded by transformers", mtp, bytes));
   }
 }
 
@@ -427,9 +416,8 @@ void NoteV4StorageAssumptions(const HfConfig& c, const V4Storage& s, Model& m) {
         "storage (block FP8 with float8_e8m0fnu scales; FP4 routed experts in mtp.*)");
   }
   if (c.model_type() == "deepseek_ref" && s.fp8 && !s.fp4_experts) {
-    m.notes.push_back(
-        "no \"expert_dtype\": routed experts stored as block FP8, as model.py "
-        "stores them without expert_dtype");
+    m.notes.push_back("no \"expert_dtype\": routed experts stored as block FP8, as model.py "
+                      "stores them without expert_dtype");
   }
 }
 
@@ -447,7 +435,9 @@ void NoteV4Storage(ModelBuilder& b, const V4Storage& s) {
   if (!s.nvfp4.empty()) NoteQuantization(b, s.nvfp4_q);
 }
 
-Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
+}  // namespace
+
+Result<Model> BuildDeepseekV4(const HfConfig& c, const BuildOptions& o) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
@@ -477,9 +467,5 @@ Result<Model> BuildV4(const HfConfig& c, const BuildOptions& o) {
   m.no_split_patterns = {"layers.*", "mtp.*"};
   return b.Finish();
 }
-
-}  // namespace
-
-Result<Model> BuildDeepseekV4(const HfConfig& c, const BuildOptions& o) { return BuildV4(c, o); }
 
 }  // namespace memfit::arch

@@ -53,13 +53,12 @@ Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options)
 Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& options);
+// DeepSeek-V3 (an MLA row, mla_families.cc), Kimi-K2.5's text model.
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 
-// Issue 15 families (nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc, llama4.cc).
+// Issue 15 families (nemotron_h.cc, lfm2.cc, gemma4.cc, llama4.cc).
 Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
 // ChatGLM2/3 and GLM-4 (chatglm remote code); the v1 layout goes to the generic builder.
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
 // MiniMax-M3 (minimax_m3.cc): MiniMax-M2's experts with dense first layers, a shared expert and
@@ -70,14 +69,13 @@ Result<Model> BuildMiniMaxM3Vl(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGlmMoeDsa(const HfConfig& config, const BuildOptions& options);
 // MiMo-V2-Flash (mimo_v2_flash.cc): sliding-window/global attention MoE with stored MTP layers.
 Result<Model> BuildMiMoV2Flash(const HfConfig& config, const BuildOptions& options);
 // Kimi Linear (kimi_linear.cc): KDA linear attention between MLA layers, DeepSeek-style MoE;
-// Kimi-K3 (kimi_k3.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
+// Kimi-K3 (kimi_k25.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
 Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildKimiK3(const HfConfig& config, const BuildOptions& options);
-// GLM-4.5/4.6 (deepseek.cc): DeepSeek-V3's MoE and MTP layers around grouped-query attention.
+// GLM-4.5/4.6 (an MLA row, mla_families.cc): DeepSeek-V3's MoE and MTP layers around GQA.
 Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.
 Result<Model> BuildDeepseekV4(const HfConfig& config, const BuildOptions& options);

@@ -17,9 +17,6 @@ class ModelBuilder;
 Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
 // LFM2-VL (lfm2_vl.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector + lfm2.
 Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
-// Mistral 4 (deepseek.cc): DeepSeek-V3's MLA/MoE with fused experts and no router bias; mistral3.cc
-// reaches it through the registry (text_config.model_type "mistral4").
-Result<Model> BuildMistral4(const HfConfig& config, const BuildOptions& options);
 
 // Qwen4-Exp (qwen4_exp.cc): hyper-connection streams, QSA-indexed attention between gated
 // delta-net layers, per-layer n-gram embedding tables; qwen4_exp_text is its text model alone.

@@ -1,7 +1,9 @@
 // Kimi Linear (model_type "kimi_linear", KimiLinearForCausalLM; also Kimi-K3's text model): Kimi
 // delta attention (KDA) layers interleaved with multi-head latent attention (MLA) layers, a dense
 // MLP in the first first_k_dense_replace layers, else DeepSeek-style routed experts with shared
-// experts. Tensors under model.* (kimi_k3.cc adds language_model.):
+// experts. Not an MlaFamilySpec row (mla_kit.h): its KDA layers, norms ahead of the attention,
+// block_sparse_moe of w1/w2/w3 experts (latent in K3) and attention residuals are its own; it reads
+// MLA through mla_kit.h. Tensors under model.* (Kimi-K3, kimi_k25.cc, adds language_model.):
 // - layers listed (1-based) in linear_attn_config.kda_layers: self_attn.{q,k,v}_proj [P, H]
 //   (P = num_heads x head_dim), {q,k,v}_conv1d [P, 1, short_conv_kernel_size] (depthwise, no
 //   bias), A_log, f_a_proj [head_dim, H], f_b_proj [P, head_dim], dt_bias [P], b_proj

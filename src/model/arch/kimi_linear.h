@@ -1,6 +1,6 @@
 #pragma once
 // The Kimi Linear text model (kimi_linear.cc), shared by model_type "kimi_linear"
-// (KimiLinearForCausalLM) and Kimi-K3's language model (kimi_k3.cc).
+// (KimiLinearForCausalLM) and Kimi-K3's language model (kimi_k25.cc).
 
 #include "memfit/architecture.h"
 

@@ -1,5 +1,7 @@
 // MiniMax-M3 (minimax_m3: MiniMaxM3ForCausalLM; minimax_m3_vl:
-// MiniMaxM3SparseForConditionalGeneration). Text model, as the checkpoints name it (vLLM
+// MiniMaxM3SparseForConditionalGeneration). Not an MlaFamilySpec row (mla_kit.h): its attention is
+// grouped-query, with its own indexer; MoE, MTP and layer lists are named and read apart from the
+// rows. Text model, as the checkpoints name it (vLLM
 // models/minimax_m3 model.py and mtp.py; the Megatron bridge's key list "verified against the
 // real checkpoint key layout"): embed_tokens; per layer input_layernorm, self_attn.{q,k,v,o}_proj
 // with per-head q_norm/k_norm [head_dim] ("qk_norm_type" per_head; per_layer: over the whole
@@ -26,6 +28,7 @@
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
+#include "model/arch/mla_kit.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
 
@@ -67,16 +70,8 @@ std::vector<bool> MinimaxM3LayerFlags(ModelBuilder& b, const HfConfig& c, std::s
 void M3Attention(ModelBuilder& b, const Quantization& q, const std::string& l, const M3Dims& d,
                  bool sparse) {
   const std::string a = l + ".self_attn";
-  const uint64_t q_width = MulDims(b, d.nh, d.hd, "num_attention_heads x head_dim");
-  const uint64_t kv_width = MulDims(b, d.nkv, d.hd, "num_key_value_heads x head_dim");
-  QLinear(b, q, a + ".q_proj", d.h, q_width, false);
-  QLinear(b, q, a + ".k_proj", d.h, kv_width, false);
-  QLinear(b, q, a + ".v_proj", d.h, kv_width, false);
-  QLinear(b, q, a + ".o_proj", q_width, d.h, false);
-  if (d.qk_norm) {
-    b.RmsNorm(a + ".q_norm", d.per_head_norm ? d.hd : q_width);
-    b.RmsNorm(a + ".k_norm", d.per_head_norm ? d.hd : kv_width);
-  }
+  EmitGqa(b, q, a, {.heads = d.nh, .kv_heads = d.nkv, .head_dim = d.hd, .qk_norm = d.qk_norm,
+                    .per_head = d.per_head_norm});
   if (!sparse) return;
   QLinear(b, q, a + ".index_q_proj", d.h,
           MulDims(b, d.index_heads, d.index_dim, "sparse_num_index_heads x sparse_index_dim"),

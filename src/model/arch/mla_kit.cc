@@ -1,6 +1,13 @@
+// MLA (mla_kit.h) and BuildMla, the skeleton that builds every MlaFamilySpec row.
+
 #include "model/arch/mla_kit.h"
 
+#include <algorithm>
+
 #include "formats/hf_config_json.h"
+#include "model/arch/decoder_kit.h"
+#include "model/arch/expert_kit.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 
@@ -71,6 +78,20 @@ void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, co
   QLinear(b, q, attn + ".o_proj", MulDims(b, d.heads, d.v, "heads x v_head_dim"), h, bias);
 }
 
+void EmitGqa(ModelBuilder& b, const Quantization& q, const std::string& attn, const GqaShape& s) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const uint64_t q_width = MulDims(b, s.heads, s.head_dim, "num_attention_heads x head_dim");
+  const uint64_t kv_width = MulDims(b, s.kv_heads, s.head_dim, "num_key_value_heads x head_dim");
+  QLinear(b, q, attn + ".q_proj", h, q_width, s.qkv_bias);
+  QLinear(b, q, attn + ".k_proj", h, kv_width, s.qkv_bias);
+  QLinear(b, q, attn + ".v_proj", h, kv_width, s.qkv_bias);
+  QLinear(b, q, attn + ".o_proj", q_width, h, false);
+  if (s.qk_norm) {
+    b.RmsNorm(attn + ".q_norm", s.per_head ? s.head_dim : q_width);
+    b.RmsNorm(attn + ".k_norm", s.per_head ? s.head_dim : kv_width);
+  }
+}
+
 MoeSchedule ReadMoeSchedule(ModelBuilder& b, const HfConfig& c, uint64_t first_dense_default) {
   MoeSchedule s;
   s.first_dense = Get(b, c.UintOr("first_k_dense_replace", first_dense_default));
@@ -81,6 +102,264 @@ MoeSchedule ReadMoeSchedule(ModelBuilder& b, const HfConfig& c, uint64_t first_d
     s.freq = 1;
   }
   return s;
+}
+
+namespace {
+
+// What BuildMla reads once for every layer.
+struct MlaPlan {
+  const MlaFamilySpec* spec = nullptr;
+  MlaDims d;  // kGqa: `v` the head width, `rope` the rotary width
+  bool bias = false, qk_norm = false, mlp_bias = false, router_bias = false;
+  uint64_t index_heads = 0, index_dim = 0;  // the DSA indexer; 0: none
+  uint64_t shared = 0;                      // the shared experts' width
+  const nlohmann::json* mlp_types = nullptr;  // "mlp_layer_types", when a list
+};
+
+// kDsaGlm's per-layer indexer rule (mla_kit.h); asked per layer, true for every layer otherwise.
+struct MlaIndexerLayers {
+  MlaIndexerLayers(ModelBuilder& b, const HfConfig& c, bool glm, uint64_t layers)
+      : glm(glm), layers(layers) {
+    if (!glm) return;
+    for (const char* key : {"indexer_types", "index_topk_pattern"}) {
+      const auto it = c.raw().find(key);
+      if (it == c.raw().end() || it->is_null()) continue;
+      listed = &*it;
+      name = key;
+      if (!it->is_array() && !it->is_string()) {
+        b.Fail(MakeError("{}: field \"{}\" must be a list or a string", c.where(), key));
+      }
+      return;
+    }
+    freq = std::max<uint64_t>(Get(b, c.UintOr("index_topk_freq", 1)), 1);
+    offset = Get(b, c.UintOr("index_skip_topk_offset", 2));
+  }
+  // False (a "shared" layer) reuses the previous layer's top-k: no indexer tensors.
+  bool operator()(ModelBuilder& b, const HfConfig& c, uint64_t i) const {
+    if (!glm || i >= layers) return true;  // MTP layers after the schedule run their indexer
+    if (!listed) return (i + 1 > offset ? i + 1 - offset : 0) % freq == 0;
+    const uint64_t n = listed->is_string() ? listed->get_ref<const std::string&>().size()
+                                           : listed->size();
+    if (i >= n) return true;
+    if (listed->is_string()) return listed->get_ref<const std::string&>()[i] != 'S';
+    const auto& v = (*listed)[i];
+    if (!v.is_string() || (v != "full" && v != "shared")) {
+      b.Fail(MakeError("{}: \"{}\"[{}] must be \"full\" or \"shared\"", c.where(), name, i));
+      return false;
+    }
+    return v == "full";
+  }
+  bool glm;
+  uint64_t layers;
+  const nlohmann::json* listed = nullptr;
+  std::string name;
+  uint64_t freq = 1, offset = 2;
+};
+
+void MlaIndexer(ModelBuilder& b, const Quantization& q, const std::string& l, const MlaPlan& p) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const std::string x = l + ".self_attn.indexer";
+  QLinear(b, q, x + ".wq_b", p.d.q_lora,
+          MulDims(b, p.index_heads, p.index_dim, "index_n_heads x index_head_dim"), false);
+  QLinear(b, q, x + ".wk", h, p.index_dim, false);
+  b.LayerNorm(x + ".k_norm", p.index_dim);
+  b.Linear(x + ".weights_proj", h, p.index_heads, false);
+}
+
+void MlaRoutedMlp(ModelBuilder& b, const Quantization& q, const std::string& mlp,
+                  const MlaPlan& p) {
+  const auto& hp = b.model().hp;
+  const uint64_t h = hp.hidden_size;
+  b.Param(mlp + ".gate.weight", {hp.num_experts, h});
+  if (p.router_bias) {
+    b.Buffer(mlp + ".gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
+  }
+  if (p.spec->fused_experts) {
+    FusedExperts(b, q, {.path = mlp + ".experts", .experts = hp.num_experts, .hidden = h,
+                        .width = hp.moe_intermediate_size});
+  } else {
+    RepeatedModules(b, q, mlp + ".experts", hp.num_experts, [&](const std::string& x) {
+      QGatedMlp(b, q, x, h, hp.moe_intermediate_size);
+    });
+  }
+  if (p.shared > 0) QGatedMlp(b, q, mlp + ".shared_experts", h, p.shared);
+}
+
+void MlaDecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l,
+                     const MlaPlan& p, bool moe, bool indexer) {
+  const auto& hp = b.model().hp;
+  b.RmsNorm(l + ".input_layernorm", hp.hidden_size);
+  if (p.spec->attention == MlaAttention::kGqa) {
+    EmitGqa(b, q, l + ".self_attn", {.heads = hp.num_attention_heads,
+                                     .kv_heads = hp.num_kv_heads, .head_dim = p.d.v,
+                                     .qkv_bias = p.bias, .qk_norm = p.qk_norm});
+  } else {
+    EmitMla(b, q, l + ".self_attn", p.d, p.bias);
+  }
+  if (indexer) MlaIndexer(b, q, l, p);
+  if (moe) {
+    MlaRoutedMlp(b, q, l + ".mlp", p);
+  } else {
+    QGatedMlp(b, q, l + ".mlp", hp.hidden_size, hp.intermediate_size, p.mlp_bias);
+  }
+  b.RmsNorm(l + ".post_attention_layernorm", hp.hidden_size);
+}
+
+// Reads the row's hyperparameters into `p` and model.hp (before the quantization).
+MoeSchedule ReadMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec& s, MlaPlan& p) {
+  auto& hp = b.model().hp;
+  ReadMlaDecoderBasics(b, c, {.tie = s.tie_default});
+  if (s.attention == MlaAttention::kGqa) {
+    p.d.heads = hp.num_attention_heads;
+    p.d.v = Get(b, c.UintOr("head_dim", 128));
+    p.d.rope = RotaryDim(b, c, p.d.v, s.rotary_factor);
+    p.qk_norm = Get(b, c.BoolOr("use_qk_norm", false));
+  } else {
+    const uint64_t heads = hp.num_attention_heads;
+    p.d = ReadMlaDims(b, c, heads, s.v_from_hidden && heads ? hp.hidden_size / heads : 0);
+  }
+  p.bias = Get(b, c.BoolOr("attention_bias", false));
+  if (!s.mlp_bias_key.empty()) p.mlp_bias = Get(b, c.BoolOr(s.mlp_bias_key, false));
+  hp.num_experts = Get(b, c.UintOr("n_routed_experts", 0));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
+  hp.num_shared_experts = Get(b, c.UintOr("n_shared_experts", 0));
+  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 0));
+  MoeSchedule sched = ReadMoeSchedule(b, c, s.first_dense_default);
+  if (s.mtp == MlaMtp::kNone) sched.mtp = 0;
+  p.router_bias = s.router_bias == MlaRouterBias::kAlways ||
+                  (s.router_bias == MlaRouterBias::kNoauxTc &&
+                   Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
+  if (s.attention == MlaAttention::kDsa || s.attention == MlaAttention::kDsaGlm) {
+    p.index_heads = Get(b, c.Uint("index_n_heads"));
+    p.index_dim = Get(b, c.Uint("index_head_dim"));
+    hp.index_topk = Get(b, c.UintOr("index_topk", 0));
+  }
+  const auto types = c.raw().find("mlp_layer_types");
+  if (types != c.raw().end() && types->is_array()) p.mlp_types = &*types;
+  return sched;
+}
+
+// What the dimensions must be; an error for the first broken rule (or one recorded in `b`).
+Status CheckMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec& s,
+                    const MlaPlan& p) {
+  const auto& hp = b.model().hp;
+  const bool gqa = s.attention == MlaAttention::kGqa;
+  if (hp.num_attention_heads == 0) {
+    return MakeError("{}: field \"num_attention_heads\" must not be zero", c.where());
+  }
+  if (hp.num_experts > 0 && hp.moe_intermediate_size == 0) {
+    return MakeError("{}: \"n_routed_experts\" is set but \"moe_intermediate_size\" is missing or "
+                     "zero", c.where());
+  }
+  if (gqa && (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0)) {
+    return MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
+                     "\"num_key_value_heads\" = {}", c.where(), hp.num_attention_heads,
+                     hp.num_kv_heads);
+  }
+  if (gqa && p.d.v == 0) return MakeError("{}: field \"head_dim\" must not be zero", c.where());
+  if (!gqa) CheckMlaDims(b, c, p.d);
+  if (b.failed()) return Ok{};
+  const bool dsa = s.attention == MlaAttention::kDsa || s.attention == MlaAttention::kDsaGlm;
+  if (dsa && (p.d.q_lora == 0 || p.index_heads == 0 || p.index_dim == 0)) {
+    return MakeError("{}: DeepSeek sparse attention needs positive \"q_lora_rank\", "
+                     "\"index_n_heads\" and \"index_head_dim\"", c.where());
+  }
+  return Ok{};
+}
+
+// The MTP layers after the task head: stored in the checkpoint, not loaded by transformers.
+template <typename IsMoe, typename HasIndexer>
+void EmitMlaMtp(ModelBuilder& b, const Quantization& q, const MlaPlan& p, uint64_t mtp,
+                IsMoe is_moe, HasIndexer has_indexer) {
+  Model& m = b.model();
+  const auto& hp = m.hp;
+  const uint64_t h = hp.hidden_size;
+  const bool own = p.spec->mtp == MlaMtp::kOwnEmbed;
+  const size_t mtp_begin = m.tensors.size();
+  for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
+    const std::string l = Layer("model.layers", hp.num_layers + k);
+    if (own) b.Embedding(l + ".embed_tokens", hp.vocab_size, h);
+    b.RmsNorm(l + ".enorm", h);
+    b.RmsNorm(l + ".hnorm", h);
+    b.Linear(l + ".eh_proj", 2 * h, h, false);
+    MlaDecoderLayer(b, q, l, p, is_moe(hp.num_layers + k), has_indexer(hp.num_layers + k));
+    b.RmsNorm(l + ".shared_head.norm", h);
+    if (own) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
+  }
+  if (mtp > 0 && !b.failed()) {
+    const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
+    m.notes.push_back(fmt::format(
+        "{} multi-token-prediction layer(s) (model.layers.{}+, {} bytes) are stored in the "
+        "checkpoint but not loaded by transformers", mtp, hp.num_layers, bytes));
+  }
+}
+
+}  // namespace
+
+Result<Model> BuildMla(const HfConfig& c, const BuildOptions& o, const MlaFamilySpec& s) {
+  ModelBuilder b(c);
+  Model& m = b.model();
+  auto& hp = m.hp;
+  MlaPlan p;
+  p.spec = &s;
+  const MoeSchedule sched = ReadMlaPlan(b, c, s, p);
+  const bool gqa = s.attention == MlaAttention::kGqa;
+  const bool dsa = s.attention == MlaAttention::kDsa || s.attention == MlaAttention::kDsaGlm;
+  const MlaIndexerLayers indexer_rule(b, c, s.attention == MlaAttention::kDsaGlm, hp.num_layers);
+  Quantization q = ReadQuantization(b, c, o);
+  if (b.failed()) return b.Finish();
+  MEMFIT_RETURN_IF_ERROR(CheckMlaPlan(b, c, s, p));
+  if (b.failed()) return b.Finish();
+  if (gqa) {
+    hp.head_dim = p.d.v;
+  } else {
+    SetMlaHyperparameters(hp, p.d);
+  }
+  p.shared = hp.moe_intermediate_size * hp.num_shared_experts;
+  hp.shared_expert_intermediate_size = p.shared;
+  hp.num_mtp_layers = sched.mtp;
+  const uint64_t h = hp.hidden_size;
+  auto is_moe = [&](uint64_t i) {
+    if (hp.num_experts == 0) return false;
+    if (p.mlp_types && i < p.mlp_types->size()) return (*p.mlp_types)[i] == "sparse";
+    return sched.IsMoe(i);
+  };
+  auto has_indexer = [&](uint64_t i) { return dsa && indexer_rule(b, c, i); };
+
+  b.Embedding("model.embed_tokens", hp.vocab_size, h);
+  if (s.embed_scale) b.Buffer("model.embed_tokens.embed_scale", {}, Dtype::kF32, false);
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    const bool indexer = has_indexer(i);
+    MlaDecoderLayer(b, q, l, p, is_moe(i), indexer);
+    LayerInfo info = gqa ? LayerInfo{.num_heads = hp.num_attention_heads,
+                                     .num_kv_heads = hp.num_kv_heads,
+                                     .head_dim_k = hp.head_dim, .head_dim_v = p.d.v}
+                         : MlaLayerInfo(hp, p.d);
+    info.moe = is_moe(i);
+    info.intermediate_size = is_moe(i) ? 0 : hp.intermediate_size;
+    if (indexer) info.indexer_head_dim = p.index_dim;
+    hp.layers.push_back(info);
+    if (s.rope == MlaRope::kRemoteCode442 && o.buffers == BufferConvention::kTransformers442) {
+      const std::string r = l + ".self_attn.rotary_emb";
+      b.Buffer(r + ".inv_freq", {p.d.rope / 2}, Dtype::kF32, false);
+      b.Buffer(r + ".cos_cached", {hp.max_position_embeddings, p.d.rope}, Dtype::kF32, false);
+      b.Buffer(r + ".sin_cached", {hp.max_position_embeddings, p.d.rope}, Dtype::kF32, false);
+    }
+  }
+  if (!s.note.empty()) m.notes.emplace_back(s.note);
+  b.RmsNorm("model.norm", h);
+  if (s.rope == MlaRope::kModelLevel || o.buffers == BufferConvention::kCurrent) {
+    const uint64_t rotary =
+        !gqa && s.rotary_factor > 0 ? RotaryDim(b, c, p.d.rope, s.rotary_factor) : p.d.rope;
+    b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
+  }
+  TaskHead(b, c, o, "model.embed_tokens");
+  EmitMlaMtp(b, q, p, sched.mtp, is_moe, has_indexer);
+  NoteQuantization(b, q);
+  m.no_split_patterns = {"model.layers.*"};
+  m.base_model_prefix = "model.";
+  return b.Finish();
 }
 
 }  // namespace memfit::arch

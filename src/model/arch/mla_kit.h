@@ -1,8 +1,9 @@
 #pragma once
-// Multi-head latent attention (DeepSeek-V2's MLA) and the hyperparameters every MLA decoder reads,
-// in one place for deepseek.cc (DeepSeek-V2/V3/V3.2, GLM-5, GLM-4.7-Flash), kimi_linear.cc
-// (Kimi Linear, Kimi-K3) and mla_families.cc (MiniCPM3, LongCat-Flash). Issue 30: these readers
-// were copied by hand into each builder.
+// Multi-head latent attention (DeepSeek-V2's MLA), the hyperparameters every MLA decoder reads,
+// and MlaFamilySpec: an MLA + routed-MoE family as data (issue 30; STYLE.md habit 9), built by
+// BuildMla (mla_kit.cc) from one row per model_type (mla_families.cc, each citing its source).
+// kimi_linear.cc (Kimi Linear, Kimi-K3) and LongCat-Flash (mla_families.cc) use the readers and
+// the emitter below around layouts a row cannot say.
 //
 // The attention module, as transformers' DeepseekV2Attention and every MLA class after it creates
 // it (`attn` = "<layer>.self_attn"; H hidden, n heads):
@@ -63,6 +64,16 @@ LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d);
 void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, const MlaDims& d,
              bool bias);
 
+// Grouped-query attention under `attn` where a family has it instead of MLA (glm4_moe, MiniMax-M3):
+// q_proj [heads x head_dim, H], k_proj and v_proj [kv_heads x head_dim, H] (biased with
+// `qkv_bias`), o_proj without bias and, with `qk_norm`, RMSNorms q_norm/k_norm of head_dim
+// (`per_head`) or of the whole projection.
+struct GqaShape {
+  uint64_t heads = 0, kv_heads = 0, head_dim = 0;
+  bool qkv_bias = false, qk_norm = false, per_head = true;
+};
+void EmitGqa(ModelBuilder& b, const Quantization& q, const std::string& attn, const GqaShape& s);
+
 // Which layers hold routed experts and how many MTP layers follow: "first_k_dense_replace"
 // (default `first_dense_default`), "moe_layer_freq" (default 1, never zero),
 // "num_nextn_predict_layers" (default 0).
@@ -73,5 +84,84 @@ struct MoeSchedule {
   bool IsMoe(uint64_t layer) const { return layer >= first_dense && layer % freq == 0; }
 };
 MoeSchedule ReadMoeSchedule(ModelBuilder& b, const HfConfig& c, uint64_t first_dense_default = 0);
+
+// --- An MLA family as data ---------------------------------------------------------------------
+// The decoder every row is, as transformers' DeepseekV2ForCausalLM lays it out: model.embed_tokens,
+// per layer input_layernorm, self_attn (MLA above, or the row's attention), mlp,
+// post_attention_layernorm; model.norm; the task head; then the MTP layers. A dense mlp is
+// {gate,up,down}_proj of intermediate_size; a routed one (layer i >= "first_k_dense_replace" with
+// i % "moe_layer_freq" == 0, unless "mlp_layer_types" lists it "dense"/"sparse") holds
+// mlp.gate.weight [E, H] ("n_routed_experts"), the router's correction bias, experts.N.{gate,up,
+// down}_proj of "moe_intermediate_size" ("num_experts_per_tok" of them active) and shared_experts
+// of moe_intermediate_size x "n_shared_experts". Every field's default is the DeepSeek-V3 row's.
+
+enum class MlaAttention : uint8_t {
+  kMla,  // MLA (above)
+  // MLA plus DeepSeek sparse attention's lightning indexer after it: self_attn.indexer.{wq_b
+  // [index_n_heads x index_head_dim, q_lora_rank], wk [index_head_dim, H], k_norm (LayerNorm with
+  // bias), weights_proj [index_n_heads, H] (not quantized)}, whose key cache of index_head_dim per
+  // token sits beside the MLA cache (LayerInfo::indexer_head_dim); "index_topk". On every layer.
+  kDsa,
+  // kDsa on the layers GlmMoeDsaConfig runs it ("full"): "indexer_types" ("full"/"shared"), else
+  // "index_topk_pattern" ('F'/'S'), else max(i - "index_skip_topk_offset" (2) + 1, 0) %
+  // "index_topk_freq" (1) == 0. A "shared" layer reuses the previous top-k: no indexer tensors.
+  kDsaGlm,
+  // Grouped-query attention instead of MLA: q/k/v_proj (biased with "attention_bias"), o_proj
+  // without bias, per-head q_norm/k_norm [head_dim] with "use_qk_norm"; "head_dim" (default 128),
+  // rotary int(head_dim x "partial_rotary_factor") with rotary_factor its default.
+  kGqa,
+};
+
+enum class MlaRouterBias : uint8_t {
+  kNone,     // a router of weight only
+  kNoauxTc,  // mlp.gate.e_score_correction_bias [E] (float32) when "topk_method" (default
+             // "noaux_tc") is "noaux_tc"
+  kAlways,   // the same buffer, registered unconditionally
+};
+
+// The rotary buffers (non-persistent float32).
+enum class MlaRope : uint8_t {
+  // deepseek-ai's remote code under BufferConvention::kTransformers442: a (yarn) rotary embedding
+  // per attention, self_attn.rotary_emb.{inv_freq [qk_rope / 2], cos_cached and sin_cached
+  // [max_position_embeddings, qk_rope]}; transformers >= 4.48: model.rotary_emb.inv_freq.
+  kRemoteCode442,
+  // model.rotary_emb.inv_freq [rotary / 2] in both conventions (a transformers 5 class); rotary is
+  // qk_rope x "partial_rotary_factor" when rotary_factor is its default, else qk_rope (kGqa: the
+  // attention's rotary width).
+  kModelLevel,
+};
+
+enum class MlaMtp : uint8_t {
+  kNone,  // "num_nextn_predict_layers" not read
+  // "num_nextn_predict_layers" layers model.layers.{L + k}: embed_tokens, enorm, hnorm, eh_proj
+  // [H, 2H], a decoder layer, shared_head.norm, shared_head.head; stored, not loaded.
+  kOwnEmbed,
+  kSharedEmbed,  // kOwnEmbed without embed_tokens and shared_head.head (shared with the model)
+};
+
+struct MlaFamilySpec {
+  bool tie_default = false;      // "tie_word_embeddings" default of the config class
+  bool v_from_hidden = false;    // "v_head_dim" default hidden_size // heads; else required
+  MlaAttention attention = MlaAttention::kMla;
+  std::string_view mlp_bias_key = "";  // the dense MLP's bias flag; "": never biased
+  uint64_t first_dense_default = 0;    // "first_k_dense_replace" default
+  MlaRouterBias router_bias = MlaRouterBias::kNoauxTc;
+  bool fused_experts = false;  // mlp.experts.{gate_up_proj, down_proj} as expert_kit.h stores them
+  MlaMtp mtp = MlaMtp::kOwnEmbed;
+  MlaRope rope = MlaRope::kRemoteCode442;
+  double rotary_factor = 0;    // "partial_rotary_factor" default where it shapes the rotary width
+  bool embed_scale = false;    // model.embed_tokens.embed_scale, a non-persistent scalar buffer
+  std::string_view note = "";  // a fact for Model::notes
+};
+
+// Builds the decoder `spec` describes from `config`.
+Result<Model> BuildMla(const HfConfig& config, const BuildOptions& options,
+                       const MlaFamilySpec& spec);
+
+// BuildMla for one row, as an ArchitectureBuilderFn (a registry row).
+template <const MlaFamilySpec& kSpec>
+Result<Model> BuildMlaSpec(const HfConfig& config, const BuildOptions& options) {
+  return BuildMla(config, options, kSpec);
+}
 
 }  // namespace memfit::arch

@@ -80,15 +80,10 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"granitemoehybrid", "", arch::BuildGraniteMoeHybrid, "granite"},
       {"bamba", "", arch::BuildBamba, "bamba"},
       {"internlm2", "", arch::BuildInternLm2, "internlm2"},
-      {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
-      {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
       {"lfm2", "", arch::BuildLfm2, "lfm2"},
-      {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
-      {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
       {"deepseek_v4", "", arch::BuildDeepseekV4, "deepseek_v4"},
       {"deepseek_ref", "", arch::BuildDeepseekV4, "deepseek_v4"},  // SGLang's V4 FP8 releases
-      {"kimi_k2", "", arch::BuildDeepseekV3, "deepseek"},  // DeepseekV3ForCausalLM layout
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
       {"kimi_linear", "", arch::BuildKimiLinear, "kimi_linear"},
       {"kimi_k3", "", arch::BuildKimiK3, "kimi_linear"},
@@ -118,7 +113,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen3_omni_moe", "", arch::BuildQwen3OmniMoe, "qwen_omni"},
       {"qwen", "", arch::BuildQwen, "qwen"},
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
-      {"glm4_moe", "", arch::BuildGlm4Moe, "deepseek"},
       {"glm4v", "", arch::BuildGlm4v, "glm4v"},
       {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
       {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
@@ -128,13 +122,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"mamba2", "", arch::BuildMamba2, "mamba"},
       {"jamba", "", arch::BuildJamba, "jamba"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
-      // MLA families (issue 30): deepseek.cc and mla_families.cc over mla_kit.h.
-      {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
-      {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
-      {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
       // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
       {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
-      {"mistral4", "", arch::BuildMistral4, "deepseek"},  // deepseek.cc; inside mistral3 too
       {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (vlm_families.cc)
       {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
@@ -143,6 +132,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
     // Encoders and encoder-decoders: EncoderSpec rows (encoder_families.cc).
     const auto& encoders = arch::EncoderFamilyBuilders();
     rows.insert(rows.end(), encoders.begin(), encoders.end());
+    // MLA families (issue 30): MlaFamilySpec rows and LongCat-Flash (mla_families.cc).
+    const auto& mla = arch::MlaFamilyBuilders();
+    rows.insert(rows.end(), mla.begin(), mla.end());
     return rows;
   }();
   return kBuilders;
