@@ -1,7 +1,7 @@
 #pragma once
 // Config keys that transformers fills from the config class's __init__ defaults when config.json
 // omits them: the builder takes the same default and prints it as an assumption, so that a guess
-// is never silent. Used by ernie4_5_moe.cc, hunyuan_moe.cc and falcon_h1.cc.
+// is never silent. Used by ernie4_5_moe.cc, hunyuan_moe.cc and hybrid_families.cc (falcon_h1).
 
 #include <string_view>
 

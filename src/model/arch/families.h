@@ -63,14 +63,12 @@ Result<Model> BuildPhiMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildPhi(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
 
-// Issue 15 families (nemotron_h.cc, lfm2.cc, deepseek.cc, gemma4.cc, llama4.cc).
-Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
+// Issue 15 families (deepseek.cc, gemma4.cc, llama4.cc; LFM2: hybrid_families.cc).
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV32(const HfConfig& config, const BuildOptions& options);
 // ChatGLM2/3 and GLM-4 (chatglm remote code); the v1 layout goes to the generic builder.

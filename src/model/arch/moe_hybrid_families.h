@@ -1,6 +1,6 @@
 #pragma once
-// Builders for ERNIE 4.5 MoE (ernie4_5_moe.cc), Hunyuan MoE V1 (hunyuan_moe.cc), Falcon-H1
-// (falcon_h1.cc) and DBRX (dbrx.cc). Kept out of families.h so that adding them does not rebuild every builder;
+// Builders for ERNIE 4.5 MoE (ernie4_5_moe.cc), Hunyuan MoE V1 (hunyuan_moe.cc) and DBRX
+// (dbrx.cc). Kept out of families.h so that adding them does not rebuild every builder;
 // the registry includes both.
 
 #include "memfit/architecture.h"
@@ -9,7 +9,6 @@ namespace memfit::arch {
 
 Result<Model> BuildErnie45Moe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildHunYuanMoe(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildFalconH1(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDbrx(const HfConfig& config, const BuildOptions& options);
 
 }  // namespace memfit::arch

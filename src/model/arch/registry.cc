@@ -1,5 +1,6 @@
 // The builder registry: model_type (and architectures[0] where a type has several heads) ->
-// builder. A decoder family is first a DecoderSpec row (decoder_families.cc, appended below);
+// builder. A decoder family is first a DecoderSpec row (decoder_families.cc, appended below;
+// the state-space and hybrid ones HybridSpec rows, hybrid_families.cc);
 // only a layout a spec cannot say gets src/model/arch/<family>.cc, its function in families.h
 // and a row here (docs/ARCHITECTURE.md, "Adding an architecture").
 
@@ -10,12 +11,11 @@
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_spec.h"
-#include "model/arch/bamba.h"
 #include "model/arch/families.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
-#include "model/arch/mamba_families.h"
+#include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
@@ -91,14 +91,10 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"phi", "", arch::BuildPhi, "phi"},
       {"stablelm", "", arch::BuildStableLm, "stablelm"},
       {"starcoder2", "", arch::BuildStarcoder2, "starcoder2"},
-      {"granitemoehybrid", "", arch::BuildGraniteMoeHybrid, "granite"},
-      {"bamba", "", arch::BuildBamba, "bamba"},
       {"internlm2", "", arch::BuildInternLm2, "internlm2"},
       {"deepseek_v2", "", arch::BuildDeepseekV2, "deepseek"},
       {"deepseek_v3", "", arch::BuildDeepseekV3, "deepseek"},
       {"gpt_oss", "", arch::BuildGptOss, "gpt_oss"},
-      {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
-      {"lfm2", "", arch::BuildLfm2, "lfm2"},
       {"deepseek_v32", "", arch::BuildDeepseekV32, "deepseek"},
       {"glm_moe_dsa", "", arch::BuildGlmMoeDsa, "deepseek"},
       {"deepseek_v4", "", arch::BuildDeepseekV4, "deepseek_v4"},
@@ -142,25 +138,19 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"hunyuan_v1_moe", "", arch::BuildHunYuanMoe, "hunyuan_moe"},
       // Tencent's remote-code config of Hunyuan-A13B (GitHub Tencent-Hunyuan/Hunyuan-A13B).
       {"hunyuan", "HunYuanMoEV1ForCausalLM", arch::BuildHunYuanMoe, "hunyuan_moe"},
-      {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
-      // State-space decoders and Jamba (mamba_families.h; issue 30).
-      {"mamba", "", arch::BuildMamba, "mamba"},
-      {"falcon_mamba", "", arch::BuildFalconMamba, "mamba"},
-      {"mamba2", "", arch::BuildMamba2, "mamba"},
-      {"jamba", "", arch::BuildJamba, "jamba"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
       // MLA families (issue 30): deepseek.cc and mla_families.cc over mla_kit.h.
       {"glm4_moe_lite", "", arch::BuildGlm4MoeLite, "deepseek"},
       {"minicpm3", "", arch::BuildMiniCpm3, "minicpm3"},
       {"longcat_flash", "", arch::BuildLongcatFlash, "longcat_flash"},
-      // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
-      {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
       {"mistral4", "", arch::BuildMistral4, "deepseek"},  // deepseek.cc; inside mistral3 too
       {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (lfm2_vl.cc)
       {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
+    const auto& hybrids = arch::HybridFamilyBuilders();
+    rows.insert(rows.end(), hybrids.begin(), hybrids.end());
     return rows;
   }();
   return kBuilders;
