@@ -32,31 +32,22 @@ constexpr Mamba1Keys kMambaKeys{.inner = "intermediate_size", .expand = "expand"
                                 .rank = "time_step_rank", .conv_bias = "use_conv_bias",
                                 .proj_bias = "use_bias", .proj_bias_default = true,
                                 .norms = Mamba1Norms::kNone};
-constexpr HybridSpec MambaRow(const Mamba1Keys& keys, HybridRead read) {
+constexpr HybridSpec MambaRow(const Mamba1Keys& keys) {
   HybridSpec s = kSsmBackbone;
   s.tie_default = true;
   s.ssm = SsmKind::kMamba1;
   s.m1 = keys;
-  s.read = read;
   return s;
 }
-constexpr HybridSpec kMamba = MambaRow(kMambaKeys, nullptr);
+constexpr HybridSpec kMamba = MambaRow(kMambaKeys);
 
 // falcon_mamba: models/falcon_mamba/modular_falcon_mamba.py. Mamba's keys (FalconMambaConfig
 // reads "intermediate_size" explicitly), "use_bias" false by default, and the kernels' all-ones
-// b_c_rms / dt_rms buffers. The hook prints that assumption.
-void NoteFalconMambaBuffers(ModelBuilder& b, const HfConfig&, const HybridSpec&, HybridPlan&) {
-  b.model().assumptions.push_back(
-      "Falcon-Mamba's b_c_rms / dt_rms (all-ones weights the mamba_ssm kernels take) counted "
-      "as non-persistent buffers in the model dtype");
-}
-constexpr Mamba1Keys FalconMambaKeys() {
-  Mamba1Keys k = kMambaKeys;
-  k.proj_bias_default = false;
-  k.norms = Mamba1Norms::kFalconBuffers;
-  return k;
-}
-constexpr HybridSpec kFalconMamba = MambaRow(FalconMambaKeys(), NoteFalconMambaBuffers);
+// b_c_rms / dt_rms buffers (an assumption line says so).
+constexpr HybridSpec kFalconMamba = MambaRow(
+    {.inner = "intermediate_size", .expand = "expand", .state = "state_size",
+     .kernel = "conv_kernel", .rank = "time_step_rank", .conv_bias = "use_conv_bias",
+     .proj_bias = "use_bias", .norms = Mamba1Norms::kFalconBuffers});
 
 // mamba2: models/mamba2/{configuration,modeling}_mamba2.py. The Mamba-2 mixer of d_inner =
 // int("expand" x H) (Mamba2Mixer ignores "intermediate_size"), "num_heads" (128) x "head_dim"

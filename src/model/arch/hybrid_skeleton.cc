@@ -73,6 +73,11 @@ Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k,
   hp.ssm_conv_kernel = d.kernel;
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.d_state;
+  if (d.norms == Mamba1Norms::kFalconBuffers) {
+    b.model().assumptions.push_back(
+        "Falcon-Mamba's b_c_rms / dt_rms (all-ones weights the mamba_ssm kernels take) counted "
+        "as non-persistent buffers in the model dtype");
+  }
   return Ok{};
 }
 
@@ -176,7 +181,8 @@ std::vector<bool> IndexedLayers(ModelBuilder& b, const HfConfig& c, std::string_
   return out;
 }
 
-// Per layer: true where `key`'s list of types says `attention` (every other entry `other`).
+}  // namespace
+
 std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_view key,
                               uint64_t layers, std::string_view attention, std::string_view other) {
   const auto it = c.raw().find(std::string(key));
@@ -200,6 +206,8 @@ std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_vi
   }
   return out;
 }
+
+namespace {
 
 // Per layer: true for attention, by the row's rule (kAllSsm / kBoth: none).
 std::vector<bool> AttentionLayers(ModelBuilder& b, const HfConfig& c, LayerRule rule,

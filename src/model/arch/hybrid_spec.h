@@ -206,6 +206,11 @@ Result<Model> BuildHybridRow(const HfConfig& config, const BuildOptions& options
 LayerInfo EmitHybridLayer(ModelBuilder& b, const Quantization& q, const HybridSpec& s,
                           const HybridPlan& p, const std::string& l, HybridBlock block, bool moe);
 
+// Per layer: true where the list at `key` says `attention` (every entry `attention` or `other`,
+// one per layer); errors go to `b` ("layer_types", "layers_block_type").
+std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                              uint64_t layers, std::string_view attention, std::string_view other);
+
 // The registry rows of every HybridSpec family (hybrid_families.cc).
 const std::vector<ArchitectureBuilder>& HybridFamilyBuilders();
 

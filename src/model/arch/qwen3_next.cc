@@ -85,9 +85,6 @@ Result<Model> BuildQwen3Next(const HfConfig& c, const BuildOptions& o) {
 Result<Model> BuildQwen35(const HfConfig& c, const BuildOptions& o) {
   return BuildQwenHybridModel(c, o, QwenHybridModel::kComposite35);
 }
-Result<Model> BuildQwen35Moe(const HfConfig& c, const BuildOptions& o) {
-  return BuildQwenHybridModel(c, o, QwenHybridModel::kComposite35);
-}
 Result<Model> BuildQwen35Text(const HfConfig& c, const BuildOptions& o) {
   return BuildQwenHybridModel(c, o, QwenHybridModel::kText35);
 }

@@ -2,7 +2,7 @@
 // Shared pieces of the Qwen builders: the Qwen3-Next / Qwen3.5 hybrid text model (gated delta-net
 // linear attention layers between gated full-attention layers, dense or MoE MLPs, multi-token
 // prediction layers) and Qwen MoE blocks in their per-expert or fused checkpoint layouts.
-// Used by qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc and qwen4_exp.cc.
+// Used by qwen3_next.cc (qwen3_next, qwen3_5), qwen3_vl.cc and qwen4_exp.cc.
 
 #include <cstdint>
 #include <string>

@@ -118,7 +118,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
       {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
       {"qwen3_5", "", arch::BuildQwen35, "qwen3_5"},
-      {"qwen3_5_moe", "", arch::BuildQwen35Moe, "qwen3_5"},
+      {"qwen3_5_moe", "", arch::BuildQwen35, "qwen3_5"},
       {"qwen3_5_text", "", arch::BuildQwen35Text, "qwen3_5"},
       {"qwen3_5_moe_text", "", arch::BuildQwen35Text, "qwen3_5"},
       {"qwen4_exp", "", arch::BuildQwen4Exp, "qwen4_exp"},  // qwen4_exp.cc
