@@ -10,6 +10,7 @@
 #include "model/arch/families.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/issue30_families.h"
+#include "model/arch/qwen_hybrid.h"
 
 namespace memfit::arch {
 namespace {
@@ -513,6 +514,12 @@ const std::vector<ArchitectureBuilder>& HybridFamilyBuilders() {
       {"falcon_mamba", "", BuildHybridRow<kFalconMamba>, "mamba"},
       {"mamba2", "", BuildHybridRow<kMamba2>, "mamba"},
       {"jamba", "", BuildHybridRow<kJamba>, "jamba"},
+      // The gated-DeltaNet hybrids: one builder over qwen_hybrid.h (qwen3_next.cc).
+      {"qwen3_next", "", BuildQwenHybrid<QwenHybridModel::kNext>, "qwen3_next"},
+      {"qwen3_5", "", BuildQwenHybrid<QwenHybridModel::kComposite35>, "qwen3_5"},
+      {"qwen3_5_moe", "", BuildQwenHybrid<QwenHybridModel::kComposite35>, "qwen3_5"},
+      {"qwen3_5_text", "", BuildQwenHybrid<QwenHybridModel::kText35>, "qwen3_5"},
+      {"qwen3_5_moe_text", "", BuildQwenHybrid<QwenHybridModel::kText35>, "qwen3_5"},
   };
   return kRows;
 }

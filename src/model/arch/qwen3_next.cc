@@ -24,13 +24,9 @@
 #include <optional>
 
 #include "model/arch/decoder_kit.h"
-#include "model/arch/families.h"
 #include "model/arch/qwen_hybrid.h"
 
 namespace memfit::arch {
-namespace {
-
-enum class QwenHybridModel : uint8_t { kNext, kText35, kComposite35 };
 
 Result<Model> BuildQwenHybridModel(const HfConfig& c, const BuildOptions& o, QwenHybridModel kind) {
   const bool next = kind == QwenHybridModel::kNext;
@@ -75,18 +71,6 @@ Result<Model> BuildQwenHybridModel(const HfConfig& c, const BuildOptions& o, Qwe
   if (composite) m.no_split_patterns.push_back("model.visual.blocks.*");
   m.base_model_prefix = "model.";
   return b.Finish();
-}
-
-}  // namespace
-
-Result<Model> BuildQwen3Next(const HfConfig& c, const BuildOptions& o) {
-  return BuildQwenHybridModel(c, o, QwenHybridModel::kNext);
-}
-Result<Model> BuildQwen35(const HfConfig& c, const BuildOptions& o) {
-  return BuildQwenHybridModel(c, o, QwenHybridModel::kComposite35);
-}
-Result<Model> BuildQwen35Text(const HfConfig& c, const BuildOptions& o) {
-  return BuildQwenHybridModel(c, o, QwenHybridModel::kText35);
 }
 
 }  // namespace memfit::arch

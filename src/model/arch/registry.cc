@@ -116,11 +116,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
       {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
-      {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
-      {"qwen3_5", "", arch::BuildQwen35, "qwen3_5"},
-      {"qwen3_5_moe", "", arch::BuildQwen35, "qwen3_5"},
-      {"qwen3_5_text", "", arch::BuildQwen35Text, "qwen3_5"},
-      {"qwen3_5_moe_text", "", arch::BuildQwen35Text, "qwen3_5"},
       {"qwen4_exp", "", arch::BuildQwen4Exp, "qwen4_exp"},  // qwen4_exp.cc
       {"qwen4_exp_text", "", arch::BuildQwen4ExpText, "qwen4_exp"},
       {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
