@@ -1,10 +1,10 @@
 // The skeleton every HybridSpec row is built by (hybrid_spec.h): the mixer kits, the layer rules,
 // one layer loop, the tail.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/config_defaults.h"
@@ -33,8 +33,8 @@ void ReadSsmBasics(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
 // int(expand x hidden), as MambaConfig / Mamba2Mixer compute it; `key` may be a float (1.5).
 uint64_t ExpandedWidth(ModelBuilder& b, const HfConfig& c, std::string_view key, uint64_t h) {
   const double size = Get(b, c.NumberOr(key, 2)) * static_cast<double>(h);
-  if (!b.failed() && !(std::isfinite(size) && size >= 1 &&
-                       size <= static_cast<double>(kMaxConfigDimension))) {
+  if (!b.failed() &&
+      !(std::isfinite(size) && size >= 1 && size <= static_cast<double>(kMaxConfigDimension))) {
     b.Fail(MakeError("{}: field \"{}\" x \"hidden_size\" must be a positive size", c.where(), key));
     return 0;
   }
@@ -44,7 +44,7 @@ uint64_t ExpandedWidth(ModelBuilder& b, const HfConfig& c, std::string_view key,
 Mamba1Dims ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, uint64_t h) {
   Mamba1Dims d;
   d.d_inner = !k.inner.empty() && c.Has(k.inner) ? Get(b, c.Uint(k.inner))
-                                                  : ExpandedWidth(b, c, k.expand, h);
+                                                 : ExpandedWidth(b, c, k.expand, h);
   d.d_state = Get(b, c.UintOr(k.state, 16));
   d.kernel = Get(b, c.UintOr(k.kernel, 4));
   const auto rank = c.raw().find(std::string(k.rank));
@@ -57,11 +57,10 @@ Mamba1Dims ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, u
   return d;
 }
 
-Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k,
-                     const Mamba1Dims& d) {
-  const std::string keys = fmt::format(R"("{}", "{}", "{}" and "{}")",
-                                       k.inner.empty() ? k.expand : k.inner, k.state, k.kernel,
-                                       k.rank);
+Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, const Mamba1Dims& d) {
+  const std::string keys =
+      fmt::format(R"("{}", "{}", "{}" and "{}")", k.inner.empty() ? k.expand : k.inner, k.state,
+                  k.kernel, k.rank);
   if (d.d_inner == 0 || d.d_state == 0 || d.kernel == 0 || d.dt_rank == 0) {
     return MakeError("{}: {} must be positive", c.where(), keys);
   }
@@ -84,8 +83,8 @@ Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k,
 // The Mamba-2 keys (the heads too when `need_heads`: a required key is read only then).
 void ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool need_heads,
                 Mamba2Dims& d) {
-  d.heads = Get(b, k.heads_default > 0 || !need_heads ? c.UintOr(k.heads, k.heads_default)
-                                                      : c.Uint(k.heads));
+  d.heads = Get(
+      b, k.heads_default > 0 || !need_heads ? c.UintOr(k.heads, k.heads_default) : c.Uint(k.heads));
   const auto head = c.raw().find(std::string(k.head_dim));
   // A number parsed from JSON text is unsigned when non-negative; one set in code is signed.
   if (head != c.raw().end() && head->is_number_integer()) {
@@ -127,8 +126,8 @@ Status ReadChunk(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k) {
 Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, Mamba2Dims& d) {
   if (d.heads == 0 || d.groups == 0 || d.d_state == 0 || d.kernel == 0 ||
       (k.head_dim_default > 0 && d.head_dim == 0)) {
-    return MakeError(R"({}: "{}", "{}", "{}", "{}" and "{}" must be positive)", c.where(),
-                     k.heads, k.head_dim, k.groups, k.state, k.kernel);
+    return MakeError(R"({}: "{}", "{}", "{}", "{}" and "{}" must be positive)", c.where(), k.heads,
+                     k.head_dim, k.groups, k.state, k.kernel);
   }
   const std::string heads_x_dim = fmt::format("{} x {}", k.heads, k.head_dim);
   if (k.inner == Mamba2Inner::kHeadsTimesDim) {
@@ -172,8 +171,8 @@ std::vector<bool> IndexedLayers(ModelBuilder& b, const HfConfig& c, std::string_
     // A number parsed from JSON text is unsigned when non-negative; one set in code is signed.
     if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
         static_cast<uint64_t>(v.get<int64_t>()) >= layers) {
-      b.Fail(MakeError("{}: \"{}\" holds {}, not a layer index below {}", c.where(), key,
-                       v.dump(), layers));
+      b.Fail(MakeError("{}: \"{}\" holds {}, not a layer index below {}", c.where(), key, v.dump(),
+                       layers));
       return {};
     }
     out[static_cast<uint64_t>(v.get<int64_t>())] = true;
@@ -187,8 +186,8 @@ std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_vi
                               uint64_t layers, std::string_view attention, std::string_view other) {
   const auto it = c.raw().find(std::string(key));
   if (!it->is_array() || it->size() != layers) {
-    b.Fail(MakeError("{}: \"{}\" must list one type per layer ({} layers)", c.where(), key,
-                     layers));
+    b.Fail(
+        MakeError("{}: \"{}\" must list one type per layer ({} layers)", c.where(), key, layers));
     return {};
   }
   std::vector<bool> out;
@@ -226,8 +225,8 @@ std::vector<bool> AttentionLayers(ModelBuilder& b, const HfConfig& c, LayerRule 
         return TypedLayers(b, c, "layer_types", layers, "full_attention", "conv");
       }
       if (Absent(c, "full_attn_idxs")) {
-        b.Fail(MakeError("{}: field \"full_attn_idxs\" (or \"layer_types\") is missing",
-                         c.where()));
+        b.Fail(
+            MakeError("{}: field \"full_attn_idxs\" (or \"layer_types\") is missing", c.where()));
         return {};
       }
       return IndexedLayers(b, c, "full_attn_idxs", layers);
@@ -284,8 +283,8 @@ LayerInfo EmitMamba2(ModelBuilder& b, const Quantization& q, const std::string& 
                  MulDims(b, d.head_dim, d.d_state, "mamba_d_head x mamba_d_state"), d.state_bits);
 }
 
-LayerInfo EmitSsm(ModelBuilder& b, const Quantization& q, const HybridSpec& s,
-                  const HybridPlan& p, const std::string& l) {
+LayerInfo EmitSsm(ModelBuilder& b, const Quantization& q, const HybridSpec& s, const HybridPlan& p,
+                  const std::string& l) {
   const uint64_t h = b.model().hp.hidden_size;
   const std::string x = l + "." + std::string(s.ssm_name);
   if (s.ssm == SsmKind::kMamba1) return EmitMamba1(b, q, x, h, p.m1);
@@ -417,8 +416,11 @@ void ReadHybridBasics(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
     ReadSsmBasics(b, c, s);
     return;
   }
-  ReadDecoderBasics(b, c, {.tie = s.tie_default, .act_key = s.act_key,
-                           .act_default = s.act_default, .need_intermediate = s.need_intermediate});
+  ReadDecoderBasics(b, c,
+                    {.tie = s.tie_default,
+                     .act_key = s.act_key,
+                     .act_default = s.act_default,
+                     .need_intermediate = s.need_intermediate});
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
 }
@@ -487,8 +489,8 @@ LayerInfo EmitHybridLayer(ModelBuilder& b, const Quantization& q, const HybridSp
   if (block == HybridBlock::kMlp || block == HybridBlock::kMoe) {
     return EmitNemotronFfn(b, q, p, l, block == HybridBlock::kMoe);
   }
-  LayerInfo info = block == HybridBlock::kAttention ? EmitAttention(b, q, s, p, l)
-                                                    : EmitSsm(b, q, s, p, l);
+  LayerInfo info =
+      block == HybridBlock::kAttention ? EmitAttention(b, q, s, p, l) : EmitSsm(b, q, s, p, l);
   if (block == HybridBlock::kBoth) {
     // Both caches: the SSM state and this layer's attention KV.
     const LayerInfo attn = EmitAttention(b, q, s, p, l);

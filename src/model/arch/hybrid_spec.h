@@ -61,9 +61,9 @@ struct Mamba1Keys {
 
 // How the Mamba-2 inner width d_inner follows from the keys.
 enum class Mamba2Inner : uint8_t {
-  kExpand,        // int(expand x H), which heads x head_dim must equal (head_dim without a default:
-                  // "auto" or absent = d_inner / heads, which must divide)
-  kHeadsTimesDim, // heads x head_dim
+  kExpand,  // int(expand x H), which heads x head_dim must equal (head_dim without a default:
+            // "auto" or absent = d_inner / heads, which must divide)
+  kHeadsTimesDim,  // heads x head_dim
 };
 
 // A family's Mamba-2 keys and its config class's defaults (BambaConfig's unless set).
@@ -77,8 +77,8 @@ struct Mamba2Keys {
   uint64_t groups_default = 1;
   std::string_view state = "mamba_d_state";
   uint64_t state_default = 256;
-  std::string_view kernel = "mamba_d_conv";  // 4 by default
-  std::string_view expand = "mamba_expand";  // 2 by default
+  std::string_view kernel = "mamba_d_conv";        // 4 by default
+  std::string_view expand = "mamba_expand";        // 2 by default
   std::string_view conv_bias = "mamba_conv_bias";  // true by default
   std::string_view proj_bias = "mamba_proj_bias";  // false by default
   std::string_view out_bias = "";                  // out_proj's bias ("": the proj-bias key's)
@@ -100,9 +100,9 @@ struct Mamba2Dims {
   uint64_t d_inner = 0, conv = 0;  // derived
   uint64_t d_ssm = 0;              // Falcon-H1's "mamba_d_ssm": the inner width when non-zero
   bool conv_bias = true, proj_bias = false;
-  bool gated_norm = true;          // mamba.norm [d_inner] (Falcon-H1: only with "mamba_rms_norm")
-  bool out_bias = false;           // out_proj's bias: the proj-bias key (Falcon-H1: its own key)
-  uint32_t state_bits = 0;         // 32: the cache-dtype key says float32; else the model's
+  bool gated_norm = true;   // mamba.norm [d_inner] (Falcon-H1: only with "mamba_rms_norm")
+  bool out_bias = false;    // out_proj's bias: the proj-bias key (Falcon-H1: its own key)
+  uint32_t state_bits = 0;  // 32: the cache-dtype key says float32; else the model's
 };
 
 // What decides each layer's token mixer.
@@ -141,7 +141,7 @@ struct HybridPlan {
   std::vector<bool> moe;            // per layer: routed experts (empty: none)
   Mamba1Dims m1;
   Mamba2Dims m2;
-  uint64_t conv_kernel = 0;         // short conv: "conv_L_cache"
+  uint64_t conv_kernel = 0;  // short conv: "conv_L_cache"
   bool conv_bias = false;
   bool attn_bias = false, mlp_bias = false;
   uint64_t q_width = 0, kv_width = 0;
@@ -174,7 +174,7 @@ struct HybridSpec {
   std::string_view final_norm = "final_layernorm";
   std::string_view in_norm = "input_layernorm";
   std::string_view ff_norm = "pre_ff_layernorm";  // "" none
-  bool norms_last = false;                         // both norms after the feed-forward
+  bool norms_last = false;                        // both norms after the feed-forward
   LayerRule layers = LayerRule::kAllSsm;
   SsmKind ssm = SsmKind::kMamba2;
   std::string_view ssm_name = "mamba";
