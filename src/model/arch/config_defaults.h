@@ -2,7 +2,7 @@
 // Config keys that transformers fills from the config class's __init__ defaults when config.json
 // omits them: the builder takes the same default and prints it as an assumption, so that a guess
 // is never silent. Used by decoder_skeleton_read.cc (ernie4_5_moe, hunyuan_v1_moe) and
-// falcon_h1.cc.
+// hybrid_families.cc (falcon_h1).
 
 #include <string_view>
 

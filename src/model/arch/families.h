@@ -51,13 +51,11 @@ Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildPhi(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V3 (an MLA row, mla_families.cc), Kimi-K2.5's text model.
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 
-// Issue 15 families (nemotron_h.cc, lfm2.cc, gemma4.cc, llama4.cc).
-Result<Model> BuildNemotronH(const HfConfig& config, const BuildOptions& options);
+// Issue 15 families (gemma4.cc, llama4.cc; LFM2: hybrid_families.cc).
 Result<Model> BuildLfm2(const HfConfig& config, const BuildOptions& options);
 // ChatGLM2/3 and GLM-4 (chatglm remote code); the v1 layout goes to the generic builder.
 Result<Model> BuildChatGlm(const HfConfig& config, const BuildOptions& options);
@@ -91,13 +89,8 @@ Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& opt
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
 // A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
 Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
-// Qwen hybrid and vision-language families (qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc,
-// qwen2_vl.cc; shared pieces in qwen_hybrid.h and qwen_vision.h).
-Result<Model> BuildQwen3Next(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen35(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen35Moe(const HfConfig& config, const BuildOptions& options);
-// qwen3_5_text / qwen3_5_moe_text: the Qwen3.5 language model alone (Qwen3_5[Moe]ForCausalLM).
-Result<Model> BuildQwen35Text(const HfConfig& config, const BuildOptions& options);
+// Qwen vision-language families (qwen3_vl.cc, qwen2_vl.cc; shared pieces in qwen_hybrid.h and
+// qwen_vision.h; qwen3_next and qwen3_5 are registered with the hybrid rows, qwen3_next.cc).
 Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);

@@ -13,7 +13,7 @@ namespace memfit::arch {
 
 class ModelBuilder;
 
-// LFM2-MoE (lfm2.cc): LFM2's layers with dense-first routed experts.
+// LFM2-MoE (a HybridSpec row, hybrid_families.cc): LFM2's layers with dense-first routed experts.
 Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
 // LFM2-VL (lfm2_vl.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector + lfm2.
 Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);

@@ -10,7 +10,9 @@
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/config_defaults.h"
 #include "model/arch/expert_kit.h"
+#include "model/arch/hybrid_spec.h"
 #include "model/arch/qwen_vision.h"
 #include "model/arch/repeated_modules.h"
 
@@ -236,26 +238,12 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   }
   // layer_types ("linear_attention" / "full_attention"), else Qwen3NextConfig's default: every
   // full_attention_interval-th layer is full attention.
-  std::vector<bool> types;
-  if (auto it = c.raw().find("layer_types"); it != c.raw().end() && !it->is_null()) {
-    if (!it->is_array() || it->size() < hp.num_layers) {
-      b.Fail(MakeError("{}: \"layer_types\" must list one type per layer ({} layers)", c.where(),
-                       hp.num_layers));
-      return 0;
-    }
-    for (uint64_t i = 0; i < hp.num_layers; ++i) {
-      const auto& v = (*it)[i];
-      if (!v.is_string() || (v != "linear_attention" && v != "full_attention")) {
-        b.Fail(
-            MakeError("{}: \"layer_types\"[{}] must be \"linear_attention\" or "
-                      "\"full_attention\"",
-                      c.where(), i));
-        return 0;
-      }
-      types.push_back(v == "linear_attention");
-    }
+  std::vector<bool> full;
+  if (!Absent(c, "layer_types")) {
+    full = TypedLayers(b, c, "layer_types", hp.num_layers, "full_attention", "linear_attention");
+    if (b.failed()) return 0;
   }
-  auto linear = [&](uint64_t i) { return types.empty() ? (i + 1) % interval != 0 : types[i]; };
+  auto linear = [&](uint64_t i) { return full.empty() ? (i + 1) % interval != 0 : !full[i]; };
   const HybridDims d = ReadQwenHybridDims(b, c);
   if (hp.num_experts == 0 && d.inter == 0) {
     b.Fail(MakeError("{}: field \"intermediate_size\" is missing (no \"num_experts\" either)",

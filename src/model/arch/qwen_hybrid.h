@@ -2,7 +2,7 @@
 // Shared pieces of the Qwen builders: the Qwen3-Next / Qwen3.5 hybrid text model (gated delta-net
 // linear attention layers between gated full-attention layers, dense or MoE MLPs, multi-token
 // prediction layers) and Qwen MoE blocks in their per-expert or fused checkpoint layouts.
-// Used by qwen3_next.cc, qwen3_5.cc, qwen3_vl.cc and qwen4_exp.cc.
+// Used by qwen3_next.cc (qwen3_next, qwen3_5), qwen3_vl.cc and qwen4_exp.cc.
 
 #include <cstdint>
 #include <string>
@@ -84,6 +84,16 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
 // Tensor::loaded = false and a note gives their bytes.
 void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                  const QwenHybridSpec& spec, uint64_t mtp_layers);
+
+// The models of qwen3_next.cc: Qwen3-Next, the Qwen3.5 composite and its text model alone.
+enum class QwenHybridModel : uint8_t { kNext, kText35, kComposite35 };
+Result<Model> BuildQwenHybridModel(const HfConfig& config, const BuildOptions& options,
+                                   QwenHybridModel kind);
+// BuildQwenHybridModel for one kind, as an ArchitectureBuilderFn (a registry row).
+template <QwenHybridModel kKind>
+Result<Model> BuildQwenHybrid(const HfConfig& config, const BuildOptions& options) {
+  return BuildQwenHybridModel(config, options, kKind);
+}
 
 // Copies the keys a nested text_config lacks from the top level (dtype, tie_word_embeddings) so
 // that the text builders read one config. `where` names it in errors ("config.json: text_config").

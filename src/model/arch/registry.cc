@@ -1,5 +1,6 @@
 // The builder registry: model_type (and architectures[0] where a type has several heads) ->
-// builder. A decoder family is first a DecoderSpec row (decoder_families.cc, appended below);
+// builder. A decoder family is first a DecoderSpec row (decoder_families.cc, appended below;
+// the state-space and hybrid ones HybridSpec rows, hybrid_families.cc);
 // only a layout a spec cannot say gets src/model/arch/<family>.cc, its function in families.h
 // and a row here (docs/ARCHITECTURE.md, "Adding an architecture").
 
@@ -11,12 +12,11 @@
 #include "model/arch/builder_kit.h"
 #include "model/arch/decoder_spec.h"
 #include "model/arch/encoder_spec.h"
-#include "model/arch/bamba.h"
 #include "model/arch/families.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/glm4v_family.h"
-#include "model/arch/mamba_families.h"
+#include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
@@ -77,11 +77,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"phi", "", arch::BuildPhi, "phi"},
       {"stablelm", "", arch::BuildStableLm, "stablelm"},
       {"starcoder2", "", arch::BuildStarcoder2, "starcoder2"},
-      {"granitemoehybrid", "", arch::BuildGraniteMoeHybrid, "granite"},
-      {"bamba", "", arch::BuildBamba, "bamba"},
       {"internlm2", "", arch::BuildInternLm2, "internlm2"},
-      {"nemotron_h", "", arch::BuildNemotronH, "nemotron_h"},
-      {"lfm2", "", arch::BuildLfm2, "lfm2"},
       {"deepseek_v4", "", arch::BuildDeepseekV4, "deepseek_v4"},
       {"deepseek_ref", "", arch::BuildDeepseekV4, "deepseek_v4"},  // SGLang's V4 FP8 releases
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
@@ -98,11 +94,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
       {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
-      {"qwen3_next", "", arch::BuildQwen3Next, "qwen3_next"},
-      {"qwen3_5", "", arch::BuildQwen35, "qwen3_5"},
-      {"qwen3_5_moe", "", arch::BuildQwen35Moe, "qwen3_5"},
-      {"qwen3_5_text", "", arch::BuildQwen35Text, "qwen3_5"},
-      {"qwen3_5_moe_text", "", arch::BuildQwen35Text, "qwen3_5"},
       {"qwen4_exp", "", arch::BuildQwen4Exp, "qwen4_exp"},  // qwen4_exp.cc
       {"qwen4_exp_text", "", arch::BuildQwen4ExpText, "qwen4_exp"},
       {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
@@ -115,15 +106,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
       {"glm4v", "", arch::BuildGlm4v, "glm4v"},
       {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
-      {"falcon_h1", "", arch::BuildFalconH1, "falcon_h1"},
-      // State-space decoders and Jamba (mamba_families.h; issue 30).
-      {"mamba", "", arch::BuildMamba, "mamba"},
-      {"falcon_mamba", "", arch::BuildFalconMamba, "mamba"},
-      {"mamba2", "", arch::BuildMamba2, "mamba"},
-      {"jamba", "", arch::BuildJamba, "jamba"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
-      // Issue 30 (lfm): LFM2-MoE (lfm2.cc).
-      {"lfm2_moe", "", arch::BuildLfm2Moe, "lfm2"},
       {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (vlm_families.cc)
       {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
@@ -135,6 +118,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
     // MLA families (issue 30): MlaFamilySpec rows and LongCat-Flash (mla_families.cc).
     const auto& mla = arch::MlaFamilyBuilders();
     rows.insert(rows.end(), mla.begin(), mla.end());
+    // State-space and hybrid decoders: HybridSpec rows (hybrid_families.cc).
+    const auto& hybrids = arch::HybridFamilyBuilders();
+    rows.insert(rows.end(), hybrids.begin(), hybrids.end());
     return rows;
   }();
   return kBuilders;
