@@ -89,7 +89,7 @@ Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& opt
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
 // A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
 Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
-// Qwen vision-language families (qwen3_vl.cc, qwen2_vl.cc; shared pieces in qwen_hybrid.h and
+// Qwen vision-language families (qwen3_vl.cc, qwen_vision.cc; shared pieces in qwen_hybrid.h and
 // qwen_vision.h; qwen3_next and qwen3_5 are registered with the hybrid rows, qwen3_next.cc).
 Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);

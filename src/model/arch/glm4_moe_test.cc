@@ -1,4 +1,4 @@
-// glm4_moe (GLM-4.5 / 4.6 / 4.5-Air, deepseek.cc variant): DeepSeek-V3's MoE and MTP layers around
+// glm4_moe (GLM-4.5 / 4.6 / 4.5-Air, an MLA row of mla_families.cc): DeepSeek-V3's MoE and MTP layers around
 // grouped-query attention.
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 //   text model of the glm4 spec row (BuildGlm4: fused mlp.gate_up_proj, four RMSNorms a layer, q/k/v
 //   biased, o_proj not) under model.language_model, lm_head at the top;
 // - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe text model of
-//   deepseek.cc (BuildGlm4Moe: dense first_k_dense_replace layers, then 128 routed experts stored
+//   the glm4_moe MLA row of mla_families.cc (BuildGlm4Moe: dense first_k_dense_replace layers, then 128 routed experts stored
 //   one module per expert, a shared expert and the float32 e_score_correction_bias) under the same
 //   names. Glm4vMoeTextAttention has no q/k norms and Glm4vMoeTextModel builds no MTP layer (the
 //   GLM-4.5V checkpoint stores layers 0-45 only): use_qk_norm and num_nextn_predict_layers are not

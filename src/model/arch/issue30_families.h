@@ -1,6 +1,6 @@
 #pragma once
 // Builders and pieces added for issue 30 that are not DecoderSpec rows, in a header of their own so
-// that a new declaration does not rebuild every builder (as bamba.h and moe_hybrid_families.h).
+// that a new declaration does not rebuild every builder (as moe_hybrid_families.h).
 
 #include <cstdint>
 #include <optional>
@@ -15,7 +15,8 @@ class ModelBuilder;
 
 // LFM2-MoE (a HybridSpec row, hybrid_families.cc): LFM2's layers with dense-first routed experts.
 Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
-// LFM2-VL (lfm2_vl.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector + lfm2.
+// LFM2-VL (a VlmSpec row, vlm_families.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector +
+// lfm2.
 Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
 
 // Qwen4-Exp (qwen4_exp.cc): hyper-connection streams, QSA-indexed attention between gated
@@ -23,9 +24,6 @@ Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen4Exp(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen4ExpText(const HfConfig& config, const BuildOptions& options);
 
-// A SigLIP2 NaFlex vision transformer (Siglip2VisionModel's vision_model) under `prefix`
-// (clip.cc); returns its hidden size (0 after an error, recorded in `b`).
-uint64_t EmitSiglip2Vision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix);
 
 // A config whose model_type has no builder but whose "text_config" names a model_type that has
 // one (generic_decoder.cc): that text model, built exactly under model.language_model.* /

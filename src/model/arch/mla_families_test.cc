@@ -1,4 +1,4 @@
-// Hand-counted MLA families of issue 30: glm4_moe_lite (deepseek.cc), minicpm3 and longcat_flash
+// Hand-counted MLA families of issue 30: glm4_moe_lite, minicpm3 and longcat_flash
 // (mla_families.cc), and the KV cache their MLA layers give (the latent, as DeepSeek's).
 
 #include <gtest/gtest.h>

@@ -79,7 +79,7 @@ Result<Model> BuildText(const HfConfig& c, const BuildOptions& o, bool remote,
   if (remote) {
     j.erase("head_dim");  // Phi4MMAttention: hidden_size // num_attention_heads
     // Each remote attention owns its rotary_emb (inv_freq [rotary / 2], non-persistent) in any
-    // transformers version: phi3.cc's 4.42 layout.
+    // transformers version: the phi3 spec row's 4.42 layout.
     text_options.buffers = BufferConvention::kTransformers442;
   } else {
     const std::string line = FillDefaults(

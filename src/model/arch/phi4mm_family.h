@@ -1,6 +1,7 @@
 #pragma once
-// Phi-4-multimodal (phi4mm.cc, phi4mm_audio.cc): a phi3 text decoder (phi3.cc) with a SigLIP image
-// encoder (clip.cc's EmitClipVision) and a conformer speech encoder, in two layouts:
+// Phi-4-multimodal (phi4mm.cc, phi4mm_audio.cc): a phi3 text decoder (the phi3 spec row) with a
+// SigLIP image encoder (vision_tower.cc's EmitClipVision) and a conformer speech encoder, in two
+// layouts:
 //  - "phi4mm": Microsoft's remote code (Phi4MMForCausalLM, modeling_phi4mm.py,
 //    vision_siglip_navit.py, speech_conformer_encoder.py), whose checkpoint also stores the vision
 //    and speech LoRA adapters on the decoder's projections (PEFT names: base_layer, lora_A.vision,

@@ -31,7 +31,7 @@ struct QwenVlSpec {
 // A Qwen vision-language model: the text model built by spec.text_builder from "text_config" (or
 // from the top level for configs without one), its "model." tensors renamed to
 // spec.text_prefix (lm_head kept), then the vision tower. Components "language_model" and
-// "vision_tower"; hp from the text model. Shared by qwen2_vl.cc and qwen3_vl.cc.
+// "vision_tower"; hp from the text model. Shared by qwen_vision.cc (Qwen2-VL) and qwen3_vl.cc.
 Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVlSpec& spec);
 
 }  // namespace memfit::arch
