@@ -7,11 +7,6 @@
 #include <vector>
 
 namespace memfit::arch {
-namespace {
-
-bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
-
-}  // namespace
 
 HeadKind ResolveHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
                      std::string_view family) {
@@ -27,36 +22,18 @@ HeadKind ResolveHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
     }
     cls = archs.front();
   }
-  if (EndsWith(cls, "ForCausalLM") || EndsWith(cls, "LMHeadModel")) return HeadKind::kCausalLm;
-  if (EndsWith(cls, "ForSequenceClassification")) return HeadKind::kSequenceClassification;
-  if (EndsWith(cls, "ForTokenClassification")) return HeadKind::kTokenClassification;
-  if (EndsWith(cls, "ForQuestionAnswering")) return HeadKind::kQuestionAnswering;
-  if (EndsWith(cls, "DoubleHeadsModel")) return HeadKind::kDoubleHeads;
-  if (cls == "AutoModel" || (EndsWith(cls, "Model") && cls.find("For") == std::string::npos)) {
+  if (cls.ends_with("ForCausalLM") || cls.ends_with("LMHeadModel")) return HeadKind::kCausalLm;
+  if (cls.ends_with("ForSequenceClassification")) return HeadKind::kSequenceClassification;
+  if (cls.ends_with("ForTokenClassification")) return HeadKind::kTokenClassification;
+  if (cls.ends_with("ForQuestionAnswering")) return HeadKind::kQuestionAnswering;
+  if (cls.ends_with("DoubleHeadsModel")) return HeadKind::kDoubleHeads;
+  if (cls == "AutoModel" || (cls.ends_with("Model") && cls.find("For") == std::string::npos)) {
     return HeadKind::kBase;
   }
   b.Fail(MakeError("{}: {} \"{}\" is a head the {} builder does not know (it builds the base model, "
                    "causal LM, sequence/token classification and question answering heads)",
                    c.where(), from_options ? "head class" : "architectures[0]", cls, family));
   return HeadKind::kBase;
-}
-
-void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels) {
-  b.SetHead(true);
-  switch (head) {
-    case HeadKind::kSequenceClassification:
-      b.Linear("score", hidden, num_labels, false);
-      break;
-    case HeadKind::kTokenClassification:
-      b.Linear("classifier", hidden, num_labels, true);
-      break;
-    case HeadKind::kQuestionAnswering:
-      b.Linear("qa_outputs", hidden, 2, true);
-      break;
-    default:
-      break;
-  }
-  b.SetHead(false);
 }
 
 namespace {
@@ -102,15 +79,21 @@ void GptFamilyHead(ModelBuilder& b, const HfConfig& c, HeadKind head, const GptH
   const uint64_t features = heads.features != 0 ? heads.features : b.model().hp.hidden_size;
   if (!HasHead(heads, head)) {
     b.Fail(MakeError("{}", MissingHeadMessage(c, heads)));
-  } else if (head == HeadKind::kCausalLm) {
-    LmHead(b, heads.embed, heads.lm_bias, heads.lm_head, features);
-  } else if (head == HeadKind::kQuestionAnswering && heads.qa_num_labels) {
-    b.SetHead(true);
-    b.Linear("qa_outputs", features, num_labels, true);
-    b.SetHead(false);
-  } else {
-    ClassifierHead(b, head, features, num_labels);
+    return;
   }
+  if (head == HeadKind::kCausalLm) {
+    LmHead(b, std::string(heads.embed), heads.lm_bias, heads.lm_head, features);
+    return;
+  }
+  b.SetHead(true);
+  if (head == HeadKind::kSequenceClassification) {
+    b.Linear("score", features, num_labels, false);
+  } else if (head == HeadKind::kTokenClassification) {
+    b.Linear("classifier", features, num_labels, true);
+  } else if (head == HeadKind::kQuestionAnswering) {
+    b.Linear("qa_outputs", features, heads.qa_num_labels ? num_labels : 2, true);
+  }
+  b.SetHead(false);
 }
 
 bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
@@ -121,29 +104,6 @@ bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
     return false;
   }
   return got_major < major || (got_major == major && got_minor < minor);
-}
-
-void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
-                                 std::string_view activation, double dropout) {
-  auto& hp = b.model().hp;
-  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
-  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
-  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", tie));
-  hp.activation = Get(b, c.StringOr("activation_function", std::string(activation)));
-  hp.norm = "layernorm";
-  // Training keeps a dropout mask per dropout (validation/FINDINGS.md 2m).
-  hp.hidden_dropout = Get(b, c.NumberOr("resid_pdrop", dropout));
-  hp.attention_dropout = Get(b, c.NumberOr("attn_pdrop", dropout));
-}
-
-void MultiHeadDims(ModelBuilder& b, const HfConfig& c, std::string_view hidden_key,
-                   std::string_view heads_key) {
-  auto& hp = b.model().hp;
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, hidden_key, hp.num_attention_heads, heads_key);
 }
 
 void ReadMosaicHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie) {

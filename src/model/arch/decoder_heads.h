@@ -1,6 +1,6 @@
 #pragma once
 // Task heads shared by the GPT-style decoder families (gpt2, gpt_neox, gptj, gpt_bigcode, opt,
-// bloom, falcon, mpt): which head a config asks for, and how many labels a classifier has.
+// bloom, falcon, mpt; classic_decoder.h): which head a config asks for, and its tensors.
 
 #include <string>
 #include <string_view>
@@ -29,15 +29,11 @@ HeadKind ResolveHead(ModelBuilder& b, const HfConfig& config, const BuildOptions
 
 // NumLabels (id2label size, else num_labels, else 2): model/arch/encoder_common.h.
 
-// Emits the classification/QA head on `hidden` features (sequence, token, QA; nothing for the
-// others), marked in_head.
-void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels);
-
 // The task heads a GPT-style family has (transformers' *For* classes of the family), besides the
 // bare model and the causal LM.
 struct GptHeads {
-  std::string_view family;
-  std::string embed;                     // the input embedding a tied LM head shares
+  std::string_view family = "";
+  std::string_view embed = "";           // the input embedding a tied LM head shares
   std::string_view lm_head = "lm_head";  // the causal LM head's module (gpt_neox: embed_out)
   bool lm_bias = false;                  // the LM head has a bias (gptj)
   uint64_t features = 0;                 // the heads' input width; 0: hidden_size
@@ -53,18 +49,6 @@ struct GptHeads {
 // naming the family and the heads it has.
 void GptFamilyHead(ModelBuilder& b, const HfConfig& c, HeadKind head, const GptHeads& heads,
                    uint64_t num_labels);
-
-// GPT-2-style hyperparameters (gpt2, gpt_bigcode, gptj): n_embd, n_layer, n_head, n_positions
-// (each also under its hidden_size-style name), vocab_size, tie_word_embeddings (default `tie`),
-// activation_function (default `activation`), LayerNorm. Errors are recorded in `b`.
-// `dropout`: the config class's default resid_pdrop / attn_pdrop (GPT-2, BigCode 0.1; GPT-J 0).
-void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
-                                 std::string_view activation, double dropout);
-
-// Multi-head attention: as many KV heads as heads, head_dim = hidden_size / heads, which must
-// divide (the error names the config's `hidden_key` and `heads_key`).
-void MultiHeadDims(ModelBuilder& b, const HfConfig& c, std::string_view hidden_key,
-                   std::string_view heads_key);
 
 // MosaicML-style hyperparameters (mpt, dbrx): d_model, n_layers, n_heads (each also under its
 // hidden_size-style name), vocab_size, max_seq_len (default 2048), tie_word_embeddings (default

@@ -5,6 +5,7 @@
 
 #include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
+#include "model/arch/classic_decoder.h"
 #include "model/arch/decoder_spec.h"
 
 namespace memfit::arch {
@@ -20,16 +21,15 @@ inline constexpr ArchitectureBuilderFn BuildGemma = BuildSpec<kGemmaSpec>;
 inline constexpr ArchitectureBuilderFn BuildGemma2 = BuildSpec<kGemma2Spec>;
 inline constexpr ArchitectureBuilderFn BuildGemma3Text = BuildSpec<kGemma3TextSpec>;
 
-// GPT-style decoders (one file each: gpt2.cc, gpt_neox.cc, gptj.cc, gpt_bigcode.cc, opt.cc,
-// bloom.cc, falcon.cc, mpt.cc).
-Result<Model> BuildGpt2(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGptNeox(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGptj(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGptBigcode(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildOpt(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildBloom(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildFalcon(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildMpt(const HfConfig& config, const BuildOptions& options);
+// GPT-style decoders: ClassicDecoderSpec rows (classic_families.cc).
+inline constexpr ArchitectureBuilderFn BuildGpt2 = BuildClassicSpec<kGpt2Spec>;
+inline constexpr ArchitectureBuilderFn BuildGptNeox = BuildClassicSpec<kGptNeoxSpec>;
+inline constexpr ArchitectureBuilderFn BuildGptj = BuildClassicSpec<kGptjSpec>;
+inline constexpr ArchitectureBuilderFn BuildGptBigcode = BuildClassicSpec<kGptBigcodeSpec>;
+inline constexpr ArchitectureBuilderFn BuildOpt = BuildClassicSpec<kOptSpec>;
+inline constexpr ArchitectureBuilderFn BuildBloom = BuildClassicSpec<kBloomSpec>;
+inline constexpr ArchitectureBuilderFn BuildFalcon = BuildClassicSpec<kFalconSpec>;
+inline constexpr ArchitectureBuilderFn BuildMpt = BuildClassicSpec<kMptSpec>;
 
 // Encoders, encoder-decoders, vision and multimodal (bert.cc, distilbert.cc, t5.cc, bart.cc,
 // whisper.cc, vit.cc, clip.cc, resnet.cc, llava.cc, timm.cc).
