@@ -77,7 +77,8 @@ enum class RotaryWidth : uint8_t {
 
 enum class HeadStyle : uint8_t {
   kGpt,   // ResolveHead + GptFamilyHead (decoder_heads.h) with `heads`
-  kTask,  // TaskHead (decoder_kit.h): causal LM, sequence classification or the base model
+  kTask,  // TaskHead (decoder_kit.h): causal LM, sequence classification or the base model;
+          // the head class is read only when the head is built
 };
 
 // A boolean from config.json `key` (default `value`), or always `value` when key is "".

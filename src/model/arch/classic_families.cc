@@ -173,6 +173,23 @@ void FalconHead(ClassicBuild& x) {
       "lm_head.weight a second time (as tiiuae's .bin shards do); it is loaded once");
 }
 
+// --- InternLM2 hook ---------------------------------------------------------------------------
+// InternLM2ForCausalLM's head is "output" (tied to tok_embeddings with tie_word_embeddings); the
+// remote code has no other head but the bare model.
+void InternLm2Head(ClassicBuild& x) {
+  std::string cls = x.o.head_class;
+  if (cls.empty()) {
+    auto archs = x.c.architectures();
+    cls = archs.empty() ? "ForCausalLM" : archs.front();
+  }
+  if (cls.ends_with("ForCausalLM")) {
+    LmHead(x.b, "model.tok_embeddings", false, "output");
+  } else if (!cls.ends_with("Model")) {
+    x.b.Fail(MakeError("{}: head class \"{}\" is not supported for internlm2 (causal LM only); the "
+                       "safetensors headers give an exact answer", x.c.where(), cls));
+  }
+}
+
 }  // namespace
 
 // --- The rows ----------------------------------------------------------------------------------
@@ -302,5 +319,72 @@ const ClassicDecoderSpec kFalconSpec{
     .mlp_bias = {"bias", false}, .layer_rope = BufferWhen::k442, .rope_cached = true,
     .rope_model = true, .alibi_key = "alibi", .read = FalconReadLayout, .setup = FalconLayout,
     .head = FalconHead};
+
+// LayerNorm decoders with partial rotary embeddings (transformers/models/{phi,stablelm,
+// starcoder2}/modeling_*.py): model.{embed_tokens, layers.N.{input_layernorm,
+// self_attn.{q,k,v,o}_proj, mlp, [post_attention_layernorm]}, norm}; 4.42: one rotary inv_freq
+// per attention module, later one model.rotary_emb.inv_freq.
+// phi (phi-1, phi-1.5, phi-2): parallel attention + fc1/fc2 MLP after one LayerNorm,
+// self_attn.dense output, optional q/k LayerNorms ("qk_layernorm"), final_layernorm, biased
+// lm_head; partial_rotary_factor 0.5.
+const ClassicDecoderSpec kPhiSpec{
+    .family = "phi", .basics = ClassicBasics::kKit, .act_default = "gelu_new", .quantized = true,
+    .base = "model", .embed = "embed_tokens", .layers = "layers",
+    .pre_norms = {"input_layernorm", ""}, .mid_norm = "", .final_norm = "final_layernorm",
+    .attn = "self_attn", .attn_form = AttnForm::kSplit,
+    .proj = {"q_proj", "k_proj", "v_proj", "dense"}, .qk_norm = QkNormForm::kLayerNorm,
+    .mlp_proj = {"fc1", "fc2", ""}, .layer_rope = BufferWhen::k442, .rope_model = true,
+    .rotary = RotaryWidth::kPartialFactor, .rotary_default = 0.5,
+    .head_style = HeadStyle::kTask, .heads = {.lm_bias = true}};
+
+// stablelm (StableLM 2 / Zephyr): gated MLP, no biases but "use_qkv_bias", optional per-head
+// q/k LayerNorms, optional parallel residual ("use_parallel_residual"); partial_rotary_factor
+// 0.25.
+const ClassicDecoderSpec kStableLmSpec{
+    .family = "stablelm", .basics = ClassicBasics::kKit, .act_default = "silu",
+    .quantized = true, .base = "model", .embed = "embed_tokens", .layers = "layers",
+    .pre_norms = {"input_layernorm", ""}, .mid_norm = "", .post_norm = "post_attention_layernorm",
+    .parallel_key = "use_parallel_residual", .final_norm = "norm", .attn = "self_attn",
+    .attn_form = AttnForm::kSplit, .proj = {"q_proj", "k_proj", "v_proj", "o_proj"},
+    .qkv_bias = {"use_qkv_bias", false}, .o_bias = {}, .qk_norm = QkNormForm::kPerHead,
+    .mlp_proj = {"gate_proj", "up_proj", "down_proj"}, .gated = true, .mlp_bias = {},
+    .layer_rope = BufferWhen::k442, .rope_model = true, .rotary = RotaryWidth::kPartialFactor,
+    .rotary_default = 0.25, .head_style = HeadStyle::kTask};
+
+// stablelm_epoch (StableLM-3B-4E1T and the first StableLM 2 releases, remote code
+// modeling_stablelm_epoch.py): stablelm's tensors; StableLMEpochConfig "rope_pct" (default 0.25)
+// plays partial_rotary_factor's part.
+const ClassicDecoderSpec kStableLmEpochSpec = [] {
+  ClassicDecoderSpec s = kStableLmSpec;
+  s.rotary_default_key = "rope_pct";
+  return s;
+}();
+
+// starcoder2: biased projections ("use_bias"), c_fc/c_proj MLP, sliding window
+// ("sliding_window"), tied embeddings, the whole head rotary.
+const ClassicDecoderSpec kStarcoder2Spec{
+    .family = "starcoder2", .basics = ClassicBasics::kKit, .tie_default = true,
+    .act_default = "gelu_new", .quantized = true, .base = "model", .embed = "embed_tokens",
+    .layers = "layers", .pre_norms = {"input_layernorm", ""}, .mid_norm = "",
+    .post_norm = "post_attention_layernorm", .final_norm = "norm", .attn = "self_attn",
+    .attn_form = AttnForm::kSplit, .proj = {"q_proj", "k_proj", "v_proj", "o_proj"},
+    .qkv_bias = {"use_bias", true}, .o_bias = {"use_bias", true}, .window_key = "sliding_window",
+    .mlp_bias = {"use_bias", true}, .layer_rope = BufferWhen::k442, .rope_model = true,
+    .rotary = RotaryWidth::kPartialFactor, .head_style = HeadStyle::kTask};
+
+// InternLM2 / InternLM2.5 (remote code, InternLM2ForCausalLM; internlm/internlm2-7b
+// modeling_internlm2.py and its weight index): model.{tok_embeddings, layers.N.{attention_norm,
+// attention.{wqkv, wo}, ffn_norm, feed_forward.{w1, w3, w2}}, norm} (RMSNorms), output. "bias"
+// (default true) gives wqkv and wo biases. 4.42: the remote code's rotary embedding caches
+// float32 inv_freq and cos/sin per attention module; nothing later.
+const ClassicDecoderSpec kInternLm2Spec{
+    .family = "internlm2", .basics = ClassicBasics::kKit, .act_default = "silu",
+    .quantized = true, .base = "model", .embed = "tok_embeddings", .layers = "layers",
+    .pre_norms = {"attention_norm", ""}, .mid_norm = "ffn_norm", .final_norm = "norm",
+    .norm = NormKind::kRmsNorm, .attn = "attention", .proj = {"wqkv", "wo", "", ""},
+    .qkv_bias = {"bias", true}, .o_bias = {"bias", true}, .mlp = "feed_forward",
+    .mlp_proj = {"w1", "w3", "w2"}, .gated = true, .mlp_bias = {},
+    .layer_rope = BufferWhen::k442, .rope_cached = true, .head_style = HeadStyle::kTask,
+    .head = InternLm2Head};
 
 }  // namespace memfit::arch

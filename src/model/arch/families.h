@@ -60,11 +60,11 @@ Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 // Decoder families with layouts a DecoderSpec does not say (decoder_kit.h helpers).
 Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildPhiMoe(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildPhi(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildStableLm(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildStarcoder2(const HfConfig& config, const BuildOptions& options);
+inline constexpr ArchitectureBuilderFn BuildPhi = BuildClassicSpec<kPhiSpec>;
+inline constexpr ArchitectureBuilderFn BuildStableLm = BuildClassicSpec<kStableLmSpec>;
+inline constexpr ArchitectureBuilderFn BuildStarcoder2 = BuildClassicSpec<kStarcoder2Spec>;
 Result<Model> BuildGraniteMoeHybrid(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildInternLm2(const HfConfig& config, const BuildOptions& options);
+inline constexpr ArchitectureBuilderFn BuildInternLm2 = BuildClassicSpec<kInternLm2Spec>;
 Result<Model> BuildDeepseekV2(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGptOss(const HfConfig& config, const BuildOptions& options);
@@ -101,7 +101,7 @@ Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
 
-Result<Model> BuildStableLmEpoch(const HfConfig& config, const BuildOptions& options);  // phi.cc
+inline constexpr ArchitectureBuilderFn BuildStableLmEpoch = BuildClassicSpec<kStableLmEpochSpec>;
 
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.
