@@ -4,7 +4,10 @@
 
 #include "model/arch/classic_decoder.h"
 
+#include <vector>
+
 #include "model/arch/decoder_kit.h"
+#include "model/arch/encoder_common.h"
 
 namespace memfit::arch {
 namespace {
@@ -17,26 +20,6 @@ bool Read(ClassicBuild& x, const Flag& flag) {
   return flag.key.empty() ? flag.value : Get(x.b, x.c.BoolOr(flag.key, flag.value));
 }
 
-}  // namespace
-
-bool BufferHolds(BufferWhen when, const BuildOptions& o) {
-  switch (when) {
-    case BufferWhen::kNever:
-      return false;
-    case BufferWhen::kAlways:
-      return true;
-    case BufferWhen::k442:
-      return o.buffers == BufferConvention::kTransformers442;
-    case BufferWhen::kBefore449:
-      return o.buffers == BufferConvention::kTransformers442 ||
-             o.transformers < LibraryVersion{4, 49};
-  }
-  return false;
-}
-
-namespace {
-
-// kGpt's fields, in the order the hand-written builders read them.
 // Values read before the head that the sizes derive from after it.
 struct Pending {
   bool multi_query = false;
@@ -44,6 +27,7 @@ struct Pending {
   double pct = 0;      // RotaryWidth::kRotaryPct
 };
 
+// The spec's keys (not kit_basics), in the order the hand-written builders read them.
 void ReadGptFields(ClassicBuild& x, Pending& pending) {
   const ClassicDecoderSpec& s = x.s;
   ModelBuilder& b = x.b;
@@ -68,8 +52,8 @@ void ReadGptFields(ClassicBuild& x, Pending& pending) {
   }
   if (s.width == Width::kRatio) pending.ratio = Get(b, c.UintOr(s.inter_key, 4));
   if (s.rotary == RotaryWidth::kRotaryPct) {
-    pending.pct = Get(b, c.NumberOr("rotary_pct", Get(b, c.NumberOr("partial_rotary_factor",
-                                                                     s.rotary_default))));
+    pending.pct = Get(
+        b, c.NumberOr("rotary_pct", Get(b, c.NumberOr("partial_rotary_factor", s.rotary_default))));
   }
 }
 
@@ -95,12 +79,61 @@ void DeriveGptSizes(ClassicBuild& x, const Pending& pending) {
   }
   if (s.rotary == RotaryWidth::kRotaryPct) {
     if (!(pending.pct >= 0.0 && pending.pct <= 1.0)) {
-      b.Fail(MakeError("{}: \"rotary_pct\" = {} is not between 0 and 1", x.c.where(),
-                       pending.pct));
+      b.Fail(MakeError("{}: \"rotary_pct\" = {} is not between 0 and 1", x.c.where(), pending.pct));
     }
     // transformers: rotary_ndims = int(head_size * rotary_pct).
     x.rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * pending.pct);
   }
+}
+
+// The head class: options.head_class (an AutoModel* class name, as accelerate takes it from
+// auto_map) when set, else architectures[0]. A class no family has is an error naming it.
+HeadKind ResolveHead(ClassicBuild& x) {
+  std::string cls = x.o.head_class;
+  const bool from_options = !cls.empty();
+  if (!from_options) {
+    auto archs = x.c.architectures();
+    if (archs.empty()) {
+      x.b.model().assumptions.push_back(fmt::format(
+          "config.json names no \"architectures\": the {} causal language-model head assumed",
+          x.s.family));
+      return HeadKind::kCausalLm;
+    }
+    cls = archs.front();
+  }
+  if (cls.ends_with("ForCausalLM") || cls.ends_with("LMHeadModel")) return HeadKind::kCausalLm;
+  if (cls.ends_with("ForSequenceClassification")) return HeadKind::kSequenceClassification;
+  if (cls.ends_with("ForTokenClassification")) return HeadKind::kTokenClassification;
+  if (cls.ends_with("ForQuestionAnswering")) return HeadKind::kQuestionAnswering;
+  if (cls.ends_with("DoubleHeadsModel")) return HeadKind::kDoubleHeads;
+  if (cls == "AutoModel" || (cls.ends_with("Model") && cls.find("For") == std::string::npos)) {
+    return HeadKind::kBase;
+  }
+  x.b.Fail(MakeError(
+      "{}: {} \"{}\" is a head the {} builder does not know (it builds the base model, causal LM, "
+      "sequence/token classification and question answering heads)",
+      x.c.where(), from_options ? "head class" : "architectures[0]", cls, x.s.family));
+  return HeadKind::kBase;
+}
+
+// A head the family lacks: "has no double-heads model" when that is all it lacks (GPT-2 builds
+// its own), else the heads it has.
+void FailMissingHead(ClassicBuild& x) {
+  const ClassicDecoderSpec& s = x.s;
+  if (s.sequence_head && s.token_head && s.qa_head) {
+    x.b.Fail(MakeError("{}: {} has no double-heads model", x.c.where(), s.family));
+    return;
+  }
+  std::vector<std::string_view> has = {"causal LM"};
+  if (s.sequence_head) has.push_back("sequence classification");
+  if (s.token_head) has.push_back("token classification");
+  if (s.qa_head) has.push_back("question answering");
+  std::string list(has.front());
+  for (size_t i = 1; i < has.size(); ++i) {
+    list += i + 1 == has.size() ? " and " : ", ";
+    list += has[i];
+  }
+  x.b.Fail(MakeError("{}: {} has {} heads only", x.c.where(), s.family, list));
 }
 
 // Reads every hyperparameter; false (the error recorded) when the build cannot go on.
@@ -110,7 +143,7 @@ bool ReadHyperparameters(ClassicBuild& x) {
   const HfConfig& c = x.c;
   Hyperparameters& hp = x.hp();
   Pending pending;
-  if (s.basics == ClassicBasics::kKit) {
+  if (s.kit_basics) {
     ReadDecoderBasics(b, c, {.tie = s.tie_default, .act_default = s.act_default});
   } else {
     ReadGptFields(x, pending);
@@ -132,13 +165,13 @@ bool ReadHyperparameters(ClassicBuild& x) {
   }
   x.embed_width = hp.hidden_size;
   if (s.read) s.read(x);
-  if (s.head_style == HeadStyle::kGpt) {
-    x.head = ResolveHead(b, c, x.o, s.family);
+  if (!s.task_head) {
+    x.head = ResolveHead(x);
     x.labels = NumLabels(b, c);
   }
   if (s.quantized) x.q = ReadQuantization(b, c, x.o);
   if (b.failed()) return false;
-  if (s.basics == ClassicBasics::kGpt) DeriveGptSizes(x, pending);
+  if (!s.kit_basics) DeriveGptSizes(x, pending);
   if (s.rotary == RotaryWidth::kHeadDim) x.rotary = hp.head_dim;
   if (b.failed()) return false;
   if (s.setup) s.setup(x);
@@ -213,6 +246,12 @@ void DecoderLayer(ClassicBuild& x, uint64_t i) {
 
 }  // namespace
 
+bool BufferHolds(BufferWhen when, const BuildOptions& o) {
+  const bool tf442 = o.buffers == BufferConvention::kTransformers442;
+  return when == BufferWhen::kAlways || (when == BufferWhen::k442 && tf442) ||
+         (when == BufferWhen::kBefore449 && (tf442 || o.transformers < LibraryVersion{4, 49}));
+}
+
 std::string ClassicBuild::Name(std::string_view relative) const {
   return std::string(s.base) + "." + std::string(relative);
 }
@@ -244,22 +283,35 @@ void ClassicBuild::Mask(const std::string& module) {
 }
 
 void ClassicHead(ClassicBuild& x) {
-  if (x.s.head_style == HeadStyle::kTask) {
-    TaskHead(x.b, x.c, x.o, x.Name(x.s.embed), x.s.heads.lm_bias);
-    return;
+  const ClassicDecoderSpec& s = x.s;
+  ModelBuilder& b = x.b;
+  const std::string embed = x.Name(s.embed);
+  if (s.task_head) return TaskHead(b, x.c, x.o, embed, s.lm_bias);
+  const HeadKind head = x.head;
+  if (head == HeadKind::kDoubleHeads ||
+      (head == HeadKind::kSequenceClassification && !s.sequence_head) ||
+      (head == HeadKind::kTokenClassification && !s.token_head) ||
+      (head == HeadKind::kQuestionAnswering && !s.qa_head)) {
+    return FailMissingHead(x);
   }
-  const std::string embed = x.Name(x.s.embed);
-  GptHeads heads = x.s.heads;
-  heads.family = x.s.family;
-  heads.embed = embed;
-  heads.features = x.embed_width;
-  GptFamilyHead(x.b, x.c, x.head, heads, x.labels);
+  // The heads' input: embed_width, but hidden_size when that is 0.
+  const uint64_t in = x.embed_width != 0 ? x.embed_width : x.hp().hidden_size;
+  if (head == HeadKind::kCausalLm) return LmHead(b, embed, s.lm_bias, s.lm_head, in);
+  b.SetHead(true);
+  if (head == HeadKind::kSequenceClassification) {
+    b.Linear("score", in, x.labels, false);
+  } else if (head == HeadKind::kTokenClassification) {
+    b.Linear("classifier", in, x.labels, true);
+  } else if (head == HeadKind::kQuestionAnswering) {
+    b.Linear("qa_outputs", in, s.qa_labels ? x.labels : 2, true);
+  }
+  b.SetHead(false);
 }
 
 Result<Model> BuildClassic(const HfConfig& c, const BuildOptions& o, const ClassicDecoderSpec& s) {
   ModelBuilder b(c);
-  ClassicBuild x{.b = b, .c = c, .o = o, .s = s, .pre_norms = s.pre_norms,
-                 .post_norm = s.post_norm};
+  ClassicBuild x{
+      .b = b, .c = c, .o = o, .s = s, .pre_norms = s.pre_norms, .post_norm = s.post_norm};
   Model& m = b.model();
   Hyperparameters& hp = m.hp;
   hp.norm = s.norm == NormKind::kRmsNorm ? "rmsnorm" : "layernorm";

@@ -21,26 +21,26 @@
 
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
-#include "model/arch/decoder_heads.h"
 #include "model/arch/quantization.h"
 
 namespace memfit::arch {
 
-// How the common hyperparameters are read.
-enum class ClassicBasics : uint8_t {
-  // The spec's keys below; head_dim = hidden / heads (which must divide), one KV head with
-  // multi_query_key, else as many as heads.
-  kGpt,
-  // ReadDecoderBasics (decoder_kit.h): num_key_value_heads, "head_dim", intermediate_size.
-  kKit,
+// The head a config asks for (options.head_class, else architectures[0]).
+enum class HeadKind : uint8_t {
+  kBase,                    // the bare AutoModel (GPT2Model, FalconModel, ...)
+  kCausalLm,                // *ForCausalLM / *LMHeadModel
+  kSequenceClassification,  // score: Linear(hidden, num_labels, bias=False)
+  kTokenClassification,     // classifier: Linear(hidden, num_labels) with bias
+  kQuestionAnswering,       // qa_outputs: Linear(hidden, 2) with bias
+  kDoubleHeads,             // GPT2DoubleHeadsModel: lm_head + multiple_choice_head
 };
 
 // The MLP width.
 enum class Width : uint8_t {
-  kKey,       // inter_key, required
-  kKeyOr4H,   // inter_key, default 4 x hidden
-  k4H,        // 4 x hidden, not in config.json (BloomMLP)
-  kRatio,     // inter_key (default 4) x hidden (MPT's expansion_ratio)
+  kKey,      // inter_key, required
+  kKeyOr4H,  // inter_key, default 4 x hidden
+  k4H,       // 4 x hidden, not in config.json (BloomMLP)
+  kRatio,    // inter_key (default 4) x hidden (MPT's expansion_ratio)
 };
 
 enum class AttnForm : uint8_t {
@@ -75,12 +75,6 @@ enum class RotaryWidth : uint8_t {
   kPartialFactor,
 };
 
-enum class HeadStyle : uint8_t {
-  kGpt,   // ResolveHead + GptFamilyHead (decoder_heads.h) with `heads`
-  kTask,  // TaskHead (decoder_kit.h): causal LM, sequence classification or the base model;
-          // the head class is read only when the head is built
-};
-
 // A boolean from config.json `key` (default `value`), or always `value` when key is "".
 struct Flag {
   std::string_view key = "";
@@ -93,8 +87,10 @@ using ClassicLayerHook = void (*)(ClassicBuild& x, const std::string& layer);
 
 struct ClassicDecoderSpec {
   std::string_view family = "";  // in head errors and assumptions
-  ClassicBasics basics = ClassicBasics::kGpt;
-  // kGpt hyperparameters: each key, with "_alt" another name for the same field.
+  // ReadDecoderBasics (decoder_kit.h: num_key_value_heads, "head_dim") instead of these keys,
+  // each with "_alt" another name for the same field, head_dim = hidden / heads (which must
+  // divide) and one KV head with multi_query_key, else as many as heads.
+  bool kit_basics = false;
   std::string_view hidden_key = "hidden_size", hidden_alt = "";
   std::string_view layers_key = "num_hidden_layers", layers_alt = "";
   std::string_view heads_key = "num_attention_heads", heads_alt = "";
@@ -103,7 +99,7 @@ struct ClassicDecoderSpec {
   std::string_view inter_key = "intermediate_size";
   std::string_view pos_key = "max_position_embeddings", pos_alt = "";  // "": not read
   uint64_t pos_default = 0;                                            // 0: required
-  std::string_view multi_query_key = "";  // true (the default) gives one KV head
+  std::string_view multi_query_key = "";         // true (the default) gives one KV head
   std::optional<double> dropout = std::nullopt;  // resid_pdrop / attn_pdrop default, when read
   // Both.
   bool tie_default = false;
@@ -153,16 +149,22 @@ struct ClassicDecoderSpec {
   RotaryWidth rotary = RotaryWidth::kHeadDim;
   double rotary_default = 1.0;
   std::string_view rotary_default_key = "";
-  // Heads.
-  HeadStyle head_style = HeadStyle::kGpt;
-  GptHeads heads = {};  // kGpt: the family's heads (embed and features are filled in)
+  // Heads. task_head: TaskHead (decoder_kit.h; the head class read when the head is built).
+  // Else the head of options.head_class or architectures[0] (none: the causal LM, said in an
+  // assumption), resolved with the fields: the causal LM's lm_head (tied to embed, on
+  // embed_width features) and the classifier heads the family has.
+  bool task_head = false;
+  std::string_view lm_head = "lm_head";
+  bool lm_bias = false;
+  bool sequence_head = true, token_head = true, qa_head = true;
+  bool qa_labels = false;  // qa_outputs has num_labels outputs (GPT-J), else 2
   // Hooks for what a field cannot say (classic_families.cc).
-  ClassicHook read = nullptr;           // reads more fields, before the head is resolved
-  ClassicHook setup = nullptr;          // after the hyperparameters, before any tensor
-  ClassicHook after_embed = nullptr;    // after the embeddings
-  ClassicLayerHook layer = nullptr;     // in each layer, after the middle norm
+  ClassicHook read = nullptr;                // reads more fields, before the head is resolved
+  ClassicHook setup = nullptr;               // after the hyperparameters, before any tensor
+  ClassicHook after_embed = nullptr;         // after the embeddings
+  ClassicLayerHook layer = nullptr;          // in each layer, after the middle norm
   ClassicLayerHook layer_buffers = nullptr;  // in each layer, after the spec's buffers
-  ClassicHook head = nullptr;           // replaces the head (ClassicHead builds the spec's)
+  ClassicHook head = nullptr;                // replaces the head (ClassicHead builds the spec's)
 };
 
 // What a build has read, for the skeleton and the hooks.
@@ -194,7 +196,7 @@ struct ClassicBuild {
 // Whether a buffer of `when` exists under `options`.
 bool BufferHolds(BufferWhen when, const BuildOptions& options);
 
-// The spec's head (kGpt: GptFamilyHead; kTask: TaskHead), for hooks that add to it.
+// The spec's head, for hooks that add to it.
 void ClassicHead(ClassicBuild& x);
 
 // Builds the decoder `spec` describes from `config` (classic_decoder.cc).
@@ -208,7 +210,7 @@ Result<Model> BuildClassicSpec(const HfConfig& config, const BuildOptions& optio
 
 // The rows (classic_families.cc), registered through families.h.
 extern const ClassicDecoderSpec kGpt2Spec, kGptBigcodeSpec, kGptNeoxSpec, kGptjSpec, kOptSpec,
-    kBloomSpec, kMptSpec, kFalconSpec, kPhiSpec, kStableLmSpec, kStableLmEpochSpec,
-    kStarcoder2Spec, kInternLm2Spec;
+    kBloomSpec, kMptSpec, kFalconSpec, kPhiSpec, kStableLmSpec, kStableLmEpochSpec, kStarcoder2Spec,
+    kInternLm2Spec;
 
 }  // namespace memfit::arch

@@ -7,6 +7,7 @@
 
 #include "model/arch/classic_decoder.h"
 
+#include "model/arch/decoder_heads.h"
 #include "model/arch/decoder_kit.h"
 
 namespace memfit::arch {
@@ -213,7 +214,7 @@ const ClassicDecoderSpec kGpt2Spec = GptConfigKeys({
 const ClassicDecoderSpec kGptBigcodeSpec = GptConfigKeys({
     .family = "gpt_bigcode", .multi_query_key = "multi_query", .dropout = 0.1,
     .tie_default = true, .act_default = "gelu_pytorch_tanh", .learned_pos = "wpe",
-    .model_mask = true, .heads = {.qa = false}});
+    .model_mask = true, .qa_head = false});
 
 // GPT-NeoX (Pythia, GPT-NeoX-20B, OpenAssistant fine-tunes): transformers' modeling_gpt_neox.py.
 // gpt_neox.{embed_in, layers.N.{input_layernorm, post_attention_layernorm,
@@ -235,7 +236,7 @@ const ClassicDecoderSpec kGptNeoxSpec{
     .o_bias = {"attention_bias", true}, .mlp_proj = {"dense_h_to_4h", "dense_4h_to_h", ""},
     .mask = BufferWhen::kBefore449, .buffers_first = true, .layer_rope = BufferWhen::kBefore449,
     .rope_cached = true, .rope_model = true, .rotary = RotaryWidth::kRotaryPct,
-    .rotary_default = 0.25, .heads = {.lm_head = "embed_out"}, .setup = GptNeoxOldCheckpointNote};
+    .rotary_default = 0.25, .lm_head = "embed_out", .setup = GptNeoxOldCheckpointNote};
 
 // GPT-J (EleutherAI/gpt-j-6b and fine-tunes): transformers' modeling_gptj.py. One LayerNorm per
 // block (attention and MLP run in parallel on it), attn.{k_proj, v_proj, q_proj, out_proj}
@@ -248,7 +249,7 @@ const ClassicDecoderSpec kGptjSpec = GptConfigKeys({
     .attn_form = AttnForm::kSplitKvFirst, .proj = {"q_proj", "k_proj", "v_proj", "out_proj"},
     .qkv_bias = {}, .o_bias = {}, .mlp_proj = {"fc_in", "fc_out", ""},
     .mask = BufferWhen::k442, .buffers_first = true,
-    .heads = {.lm_bias = true, .qa_num_labels = true}, .setup = GptjRotaryDim,
+    .lm_bias = true, .qa_labels = true, .setup = GptjRotaryDim,
     .layer_buffers = GptjPositionTable});
 
 // OPT (facebook/opt-125m .. opt-66b, Galactica): transformers' modeling_opt.py.
@@ -266,7 +267,7 @@ const ClassicDecoderSpec kOptSpec{
     .norm_affine_key = "layer_norm_elementwise_affine", .attn = "self_attn",
     .attn_form = AttnForm::kSplitKvFirst, .proj = {"q_proj", "k_proj", "v_proj", "out_proj"},
     .qkv_bias = {"enable_bias", true}, .o_bias = {"enable_bias", true}, .mlp = "",
-    .mlp_proj = {"fc1", "fc2", ""}, .mlp_bias = {"enable_bias", true}, .heads = {.token = false},
+    .mlp_proj = {"fc1", "fc2", ""}, .mlp_bias = {"enable_bias", true}, .token_head = false,
     .read = OptReadProjectionAndFinalNorm, .after_embed = OptProjectionsAndFinalNorm};
 
 // BLOOM (bigscience/bloom-560m .. bloom 176B, bloomz): transformers' modeling_bloom.py.
@@ -328,20 +329,20 @@ const ClassicDecoderSpec kFalconSpec{
 // self_attn.dense output, optional q/k LayerNorms ("qk_layernorm"), final_layernorm, biased
 // lm_head; partial_rotary_factor 0.5.
 const ClassicDecoderSpec kPhiSpec{
-    .family = "phi", .basics = ClassicBasics::kKit, .act_default = "gelu_new", .quantized = true,
+    .family = "phi", .kit_basics = true, .act_default = "gelu_new", .quantized = true,
     .base = "model", .embed = "embed_tokens", .layers = "layers",
     .pre_norms = {"input_layernorm", ""}, .mid_norm = "", .final_norm = "final_layernorm",
     .attn = "self_attn", .attn_form = AttnForm::kSplit,
     .proj = {"q_proj", "k_proj", "v_proj", "dense"}, .qk_norm = QkNormForm::kLayerNorm,
     .mlp_proj = {"fc1", "fc2", ""}, .layer_rope = BufferWhen::k442, .rope_model = true,
     .rotary = RotaryWidth::kPartialFactor, .rotary_default = 0.5,
-    .head_style = HeadStyle::kTask, .heads = {.lm_bias = true}};
+    .task_head = true, .lm_bias = true};
 
 // stablelm (StableLM 2 / Zephyr): gated MLP, no biases but "use_qkv_bias", optional per-head
 // q/k LayerNorms, optional parallel residual ("use_parallel_residual"); partial_rotary_factor
 // 0.25.
 const ClassicDecoderSpec kStableLmSpec{
-    .family = "stablelm", .basics = ClassicBasics::kKit, .act_default = "silu",
+    .family = "stablelm", .kit_basics = true, .act_default = "silu",
     .quantized = true, .base = "model", .embed = "embed_tokens", .layers = "layers",
     .pre_norms = {"input_layernorm", ""}, .mid_norm = "", .post_norm = "post_attention_layernorm",
     .parallel_key = "use_parallel_residual", .final_norm = "norm", .attn = "self_attn",
@@ -349,7 +350,7 @@ const ClassicDecoderSpec kStableLmSpec{
     .qkv_bias = {"use_qkv_bias", false}, .o_bias = {}, .qk_norm = QkNormForm::kPerHead,
     .mlp_proj = {"gate_proj", "up_proj", "down_proj"}, .gated = true, .mlp_bias = {},
     .layer_rope = BufferWhen::k442, .rope_model = true, .rotary = RotaryWidth::kPartialFactor,
-    .rotary_default = 0.25, .head_style = HeadStyle::kTask};
+    .rotary_default = 0.25, .task_head = true};
 
 // stablelm_epoch (StableLM-3B-4E1T and the first StableLM 2 releases, remote code
 // modeling_stablelm_epoch.py): stablelm's tensors; StableLMEpochConfig "rope_pct" (default 0.25)
@@ -363,14 +364,14 @@ const ClassicDecoderSpec kStableLmEpochSpec = [] {
 // starcoder2: biased projections ("use_bias"), c_fc/c_proj MLP, sliding window
 // ("sliding_window"), tied embeddings, the whole head rotary.
 const ClassicDecoderSpec kStarcoder2Spec{
-    .family = "starcoder2", .basics = ClassicBasics::kKit, .tie_default = true,
+    .family = "starcoder2", .kit_basics = true, .tie_default = true,
     .act_default = "gelu_new", .quantized = true, .base = "model", .embed = "embed_tokens",
     .layers = "layers", .pre_norms = {"input_layernorm", ""}, .mid_norm = "",
     .post_norm = "post_attention_layernorm", .final_norm = "norm", .attn = "self_attn",
     .attn_form = AttnForm::kSplit, .proj = {"q_proj", "k_proj", "v_proj", "o_proj"},
     .qkv_bias = {"use_bias", true}, .o_bias = {"use_bias", true}, .window_key = "sliding_window",
     .mlp_bias = {"use_bias", true}, .layer_rope = BufferWhen::k442, .rope_model = true,
-    .rotary = RotaryWidth::kPartialFactor, .head_style = HeadStyle::kTask};
+    .rotary = RotaryWidth::kPartialFactor, .task_head = true};
 
 // InternLM2 / InternLM2.5 (remote code, InternLM2ForCausalLM; internlm/internlm2-7b
 // modeling_internlm2.py and its weight index): model.{tok_embeddings, layers.N.{attention_norm,
@@ -378,13 +379,13 @@ const ClassicDecoderSpec kStarcoder2Spec{
 // (default true) gives wqkv and wo biases. 4.42: the remote code's rotary embedding caches
 // float32 inv_freq and cos/sin per attention module; nothing later.
 const ClassicDecoderSpec kInternLm2Spec{
-    .family = "internlm2", .basics = ClassicBasics::kKit, .act_default = "silu",
+    .family = "internlm2", .kit_basics = true, .act_default = "silu",
     .quantized = true, .base = "model", .embed = "tok_embeddings", .layers = "layers",
     .pre_norms = {"attention_norm", ""}, .mid_norm = "ffn_norm", .final_norm = "norm",
     .norm = NormKind::kRmsNorm, .attn = "attention", .proj = {"wqkv", "wo", "", ""},
     .qkv_bias = {"bias", true}, .o_bias = {"bias", true}, .mlp = "feed_forward",
     .mlp_proj = {"w1", "w3", "w2"}, .gated = true, .mlp_bias = {},
-    .layer_rope = BufferWhen::k442, .rope_cached = true, .head_style = HeadStyle::kTask,
+    .layer_rope = BufferWhen::k442, .rope_cached = true, .task_head = true,
     .head = InternLm2Head};
 
 }  // namespace memfit::arch
