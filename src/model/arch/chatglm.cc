@@ -9,7 +9,9 @@
 // [h, ffn]; transformer.encoder.final_layernorm (post_layer_norm); transformer.output_layer
 // [padded_vocab_size, h]. Norms: RMSNorm (weight) with "rmsnorm", else LayerNorm (weight, bias).
 // _no_split_modules: GLMBlock. The v1 layout (ChatGLM-6B: "inner_hidden_size",
-// "position_encoding_2d") is another model; it goes to the generic builder.
+// "position_encoding_2d") is another model; it goes to the generic builder. Not a
+// ClassicDecoderSpec row: vocabulary and layer keys with their own fallbacks and error, key/value
+// groups, two bias flags, a persistent inv_freq before the layers and a bare output_layer.
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/families.h"

@@ -1,117 +1,11 @@
 #include "model/arch/decoder_heads.h"
-#include "formats/hf_config_json.h"
-#include "model/arch/decoder_kit.h"
 
 #include <cstdio>
 #include <string>
-#include <vector>
+
+#include "formats/hf_config_json.h"
 
 namespace memfit::arch {
-namespace {
-
-bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
-
-}  // namespace
-
-HeadKind ResolveHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
-                     std::string_view family) {
-  std::string cls = o.head_class;
-  bool from_options = !cls.empty();
-  if (!from_options) {
-    auto archs = c.architectures();
-    if (archs.empty()) {
-      b.model().assumptions.push_back(fmt::format(
-          "config.json names no \"architectures\": the {} causal language-model head assumed",
-          family));
-      return HeadKind::kCausalLm;
-    }
-    cls = archs.front();
-  }
-  if (EndsWith(cls, "ForCausalLM") || EndsWith(cls, "LMHeadModel")) return HeadKind::kCausalLm;
-  if (EndsWith(cls, "ForSequenceClassification")) return HeadKind::kSequenceClassification;
-  if (EndsWith(cls, "ForTokenClassification")) return HeadKind::kTokenClassification;
-  if (EndsWith(cls, "ForQuestionAnswering")) return HeadKind::kQuestionAnswering;
-  if (EndsWith(cls, "DoubleHeadsModel")) return HeadKind::kDoubleHeads;
-  if (cls == "AutoModel" || (EndsWith(cls, "Model") && cls.find("For") == std::string::npos)) {
-    return HeadKind::kBase;
-  }
-  b.Fail(MakeError("{}: {} \"{}\" is a head the {} builder does not know (it builds the base model, "
-                   "causal LM, sequence/token classification and question answering heads)",
-                   c.where(), from_options ? "head class" : "architectures[0]", cls, family));
-  return HeadKind::kBase;
-}
-
-void ClassifierHead(ModelBuilder& b, HeadKind head, uint64_t hidden, uint64_t num_labels) {
-  b.SetHead(true);
-  switch (head) {
-    case HeadKind::kSequenceClassification:
-      b.Linear("score", hidden, num_labels, false);
-      break;
-    case HeadKind::kTokenClassification:
-      b.Linear("classifier", hidden, num_labels, true);
-      break;
-    case HeadKind::kQuestionAnswering:
-      b.Linear("qa_outputs", hidden, 2, true);
-      break;
-    default:
-      break;
-  }
-  b.SetHead(false);
-}
-
-namespace {
-
-bool HasHead(const GptHeads& heads, HeadKind head) {
-  switch (head) {
-    case HeadKind::kBase:
-    case HeadKind::kCausalLm:
-      return true;
-    case HeadKind::kSequenceClassification:
-      return heads.sequence;
-    case HeadKind::kTokenClassification:
-      return heads.token;
-    case HeadKind::kQuestionAnswering:
-      return heads.qa;
-    case HeadKind::kDoubleHeads:
-      return false;
-  }
-  return false;
-}
-
-// "has no double-heads model" when that is all it lacks, else the heads it has.
-std::string MissingHeadMessage(const HfConfig& c, const GptHeads& heads) {
-  if (heads.sequence && heads.token && heads.qa) {
-    return fmt::format("{}: {} has no double-heads model", c.where(), heads.family);
-  }
-  std::vector<std::string_view> has = {"causal LM"};
-  if (heads.sequence) has.push_back("sequence classification");
-  if (heads.token) has.push_back("token classification");
-  if (heads.qa) has.push_back("question answering");
-  std::string list(has.front());
-  for (size_t i = 1; i < has.size(); ++i) {
-    list += i + 1 == has.size() ? " and " : ", ";
-    list += has[i];
-  }
-  return fmt::format("{}: {} has {} heads only", c.where(), heads.family, list);
-}
-
-}  // namespace
-
-void GptFamilyHead(ModelBuilder& b, const HfConfig& c, HeadKind head, const GptHeads& heads,
-                   uint64_t num_labels) {
-  const uint64_t features = heads.features != 0 ? heads.features : b.model().hp.hidden_size;
-  if (!HasHead(heads, head)) {
-    b.Fail(MakeError("{}", MissingHeadMessage(c, heads)));
-  } else if (head == HeadKind::kCausalLm) {
-    LmHead(b, heads.embed, heads.lm_bias, heads.lm_head, features);
-  } else if (head == HeadKind::kQuestionAnswering && heads.qa_num_labels) {
-    b.SetHead(true);
-    b.Linear("qa_outputs", features, num_labels, true);
-    b.SetHead(false);
-  } else {
-    ClassifierHead(b, head, features, num_labels);
-  }
-}
 
 bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
   const auto it = c.raw().find("transformers_version");
@@ -121,29 +15,6 @@ bool TransformersVersionBefore(const HfConfig& c, int major, int minor) {
     return false;
   }
   return got_major < major || (got_major == major && got_minor < minor);
-}
-
-void ReadGptStyleHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie,
-                                 std::string_view activation, double dropout) {
-  auto& hp = b.model().hp;
-  hp.hidden_size = Get(b, c.UintAny({"n_embd", "hidden_size"}));
-  hp.num_layers = Get(b, c.UintAny({"n_layer", "num_hidden_layers"}));
-  hp.num_attention_heads = Get(b, c.UintAny({"n_head", "num_attention_heads"}));
-  hp.vocab_size = Get(b, c.Uint("vocab_size"));
-  hp.max_position_embeddings = Get(b, c.UintAny({"n_positions", "max_position_embeddings"}));
-  hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", tie));
-  hp.activation = Get(b, c.StringOr("activation_function", std::string(activation)));
-  hp.norm = "layernorm";
-  // Training keeps a dropout mask per dropout (validation/FINDINGS.md 2m).
-  hp.hidden_dropout = Get(b, c.NumberOr("resid_pdrop", dropout));
-  hp.attention_dropout = Get(b, c.NumberOr("attn_pdrop", dropout));
-}
-
-void MultiHeadDims(ModelBuilder& b, const HfConfig& c, std::string_view hidden_key,
-                   std::string_view heads_key) {
-  auto& hp = b.model().hp;
-  hp.num_kv_heads = hp.num_attention_heads;
-  hp.head_dim = DivideExact(b, c, hp.hidden_size, hidden_key, hp.num_attention_heads, heads_key);
 }
 
 void ReadMosaicHyperparameters(ModelBuilder& b, const HfConfig& c, bool tie) {

@@ -5,7 +5,9 @@
 // persistent): transformer.rotary_emb.inv_freq [rotary_dim / 2] and, per attention, logn_tensor
 // float32 [1, 32767, 1, 1]. The config has no torch_dtype: "bf16"/"fp16"/"fp32" name the dtype,
 // and when all are false ("auto") the remote code loads bfloat16 where the device supports it.
-// Checked: Qwen/Qwen-72B's index total_size exactly.
+// Checked: Qwen/Qwen-72B's index total_size exactly. Not a ClassicDecoderSpec row: the dtype
+// comes from those flags before any tensor, head_dim from kv_channels with its own checks, the MLP
+// is intermediate_size / 2, inv_freq has (rotary + 1) / 2 entries, and no head class is read.
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
