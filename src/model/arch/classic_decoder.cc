@@ -12,7 +12,7 @@
 namespace memfit::arch {
 namespace {
 
-Result<uint64_t> UintKey(const HfConfig& c, std::string_view key, std::string_view alt) {
+Result<uint64_t> AltUint(const HfConfig& c, std::string_view key, std::string_view alt) {
   return alt.empty() ? c.Uint(key) : c.UintAny({key, alt});
 }
 
@@ -33,13 +33,13 @@ void ReadGptFields(ClassicBuild& x, Pending& pending) {
   ModelBuilder& b = x.b;
   const HfConfig& c = x.c;
   Hyperparameters& hp = x.hp();
-  hp.hidden_size = Get(b, UintKey(c, s.hidden_key, s.hidden_alt));
-  hp.num_layers = Get(b, UintKey(c, s.layers_key, s.layers_alt));
-  hp.num_attention_heads = Get(b, UintKey(c, s.heads_key, s.heads_alt));
+  hp.hidden_size = Get(b, AltUint(c, s.hidden_key, s.hidden_alt));
+  hp.num_layers = Get(b, AltUint(c, s.layers_key, s.layers_alt));
+  hp.num_attention_heads = Get(b, AltUint(c, s.heads_key, s.heads_alt));
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   if (s.width == Width::kKey) hp.intermediate_size = Get(b, c.Uint(s.inter_key));
   if (!s.pos_key.empty()) {
-    hp.max_position_embeddings = Get(b, s.pos_default == 0 ? UintKey(c, s.pos_key, s.pos_alt)
+    hp.max_position_embeddings = Get(b, s.pos_default == 0 ? AltUint(c, s.pos_key, s.pos_alt)
                                                            : c.UintOr(s.pos_key, s.pos_default));
   }
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", s.tie_default));

@@ -442,7 +442,7 @@ Status ResolveSsm(ModelBuilder& b, const HfConfig& c, const HybridSpec& s, Hybri
   return Ok{};
 }
 
-uint64_t RotaryWidth(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
+uint64_t RotaryDims(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
   const uint64_t hd = b.model().hp.head_dim;
   switch (s.rotary) {
     case HybridRotary::kHeadDim:
@@ -531,7 +531,7 @@ Result<Model> BuildHybrid(const HfConfig& c, const BuildOptions& o, const Hybrid
     p.q_width = MulDims(b, hp.num_attention_heads, hp.head_dim, "num_attention_heads x head_dim");
     p.kv_width = MulDims(b, hp.num_kv_heads, hp.head_dim, "num_key_value_heads x head_dim");
   }
-  const uint64_t rotary = RotaryWidth(b, c, s);
+  const uint64_t rotary = RotaryDims(b, c, s);
   if (b.failed()) return b.Finish();
   const std::string prefix(s.prefix);
   b.Embedding(prefix + "." + std::string(s.embed), hp.vocab_size, hp.hidden_size);
