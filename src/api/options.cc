@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/join_words.h"
 #include "memfit/checked_math.h"
 #include "memfit/engine.h"
 #include "memfit/engine_release.h"
@@ -183,15 +184,6 @@ void AddServingOptions(Request& r, std::vector<Option>& f) {
                .group = "parallelism"});
 }
 
-std::string Joined(const std::vector<std::string_view>& words) {
-  std::string out;
-  for (size_t i = 0; i < words.size(); ++i) {
-    out += i == 0 ? "" : i + 1 == words.size() ? " or " : ", ";
-    out += words[i];
-  }
-  return out;
-}
-
 Status CheckText(const Option& o, const std::string& value) {
   if (value.empty()) return Ok{};
   const std::string flag = "--" + std::string(o.names[0]);
@@ -221,7 +213,7 @@ Status CheckText(const Option& o, const std::string& value) {
   } else if (!o.choices.empty()) {
     bool found = false;
     for (std::string_view c : o.choices) found = found || c == value;
-    if (!found) accepted = MakeError("{} {}: expected {}", flag, value, Joined(o.choices));
+    if (!found) accepted = MakeError("{} {}: expected {}", flag, value, JoinWords(o.choices, "or"));
   }
   if (accepted) return Ok{};
   std::string message = accepted.error().message;

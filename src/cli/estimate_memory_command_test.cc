@@ -13,13 +13,12 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 
 using cli_test::RunMemfit;
 
-TEST(EstimateMemoryCommandTest, JsonRowsPerRequestedDtype) {
-  cli_test::OfflineEnv env;
-  const std::string dir = cli_test::TinyModelDir();
-  auto r = RunMemfit({"estimate-memory", dir, "--dtypes", "float16", "float32", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema"], "memfit.estimate-memory/1");
+using EstimateMemoryCommandTest = cli_test::TinyModelTest;
+
+TEST_F(EstimateMemoryCommandTest, JsonRowsPerRequestedDtype) {
+  ASSERT_TRUE(
+      RunJson({"estimate-memory", dir, "--dtypes", "float16", "float32", "--format", "json"},
+              "memfit.estimate-memory/1"));
   EXPECT_EQ(j["model"], "tiny");
   EXPECT_EQ(j["parameters"], 64);      // 32 + 16 + 16
   EXPECT_EQ(j["stored_bytes"], 192);   // 128 + 32 + 32
@@ -32,12 +31,10 @@ TEST(EstimateMemoryCommandTest, JsonRowsPerRequestedDtype) {
   EXPECT_EQ(j["rows"][1]["dtype"], "float32");
   EXPECT_EQ(j["rows"][1]["total_bytes"], 256);
   EXPECT_EQ(j["rows"][1]["training_adam_bytes"], 1024);
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(err, "");
 }
 
-TEST(EstimateMemoryCommandTest, CompatibilityFlagsAreAcceptedAndSaid) {
-  cli_test::OfflineEnv env;
-  const std::string dir = cli_test::TinyModelDir();
+TEST_F(EstimateMemoryCommandTest, CompatibilityFlagsAreAcceptedAndSaid) {
   auto r = RunMemfit({"estimate-memory", dir, "--dtypes", "int4", "--trust_remote_code",
                       "--format", "csv"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -47,15 +44,14 @@ TEST(EstimateMemoryCommandTest, CompatibilityFlagsAreAcceptedAndSaid) {
                    "remote code\n");
 }
 
-TEST(EstimateMemoryCommandTest, AMissingModelIsOneErrorLine) {
-  cli_test::OfflineEnv env;
+TEST_F(EstimateMemoryCommandTest, AMissingModelIsOneErrorLine) {
   auto r = RunMemfit({"estimate-memory", "no-such-org/no-such-model", "--offline"});
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(r.err.starts_with("memfit: error: ")) << r.err;
   EXPECT_NE(r.err.find("no-such-org/no-such-model"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(r.out, "");
-  auto dtype = RunMemfit({"estimate-memory", cli_test::TinyModelDir(), "--dtypes", "float8"});
+  auto dtype = RunMemfit({"estimate-memory", dir, "--dtypes", "float8"});
   EXPECT_EQ(dtype.code, 1);
   EXPECT_NE(dtype.err.find("float8"), std::string::npos) << dtype.err;
 }

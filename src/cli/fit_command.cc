@@ -15,31 +15,31 @@ namespace {
 
 using FitArgs = RequestArgs<FitCommandRequest>;
 
-void RunFit(const FitArgs& args, Context& ctx) {
-  auto format = ParseOutputFormat(args.format);
-  if (!format) return ctx.Fail(format.error());
-  auto answer = AnswerRequest(args, RunFitCommandRequest);
-  if (!answer) return ctx.Fail(answer.error());
-  if (answer->kind == FitAnswer::Kind::kLlamaCpp) {
-    // GGUF models are planned the way llama.cpp --fit does (layers, context, n-cpu-moe).
-    LlamaCppCliArgs llama = api::LlamaCppFitArgsFor(args.request, answer->gpus);
-    llama.format = args.format;
-    return RunLlamaCppFit(args.model, llama, ctx, std::move(answer->resolved));
-  }
-  ctx.out << RenderFitAnswer(*answer, *format, TerminalLayout(args.wide));
-  if (answer->kind == FitAnswer::Kind::kDeviceMap &&
-      answer->plan_request.reserve_bytes_per_gpu == 0 && answer->runtime.task == "load") {
-    ctx.Note("no memory kept for the CUDA context (about 0.3-1.3 GiB measured); add --reserve 1GiB");
-  }
+void RunFit(FitArgs& args, Context& ctx) {
+  auto write = [&](FitAnswer& answer, OutputFormat format) {
+    if (answer.kind == FitAnswer::Kind::kLlamaCpp) {
+      // GGUF models are planned the way llama.cpp --fit does (layers, context, n-cpu-moe).
+      LlamaCppCliArgs llama = api::LlamaCppFitArgsFor(args.request, answer.gpus);
+      llama.format = args.format;
+      return RunLlamaCppFit(args.model, llama, ctx, std::move(answer.resolved));
+    }
+    ctx.out << RenderFitAnswer(answer, format, TerminalLayout(args.wide));
+    if (answer.kind == FitAnswer::Kind::kDeviceMap &&
+        answer.plan_request.reserve_bytes_per_gpu == 0 && answer.runtime.task == "load") {
+      ctx.Note("no memory kept for the CUDA context (about 0.3-1.3 GiB measured); "
+               "add --reserve 1GiB");
+    }
+  };
+  RunRequestCommand(args, ctx, RunFitCommandRequest, write);
 }
 
 }  // namespace
 
 void AddFitCommand(CLI::App& app, Context& ctx) {
-  auto args = AddRequestCommand<FitCommandRequest>(
+  AddRequestCommand<FitCommandRequest>(
       app, ctx, "fit", "will the model run on these devices: verdict, device map, speed bounds, "
-                       "advice");
-  app.get_subcommand("fit")->callback([args, &ctx] { RunFit(*args, ctx); });
+                       "advice",
+      RunFit);
 }
 
 }  // namespace memfit::cli

@@ -11,50 +11,41 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 
 using cli_test::RunMemfit;
 
-TEST(FitCommandTest, FitsOnAGpuLargerThanTheWeights) {
-  cli_test::OfflineEnv env;
-  const std::string dir = cli_test::TinyModelDir();
-  auto r = RunMemfit({"fit", dir, "--gpu", "1GiB", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema"], "memfit.fit/1");
-  EXPECT_EQ(j["task"], "load");
-  EXPECT_EQ(j["dtype"], "as stored");
-  EXPECT_EQ(j["verdict"], "fits");
-  EXPECT_EQ(j["weight_bytes"], 192);
-  EXPECT_EQ(j["gpus_needed"], 1);
+using FitCommandTest = cli_test::TinyModelTest;
+
+TEST_F(FitCommandTest, FitsOnAGpuLargerThanTheWeights) {
+  ASSERT_TRUE(RunJson({"fit", dir, "--gpu", "1GiB", "--format", "json"}, "memfit.fit/1"));
+  EXPECT_TRUE(cli_test::JsonHas(j, {{"task", "load"},
+                                    {"dtype", "as stored"},
+                                    {"verdict", "fits"},
+                                    {"weight_bytes", 192},
+                                    {"gpus_needed", 1}}));
   EXPECT_EQ(j["devices"][0]["label"], "0 (1.00 GiB GPU)");
   // No --reserve on a load: said once on stderr.
-  EXPECT_EQ(r.err, "memfit: no memory kept for the CUDA context (about 0.3-1.3 GiB measured); "
-                   "add --reserve 1GiB\n");
+  EXPECT_EQ(err, "memfit: no memory kept for the CUDA context (about 0.3-1.3 GiB measured); "
+                 "add --reserve 1GiB\n");
   auto reserved = RunMemfit({"fit", dir, "--gpu", "2GiB", "--reserve", "1GiB", "--format", "json"});
   ASSERT_EQ(reserved.code, 0) << reserved.err;
   EXPECT_EQ(reserved.err, "");
 }
 
-TEST(FitCommandTest, TooSmallAGpuDoesNotFit) {
-  cli_test::OfflineEnv env;
+TEST_F(FitCommandTest, TooSmallAGpuDoesNotFit) {
   // 100 B of GPU and no --ram or --disk: the 192 B cannot all be placed.
-  auto r = RunMemfit({"fit", cli_test::TinyModelDir(), "--gpu", "100B", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(RunJson({"fit", dir, "--gpu", "100B", "--format", "json"}, "memfit.fit/1"));
   EXPECT_EQ(j["verdict"], "does not fit");
   EXPECT_GT(j["unplaced_bytes"].get<uint64_t>(), 0u);
   EXPECT_FALSE(j["unplaced"].empty());
 }
 
-TEST(FitCommandTest, DeviceMapAloneIsOneJsonObject) {
-  cli_test::OfflineEnv env;
-  auto r = RunMemfit({"fit", cli_test::TinyModelDir(), "--gpu", "1GiB", "--device-map"});
+TEST_F(FitCommandTest, DeviceMapAloneIsOneJsonObject) {
+  auto r = RunMemfit({"fit", dir, "--gpu", "1GiB", "--device-map"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_object()) << r.out;
   for (const auto& [module, device] : j.items()) EXPECT_EQ(device, 0) << module;  // all on GPU 0
 }
 
-TEST(FitCommandTest, WordsOutsideTheirSetsAreOneLineErrors) {
-  cli_test::OfflineEnv env;
-  const std::string dir = cli_test::TinyModelDir();
+TEST_F(FitCommandTest, WordsOutsideTheirSetsAreOneLineErrors) {
   auto task = RunMemfit({"fit", dir, "--gpu", "1GiB", "--task", "serve"});
   EXPECT_EQ(task.code, 1);
   EXPECT_NE(task.err.find("--task"), std::string::npos) << task.err;

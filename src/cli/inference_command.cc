@@ -36,30 +36,24 @@ void RunLlamaCpp(const InferenceArgs& args, Context& ctx,
 }
 
 void RunInference(InferenceArgs& args, Context& ctx) {
-  auto format = ParseOutputFormat(args.format);
-  if (!format) return ctx.Fail(format.error());
-  auto answer = AnswerRequest(args, RunInferenceRequest);
-  if (!answer) return ctx.Fail(answer.error());
-  if (answer->llamacpp) return RunLlamaCpp(args, ctx, std::move(answer->resolved));
-  ctx.out << RenderInferenceAnswer(*answer, *format, TerminalLayout(args.wide));
+  auto write = [&](InferenceAnswer& answer, OutputFormat format) {
+    if (answer.llamacpp) return RunLlamaCpp(args, ctx, std::move(answer.resolved));
+    ctx.out << RenderInferenceAnswer(answer, format, TerminalLayout(args.wide));
+  };
+  RunRequestCommand(args, ctx, RunInferenceRequest, write);
 }
 
-// The command and its flags, bound to an InferenceArgs; the caller sets the callback.
-std::shared_ptr<InferenceArgs> AddInferenceFlags(CLI::App& app, Context& ctx) {
-  return AddRequestCommand<InferenceRequest>(
-      app, ctx, "inference", "memory to serve the model: weights, KV cache, prefill activations, "
-                             "CUDA context, per GPU (transformers, vLLM, SGLang)");
-}
+constexpr char kInferenceHelp[] = "memory to serve the model: weights, KV cache, prefill "
+                                  "activations, CUDA context, per GPU (transformers, vLLM, SGLang)";
 
 }  // namespace
 
 void AddInferenceCommand(CLI::App& app, Context& ctx) {
-  auto a = AddInferenceFlags(app, ctx);
-  app.get_subcommand("inference")->callback([a, &ctx] { RunInference(*a, ctx); });
+  AddRequestCommand<InferenceRequest>(app, ctx, "inference", kInferenceHelp, RunInference);
 }
 
 Result<InferenceRequest> InferenceRequestFromFlags(const std::vector<std::string>& args) {
-  return RequestFromFlags(AddInferenceFlags, "inference", args);
+  return RequestFromFlags<InferenceRequest>("inference", kInferenceHelp, args);
 }
 
 }  // namespace memfit::cli

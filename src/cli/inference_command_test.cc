@@ -15,49 +15,37 @@ namespace memfit::cli {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
+using InferenceCommandTest = cli_test::Gpt2Test;
 
-TEST(InferenceCommandTest, FlagsReachTheEstimate) {
-  cli_test::OfflineEnv env;
-  auto r = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--context", "512",
-                      "--batch", "2", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema"], "memfit.inference/1");
-  EXPECT_EQ(j["settings"]["context"], 512);
-  EXPECT_EQ(j["settings"]["batch"], 2);
-  EXPECT_EQ(j["settings"]["dtype"], "bfloat16");
-  EXPECT_EQ(j["model_max_context"], 1024);
-  // K and V of 768 bf16 values per layer and token: 12 x 2 x 768 x 2 B = 36,864 B per token;
-  // 2 sequences x 512 tokens x 36,864 B = 37,748,736 B.
-  EXPECT_EQ(j["kv_bytes_per_token"], 36864);
-  EXPECT_EQ(j["per_gpu"]["kv_cache"], 37748736);
+TEST_F(InferenceCommandTest, FlagsReachTheEstimate) {
+  ASSERT_TRUE(RunJson(Gpt2("inference", {"--context", "512", "--batch", "2", "--format", "json"}),
+                      "memfit.inference/1"));
+  EXPECT_TRUE(cli_test::JsonHas(
+      j,
+      {{"settings", {{"context", 512}, {"batch", 2}, {"dtype", "bfloat16"}}},
+       {"model_max_context", 1024},
+       // K and V of 768 bf16 values per layer and token: 12 x 2 x 768 x 2 B = 36,864 B per
+       // token; 2 sequences x 512 tokens x 36,864 B = 37,748,736 B.
+       {"kv_bytes_per_token", 36864},
+       {"per_gpu", {{"kv_cache", 37748736}}}}));
   // --kv-dtype fp8 halves it: 1 B per value.
-  auto fp8 = RunMemfit({"inference", "openai-community/gpt2", "--offline", "-c", "512", "--batch",
-                        "2", "--kv-dtype", "fp8", "--format", "json"});
-  ASSERT_EQ(fp8.code, 0) << fp8.err;
-  EXPECT_EQ(nlohmann::json::parse(fp8.out)["per_gpu"]["kv_cache"], 18874368);
+  ASSERT_TRUE(RunJson(Gpt2("inference", {"-c", "512", "--batch", "2", "--kv-dtype", "fp8",
+                                          "--format", "json"}),
+                      "memfit.inference/1"));
+  EXPECT_EQ(j["per_gpu"]["kv_cache"], 18874368);
 }
 
-TEST(InferenceCommandTest, NoContextMeansTheModelsOwnCappedAt8192) {
-  cli_test::OfflineEnv env;
-  auto r = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["settings"]["context"], 1024);  // min(1,024, 8,192)
-}
-
-TEST(InferenceCommandTest, BadWordsAreOneLineNamingTheFlag) {
-  cli_test::OfflineEnv env;
-  auto dtype = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--dtype", "float7"});
+TEST_F(InferenceCommandTest, BadWordsAreOneLineNamingTheFlag) {
+  auto dtype = RunMemfit(Gpt2("inference", {"--dtype", "float7"}));
   EXPECT_EQ(dtype.code, 1);
   EXPECT_TRUE(dtype.err.starts_with("memfit: error: --dtype")) << dtype.err;
   EXPECT_EQ(std::count(dtype.err.begin(), dtype.err.end(), '\n'), 1) << dtype.err;
-  auto format = RunMemfit({"inference", "openai-community/gpt2", "--offline", "--format", "xml"});
+  auto format = RunMemfit(Gpt2("inference", {"--format", "xml"}));
   EXPECT_EQ(format.code, 1);
   EXPECT_NE(format.err.find("--format"), std::string::npos) << format.err;
 }
 
-TEST(InferenceCommandTest, AGgufModelGoesToTheLlamaCppEstimator) {
-  cli_test::OfflineEnv env;
+TEST_F(InferenceCommandTest, AGgufModelGoesToTheLlamaCppEstimator) {
   testing::GgufShape s;  // 2 layers, 4 KV heads x 64, context 4096
   const std::string path = testing::TempDir() + "/tiny.gguf";
   std::ofstream(path, std::ios::binary) << testing::MakeGgufWriter(s).Build();
@@ -75,13 +63,11 @@ TEST(InferenceCommandTest, AGgufModelGoesToTheLlamaCppEstimator) {
 
 // --new-tokens: generate()'s prompt / generated split. GPT-2 at 1,024 tokens with 512 new ones
 // prefills 512 tokens: the same cache at the end, a smaller peak; refused where it cannot apply.
-TEST(InferenceCommandTest, NewTokensSplitTheContext) {
-  cli_test::OfflineEnv env;
+TEST_F(InferenceCommandTest, NewTokensSplitTheContext) {
   auto run = [](std::vector<std::string> extra) {
-    std::vector<std::string> args = {"inference", "openai-community/gpt2", "--offline", "--context",
-                                     "1024", "--attn", "eager", "--format", "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return RunMemfit(args);
+    std::vector<std::string> flags = {"--context", "1024", "--attn", "eager", "--format", "json"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return RunMemfit(Gpt2("inference", flags));
   };
   auto whole = run({});
   auto split = run({"--new-tokens", "512"});

@@ -11,9 +11,9 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 
 using cli_test::RunMemfit;
 
-TEST(InspectCommandTest, DepthGroupsTheTensors) {
-  cli_test::OfflineEnv env;
-  const std::string dir = cli_test::TinyModelDir();
+using InspectCommandTest = cli_test::TinyModelTest;
+
+TEST_F(InspectCommandTest, DepthGroupsTheTensors) {
   // Depth 1: everything under "model": 3 tensors, 64 parameters, 192 B.
   auto one = RunMemfit({"inspect", dir, "--depth", "1", "--format", "csv"});
   ASSERT_EQ(one.code, 0) << one.err;
@@ -26,18 +26,13 @@ TEST(InspectCommandTest, DepthGroupsTheTensors) {
             "module,tensors,parameters,bytes\n"
             "model.embed_tokens.weight,1,32,128 B\n"
             "model.layers.*,2,32,64 B\n");
-  auto json = RunMemfit({"inspect", dir, "--format", "json"});
-  ASSERT_EQ(json.code, 0) << json.err;
-  const auto j = nlohmann::json::parse(json.out);
-  EXPECT_EQ(j["schema"], "memfit.inspect/1");
+  ASSERT_TRUE(RunJson({"inspect", dir, "--format", "json"}, "memfit.inspect/1"));
   EXPECT_EQ(j["dtypes"], nlohmann::json::parse(R"([
       {"dtype": "BF16", "elements": 32, "bytes": 64},
       {"dtype": "F32", "elements": 32, "bytes": 128}])"));
 }
 
-TEST(InspectCommandTest, DepthOutsideItsRangeIsOneLineError) {
-  cli_test::OfflineEnv env;
-  const std::string dir = cli_test::TinyModelDir();
+TEST_F(InspectCommandTest, DepthOutsideItsRangeIsOneLineError) {
   for (const char* depth : {"0", "17"}) {
     auto r = RunMemfit({"inspect", dir, "--depth", depth});
     EXPECT_EQ(r.code, 1) << depth;

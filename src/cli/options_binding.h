@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/model_loader.h"
 #include "cli/terminal.h"
+#include "memfit/render.h"
 
 namespace memfit::cli {
 
@@ -60,6 +61,14 @@ std::shared_ptr<RequestArgs<Request>> AddRequestCommand(CLI::App& app, Context& 
   return a;
 }
 
+// The same subcommand, run by `run(args, ctx)`.
+template <typename Request>
+void AddRequestCommand(CLI::App& app, Context& ctx, const std::string& name,
+                       const std::string& help, void (*run)(RequestArgs<Request>&, Context&)) {
+  auto a = AddRequestCommand<Request>(app, ctx, name, help);
+  app.get_subcommand(name)->callback([a, &ctx, run] { run(*a, ctx); });
+}
+
 // `run(request)` on the flags' request with MODEL's query in it (a progress line left open is
 // ended): the command's answer, or its error.
 template <typename Request, typename Run>
@@ -69,6 +78,17 @@ auto AnswerRequest(const RequestArgs<Request>& args, Run run) {
     request.model = std::move(query);
     return run(request);
   });
+}
+
+// A request command's run: --format read, the request answered by `run`, and the answer written
+// by `write(answer, format)`; a bad --format or a failed answer is the command's error.
+template <typename Request, typename Run, typename Write>
+void RunRequestCommand(const RequestArgs<Request>& args, Context& ctx, Run run, Write write) {
+  auto format = ParseOutputFormat(args.format);
+  if (!format) return ctx.Fail(format.error());
+  auto answer = AnswerRequest(args, run);
+  if (!answer) return ctx.Fail(answer.error());
+  write(*answer, *format);
 }
 
 }  // namespace memfit::cli

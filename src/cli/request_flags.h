@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/model_loader.h"
+#include "cli/options_binding.h"
 #include "memfit/requests.h"
 #include "memfit/result.h"
 
@@ -24,14 +25,14 @@ Result<InferenceRequest> InferenceRequestFromFlags(const std::vector<std::string
 // Parses `args` as the arguments of `app`'s subcommand `command`, without running its callback.
 Status ParseFlags(CLI::App& app, const std::string& command, const std::vector<std::string>& args);
 
-// The request `add(app, ctx)`'s subcommand `command` builds from `args`, not run.
-template <typename Add>
-auto RequestFromFlags(Add add, const std::string& command, const std::vector<std::string>& args)
-    -> Result<decltype(add(std::declval<CLI::App&>(), std::declval<Context&>())->request)> {
+// The request the request command `command` (AddRequestCommand) builds from `args`, not run.
+template <typename Request>
+Result<Request> RequestFromFlags(const std::string& command, const std::string& help,
+                                 const std::vector<std::string>& args) {
   CLI::App app;
   std::ostringstream out, err;
   Context ctx{out, err};
-  auto a = add(app, ctx);
+  auto a = AddRequestCommand<Request>(app, ctx, command, help);
   MEMFIT_RETURN_IF_ERROR(ParseFlags(app, command, args));
   a->request.model = QueryFor(a->model, std::make_shared<bool>(false));
   return a->request;

@@ -22,29 +22,23 @@ namespace {
 using TrainArgs = RequestArgs<TrainRequest>;
 
 void RunTrain(TrainArgs& args, Context& ctx) {
-  auto format = ParseOutputFormat(args.format);
-  if (!format) return ctx.Fail(format.error());
-  auto answer = AnswerRequest(args, RunTrainRequest);
-  if (!answer) return ctx.Fail(answer.error());
-  ctx.out << RenderTrainAnswer(*answer, *format, TerminalLayout(args.wide));
+  auto write = [&](const TrainAnswer& answer, OutputFormat format) {
+    ctx.out << RenderTrainAnswer(answer, format, TerminalLayout(args.wide));
+  };
+  RunRequestCommand(args, ctx, RunTrainRequest, write);
 }
 
-// The command and its flags, bound to a TrainArgs; the caller sets the callback.
-std::shared_ptr<TrainArgs> AddTrainFlags(CLI::App& app, Context& ctx) {
-  return AddRequestCommand<TrainRequest>(
-      app, ctx, "train", "memory to fine-tune or train the model, per GPU (and CPU RAM when "
-                         "offloading), with the peak and the stage where it occurs");
-}
+constexpr char kTrainHelp[] = "memory to fine-tune or train the model, per GPU (and CPU RAM when "
+                              "offloading), with the peak and the stage where it occurs";
 
 }  // namespace
 
 void AddTrainCommand(CLI::App& app, Context& ctx) {
-  auto a = AddTrainFlags(app, ctx);
-  app.get_subcommand("train")->callback([a, &ctx] { RunTrain(*a, ctx); });
+  AddRequestCommand<TrainRequest>(app, ctx, "train", kTrainHelp, RunTrain);
 }
 
 Result<TrainRequest> TrainRequestFromFlags(const std::vector<std::string>& args) {
-  return RequestFromFlags(AddTrainFlags, "train", args);
+  return RequestFromFlags<TrainRequest>("train", kTrainHelp, args);
 }
 
 }  // namespace memfit::cli

@@ -11,46 +11,32 @@ namespace memfit::cli {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using cli_test::RunMemfit;
+using TrainCommandTest = cli_test::Gpt2Test;
 
-TEST(TrainCommandTest, FlagsReachTheEstimate) {
-  cli_test::OfflineEnv env;
-  auto r = RunMemfit({"train", "openai-community/gpt2", "--offline", "--context", "128",
-                      "--batch", "2", "--optimizer", "sgd", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema"], "memfit.train/1");
-  EXPECT_EQ(j["settings"]["seq"], 128);
-  EXPECT_EQ(j["settings"]["batch"], 2);
-  EXPECT_EQ(j["settings"]["optimizer"], "sgd");
-  EXPECT_EQ(j["trainable_params"], 124439808);
-  EXPECT_EQ(j["frozen_params"], 0);
-  // Plain SGD keeps no state.
-  EXPECT_EQ(j["per_gpu"]["optimizer_states"], 0);
-  EXPECT_EQ(r.err, "");
+TEST_F(TrainCommandTest, FlagsReachTheEstimate) {
+  ASSERT_TRUE(RunJson(Gpt2("train", {"--context", "128", "--batch", "2", "--optimizer", "sgd",
+                                     "--format", "json"}),
+                      "memfit.train/1"));
+  EXPECT_TRUE(cli_test::JsonHas(
+      j,
+      {{"settings", {{"seq", 128}, {"batch", 2}, {"optimizer", "sgd"}}},
+       {"trainable_params", 124439808},
+       {"frozen_params", 0},
+       {"per_gpu", {{"optimizer_states", 0}}}}));  // plain SGD keeps no state
+  EXPECT_EQ(err, "");
 }
 
-TEST(TrainCommandTest, OldAndOtherSpellingsGiveTheSameAnswer) {
-  cli_test::OfflineEnv env;
-  auto now = RunMemfit({"train", "openai-community/gpt2", "--offline", "--context", "128",
-                        "--batch", "2", "--format", "json"});
+TEST_F(TrainCommandTest, OldAndOtherSpellingsGiveTheSameAnswer) {
+  auto now = RunMemfit(Gpt2("train", {"--context", "128", "--batch", "2", "--format", "json"}));
   ASSERT_EQ(now.code, 0) << now.err;
-  auto old = RunMemfit({"train", "openai-community/gpt2", "--offline", "--seq", "128",
-                        "--micro-batch", "2", "--format", "json"});
+  auto old = RunMemfit(Gpt2("train", {"--seq", "128", "--micro-batch", "2", "--format", "json"}));
   ASSERT_EQ(old.code, 0) << old.err;
   EXPECT_EQ(old.out, now.out);
   EXPECT_EQ(old.err, "memfit: --seq is deprecated: use --context\n");  // --micro-batch is not
 }
 
-TEST(TrainCommandTest, NoContextMeansTheModelsOwnCappedAt2048) {
-  cli_test::OfflineEnv env;
-  auto r = RunMemfit({"train", "openai-community/gpt2", "--offline", "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["settings"]["seq"], 1024);  // min(1,024, 2,048)
-}
-
-TEST(TrainCommandTest, AWordOutsideItsSetNamesTheFlagAndTheChoices) {
-  cli_test::OfflineEnv env;
-  auto r = RunMemfit({"train", "openai-community/gpt2", "--offline", "--method", "dance"});
+TEST_F(TrainCommandTest, AWordOutsideItsSetNamesTheFlagAndTheChoices) {
+  auto r = RunMemfit(Gpt2("train", {"--method", "dance"}));
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "memfit: error: --method dance: expected one of full, freeze, lora, qlora\n");
   EXPECT_EQ(r.out, "");

@@ -29,10 +29,8 @@ TEST(ValidateCommandTest, EachRowEstimatedOrSaidWhyNot) {
                                    "ctx,any/model,context,,nvml_used,1400,MiB,test,\n"
                                    "absent,org/absent,load,dtype=float16,memory_after_load,10,MiB,test,\n"
                                    "odd,org/x,dance,,nvml_used,1,GiB,test,\n");
-  auto r = RunMemfit({"validate", csv, "--format", "json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema"], "memfit.validate/1");
+  nlohmann::json j;
+  ASSERT_TRUE(cli_test::RunJson({"validate", csv, "--format", "json"}, "memfit.validate/1", j));
   ASSERT_EQ(j["rows"].size(), 3u);
   // The CUDA context row: memfit's default 1,343 MiB against 1,400 MiB measured,
   // (1,343 - 1,400) / 1,400 = -4.07%, within 5%; it is the calibration row.

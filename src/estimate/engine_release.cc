@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_names.h"
+#include "base/join_words.h"
 #include "memfit/suggest.h"
 #include "memfit/units.h"
 
@@ -113,24 +115,12 @@ const std::array<EngineRelease, 6> kReleases = {{
      .kv_dtype_words = "f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"},
 }};
 
-std::string_view DisplayName(Engine engine) {
-  switch (engine) {
-    case Engine::kVllm: return "vLLM";
-    case Engine::kSglang: return "SGLang";
-    case Engine::kLlamaCpp: return "llama.cpp";
-    case Engine::kTransformers: return "transformers";
-  }
-  return "?";
-}
+// How the engines spell their own names.
+constexpr auto kDisplayNames = std::to_array<EnumWord<Engine>>({
+    {"vLLM", Engine::kVllm}, {"SGLang", Engine::kSglang}, {"llama.cpp", Engine::kLlamaCpp},
+    {"transformers", Engine::kTransformers}});
 
-std::string JoinedVersions(const std::vector<std::string>& versions) {
-  std::string out;
-  for (size_t i = 0; i < versions.size(); ++i) {
-    out += i == 0 ? "" : i + 1 == versions.size() ? " and " : ", ";
-    out += versions[i];
-  }
-  return out;
-}
+std::string_view DisplayName(Engine engine) { return NameOf(engine, kDisplayNames); }
 
 // llama.cpp's one row: what memfit models of it (the accepted cache types) is the same in every
 // build read; a build number bNNNN or "all" names it.
@@ -191,7 +181,7 @@ std::string EngineReleaseSummary() {
   std::string out;
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kLlamaCpp}) {
     if (!out.empty()) out += "; ";
-    out += fmt::format("{} {}", DisplayName(e), JoinedVersions(EngineReleaseVersions(e)));
+    out += fmt::format("{} {}", DisplayName(e), JoinWords(EngineReleaseVersions(e), "and"));
   }
   return out;
 }
@@ -229,7 +219,7 @@ Result<const EngineRelease*> FindEngineRelease(Engine engine, std::string_view t
   const std::vector<std::string> known = EngineReleaseVersions(engine);
   const bool well_formed = v.has_value() || (engine == Engine::kLlamaCpp && ParseVersion(text));
   return MakeError("--engine-version {}: memfit models {} {}{}", text, DisplayName(engine),
-                   JoinedVersions(known), well_formed ? "" : DidYouMean(text, known));
+                   JoinWords(known, "and"), well_formed ? "" : DidYouMean(text, known));
 }
 
 VllmSchedulerDefaults VllmDefaultsFor(const EngineRelease& r, uint64_t gpu_memory_bytes,

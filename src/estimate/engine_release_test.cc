@@ -174,27 +174,16 @@ TEST(EngineRelease, SglangFractionOtherTiers) {
 // EAGLE + 2048 = 15488, (81920 - 15488) / 81920 = 0.81094 -> 0.811; STANDALONE + 6144 = 19584,
 // 62336 / 81920 = 0.76094 -> 0.761; NGRAM reserves nothing more: 0.836.
 TEST(EngineRelease, SglangSpeculativeReserve) {
-  EXPECT_DOUBLE_EQ(
-      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "EAGLE"})
-          .mem_fraction_static,
-      0.811);
-  EXPECT_DOUBLE_EQ(
-      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "EAGLE3"})
-          .reserved_mib,
-      15488);
-  EXPECT_DOUBLE_EQ(
-      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "STANDALONE"})
-          .mem_fraction_static,
-      0.761);
-  EXPECT_DOUBLE_EQ(
-      SglangMemoryDefaults(80 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "NGRAM"})
-          .mem_fraction_static,
-      0.836);
+  // One GPU of `gpu_bytes` (tp, pp and dp 1) running `algorithm`.
+  auto on_one_gpu = [](uint64_t gpu_bytes, const char* algorithm) {
+    return SglangMemoryDefaults(gpu_bytes, 1, 1, 1, false, {.speculative_algorithm = algorithm});
+  };
+  EXPECT_DOUBLE_EQ(on_one_gpu(80 * kGiBytes, "EAGLE").mem_fraction_static, 0.811);
+  EXPECT_DOUBLE_EQ(on_one_gpu(80 * kGiBytes, "EAGLE3").reserved_mib, 15488);
+  EXPECT_DOUBLE_EQ(on_one_gpu(80 * kGiBytes, "STANDALONE").mem_fraction_static, 0.761);
+  EXPECT_DOUBLE_EQ(on_one_gpu(80 * kGiBytes, "NGRAM").mem_fraction_static, 0.836);
   // 24 GiB (no floor): 3760 + 2048 = 5808; (24576 - 5808) / 24576 = 0.76367 -> 0.764.
-  EXPECT_DOUBLE_EQ(
-      SglangMemoryDefaults(24 * kGiBytes, 1, 1, 1, false, {.speculative_algorithm = "NEXTN"})
-          .mem_fraction_static,
-      0.764);
+  EXPECT_DOUBLE_EQ(on_one_gpu(24 * kGiBytes, "NEXTN").mem_fraction_static, 0.764);
   EXPECT_EQ(*ParseSpeculativeAlgorithm("eagle3"), "EAGLE3");
   auto bad = ParseSpeculativeAlgorithm("medusa");
   ASSERT_FALSE(bad);

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_names.h"
 #include "estimate/inference_peaks.h"
+#include "estimate/layer_mixers.h"
 #include "estimate/mamba1_scan.h"
 #include "estimate/mamba2_scan.h"
 #include "estimate/prefill_terms.h"
@@ -32,41 +34,30 @@ using estimate::saturating::Mul;
 // The smallest VLLM_FUSED_MOE_CHUNK_SIZE default of the releases read (vllm/envs.py, 16 x 1024).
 constexpr uint64_t kFusedMoeChunkTokens = 16384;
 
+// --attn's and --engine's words: each value's name, then the other spellings read.
+constexpr auto kAttnImpls = std::to_array<EnumWord<AttnImpl>>({
+    {"eager", AttnImpl::kEager}, {"sdpa", AttnImpl::kSdpa},
+    {"flash", AttnImpl::kFlash}, {"flash2", AttnImpl::kFlash}, {"fa2", AttnImpl::kFlash},
+    {"flash_attention_2", AttnImpl::kFlash}});
+constexpr auto kEngines = std::to_array<EnumWord<Engine>>({
+    {"transformers", Engine::kTransformers}, {"hf", Engine::kTransformers},
+    {"vllm", Engine::kVllm}, {"sglang", Engine::kSglang},
+    {"llama.cpp", Engine::kLlamaCpp}, {"llamacpp", Engine::kLlamaCpp},
+    {"llama-cpp", Engine::kLlamaCpp}});
+
 }  // namespace
 
-std::string_view AttnImplName(AttnImpl impl) {
-  switch (impl) {
-    case AttnImpl::kEager: return "eager";
-    case AttnImpl::kSdpa: return "sdpa";
-    case AttnImpl::kFlash: return "flash";
-  }
-  return "?";
-}
+std::string_view AttnImplName(AttnImpl impl) { return NameOf(impl, kAttnImpls); }
 
 Result<AttnImpl> ParseAttnImpl(std::string_view s) {
-  if (s == "eager") return AttnImpl::kEager;
-  if (s == "sdpa") return AttnImpl::kSdpa;
-  if (s == "flash" || s == "flash2" || s == "fa2" || s == "flash_attention_2") {
-    return AttnImpl::kFlash;
-  }
+  if (auto impl = FindWord(s, kAttnImpls)) return *impl;
   return MakeError("--attn {}: expected eager, sdpa or flash", s);
 }
 
-std::string_view EngineName(Engine engine) {
-  switch (engine) {
-    case Engine::kTransformers: return "transformers";
-    case Engine::kVllm: return "vllm";
-    case Engine::kSglang: return "sglang";
-    case Engine::kLlamaCpp: return "llama.cpp";
-  }
-  return "?";
-}
+std::string_view EngineName(Engine engine) { return NameOf(engine, kEngines); }
 
 Result<Engine> ParseEngine(std::string_view s) {
-  if (s == "transformers" || s == "hf") return Engine::kTransformers;
-  if (s == "vllm") return Engine::kVllm;
-  if (s == "sglang") return Engine::kSglang;
-  if (s == "llama.cpp" || s == "llamacpp" || s == "llama-cpp") return Engine::kLlamaCpp;
+  if (auto engine = FindWord(s, kEngines)) return *engine;
   return MakeError("--engine {}: expected transformers, vllm, sglang or llama.cpp", s);
 }
 
@@ -310,8 +301,8 @@ uint64_t TransformersLogitTokens(const Model& model, const InferenceOptions& o,
 // beyond the kernels (the other path's peak, same model, same prompt).
 std::optional<std::string> MambaScanLine(const Model& model, const estimate::PrefillPass& pass,
                                          const estimate::ActivationPeak& peak) {
-  const bool mamba2 = estimate::HasMamba2Layers(model);
-  if (!mamba2 && !estimate::HasMamba1Layers(model)) return std::nullopt;
+  const bool mamba2 = estimate::HasMixer(model, LayerMixer::kMamba2);
+  if (!mamba2 && !estimate::HasMixer(model, LayerMixer::kMamba)) return std::nullopt;
   std::vector<std::string> ignored;
   const bool torch = pass.scan == Mamba2Scan::kTorch;
   estimate::PrefillPass other_pass = pass;

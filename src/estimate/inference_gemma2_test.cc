@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/hand_count_test_util.h"
 #include "memfit/estimate_inference.h"
 #include "model/arch/arch_test_util.h"
 
@@ -12,23 +13,14 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 // Two layers (layer 0 sliding, window 16; layer 1 full), hidden 32, 4 heads (2 KV) of 8,
 // vocab 100, float32.
 nlohmann::json TinyGemma2() {
-  return {{"model_type", "gemma2"}, {"architectures", {"Gemma2ForCausalLM"}},
-          {"vocab_size", 100}, {"hidden_size", 32}, {"intermediate_size", 64},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-          {"head_dim", 8}, {"sliding_window", 16}, {"max_position_embeddings", 4096},
-          {"torch_dtype", "float32"}};
+  return estimate_test::HandCountConfig(
+      "gemma2", "Gemma2ForCausalLM",
+      {{"head_dim", 8}, {"sliding_window", 16}, {"torch_dtype", "float32"}});
 }
 
-uint64_t Activations(Model model, AttnImpl attn) {
-  InferenceOptions o;
-  o.context_tokens = 64;
-  o.dtype = Dtype::kF32;
-  o.attn = attn;
-  o.overhead.cuda_context_bytes = 0;
-  o.versions.transformers = {4, 48};
-  auto e = EstimateInference(model, o);
-  EXPECT_TRUE(e) << e.error().message;
-  return e ? e->activation_bytes : 0;
+uint64_t Activations(const Model& model, AttnImpl attn) {
+  return estimate_test::EstimateOk(model, estimate_test::HandCountOptions(1, 64, Dtype::kF32, attn))
+      .activation_bytes;
 }
 
 // 64 tokens, eager: layer 0's attention is Gemma-2's peak. The residual stream and normed input

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/hand_count_test_util.h"
 #include "estimate/prefill_terms.h"
 #include "memfit/estimate_inference.h"
 #include "model/arch/arch_test_util.h"
@@ -13,24 +14,15 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 // GPT-NeoX shape small enough to count by hand: 2 layers, hidden 32, 4 heads of 8, MLP 64,
 // vocab 100 (untied).
 nlohmann::json TinyNeox() {
-  return {{"model_type", "gpt_neox"}, {"architectures", {"GPTNeoXForCausalLM"}},
-          {"vocab_size", 100}, {"hidden_size", 32}, {"intermediate_size", 64},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"rotary_pct", 0.25},
-          {"max_position_embeddings", 4096}, {"torch_dtype", "bfloat16"}};
+  // GPT-NeoX has no KV heads of its own.
+  return estimate_test::HandCountConfig("gpt_neox", "GPTNeoXForCausalLM",
+                                        {{"num_key_value_heads", nullptr}, {"rotary_pct", 0.25}});
 }
 
 InferenceEstimate Estimate(const Model& model, uint64_t batch, uint64_t context,
                            AttnImpl attn = AttnImpl::kEager, Dtype dtype = Dtype::kBF16) {
-  InferenceOptions o;
-  o.batch = batch;
-  o.context_tokens = context;
-  o.dtype = dtype;
-  o.attn = attn;
-  o.overhead.cuda_context_bytes = 0;
-  o.versions.transformers = {4, 48};
-  auto e = EstimateInference(model, o);
-  EXPECT_TRUE(e) << e.error().message;
-  return e ? *e : InferenceEstimate{};
+  return estimate_test::EstimateOk(model,
+                                   estimate_test::HandCountOptions(batch, context, dtype, attn));
 }
 
 Model Renamed(const Model& model, std::string type) {
@@ -176,17 +168,10 @@ TEST(InferencePrefillTerms, NewTokensPrefillThePromptAndEndWithTheWholeCache) {
   auto model = arch::testing::BuildJson(TinyNeox());
   ASSERT_TRUE(model) << model.error().message;
   auto with_new = [&](uint64_t context, uint64_t new_tokens) {
-    InferenceOptions o;
-    o.batch = 4;
-    o.context_tokens = context;
+    InferenceOptions o =
+        estimate_test::HandCountOptions(4, context, Dtype::kBF16, AttnImpl::kEager);
     o.new_tokens = new_tokens;
-    o.dtype = Dtype::kBF16;
-    o.attn = AttnImpl::kEager;
-    o.overhead.cuda_context_bytes = 0;
-    o.versions.transformers = {4, 48};
-    auto e = EstimateInference(*model, o);
-    EXPECT_TRUE(e) << e.error().message;
-    return e ? *e : InferenceEstimate{};
+    return estimate_test::EstimateOk(*model, o);
   };
   const InferenceEstimate whole = with_new(2048, 0);
   const InferenceEstimate half = with_new(2048, 1024);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/hand_count_test_util.h"
 #include "memfit/estimate_inference.h"
 #include "model/arch/arch_test_util.h"
 
@@ -25,15 +26,9 @@ nlohmann::json TinyV3() {
 InferenceEstimate Estimate(Dtype dtype, LibraryVersion transformers) {
   auto model = arch::testing::BuildJson(TinyV3());
   EXPECT_TRUE(model) << model.error().message;
-  InferenceOptions o;
-  o.context_tokens = 100;
-  o.dtype = dtype;
-  o.attn = AttnImpl::kSdpa;
-  o.overhead.cuda_context_bytes = 0;
+  InferenceOptions o = estimate_test::HandCountOptions(1, 100, dtype, AttnImpl::kSdpa);
   o.versions.transformers = transformers;
-  auto e = EstimateInference(*model, o);
-  EXPECT_TRUE(e) << e.error().message;
-  return e ? *e : InferenceEstimate{};
+  return estimate_test::EstimateOk(*model, o);
 }
 
 // transformers 4.50 has no deepseek_v3 class (4.51 added it): the Hub's modeling_deepseek.py

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_names.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/recurrent_state.h"
@@ -42,29 +43,24 @@ std::optional<uint64_t> StateBytes(const RecurrentElements& r, uint32_t model_bi
   return CeilDiv(bits.value(), 8);
 }
 
+// --kv-dtype's words: each dtype's name, then the other spellings it reads (llama.cpp's q8_0
+// and q4_0 included).
+constexpr auto kKvDtypes = std::to_array<EnumWord<KvDtype>>({
+    {"model", KvDtype::kModel}, {"auto", KvDtype::kModel},
+    {"float32", KvDtype::kF32}, {"fp32", KvDtype::kF32},
+    {"float16", KvDtype::kF16}, {"fp16", KvDtype::kF16}, {"f16", KvDtype::kF16},
+    {"bfloat16", KvDtype::kBF16}, {"bf16", KvDtype::kBF16},
+    {"fp8", KvDtype::kFp8}, {"fp8_e4m3", KvDtype::kFp8}, {"fp8_e5m2", KvDtype::kFp8},
+    {"fp8-e4m3", KvDtype::kFp8},
+    {"int8", KvDtype::kInt8}, {"q8_0", KvDtype::kInt8},
+    {"int4", KvDtype::kInt4}, {"q4_0", KvDtype::kInt4}});
+
 }  // namespace
 
-std::string_view KvDtypeName(KvDtype dtype) {
-  switch (dtype) {
-    case KvDtype::kModel: return "model";
-    case KvDtype::kF32: return "float32";
-    case KvDtype::kF16: return "float16";
-    case KvDtype::kBF16: return "bfloat16";
-    case KvDtype::kFp8: return "fp8";
-    case KvDtype::kInt8: return "int8";
-    case KvDtype::kInt4: return "int4";
-  }
-  return "?";
-}
+std::string_view KvDtypeName(KvDtype dtype) { return NameOf(dtype, kKvDtypes); }
 
 Result<KvDtype> ParseKvDtype(std::string_view s) {
-  if (s == "model" || s == "auto") return KvDtype::kModel;
-  if (s == "float32" || s == "fp32") return KvDtype::kF32;
-  if (s == "float16" || s == "fp16" || s == "f16") return KvDtype::kF16;
-  if (s == "bfloat16" || s == "bf16") return KvDtype::kBF16;
-  if (s == "fp8" || s == "fp8_e4m3" || s == "fp8_e5m2" || s == "fp8-e4m3") return KvDtype::kFp8;
-  if (s == "int8" || s == "q8_0") return KvDtype::kInt8;
-  if (s == "int4" || s == "q4_0") return KvDtype::kInt4;
+  if (auto dtype = FindWord(s, kKvDtypes)) return *dtype;
   if (s == "fp8_ds_mla") {
     // vLLM's DeepSeek-V3.2 layout: what --kv-dtype fp8 gives that model on vLLM and SGLang.
     return MakeError("--kv-dtype fp8_ds_mla: pass --kv-dtype fp8 (vLLM and SGLang store an fp8 "

@@ -6,32 +6,32 @@
 #include <algorithm>
 #include <map>
 
+#include "base/enum_names.h"
 #include "memfit/checked_math.h"
 #include "memfit/load_summary.h"
 
 namespace memfit {
 
-std::string_view LoadDtypeName(LoadDtype dtype) {
-  switch (dtype) {
-    case LoadDtype::kAsStored: return "as stored";
-    case LoadDtype::kFloat32: return "float32";
-    case LoadDtype::kFloat16: return "float16";
-    case LoadDtype::kBFloat16: return "bfloat16";
-    case LoadDtype::kInt8: return "int8";
-    case LoadDtype::kInt4: return "int4";
-  }
-  return "?";
-}
+namespace {
+
+// Each load dtype's name, then the other spellings --dtype reads.
+constexpr auto kLoadDtypes = std::to_array<EnumWord<LoadDtype>>({
+    {"as stored", LoadDtype::kAsStored}, {"stored", LoadDtype::kAsStored},
+    {"as-stored", LoadDtype::kAsStored}, {"auto", LoadDtype::kAsStored},
+    {"float32", LoadDtype::kFloat32}, {"fp32", LoadDtype::kFloat32},
+    {"float16", LoadDtype::kFloat16}, {"fp16", LoadDtype::kFloat16},
+    {"bfloat16", LoadDtype::kBFloat16}, {"bf16", LoadDtype::kBFloat16},
+    {"int8", LoadDtype::kInt8}, {"int4", LoadDtype::kInt4}});
+
+}  // namespace
+
+std::string_view LoadDtypeName(LoadDtype dtype) { return NameOf(dtype, kLoadDtypes); }
 
 Result<LoadDtype> ParseLoadDtype(std::string_view name) {
-  for (auto d : {LoadDtype::kFloat32, LoadDtype::kFloat16, LoadDtype::kBFloat16, LoadDtype::kInt8,
-                 LoadDtype::kInt4}) {
-    if (LoadDtypeName(d) == name) return d;
+  // "as stored", the name shown, is not a word --dtype reads ("stored" is).
+  if (name != LoadDtypeName(LoadDtype::kAsStored)) {
+    if (auto dtype = FindWord(name, kLoadDtypes)) return *dtype;
   }
-  if (name == "stored" || name == "as-stored" || name == "auto") return LoadDtype::kAsStored;
-  if (name == "fp32") return LoadDtype::kFloat32;
-  if (name == "fp16") return LoadDtype::kFloat16;
-  if (name == "bf16") return LoadDtype::kBFloat16;
   return MakeError("unknown dtype \"{}\" (expected float32, float16, bfloat16, int8, int4 or stored)",
                    name);
 }

@@ -17,11 +17,6 @@ namespace memfit::estimate {
 using saturating::Add;
 using saturating::Mul;
 
-bool HasMamba1Layers(const Model& model) {
-  return std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
-                     [](const LayerInfo& L) { return L.mixer == LayerMixer::kMamba; });
-}
-
 std::optional<Mamba1ScanShape> Mamba1ScanShapeFor(const Model& model, const LayerInfo& info,
                                                   uint64_t batch, uint64_t seq, uint64_t tp) {
   // read_hparams.cc: a Mamba-1 layer's conv channels are d_inner and its elements per state row

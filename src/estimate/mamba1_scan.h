@@ -39,9 +39,6 @@ struct Mamba1ScanBytes {
 // `c`: the model dtype's bytes per element. Saturating (UINT64_MAX on overflow).
 Mamba1ScanBytes Mamba1TorchScanBytes(const Mamba1ScanShape& s, uint64_t c);
 
-// Whether any layer of the model is a Mamba-1 mixer.
-bool HasMamba1Layers(const Model& model);
-
 // The assumption line of a model with Mamba-1 layers (and no Mamba-2 ones): the path taken and
 // what the torch path costs beyond the kernels' (`torch_extra_bytes`, at the estimate's peak).
 std::string Mamba1ScanAssumption(Mamba2Scan scan, uint64_t torch_extra_bytes);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/hand_count_test_util.h"
 #include "memfit/estimate_inference.h"
 #include "model/arch/arch_test_util.h"
 
@@ -15,13 +16,11 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 // dt rank ceil(32 / 16) = 2), layer 1 attention (4 heads, 2 KV heads of 8), dense MLP 64,
 // vocab 100.
 nlohmann::json TinyJamba() {
-  return {{"model_type", "jamba"}, {"architectures", {"JambaForCausalLM"}},
-          {"vocab_size", 100}, {"hidden_size", 32}, {"intermediate_size", 64},
-          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-          {"attn_layer_period", 2}, {"attn_layer_offset", 1}, {"expert_layer_period", 2},
-          {"expert_layer_offset", 1}, {"num_experts", 1}, {"mamba_d_state", 16},
-          {"mamba_d_conv", 4}, {"mamba_expand", 2}, {"max_position_embeddings", 4096},
-          {"torch_dtype", "bfloat16"}};
+  return estimate_test::HandCountConfig(
+      "jamba", "JambaForCausalLM",
+      {{"attn_layer_period", 2}, {"attn_layer_offset", 1}, {"expert_layer_period", 2},
+       {"expert_layer_offset", 1}, {"num_experts", 1}, {"mamba_d_state", 16}, {"mamba_d_conv", 4},
+       {"mamba_expand", 2}});
 }
 
 // b = 4, T = 2,048, d = 64, n = 16, r = 2, bfloat16:
@@ -44,17 +43,9 @@ TEST(Mamba1Scan, SlowForwardTensorsByHand) {
 }
 
 InferenceEstimate Estimate(const Model& model, Mamba2Scan scan) {
-  InferenceOptions o;
-  o.batch = 4;
-  o.context_tokens = 2048;
-  o.dtype = Dtype::kBF16;
-  o.attn = AttnImpl::kSdpa;
+  InferenceOptions o = estimate_test::HandCountOptions(4, 2048, Dtype::kBF16, AttnImpl::kSdpa);
   o.mamba2_scan = scan;
-  o.overhead.cuda_context_bytes = 0;
-  o.versions.transformers = {4, 48};
-  auto e = EstimateInference(model, o);
-  EXPECT_TRUE(e) << e.error().message;
-  return e ? *e : InferenceEstimate{};
+  return estimate_test::EstimateOk(model, o);
 }
 
 // The prefill peak on the torch path sits in the Mamba layer: the residual stream and normed

@@ -18,11 +18,6 @@ namespace memfit::estimate {
 using saturating::Add;
 using saturating::Mul;
 
-bool HasMamba2Layers(const Model& model) {
-  return std::any_of(model.hp.layers.begin(), model.hp.layers.end(),
-                     [](const LayerInfo& L) { return L.mixer == LayerMixer::kMamba2; });
-}
-
 std::optional<Mamba2ScanShape> Mamba2ScanShapeFor(const Model& model, const LayerInfo& info,
                                                   uint64_t batch, uint64_t seq, uint64_t tp,
                                                   uint64_t default_chunk) {

@@ -38,13 +38,11 @@ struct Mamba2ScanBytes {
   uint64_t forward_peak = 0;    // g_intermediate + largest_other + locals
   uint64_t saved = 0;           // what autograd keeps for backward (training)
   uint64_t backward_peak = 0;   // G_intermediate's MulBackward0: both factors' 6-D gradients
+  bool operator==(const Mamba2ScanBytes&) const = default;
 };
 
 // Saturating (UINT64_MAX on overflow).
 Mamba2ScanBytes Mamba2TorchScanBytes(const Mamba2ScanShape& s);
-
-// Whether any layer of the model is a Mamba-2 mixer.
-bool HasMamba2Layers(const Model& model);
 
 // The assumption line of a model with Mamba-2 layers: the path taken and what the torch path
 // costs beyond the kernels' (`torch_extra_bytes`, at the estimate's peak).

@@ -14,22 +14,28 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit {
+namespace estimate {
+
+// The six terms by name, for a failed comparison.
+void PrintTo(const Mamba2ScanBytes& b, std::ostream* os) {
+  *os << "{g_intermediate " << b.g_intermediate << ", largest_other " << b.largest_other
+      << ", locals " << b.locals << ", forward_peak " << b.forward_peak << ", saved " << b.saved
+      << ", backward_peak " << b.backward_peak << "}";
+}
+
+}  // namespace estimate
+
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 // Bamba: hidden 8, vocab 10, layer 0 Mamba-2 (2 heads of 8 = d_inner 16, d_state 2, 1 group,
 // conv channels 16 + 2 x 2 = 20, in_proj 16 + 20 + 2 = 38 wide), layer 1 attention (2 heads of
 // 4, 1 KV head); SSD chunk 4.
 nlohmann::json TinyBamba() {
-  auto j = arch::testing::TinyDecoder("bamba");
-  j["architectures"] = {"BambaForCausalLM"};
-  j["attn_layer_indices"] = nlohmann::json::array({1});
-  j["mamba_n_heads"] = 2;
-  j["mamba_n_groups"] = 1;
-  j["mamba_d_state"] = 2;
-  j["mamba_d_conv"] = 3;
-  j["mamba_expand"] = 2;
-  j["mamba_chunk_size"] = 4;
-  return j;
+  return arch::testing::TinyDecoderWith(
+      "bamba", {{"architectures", {"BambaForCausalLM"}},
+                {"attn_layer_indices", nlohmann::json::array({1})},
+                {"mamba_n_heads", 2}, {"mamba_n_groups", 1}, {"mamba_d_state", 2},
+                {"mamba_d_conv", 3}, {"mamba_expand", 2}, {"mamba_chunk_size", 4}});
 }
 
 // b 1, T 5 tokens in chunks of l 4: nc = ceil(5 / 4) = 2 chunks, padded to 8 tokens; h 2 heads
@@ -47,13 +53,13 @@ nlohmann::json TinyBamba() {
 TEST(Mamba2TorchScan, TinyShapeByHand) {
   const estimate::Mamba2ScanShape s{.batch = 1, .chunk = 4, .chunks = 2, .heads = 2,
                                     .head_dim = 8, .d_state = 2};
-  const estimate::Mamba2ScanBytes b = estimate::Mamba2TorchScanBytes(s);
-  EXPECT_EQ(b.g_intermediate, 512u);
-  EXPECT_EQ(b.largest_other, 2048u);
-  EXPECT_EQ(b.locals, 3712u);
-  EXPECT_EQ(b.forward_peak, 6272u);
-  EXPECT_EQ(b.saved, 3968u);
-  EXPECT_EQ(b.backward_peak, 1280u);
+  EXPECT_EQ(estimate::Mamba2TorchScanBytes(s),
+            (estimate::Mamba2ScanBytes{.g_intermediate = 512,
+                                       .largest_other = 2048,
+                                       .locals = 3712,
+                                       .forward_peak = 6272,
+                                       .saved = 3968,
+                                       .backward_peak = 1280}));
 }
 
 TEST(Mamba2TorchScan, ShapeFromTheBambaBuilder) {

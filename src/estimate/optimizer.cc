@@ -4,23 +4,12 @@
 #include <array>
 #include <utility>
 
+#include "base/enum_names.h"
 #include "memfit/checked_math.h"
 #include "memfit/estimate_train.h"
 
 namespace memfit {
 namespace {
-
-template <typename E, size_t N>
-Result<E> ParseName(std::string_view s, const std::array<std::pair<std::string_view, E>, N>& names,
-                    std::string_view flag) {
-  std::string all;
-  for (const auto& [n, v] : names) {
-    if (n == s) return v;
-    if (!all.empty()) all += ", ";
-    all += n;
-  }
-  return MakeError("{} {}: expected one of {}", flag, s, all);
-}
 
 constexpr std::array<std::pair<std::string_view, TrainMethod>, 4> kMethods{{
     {"full", TrainMethod::kFull}, {"freeze", TrainMethod::kFreeze}, {"lora", TrainMethod::kLora},
@@ -48,15 +37,6 @@ constexpr std::array<std::pair<std::string_view, TaskHead>, 4> kHeads{{
 constexpr std::array<std::pair<std::string_view, LossImpl>, 3> kLosses{{
     {"hf", LossImpl::kHf}, {"fused", LossImpl::kFused}, {"low-precision", LossImpl::kLowPrecision}}};
 
-template <typename E, size_t N>
-std::string_view NameOf(E v, const std::array<std::pair<std::string_view, E>, N>& names) {
-  for (const auto& [n, e] : names) {
-    if (e == v) return n;
-  }
-  return "?";
-}
-
-
 }  // namespace
 
 std::string_view TrainMethodName(TrainMethod v) { return NameOf(v, kMethods); }
@@ -65,25 +45,25 @@ std::string_view PrecisionName(Precision v) { return NameOf(v, kPrecisions); }
 std::string_view CheckpointingName(Checkpointing v) { return NameOf(v, kCheckpointing); }
 std::string_view StrategyName(Strategy v) { return NameOf(v, kStrategies); }
 std::string_view OffloadName(Offload v) { return NameOf(v, kOffloads); }
-Result<TrainMethod> ParseTrainMethod(std::string_view s) { return ParseName(s, kMethods, "--method"); }
+Result<TrainMethod> ParseTrainMethod(std::string_view s) { return ParseWord(s, kMethods, "--method"); }
 Result<Optimizer> ParseOptimizer(std::string_view s) {
   if (s == "adamw_8bit" || s == "adam8bit" || s == "adamw8bit") return Optimizer::kAdamW8bit;
   if (s == "adamw_torch" || s == "adamw_hf") return Optimizer::kAdamW;
-  return ParseName(s, kOptimizers, "--optimizer");
+  return ParseWord(s, kOptimizers, "--optimizer");
 }
 Result<Precision> ParsePrecision(std::string_view s) {
   if (s == "fp16") return Precision::kFp16Mixed;
   if (s == "float32") return Precision::kFp32;
-  return ParseName(s, kPrecisions, "--precision");
+  return ParseWord(s, kPrecisions, "--precision");
 }
 Result<Checkpointing> ParseCheckpointing(std::string_view s) {
-  return ParseName(s, kCheckpointing, "--checkpointing");
+  return ParseWord(s, kCheckpointing, "--checkpointing");
 }
-Result<Strategy> ParseStrategy(std::string_view s) { return ParseName(s, kStrategies, "--strategy"); }
-Result<Offload> ParseOffload(std::string_view s) { return ParseName(s, kOffloads, "--offload"); }
-Result<LossImpl> ParseLossImpl(std::string_view s) { return ParseName(s, kLosses, "--loss"); }
+Result<Strategy> ParseStrategy(std::string_view s) { return ParseWord(s, kStrategies, "--strategy"); }
+Result<Offload> ParseOffload(std::string_view s) { return ParseWord(s, kOffloads, "--offload"); }
+Result<LossImpl> ParseLossImpl(std::string_view s) { return ParseWord(s, kLosses, "--loss"); }
 std::string_view LossImplName(LossImpl v) { return NameOf(v, kLosses); }
-Result<TaskHead> ParseTaskHead(std::string_view s) { return ParseName(s, kHeads, "--head"); }
+Result<TaskHead> ParseTaskHead(std::string_view s) { return ParseWord(s, kHeads, "--head"); }
 
 uint64_t OptimizerStateBytes(Optimizer optimizer, const Tensor& t, uint32_t state_bytes) {
   const uint64_t n = t.numel;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_names.h"
 #include "estimate/modules.h"
 #include "estimate/weights_internal.h"
 #include "memfit/checked_math.h"
@@ -25,70 +26,46 @@ struct Acc {
   }
 };
 
+// Each scheme's name (ParseQuant reads these and more, some with options).
+constexpr auto kSchemeNames = std::to_array<EnumWord<QuantScheme>>({
+    {"none", QuantScheme::kNone}, {"bnb-int8", QuantScheme::kBnbInt8},
+    {"nf4", QuantScheme::kBnbNf4}, {"fp4", QuantScheme::kBnbFp4}, {"gptq", QuantScheme::kGptq},
+    {"awq", QuantScheme::kAwq}, {"fp8", QuantScheme::kFp8}, {"fp8-block", QuantScheme::kFp8Block},
+    {"mxfp4", QuantScheme::kMxfp4}, {"hqq", QuantScheme::kHqq},
+    {"int8", QuantScheme::kPlainInt8}, {"int4", QuantScheme::kPlainInt4}});
+
+// --quant's words and the options each gives (QuantOptions' defaults for the rest): the
+// checkpoint's own quantization ("stored", "auto", ""), dequantized ("none"), or a scheme.
+constexpr QuantOptions kNf4{.scheme = QuantScheme::kBnbNf4};
+constexpr QuantOptions kFp4{.scheme = QuantScheme::kBnbFp4};
+constexpr QuantOptions kBnbInt8{.scheme = QuantScheme::kBnbInt8};
+constexpr auto kQuantWords = std::to_array<EnumWord<QuantOptions>>({
+    {"stored", {}}, {"auto", {}}, {"", {}},
+    {"none", {.dequantize_stored = true}}, {"dequantize", {.dequantize_stored = true}},
+    {"bnb-int8", kBnbInt8}, {"int8-bnb", kBnbInt8}, {"llm.int8", kBnbInt8}, {"bnb8", kBnbInt8},
+    {"nf4", kNf4}, {"bnb-nf4", kNf4}, {"bnb4", kNf4},
+    {"nf4-dq", {.scheme = QuantScheme::kBnbNf4, .double_quant = true}},
+    {"bnb-nf4-dq", {.scheme = QuantScheme::kBnbNf4, .double_quant = true}},
+    {"fp4", kFp4}, {"bnb-fp4", kFp4},
+    {"fp4-dq", {.scheme = QuantScheme::kBnbFp4, .double_quant = true}},
+    {"bnb-fp4-dq", {.scheme = QuantScheme::kBnbFp4, .double_quant = true}},
+    {"gptq", {.scheme = QuantScheme::kGptq}}, {"gptq-4bit", {.scheme = QuantScheme::kGptq}},
+    {"gptq-8bit", {.scheme = QuantScheme::kGptq, .bits = 8}},
+    {"awq", {.scheme = QuantScheme::kAwq}},
+    {"fp8", {.scheme = QuantScheme::kFp8}}, {"fp8-block", {.scheme = QuantScheme::kFp8Block}},
+    {"mxfp4", {.scheme = QuantScheme::kMxfp4}},
+    {"hqq", {.scheme = QuantScheme::kHqq, .group_size = 64}},
+    {"hqq-4bit", {.scheme = QuantScheme::kHqq, .group_size = 64}},
+    {"int8", {.scheme = QuantScheme::kPlainInt8}}, {"int4", {.scheme = QuantScheme::kPlainInt4}}});
+
 }  // namespace
 
-std::string_view QuantSchemeName(QuantScheme scheme) {
-  switch (scheme) {
-    case QuantScheme::kNone: return "none";
-    case QuantScheme::kBnbInt8: return "bnb-int8";
-    case QuantScheme::kBnbNf4: return "nf4";
-    case QuantScheme::kBnbFp4: return "fp4";
-    case QuantScheme::kGptq: return "gptq";
-    case QuantScheme::kAwq: return "awq";
-    case QuantScheme::kFp8: return "fp8";
-    case QuantScheme::kFp8Block: return "fp8-block";
-    case QuantScheme::kMxfp4: return "mxfp4";
-    case QuantScheme::kHqq: return "hqq";
-    case QuantScheme::kPlainInt8: return "int8";
-    case QuantScheme::kPlainInt4: return "int4";
-  }
-  return "?";
-}
+std::string_view QuantSchemeName(QuantScheme scheme) { return NameOf(scheme, kSchemeNames); }
 
 Result<QuantOptions> ParseQuant(std::string_view name) {
-  QuantOptions o;
-  if (name == "stored" || name == "auto" || name.empty()) return o;
-  if (name == "none" || name == "dequantize") {
-    o.dequantize_stored = true;
-    return o;
-  }
-  if (name == "bnb-int8" || name == "int8-bnb" || name == "llm.int8" || name == "bnb8") {
-    o.scheme = QuantScheme::kBnbInt8;
-  } else if (name == "nf4" || name == "bnb-nf4" || name == "bnb4") {
-    o.scheme = QuantScheme::kBnbNf4;
-  } else if (name == "nf4-dq" || name == "bnb-nf4-dq") {
-    o.scheme = QuantScheme::kBnbNf4;
-    o.double_quant = true;
-  } else if (name == "fp4" || name == "bnb-fp4") {
-    o.scheme = QuantScheme::kBnbFp4;
-  } else if (name == "fp4-dq" || name == "bnb-fp4-dq") {
-    o.scheme = QuantScheme::kBnbFp4;
-    o.double_quant = true;
-  } else if (name == "gptq" || name == "gptq-4bit") {
-    o.scheme = QuantScheme::kGptq;
-  } else if (name == "gptq-8bit") {
-    o.scheme = QuantScheme::kGptq;
-    o.bits = 8;
-  } else if (name == "awq") {
-    o.scheme = QuantScheme::kAwq;
-  } else if (name == "fp8") {
-    o.scheme = QuantScheme::kFp8;
-  } else if (name == "fp8-block") {
-    o.scheme = QuantScheme::kFp8Block;
-  } else if (name == "mxfp4") {
-    o.scheme = QuantScheme::kMxfp4;
-  } else if (name == "hqq" || name == "hqq-4bit") {
-    o.scheme = QuantScheme::kHqq;
-    o.group_size = 64;
-  } else if (name == "int8") {
-    o.scheme = QuantScheme::kPlainInt8;
-  } else if (name == "int4") {
-    o.scheme = QuantScheme::kPlainInt4;
-  } else {
-    return MakeError("--quant {}: expected stored, none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, "
-                     "gptq-8bit, awq, fp8, fp8-block, mxfp4, hqq, int8 or int4", name);
-  }
-  return o;
+  if (auto options = FindWord(name, kQuantWords)) return *options;
+  return MakeError("--quant {}: expected stored, none, bnb-int8, nf4, nf4-dq, fp4, fp4-dq, gptq, "
+                   "gptq-8bit, awq, fp8, fp8-block, mxfp4, hqq, int8 or int4", name);
 }
 
 std::optional<uint64_t> QuantizedLinearBytes(uint64_t out, uint64_t in, const QuantOptions& o) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "estimate/layer_mixers.h"
 #include "estimate/mamba2_scan.h"
 #include "estimate/saturating_math.h"
 #include "estimate/training_stages.h"
@@ -152,7 +153,7 @@ Result<TrainEstimate> EstimateTraining(const Model& model, const TrainOptions& o
   const Mamba2Scan scan = o.mamba2_scan.value_or(
       o.device == ComputeDevice::kCpu ? Mamba2Scan::kTorch : Mamba2Scan::kKernels);
   MEMFIT_ASSIGN_OR_RETURN(TrainEstimate e, EstimateTrainingWith(model, o, scan));
-  if (estimate::HasMamba2Layers(model)) {
+  if (estimate::HasMixer(model, LayerMixer::kMamba2)) {
     const Mamba2Scan other = scan == Mamba2Scan::kTorch ? Mamba2Scan::kKernels : Mamba2Scan::kTorch;
     MEMFIT_ASSIGN_OR_RETURN(TrainEstimate alt, EstimateTrainingWith(model, o, other));
     const uint64_t torch_peak = scan == Mamba2Scan::kTorch ? e.peak_bytes : alt.peak_bytes;

@@ -35,21 +35,10 @@ Model Tiny() {
                ShapedTensor("lm_head.weight", {16, 8})};
   m.tensors.back().in_head = true;
   m.tensors.back().tied_to = "model.embed_tokens.weight";
-  m.hp.hidden_size = 8;
-  m.hp.num_layers = 1;
-  m.hp.num_attention_heads = 2;
-  m.hp.num_kv_heads = 2;
-  m.hp.head_dim = 4;
-  m.hp.intermediate_size = 16;
+  m.hp = testing::OneLlamaLayer(
+      {.hidden = 8, .heads = 2, .kv_heads = 2, .head_dim = 4, .intermediate = 16});
   m.hp.vocab_size = 16;
-  m.hp.gated_mlp = true;
-  m.hp.norm = "rmsnorm";
   m.hp.tie_word_embeddings = true;
-  LayerInfo layer;
-  layer.num_heads = layer.num_kv_heads = 2;
-  layer.head_dim_k = layer.head_dim_v = 4;
-  layer.intermediate_size = 16;
-  m.hp.layers = {layer};
   return m;
 }
 
@@ -138,9 +127,7 @@ TEST(TrainingStagesTest, TrainableTensorsPerMethod) {
   EXPECT_EQ(freeze.tied_head_numel, 0u);
   // LoRA r 2 on PEFT's llama default (q_proj, v_proj): 2 x r x (8 + 8) = 64 adapter parameters;
   // the base in bf16 (792 x 2 = 1584 B) plus fp32 adapters (64 x 4 = 256 B).
-  TrainOptions lo;
-  lo.method = TrainMethod::kLora;
-  lo.precision = Precision::kBf16;
+  TrainOptions lo = Opts().Method(TrainMethod::kLora).Prec(Precision::kBf16);
   lo.lora.rank = 2;
   TrainableTensors lora = TrainableOf(Tiny(), lo);
   EXPECT_EQ(lora.trainable_numel, 64u);
@@ -156,9 +143,7 @@ TEST(TrainingStagesTest, TrainableTensorsPerMethod) {
 
 TEST(TrainingStagesTest, ModelStatesPerGpuPerStrategy) {
   // fp32 DDP over 2 GPUs: nothing is sharded; DDP's buckets copy the gradients (3168 B).
-  TrainOptions ddp;
-  ddp.precision = Precision::kFp32;
-  ddp.gpus = 2;
+  const TrainOptions ddp = Opts().Prec(Precision::kFp32).Gpus(2);
   TrainableTensors t = TrainableOf(Tiny(), ddp);
   auto s = ModelStatesFor(t, ddp, RegimeOf(ddp));
   ASSERT_TRUE(s.has_value());
@@ -169,10 +154,7 @@ TEST(TrainingStagesTest, ModelStatesPerGpuPerStrategy) {
   // ZeRO-3, bf16-mixed, 4 GPUs: bf16 weights 1584 / 4 = 396; fp32 master 3168 / 4 = 792; bf16
   // gradients 396 and the fp32 partition 792; states 6336 / 4 = 1584; the gathered layer and
   // its gradients: 2 x (656 x 2) = 2624.
-  TrainOptions z3;
-  z3.precision = Precision::kBf16Mixed;
-  z3.gpus = 4;
-  z3.strategy = Strategy::kZero3;
+  TrainOptions z3 = Opts().Prec(Precision::kBf16Mixed).Gpus(4).Strat(Strategy::kZero3);
   t = TrainableOf(Tiny(), z3);
   EXPECT_EQ(WeightsAndMasterPerGpu(t, z3, RegimeOf(z3)).weights, 396u);
   EXPECT_EQ(WeightsAndMasterPerGpu(t, z3, RegimeOf(z3)).master, 792u);
@@ -191,10 +173,7 @@ TEST(TrainingStagesTest, ModelStatesPerGpuPerStrategy) {
   // FSDP, bf16-mixed, 4 GPUs: fp32 weights, gradients and states / 4 (792, 792, 1584); the
   // autocast copies 1536 / 4 = 384; two units of 656 parameters in bf16 and one unit's fp32
   // gradients: 656 x 2 x 2 + 656 x 4 = 5248.
-  TrainOptions fsdp;
-  fsdp.precision = Precision::kBf16Mixed;
-  fsdp.gpus = 4;
-  fsdp.strategy = Strategy::kFsdp;
+  const TrainOptions fsdp = Opts().Prec(Precision::kBf16Mixed).Gpus(4).Strat(Strategy::kFsdp);
   t = TrainableOf(Tiny(), fsdp);
   s = ModelStatesFor(t, fsdp, RegimeOf(fsdp));
   ASSERT_TRUE(s.has_value());

@@ -44,16 +44,8 @@ Model LinearOnly() {
   m.tensors = {ShapedTensor("model.layers.0.self_attn.q_proj.weight", {64, 64}),
                ShapedTensor("model.layers.0.self_attn.v_proj.weight", {64, 64}),
                ShapedTensor("model.layers.0.mlp.down_proj.weight", {64, 64})};
-  m.hp.hidden_size = 64;
-  m.hp.num_layers = 1;
-  m.hp.num_attention_heads = 4;
-  m.hp.num_kv_heads = 4;
-  m.hp.head_dim = 16;
-  m.hp.intermediate_size = 64;
-  m.hp.gated_mlp = true;
-  m.hp.norm = "rmsnorm";
-  m.hp.layers = {{.num_heads = 4, .num_kv_heads = 4, .head_dim_k = 16, .head_dim_v = 16,
-                  .intermediate_size = 64}};
+  m.hp = testing::OneLlamaLayer(
+      {.hidden = 64, .heads = 4, .kv_heads = 4, .head_dim = 16, .intermediate = 64});
   return m;
 }
 

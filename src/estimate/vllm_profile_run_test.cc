@@ -5,12 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "estimate/hand_count_test_util.h"
 #include "estimate/tiny_moe_test_util.h"
 #include "memfit/engine_release.h"
 #include "memfit/estimate_inference.h"
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
+
+using estimate_test::EstimateOk;
 
 using estimate_test::TinyFp8Moe;
 
@@ -44,6 +47,13 @@ InferenceOptions TinyProfileRun(std::string_view version) {
   return o;
 }
 
+// The same run under memfit's rules before --engine-version: no release.
+InferenceOptions TinyProfileRunWithoutRelease() {
+  InferenceOptions o = TinyProfileRun("0.11");
+  o.release = nullptr;
+  return o;
+}
+
 // TinyFp8Moe (tiny_moe_test_util.h: hidden 16, 4 heads of 8 with 2 KV heads, 4 experts of width
 // 8, 1 per token, not gated, vocab 128, bf16) through a profile run of 16 tokens and 16 sampled
 // rows. The attention: residual + normed input 2 x 16 x 16 x 2 = 1024, qkv 16 x (32 + 32) x 2 =
@@ -58,21 +68,13 @@ TEST(VllmProfileRun, SamplerPeakPerRelease) {
   ASSERT_TRUE(v11) << v11.error().message;
   EXPECT_EQ(v11->activation_bytes, 58368u);
   EXPECT_EQ(v11->activation_peak_at, "sampler (profile run of 16 tokens)");
-  auto v31 = EstimateInference(model, TinyProfileRun("0.31"));
-  ASSERT_TRUE(v31) << v31.error().message;
-  EXPECT_EQ(v31->activation_bytes, 29696u);
-  InferenceOptions none = TinyProfileRun("0.11");
-  none.release = nullptr;
-  auto old = EstimateInference(model, none);
-  ASSERT_TRUE(old) << old.error().message;
-  EXPECT_EQ(old->activation_bytes, 12800u);
+  EXPECT_EQ(EstimateOk(model, TinyProfileRun("0.31")).activation_bytes, 29696u);
+  EXPECT_EQ(EstimateOk(model, TinyProfileRunWithoutRelease()).activation_bytes, 12800u);
   // --tp 2: every rank gathers the whole vocabulary before sampling (LogitsProcessor's
   // all-gather), so the sampler's term is the same 58368 on each GPU.
   InferenceOptions tp2 = TinyProfileRun("0.11");
   tp2.tp = 2;
-  auto split = EstimateInference(model, tp2);
-  ASSERT_TRUE(split) << split.error().message;
-  EXPECT_EQ(split->activation_bytes, 58368u);
+  EXPECT_EQ(EstimateOk(model, tp2).activation_bytes, 58368u);
 }
 
 // The same model routing each token to all 4 experts, one sampled row: the MoE layer's working
@@ -118,11 +120,7 @@ TEST(VllmProfileRun, EncoderCacheOfAMultimodalModel) {
   bool padded = false;
   for (const auto& a : v11->assumptions) padded = padded || a.find("pads every dummy") != a.npos;
   EXPECT_TRUE(padded);
-  InferenceOptions none = TinyProfileRun("0.11");
-  none.release = nullptr;
-  auto old = EstimateInference(model, none);
-  ASSERT_TRUE(old) << old.error().message;
-  EXPECT_EQ(old->activation_bytes, 12800u);
+  EXPECT_EQ(EstimateOk(model, TinyProfileRunWithoutRelease()).activation_bytes, 12800u);
 }
 
 }  // namespace MEMFIT_TU

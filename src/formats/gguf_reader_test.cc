@@ -132,6 +132,21 @@ std::string WithTensor(const std::string& name, std::vector<uint64_t> dims, uint
   return w.Header() + std::string(64, '\0');
 }
 
+// `v`'s bytes as GgufWriter puts them (little-endian).
+template <typename T>
+std::string Bytes(T v) {
+  std::string out;
+  GgufWriter().Put<T>(out, v);
+  return out;
+}
+
+// A file whose one key "k" is of value type `type` and holds the bytes `value`.
+std::string WithRawKey(uint32_t type, const std::string& value) {
+  GgufWriter w;
+  w.Raw("k", type, [&](std::string& o) { o += value; });
+  return w.Build();
+}
+
 void ExpectError(const Result<GgufFile>& f, std::string_view text) {
   ASSERT_FALSE(f) << "expected an error containing: " << text;
   EXPECT_NE(f.error().message.find(text), std::string::npos) << f.error().message;
@@ -143,54 +158,25 @@ TEST(GgufReader, HostileHeaders) {
   ExpectError(Parse(std::string("GGML\3\0\0\0xxxxxxxxxxxxxxxx", 24)), "magic");
   ExpectError(Parse(std::string("GGUF\x04\0\0\0", 8) + std::string(16, '\0')), "unsupported GGUF version 4");
   // tensor_count / kv_count larger than the file could hold.
-  GgufWriter w;
-  std::string huge = "GGUF";
-  w.Put<uint32_t>(huge, 3);
-  w.Put<uint64_t>(huge, 0);
-  w.Put<uint64_t>(huge, 1ull << 19);
-  ExpectError(Parse(huge), "cannot fit");
-  std::string many = "GGUF";
-  w.Put<uint32_t>(many, 3);
-  w.Put<uint64_t>(many, ~0ull);
-  w.Put<uint64_t>(many, 0);
-  ExpectError(Parse(many), "exceeds the limit");
+  ExpectError(Parse("GGUF" + Bytes<uint32_t>(3) + Bytes<uint64_t>(0) + Bytes<uint64_t>(1ull << 19)),
+              "cannot fit");
+  ExpectError(Parse("GGUF" + Bytes<uint32_t>(3) + Bytes<uint64_t>(~0ull) + Bytes<uint64_t>(0)),
+              "exceeds the limit");
   // A string length beyond the file.
-  GgufWriter s;
-  s.Raw("k", 8, [&](std::string& o) { s.Put<uint64_t>(o, 1ull << 62); });
-  ExpectError(Parse(s.Build()), "exceeds the limit");
-  GgufWriter s2;
-  s2.Raw("k", 8, [&](std::string& o) { s2.Put<uint64_t>(o, 1000); });
-  ExpectError(Parse(s2.Build()), "bytes left");
+  ExpectError(Parse(WithRawKey(8, Bytes<uint64_t>(1ull << 62))), "exceeds the limit");
+  ExpectError(Parse(WithRawKey(8, Bytes<uint64_t>(1000))), "bytes left");
   // An array claiming 2^40 elements.
-  GgufWriter a;
-  a.Raw("k", 9, [&](std::string& o) {
-    a.Put<uint32_t>(o, 4);
-    a.Put<uint64_t>(o, 1ull << 27);
-  });
-  ExpectError(Parse(a.Build()), "cannot fit");
-  GgufWriter a2;
-  a2.Raw("k", 9, [&](std::string& o) {
-    a2.Put<uint32_t>(o, 13);
-    a2.Put<uint64_t>(o, 0);
-  });
-  ExpectError(Parse(a2.Build()), "unknown array element type 13");
-  GgufWriter t;
-  t.Raw("k", 13, [](std::string&) {});
-  ExpectError(Parse(t.Build()), "unknown value type 13");
-  GgufWriter b;
-  b.Raw("k", 7, [&](std::string& o) { b.Put<uint8_t>(o, 2); });
-  ExpectError(Parse(b.Build()), "bool value 2");
+  ExpectError(Parse(WithRawKey(9, Bytes<uint32_t>(4) + Bytes<uint64_t>(1ull << 27))),
+              "cannot fit");
+  ExpectError(Parse(WithRawKey(9, Bytes<uint32_t>(13) + Bytes<uint64_t>(0))),
+              "unknown array element type 13");
+  ExpectError(Parse(WithRawKey(13, "")), "unknown value type 13");
+  ExpectError(Parse(WithRawKey(7, Bytes<uint8_t>(2))), "bool value 2");
   // Arrays nested too deep.
-  GgufWriter deep;
-  deep.Raw("k", 9, [&](std::string& o) {
-    for (int i = 0; i < 20; ++i) {
-      deep.Put<uint32_t>(o, 9);
-      deep.Put<uint64_t>(o, 1);
-    }
-    deep.Put<uint32_t>(o, 0);
-    deep.Put<uint64_t>(o, 0);
-  });
-  ExpectError(Parse(deep.Build()), "nested deeper");
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += Bytes<uint32_t>(9) + Bytes<uint64_t>(1);
+  ExpectError(Parse(WithRawKey(9, deep + Bytes<uint32_t>(0) + Bytes<uint64_t>(0))),
+              "nested deeper");
   // Duplicates.
   GgufWriter dk;
   dk.U32("a", 1).U32("a", 2);

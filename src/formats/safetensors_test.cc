@@ -57,6 +57,21 @@ TEST(Safetensors, EmptyTensorsAndEmptyHeader) {
   EXPECT_TRUE(none->tensors.empty());
 }
 
+// A tensor's header entry: "NAME": {"dtype": "DTYPE", "shape": SHAPE, "data_offsets": OFFSETS},
+// SHAPE and OFFSETS as JSON texts.
+std::string Entry(const std::string& name, const std::string& dtype, const std::string& shape,
+                  const std::string& offsets) {
+  return "\"" + name + "\": {\"dtype\": \"" + dtype + "\", \"shape\": " + shape +
+         ", \"data_offsets\": " + offsets + "}";
+}
+
+// The header of these entries: {ENTRY, ENTRY, ...}.
+std::string Header(const std::vector<std::string>& entries) {
+  std::string out = "{";
+  for (const std::string& e : entries) out += (out.size() > 1 ? ", " : "") + e;
+  return out + "}";
+}
+
 void ExpectError(const std::string& bytes, const std::string& fragment) {
   auto header = Read(bytes);
   ASSERT_FALSE(header) << "expected an error containing: " << fragment;
@@ -71,41 +86,42 @@ TEST(Safetensors, RejectsHostileInput) {
   ExpectError(LittleEndian(1000) + "{}", "exceeds file size");
   ExpectError(LittleEndian(~uint64_t{0} >> 1) + "{}", "exceeds the limit");
   ExpectError(LittleEndian(4) + "abcd", "not a JSON object");
-  ExpectError(MakeSafetensorsRaw("{\"a\": 3}", 0), "expected an object");
-  ExpectError(MakeSafetensorsRaw("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]", 8),
-              "invalid JSON");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "Q9", "shape": [2], "data_offsets": [0, 8]}})", 8),
-              "unknown dtype \"Q9\"");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", 8),
-              "negative");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]}})", 8),
-              "non-integer");
-  ExpectError(MakeSafetensorsRaw(
-                  R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})", 8),
-              "overflows");
-  ExpectError(MakeSafetensorsRaw(
-                  R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})",
-                  16),
-              "duplicate tensor \"a\"");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 12]}})", 12),
-              "hold 12 bytes but shape and dtype need 8");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})", 16),
-              "a hole");
-  ExpectError(MakeSafetensorsRaw(
-                  R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
-                  12),
-              "an overlap");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 20),
-              "data buffer holds 20 bytes");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0]}})", 8),
-              "must hold 2 integers");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [2]}})", 8), "missing \"data_offsets\"");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"shape": [2], "data_offsets": [0, 8]}})", 8), "missing \"dtype\"");
-  ExpectError(MakeSafetensorsRaw(R"({"__metadata__": {"k": 3}})", 0), "values must be strings");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}})", 2),
-              "do not fill whole bytes");
-  ExpectError(MakeSafetensorsRaw(R"({"a": {"dtype": "F32", "shape": [[2]], "data_offsets": [0, 8]}})", 8),
-              "unexpected array");
+}
+
+// Headers a reader must refuse, the bytes of data after each, and a fragment of the error.
+struct BadHeader {
+  std::string header;
+  uint64_t data_bytes;
+  std::string error;
+};
+
+TEST(Safetensors, RejectsHostileHeaders) {
+  const BadHeader cases[] = {
+      {"{\"a\": 3}", 0, "expected an object"},
+      {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]", 8, "invalid JSON"},
+      {Header({Entry("a", "Q9", "[2]", "[0, 8]")}), 8, "unknown dtype \"Q9\""},
+      {Header({Entry("a", "F32", "[-2]", "[0, 8]")}), 8, "negative"},
+      {Header({Entry("a", "F32", "[2.5]", "[0, 8]")}), 8, "non-integer"},
+      {Header({Entry("a", "F32", "[4294967296, 4294967296]", "[0, 8]")}), 8, "overflows"},
+      {Header({Entry("a", "F32", "[2]", "[0, 8]"), Entry("a", "F32", "[2]", "[8, 16]")}), 16,
+       "duplicate tensor \"a\""},
+      {Header({Entry("a", "F32", "[2]", "[0, 12]")}), 12,
+       "hold 12 bytes but shape and dtype need 8"},
+      {Header({Entry("a", "F32", "[2]", "[8, 16]")}), 16, "a hole"},
+      {Header({Entry("a", "F32", "[2]", "[0, 8]"), Entry("b", "F32", "[2]", "[4, 12]")}), 12,
+       "an overlap"},
+      {Header({Entry("a", "F32", "[2]", "[0, 8]")}), 20, "data buffer holds 20 bytes"},
+      {Header({Entry("a", "F32", "[2]", "[0]")}), 8, "must hold 2 integers"},
+      {R"({"a": {"dtype": "F32", "shape": [2]}})", 8, "missing \"data_offsets\""},
+      {R"({"a": {"shape": [2], "data_offsets": [0, 8]}})", 8, "missing \"dtype\""},
+      {R"({"__metadata__": {"k": 3}})", 0, "values must be strings"},
+      {Header({Entry("a", "F4", "[3]", "[0, 2]")}), 2, "do not fill whole bytes"},
+      {Header({Entry("a", "F32", "[[2]]", "[0, 8]")}), 8, "unexpected array"},
+  };
+  for (const BadHeader& c : cases) {
+    SCOPED_TRACE(c.header);
+    ExpectError(MakeSafetensorsRaw(c.header, c.data_bytes), c.error);
+  }
 }
 
 TEST(Safetensors, TruncatedDataIsAnError) {

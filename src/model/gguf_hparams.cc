@@ -54,6 +54,12 @@ class Keys {
     MEMFIT_RETURN_IF_ERROR(InRange(suffix, *u));
     return std::vector<uint64_t>(n_layer, *u);
   }
+  // Uint(suffix) into `out`: 0 when the key is absent.
+  Status UintOrZero(std::string_view suffix, uint64_t& out) const {
+    MEMFIT_ASSIGN_OR_RETURN(auto u, Uint(suffix));
+    out = u.value_or(0);
+    return Ok{};
+  }
   Status InRange(std::string_view suffix, uint64_t value) const {
     if (value <= kMaxGgufHparam) return Ok{};
     return MakeError("{}.{}: {} does not fit llama.cpp's 32-bit hyperparameters", arch_, suffix, value);
@@ -75,10 +81,8 @@ Status ReadGgufHyperparameters(const GgufFile& f, const std::string& arch,
   if (!n_layer) return MakeError("{}.block_count is missing", arch);
   if (*n_layer > kMaxGgufLayers) return MakeError("{}.block_count {} is implausible", arch, *n_layer);
   hp.num_layers = *n_layer;
-  MEMFIT_ASSIGN_OR_RETURN(auto ctx, k.Uint("context_length"));
-  hp.max_position_embeddings = ctx.value_or(0);
-  MEMFIT_ASSIGN_OR_RETURN(auto embd, k.Uint("embedding_length"));
-  hp.hidden_size = embd.value_or(0);
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("context_length", hp.max_position_embeddings));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("embedding_length", hp.hidden_size));
   const uint64_t L = hp.num_layers;
   MEMFIT_ASSIGN_OR_RETURN(auto n_ff, k.PerLayer("feed_forward_length", L, 0));
   MEMFIT_ASSIGN_OR_RETURN(auto n_head, k.PerLayer("attention.head_count", L, 0));
@@ -109,20 +113,15 @@ Status ReadGgufHyperparameters(const GgufFile& f, const std::string& arch,
   if (vocab) hp.vocab_size = *vocab;
   else if (const GgufValue* t = f.Find("tokenizer.ggml.tokens"); t && t->is_array()) hp.vocab_size = t->array_size;
   // MoE.
-  MEMFIT_ASSIGN_OR_RETURN(auto n_expert, k.Uint("expert_count"));
-  MEMFIT_ASSIGN_OR_RETURN(auto n_expert_used, k.Uint("expert_used_count"));
-  MEMFIT_ASSIGN_OR_RETURN(auto n_expert_shared, k.Uint("expert_shared_count"));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("expert_count", hp.num_experts));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("expert_used_count", hp.experts_per_token));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("expert_shared_count", hp.num_shared_experts));
   MEMFIT_ASSIGN_OR_RETURN(auto n_ff_exp, k.Uint("expert_feed_forward_length"));
-  MEMFIT_ASSIGN_OR_RETURN(auto dense_first, k.Uint("leading_dense_block_count"));
-  hp.num_experts = n_expert.value_or(0);
-  hp.experts_per_token = n_expert_used.value_or(0);
-  hp.num_shared_experts = n_expert_shared.value_or(0);
   hp.moe_intermediate_size = n_ff_exp.value_or(hp.num_experts ? hp.intermediate_size : 0);
-  hp.leading_dense_layers = dense_first.value_or(0);
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("leading_dense_block_count", hp.leading_dense_layers));
   // MLA.
-  MEMFIT_ASSIGN_OR_RETURN(auto kv_lora, k.Uint("attention.kv_lora_rank"));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("attention.kv_lora_rank", hp.kv_lora_rank));
   MEMFIT_ASSIGN_OR_RETURN(auto rope_dims, k.Uint("rope.dimension_count"));
-  hp.kv_lora_rank = kv_lora.value_or(0);
   if (hp.kv_lora_rank) hp.qk_rope_head_dim = rope_dims.value_or(0);
   // Causality (embedding models) and sliding windows.
   if (const GgufValue* c = k.Get("attention.causal")) {
@@ -130,8 +129,7 @@ Status ReadGgufHyperparameters(const GgufFile& f, const std::string& arch,
     if (!b) return MakeError("{}.attention.causal: expected a bool", arch);
     hp.causal = *b;
   }
-  MEMFIT_ASSIGN_OR_RETURN(auto n_swa, k.Uint("attention.sliding_window"));
-  hp.sliding_window = n_swa.value_or(0);
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("attention.sliding_window", hp.sliding_window));
   std::vector<bool> swa(L, false);
   if (hp.sliding_window > 0) {
     const GgufValue* pattern = k.Get("attention.sliding_window_pattern");
@@ -170,21 +168,15 @@ Status ReadGgufHyperparameters(const GgufFile& f, const std::string& arch,
     }
   }
   // Recurrent state.
-  MEMFIT_ASSIGN_OR_RETURN(auto d_conv, k.Uint("ssm.conv_kernel"));
-  MEMFIT_ASSIGN_OR_RETURN(auto d_inner, k.Uint("ssm.inner_size"));
-  MEMFIT_ASSIGN_OR_RETURN(auto d_state, k.Uint("ssm.state_size"));
-  MEMFIT_ASSIGN_OR_RETURN(auto n_group, k.Uint("ssm.group_count"));
-  MEMFIT_ASSIGN_OR_RETURN(auto wkv, k.Uint("wkv.head_size"));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("ssm.conv_kernel", hp.ssm_conv_kernel));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("ssm.inner_size", hp.ssm_inner_size));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("ssm.state_size", hp.ssm_state_size));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("ssm.group_count", hp.ssm_group_count));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("wkv.head_size", hp.wkv_head_size));
   MEMFIT_ASSIGN_OR_RETURN(auto shift, k.Uint("token_shift_count"));
-  MEMFIT_ASSIGN_OR_RETURN(auto l_cache, k.Uint("shortconv.l_cache"));
+  MEMFIT_RETURN_IF_ERROR(k.UintOrZero("shortconv.l_cache", hp.shortconv_l_cache));
   MEMFIT_ASSIGN_OR_RETURN(auto full_attn_interval, k.Uint("full_attention_interval"));
-  hp.ssm_conv_kernel = d_conv.value_or(0);
-  hp.ssm_inner_size = d_inner.value_or(0);
-  hp.ssm_state_size = d_state.value_or(0);
-  hp.ssm_group_count = n_group.value_or(0);
-  hp.wkv_head_size = wkv.value_or(0);
   hp.token_shift_count = shift.value_or(hp.wkv_head_size ? 2 : 0);
-  hp.shortconv_l_cache = l_cache.value_or(0);
   const bool has_state = hp.ssm_state_size || hp.wkv_head_size || hp.shortconv_l_cache;
   const bool all_recurrent = kRecurrentArchs.count(arch) > 0;
 

@@ -16,6 +16,7 @@
 #include "memfit/stored_format.h"
 #include "memfit/units.h"
 #include "memfit/vllm_kv_block.h"
+#include "plan/parallel_layout_fields.h"
 
 namespace memfit {
 namespace {
@@ -180,11 +181,7 @@ DeploymentRow DeployPlanner::Evaluate(const DeployGpu& gpu, uint64_t count,
   // fraction and chunk, vLLM's batch defaults depend on the GPU's memory and name).
   InferenceOptions on_gpu = base_;
   on_gpu.compute_capability = cc;
-  on_gpu.tp = layout.tp;
-  on_gpu.dp = layout.dp;
-  on_gpu.ep = layout.ep;
-  on_gpu.pp = layout.pp;
-  on_gpu.dp_attention = layout.dp_attention;
+  plan::CopyParallelLayout(layout, on_gpu);
   on_gpu.gpu_memory_bytes = gpu.memory_bytes;
   on_gpu.gpu_name = gpu.name;
   on_gpu = WithEngineDefaults(on_gpu);

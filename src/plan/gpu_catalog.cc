@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/enum_names.h"
 #include "memfit/suggest.h"
 #include "memfit/units.h"
 #include "plan/gpu_catalog_data.h"
@@ -49,24 +50,18 @@ std::vector<std::string> Keys(const GpuSpec& gpu) {
   return keys;
 }
 
+constexpr auto kVendors = std::to_array<EnumWord<GpuVendor>>({
+    {"nvidia", GpuVendor::kNvidia}, {"amd", GpuVendor::kAmd}, {"apple", GpuVendor::kApple},
+    {"intel", GpuVendor::kIntel}});
+
 }  // namespace
 
-std::string_view GpuVendorName(GpuVendor vendor) {
-  switch (vendor) {
-    case GpuVendor::kNvidia: return "nvidia";
-    case GpuVendor::kAmd: return "amd";
-    case GpuVendor::kApple: return "apple";
-    case GpuVendor::kIntel: return "intel";
-  }
-  return "?";
-}
+std::string_view GpuVendorName(GpuVendor vendor) { return NameOf(vendor, kVendors); }
 
 Result<GpuVendor> ParseGpuVendor(std::string_view name) {
   std::string lower;
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (auto v : {GpuVendor::kNvidia, GpuVendor::kAmd, GpuVendor::kApple, GpuVendor::kIntel}) {
-    if (GpuVendorName(v) == lower) return v;
-  }
+  if (auto vendor = FindWord(lower, kVendors)) return *vendor;
   return MakeError("--vendor {}: expected nvidia, amd, apple or intel", name);
 }
 

@@ -1,6 +1,7 @@
 // `memfit fit` and `memfit gpus` renderers (render/fit_report.cc) on a plan made by hand: two GPUs
 // and the CPU, an offloaded block, advice that fits and advice that costs memory.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "formats/json.h"
@@ -10,6 +11,9 @@
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
@@ -127,20 +131,14 @@ TEST(FitReportTest, TableSpeedLimitsAdviceNotes) {
   const Fixture f = Make();
   const std::string table = RenderFitPlan(f.Input(), OutputFormat::kTable);
   // 12.345 tok/s: three significant digits under 100; 2,500.4: none after the point.
-  EXPECT_NE(table.find("speed (upper bounds, one sequence): decode <= 12.3 tok/s, prefill <= "
-                       "2500 tok/s\n  1.00 GiB read per token, 8.00B active parameters\n"
-                       "  speed note\n"
-                       "limits on the GPUs: context <= 8192 tokens, batch <= -\n"),
-            std::string::npos)
-      << table;
-  EXPECT_NE(table.find("\nadvice (fitting first, then by cost to quality):\n"
-                       "change                   new total      saved               then  quality cost\n"),
-            std::string::npos)
-      << table;
+  EXPECT_THAT(table, HasSubstr("speed (upper bounds, one sequence): decode <= 12.3 tok/s, prefill <= "
+                               "2500 tok/s\n  1.00 GiB read per token, 8.00B active parameters\n"
+                               "  speed note\n"
+                               "limits on the GPUs: context <= 8192 tokens, batch <= -\n"));
+  EXPECT_THAT(table, HasSubstr("\nadvice (fitting first, then by cost to quality):\n"
+                               "change                   new total      saved               then  quality cost\n"));
   // Negative savings (the change costs memory) keep their sign.
-  EXPECT_NE(table.find("KV cache in float32      27.00 GiB  -2.00 GiB  fits with offload          none\n"),
-            std::string::npos)
-      << table;
+  EXPECT_THAT(table, HasSubstr("KV cache in float32      27.00 GiB  -2.00 GiB  fits with offload          none\n"));
   EXPECT_TRUE(table.ends_with("note: plan note\nassumed: made by hand\n")) << table;
 }
 
@@ -156,14 +154,12 @@ TEST(FitReportTest, DoesNotFitNamesWhatCouldNotBePlaced) {
   f.plan.advice.clear();
   EXPECT_TRUE(FitPlanJson(f.Input())["gpus_needed"].is_null());
   const std::string table = RenderFitPlan(f.Input(), OutputFormat::kTable);
-  EXPECT_NE(table.find("verdict: does not fit (512.00 MiB could not be placed)\n"
-                       "GPUs needed: no number of RTX 4090 holds it: the reason, as the planner "
-                       "gives it\n"),
-            std::string::npos)
-      << table;
-  EXPECT_NE(table.find("decode <= unknown, prefill <= unknown\n"), std::string::npos) << table;
-  EXPECT_EQ(table.find("limits on the GPUs"), std::string::npos) << table;
-  EXPECT_EQ(table.find("advice"), std::string::npos) << table;
+  EXPECT_THAT(table, HasSubstr("verdict: does not fit (512.00 MiB could not be placed)\n"
+                               "GPUs needed: no number of RTX 4090 holds it: the reason, as the planner "
+                               "gives it\n"));
+  EXPECT_THAT(table, HasSubstr("decode <= unknown, prefill <= unknown\n"));
+  EXPECT_THAT(table, Not(HasSubstr("limits on the GPUs")));
+  EXPECT_THAT(table, Not(HasSubstr("advice")));
   EXPECT_TRUE(RenderFitPlan(f.Input(), OutputFormat::kCsv)
                   .ends_with("(not placed),,512.00 MiB,,lm_head\n"));
 }
@@ -207,11 +203,9 @@ TEST(FitReportTest, DeviceMapAndJsonKeepTheirOrder) {
   // and the JSON in its documented field order (schema first), as FitPlanJson builds them.
   const Fixture f = Make();
   const std::string table = RenderFitPlan(f.Input(), OutputFormat::kTable);
-  EXPECT_NE(table.find("\ndevice_map = {\"model.embed\":0,\"model.layers.0\":0,\"model.layers.1\":0,"
-                       "\"model.layers.2\":0,\"model.layers.3\":1,\"model.layers.4\":\"cpu\","
-                       "\"lm_head\":\"cpu\"}\n\n"),
-            std::string::npos)
-      << table;
+  EXPECT_THAT(table, HasSubstr("\ndevice_map = {\"model.embed\":0,\"model.layers.0\":0,\"model.layers.1\":0,"
+                               "\"model.layers.2\":0,\"model.layers.3\":1,\"model.layers.4\":\"cpu\","
+                               "\"lm_head\":\"cpu\"}\n\n"));
   const std::string json = RenderFitPlan(f.Input(), OutputFormat::kJson);
   EXPECT_TRUE(json.starts_with("{\n  \"schema\": \"memfit.fit/1\",\n  \"model\": \"tiny\",\n"))
       << json;

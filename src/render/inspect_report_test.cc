@@ -6,18 +6,13 @@
 
 #include "formats/json.h"
 #include "memfit/render.h"
+#include "model/tensor_test_util.h"
 #include "render/report_json.h"
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype, std::string label,
-         uint64_t bytes_per_element) {
-  uint64_t numel = 1;
-  for (uint64_t d : shape) numel *= d;
-  return Tensor{.name = std::move(name), .shape = std::move(shape), .dtype = dtype,
-                .dtype_label = std::move(label), .numel = numel, .bytes = numel * bytes_per_element};
-}
+using testing::StoredTensor;
 
 //   model.embed.weight     [8, 4] F32   32 el  128 B
 //   model.layers.0.w       [4, 4] BF16  16 el   32 B
@@ -29,18 +24,14 @@ Tensor T(std::string name, std::vector<uint64_t> shape, Dtype dtype, std::string
 // stored 128 + 32 + 32 + 8 = 200 B; resident 200 + 8 (buffer) = 208 B;
 // parameters 32 + 16 + 16 + 16 = 80.
 Model Tiny() {
-  Model m;
-  m.name = "tiny-vl";
-  m.source = "hand-made";
-  m.model_type = "toy";
-  m.architecture = "ToyForConditionalGeneration";
-  m.tensors = {T("model.embed.weight", {8, 4}, Dtype::kF32, "F32", 4),
-               T("model.layers.0.w", {4, 4}, Dtype::kBF16, "BF16", 2),
-               T("model.layers.1.w", {4, 4}, Dtype::kBF16, "BF16", 2),
-               T("lm_head.weight", {8, 4}, Dtype::kF32, "F32", 4),
-               T("model.rotary.inv_freq", {2}, Dtype::kF32, "F32", 4),
-               T("vision.patch.weight", {4, 2}, Dtype::kU8, "U8", 1),
-               T("pooler.w", {4, 4}, Dtype::kF32, "F32", 4)};
+  Model m = testing::ToyModel("tiny-vl", "ToyForConditionalGeneration",
+                              {StoredTensor("model.embed.weight", {8, 4}, Dtype::kF32),
+                               StoredTensor("model.layers.0.w", {4, 4}, Dtype::kBF16),
+                               StoredTensor("model.layers.1.w", {4, 4}, Dtype::kBF16),
+                               StoredTensor("lm_head.weight", {8, 4}, Dtype::kF32),
+                               StoredTensor("model.rotary.inv_freq", {2}, Dtype::kF32),
+                               StoredTensor("vision.patch.weight", {4, 2}, Dtype::kU8),
+                               StoredTensor("pooler.w", {4, 4}, Dtype::kF32)});
   m.tensors[3].tied_to = "model.embed.weight";
   m.tensors[3].stored = false;
   m.tensors[3].in_head = true;
@@ -50,7 +41,6 @@ Model Tiny() {
   m.tensors[5].component = "vision";
   m.tensors[6].base_only = true;
   m.tensors[6].stored = false;
-  m.assumptions = {"made by hand"};
   m.notes = {"a note"};
   return m;
 }

@@ -8,29 +8,17 @@
 #include "formats/json.h"
 #include "render/report_json.h"
 #include "memfit/render.h"
+#include "model/tensor_test_util.h"
 
 namespace memfit {
 namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
-Tensor Weight(std::string name, uint64_t rows, uint64_t cols, Dtype dtype, std::string label,
-              uint64_t bytes_per_element) {
-  return Tensor{.name = std::move(name), .shape = {rows, cols}, .dtype = dtype,
-                .dtype_label = std::move(label), .numel = rows * cols,
-                .bytes = rows * cols * bytes_per_element};
-}
-
 // embed (4x2 F32: 32 B) and two layers (2x2 BF16: 8 B each): blocks embed, layers.0, layers.1.
 Model Tiny() {
-  Model m;
-  m.name = "tiny";
-  m.source = "hand-made";
-  m.model_type = "toy";
-  m.architecture = "ToyForCausalLM";
-  m.tensors = {Weight("embed.weight", 4, 2, Dtype::kF32, "F32", 4),
-               Weight("layers.0.w", 2, 2, Dtype::kBF16, "BF16", 2),
-               Weight("layers.1.w", 2, 2, Dtype::kBF16, "BF16", 2)};
-  m.assumptions = {"made by hand"};
-  return m;
+  return testing::ToyModel("tiny", "ToyForCausalLM",
+                           {testing::StoredTensor("embed.weight", {4, 2}, Dtype::kF32),
+                            testing::StoredTensor("layers.0.w", {2, 2}, Dtype::kBF16),
+                            testing::StoredTensor("layers.1.w", {2, 2}, Dtype::kBF16)});
 }
 
 TEST(LoadReportTest, JsonHoldsTheHandCheckedNumbers) {

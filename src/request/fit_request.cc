@@ -14,6 +14,7 @@
 #include "memfit/requests.h"
 #include "memfit/units.h"
 #include "plan/device_map_json.h"
+#include "plan/parallel_layout_fields.h"
 #include "request/request_options.h"
 #include "request/verdicts.h"
 
@@ -153,9 +154,12 @@ Result<FitAnswer> RunDeploy(const FitCommandRequest& r, FitAnswer answer) {
       answer.deploy_mode = "search";
     } else {
       const uint64_t n = devices.size();
-      DeployLayout layout{.tp = r.tp ? r.tp : n / std::max<uint64_t>(1, r.dp * r.pp),
-                          .dp = r.dp, .ep = r.ep, .pp = r.pp, .dp_attention = r.dp_attention};
-      if (r.dp_attention && !r.tp) layout.tp = n / std::max<uint64_t>(1, r.pp);
+      DeployLayout layout;
+      plan::CopyParallelLayout(r, layout);
+      if (!r.tp) {
+        layout.tp = r.dp_attention ? n / std::max<uint64_t>(1, r.pp)
+                                   : n / std::max<uint64_t>(1, r.dp * r.pp);
+      }
       answer.rows.push_back(planner.Evaluate(gpu, n, layout));
       answer.deploy_mode = "deployment";
     }

@@ -11,6 +11,7 @@
 #include "memfit/requests.h"
 #include "memfit/units.h"
 #include "memfit/render_memory.h"
+#include "plan/parallel_layout_fields.h"
 #include "request/request_options.h"
 #include "request/verdicts.h"
 
@@ -33,6 +34,7 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
     }
     if (r.tp == 0) gpus = gpu->count;
   }
+  plan::CopyParallelLayout(r, o);  // tp: set below, from --tp, --gpus or 1
   const uint64_t replicas = std::max<uint64_t>(1, r.dp) * std::max<uint64_t>(1, r.pp);
   if (gpus > 0 && r.tp == 0) {
     if (gpus % replicas != 0) {
@@ -42,10 +44,6 @@ Result<InferenceOptions> ToOptions(const InferenceRequest& r, Engine engine) {
   } else {
     o.tp = r.tp ? r.tp : 1;
   }
-  o.dp = r.dp;
-  o.ep = r.ep;
-  o.pp = r.pp;
-  o.dp_attention = r.dp_attention;
   MEMFIT_ASSIGN_OR_RETURN(o.speculative_algorithm, SpeculativeAlgorithmFor(r.speculative_algorithm, engine));
   o.engine = engine;
   o.block_size = r.block_size;

@@ -157,6 +157,14 @@ std::string HeadMismatch(const Model& model, const std::string& head) {
                                           (arch.empty() ? std::string("no named class") : arch));
 }
 
+// A row's inference or training options with the CUDA context left out where its measure leaves
+// it out.
+template <typename Options>
+Options ContextAsMeasured(Options options, const RowPlan& p) {
+  if (!p.include_context) options.overhead.cuda_context_bytes = 0;
+  return options;
+}
+
 }  // namespace
 
 RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider) {
@@ -198,9 +206,7 @@ RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider) {
       if (!w) { r.reason = w.error().message; return r; }
       r.estimate = static_cast<double>(w->weights.total_bytes) + (p.include_context ? context : 0);
     } else if (p.kind == "inference") {
-      InferenceOptions o = p.inference;
-      if (!p.include_context) o.overhead.cuda_context_bytes = 0;
-      auto e = EstimateInference(*model, o);
+      auto e = EstimateInference(*model, ContextAsMeasured(p.inference, p));
       if (!e) { r.reason = e.error().message; return r; }
       r.estimate = static_cast<double>(e->total_bytes);
       if (r.note.empty()) r.note = "peak at " + e->activation_peak_at;
@@ -211,9 +217,7 @@ RowResult EvaluateRow(const MeasuredRow& row, const ModelProvider& provider) {
       if (!w) { r.reason = w.error().message; return r; }
       r.estimate = static_cast<double>(w->weights.total_bytes);
     } else {
-      TrainOptions t = p.train;
-      if (!p.include_context) t.overhead.cuda_context_bytes = 0;
-      auto e = EstimateTraining(*model, t);
+      auto e = EstimateTraining(*model, ContextAsMeasured(p.train, p));
       if (!e) { r.reason = e.error().message; return r; }
       r.estimate = static_cast<double>(e->peak_bytes);
       if (r.note.empty()) r.note = "peak at " + e->peak_stage;

@@ -88,27 +88,18 @@ RowPlan Applied(const std::string& task, const std::string& key, const std::stri
   return p;
 }
 
-const std::map<std::string, std::function<void()>>& KeyChecks() {
-  static const std::map<std::string, std::function<void()>> kChecks = {
+// Each documented key's check: its value applied (the plan's options, or the estimate, change
+// as derived) or the row not expressed with key=value named.
+using KeyCheckMap = std::map<std::string, std::function<void()>>;
+
+// The keys of train rows.
+KeyCheckMap TrainKeyChecks() {
+  return {
       {"alpha",
        [] {
          EXPECT_EQ(Applied("train", "alpha", "32", {{"method", "lora"}}).train.lora.alpha, 32);
          ExpectNamed(Row("train", {{"seq", "256"}, {"alpha", "x"}}), "alpha=x");
        }},
-      {"attn",
-       [] {
-         EXPECT_EQ(Applied("inference", "attn", "eager").inference.attn, AttnImpl::kEager);
-         EXPECT_EQ(Applied("train", "attn", "flash2").train.attn, AttnImpl::kFlash);
-         ExpectNamed(Row("inference", {{"attn", "magic"}}), "attn=magic");
-       }},
-      {"batch",
-       [] {
-         EXPECT_EQ(Applied("inference", "batch", "2").inference.batch, 2u);
-         EXPECT_EQ(Applied("train", "batch", "4").train.batch, 4u);
-         ExpectNamed(Row("train", {{"seq", "256"}, {"batch", "0"}}), "batch=0");
-         ExpectNamed(Row("load", {{"batch", "4"}}), "batch=4");
-       }},
-      {"cache_type", [] { ExpectNamed(Row("inference", {{"cache_type", "q8_0"}}), "cache_type=q8_0"); }},
       {"checkpointing",
        [] {
          EXPECT_EQ(Applied("train", "checkpointing", "full").train.checkpointing,
@@ -117,14 +108,6 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
                    Checkpointing::kSelective);
          ExpectNamed(Row("train", {{"seq", "256"}, {"checkpointing", "half"}}), "checkpointing=half");
        }},
-      {"context",
-       [] {
-         EXPECT_EQ(Applied("inference", "context", "1024").inference.context_tokens, 1024u);
-         ExpectNamed(Row("train", {{"seq", "256"}, {"context", "512"}}), "context=512");
-       }},
-      {"ctx", [] { ExpectNamed(Row("inference", {{"ctx", "2048"}}), "ctx=2048"); }},
-      {"decode",
-       [] { EXPECT_EQ(Applied("inference", "decode", "4").inference.decoder_tokens, 4u); }},
       {"decoder_tokens",
        [] { EXPECT_EQ(Applied("train", "decoder_tokens", "64").train.decoder_tokens, 64u); }},
       {"device",
@@ -141,37 +124,11 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
          EXPECT_EQ(Applied("train", "dp", "2", {{"tp", "2"}}).train.gpus, 4u);
          ExpectNamed(Row("train", {{"seq", "256"}, {"dp", "2"}, {"gpus", "8"}}), "dp=2");
        }},
-      {"dtype",
-       [] {
-         // The weights in the row's dtype: 17024 x 2 bytes in bfloat16; without a dtype
-         // from_pretrained's float32, 17024 x 4.
-         EXPECT_EQ(LoadEstimate({{"dtype", "bfloat16"}}), 17024.0 * 2);
-         EXPECT_EQ(LoadEstimate({}), 17024.0 * 4);
-         EXPECT_EQ(Applied("inference", "dtype", "bfloat16").inference.dtype, Dtype::kBF16);
-         RowPlan fp16 = PlanRow(Row("train", {{"seq", "256"}, {"dtype", "float16"}}));
-         EXPECT_EQ(fp16.train.precision, Precision::kFp16Mixed) << fp16.unsupported;
-         ExpectNamed(Row("load", {{"dtype", "float33"}}), "dtype=float33");
-       }},
-      {"engine",
-       [] {
-         EXPECT_EQ(Applied("inference", "engine", "vllm").kind, "inference-weights");
-         EXPECT_EQ(Applied("inference", "engine", "transformers").kind, "inference");
-         ExpectNamed(Row("inference", {{"engine", "sglang"}}), "engine=sglang");
-         ExpectNamed(Row("inference", {{"engine", "foo"}}), "engine=foo");
-         EXPECT_NE(PlanRow(Row("inference", {{"engine", "llama.cpp"}})).unsupported.find("GGUF"),
-                   std::string::npos);
-       }},
       {"foreach",
        [] {
          EXPECT_EQ(Applied("train", "foreach", "false").train.foreach_optimizer,
                    std::optional<bool>(false));
          ExpectNamed(Row("train", {{"seq", "256"}, {"foreach", "maybe"}}), "foreach=maybe");
-       }},
-      {"format",
-       [] {
-         EXPECT_NE(PlanRow(Row("load", {{"format", "gguf"}})).unsupported.find("GGUF"),
-                   std::string::npos);
-         ExpectNamed(Row("load", {{"format", "safetensors"}}), "format=safetensors");
        }},
       {"framework",
        [] {
@@ -180,35 +137,8 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
          ExpectNamed(Row("train", {{"seq", "256"}, {"framework", "deepspeed"}}),
                      "framework=deepspeed");
        }},
-      {"gpu",
-       [] {
-         // Recorded: the same weights on any GPU.
-         EXPECT_EQ(LoadEstimate({{"gpu", "V100-16GB"}}), LoadEstimate({}));
-         Applied("train", "gpu", "A100-80GB");
-       }},
-      {"gpu_memory_total",
-       [] {
-         EXPECT_EQ(Applied("inference", "gpu_memory_total", "80GiB").inference.gpu_memory_bytes,
-                   80ull << 30);
-         ExpectNamed(Row("inference", {{"gpu_memory_total", "lots"}}), "gpu_memory_total=lots");
-       }},
       {"gpus", [] { EXPECT_EQ(Applied("train", "gpus", "8").train.gpus, 8u); }},
       {"grad_accum", [] { EXPECT_EQ(Applied("train", "grad_accum", "4").train.grad_accum, 4u); }},
-      {"head",
-       [] {
-         // The tiny model is a LlamaForCausalLM.
-         EXPECT_EQ(LoadEstimate({{"head", "causal-lm"}}), 17024.0 * 4);
-         ModelProvider tiny = [](std::string_view, const BuildOptions&) -> Result<Model> {
-           return TinyLm();
-         };
-         RowResult r = EvaluateRow(Row("load", {{"head", "sequence-classification"}}), tiny);
-         EXPECT_FALSE(r.expressed);
-         EXPECT_NE(r.reason.find("head=sequence-classification"), std::string::npos) << r.reason;
-         EXPECT_NE(r.reason.find("LlamaForCausalLM"), std::string::npos) << r.reason;
-         EXPECT_EQ(Applied("train", "head", "sequence-classification").train.head,
-                   TaskHead::kSequenceClassification);
-         ExpectNamed(Row("load", {{"head", "tail"}}), "head=tail");
-       }},
       {"method",
        [] {
          EXPECT_EQ(Applied("train", "method", "lora").train.method, TrainMethod::kLora);
@@ -224,17 +154,11 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
          ExpectNamed(Row("train", {{"seq", "256"}, {"batch", "2"}, {"micro_batch", "3"}}),
                      "micro_batch=3");
        }},
-      {"ngl", [] { ExpectNamed(Row("inference", {{"ngl", "57/57"}}), "ngl=57/57"); }},
       {"offload",
        [] {
          EXPECT_EQ(Applied("train", "offload", "optimizer", {{"strategy", "zero2"}}).train.offload,
                    Offload::kOptimizer);
          ExpectNamed(Row("train", {{"seq", "256"}, {"offload", "disk"}}), "offload=disk");
-       }},
-      {"op",
-       [] {
-         EXPECT_TRUE(PlanRow(Row("context", {{"op", "torch.ones((1,1)).cuda()"}})).unsupported.empty());
-         ExpectNamed(Row("load", {{"op", "x"}}), "op=x");
        }},
       {"optimizer",
        [] {
@@ -251,22 +175,6 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
        [] {
          EXPECT_EQ(Applied("train", "precision", "bf16-mixed").train.precision, Precision::kBf16Mixed);
          ExpectNamed(Row("train", {{"seq", "256"}, {"precision", "fp64"}}), "precision=fp64");
-       }},
-      {"quant",
-       [] {
-         // bitsandbytes NF4 (no double quant) of the one linear layer, block 64: 4096 / 2 packed
-         // + 64 fp32 absmax + the 16-entry fp32 code (64) = 2368; the rest in float16, as
-         // transformers' bnb quantizers set it without a dtype: (6400 + 64 + 64 + 6400) x 2 =
-         // 25856.
-         EXPECT_EQ(LoadEstimate({{"quant", "bnb-nf4"}}), 2368.0 + 25856);
-         // LLM.int8 with bfloat16: 4096 + 64 fp32 row scales = 4352, plus 25856.
-         EXPECT_EQ(LoadEstimate({{"quant", "bnb-int8"}, {"dtype", "bfloat16"}}), 4352.0 + 25856);
-         ExpectNamed(Row("load", {{"quant", "foo"}}), "quant=foo");
-         EXPECT_EQ(Applied("inference", "quant", "nf4").inference.quant.scheme, QuantScheme::kBnbNf4);
-         RowPlan qlora = Applied("train", "quant", "bnb-nf4", {{"method", "qlora"}});
-         EXPECT_EQ(qlora.train.qlora_quant.scheme, QuantScheme::kBnbNf4);
-         EXPECT_FALSE(qlora.train.qlora_quant.double_quant);
-         ExpectNamed(Row("train", {{"seq", "256"}, {"quant", "nf4"}}), "quant=nf4");
        }},
       {"rank",
        [] { EXPECT_EQ(Applied("train", "rank", "64", {{"method", "lora"}}).train.lora.rank, 64u); }},
@@ -289,7 +197,126 @@ const std::map<std::string, std::function<void()>>& KeyChecks() {
          ExpectNamed(Row("train", {{"seq", "256"}, {"trainer", "lightning"}}), "trainer=lightning");
        }},
   };
-  return kChecks;
+}
+
+// The keys of inference rows (llama.cpp's among them: named, not applied).
+KeyCheckMap InferenceKeyChecks() {
+  return {
+      {"cache_type", [] { ExpectNamed(Row("inference", {{"cache_type", "q8_0"}}), "cache_type=q8_0"); }},
+      {"context",
+       [] {
+         EXPECT_EQ(Applied("inference", "context", "1024").inference.context_tokens, 1024u);
+         ExpectNamed(Row("train", {{"seq", "256"}, {"context", "512"}}), "context=512");
+       }},
+      {"ctx", [] { ExpectNamed(Row("inference", {{"ctx", "2048"}}), "ctx=2048"); }},
+      {"decode",
+       [] { EXPECT_EQ(Applied("inference", "decode", "4").inference.decoder_tokens, 4u); }},
+      {"engine",
+       [] {
+         EXPECT_EQ(Applied("inference", "engine", "vllm").kind, "inference-weights");
+         EXPECT_EQ(Applied("inference", "engine", "transformers").kind, "inference");
+         ExpectNamed(Row("inference", {{"engine", "sglang"}}), "engine=sglang");
+         ExpectNamed(Row("inference", {{"engine", "foo"}}), "engine=foo");
+         EXPECT_NE(PlanRow(Row("inference", {{"engine", "llama.cpp"}})).unsupported.find("GGUF"),
+                   std::string::npos);
+       }},
+      {"gpu_memory_total",
+       [] {
+         EXPECT_EQ(Applied("inference", "gpu_memory_total", "80GiB").inference.gpu_memory_bytes,
+                   80ull << 30);
+         ExpectNamed(Row("inference", {{"gpu_memory_total", "lots"}}), "gpu_memory_total=lots");
+       }},
+      {"ngl", [] { ExpectNamed(Row("inference", {{"ngl", "57/57"}}), "ngl=57/57"); }},
+  };
+}
+
+// The keys several tasks read, and those of load and context rows.
+KeyCheckMap SharedKeyChecks() {
+  return {
+      {"attn",
+       [] {
+         EXPECT_EQ(Applied("inference", "attn", "eager").inference.attn, AttnImpl::kEager);
+         EXPECT_EQ(Applied("train", "attn", "flash2").train.attn, AttnImpl::kFlash);
+         ExpectNamed(Row("inference", {{"attn", "magic"}}), "attn=magic");
+       }},
+      {"batch",
+       [] {
+         EXPECT_EQ(Applied("inference", "batch", "2").inference.batch, 2u);
+         EXPECT_EQ(Applied("train", "batch", "4").train.batch, 4u);
+         ExpectNamed(Row("train", {{"seq", "256"}, {"batch", "0"}}), "batch=0");
+         ExpectNamed(Row("load", {{"batch", "4"}}), "batch=4");
+       }},
+      {"dtype",
+       [] {
+         // The weights in the row's dtype: 17024 x 2 bytes in bfloat16; without a dtype
+         // from_pretrained's float32, 17024 x 4.
+         EXPECT_EQ(LoadEstimate({{"dtype", "bfloat16"}}), 17024.0 * 2);
+         EXPECT_EQ(LoadEstimate({}), 17024.0 * 4);
+         EXPECT_EQ(Applied("inference", "dtype", "bfloat16").inference.dtype, Dtype::kBF16);
+         RowPlan fp16 = PlanRow(Row("train", {{"seq", "256"}, {"dtype", "float16"}}));
+         EXPECT_EQ(fp16.train.precision, Precision::kFp16Mixed) << fp16.unsupported;
+         ExpectNamed(Row("load", {{"dtype", "float33"}}), "dtype=float33");
+       }},
+      {"format",
+       [] {
+         EXPECT_NE(PlanRow(Row("load", {{"format", "gguf"}})).unsupported.find("GGUF"),
+                   std::string::npos);
+         ExpectNamed(Row("load", {{"format", "safetensors"}}), "format=safetensors");
+       }},
+      {"gpu",
+       [] {
+         // Recorded: the same weights on any GPU.
+         EXPECT_EQ(LoadEstimate({{"gpu", "V100-16GB"}}), LoadEstimate({}));
+         Applied("train", "gpu", "A100-80GB");
+       }},
+      {"head",
+       [] {
+         // The tiny model is a LlamaForCausalLM.
+         EXPECT_EQ(LoadEstimate({{"head", "causal-lm"}}), 17024.0 * 4);
+         ModelProvider tiny = [](std::string_view, const BuildOptions&) -> Result<Model> {
+           return TinyLm();
+         };
+         RowResult r = EvaluateRow(Row("load", {{"head", "sequence-classification"}}), tiny);
+         EXPECT_FALSE(r.expressed);
+         EXPECT_NE(r.reason.find("head=sequence-classification"), std::string::npos) << r.reason;
+         EXPECT_NE(r.reason.find("LlamaForCausalLM"), std::string::npos) << r.reason;
+         EXPECT_EQ(Applied("train", "head", "sequence-classification").train.head,
+                   TaskHead::kSequenceClassification);
+         ExpectNamed(Row("load", {{"head", "tail"}}), "head=tail");
+       }},
+      {"op",
+       [] {
+         EXPECT_TRUE(PlanRow(Row("context", {{"op", "torch.ones((1,1)).cuda()"}})).unsupported.empty());
+         ExpectNamed(Row("load", {{"op", "x"}}), "op=x");
+       }},
+      {"quant",
+       [] {
+         // bitsandbytes NF4 (no double quant) of the one linear layer, block 64: 4096 / 2 packed
+         // + 64 fp32 absmax + the 16-entry fp32 code (64) = 2368; the rest in float16, as
+         // transformers' bnb quantizers set it without a dtype: (6400 + 64 + 64 + 6400) x 2 =
+         // 25856.
+         EXPECT_EQ(LoadEstimate({{"quant", "bnb-nf4"}}), 2368.0 + 25856);
+         // LLM.int8 with bfloat16: 4096 + 64 fp32 row scales = 4352, plus 25856.
+         EXPECT_EQ(LoadEstimate({{"quant", "bnb-int8"}, {"dtype", "bfloat16"}}), 4352.0 + 25856);
+         ExpectNamed(Row("load", {{"quant", "foo"}}), "quant=foo");
+         EXPECT_EQ(Applied("inference", "quant", "nf4").inference.quant.scheme, QuantScheme::kBnbNf4);
+         RowPlan qlora = Applied("train", "quant", "bnb-nf4", {{"method", "qlora"}});
+         EXPECT_EQ(qlora.train.qlora_quant.scheme, QuantScheme::kBnbNf4);
+         EXPECT_FALSE(qlora.train.qlora_quant.double_quant);
+         ExpectNamed(Row("train", {{"seq", "256"}, {"quant", "nf4"}}), "quant=nf4");
+       }},
+  };
+}
+
+// Every key's check, from the groups above; a key in two groups is a failure.
+KeyCheckMap KeyChecks() {
+  KeyCheckMap all;
+  for (KeyCheckMap group : {TrainKeyChecks(), InferenceKeyChecks(), SharedKeyChecks()}) {
+    for (auto& [key, check] : group) {
+      EXPECT_TRUE(all.emplace(key, std::move(check)).second) << key << " is in two groups";
+    }
+  }
+  return all;
 }
 
 TEST(ValidationKeys, EveryDocumentedKeyIsCheckedHere) {

@@ -204,13 +204,6 @@ TEST(Router, NoHubRequestWhenOffline) {
   t.join();
 }
 
-}  // namespace MEMFIT_TU
-}  // namespace
-}  // namespace memfit::server
-
-namespace memfit::server {
-namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
-
 TEST(Router, AnswerNowGivesWhatNeedsNoWorkAndTheSameAnswerAsHandle) {
   Router router(ServerOptions{});
   const HttpRequest health{.method = "GET", .path = "/api/v1/health", .params = {},

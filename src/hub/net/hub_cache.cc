@@ -103,6 +103,40 @@ class MappedFile {
 constexpr std::string_view kGgufMagic = "MFGGUF01";
 constexpr uint64_t kMaxGgufPrefixBytes = 1ull << 30;
 
+// The file of `etag` in `folder` of memfit's cache (weight-indexes, safetensors-headers,
+// gguf-headers); none without a memfit cache or when `etag` is not an object id (it names the
+// file, so it must not be a path).
+std::optional<fs::path> EntryPath(const std::string& memfit_cache, std::string_view folder,
+                                  std::string_view etag) {
+  if (memfit_cache.empty() || !IsObjectId(etag)) return std::nullopt;
+  return fs::path(memfit_cache) / folder / (std::string(etag) + ".bin");
+}
+
+// That file mapped, if it is there and holds at most `max_bytes`.
+std::optional<MappedFile> OpenEntry(const std::string& memfit_cache, std::string_view folder,
+                                    std::string_view etag, uint64_t max_bytes) {
+  auto path = EntryPath(memfit_cache, folder, etag);
+  if (!path) return std::nullopt;
+  return MappedFile::Open(*path, max_bytes);
+}
+
+// `deserialize(bytes)` of that file's bytes, if it is there and holds at most `max_bytes`.
+template <typename T>
+std::optional<T> ReadEntry(const std::string& memfit_cache, std::string_view folder,
+                           std::string_view etag, uint64_t max_bytes,
+                           std::optional<T> (*deserialize)(std::string_view)) {
+  auto file = OpenEntry(memfit_cache, folder, etag, max_bytes);
+  if (!file) return std::nullopt;
+  return deserialize(file->bytes());
+}
+
+// Writes `bytes` (none: nothing) to that file.
+void WriteEntry(const std::string& memfit_cache, std::string_view folder, std::string_view etag,
+                std::string_view bytes) {
+  auto path = EntryPath(memfit_cache, folder, etag);
+  if (path && !bytes.empty()) WriteAtomically(*path, bytes);
+}
+
 }  // namespace
 
 std::string RepoFolderName(std::string_view repo_id) {
@@ -238,40 +272,24 @@ void HubCache::WriteTree(std::string_view repo_id, std::string_view commit,
 }
 
 std::optional<WeightIndex> HubCache::ReadIndex(std::string_view etag) const {
-  if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
-  auto file = MappedFile::Open(fs::path(memfit_) / "weight-indexes" / (std::string(etag) + ".bin"),
-                               kMaxHeaderCacheBytes);
-  if (!file) return std::nullopt;
-  return DeserializeIndex(file->bytes());
+  return ReadEntry(memfit_, "weight-indexes", etag, kMaxHeaderCacheBytes, DeserializeIndex);
 }
 
 void HubCache::WriteIndex(std::string_view etag, const WeightIndex& index) const {
-  if (memfit_.empty() || !IsObjectId(etag)) return;
-  std::string bytes = SerializeIndex(index);
-  if (bytes.empty()) return;
-  WriteAtomically(fs::path(memfit_) / "weight-indexes" / (std::string(etag) + ".bin"), bytes);
+  WriteEntry(memfit_, "weight-indexes", etag, SerializeIndex(index));
 }
 
 std::optional<SafetensorsHeader> HubCache::ReadHeader(std::string_view etag) const {
-  if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
-  auto file = MappedFile::Open(
-      fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"), kMaxHeaderCacheBytes);
-  if (!file) return std::nullopt;
-  return DeserializeHeader(file->bytes());
+  return ReadEntry(memfit_, "safetensors-headers", etag, kMaxHeaderCacheBytes, DeserializeHeader);
 }
 
 void HubCache::WriteHeader(std::string_view etag, const SafetensorsHeader& header) const {
-  if (memfit_.empty() || !IsObjectId(etag)) return;
-  std::string bytes = SerializeHeader(header);
-  if (bytes.empty()) return;
-  WriteAtomically(fs::path(memfit_) / "safetensors-headers" / (std::string(etag) + ".bin"), bytes);
+  WriteEntry(memfit_, "safetensors-headers", etag, SerializeHeader(header));
 }
 
 // Binary GGUF prefix: magic, file size (u64 little-endian), then the bytes themselves.
 std::optional<HubCache::GgufPrefix> HubCache::ReadGgufPrefix(std::string_view etag) const {
-  if (memfit_.empty() || !IsObjectId(etag)) return std::nullopt;
-  auto file = MappedFile::Open(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"),
-                               kMaxGgufPrefixBytes);
+  auto file = OpenEntry(memfit_, "gguf-headers", etag, kMaxGgufPrefixBytes);
   if (!file) return std::nullopt;
   std::string_view bytes = file->bytes();
   const size_t start = kGgufMagic.size() + 8;
@@ -286,11 +304,11 @@ std::optional<HubCache::GgufPrefix> HubCache::ReadGgufPrefix(std::string_view et
 }
 
 void HubCache::WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const {
-  if (memfit_.empty() || !IsObjectId(etag) || prefix.bytes.size() > kMaxGgufPrefixBytes) return;
+  if (prefix.bytes.size() > kMaxGgufPrefixBytes) return;
   std::string out(kGgufMagic);
   AppendU64Le(out, prefix.file_bytes);
   out += prefix.bytes;
-  WriteAtomically(fs::path(memfit_) / "gguf-headers" / (std::string(etag) + ".bin"), out);
+  WriteEntry(memfit_, "gguf-headers", etag, out);
 }
 
 }  // namespace memfit::hubnet

@@ -7,7 +7,7 @@
 #include "base/error_test_util.h"
 #include "formats/hf_config_json.h"
 #include "hub/net/http_client.h"
-#include "hub_fixtures.h"
+#include "hub/net/hub_test_util.h"
 #include "memfit/hub.h"
 
 namespace memfit {
@@ -15,15 +15,10 @@ namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity buil
 namespace fs = std::filesystem;
 using testing::FakeHub;
 using testing::FakeRepo;
+using testing::Resolve;
 using testing::TestSettings;
 using testing::TinyLlamaRepo;
-
-Result<HubResolution> Resolve(const HubSettings& s, HubStats& stats, std::string id = "org/tiny-llama",
-                              HubResolveOptions options = {}, HubFailure* failure = nullptr) {
-  auto ref = ParseHubRef(id, s.endpoint);
-  if (!ref) return ref.error();
-  return ResolveHubModel(*ref, options, s, stats, failure);
-}
+using HubClientTest = testing::FakeHubTest;
 
 size_t TensorCount(const ModelInputs& inputs) {
   size_t n = 0;
@@ -31,14 +26,11 @@ size_t TensorCount(const ModelInputs& inputs) {
   return n;
 }
 
-TEST(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
-  FakeHub hub;
+TEST_F(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
   FakeRepo repo = TinyLlamaRepo();
   repo.gated = true;
   hub.AddRepo(repo);
-  HubSettings s = TestSettings(hub);
   s.token = FakeHub::kToken;
-  HubStats stats;
   auto r = Resolve(s, stats);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_FALSE(r->from_cache);
@@ -58,10 +50,8 @@ TEST(HubClientTest, ReadsAShardedModelThroughTheCdnRedirect) {
   EXPECT_EQ(testing::AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
 }
 
-TEST(HubClientTest, SecondRunReadsOnlyTheCachesInTheHfLayout) {
-  FakeHub hub;
+TEST_F(HubClientTest, SecondRunReadsOnlyTheCachesInTheHfLayout) {
   hub.AddRepo(TinyLlamaRepo());
-  HubSettings s = TestSettings(hub);
   HubStats first_stats, second_stats;
   auto first = Resolve(s, first_stats);
   ASSERT_TRUE(first) << first.error().message;
@@ -93,12 +83,9 @@ TEST(HubClientTest, SecondRunReadsOnlyTheCachesInTheHfLayout) {
   EXPECT_EQ(failure, HubFailure::kNotCached);
 }
 
-TEST(HubClientTest, OfflineWithNothingCached) {
-  FakeHub hub;
+TEST_F(HubClientTest, OfflineWithNothingCached) {
   hub.AddRepo(TinyLlamaRepo());
-  HubSettings s = TestSettings(hub);
   s.offline = true;
-  HubStats stats;
   HubFailure failure = HubFailure::kNone;
   auto r = Resolve(s, stats, "org/tiny-llama", {}, &failure);
   testing::ExpectErrorContains(r, "offline");
@@ -106,11 +93,8 @@ TEST(HubClientTest, OfflineWithNothingCached) {
   EXPECT_EQ(hub.hub_requests.load(), 0);
 }
 
-TEST(HubClientTest, RevisionsAreOneUrlSegment) {
-  FakeHub hub;
+TEST_F(HubClientTest, RevisionsAreOneUrlSegment) {
   hub.AddRepo(TinyLlamaRepo());
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   auto pr = Resolve(s, stats, "org/tiny-llama", {.revision = "refs/pr/1"});
   ASSERT_TRUE(pr) << pr.error().message;
   bool encoded = false;
@@ -124,13 +108,10 @@ TEST(HubClientTest, RevisionsAreOneUrlSegment) {
   ASSERT_FALSE(conflict);
 }
 
-TEST(HubClientTest, RepositoryNotFoundOrPrivate) {
-  FakeHub hub;
+TEST_F(HubClientTest, RepositoryNotFoundOrPrivate) {
   FakeRepo priv = TinyLlamaRepo("org/private");
   priv.is_private = true;
   hub.AddRepo(priv);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   for (const char* id : {"org/missing", "org/private"}) {
     auto r = Resolve(s, stats, id);
     ASSERT_FALSE(r);
@@ -142,13 +123,10 @@ TEST(HubClientTest, RepositoryNotFoundOrPrivate) {
   EXPECT_TRUE(with_token) << with_token.error().message;
 }
 
-TEST(HubClientTest, GatedRepositories) {
-  FakeHub hub;
+TEST_F(HubClientTest, GatedRepositories) {
   FakeRepo gated = TinyLlamaRepo("org/gated");
   gated.gated = true;
   hub.AddRepo(gated);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   auto anonymous = Resolve(s, stats, "org/gated");
   ASSERT_FALSE(anonymous);
   EXPECT_NE(anonymous.error().message.find("is gated: accept its terms"), std::string::npos)
@@ -163,13 +141,10 @@ TEST(HubClientTest, GatedRepositories) {
   EXPECT_TRUE(Resolve(s, stats, "org/gated"));
 }
 
-TEST(HubClientTest, EntryNotFoundAndIndexWithMissingShard) {
-  FakeHub hub;
+TEST_F(HubClientTest, EntryNotFoundAndIndexWithMissingShard) {
   FakeRepo broken = TinyLlamaRepo("org/broken");
   broken.files.erase("model-00002-of-00002.safetensors");
   hub.AddRepo(broken);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   auto r = Resolve(s, stats, "org/broken");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("lists model-00002-of-00002.safetensors, which is not in the "
@@ -187,11 +162,8 @@ TEST(HubClientTest, EntryNotFoundAndIndexWithMissingShard) {
   testing::ExpectErrorContains(route, "not found (HTTP 404)");
 }
 
-TEST(HubClientTest, RetriesRateLimitsAndServerErrors) {
-  FakeHub hub;
+TEST_F(HubClientTest, RetriesRateLimitsAndServerErrors) {
   hub.AddRepo(TinyLlamaRepo());
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   hub.fail_status = 429;
   hub.retry_after_s = 0;
   hub.fail_count = 2;  // max_attempts is 3: the third try succeeds
@@ -215,14 +187,11 @@ TEST(HubClientTest, RetriesRateLimitsAndServerErrors) {
   testing::ExpectErrorContains(bad, "HTTP 400: injected failure");
 }
 
-TEST(HubClientTest, TimeoutsUnreachableAndTls) {
-  FakeHub hub;
+TEST_F(HubClientTest, TimeoutsUnreachableAndTls) {
   hub.AddRepo(TinyLlamaRepo());
-  HubSettings s = TestSettings(hub);
   s.metadata_timeout_ms = 100;
   s.max_attempts = 2;
   hub.stall_ms = 400;
-  HubStats stats;
   auto slow = Resolve(s, stats);
   testing::ExpectErrorContains(slow, "timed out after 100 ms, 2 attempts");
   hub.stall_ms = 0;
@@ -238,8 +207,7 @@ TEST(HubClientTest, TimeoutsUnreachableAndTls) {
   testing::ExpectErrorContains(handshake, "TLS failure");
 }
 
-TEST(HubClientTest, ServerIgnoringRangeIsReadOnlyAsFarAsNeeded) {
-  FakeHub hub;
+TEST_F(HubClientTest, ServerIgnoringRangeIsReadOnlyAsFarAsNeeded) {
   FakeRepo big;
   big.id = "org/big";
   big.commit = testing::FakeSha1("big");
@@ -251,8 +219,6 @@ TEST(HubClientTest, ServerIgnoringRangeIsReadOnlyAsFarAsNeeded) {
   big.logical_sizes["model.safetensors"] = big.files["model.safetensors"].size() + 67108864;
   hub.AddRepo(big);
   hub.ranges = false;
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   auto r = Resolve(s, stats, "org/big");
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->inputs.safetensors.size(), 1u);
@@ -261,8 +227,7 @@ TEST(HubClientTest, ServerIgnoringRangeIsReadOnlyAsFarAsNeeded) {
   EXPECT_LT(stats.bytes.load(), 8u << 20);
 }
 
-TEST(HubClientTest, ShortResponsesAndOversizedHeaders) {
-  FakeHub hub;
+TEST_F(HubClientTest, ShortResponsesAndOversizedHeaders) {
   hub.AddRepo(TinyLlamaRepo());
   FakeRepo huge;
   huge.id = "org/huge-header";
@@ -273,7 +238,6 @@ TEST(HubClientTest, ShortResponsesAndOversizedHeaders) {
   huge.files["model.safetensors"] = file + "{}";
   huge.logical_sizes["model.safetensors"] = 300'000'000;
   hub.AddRepo(huge);
-  HubStats stats;
   auto capped = Resolve(TestSettings(hub), stats, "org/huge-header");
   testing::ExpectErrorContains(capped, "exceeds the cap of 100000000 bytes");
   hub.short_bodies = true;
@@ -281,18 +245,15 @@ TEST(HubClientTest, ShortResponsesAndOversizedHeaders) {
   testing::ExpectErrorContains(shorter, "response shorter than asked");
 }
 
-TEST(HubClientTest, PaginatedTree) {
-  FakeHub hub;
+TEST_F(HubClientTest, PaginatedTree) {
   hub.AddRepo(TinyLlamaRepo());
   hub.tree_page_size = 2;
-  HubStats stats;
-  auto r = Resolve(TestSettings(hub), stats);
+  auto r = Resolve(s, stats);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->inputs.safetensors.size(), 2u);
 }
 
-TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
-  FakeHub hub;
+TEST_F(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
   FakeRepo diffusers;
   diffusers.id = "org/pipe";
   diffusers.commit = testing::FakeSha1("pipe");
@@ -315,8 +276,6 @@ TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
   st.files["2_Dense/model.safetensors"] = testing::MakeSafetensors({{"linear.weight", "F32", {8, 64}}});
   st.files["1_Pooling/config.json"] = "{}";
   hub.AddRepo(st);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
 
   auto pipe = Resolve(s, stats, "org/pipe");
   ASSERT_TRUE(pipe) << pipe.error().message;
@@ -337,29 +296,18 @@ TEST(HubClientTest, DiffusersAndSentenceTransformersLayouts) {
   EXPECT_EQ(sbert->inputs.safetensors[2].second.tensors[0].name, "2_Dense.linear.weight");
 }
 
-}  // namespace MEMFIT_TU
-}  // namespace
-}  // namespace memfit
-
-namespace memfit {
-namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
-
 // NVIDIA ModelOpt releases keep their quantization in hf_quant_config.json beside config.json:
 // the Hub client fetches it with the other small files and merges it into the config, online
 // and from memfit's cache, as a local folder does.
-TEST(HubClientTest, HfQuantConfigBesideConfigIsMerged) {
-  testing::FakeHub hub;
+TEST_F(HubClientTest, HfQuantConfigBesideConfigIsMerged) {
   testing::FakeRepo repo = testing::TinyLlamaRepo("org/tiny-nvfp4");
   repo.files["hf_quant_config.json"] =
       R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4",)"
       R"( "group_size": 16, "exclude_modules": ["lm_head"]}})";
   hub.AddRepo(repo);
-  HubSettings s = testing::TestSettings(hub);
   for (int run = 0; run < 2; ++run) {
-    HubStats stats;
-    auto ref = ParseHubRef("org/tiny-nvfp4", s.endpoint);
-    ASSERT_TRUE(ref);
-    auto r = ResolveHubModel(*ref, {}, s, stats);
+    HubStats run_stats;
+    auto r = testing::Resolve(s, run_stats, "org/tiny-nvfp4");
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->from_cache, run == 1);
     ASSERT_TRUE(r->inputs.config);

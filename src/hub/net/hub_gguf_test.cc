@@ -10,7 +10,7 @@
 
 #include "base/error_test_util.h"
 #include "gguf_models.h"
-#include "hub_fixtures.h"
+#include "hub/net/hub_test_util.h"
 #include "memfit/describe.h"
 #include "memfit/hub.h"
 
@@ -21,14 +21,8 @@ using testing::FakeHub;
 using testing::FakeRepo;
 using testing::GgufShape;
 using testing::GgufWriter;
-using testing::TestSettings;
-
-Result<HubResolution> Resolve(const HubSettings& s, HubStats& stats, const std::string& spec,
-                              HubResolveOptions options = {}) {
-  auto ref = ParseHubRef(spec, s.endpoint);
-  if (!ref) return ref.error();
-  return ResolveHubModel(*ref, options, s, stats);
-}
+using testing::Resolve;
+using HubGgufTest = testing::FakeHubTest;
 
 // A GGUF file in a fake repository: the header stored, the tensor data left virtual (zeros).
 void AddGguf(FakeRepo& repo, const std::string& path, const GgufWriter& w) {
@@ -67,16 +61,13 @@ FakeRepo GgufRepo(const std::string& id) {
 
 std::string GgufCacheDir(const HubSettings& s) { return s.memfit_cache + "/gguf-headers"; }
 
-TEST(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
-  FakeHub hub;
+TEST_F(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
   FakeRepo repo = GgufRepo("org/big-vocab-GGUF");
   const GgufWriter w = BigVocabModel();
   ASSERT_GT(w.Header().size(), 5u << 20);
   AddGguf(repo, "model-Q8_0.gguf", w);
   repo.files["README.md"] = "# a GGUF repository\n";
   hub.AddRepo(repo);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   auto r = Resolve(s, stats, "org/big-vocab-GGUF");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->layout, "gguf");
@@ -116,14 +107,11 @@ TEST(HubGgufTest, OneFileInAFewRangesThenFromTheCache) {
   EXPECT_EQ(offline_stats.requests.load(), 0u);
 }
 
-TEST(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
-  FakeHub hub;
+TEST_F(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
   FakeRepo repo = GgufRepo("org/gated-GGUF");
   repo.gated = true;
   AddGguf(repo, "small.gguf", testing::MakeGgufWriter(GgufShape{}));
   hub.AddRepo(repo);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   auto anonymous = Resolve(s, stats, "org/gated-GGUF");
   testing::ExpectErrorContains(anonymous, "is gated: accept its terms");
   s.token = FakeHub::kToken;
@@ -135,13 +123,10 @@ TEST(HubGgufTest, GatedRepositoryTokenStaysOnTheHub) {
   EXPECT_EQ(testing::AllBytesUnder(s.memfit_cache).find(FakeHub::kToken), std::string::npos);
 }
 
-TEST(HubGgufTest, MalformedCacheFilesAreAMiss) {
-  FakeHub hub;
+TEST_F(HubGgufTest, MalformedCacheFilesAreAMiss) {
   FakeRepo repo = GgufRepo("org/small-GGUF");
   AddGguf(repo, "small.gguf", testing::MakeGgufWriter(GgufShape{}));
   hub.AddRepo(repo);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
   ASSERT_TRUE(Resolve(s, stats, "org/small-GGUF"));
   for (const std::string& garbage :
        {std::string("MFGGUF01"), std::string("MFGGUF01") + std::string(8, '\x01') + "GGUF",
@@ -158,8 +143,7 @@ TEST(HubGgufTest, MalformedCacheFilesAreAMiss) {
   }
 }
 
-TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
-  FakeHub hub;
+TEST_F(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
   FakeRepo repo = GgufRepo("org/quants-GGUF");
   auto shard = [](uint16_t no, std::vector<std::string> names) {
     std::vector<std::pair<std::string, uint64_t>> tensors;
@@ -177,8 +161,6 @@ TEST(HubGgufTest, SplitModelsAndTheChoiceAmongSeveral) {
   broken.files.erase("Q4_K_M/m-Q4_K_M-00002-of-00002.gguf");
   hub.AddRepo(repo);
   hub.AddRepo(broken);
-  HubSettings s = TestSettings(hub);
-  HubStats stats;
 
   auto ambiguous = Resolve(s, stats, "org/quants-GGUF");
   ASSERT_FALSE(ambiguous);
@@ -232,14 +214,13 @@ void DownloadIntoHfCache(const HubSettings& s, const std::string& repo_id,
                             std::string(64, etag_digit), w.Header().size() + w.DataBytes());
 }
 
-TEST(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileList) {
-  FakeHub hub;  // online cases must not need it; the repository is there to show who decided
+TEST_F(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileList) {
+  // Online cases must not need the fake Hub; the repository is there to show who decided.
   FakeRepo repo = GgufRepo("org/local-GGUF");
   AddGguf(repo, "m-Q4_K_M.gguf", testing::MakeGgufWriter(GgufShape{}));
   AddGguf(repo, "m-Q8_0.gguf", testing::MakeGgufWriter(GgufShape{}));
   AddGguf(repo, "m-F16.gguf", testing::MakeGgufWriter(GgufShape{}));
   hub.AddRepo(repo);
-  HubSettings s = TestSettings(hub);
   GgufShape small;
   small.n_vocab = 48;  // tells the downloaded file from the fake Hub's
   DownloadIntoHfCache(s, "org/local-GGUF", repo.commit, "m-Q4_K_M.gguf",
@@ -247,7 +228,6 @@ TEST(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileLis
 
   // Offline, one file downloaded: that model, no request, and the guess said.
   s.offline = true;
-  HubStats stats;
   auto one = Resolve(s, stats, "org/local-GGUF");
   ASSERT_TRUE(one) << one.error().message;
   EXPECT_EQ(one->layout, "gguf");
@@ -301,14 +281,12 @@ TEST(HubGgufTest, GgufFilesDownloadedIntoTheHfCacheAreFoundWithoutMemfitsFileLis
   EXPECT_GT(hub.hub_requests.load(), 0);
 }
 
-TEST(HubGgufTest, TheOneModelBesideAProjectorIsChosen) {
-  FakeHub hub;
+TEST_F(HubGgufTest, TheOneModelBesideAProjectorIsChosen) {
   FakeRepo repo = GgufRepo("org/vision-GGUF");
   AddGguf(repo, "model-Q4_0.gguf", testing::MakeGgufWriter(GgufShape{}));
   AddGguf(repo, "mmproj-model-f16.gguf", testing::MakeGgufWriter(Projector()));
   hub.AddRepo(repo);
-  HubStats stats;
-  auto r = Resolve(TestSettings(hub), stats, "org/vision-GGUF");
+  auto r = Resolve(s, stats, "org/vision-GGUF");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->gguf_file, "model-Q4_0.gguf");
   EXPECT_EQ(r->inputs.assumptions.back(),
@@ -316,8 +294,7 @@ TEST(HubGgufTest, TheOneModelBesideAProjectorIsChosen) {
             "mmproj-model-f16.gguf)");
 }
 
-TEST(HubGgufTest, TruncatedAndHostileHeadersAreOneLineErrors) {
-  FakeHub hub;
+TEST_F(HubGgufTest, TruncatedAndHostileHeadersAreOneLineErrors) {
   FakeRepo repo = GgufRepo("org/hostile-GGUF");
   // Cut in the middle of the vocabulary: the file ends where the header says more follows.
   repo.files["truncated.gguf"] = BigVocabModel().Header().substr(0, 3 << 20);
@@ -329,17 +306,16 @@ TEST(HubGgufTest, TruncatedAndHostileHeadersAreOneLineErrors) {
   // Not a GGUF file at all.
   repo.files["not.gguf"] = std::string(4096, 'z');
   hub.AddRepo(repo);
-  HubSettings s = TestSettings(hub);
   for (const char* file : {"truncated.gguf", "huge-string.gguf", "not.gguf"}) {
-    HubStats stats;
-    auto r = Resolve(s, stats, "org/hostile-GGUF", {.gguf_file = file});
+    HubStats file_stats;
+    auto r = Resolve(s, file_stats, "org/hostile-GGUF", {.gguf_file = file});
     ASSERT_FALSE(r) << file;
     const std::string& m = r.error().message;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     EXPECT_NE(m.find(std::string("gguf: ") + hub.endpoint() + "/org/hostile-GGUF/resolve/"),
               std::string::npos)
         << m;
-    EXPECT_LT(stats.bytes.load(), 8u << 20) << file;
+    EXPECT_LT(file_stats.bytes.load(), 8u << 20) << file;
   }
 }
 

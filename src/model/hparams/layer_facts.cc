@@ -31,6 +31,18 @@ uint64_t Dim(ConfigKeys& keys, CheckedU64 value, std::string_view what) {
   return value.value();
 }
 
+// A state of `heads` recurrent states of `per_head` elements each beside a causal conv of
+// `kernel` over `conv_channels`; the sizes checked as config dimensions, named for `mixer`.
+RecurrentState ConvAndState(ConfigKeys& keys, std::string_view mixer, uint64_t kernel,
+                            CheckedU64 conv_channels, uint64_t heads, CheckedU64 per_head) {
+  RecurrentState s;
+  s.conv_kernel = kernel;
+  s.conv_channels = Dim(keys, conv_channels, fmt::format("the {} conv channels", mixer));
+  s.heads = heads;
+  s.elements_per_head = Dim(keys, per_head, fmt::format("the {} state", mixer));
+  return s;
+}
+
 // The recurrent state of one non-attention layer (vllm/model_executor/layers/mamba/mamba_utils.py
 // MambaStateShapeCalculator; transformers' cache classes of each family).
 RecurrentState ReadState(ConfigKeys& keys, LayerMixer mixer, const Hyperparameters& hp,
@@ -58,11 +70,10 @@ RecurrentState ReadState(ConfigKeys& keys, LayerMixer mixer, const Hyperparamete
       uint64_t groups = keys.Uint({"mamba_n_groups", "n_groups", "ngroups"}, 1);
       uint64_t d_state =
           keys.Uint({"mamba_d_state", "ssm_state_size", "state_size", "d_state"}, 128);
-      s.conv_kernel = keys.Uint({"mamba_d_conv", "conv_kernel", "d_conv", "mamba_conv_kernel"}, 4);
-      s.conv_channels = Dim(keys, CheckedU64(2) * groups * d_state + d_inner,
-                            "the Mamba2 conv channels");
-      s.heads = heads;
-      s.elements_per_head = Dim(keys, CheckedU64(head_dim) * d_state, "the Mamba2 state");
+      const uint64_t kernel =
+          keys.Uint({"mamba_d_conv", "conv_kernel", "d_conv", "mamba_conv_kernel"}, 4);
+      s = ConvAndState(keys, "Mamba2", kernel, CheckedU64(2) * groups * d_state + d_inner, heads,
+                       CheckedU64(head_dim) * d_state);
       s.state_bits = StateBits(keys);
       break;
     }
@@ -87,11 +98,9 @@ RecurrentState ReadState(ConfigKeys& keys, LayerMixer mixer, const Hyperparamete
       uint64_t nv = keys.Uint({"linear_num_value_heads"}, 32);
       uint64_t dk = keys.Uint({"linear_key_head_dim"}, 128);
       uint64_t dv = keys.Uint({"linear_value_head_dim"}, 128);
-      s.conv_kernel = keys.Uint({"linear_conv_kernel_dim"}, 4);
-      s.conv_channels = Dim(keys, CheckedU64(2) * nk * dk + CheckedU64(nv) * dv,
-                            "the gated delta-net conv channels");
-      s.heads = nv;
-      s.elements_per_head = Dim(keys, CheckedU64(dk) * dv, "the gated delta-net state");
+      const uint64_t kernel = keys.Uint({"linear_conv_kernel_dim"}, 4);
+      s = ConvAndState(keys, "gated delta-net", kernel,
+                       CheckedU64(2) * nk * dk + CheckedU64(nv) * dv, nv, CheckedU64(dk) * dv);
       s.state_bits = StateBits(keys);
       break;
     }
@@ -109,11 +118,9 @@ RecurrentState ReadState(ConfigKeys& keys, LayerMixer mixer, const Hyperparamete
         head_dim = get("head_dim", head_dim);
         kernel = get("short_conv_kernel_size", kernel);
       }
-      s.conv_kernel = kernel;
       // One fused q|k|v short-conv state.
-      s.conv_channels = Dim(keys, CheckedU64(3) * heads * head_dim, "the KDA conv channels");
-      s.heads = heads;
-      s.elements_per_head = Dim(keys, CheckedU64(head_dim) * head_dim, "the KDA state");
+      s = ConvAndState(keys, "KDA", kernel, CheckedU64(3) * heads * head_dim, heads,
+                       CheckedU64(head_dim) * head_dim);
       s.state_bits = 32;  // vLLM kda_state_dtype: the recurrent state is always float32
       break;
     }

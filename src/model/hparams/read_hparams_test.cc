@@ -2,6 +2,11 @@
 // MoE patterns, recurrent state dims, Python's NaN/Infinity, and hostile values.
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -72,31 +77,59 @@ TEST(TextHparams, UnknownNestingIsFoundAndSaid) {
   EXPECT_NE(t->assumptions.front().find("my_llm_settings"), std::string::npos);
 }
 
-TEST(TextHparams, GptStyleAliasesAndMultiQuery) {
-  nlohmann::json j = {{"model_type", "gpt_bigcode"}, {"n_embd", 48}, {"n_layer", 3},
-                      {"n_head", 6}, {"multi_query", true}, {"vocab_size", 10},
-                      {"n_positions", 2048}, {"activation_function", "gelu_new"}};
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->hp.hidden_size, 48u);
-  EXPECT_EQ(t->hp.num_kv_heads, 1u);
-  EXPECT_EQ(t->hp.head_dim, 8u);
-  EXPECT_EQ(t->hp.max_position_embeddings, 2048u);
-  EXPECT_FALSE(t->hp.gated_mlp);
-  EXPECT_EQ(t->hp.intermediate_size, 4u * 48);  // absent: 4 x hidden, said
-}
+// A config that spells the standard keys its own way, and the model-wide values it reads as
+// (a field left empty is not checked).
+struct SpellingCase {
+  std::string name;
+  nlohmann::json config;
+  std::optional<uint64_t> hidden_size = std::nullopt;
+  std::optional<uint64_t> num_kv_heads = std::nullopt;
+  std::optional<uint64_t> head_dim = std::nullopt;
+  std::optional<uint64_t> vocab_size = std::nullopt;
+  std::optional<uint64_t> intermediate_size = std::nullopt;
+  std::optional<uint64_t> max_position_embeddings = std::nullopt;
+  std::optional<bool> gated_mlp = std::nullopt;
+};
 
-TEST(TextHparams, ChatGlmKvChannelsAndGroups) {
-  nlohmann::json j = {{"model_type", "chatglm"}, {"hidden_size", 4096}, {"num_layers", 40},
-                      {"num_attention_heads", 32}, {"kv_channels", 128},
-                      {"multi_query_attention", true}, {"multi_query_group_num", 2},
-                      {"padded_vocab_size", 151552}, {"ffn_hidden_size", 13696}};
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->hp.num_kv_heads, 2u);
-  EXPECT_EQ(t->hp.head_dim, 128u);
-  EXPECT_EQ(t->hp.vocab_size, 151552u);
-  EXPECT_EQ(t->hp.intermediate_size, 13696u);
+TEST(TextHparams, OtherSpellingsOfTheStandardKeys) {
+  const SpellingCase cases[] = {
+      {.name = "GPT-style aliases and multi-query",
+       .config = {{"model_type", "gpt_bigcode"}, {"n_embd", 48}, {"n_layer", 3}, {"n_head", 6},
+                  {"multi_query", true}, {"vocab_size", 10}, {"n_positions", 2048},
+                  {"activation_function", "gelu_new"}},
+       .hidden_size = 48u,
+       .num_kv_heads = 1u,
+       .head_dim = 8u,
+       .intermediate_size = 4u * 48,  // absent: 4 x hidden, said
+       .max_position_embeddings = 2048u,
+       .gated_mlp = false},
+      {.name = "ChatGLM kv_channels and groups",
+       .config = {{"model_type", "chatglm"}, {"hidden_size", 4096}, {"num_layers", 40},
+                  {"num_attention_heads", 32}, {"kv_channels", 128},
+                  {"multi_query_attention", true}, {"multi_query_group_num", 2},
+                  {"padded_vocab_size", 151552}, {"ffn_hidden_size", 13696}},
+       .num_kv_heads = 2u,
+       .head_dim = 128u,
+       .vocab_size = 151552u,
+       .intermediate_size = 13696u},
+  };
+  for (const SpellingCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto t = Read(c.config);
+    ASSERT_TRUE(t) << t.error().message;
+    auto check = [](const char* field, const auto& expected, const auto& actual) {
+      if (expected) {
+        EXPECT_EQ(actual, *expected) << field;
+      }
+    };
+    check("hidden_size", c.hidden_size, t->hp.hidden_size);
+    check("num_kv_heads", c.num_kv_heads, t->hp.num_kv_heads);
+    check("head_dim", c.head_dim, t->hp.head_dim);
+    check("vocab_size", c.vocab_size, t->hp.vocab_size);
+    check("intermediate_size", c.intermediate_size, t->hp.intermediate_size);
+    check("max_position_embeddings", c.max_position_embeddings, t->hp.max_position_embeddings);
+    check("gated_mlp", c.gated_mlp, t->hp.gated_mlp);
+  }
 }
 
 TEST(TextHparams, NemotronHybridPatternWithInfinity) {
@@ -174,155 +207,107 @@ TEST(TextHparams, PythonConstantsParseAsTransformersReadsThem) {
   EXPECT_FALSE(HfConfig::Parse(R"({"a": Nonsense})"));
 }
 
-TEST(TextHparams, GatedDeltaNetEveryFourthLayerFull) {
-  nlohmann::json j = Small();
-  j["model_type"] = "qwen3_next";
-  j["full_attention_interval"] = 4;
-  j["linear_num_key_heads"] = 2;
-  j["linear_num_value_heads"] = 4;
-  j["linear_key_head_dim"] = 8;
-  j["linear_value_head_dim"] = 16;
-  j["linear_conv_kernel_dim"] = 4;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  const auto& L = t->hp.layers;
-  EXPECT_EQ(L[0].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(L[2].mixer, LayerMixer::kGatedDeltaNet);
-  EXPECT_EQ(L[3].mixer, LayerMixer::kAttention);
-  // conv channels 2 x 2 x 8 + 4 x 16 = 96; state 4 heads of 8 x 16.
-  testing::ExpectLayer(t->hp, 0,
-                       {.conv_channels = 96u, .state_heads = 4u, .elements_per_head = 128u});
+// A layer-pattern config: the keys set on Small() (4 layers, 64 wide, 4 heads of 16, 2 KV heads,
+// MLP 128) and what some of its layers hold.
+struct PatternCase {
+  std::string name;
+  nlohmann::json keys;
+  std::vector<std::pair<size_t, testing::LayerExpect>> layers;
+  std::function<void(const Hyperparameters&)> more = nullptr;  // model-wide checks
+};
+
+std::vector<PatternCase> PatternCases() {
+  return {
+      {.name = "gated delta-net, every fourth layer full",
+       .keys = {{"model_type", "qwen3_next"}, {"full_attention_interval", 4},
+                {"linear_num_key_heads", 2}, {"linear_num_value_heads", 4},
+                {"linear_key_head_dim", 8}, {"linear_value_head_dim", 16},
+                {"linear_conv_kernel_dim", 4}},
+       .layers = {{0, {.mixer = LayerMixer::kGatedDeltaNet}},
+                  {2, {.mixer = LayerMixer::kGatedDeltaNet}},
+                  {3, {.mixer = LayerMixer::kAttention}},
+                  // conv channels 2 x 2 x 8 + 4 x 16 = 96; state 4 heads of 8 x 16.
+                  {0, {.conv_channels = 96u, .state_heads = 4u, .elements_per_head = 128u}}}},
+      {.name = "layer_types words and windows",
+       .keys = {{"layer_types",
+                 {"sliding_attention", "full_attention", "linear_attention", "conv"}},
+                {"sliding_window", 512},
+                {"model_type", "qwen3_5_text"}},
+       .layers = {{0, {.attention = AttentionKind::kSliding, .window_tokens = 512u}},
+                  {1, {.attention = AttentionKind::kFull}},
+                  {2, {.mixer = LayerMixer::kGatedDeltaNet}},
+                  {3, {.mixer = LayerMixer::kShortConv}}}},
+      {.name = "LFM2 full_attn_idxs",
+       .keys = {{"model_type", "lfm2"}, {"full_attn_idxs", {1, 3}}, {"conv_L_cache", 3}},
+       .layers = {{0, {.mixer = LayerMixer::kShortConv, .conv_channels = 64u, .conv_kernel = 3u}},
+                  {1, {.mixer = LayerMixer::kAttention}}}},
+      {.name = "Kimi Linear, one-based layers",
+       .keys = {{"model_type", "kimi_linear"},
+                {"linear_attn_config",
+                 {{"kda_layers", {1, 2, 3}}, {"full_attn_layers", {4}}, {"num_heads", 4},
+                  {"head_dim", 8}, {"short_conv_kernel_size", 4}}},
+                {"kv_lora_rank", 16}, {"qk_rope_head_dim", 4}, {"qk_nope_head_dim", 8},
+                {"v_head_dim", 8}},
+       .layers = {{0, {.mixer = LayerMixer::kKimiDelta, .conv_channels = 3u * 4 * 8,
+                       .state_bits = 32u}},
+                  {3, {.attention = AttentionKind::kMla, .head_dim_k = 12u}}}},
+      {.name = "Llama 4's default chunked pattern",
+       .keys = {{"model_type", "llama4_text"}, {"attention_chunk_size", 8192},
+                {"num_local_experts", 4}, {"interleave_moe_layer_step", 2},
+                {"intermediate_size_mlp", 256}},
+       .layers = {// intermediate_size: dense layers use intermediate_size_mlp
+                  {0, {.attention = AttentionKind::kChunked, .window_tokens = 8192u, .moe = false,
+                       .intermediate_size = 256u}},
+                  // attention: every 4th layer is global (NoPE)
+                  {3, {.attention = AttentionKind::kFull}},
+                  {1, {.moe = true}}},
+       .more =
+           [](const Hyperparameters& hp) {
+             EXPECT_EQ(hp.moe_intermediate_size, 128u);  // experts use intermediate_size
+           }},
+      {.name = "DeepSeek MLA, DSA and dense leading layers",
+       .keys = {{"model_type", "deepseek_v32"}, {"kv_lora_rank", 32}, {"qk_rope_head_dim", 8},
+                {"qk_nope_head_dim", 16}, {"v_head_dim", 16}, {"index_head_dim", 8},
+                {"n_routed_experts", 8}, {"first_k_dense_replace", 1}, {"moe_layer_freq", 1},
+                {"num_nextn_predict_layers", 1}},
+       .layers = {{0, {.attention = AttentionKind::kMla, .moe = false, .indexer_head_dim = 8u}},
+                  {1, {.moe = true}}},
+       .more = [](const Hyperparameters& hp) { EXPECT_EQ(hp.num_mtp_layers, 1u); }},
+      {.name = "DeepSeek-V4 compressed layers",
+       .keys = {{"model_type", "deepseek_v4"}, {"num_key_value_heads", 1}, {"head_dim", 32},
+                {"sliding_window", 128}, {"compress_ratios", {0, 4, 128, 4}},
+                {"index_head_dim", 8}},
+       .layers = {{0, {.attention = AttentionKind::kSliding, .compress_ratio = 0u}},
+                  {1, {.indexer_head_dim = 8u, .compress_ratio = 4u}},
+                  {2, {.indexer_head_dim = 0u, .k_eq_v = true}}}},
+      {.name = "MiMo's sliding layers use their own heads",
+       .keys = {{"hybrid_layer_pattern", {0, 1, 1, 0}}, {"sliding_window", 128},
+                {"swa_num_key_value_heads", 1}, {"swa_head_dim", 24}, {"swa_v_head_dim", 8}},
+       .layers = {{0, {.attention = AttentionKind::kFull}},
+                  {1, {.attention = AttentionKind::kSliding, .num_kv_heads = 1u,
+                       .head_dim_k = 24u, .head_dim_v = 8u}}}},
+      {.name = "Gemma's global layers and shared KV",
+       .keys = {{"layer_types",
+                 {"sliding_attention", "full_attention", "sliding_attention", "full_attention"}},
+                {"sliding_window", 1024}, {"global_head_dim", 32}, {"attention_k_eq_v", true},
+                {"num_global_key_value_heads", 1}, {"num_kv_shared_layers", 2}},
+       .layers = {{0, {.head_dim_k = 16u}},
+                  {1, {.num_kv_heads = 1u, .head_dim_k = 32u, .kv_shared = false}},
+                  {2, {.kv_shared = true}},
+                  {3, {.kv_shared = true}}}},
+  };
 }
 
-TEST(TextHparams, LayerTypesWordsAndWindows) {
-  nlohmann::json j = Small();
-  j["layer_types"] = {"sliding_attention", "full_attention", "linear_attention", "conv"};
-  j["sliding_window"] = 512;
-  j["model_type"] = "qwen3_5_text";
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(t->hp, 0, {.attention = AttentionKind::kSliding, .window_tokens = 512u});
-  testing::ExpectLayer(t->hp, 1, {.attention = AttentionKind::kFull});
-  testing::ExpectLayer(t->hp, 2, {.mixer = LayerMixer::kGatedDeltaNet});
-  testing::ExpectLayer(t->hp, 3, {.mixer = LayerMixer::kShortConv});
-}
-
-TEST(TextHparams, Lfm2FullAttnIdxs) {
-  nlohmann::json j = Small();
-  j["model_type"] = "lfm2";
-  j["full_attn_idxs"] = {1, 3};
-  j["conv_L_cache"] = 3;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(t->hp, 0,
-                       {.mixer = LayerMixer::kShortConv, .conv_channels = 64u, .conv_kernel = 3u});
-  testing::ExpectLayer(t->hp, 1, {.mixer = LayerMixer::kAttention});
-}
-
-TEST(TextHparams, KimiLinearOneBasedLayers) {
-  nlohmann::json j = Small();
-  j["model_type"] = "kimi_linear";
-  j["linear_attn_config"] = {{"kda_layers", {1, 2, 3}}, {"full_attn_layers", {4}},
-                             {"num_heads", 4}, {"head_dim", 8}, {"short_conv_kernel_size", 4}};
-  j["kv_lora_rank"] = 16;
-  j["qk_rope_head_dim"] = 4;
-  j["qk_nope_head_dim"] = 8;
-  j["v_head_dim"] = 8;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(
-      t->hp, 0, {.mixer = LayerMixer::kKimiDelta, .conv_channels = 3u * 4 * 8, .state_bits = 32u});
-  testing::ExpectLayer(t->hp, 3, {.attention = AttentionKind::kMla, .head_dim_k = 12u});
-}
-
-TEST(TextHparams, Llama4DefaultChunkedPattern) {
-  nlohmann::json j = Small();
-  j["model_type"] = "llama4_text";
-  j["attention_chunk_size"] = 8192;
-  j["num_local_experts"] = 4;
-  j["interleave_moe_layer_step"] = 2;
-  j["intermediate_size_mlp"] = 256;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  // intermediate_size: dense layers use intermediate_size_mlp
-  testing::ExpectLayer(t->hp, 0,
-                       {.attention = AttentionKind::kChunked,
-                        .window_tokens = 8192u,
-                        .moe = false,
-                        .intermediate_size = 256u});
-  // attention: every 4th layer is global (NoPE)
-  testing::ExpectLayer(t->hp, 3, {.attention = AttentionKind::kFull});
-  testing::ExpectLayer(t->hp, 1, {.moe = true});
-  EXPECT_EQ(t->hp.moe_intermediate_size, 128u);  // experts use intermediate_size
-}
-
-TEST(TextHparams, DeepseekMlaDsaAndDenseLeadingLayers) {
-  nlohmann::json j = Small();
-  j["model_type"] = "deepseek_v32";
-  j["kv_lora_rank"] = 32;
-  j["qk_rope_head_dim"] = 8;
-  j["qk_nope_head_dim"] = 16;
-  j["v_head_dim"] = 16;
-  j["index_head_dim"] = 8;
-  j["n_routed_experts"] = 8;
-  j["first_k_dense_replace"] = 1;
-  j["moe_layer_freq"] = 1;
-  j["num_nextn_predict_layers"] = 1;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(t->hp, 0,
-                       {.attention = AttentionKind::kMla, .moe = false, .indexer_head_dim = 8u});
-  testing::ExpectLayer(t->hp, 1, {.moe = true});
-  EXPECT_EQ(t->hp.num_mtp_layers, 1u);
-}
-
-TEST(TextHparams, DeepseekV4CompressedLayers) {
-  nlohmann::json j = Small();
-  j["model_type"] = "deepseek_v4";
-  j["num_key_value_heads"] = 1;
-  j["head_dim"] = 32;
-  j["sliding_window"] = 128;
-  j["compress_ratios"] = {0, 4, 128, 4};
-  j["index_head_dim"] = 8;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(t->hp, 0, {.attention = AttentionKind::kSliding, .compress_ratio = 0u});
-  testing::ExpectLayer(t->hp, 1, {.indexer_head_dim = 8u, .compress_ratio = 4u});
-  testing::ExpectLayer(t->hp, 2, {.indexer_head_dim = 0u, .k_eq_v = true});
-}
-
-TEST(TextHparams, MimoSwaLayersUseTheirOwnHeads) {
-  nlohmann::json j = Small();
-  j["hybrid_layer_pattern"] = {0, 1, 1, 0};
-  j["sliding_window"] = 128;
-  j["swa_num_key_value_heads"] = 1;
-  j["swa_head_dim"] = 24;
-  j["swa_v_head_dim"] = 8;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(t->hp, 0, {.attention = AttentionKind::kFull});
-  testing::ExpectLayer(t->hp, 1,
-                       {.attention = AttentionKind::kSliding,
-                        .num_kv_heads = 1u,
-                        .head_dim_k = 24u,
-                        .head_dim_v = 8u});
-}
-
-TEST(TextHparams, GemmaGlobalLayersAndSharedKv) {
-  nlohmann::json j = Small();
-  j["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention",
-                      "full_attention"};
-  j["sliding_window"] = 1024;
-  j["global_head_dim"] = 32;
-  j["attention_k_eq_v"] = true;
-  j["num_global_key_value_heads"] = 1;
-  j["num_kv_shared_layers"] = 2;
-  auto t = Read(j);
-  ASSERT_TRUE(t) << t.error().message;
-  testing::ExpectLayer(t->hp, 0, {.head_dim_k = 16u});
-  testing::ExpectLayer(t->hp, 1, {.num_kv_heads = 1u, .head_dim_k = 32u, .kv_shared = false});
-  testing::ExpectLayer(t->hp, 2, {.kv_shared = true});
-  testing::ExpectLayer(t->hp, 3, {.kv_shared = true});
+TEST(TextHparams, LayerPatternKeys) {
+  for (const PatternCase& c : PatternCases()) {
+    SCOPED_TRACE(c.name);
+    nlohmann::json j = Small();
+    j.update(c.keys);
+    auto t = Read(j);
+    ASSERT_TRUE(t) << t.error().message;
+    for (const auto& [index, want] : c.layers) testing::ExpectLayer(t->hp, index, want);
+    if (c.more) c.more(t->hp);
+  }
 }
 
 TEST(TextHparams, Qwen2MaxWindowLayersAndDisabledWindow) {
