@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
@@ -199,17 +200,11 @@ bool BufferHolds(BufferWhen when, const BuildOptions& options);
 // The spec's head, for hooks that add to it.
 void ClassicHead(ClassicBuild& x);
 
-// The rows (classic_families.cc), each registered through families.h as BuildClassicSpec<row>.
-extern const ClassicDecoderSpec kGpt2Spec, kGptBigcodeSpec, kGptNeoxSpec, kGptjSpec, kOptSpec,
-    kBloomSpec, kMptSpec, kFalconSpec, kPhiSpec, kStableLmSpec, kStableLmEpochSpec, kStarcoder2Spec,
-    kInternLm2Spec;
-
 // Builds the decoder `spec` describes from `config` (classic_decoder.cc).
 Result<Model> BuildClassic(const HfConfig& config, const BuildOptions& options,
                            const ClassicDecoderSpec& spec);
-template <const ClassicDecoderSpec& kSpec>
-Result<Model> BuildClassicSpec(const HfConfig& c, const BuildOptions& o) {
-  return BuildClassic(c, o, kSpec);
-}
+
+// The registry rows of every ClassicDecoderSpec family (classic_families.cc).
+const std::vector<ArchitectureBuilder>& ClassicFamilyBuilders();
 
 }  // namespace memfit::arch

@@ -9,6 +9,7 @@
 
 #include "model/arch/decoder_heads.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/table_row.h"
 
 namespace memfit::arch {
 namespace {
@@ -387,5 +388,26 @@ const ClassicDecoderSpec kInternLm2Spec{
     .mlp_proj = {"w1", "w3", "w2"}, .gated = true, .mlp_bias = {},
     .layer_rope = BufferWhen::k442, .rope_cached = true, .task_head = true,
     .head = InternLm2Head};
+
+const std::vector<ArchitectureBuilder>& ClassicFamilyBuilders() {
+  static const std::vector<ArchitectureBuilder> kRows = {
+      {"gpt2", "", BuildRow<BuildClassic, kGpt2Spec>, "gpt2"},
+      {"gpt_neox", "", BuildRow<BuildClassic, kGptNeoxSpec>, "gpt_neox"},
+      {"gptj", "", BuildRow<BuildClassic, kGptjSpec>, "gptj"},
+      {"gpt_bigcode", "", BuildRow<BuildClassic, kGptBigcodeSpec>, "gpt_bigcode"},
+      {"opt", "", BuildRow<BuildClassic, kOptSpec>, "opt"},
+      {"bloom", "", BuildRow<BuildClassic, kBloomSpec>, "bloom"},
+      {"falcon", "", BuildRow<BuildClassic, kFalconSpec>, "falcon"},
+      {"RefinedWeb", "", BuildRow<BuildClassic, kFalconSpec>, "falcon"},
+      {"RefinedWebModel", "", BuildRow<BuildClassic, kFalconSpec>, "falcon"},
+      {"mpt", "", BuildRow<BuildClassic, kMptSpec>, "mpt"},
+      {"phi", "", BuildRow<BuildClassic, kPhiSpec>, "phi"},
+      {"stablelm", "", BuildRow<BuildClassic, kStableLmSpec>, "stablelm"},
+      {"stablelm_epoch", "", BuildRow<BuildClassic, kStableLmEpochSpec>, "stablelm"},
+      {"starcoder2", "", BuildRow<BuildClassic, kStarcoder2Spec>, "starcoder2"},
+      {"internlm2", "", BuildRow<BuildClassic, kInternLm2Spec>, "internlm2"},
+  };
+  return kRows;
+}
 
 }  // namespace memfit::arch

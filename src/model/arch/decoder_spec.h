@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memfit/architecture.h"
+#include "model/arch/table_row.h"
 
 namespace memfit::arch {
 
@@ -307,9 +308,7 @@ Result<Model> BuildDecoder(const HfConfig& config, const BuildOptions& options,
 
 // BuildDecoder for one spec, as an ArchitectureBuilderFn (a registry row, a composed text model).
 template <const DecoderSpec& kSpec>
-Result<Model> BuildSpec(const HfConfig& config, const BuildOptions& options) {
-  return BuildDecoder(config, options, kSpec);
-}
+inline constexpr ArchitectureBuilderFn BuildSpec = BuildRow<BuildDecoder, kSpec>;
 
 // The rows that other builders compose (vision-language and omni models' text models).
 extern const DecoderSpec kLlamaSpec, kMistralSpec, kQwen2Spec, kQwen3Spec, kQwen3MoeSpec,

@@ -6,19 +6,15 @@
 // Registered through EncoderFamilyBuilders() (registry.cc).
 
 #include "model/arch/encoder_spec.h"
+#include "model/arch/table_row.h"
 
 namespace memfit::arch {
 namespace {
 
-template <const EncoderSpec& kSpec>
-Result<Model> BuildEncoderRow(const HfConfig& config, const BuildOptions& options) {
-  return BuildEncoder(config, options, kSpec);
-}
-
 // The registry row of `kSpec`, its family named as its model_type.
 template <const EncoderSpec& kSpec>
 ArchitectureBuilder Row(std::string_view model_type) {
-  return {model_type, "", BuildEncoderRow<kSpec>, model_type};
+  return {model_type, "", BuildRow<BuildEncoder, kSpec>, model_type};
 }
 
 // --- BERT and its copies (4.42 and current agree) ---------------------------------------------

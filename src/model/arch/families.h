@@ -5,7 +5,6 @@
 
 #include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
-#include "model/arch/classic_decoder.h"
 #include "model/arch/decoder_spec.h"
 
 namespace memfit::arch {
@@ -20,16 +19,6 @@ inline constexpr ArchitectureBuilderFn BuildGlm4 = BuildSpec<kGlm4Spec>;
 inline constexpr ArchitectureBuilderFn BuildGemma = BuildSpec<kGemmaSpec>;
 inline constexpr ArchitectureBuilderFn BuildGemma2 = BuildSpec<kGemma2Spec>;
 inline constexpr ArchitectureBuilderFn BuildGemma3Text = BuildSpec<kGemma3TextSpec>;
-
-// GPT-style decoders: ClassicDecoderSpec rows (classic_families.cc).
-inline constexpr ArchitectureBuilderFn BuildGpt2 = BuildClassicSpec<kGpt2Spec>;
-inline constexpr ArchitectureBuilderFn BuildGptNeox = BuildClassicSpec<kGptNeoxSpec>;
-inline constexpr ArchitectureBuilderFn BuildGptj = BuildClassicSpec<kGptjSpec>;
-inline constexpr ArchitectureBuilderFn BuildGptBigcode = BuildClassicSpec<kGptBigcodeSpec>;
-inline constexpr ArchitectureBuilderFn BuildOpt = BuildClassicSpec<kOptSpec>;
-inline constexpr ArchitectureBuilderFn BuildBloom = BuildClassicSpec<kBloomSpec>;
-inline constexpr ArchitectureBuilderFn BuildFalcon = BuildClassicSpec<kFalconSpec>;
-inline constexpr ArchitectureBuilderFn BuildMpt = BuildClassicSpec<kMptSpec>;
 
 // Vision and multimodal (vit.cc, clip.cc, resnet.cc, llava.cc, timm.cc); the encoders and
 // encoder-decoders are EncoderSpec rows (encoder_families.cc).
@@ -47,11 +36,6 @@ Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 
 // phi3's DecoderSpec row (decoder_families.cc), the text model phi4mm.cc composes.
 Result<Model> BuildPhi3(const HfConfig& config, const BuildOptions& options);
-// Phi, StableLM, StarCoder2 and InternLM2: ClassicDecoderSpec rows (classic_families.cc).
-inline constexpr ArchitectureBuilderFn BuildPhi = BuildClassicSpec<kPhiSpec>;
-inline constexpr ArchitectureBuilderFn BuildStableLm = BuildClassicSpec<kStableLmSpec>;
-inline constexpr ArchitectureBuilderFn BuildStarcoder2 = BuildClassicSpec<kStarcoder2Spec>;
-inline constexpr ArchitectureBuilderFn BuildInternLm2 = BuildClassicSpec<kInternLm2Spec>;
 // DeepSeek-V3 (an MLA row, mla_families.cc), Kimi-K2.5's text model.
 Result<Model> BuildDeepseekV3(const HfConfig& config, const BuildOptions& options);
 
@@ -82,7 +66,6 @@ Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
 
-inline constexpr ArchitectureBuilderFn BuildStableLmEpoch = BuildClassicSpec<kStableLmEpochSpec>;
 
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.

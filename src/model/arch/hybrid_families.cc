@@ -11,6 +11,7 @@
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/qwen_hybrid.h"
+#include "model/arch/table_row.h"
 
 namespace memfit::arch {
 namespace {
@@ -504,16 +505,16 @@ Result<Model> BuildLfm2Moe(const HfConfig& c, const BuildOptions& o) {
 
 const std::vector<ArchitectureBuilder>& HybridFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
-      {"granitemoehybrid", "", BuildHybridRow<kGraniteMoeHybrid>, "granite"},
-      {"bamba", "", BuildHybridRow<kBamba>, "bamba"},
-      {"nemotron_h", "", BuildHybridRow<kNemotronH>, "nemotron_h"},
+      {"granitemoehybrid", "", BuildRow<BuildHybrid, kGraniteMoeHybrid>, "granite"},
+      {"bamba", "", BuildRow<BuildHybrid, kBamba>, "bamba"},
+      {"nemotron_h", "", BuildRow<BuildHybrid, kNemotronH>, "nemotron_h"},
       {"lfm2", "", BuildLfm2, "lfm2"},
       {"lfm2_moe", "", BuildLfm2Moe, "lfm2"},
-      {"falcon_h1", "", BuildHybridRow<kFalconH1>, "falcon_h1"},
-      {"mamba", "", BuildHybridRow<kMamba>, "mamba"},
-      {"falcon_mamba", "", BuildHybridRow<kFalconMamba>, "mamba"},
-      {"mamba2", "", BuildHybridRow<kMamba2>, "mamba"},
-      {"jamba", "", BuildHybridRow<kJamba>, "jamba"},
+      {"falcon_h1", "", BuildRow<BuildHybrid, kFalconH1>, "falcon_h1"},
+      {"mamba", "", BuildRow<BuildHybrid, kMamba>, "mamba"},
+      {"falcon_mamba", "", BuildRow<BuildHybrid, kFalconMamba>, "mamba"},
+      {"mamba2", "", BuildRow<BuildHybrid, kMamba2>, "mamba"},
+      {"jamba", "", BuildRow<BuildHybrid, kJamba>, "jamba"},
       // The gated-DeltaNet hybrids: one builder over qwen_hybrid.h (qwen3_next.cc).
       {"qwen3_next", "", BuildQwenHybrid<QwenHybridModel::kNext>, "qwen3_next"},
       {"qwen3_5", "", BuildQwenHybrid<QwenHybridModel::kComposite35>, "qwen3_5"},

@@ -196,12 +196,6 @@ struct HybridSpec {
 Result<Model> BuildHybrid(const HfConfig& config, const BuildOptions& options,
                           const HybridSpec& spec);
 
-// BuildHybrid for one row, as an ArchitectureBuilderFn (a registry row).
-template <const HybridSpec& kSpec>
-Result<Model> BuildHybridRow(const HfConfig& config, const BuildOptions& options) {
-  return BuildHybrid(config, options, kSpec);
-}
-
 // One layer under `l`: its norms, the mixer `block` and the feed-forward (`moe`: routed experts).
 LayerInfo EmitHybridLayer(ModelBuilder& b, const Quantization& q, const HybridSpec& s,
                           const HybridPlan& p, const std::string& l, HybridBlock block, bool moe);

@@ -11,6 +11,7 @@
 #include "model/arch/mla_kit.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
+#include "model/arch/table_row.h"
 
 namespace memfit::arch {
 namespace {
@@ -222,15 +223,15 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
 
 const std::vector<ArchitectureBuilder>& MlaFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
-      {"deepseek_v2", "", BuildMlaSpec<kDeepseekV2>, "deepseek"},
-      {"deepseek_v3", "", BuildMlaSpec<kDeepseekV3>, "deepseek"},
-      {"kimi_k2", "", BuildMlaSpec<kDeepseekV3>, "deepseek"},  // DeepseekV3ForCausalLM layout
-      {"deepseek_v32", "", BuildMlaSpec<kDeepseekV32>, "deepseek"},
-      {"glm_moe_dsa", "", BuildMlaSpec<kGlmMoeDsa>, "deepseek"},
-      {"glm4_moe", "", BuildMlaSpec<kGlm4Moe>, "deepseek"},
-      {"glm4_moe_lite", "", BuildMlaSpec<kGlm4MoeLite>, "deepseek"},
-      {"mistral4", "", BuildMlaSpec<kMistral4>, "deepseek"},  // inside mistral3 too
-      {"minicpm3", "", BuildMlaSpec<kMiniCpm3>, "minicpm3"},
+      {"deepseek_v2", "", BuildRow<BuildMla, kDeepseekV2>, "deepseek"},
+      {"deepseek_v3", "", BuildRow<BuildMla, kDeepseekV3>, "deepseek"},
+      {"kimi_k2", "", BuildRow<BuildMla, kDeepseekV3>, "deepseek"},  // DeepseekV3ForCausalLM layout
+      {"deepseek_v32", "", BuildRow<BuildMla, kDeepseekV32>, "deepseek"},
+      {"glm_moe_dsa", "", BuildRow<BuildMla, kGlmMoeDsa>, "deepseek"},
+      {"glm4_moe", "", BuildRow<BuildMla, kGlm4Moe>, "deepseek"},
+      {"glm4_moe_lite", "", BuildRow<BuildMla, kGlm4MoeLite>, "deepseek"},
+      {"mistral4", "", BuildRow<BuildMla, kMistral4>, "deepseek"},  // inside mistral3 too
+      {"minicpm3", "", BuildRow<BuildMla, kMiniCpm3>, "minicpm3"},
       {"longcat_flash", "", BuildLongcatFlash, "longcat_flash"},
   };
   return kRows;

@@ -158,10 +158,4 @@ struct MlaFamilySpec {
 Result<Model> BuildMla(const HfConfig& config, const BuildOptions& options,
                        const MlaFamilySpec& spec);
 
-// BuildMla for one row, as an ArchitectureBuilderFn (a registry row).
-template <const MlaFamilySpec& kSpec>
-Result<Model> BuildMlaSpec(const HfConfig& config, const BuildOptions& options) {
-  return BuildMla(config, options, kSpec);
-}
-
 }  // namespace memfit::arch

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/classic_decoder.h"
 #include "model/arch/decoder_spec.h"
 #include "model/arch/encoder_spec.h"
 #include "model/arch/families.h"
@@ -44,16 +45,6 @@ constexpr std::pair<std::string_view, std::string_view> kClassTypes[] = {
 const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
   static const std::vector<ArchitectureBuilder> kBuilders = [] {
     std::vector<ArchitectureBuilder> rows = {
-      {"gpt2", "", arch::BuildGpt2, "gpt2"},
-      {"gpt_neox", "", arch::BuildGptNeox, "gpt_neox"},
-      {"gptj", "", arch::BuildGptj, "gptj"},
-      {"gpt_bigcode", "", arch::BuildGptBigcode, "gpt_bigcode"},
-      {"opt", "", arch::BuildOpt, "opt"},
-      {"bloom", "", arch::BuildBloom, "bloom"},
-      {"falcon", "", arch::BuildFalcon, "falcon"},
-      {"RefinedWeb", "", arch::BuildFalcon, "falcon"},
-      {"RefinedWebModel", "", arch::BuildFalcon, "falcon"},
-      {"mpt", "", arch::BuildMpt, "mpt"},
       // Vision and multimodal.
       {"vit", "", arch::BuildVit, "vit"},
       {"clip", "", arch::BuildClip, "clip"},
@@ -74,10 +65,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       // Phi-4-multimodal: remote code (with its LoRA adapters) and transformers' layout.
       {"phi4mm", "", arch::BuildPhi4Mm, "phi4mm"},
       {"phi4_multimodal", "", arch::BuildPhi4Multimodal, "phi4mm"},
-      {"phi", "", arch::BuildPhi, "phi"},
-      {"stablelm", "", arch::BuildStableLm, "stablelm"},
-      {"starcoder2", "", arch::BuildStarcoder2, "starcoder2"},
-      {"internlm2", "", arch::BuildInternLm2, "internlm2"},
       {"deepseek_v4", "", arch::BuildDeepseekV4, "deepseek_v4"},
       {"deepseek_ref", "", arch::BuildDeepseekV4, "deepseek_v4"},  // SGLang's V4 FP8 releases
       {"kimi_k25", "", arch::BuildKimiK25, "kimi_k25"},
@@ -103,7 +90,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"qwen2_5_omni", "", arch::BuildQwen25Omni, "qwen_omni"},
       {"qwen3_omni_moe", "", arch::BuildQwen3OmniMoe, "qwen_omni"},
       {"qwen", "", arch::BuildQwen, "qwen"},
-      {"stablelm_epoch", "", arch::BuildStableLmEpoch, "stablelm"},
       {"glm4v", "", arch::BuildGlm4v, "glm4v"},
       {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
@@ -113,6 +99,9 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
     // Encoders and encoder-decoders: EncoderSpec rows (encoder_families.cc).
+    // GPT-style decoders: ClassicDecoderSpec rows (classic_families.cc).
+    const auto& classic = arch::ClassicFamilyBuilders();
+    rows.insert(rows.end(), classic.begin(), classic.end());
     const auto& encoders = arch::EncoderFamilyBuilders();
     rows.insert(rows.end(), encoders.begin(), encoders.end());
     // MLA families (issue 30): MlaFamilySpec rows and LongCat-Flash (mla_families.cc).
