@@ -23,13 +23,8 @@ Result<Model> BuildGemma3(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, TextSubConfig(c, "text_config", "gemma3_text",
                                                        "Gemma3ForCausalLM", defaulted,
                                                        StoredAndLoadedNames("language_model.model", "language_model.lm_head")));
-  if (text.model_type() != "gemma3_text") {
-    return MakeError("{}: text_config.model_type \"{}\" is not \"gemma3_text\"", c.where(),
-                     text.model_type());
-  }
-  BuildOptions text_options = o;
-  text_options.head_class.clear();
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildGemma3Text(text, text_options));
+  MEMFIT_ASSIGN_OR_RETURN(Model language,
+                          BuildTextOfType(c, text, "gemma3_text", BuildGemma3Text, o));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, SubOrEmpty(c, "vision_config"));
 
   ModelBuilder b(c);

@@ -293,13 +293,8 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   const LanguageModelNames names{{"model.language_model."}, {"lm_head"}};
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, TextSubConfig(c, "text_config", "gemma3n_text",
                                                        "Gemma3nForCausalLM", defaulted, names));
-  if (text.model_type() != "gemma3n_text") {
-    return MakeError("{}: text_config.model_type \"{}\" is not \"gemma3n_text\"", c.where(),
-                     text.model_type());
-  }
-  BuildOptions text_options = o;
-  text_options.head_class.clear();
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildGemma3nText(text, text_options));
+  MEMFIT_ASSIGN_OR_RETURN(Model language,
+                          BuildTextOfType(c, text, "gemma3n_text", BuildGemma3nText, o));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, SubOrEmpty(c, "vision_config"));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig audio, SubOrEmpty(c, "audio_config"));
 

@@ -352,4 +352,16 @@ Result<Model> BuildVlm(const HfConfig& c, const BuildOptions& o, const VlmSpec& 
   return b.Finish();
 }
 
+Result<Model> BuildTextOfType(const HfConfig& top, const HfConfig& text,
+                              std::string_view model_type, ArchitectureBuilderFn build,
+                              const BuildOptions& options) {
+  if (text.model_type() != model_type) {
+    return MakeError("{}: text_config.model_type \"{}\" is not \"{}\"", top.where(),
+                     text.model_type(), model_type);
+  }
+  BuildOptions text_options = options;
+  text_options.head_class.clear();
+  return build(text, text_options);
+}
+
 }  // namespace memfit::arch

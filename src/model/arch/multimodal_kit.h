@@ -159,6 +159,12 @@ struct VlmSpec {
   const char* base_model_prefix = nullptr;
 };
 Result<Model> BuildVlm(const HfConfig& config, const BuildOptions& options, const VlmSpec& spec);
+
+// A composite's text model: `text` (top's text_config), which must be of `model_type`, built by
+// `build` without the composite's head class.
+Result<Model> BuildTextOfType(const HfConfig& top, const HfConfig& text,
+                              std::string_view model_type, ArchitectureBuilderFn build,
+                              const BuildOptions& options);
 // LLaVA with a Pixtral vision tower (vlm_families.cc; llava.cc builds the other layouts).
 extern const VlmSpec kLlavaPixtral;
 

@@ -254,14 +254,8 @@ struct Qwen4Text {
 Qwen4Text EmitText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                    const QwenHybridSpec& spec) {
   Qwen4Text t;
-  ReadDecoderBasics(b, c, {.need_intermediate = false});
+  ReadQwenHybridBasics(b, c, {512, 10, 512, 512});  // Qwen4ExpTextConfig's defaults
   auto& hp = b.model().hp;
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
-  hp.num_experts = Get(b, c.UintOr("num_experts", 512));
-  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 10));
-  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 512));
-  hp.shared_expert_intermediate_size = Get(b, c.UintOr("shared_expert_intermediate_size", 512));
   hp.num_shared_experts = 1;
   t.mtp = Get(b, c.UintOr("mtp_num_hidden_layers", 0));
   if (b.failed()) return t;

@@ -193,16 +193,23 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   }
 }
 
-uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
-                            const QwenHybridSpec& s) {
+void ReadQwenHybridBasics(ModelBuilder& b, const HfConfig& c,
+                          const std::array<uint64_t, 4>& moe_defaults) {
   ReadDecoderBasics(b, c, {.need_intermediate = false});
   auto& hp = b.model().hp;
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
-  hp.num_experts = Get(b, c.UintOr("num_experts", 0));
-  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
-  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 0));
-  hp.shared_expert_intermediate_size = Get(b, c.UintOr("shared_expert_intermediate_size", 0));
+  hp.num_experts = Get(b, c.UintOr("num_experts", moe_defaults[0]));
+  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", moe_defaults[1]));
+  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", moe_defaults[2]));
+  hp.shared_expert_intermediate_size =
+      Get(b, c.UintOr("shared_expert_intermediate_size", moe_defaults[3]));
+}
+
+uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                            const QwenHybridSpec& s) {
+  ReadQwenHybridBasics(b, c, {0, 0, 0, 0});
+  auto& hp = b.model().hp;
   hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
   const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
   const uint64_t step = Get(b, c.UintOr("decoder_sparse_step", 1));

@@ -4,6 +4,7 @@
 // prediction layers) and Qwen MoE blocks in their per-expert or fused checkpoint layouts.
 // Used by qwen3_next.cc (qwen3_next, qwen3_5), qwen3_vl.cc and qwen4_exp.cc.
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -48,6 +49,12 @@ struct QwenHybridDims {
 // int(head_dim x partial_rotary_factor), the factor at the top level (Qwen3-Next) or in
 // "rope_parameters" (Qwen3.5, Qwen4-Exp), 0.25 by default; outside (0, 1] is an error in `b`.
 uint64_t QwenRotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim);
+
+// The text config's basics and MoE sizes into hp: "num_experts", "num_experts_per_tok",
+// "moe_intermediate_size" and "shared_expert_intermediate_size" default to `moe_defaults` (in
+// that order; Qwen3-Next / 3.5: 0, no MoE; Qwen4-Exp: its class's 512, 10, 512, 512).
+void ReadQwenHybridBasics(ModelBuilder& b, const HfConfig& c,
+                          const std::array<uint64_t, 4>& moe_defaults);
 
 // lm_head, tied to `embed` or quantized when the checkpoint's quantization covers it
 // (nvidia/Qwen3.6-35B-A3B-NVFP4 lists "lm_head" as W4A16_NVFP4; vLLM issue #44081).
