@@ -12,6 +12,7 @@
 
 #include "memfit/checked_math.h"
 #include "model/arch/generic_layers.h"
+#include "model/arch/mla_kit.h"
 
 #include "model/arch/repeated_modules.h"
 
@@ -29,13 +30,7 @@ void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, con
                                 "heads x v_head_dim");
   const bool qkv_bias = x.attention_bias || x.qkv_bias;
   const uint64_t q_width = x.output_gate ? 2 * q_out : q_out;
-  if (hp.q_lora_rank > 0) {
-    QLinear(b, q, a + ".q_a_proj", h, hp.q_lora_rank, false);
-    b.RmsNorm(a + ".q_a_layernorm", hp.q_lora_rank);
-    QLinear(b, q, a + ".q_b_proj", hp.q_lora_rank, q_width, false);
-  } else {
-    QLinear(b, q, a + ".q_proj", h, q_width, qkv_bias);
-  }
+  EmitQueryProjection(b, q, a, h, hp.q_lora_rank, q_width, false, qkv_bias);
   QLinear(b, q, a + ".k_proj", h, k_out, qkv_bias);
   if (!L.k_eq_v) QLinear(b, q, a + ".v_proj", h, v_out, qkv_bias);
   if (x.o_lora_rank > 0 && x.o_groups > 0) {

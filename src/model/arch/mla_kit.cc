@@ -60,17 +60,22 @@ LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d) {
                    .head_dim_v = d.v};
 }
 
+void EmitQueryProjection(ModelBuilder& b, const Quantization& q, const std::string& attn,
+                         uint64_t hidden, uint64_t q_lora, uint64_t out, bool a_bias, bool q_bias) {
+  if (q_lora > 0) {
+    QLinear(b, q, attn + ".q_a_proj", hidden, q_lora, a_bias);
+    b.RmsNorm(attn + ".q_a_layernorm", q_lora);
+    QLinear(b, q, attn + ".q_b_proj", q_lora, out, false);
+  } else {
+    QLinear(b, q, attn + ".q_proj", hidden, out, q_bias);
+  }
+}
+
 void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, const MlaDims& d,
              bool bias) {
   const uint64_t h = b.model().hp.hidden_size;
   const uint64_t qk = MulDims(b, d.heads, d.nope + d.rope, "heads x qk head dim");
-  if (d.q_lora > 0) {
-    QLinear(b, q, attn + ".q_a_proj", h, d.q_lora, bias);
-    b.RmsNorm(attn + ".q_a_layernorm", d.q_lora);
-    QLinear(b, q, attn + ".q_b_proj", d.q_lora, qk, false);
-  } else {
-    QLinear(b, q, attn + ".q_proj", h, qk, false);
-  }
+  EmitQueryProjection(b, q, attn, h, d.q_lora, qk, bias, false);
   QLinear(b, q, attn + ".kv_a_proj_with_mqa", h, d.kv_lora + d.rope, bias);
   b.RmsNorm(attn + ".kv_a_layernorm", d.kv_lora);
   QLinear(b, q, attn + ".kv_b_proj", d.kv_lora,

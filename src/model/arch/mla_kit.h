@@ -60,7 +60,14 @@ void SetMlaHyperparameters(Hyperparameters& hp, const MlaDims& d);
 // One MLA layer's LayerInfo (heads, the config's KV heads, key and value head widths).
 LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d);
 
-// The attention tensors above under `attn`; `bias` is "attention_bias".
+// The query projection under `attn`: with a LoRA rank `q_lora`, q_a_proj [q_lora, hidden]
+// (biased with `a_bias`), RMSNorm q_a_layernorm and q_b_proj [out, q_lora]; else q_proj [out,
+// hidden] (biased with `q_bias`).
+void EmitQueryProjection(ModelBuilder& b, const Quantization& q, const std::string& attn,
+                         uint64_t hidden, uint64_t q_lora, uint64_t out, bool a_bias, bool q_bias);
+
+// The MLA attention tensors under `attn` (the query projection, kv_a_proj_with_mqa,
+// kv_a_layernorm, kv_b_proj, o_proj); `bias` is "attention_bias".
 void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, const MlaDims& d,
              bool bias);
 
