@@ -128,46 +128,39 @@ TEST(DeepseekV4Builder, NativeFp8AndFp4Experts) {
 }
 
 TEST(DeepseekV4Builder, HostileConfigsNameTheField) {
-  auto missing = TinyV4();
-  missing.erase("hidden_size");
-  ExpectError(missing, "hidden_size");
-  auto zero = TinyV4();
-  zero["num_attention_heads"] = 0;
-  ExpectError(zero, "num_attention_heads");
-  auto groups = TinyV4();
-  groups["o_groups"] = 3;
-  ExpectError(groups, "o_groups");
-  auto absurd = TinyV4();
-  absurd["vocab_size"] = uint64_t{1} << 50;
-  ExpectError(absurd, "vocab_size");
-  auto wrong = TinyV4();
-  wrong["num_hidden_layers"] = "two";
-  ExpectError(wrong, "num_hidden_layers");
-  auto short_list = TinyV4();
-  short_list["compress_ratios"] = {4};
-  ExpectError(short_list, "compress_ratios");
-  auto no_list = TinyV4();
-  no_list.erase("compress_ratios");
-  ExpectError(no_list, "compress_ratios");
-  auto bad_ratio = TinyV4();
-  bad_ratio["compress_ratios"] = {4, -1, 0};
-  ExpectError(bad_ratio, "compress_ratios");
-  auto rope = TinyV4();
-  rope["qk_rope_head_dim"] = 16;
-  ExpectError(rope, "qk_rope_head_dim");
-  auto kv = TinyV4();
-  kv["num_key_value_heads"] = 2;
-  ExpectError(kv, "num_key_value_heads");
-  auto fp4 = TinyV4();  // hidden 8 does not split into FP4 scale blocks of 32
-  fp4["expert_dtype"] = "fp4";
-  fp4["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
-  ExpectError(fp4, "hidden_size");
-  auto method = TinyV4();
-  method["quantization_config"] = {{"quant_method", "gptq"}};
-  ExpectError(method, "quant_method");
-  auto block = TinyV4();
-  block["quantization_config"] = {{"quant_method", "fp8"}};
-  ExpectError(block, "weight_block_size");
+  // Each case: the keys set on TinyV4 (a null value erases the key), and the field the error names.
+  const nlohmann::json fp8_blocks = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
+  const struct {
+    nlohmann::json changes;
+    const char* field;
+  } kCases[] = {
+      {{{"hidden_size", nullptr}}, "hidden_size"},
+      {{{"num_attention_heads", 0}}, "num_attention_heads"},
+      {{{"o_groups", 3}}, "o_groups"},
+      {{{"vocab_size", uint64_t{1} << 50}}, "vocab_size"},
+      {{{"num_hidden_layers", "two"}}, "num_hidden_layers"},
+      {{{"compress_ratios", {4}}}, "compress_ratios"},
+      {{{"compress_ratios", nullptr}}, "compress_ratios"},
+      {{{"compress_ratios", {4, -1, 0}}}, "compress_ratios"},
+      {{{"qk_rope_head_dim", 16}}, "qk_rope_head_dim"},
+      {{{"num_key_value_heads", 2}}, "num_key_value_heads"},
+      // hidden 8 does not split into FP4 scale blocks of 32
+      {{{"expert_dtype", "fp4"}, {"quantization_config", fp8_blocks}}, "hidden_size"},
+      {{{"quantization_config", {{"quant_method", "gptq"}}}}, "quant_method"},
+      {{{"quantization_config", {{"quant_method", "fp8"}}}}, "weight_block_size"},
+  };
+  for (const auto& c : kCases) {
+    auto j = TinyV4();
+    for (const auto& [key, value] : c.changes.items()) {
+      if (value.is_null()) {
+        j.erase(key);
+      } else {
+        j[key] = value;
+      }
+    }
+    SCOPED_TRACE(c.changes.dump());
+    ExpectError(j, c.field);
+  }
 }
 
 // The logical parameters of a DeepSeek-V4 config, from the shapes in deepseek_v4.cc's header
