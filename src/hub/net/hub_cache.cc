@@ -130,11 +130,15 @@ std::optional<T> ReadEntry(const std::string& memfit_cache, std::string_view fol
   return deserialize(file->bytes());
 }
 
-// Writes `bytes` (none: nothing) to that file.
+// Writes `make_bytes()` (empty: nothing) to that file; called only when there is a file to write,
+// so nothing is serialized without a memfit cache.
+template <typename MakeBytes>
 void WriteEntry(const std::string& memfit_cache, std::string_view folder, std::string_view etag,
-                std::string_view bytes) {
+                MakeBytes make_bytes) {
   auto path = EntryPath(memfit_cache, folder, etag);
-  if (path && !bytes.empty()) WriteAtomically(*path, bytes);
+  if (!path) return;
+  const std::string bytes = make_bytes();
+  if (!bytes.empty()) WriteAtomically(*path, bytes);
 }
 
 }  // namespace
@@ -276,7 +280,7 @@ std::optional<WeightIndex> HubCache::ReadIndex(std::string_view etag) const {
 }
 
 void HubCache::WriteIndex(std::string_view etag, const WeightIndex& index) const {
-  WriteEntry(memfit_, "weight-indexes", etag, SerializeIndex(index));
+  WriteEntry(memfit_, "weight-indexes", etag, [&] { return SerializeIndex(index); });
 }
 
 std::optional<SafetensorsHeader> HubCache::ReadHeader(std::string_view etag) const {
@@ -284,7 +288,7 @@ std::optional<SafetensorsHeader> HubCache::ReadHeader(std::string_view etag) con
 }
 
 void HubCache::WriteHeader(std::string_view etag, const SafetensorsHeader& header) const {
-  WriteEntry(memfit_, "safetensors-headers", etag, SerializeHeader(header));
+  WriteEntry(memfit_, "safetensors-headers", etag, [&] { return SerializeHeader(header); });
 }
 
 // Binary GGUF prefix: magic, file size (u64 little-endian), then the bytes themselves.
@@ -305,10 +309,12 @@ std::optional<HubCache::GgufPrefix> HubCache::ReadGgufPrefix(std::string_view et
 
 void HubCache::WriteGgufPrefix(std::string_view etag, const GgufPrefix& prefix) const {
   if (prefix.bytes.size() > kMaxGgufPrefixBytes) return;
-  std::string out(kGgufMagic);
-  AppendU64Le(out, prefix.file_bytes);
-  out += prefix.bytes;
-  WriteEntry(memfit_, "gguf-headers", etag, out);
+  WriteEntry(memfit_, "gguf-headers", etag, [&] {
+    std::string out(kGgufMagic);
+    AppendU64Le(out, prefix.file_bytes);
+    out += prefix.bytes;
+    return out;
+  });
 }
 
 }  // namespace memfit::hubnet
