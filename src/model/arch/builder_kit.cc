@@ -1,9 +1,9 @@
 #include "model/arch/builder_kit.h"
-#include "formats/hf_config_json.h"
 
 #include <algorithm>
 #include <initializer_list>
 
+#include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
 
 namespace memfit::arch {
@@ -17,8 +17,8 @@ constexpr uint64_t kSmallModelTensors = 4096;
 
 // A config's first unsigned integer among `keys`, at the top level or in "text_config"; 0 if none.
 uint64_t FirstCount(const nlohmann::json& raw, std::initializer_list<const char*> keys) {
-  for (const nlohmann::json* level : {&raw, raw.contains("text_config") ? &raw["text_config"]
-                                                                         : nullptr}) {
+  for (const nlohmann::json* level :
+       {&raw, raw.contains("text_config") ? &raw["text_config"] : nullptr}) {
     if (level == nullptr || !level->is_object()) continue;
     for (const char* key : keys) {
       auto it = level->find(key);
@@ -37,9 +37,9 @@ uint64_t ExpectedTensors(const HfConfig& config) {
   constexpr uint64_t kCap = uint64_t{1} << 20;  // keeps the product below 2^64
   const uint64_t layers =
       std::min(kCap, FirstCount(raw, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}));
-  const uint64_t experts = std::min(
-      kCap, FirstCount(raw, {"n_routed_experts", "num_experts", "num_local_experts",
-                             "moe_num_experts", "n_experts"}));
+  const uint64_t experts =
+      std::min(kCap, FirstCount(raw, {"n_routed_experts", "num_experts", "num_local_experts",
+                                      "moe_num_experts", "n_experts"}));
   return (layers + 1) * (experts + 8) * 12 + kSmallModelTensors;
 }
 
@@ -82,8 +82,8 @@ void ModelBuilder::Grow() {
   }
 }
 
-void ModelBuilder::Emit(std::string name, std::vector<uint64_t> shape, Dtype dtype,
-                        TensorKind kind, std::string tied_to, bool stored) {
+void ModelBuilder::Emit(std::string name, std::vector<uint64_t> shape, Dtype dtype, TensorKind kind,
+                        std::string tied_to, bool stored) {
   if (failed()) return;
   if (model_.tensors.size() + repeated_ >= max_tensors_) {
     FailTensorCap();
@@ -198,8 +198,7 @@ void ModelBuilder::Buffer(std::string name, std::vector<uint64_t> shape, Dtype d
        persistent ? TensorKind::kBuffer : TensorKind::kNonPersistentBuffer, "", persistent);
 }
 
-void ModelBuilder::Tied(std::string name, std::vector<uint64_t> shape,
-                        const std::string& target) {
+void ModelBuilder::Tied(std::string name, std::vector<uint64_t> shape, const std::string& target) {
   Emit(std::move(name), std::move(shape), dtype_, TensorKind::kParameter, target, false);
 }
 
@@ -242,44 +241,29 @@ Dtype CheckpointDtype(const HfConfig& config, std::vector<std::string>& assumpti
   return Dtype::kF32;
 }
 
-uint64_t Get(ModelBuilder& b, const Result<uint64_t>& value) {
-  if (!value) {
-    b.Fail(value.error());
-    return 0;
-  }
-  return *value;
+namespace {
+
+template <typename T>
+T GetOrFail(ModelBuilder& b, const Result<T>& value) {
+  if (value) return *value;
+  b.Fail(value.error());
+  return T{};
 }
 
-bool Get(ModelBuilder& b, const Result<bool>& value) {
-  if (!value) {
-    b.Fail(value.error());
-    return false;
-  }
-  return *value;
-}
+}  // namespace
 
-double Get(ModelBuilder& b, const Result<double>& value) {
-  if (!value) {
-    b.Fail(value.error());
-    return 0;
-  }
-  return *value;
-}
-
-std::string Get(ModelBuilder& b, const Result<std::string>& value) {
-  if (!value) {
-    b.Fail(value.error());
-    return {};
-  }
-  return *value;
-}
+uint64_t Get(ModelBuilder& b, const Result<uint64_t>& value) { return GetOrFail(b, value); }
+bool Get(ModelBuilder& b, const Result<bool>& value) { return GetOrFail(b, value); }
+double Get(ModelBuilder& b, const Result<double>& value) { return GetOrFail(b, value); }
+std::string Get(ModelBuilder& b, const Result<std::string>& value) { return GetOrFail(b, value); }
 
 void FillCommon(const HfConfig& config, Model& model) {
   model.model_type = config.model_type();
   auto archs = config.architectures();
   if (!archs.empty()) model.architecture = archs.front();
   model.config_dtype = config.torch_dtype();
-  if (const auto* q = QuantizationConfigJson(config)) model.quantization_config = std::make_shared<const JsonValue>(*q);
+  if (const auto* q = QuantizationConfigJson(config))
+    model.quantization_config = std::make_shared<const JsonValue>(*q);
   for (const auto& key : config.auto_map_keys()) {
     if (key.starts_with("AutoModelFor")) {
       model.auto_map_class = key;

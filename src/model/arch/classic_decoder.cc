@@ -1,6 +1,4 @@
-// BuildClassic: any ClassicDecoderSpec (classic_decoder.h). Reading happens in two phases, as the
-// hand-written builders it replaced did: the config's fields and the head (errors reported in
-// that order), then the sizes derived from them (head_dim, the MLP width, the rotary width).
+// BuildClassic: any ClassicDecoderSpec (classic_decoder.h).
 
 #include "model/arch/classic_decoder.h"
 
@@ -20,15 +18,16 @@ bool Read(ClassicBuild& x, const Flag& flag) {
   return flag.key.empty() ? flag.value : Get(x.b, x.c.BoolOr(flag.key, flag.value));
 }
 
-// Values read before the head that the sizes derive from after it.
-struct Pending {
-  bool multi_query = false;
-  uint64_t ratio = 0;  // Width::kRatio
-  double pct = 0;      // RotaryWidth::kRotaryPct
-};
+// HeadKind's names, for the error on a head a family lacks.
+constexpr std::string_view kHeadNames[] = {"base",
+                                           "causal LM",
+                                           "sequence classification",
+                                           "token classification",
+                                           "question answering",
+                                           "double-heads"};
 
-// The spec's keys (not kit_basics), in the order the hand-written builders read them.
-void ReadGptFields(ClassicBuild& x, Pending& pending) {
+// The spec's keys (not kit_basics) and the sizes derived from them.
+void ReadGptFields(ClassicBuild& x) {
   const ClassicDecoderSpec& s = x.s;
   ModelBuilder& b = x.b;
   const HfConfig& c = x.c;
@@ -38,6 +37,15 @@ void ReadGptFields(ClassicBuild& x, Pending& pending) {
   hp.num_attention_heads = Get(b, AltUint(c, s.heads_key, s.heads_alt));
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   if (s.width == Width::kKey) hp.intermediate_size = Get(b, c.Uint(s.inter_key));
+  if (s.width == Width::kKeyOr4H) {
+    hp.intermediate_size = Get(b, c.UintOr(s.inter_key, 4 * hp.hidden_size));
+  }
+  if (s.width == Width::k4H) hp.intermediate_size = 4 * hp.hidden_size;
+  if (s.width == Width::kRatio) {
+    const uint64_t ratio = Get(b, c.UintOr(s.inter_key, 4));
+    if (ratio == 0) b.Fail(MakeError("{}: \"{}\" must not be zero", c.where(), s.inter_key));
+    hp.intermediate_size = MulDims(b, ratio, hp.hidden_size, s.inter_key);
+  }
   if (!s.pos_key.empty()) {
     hp.max_position_embeddings = Get(b, s.pos_default == 0 ? AltUint(c, s.pos_key, s.pos_alt)
                                                            : c.UintOr(s.pos_key, s.pos_default));
@@ -50,57 +58,31 @@ void ReadGptFields(ClassicBuild& x, Pending& pending) {
     hp.hidden_dropout = Get(b, c.NumberOr("resid_pdrop", *s.dropout));
     hp.attention_dropout = Get(b, c.NumberOr("attn_pdrop", *s.dropout));
   }
-  if (s.width == Width::kRatio) pending.ratio = Get(b, c.UintOr(s.inter_key, 4));
-  if (s.rotary == RotaryWidth::kRotaryPct) {
-    pending.pct = Get(
-        b, c.NumberOr("rotary_pct", Get(b, c.NumberOr("partial_rotary_factor", s.rotary_default))));
-  }
-}
-
-// kGpt's derived sizes, once the fields read cleanly.
-void DeriveGptSizes(ClassicBuild& x, const Pending& pending) {
-  const ClassicDecoderSpec& s = x.s;
-  ModelBuilder& b = x.b;
-  Hyperparameters& hp = x.hp();
-  if (s.width == Width::kKeyOr4H) {
-    hp.intermediate_size = Get(b, x.c.UintOr(s.inter_key, 4 * hp.hidden_size));
-  } else if (s.width == Width::k4H) {
-    hp.intermediate_size = 4 * hp.hidden_size;
-  }
-  hp.head_dim = DivideExact(b, x.c, hp.hidden_size, s.hidden_key, hp.num_attention_heads,
+  hp.head_dim = DivideExact(b, c, hp.hidden_size, s.hidden_key, hp.num_attention_heads,
                             s.heads_name.empty() ? s.heads_key : s.heads_name);
-  hp.num_kv_heads = pending.multi_query ? 1 : hp.num_attention_heads;
-  if (s.width == Width::kRatio) {
-    const uint64_t ratio = pending.ratio;
-    hp.intermediate_size = ratio * hp.hidden_size;
-    if (ratio == 0 || hp.intermediate_size / ratio != hp.hidden_size) {
-      b.Fail(MakeError("{}: \"{}\" = {} is zero or too large", x.c.where(), s.inter_key, ratio));
-    }
-  }
+  const bool multi_query = !s.multi_query_key.empty() && Get(b, c.BoolOr(s.multi_query_key, true));
+  hp.num_kv_heads = multi_query ? 1 : hp.num_attention_heads;
   if (s.rotary == RotaryWidth::kRotaryPct) {
-    if (!(pending.pct >= 0.0 && pending.pct <= 1.0)) {
-      b.Fail(MakeError("{}: \"rotary_pct\" = {} is not between 0 and 1", x.c.where(), pending.pct));
+    const double pct = Get(
+        b, c.NumberOr("rotary_pct", Get(b, c.NumberOr("partial_rotary_factor", s.rotary_default))));
+    if (!(pct >= 0.0 && pct <= 1.0)) {
+      return b.Fail(MakeError("{}: \"rotary_pct\" = {} is not between 0 and 1", c.where(), pct));
     }
     // transformers: rotary_ndims = int(head_size * rotary_pct).
-    x.rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * pending.pct);
+    x.rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * pct);
   }
 }
 
 // The head class: options.head_class (an AutoModel* class name, as accelerate takes it from
 // auto_map) when set, else architectures[0]. A class no family has is an error naming it.
 HeadKind ResolveHead(ClassicBuild& x) {
-  std::string cls = x.o.head_class;
-  const bool from_options = !cls.empty();
-  if (!from_options) {
-    auto archs = x.c.architectures();
-    if (archs.empty()) {
-      x.b.model().assumptions.push_back(fmt::format(
-          "config.json names no \"architectures\": the {} causal language-model head assumed",
-          x.s.family));
-      return HeadKind::kCausalLm;
-    }
-    cls = archs.front();
+  if (x.o.head_class.empty() && x.c.architectures().empty()) {
+    x.b.model().assumptions.push_back(fmt::format(
+        "config.json names no \"architectures\": the {} causal language-model head assumed",
+        x.s.family));
+    return HeadKind::kCausalLm;
   }
+  const std::string cls = x.o.head_class.empty() ? x.c.architectures().front() : x.o.head_class;
   if (cls.ends_with("ForCausalLM") || cls.ends_with("LMHeadModel")) return HeadKind::kCausalLm;
   if (cls.ends_with("ForSequenceClassification")) return HeadKind::kSequenceClassification;
   if (cls.ends_with("ForTokenClassification")) return HeadKind::kTokenClassification;
@@ -109,31 +91,9 @@ HeadKind ResolveHead(ClassicBuild& x) {
   if (cls == "AutoModel" || (cls.ends_with("Model") && cls.find("For") == std::string::npos)) {
     return HeadKind::kBase;
   }
-  x.b.Fail(MakeError(
-      "{}: {} \"{}\" is a head the {} builder does not know (it builds the base model, causal LM, "
-      "sequence/token classification and question answering heads)",
-      x.c.where(), from_options ? "head class" : "architectures[0]", cls, x.s.family));
+  x.b.Fail(MakeError("{}: head class \"{}\" is not one the {} builder knows", x.c.where(), cls,
+                     x.s.family));
   return HeadKind::kBase;
-}
-
-// A head the family lacks: "has no double-heads model" when that is all it lacks (GPT-2 builds
-// its own), else the heads it has.
-void FailMissingHead(ClassicBuild& x) {
-  const ClassicDecoderSpec& s = x.s;
-  if (s.sequence_head && s.token_head && s.qa_head) {
-    x.b.Fail(MakeError("{}: {} has no double-heads model", x.c.where(), s.family));
-    return;
-  }
-  std::vector<std::string_view> has = {"causal LM"};
-  if (s.sequence_head) has.push_back("sequence classification");
-  if (s.token_head) has.push_back("token classification");
-  if (s.qa_head) has.push_back("question answering");
-  std::string list(has.front());
-  for (size_t i = 1; i < has.size(); ++i) {
-    list += i + 1 == has.size() ? " and " : ", ";
-    list += has[i];
-  }
-  x.b.Fail(MakeError("{}: {} has {} heads only", x.c.where(), s.family, list));
 }
 
 // Reads every hyperparameter; false (the error recorded) when the build cannot go on.
@@ -142,13 +102,11 @@ bool ReadHyperparameters(ClassicBuild& x) {
   ModelBuilder& b = x.b;
   const HfConfig& c = x.c;
   Hyperparameters& hp = x.hp();
-  Pending pending;
   if (s.kit_basics) {
     ReadDecoderBasics(b, c, {.tie = s.tie_default, .act_default = s.act_default});
   } else {
-    ReadGptFields(x, pending);
+    ReadGptFields(x);
   }
-  pending.multi_query = !s.multi_query_key.empty() && Get(b, c.BoolOr(s.multi_query_key, true));
   x.qkv_bias = Read(x, s.qkv_bias);
   x.o_bias = Read(x, s.o_bias);
   x.mlp_bias = Read(x, s.mlp_bias);
@@ -163,6 +121,7 @@ bool ReadHyperparameters(ClassicBuild& x) {
                               : Get(b, c.NumberOr(s.rotary_default_key, s.rotary_default));
     x.rotary = RotaryDim(b, c, hp.head_dim, factor);
   }
+  if (s.rotary == RotaryWidth::kHeadDim) x.rotary = hp.head_dim;
   x.embed_width = hp.hidden_size;
   if (s.read) s.read(x);
   if (!s.task_head) {
@@ -170,11 +129,7 @@ bool ReadHyperparameters(ClassicBuild& x) {
     x.labels = NumLabels(b, c);
   }
   if (s.quantized) x.q = ReadQuantization(b, c, x.o);
-  if (b.failed()) return false;
-  if (!s.kit_basics) DeriveGptSizes(x, pending);
-  if (s.rotary == RotaryWidth::kHeadDim) x.rotary = hp.head_dim;
-  if (b.failed()) return false;
-  if (s.setup) s.setup(x);
+  if (!b.failed() && s.setup) s.setup(x);
   return !b.failed();
 }
 
@@ -292,7 +247,8 @@ void ClassicHead(ClassicBuild& x) {
       (head == HeadKind::kSequenceClassification && !s.sequence_head) ||
       (head == HeadKind::kTokenClassification && !s.token_head) ||
       (head == HeadKind::kQuestionAnswering && !s.qa_head)) {
-    return FailMissingHead(x);
+    return b.Fail(MakeError("{}: {} has no {} model", x.c.where(), s.family,
+                            kHeadNames[static_cast<int>(head)]));
   }
   // The heads' input: embed_width, but hidden_size when that is 0.
   const uint64_t in = x.embed_width != 0 ? x.embed_width : x.hp().hidden_size;

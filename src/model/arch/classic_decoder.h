@@ -1,17 +1,15 @@
 #pragma once
-// The classic decoder families as data (issue 30; STYLE.md habit 9): GPT-2, GPT-NeoX, GPT-J,
-// BigCode, OPT, BLOOM, MPT, Falcon, Phi, StableLM, StarCoder2 and InternLM2. A ClassicDecoderSpec
-// names the config.json keys of each hyperparameter, the checkpoint's module names, the attention,
-// MLP and norm forms, the buffers each transformers version holds and the heads; BuildClassic
-// (classic_decoder.cc) builds any spec, and the rows are in classic_families.cc, one per family,
-// each citing its source. A quirk no field can say is a small hook function beside its row.
+// The classic decoder families as data (issue 30): GPT-2, GPT-NeoX, GPT-J, BigCode, OPT, BLOOM,
+// MPT, Falcon, Phi, StableLM, StarCoder2 and InternLM2. A ClassicDecoderSpec names the config keys,
+// module names, attention, MLP and norm forms, buffers and heads; BuildClassic
+// (classic_decoder.cc) builds any spec; the rows, each citing its source, and the hooks for quirks
+// no field can say are in classic_families.cc.
 //
 // Tensor order, as transformers registers the modules:
 //   <base>.<embed>, [<base>.<learned_pos>], [<base>.<embed_norm>], [after_embed hook],
 //   per layer <base>.<layers>.N: the pre-attention norms, [buffers, when buffers_first], the
 //   attention projections, [its q/k norms], [buffers], the middle norm, [layer hook], the MLP,
 //   the post norm; then the final norm, the model-level buffers and the head.
-// Every field is plain data with its default stated here; a row sets only where it differs.
 
 #include <array>
 #include <cstdint>
@@ -88,9 +86,8 @@ using ClassicLayerHook = void (*)(ClassicBuild& x, const std::string& layer);
 
 struct ClassicDecoderSpec {
   std::string_view family = "";  // in head errors and assumptions
-  // ReadDecoderBasics (decoder_kit.h: num_key_value_heads, "head_dim") instead of these keys,
-  // each with "_alt" another name for the same field, head_dim = hidden / heads (which must
-  // divide) and one KV head with multi_query_key, else as many as heads.
+  // ReadDecoderBasics (decoder_kit.h) instead of these keys ("_alt": another name for the same
+  // field; head_dim = hidden / heads; one KV head with multi_query_key, else as many as heads).
   bool kit_basics = false;
   std::string_view hidden_key = "hidden_size", hidden_alt = "";
   std::string_view layers_key = "num_hidden_layers", layers_alt = "";
@@ -150,10 +147,9 @@ struct ClassicDecoderSpec {
   RotaryWidth rotary = RotaryWidth::kHeadDim;
   double rotary_default = 1.0;
   std::string_view rotary_default_key = "";
-  // Heads. task_head: TaskHead (decoder_kit.h; the head class read when the head is built).
-  // Else the head of options.head_class or architectures[0] (none: the causal LM, said in an
-  // assumption), resolved with the fields: the causal LM's lm_head (tied to embed, on
-  // embed_width features) and the classifier heads the family has.
+  // Heads. task_head: TaskHead (decoder_kit.h). Else the head of options.head_class or
+  // architectures[0] (none: the causal LM, said in an assumption): lm_head (tied to embed, on
+  // embed_width features) or a classifier head the family has.
   bool task_head = false;
   std::string_view lm_head = "lm_head";
   bool lm_bias = false;

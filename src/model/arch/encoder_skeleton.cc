@@ -1,6 +1,5 @@
 // BuildEncoder: the one builder of every EncoderSpec row (encoder_spec.h). Hand-written here is
-// only what a row cannot say: how each config class is read and checked (the keys, their
-// defaults and their errors, word for word as the family builders had them), DeBERTa-v2's
+// only what a row cannot say: how each config class is read and checked, DeBERTa-v2's
 // pos_att_type and the modules after its layers, T5's feed_forward_proj.
 
 #include <initializer_list>
@@ -71,83 +70,78 @@ void ReadDebertaRelative(ModelBuilder& b, const HfConfig& c, EncoderShape& shape
   }
 }
 
-// kBert, kDistilBert, kDebertaV2. An unknown position_embedding_type is returned; the other
-// errors go to `b`.
-Status ReadEncoderHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
-                        EncoderShape& shape) {
+// kBert, kDistilBert, kDebertaV2.
+void ReadEncoderHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
+                      EncoderShape& shape) {
   auto& hp = b.model().hp;
-  ReadKeys(b, c, {{"vocab_size", &hp.vocab_size}, {spec.hidden_key, &hp.hidden_size},
-                  {spec.layers_key, &hp.num_layers}, {spec.heads_key, &hp.num_attention_heads},
-                  {spec.ffn_key, &hp.intermediate_size},
-                  {"max_position_embeddings", &hp.max_position_embeddings, 512}});
+  ReadKeys(b, c,
+           {{"vocab_size", &hp.vocab_size},
+            {spec.hidden_key, &hp.hidden_size},
+            {spec.layers_key, &hp.num_layers},
+            {spec.heads_key, &hp.num_attention_heads},
+            {spec.ffn_key, &hp.intermediate_size},
+            {"max_position_embeddings", &hp.max_position_embeddings, 512},
+            {spec.type_vocab_key, &shape.type_vocab, spec.type_vocab_default}});
   hp.num_kv_heads = hp.num_attention_heads;
   hp.activation = Get(b, c.StringOr(spec.act_key, "gelu"));
   hp.norm = "layernorm";
   const uint64_t embed_default = spec.embed_default ? spec.embed_default : hp.hidden_size;
-  auto read_embed = [&] {
-    shape.embed = spec.embed_key.empty() ? hp.hidden_size
-                                         : Get(b, c.UintOr(spec.embed_key, embed_default));
-  };
-  auto read_types = [&] {
-    ReadKeys(b, c, {{spec.type_vocab_key, &shape.type_vocab, spec.type_vocab_default}});
-  };
-  std::string position_type = "absolute";
+  shape.embed =
+      spec.embed_key.empty() ? hp.hidden_size : Get(b, c.UintOr(spec.embed_key, embed_default));
   if (spec.config == EncoderConfig::kBert) {
     // Training keeps a dropout mask per dropout (validation/FINDINGS.md 2m).
     hp.hidden_dropout = Get(b, c.NumberOr("hidden_dropout_prob", 0.1));
     hp.attention_dropout = Get(b, c.NumberOr("attention_probs_dropout_prob", 0.1));
-    read_types();
-    read_embed();
-    position_type = Get(b, c.StringOr("position_embedding_type", "absolute"));
+    const std::string position = Get(b, c.StringOr("position_embedding_type", "absolute"));
+    shape.relative = position == "relative_key" || position == "relative_key_query";
+    if (!shape.relative && position != "absolute") {
+      b.Fail(
+          MakeError("{}: \"position_embedding_type\" = \"{}\" is not \"absolute\", "
+                    "\"relative_key\" or \"relative_key_query\"",
+                    c.where(), position));
+    }
     shape.cross = Get(b, c.BoolOr("add_cross_attention", false));
-  } else {
-    read_embed();
-    read_types();
+    if (hp.vocab_size == 0 || hp.hidden_size == 0 || hp.max_position_embeddings == 0) {
+      b.Fail(
+          MakeError("{}: \"vocab_size\", \"hidden_size\" and \"max_position_embeddings\" "
+                    "must be positive",
+                    c.where()));
+    }
   }
   if (spec.config == EncoderConfig::kDebertaV2) {
     shape.position_biased = Get(b, c.BoolOr("position_biased_input", true));
     shape.relative = Get(b, c.BoolOr("relative_attention", false));
     shape.share_att_key = Get(b, c.BoolOr("share_att_key", false));
     shape.norm_rel_ebd = Get(b, c.StringOr("norm_rel_ebd", "none"));
-    ReadKeys(b, c, {{"conv_kernel_size", &shape.conv_kernel, 0},
-                    {"conv_groups", &shape.conv_groups, 1},
-                    {"pooler_hidden_size", &shape.pooler_hidden, hp.hidden_size}});
+    ReadKeys(b, c,
+             {{"conv_kernel_size", &shape.conv_kernel, 0},
+              {"conv_groups", &shape.conv_groups, 1},
+              {"pooler_hidden_size", &shape.pooler_hidden, hp.hidden_size},
+              {"attention_head_size", &hp.head_dim, 0}});
     ReadDebertaRelative(b, c, shape);
-    if (!b.failed()) hp.head_dim = Get(b, c.UintOr("attention_head_size", 0));
-  }
-  if (b.failed()) return Ok{};
-  if (spec.config == EncoderConfig::kBert) {
-    shape.relative = position_type == "relative_key" || position_type == "relative_key_query";
-    if (!shape.relative && position_type != "absolute") {
-      return MakeError("{}: \"position_embedding_type\" = \"{}\" is not \"absolute\", "
-                       "\"relative_key\" or \"relative_key_query\"", c.where(), position_type);
-    }
   }
   if (hp.head_dim == 0) {
-    hp.head_dim = DivideExact(b, c, hp.hidden_size, spec.hidden_key, hp.num_attention_heads,
-                              spec.heads_key);
+    hp.head_dim =
+        DivideExact(b, c, hp.hidden_size, spec.hidden_key, hp.num_attention_heads, spec.heads_key);
   }
-  if (spec.config == EncoderConfig::kBert &&
-      (hp.vocab_size == 0 || hp.hidden_size == 0 || hp.max_position_embeddings == 0)) {
-    b.Fail(MakeError("{}: \"vocab_size\", \"hidden_size\" and \"max_position_embeddings\" must be "
-                     "positive", c.where()));
-  }
-  return Ok{};
 }
 
 void ReadT5Hyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, bool encoder_only,
                  EncoderShape& shape) {
   auto& hp = b.model().hp;
-  ReadKeys(b, c, {{"vocab_size", &hp.vocab_size}, {"d_model", &hp.hidden_size},
-                  {"num_layers", &hp.num_encoder_layers}});
-  ReadKeys(b, c, {{"num_decoder_layers", &hp.num_layers, hp.num_encoder_layers},
-                  {"num_heads", &hp.num_attention_heads}, {"d_kv", &hp.head_dim},
-                  {"d_ff", &hp.intermediate_size}});
+  // n_positions: 0 by default, relative positions have no limit.
+  ReadKeys(b, c,
+           {{"vocab_size", &hp.vocab_size},
+            {"d_model", &hp.hidden_size},
+            {"num_layers", &hp.num_encoder_layers},
+            {"num_heads", &hp.num_attention_heads},
+            {"d_kv", &hp.head_dim},
+            {"d_ff", &hp.intermediate_size},
+            {"n_positions", &hp.max_position_embeddings, 0},
+            {"relative_attention_num_buckets", &shape.buckets, 32}});
+  hp.num_layers = Get(b, c.UintOr("num_decoder_layers", hp.num_encoder_layers));
   hp.num_kv_heads = hp.num_attention_heads;
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", spec.tie_default));
-  // n_positions: 0 by default, relative positions have no limit.
-  ReadKeys(b, c, {{"n_positions", &hp.max_position_embeddings, 0},
-                  {"relative_attention_num_buckets", &shape.buckets, 32}});
   const std::string ff = Get(b, c.StringOr("feed_forward_proj", "relu"));
   // T5Config "dropout_rate" (default 0.1): every sublayer's output, the attention probabilities,
   // the embeddings, each stack's final output and the MLP's activation (modeling_t5.py
@@ -175,16 +169,18 @@ void ReadT5Hyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, bo
 void ReadBartHyper(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
                    EncoderShape& shape) {
   auto& hp = b.model().hp;
-  ReadKeys(b, c, {{"vocab_size", &hp.vocab_size}, {"d_model", &hp.hidden_size},
-                  {spec.mel_frontend ? "num_mel_bins" : "", &shape.mels, 80},
-                  {"encoder_layers", &hp.num_encoder_layers}, {"decoder_layers", &hp.num_layers},
-                  {"encoder_attention_heads", &shape.encoder_heads},
-                  {"decoder_attention_heads", &hp.num_attention_heads},
-                  {"encoder_ffn_dim", &shape.encoder_ffn},
-                  {"decoder_ffn_dim", &hp.intermediate_size},
-                  {spec.src_positions_key, &hp.encoder_max_positions, spec.src_positions_default},
-                  {spec.tgt_positions_key, &hp.max_position_embeddings,
-                   spec.tgt_positions_default}});
+  ReadKeys(b, c,
+           {{"vocab_size", &hp.vocab_size},
+            {"d_model", &hp.hidden_size},
+            {spec.mel_frontend ? "num_mel_bins" : "", &shape.mels, 80},
+            {"encoder_layers", &hp.num_encoder_layers},
+            {"decoder_layers", &hp.num_layers},
+            {"encoder_attention_heads", &shape.encoder_heads},
+            {"decoder_attention_heads", &hp.num_attention_heads},
+            {"encoder_ffn_dim", &shape.encoder_ffn},
+            {"decoder_ffn_dim", &hp.intermediate_size},
+            {spec.src_positions_key, &hp.encoder_max_positions, spec.src_positions_default},
+            {spec.tgt_positions_key, &hp.max_position_embeddings, spec.tgt_positions_default}});
   hp.num_kv_heads = hp.num_attention_heads;
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", true));
   hp.activation = Get(b, c.StringOr("activation_function", "gelu"));
@@ -228,8 +224,7 @@ void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
       b.Linear(a + std::string(n.proj[i]), d, inner, bias && (i != 1 || spec.key_bias));
     }
     if (spec.config == EncoderConfig::kBert && shape.relative) {
-      b.Embedding(a + ".self.distance_embedding", 2 * hp.max_position_embeddings - 1,
-                  hp.head_dim);
+      b.Embedding(a + ".self.distance_embedding", 2 * hp.max_position_embeddings - 1, hp.head_dim);
     }
     if (spec.config == EncoderConfig::kDebertaV2 && shape.relative && !shape.share_att_key) {
       if (shape.c2p) b.Linear(a + ".self.pos_key_proj", d, inner, true);
@@ -291,8 +286,8 @@ void EmitDebertaTail(ModelBuilder& b, const std::string& p, const EncoderShape& 
   if (shape.relative) {
     const uint64_t max_rel = shape.max_relative < 1 ? hp.max_position_embeddings
                                                     : static_cast<uint64_t>(shape.max_relative);
-    const uint64_t pos_ebd = shape.position_buckets > 0
-                                 ? static_cast<uint64_t>(shape.position_buckets) : max_rel;
+    const uint64_t pos_ebd =
+        shape.position_buckets > 0 ? static_cast<uint64_t>(shape.position_buckets) : max_rel;
     b.Embedding(p + "encoder.rel_embeddings", pos_ebd * 2, h);
   }
   if (shape.norm_rel_ebd.find("layer_norm") != std::string::npos) {
@@ -342,9 +337,8 @@ void EmitStack(ModelBuilder& b, const std::string& p, const EncoderSpec& spec,
 }
 
 // The head of `head` (`p`: the prefix of the base model's modules).
-void EmitHead(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
-              const EncoderHead& head, const std::string& cls, const std::string& p,
-              const EncoderShape& shape) {
+void EmitHead(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, const EncoderHead& head,
+              const std::string& cls, const std::string& p, const EncoderShape& shape) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, vocab = hp.vocab_size;
   const bool seq2seq = spec.config == EncoderConfig::kT5 || spec.config == EncoderConfig::kBart;
@@ -375,12 +369,17 @@ void EmitHead(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec,
   }
   auto dim = [&](HeadDim x) -> uint64_t {
     switch (x) {
-      case HeadDim::kHidden: return h;
-      case HeadDim::kPooler: return shape.pooler_hidden;
-      case HeadDim::kOne: return 1;
-      case HeadDim::kTwo: return 2;
+      case HeadDim::kHidden:
+        return h;
+      case HeadDim::kPooler:
+        return shape.pooler_hidden;
+      case HeadDim::kOne:
+        return 1;
+      case HeadDim::kTwo:
+        return 2;
       case HeadDim::kLabels:
-      case HeadDim::kLabels2: break;
+      case HeadDim::kLabels2:
+        break;
     }
     if (!labels) labels = NumLabels(b, c);
     if (x == HeadDim::kLabels2 && *labels != 2) {
@@ -419,7 +418,7 @@ Result<Model> BuildEncoder(const HfConfig& c, const BuildOptions& options,
   } else if (spec.config == EncoderConfig::kBart) {
     ReadBartHyper(b, c, spec, shape);
   } else {
-    MEMFIT_RETURN_IF_ERROR(ReadEncoderHyper(b, c, spec, shape));
+    ReadEncoderHyper(b, c, spec, shape);
   }
   if (b.failed()) return b.Finish();
 

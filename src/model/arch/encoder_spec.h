@@ -1,14 +1,13 @@
 #pragma once
-// Encoder and encoder-decoder families as data (issue 30; STYLE.md habit 9): the config class that
-// says how the hyperparameters are read, the names of the embeddings, layers and norms, and the
-// head classes. BuildEncoder (encoder_skeleton.cc) builds any spec; the rows, one per model_type
-// citing its transformers modeling file, are in encoder_families.cc.
+// Encoder and encoder-decoder families as data (issue 30): the config class, the module names and
+// the head classes. BuildEncoder (encoder_skeleton.cc) builds any spec; the rows, one per
+// model_type citing its transformers modeling file, are in encoder_families.cc.
 //
 // Tensor order, as transformers registers the modules: [shared]; per stack (an encoder-only model
 // has one, at <prefix>) the token embeddings, the positions, BERT's token types, LayerNorm and
 // buffers; the layers (self-attention q/k/v, its relative-position tables, the output projection
 // and norm; a decoder's cross-attention likewise; the FFN and its norm); the stack's final norms;
-// the pooler; the head. Every field is plain data with its default stated here.
+// the pooler; the head.
 
 #include <array>
 #include <cstdint>
@@ -20,8 +19,7 @@
 
 namespace memfit::arch {
 
-// The config class: which keys the skeleton reads (the *_key fields, and those named here, with
-// their defaults in encoder_skeleton.cc) and how the relative positions are shaped.
+// The config class: which keys the skeleton reads (the *_key fields and those named here).
 enum class EncoderConfig : uint8_t {
   // BertConfig (RobertaConfig, XLMRobertaConfig, ElectraConfig): the *_key fields, type_vocab_size,
   // hidden_dropout_prob and attention_probs_dropout_prob (0.1), add_cross_attention,
@@ -29,10 +27,7 @@ enum class EncoderConfig : uint8_t {
   // [2 max_position_embeddings - 1, head_dim] to every attention.
   kBert,
   kDistilBert,  // DistilBertConfig: the *_key fields only
-  // DebertaV2Config: the *_key fields, embedding_size, type_vocab_size (0), position_biased_input,
-  // attention_head_size, relative_attention with pos_att_type (pos_key_proj for "c2p",
-  // pos_query_proj for "p2c", unless share_att_key), max_relative_positions, position_buckets,
-  // norm_rel_ebd, conv_kernel_size, conv_groups, pooler_hidden_size (encoder_skeleton.cc).
+  // DebertaV2Config: the *_key fields and its own (ReadEncoderHyper, encoder_skeleton.cc).
   kDebertaV2,
   // T5Config: d_model, num_layers, num_decoder_layers, num_heads, d_kv, d_ff, n_positions,
   // feed_forward_proj ("gated-<act>": wi_0 and wi_1), dropout_rate, relative_attention_num_buckets
@@ -65,7 +60,7 @@ struct LayerNames {
   std::string_view self = "attention", cross = "";  // attention blocks ("" none)
   std::array<std::string_view, 4> proj = {".self.query", ".self.key", ".self.value",
                                           ".output.dense"};  // q, k, v, o after the block
-  bool kvq_order = false;                     // registered k, v, q, o (bart)
+  bool kvq_order = false;                                    // registered k, v, q, o (bart)
   std::string_view self_norm = "attention.output.LayerNorm", cross_norm = "";
   std::string_view up = "intermediate.dense";  // gated (T5 v1.1): up + "_0" and up + "_1"
   std::string_view down = "output.dense", ffn_norm = "output.LayerNorm";
@@ -94,7 +89,7 @@ struct EncoderHead {
   bool encoder_only = false;  // an encoder-decoder's encoder alone (T5EncoderModel)
   std::string_view dense = "", out = "";
   HeadDim width = HeadDim::kHidden, out_dim = HeadDim::kLabels;
-  bool listed = true;   // named in the unknown-class error
+  bool listed = true;    // named in the unknown-class error
   bool refused = false;  // named there, yet not built
 };
 
@@ -106,8 +101,8 @@ struct EncoderSpec {
                    heads_key = "num_attention_heads", ffn_key = "intermediate_size",
                    act_key = "hidden_act";
   // Encoders: embeddings.{word,position,token_type}_embeddings, LayerNorm, position_ids.
-  std::string_view embed_key = "";  // the embeddings' width ("" hidden_size)
-  uint64_t embed_default = 0;       // its default (0: hidden_size)
+  std::string_view embed_key = "";                      // the embeddings' width ("" hidden_size)
+  uint64_t embed_default = 0;                           // its default (0: hidden_size)
   std::string_view type_vocab_key = "type_vocab_size";  // "" no token types
   uint64_t type_vocab_default = 2;
   bool token_type_ids = false;  // the non-persistent token_type_ids buffer beside position_ids
@@ -115,13 +110,13 @@ struct EncoderSpec {
   // Encoder-decoders: shared token embeddings and each stack's.
   std::string_view shared = "";
   Tokens tokens = Tokens::kShared;
-  bool mel_frontend = false;        // encoder.conv1/conv2 from num_mel_bins (80) (whisper)
+  bool mel_frontend = false;  // encoder.conv1/conv2 from num_mel_bins (80) (whisper)
   std::string_view src_positions_key = "max_position_embeddings";  // kBart
   std::string_view tgt_positions_key = "max_position_embeddings";
   uint64_t src_positions_default = 1024, tgt_positions_default = 1024, positions_offset = 0;
-  bool key_bias = true;             // the attention's k bias (whisper: none)
-  bool tie_default = true;          // kT5 "tie_word_embeddings"
-  bool bias_every_layer = false;    // kT5: relative_attention_bias in every self-attention
+  bool key_bias = true;           // the attention's k bias (whisper: none)
+  bool tie_default = true;        // kT5 "tie_word_embeddings"
+  bool bias_every_layer = false;  // kT5: relative_attention_bias in every self-attention
   // Layers and what follows them.
   std::string_view layers = "encoder.layer";  // under the prefix, or "encoder."/"decoder."
   LayerNames names{};

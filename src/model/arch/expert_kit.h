@@ -1,11 +1,8 @@
 #pragma once
-// Routed experts that transformers holds fused (3-D gate_up_proj / down_proj parameters: Qwen3.5,
-// Gemma 4) as checkpoints store them: fused when unquantized, one quantized nn.Linear per expert
-// and projection when a quantization covers them. NVIDIA ModelOpt's export writes quantized
-// fused experts per expert: <experts>.<e>.{gate,up,down}_proj.{weight, weight_scale,
-// weight_scale_2, input_scale} (vLLM PR #41683: nvidia/Gemma-4-26B-A4B-NVFP4 fails on
-// "layers.0.experts.0.down_proj.input_scale"; the modelopt layout "per-expert, un-fused" of
-// nvidia/Qwen3.5 NVFP4 checkpoints that SGLang and vLLM load through their per-expert mapping).
+// Routed experts that transformers holds fused (3-D gate_up_proj / down_proj: Qwen3.5, Gemma 4) as
+// checkpoints store them: fused when unquantized, one quantized nn.Linear per expert and
+// projection when quantized, as NVIDIA ModelOpt exports them (vLLM PR #41683; the "per-expert,
+// un-fused" layout of nvidia/Qwen3.5 NVFP4 checkpoints).
 
 #include <cstdint>
 #include <string>

@@ -13,9 +13,10 @@
 #include "formats/hf_config_json.h"
 #include "memfit/text_hparams.h"
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
-#include "model/arch/issue30_families.h"
 #include "model/arch/generic_layers.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/quantization.h"
 #include "model/hparams/config_keys.h"
@@ -28,8 +29,8 @@ using hparams::ConfigKeys;
 generic::Extras ReadExtras(ConfigKeys& k, const Hyperparameters& hp) {
   generic::Extras x;
   x.attention_bias = k.Bool({"attention_bias", "bias"}, false);
-  x.qkv_bias = k.Bool({"qkv_bias", "add_qkv_bias"}, false) ||
-               k.String({"model_type"}).starts_with("qwen2");
+  x.qkv_bias =
+      k.Bool({"qkv_bias", "add_qkv_bias"}, false) || k.String({"model_type"}).starts_with("qwen2");
   x.qk_norm = k.Bool({"use_qk_norm", "qk_norm", "qk_layernorm"}, false) ||
               k.Has({"qk_norm_type"}) || k.String({"model_type"}).starts_with("qwen3");
   x.output_gate = k.Bool({"attn_output_gate", "attention_output_gate"}, false) ||
@@ -63,19 +64,20 @@ generic::Extras ReadExtras(ConfigKeys& k, const Hyperparameters& hp) {
 // An approximate ViT-style tower from "vision_config": patch embedding, depth x (attention +
 // MLP + two norms), a merger into the text width. Reported as the "vision_tower" component.
 void GenericDecoderVisionTower(ModelBuilder& b, const HfConfig& config, uint64_t text_hidden,
-                 std::vector<std::string>& assumptions) {
+                               std::vector<std::string>& assumptions) {
   auto it = config.raw().find("vision_config");
   if (it == config.raw().end() || !it->is_object()) return;
   auto vc = HfConfig::FromJson(*it, config.where() + ": vision_config");
   if (!vc) return;
   ConfigKeys k(*vc, hparams::TextSection{&vc->raw(), "", false});
+  // A vision config memfit cannot read: the text model still answers.
+  const auto unreadable = [&] {
+    if (k.failed()) assumptions.push_back("vision tower not counted: " + k.error().message);
+    return k.failed();
+  };
   const uint64_t depth = k.Uint({"depth", "num_hidden_layers", "num_layers", "n_layers"});
   const uint64_t w = k.Uint({"hidden_size", "embed_dim", "width", "d_model"});
-  if (k.failed()) {  // a vision config memfit cannot read: the text model still answers
-    assumptions.push_back("vision tower not counted: " + k.error().message);
-    return;
-  }
-  if (depth == 0 || w == 0) return;
+  if (unreadable() || depth == 0 || w == 0) return;
   const uint64_t f = k.Uint({"intermediate_size", "mlp_dim", "ffn_dim"}, 4 * w);
   const uint64_t patch = k.Uint({"patch_size", "spatial_patch_size"}, 14);
   const uint64_t channels = k.Uint({"in_channels", "num_channels", "in_chans"}, 3);
@@ -83,10 +85,7 @@ void GenericDecoderVisionTower(ModelBuilder& b, const HfConfig& config, uint64_t
   const uint64_t merge = k.Uint({"spatial_merge_size"}, 1);
   const uint64_t out = k.Uint({"out_hidden_size", "projection_dim"}, text_hidden);
   const bool gated = k.String({"hidden_act"}) == "silu";
-  if (k.failed()) {  // a vision config memfit cannot read: the text model still answers
-    assumptions.push_back("vision tower not counted: " + k.error().message);
-    return;
-  }
+  if (unreadable()) return;
   b.SetComponent("vision_tower");
   b.Conv("model.visual.patch_embed.proj", channels, w, {temporal, patch, patch}, true);
   for (uint64_t i = 0; i < depth && !b.failed(); ++i) {
@@ -106,9 +105,10 @@ void GenericDecoderVisionTower(ModelBuilder& b, const HfConfig& config, uint64_t
     b.Linear("model.visual.merger.fc2", merged, out, true);
   }
   b.SetComponent("");
-  assumptions.push_back(fmt::format("vision tower approximated as a {}-block ViT of width {} "
-                                    "(no exact builder for this family's vision encoder)",
-                                    depth, w));
+  assumptions.push_back(
+      fmt::format("vision tower approximated as a {}-block ViT of width {} "
+                  "(no exact builder for this family's vision encoder)",
+                  depth, w));
 }
 
 }  // namespace
@@ -143,10 +143,10 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
     // A quantization format the config-only builders do not model: count the weights in the
     // checkpoint dtype and say so, rather than refuse.
     const nlohmann::json* qc = QuantizationConfigJson(c);
-    std::string why = qc && qc->is_object() && qc->contains("quant_method") &&
-                              (*qc)["quant_method"].is_string()
-                          ? (*qc)["quant_method"].get<std::string>()
-                          : std::string("?");
+    std::string why =
+        qc && qc->is_object() && qc->contains("quant_method") && (*qc)["quant_method"].is_string()
+            ? (*qc)["quant_method"].get<std::string>()
+            : std::string("?");
     ModelBuilder fresh(c, dtype);
     fresh.model().hp = std::move(m.hp);
     b = std::move(fresh);
@@ -180,13 +180,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
     }
   }
   b.RmsNorm(base + "norm", h.hidden_size);
-  b.SetHead(true);
-  if (h.tie_word_embeddings) {
-    b.Tied("lm_head.weight", {h.vocab_size, h.hidden_size}, base + "embed_tokens.weight");
-  } else {
-    b.Param("lm_head.weight", {h.vocab_size, h.hidden_size});
-  }
-  b.SetHead(false);
+  LmHead(b, base + "embed_tokens");
   GenericDecoderVisionTower(b, c, h.hidden_size, model.assumptions);
   NoteQuantization(b, q);
   model.no_split_patterns = {base + "layers.*", "model.visual.blocks.*"};
@@ -199,8 +193,10 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
   for (auto& a : dtype_assumptions) model.assumptions.push_back(std::move(a));
   for (auto& a : text.assumptions) model.assumptions.push_back(std::move(a));
   if (mtp > 0) {
-    model.notes.push_back(fmt::format("{} multi-token-prediction layer(s) counted as stored but "
-                                      "not loaded by transformers", mtp));
+    model.notes.push_back(
+        fmt::format("{} multi-token-prediction layer(s) counted as stored but "
+                    "not loaded by transformers",
+                    mtp));
   }
   return b.Finish();
 }
@@ -278,8 +274,10 @@ Result<Model> BuildGenericVision(const HfConfig& c, const BuildOptions& /*option
   ModelBuilder b(c);
   GenericDecoderVisionTower(b, c, 0, b.model().assumptions);
   if (!b.failed() && b.model().tensors.empty()) {
-    return MakeError("{}: vision_config has no depth and width (\"num_hidden_layers\", "
-                     "\"hidden_size\")", c.where());
+    return MakeError(
+        "{}: vision_config has no depth and width (\"num_hidden_layers\", "
+        "\"hidden_size\")",
+        c.where());
   }
   Model& model = b.model();
   model.no_split_patterns = {"model.visual.blocks.*"};

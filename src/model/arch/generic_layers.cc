@@ -1,7 +1,7 @@
 // Tensors of the generic decoder's mixers and MLPs. Shapes from the reference implementations:
 //   attention         transformers modeling_llama.py (LlamaAttention), modeling_qwen3_next.py
 //                     (output gate), DeepSeek-V4 inference/model.py (q/o low rank)
-//   MLA + DSA indexer transformers modeling_deepseek_v3.py, vLLM deepseek_v2.py (GenericLayersIndexer)
+//   MLA + DSA indexer transformers modeling_deepseek_v3.py, vLLM deepseek_v2.py (Indexer)
 //   gated delta-net   transformers modeling_qwen3_next.py (Qwen3NextGatedDeltaNet)
 //   Mamba2            transformers modeling_nemotron_h.py (NemotronHMamba2Mixer)
 //   Mamba             transformers modeling_mamba.py (MambaMixer)
@@ -10,15 +10,14 @@
 //   lightning attn    transformers modeling_minimax.py (MiniMaxLightningAttention)
 //   MoE               modeling_qwen3_moe.py / modeling_deepseek_v3.py / modeling_qwen3_next.py
 
-#include "memfit/checked_math.h"
 #include "model/arch/generic_layers.h"
-#include "model/arch/mla_kit.h"
 
+#include "memfit/checked_math.h"
+#include "model/arch/mla_kit.h"
 #include "model/arch/repeated_modules.h"
 
 namespace memfit::arch::generic {
 namespace {
-
 
 void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, const LayerInfo& L,
                const Hyperparameters& hp, const Extras& x) {
@@ -26,15 +25,16 @@ void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, con
   const uint64_t q_out = MulDims(b, L.num_heads, L.head_dim_k, "heads x head_dim");
   const uint64_t k_out = MulDims(b, L.num_kv_heads, L.head_dim_k, "kv heads x head_dim");
   const uint64_t v_out = MulDims(b, L.num_kv_heads, L.head_dim_v, "kv heads x v_head_dim");
-  const uint64_t o_in = MulDims(b, L.num_heads, L.head_dim_v ? L.head_dim_v : L.head_dim_k,
-                                "heads x v_head_dim");
+  const uint64_t o_in =
+      MulDims(b, L.num_heads, L.head_dim_v ? L.head_dim_v : L.head_dim_k, "heads x v_head_dim");
   const bool qkv_bias = x.attention_bias || x.qkv_bias;
   const uint64_t q_width = x.output_gate ? 2 * q_out : q_out;
   EmitQueryProjection(b, q, a, h, hp.q_lora_rank, q_width, false, qkv_bias);
   QLinear(b, q, a + ".k_proj", h, k_out, qkv_bias);
   if (!L.k_eq_v) QLinear(b, q, a + ".v_proj", h, v_out, qkv_bias);
   if (x.o_lora_rank > 0 && x.o_groups > 0) {
-    QLinear(b, q, a + ".o_a_proj", CeilDivOrZero(o_in, x.o_groups), x.o_groups * x.o_lora_rank, false);
+    QLinear(b, q, a + ".o_a_proj", CeilDivOrZero(o_in, x.o_groups), x.o_groups * x.o_lora_rank,
+            false);
     QLinear(b, q, a + ".o_b_proj", x.o_groups * x.o_lora_rank, h, false);
   } else {
     QLinear(b, q, a + ".o_proj", o_in, h, x.attention_bias);
@@ -45,25 +45,7 @@ void Attention(ModelBuilder& b, const Quantization& q, const std::string& a, con
   }
 }
 
-void GenericLayersMla(ModelBuilder& b, const Quantization& q, const std::string& a, const LayerInfo& L,
-         const Hyperparameters& hp) {
-  const uint64_t h = hp.hidden_size, nh = L.num_heads;
-  const uint64_t qk = hp.qk_nope_head_dim + hp.qk_rope_head_dim;
-  if (hp.q_lora_rank > 0) {
-    QLinear(b, q, a + ".q_a_proj", h, hp.q_lora_rank, false);
-    b.RmsNorm(a + ".q_a_layernorm", hp.q_lora_rank);
-    QLinear(b, q, a + ".q_b_proj", hp.q_lora_rank, MulDims(b, nh, qk, "heads x qk_head_dim"), false);
-  } else {
-    QLinear(b, q, a + ".q_proj", h, MulDims(b, nh, qk, "heads x qk_head_dim"), false);
-  }
-  QLinear(b, q, a + ".kv_a_proj_with_mqa", h, hp.kv_lora_rank + hp.qk_rope_head_dim, false);
-  b.RmsNorm(a + ".kv_a_layernorm", hp.kv_lora_rank);
-  QLinear(b, q, a + ".kv_b_proj", hp.kv_lora_rank,
-          MulDims(b, nh, hp.qk_nope_head_dim + L.head_dim_v, "heads x (nope + v)"), false);
-  QLinear(b, q, a + ".o_proj", MulDims(b, nh, L.head_dim_v, "heads x v_head_dim"), h, false);
-}
-
-void GenericLayersIndexer(ModelBuilder& b, const std::string& a, const Hyperparameters& hp, const Extras& x) {
+void Indexer(ModelBuilder& b, const std::string& a, const Hyperparameters& hp, const Extras& x) {
   const uint64_t h = hp.hidden_size, d = x.index_head_dim, n = x.index_n_heads;
   const uint64_t q_in = hp.q_lora_rank ? hp.q_lora_rank : h;
   b.Linear(a + ".indexer.wq_b", q_in, MulDims(b, n, d, "index heads x index_head_dim"), false);
@@ -120,7 +102,8 @@ void Recurrent(ModelBuilder& b, const Quantization& q, const std::string& l, con
       const std::string a = l + ".self_attn";
       const uint64_t d = x.kda_head_dim, w = MulDims(b, x.kda_heads, d, "kda heads x head_dim");
       for (const char* p : {".q_proj", ".k_proj", ".v_proj"}) QLinear(b, q, a + p, h, w, false);
-      for (const char* p : {".q_conv1d", ".k_conv1d", ".v_conv1d"}) b.Conv(a + p, w, w, {k}, false, w);
+      for (const char* p : {".q_conv1d", ".k_conv1d", ".v_conv1d"})
+        b.Conv(a + p, w, w, {k}, false, w);
       b.Linear(a + ".f_a_proj", h, d, false);
       b.Linear(a + ".f_b_proj", d, w, false);
       b.Linear(a + ".b_proj", h, x.kda_heads, false);
@@ -149,7 +132,8 @@ void Recurrent(ModelBuilder& b, const Quantization& q, const std::string& l, con
       break;
     }
     case LayerMixer::kAttention:
-    case LayerMixer::kNone: break;
+    case LayerMixer::kNone:
+      break;
   }
 }
 
@@ -161,22 +145,29 @@ void Mixer(ModelBuilder& b, const Quantization& q, const std::string& l, const L
   if (L.attention == AttentionKind::kNone) return;
   const std::string a = l + ".self_attn";
   if (L.attention == AttentionKind::kMla) {
-    GenericLayersMla(b, q, a, L, hp);
+    EmitMla(b, q, a,
+            {.heads = L.num_heads,
+             .q_lora = hp.q_lora_rank,
+             .kv_lora = hp.kv_lora_rank,
+             .nope = hp.qk_nope_head_dim,
+             .rope = hp.qk_rope_head_dim,
+             .v = L.head_dim_v},
+            false);
   } else {
     Attention(b, q, a, L, hp, x);
   }
-  if (L.indexer_head_dim > 0 && x.index_n_heads > 0) GenericLayersIndexer(b, a, hp, x);
+  if (L.indexer_head_dim > 0 && x.index_n_heads > 0) Indexer(b, a, hp, x);
 }
 
 void Mlp(ModelBuilder& b, const Quantization& q, const std::string& l, const LayerInfo& L,
          const Hyperparameters& hp, const Extras& x) {
   const uint64_t h = hp.hidden_size;
-  auto ffn = [&](const std::string& m, uint64_t width) {
-    if (hp.gated_mlp) QLinear(b, q, m + ".gate_proj", h, width, false);
-    QLinear(b, q, m + ".up_proj", h, width, false);
-    QLinear(b, q, m + ".down_proj", width, h, false);
+  auto ffn = [&](const std::string& m, uint64_t in, uint64_t width) {
+    if (hp.gated_mlp) QLinear(b, q, m + ".gate_proj", in, width, false);
+    QLinear(b, q, m + ".up_proj", in, width, false);
+    QLinear(b, q, m + ".down_proj", width, in, false);
   };
-  if (L.intermediate_size > 0) ffn(l + ".mlp", L.intermediate_size);
+  if (L.intermediate_size > 0) ffn(l + ".mlp", h, L.intermediate_size);
   if (!L.moe || hp.num_experts == 0) return;
   const std::string m = l + (L.intermediate_size > 0 ? ".moe" : ".mlp");
   b.Param(m + ".gate.weight", {hp.num_experts, h});
@@ -188,13 +179,10 @@ void Mlp(ModelBuilder& b, const Quantization& q, const std::string& l, const Lay
     QLinear(b, q, m + ".fc1_latent_proj", h, x.moe_latent, false);
     QLinear(b, q, m + ".fc2_latent_proj", x.moe_latent, h, false);
   }
-  RepeatedModules(b, q, m + ".experts", hp.num_experts, [&](const std::string& ex) {
-    if (hp.gated_mlp) QLinear(b, q, ex + ".gate_proj", e_in, hp.moe_intermediate_size, false);
-    QLinear(b, q, ex + ".up_proj", e_in, hp.moe_intermediate_size, false);
-    QLinear(b, q, ex + ".down_proj", hp.moe_intermediate_size, e_in, false);
-  });
+  RepeatedModules(b, q, m + ".experts", hp.num_experts,
+                  [&](const std::string& ex) { ffn(ex, e_in, hp.moe_intermediate_size); });
   if (hp.shared_expert_intermediate_size > 0) {
-    ffn(m + ".shared_experts", hp.shared_expert_intermediate_size);
+    ffn(m + ".shared_experts", h, hp.shared_expert_intermediate_size);
     if (x.shared_expert_gate) b.Param(m + ".shared_expert_gate.weight", {1, h});
   }
 }

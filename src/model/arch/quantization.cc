@@ -1,26 +1,26 @@
 #include "model/arch/quantization.h"
-#include "formats/hf_config_json.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <optional>
 
-#include <fmt/format.h>
-
+#include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
 #include "memfit/model.h"
 
 namespace memfit::arch {
 namespace {
 
-
 // The bytes json.dumps() writes for bitsandbytes' packed quant_state (QuantState.as_dict(packed=
 // True)): {"quant_type": ..., "blocksize": 64, "dtype": "...", "shape": [out, in]} plus the nested
 // keys under double quantization. nested_offset is a data-dependent float: its repr is assumed to
 // take 20 characters (e.g. "0.021044731140136719"); the caller records that assumption.
 uint64_t QuantStateBytes(const Quantization& q, std::string_view dtype, uint64_t out, uint64_t in) {
-  std::string text = fmt::format(R"({{"quant_type": "{}", "blocksize": 64, "dtype": "{}", "shape": [{}, {}])",
-                                 q.quant_type, dtype, out, in);
+  std::string text =
+      fmt::format(R"({{"quant_type": "{}", "blocksize": 64, "dtype": "{}", "shape": [{}, {}])",
+                  q.quant_type, dtype, out, in);
   if (q.double_quant) {
     text += R"(, "nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": )";
     text += std::string(20, '0');
@@ -39,137 +39,129 @@ std::vector<std::string> StringList(const nlohmann::json& q, const char* key) {
   return out;
 }
 
+// j[key] when it is a string (an integer, a boolean), else `fallback`.
+std::string JsonString(const nlohmann::json& j, const char* key, std::string fallback = "") {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+int64_t JsonInt(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+bool JsonBool(const nlohmann::json& j, const char* key, bool fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
 // A ModelOpt / compressed-tensors weight scheme: {"num_bits", "type", "group_size", "strategy"}.
-QuantMethod SchemeMethod(const nlohmann::json& w, bool* per_channel) {
-  if (!w.is_object()) return QuantMethod::kNone;
-  auto num_bits = w.find("num_bits");
-  const int64_t bits = num_bits != w.end() && num_bits->is_number_integer()
-                           ? num_bits->get<int64_t>()
-                           : 0;
-  const std::string type = w.contains("type") && w["type"].is_string() ? w["type"].get<std::string>()
-                                                                        : std::string();
+QuantMethod SchemeMethod(const nlohmann::json& w, bool& per_channel) {
+  const int64_t bits = JsonInt(w, "num_bits");
+  const std::string type = JsonString(w, "type");
   if (bits == 4 && type == "float") {
     // MXFP4 (OCP microscaling): a shared E8M0 scale per 32 values; NVFP4: an E4M3 scale per 16.
-    auto group = w.find("group_size");
-    if (group != w.end() && group->is_number_integer() && group->get<int64_t>() == 32) {
-      return QuantMethod::kMxfp4Packed;
-    }
-    return QuantMethod::kNvfp4;
+    return JsonInt(w, "group_size") == 32 ? QuantMethod::kMxfp4Packed : QuantMethod::kNvfp4;
   }
   if ((bits == 4 || bits == 8) && type == "int") return QuantMethod::kPackedInt;
   if (bits == 8 && type == "float") {
-    if (per_channel) {
-      *per_channel = w.contains("strategy") && w["strategy"].is_string() &&
-                     w["strategy"].get<std::string>() == "channel";
-    }
+    per_channel = JsonString(w, "strategy") == "channel";
     return QuantMethod::kFp8Tensor;
   }
   return QuantMethod::kNone;
 }
 
 QuantMethod AlgoMethod(const std::string& algo) {
-  if (algo == "NVFP4" || algo == "W4A16_NVFP4" || algo == "W4A8_NVFP4_FP8") return QuantMethod::kNvfp4;
+  if (algo == "NVFP4" || algo == "W4A16_NVFP4" || algo == "W4A8_NVFP4_FP8") {
+    return QuantMethod::kNvfp4;
+  }
   if (algo == "FP8" || algo == "FP8_PER_CHANNEL_PER_TOKEN") return QuantMethod::kFp8Tensor;
   if (algo == "MXFP8") return QuantMethod::kMxfp8;
   return QuantMethod::kNone;
 }
 
+// compressed-tensors "pack-quantized" integer weights (scheme `w`).
+void ReadPackedInt(ModelBuilder& b, const HfConfig& c, const nlohmann::json& qc,
+                   const nlohmann::json& w, Quantization& q) {
+  const std::string format = JsonString(qc, "format");
+  if (format != "pack-quantized") {
+    return b.Fail(
+        MakeError("{}: quantization_config: compressed-tensors integer weights in "
+                  "format \"{}\" are not built from config.json (\"pack-quantized\" "
+                  "is); the safetensors headers give the exact sizes",
+                  c.where(), format));
+  }
+  const std::string strategy = JsonString(w, "strategy", "group");
+  const int64_t group = JsonInt(w, "group_size");
+  if (strategy == "group" && (group < 1 || group > (int64_t{1} << 20))) {
+    return b.Fail(MakeError(
+        "{}: quantization_config: a \"group\" strategy needs group_size in 1..1048576", c.where()));
+  }
+  if (strategy != "group" && strategy != "channel") {
+    return b.Fail(
+        MakeError("{}: quantization_config: integer weights with strategy \"{}\" are "
+                  "not built from config.json (group, channel are)",
+                  c.where(), strategy));
+  }
+  q.method = QuantMethod::kPackedInt;
+  q.bits = static_cast<uint64_t>(JsonInt(w, "num_bits"));
+  q.group_size = strategy == "group" ? static_cast<uint64_t>(group) : 0;
+  q.zero_point = !JsonBool(w, "symmetric", true);
+}
+
 // NVIDIA ModelOpt ("quant_method": "modelopt", "quant_algo") and compressed-tensors
-// ("config_groups".*."weights") checkpoints: NVFP4, FP8 per tensor or channel, and ModelOpt's
-// MIXED_PRECISION ("quantized_layers": module -> quant_algo). Modules in "ignore" /
+// ("config_groups".*."weights") checkpoints: NVFP4, FP8 per tensor or channel, packed integers,
+// and ModelOpt's MIXED_PRECISION ("quantized_layers": module -> quant_algo). Modules in "ignore" /
 // "exclude_modules" (glob patterns) stay unquantized. Sources: NVIDIA TensorRT-Model-Optimizer
 // export (hf_quant_config.json), vLLM modelopt.py and compressed_tensors.py.
 void ReadModelOptLike(ModelBuilder& b, const HfConfig& c, const nlohmann::json& qc,
                       Quantization& q) {
-  const std::string algo =
-      qc.contains("quant_algo") && qc["quant_algo"].is_string() ? qc["quant_algo"].get<std::string>()
-                                                                : std::string();
-  if (algo == "MIXED_PRECISION") {
-    auto layers = qc.find("quantized_layers");
-    if (layers == qc.end() || !layers->is_object()) {
-      b.Fail(MakeError("{}: quantization_config: MIXED_PRECISION needs \"quantized_layers\"",
-                       c.where()));
-      return;
-    }
-    q.method = QuantMethod::kMixed;
-    for (auto it = layers->begin(); it != layers->end(); ++it) {
-      if (!it->is_object() || !it->contains("quant_algo") || !(*it)["quant_algo"].is_string()) continue;
-      QuantMethod m = AlgoMethod((*it)["quant_algo"].get<std::string>());
-      if (m != QuantMethod::kNone) q.per_module.emplace_back(it.key(), m);
-    }
-    std::sort(q.per_module.begin(), q.per_module.end());
-  } else {
-    QuantMethod m = AlgoMethod(algo);
-    const nlohmann::json* scheme = nullptr;
-    if (auto groups = qc.find("config_groups"); groups != qc.end() && groups->is_object()) {
-      for (const auto& g : *groups) {
-        if (g.is_object() && g.contains("weights")) {
-          QuantMethod from_group = SchemeMethod(g["weights"], &q.per_channel);
-          if (from_group != QuantMethod::kNone) m = from_group;
-          scheme = &g["weights"];
-          // compressed-tensors registers input_scale only for static input activations
-          // (lifecycle/initialize.py: none for "dynamic": true or without input_activations).
-          const auto method_it = qc.find("quant_method");
-          if (from_group == QuantMethod::kFp8Tensor && method_it != qc.end() &&
-              *method_it == "compressed-tensors") {
-            auto in = g.find("input_activations");
-            q.input_scale = in != g.end() && in->is_object() &&
-                            !(in->contains("dynamic") && (*in)["dynamic"].is_boolean() &&
-                              (*in)["dynamic"].get<bool>());
-          }
-          break;
-        }
-      }
-    }
-    if (m == QuantMethod::kPackedInt) {
-      const std::string format = qc.contains("format") && qc["format"].is_string()
-                                     ? qc["format"].get<std::string>() : std::string();
-      if (format != "pack-quantized") {
-        b.Fail(MakeError("{}: quantization_config: compressed-tensors integer weights in format "
-                         "\"{}\" are not built from config.json (\"pack-quantized\" is); the "
-                         "safetensors headers give the exact sizes", c.where(), format));
-        return;
-      }
-      const auto& w = *scheme;
-      q.method = m;
-      q.bits = static_cast<uint64_t>(w["num_bits"].get<int64_t>());
-      const std::string strategy = w.contains("strategy") && w["strategy"].is_string()
-                                       ? w["strategy"].get<std::string>() : std::string("group");
-      auto gs = w.find("group_size");
-      const int64_t group = gs != w.end() && gs->is_number_integer() ? gs->get<int64_t>() : 0;
-      if (strategy == "group" && (group < 1 || group > (int64_t{1} << 20))) {
-        b.Fail(MakeError("{}: quantization_config: a \"group\" strategy needs group_size in "
-                         "1..1048576", c.where()));
-        return;
-      }
-      if (strategy != "group" && strategy != "channel") {
-        b.Fail(MakeError("{}: quantization_config: integer weights with strategy \"{}\" are not "
-                         "built from config.json (group, channel are)", c.where(), strategy));
-        return;
-      }
-      q.group_size = strategy == "group" ? static_cast<uint64_t>(group) : 0;
-      q.zero_point = w.contains("symmetric") && w["symmetric"].is_boolean() &&
-                     !w["symmetric"].get<bool>();
-      for (const char* key : {"ignore", "exclude_modules"}) {
-        for (auto& s : StringList(qc, key)) q.skip.push_back(std::move(s));
-      }
-      return;
-    }
-    if (m == QuantMethod::kNone) {
-      b.Fail(MakeError("{}: quantization_config: the ModelOpt / compressed-tensors scheme (quant_algo "
-                       "\"{}\") is not one memfit builds from config.json (NVFP4, FP8); the "
-                       "safetensors headers give the exact sizes",
-                       c.where(), algo));
-      return;
-    }
-    q.method = m;
-  }
-  const bool fp4 = q.method == QuantMethod::kNvfp4 || q.method == QuantMethod::kMxfp4Packed;
-  q.bits = fp4 ? 4 : 8;
-  q.group_size = q.method == QuantMethod::kNvfp4 ? 16 : q.method == QuantMethod::kMxfp4Packed ? 32 : 0;
   for (const char* key : {"ignore", "exclude_modules"}) {
     for (auto& s : StringList(qc, key)) q.skip.push_back(std::move(s));
   }
+  const std::string algo = JsonString(qc, "quant_algo");
+  if (algo == "MIXED_PRECISION") {
+    auto layers = qc.find("quantized_layers");
+    if (layers == qc.end() || !layers->is_object()) {
+      return b.Fail(MakeError("{}: quantization_config: MIXED_PRECISION needs \"quantized_layers\"",
+                              c.where()));
+    }
+    q.method = QuantMethod::kMixed;
+    for (auto it = layers->begin(); it != layers->end(); ++it) {
+      const QuantMethod m = AlgoMethod(JsonString(*it, "quant_algo"));
+      if (m != QuantMethod::kNone) q.per_module.emplace_back(it.key(), m);
+    }
+    std::sort(q.per_module.begin(), q.per_module.end());
+    q.bits = 8;
+    return;
+  }
+  q.method = AlgoMethod(algo);
+  if (auto groups = qc.find("config_groups"); groups != qc.end() && groups->is_object()) {
+    for (const auto& g : *groups) {
+      if (!g.is_object() || !g.contains("weights")) continue;
+      const QuantMethod from_group = SchemeMethod(g["weights"], q.per_channel);
+      if (from_group == QuantMethod::kPackedInt) return ReadPackedInt(b, c, qc, g["weights"], q);
+      if (from_group != QuantMethod::kNone) q.method = from_group;
+      // compressed-tensors registers input_scale only for static input activations
+      // (lifecycle/initialize.py: none for "dynamic": true or without input_activations).
+      if (from_group == QuantMethod::kFp8Tensor &&
+          JsonString(qc, "quant_method") == "compressed-tensors") {
+        auto in = g.find("input_activations");
+        q.input_scale = in != g.end() && in->is_object() && !JsonBool(*in, "dynamic", false);
+      }
+      break;
+    }
+  }
+  if (q.method == QuantMethod::kNone) {
+    return b.Fail(
+        MakeError("{}: quantization_config: the ModelOpt / compressed-tensors scheme "
+                  "(quant_algo \"{}\") is not one memfit builds from config.json "
+                  "(NVFP4, FP8); the safetensors headers give the exact sizes",
+                  c.where(), algo));
+  }
+  const bool fp4 = q.method == QuantMethod::kNvfp4 || q.method == QuantMethod::kMxfp4Packed;
+  q.bits = fp4 ? 4 : 8;
+  q.group_size = q.method == QuantMethod::kNvfp4         ? 16
+                 : q.method == QuantMethod::kMxfp4Packed ? 32
+                                                         : 0;
 }
 
 Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
@@ -194,8 +186,10 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     bool int8 = Get(b, sub->BoolOr("load_in_8bit", false));
     bool int4 = Get(b, sub->BoolOr("load_in_4bit", false));
     if (int8 == int4) {
-      b.Fail(MakeError("{}: quantization_config: bitsandbytes needs exactly one of "
-                       "\"load_in_8bit\" and \"load_in_4bit\"", c.where()));
+      b.Fail(
+          MakeError("{}: quantization_config: bitsandbytes needs exactly one of "
+                    "\"load_in_8bit\" and \"load_in_4bit\"",
+                    c.where()));
       return q;
     }
     q.method = int8 ? QuantMethod::kBnbInt8 : QuantMethod::kBnb4Bit;
@@ -205,27 +199,29 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     q.quant_type = Get(b, sub->StringOr("bnb_4bit_quant_type", "fp4"));
     std::string storage = Get(b, sub->StringOr("bnb_4bit_quant_storage", "uint8"));
     if (int4 && storage != "uint8") {
-      b.Fail(MakeError("{}: quantization_config: bnb_4bit_quant_storage \"{}\" is not supported "
-                       "(uint8 only); the safetensors headers give the exact sizes", c.where(), storage));
+      b.Fail(
+          MakeError("{}: quantization_config: bnb_4bit_quant_storage \"{}\" is not supported "
+                    "(uint8 only); the safetensors headers give the exact sizes",
+                    c.where(), storage));
     }
   } else if (method == "gptq" || method == "awq") {
     q.method = method == "gptq" ? QuantMethod::kGptq : QuantMethod::kAwq;
     q.bits = Get(b, sub->Uint("bits"));
-    auto group = sub->raw().find("group_size");
-    if (group != sub->raw().end() && group->is_number_integer() && group->get<int64_t>() == -1) {
-      q.group_size = 0;
-    } else {
-      q.group_size = Get(b, sub->UintOr("group_size", 128));
-    }
+    // group_size -1: one group over the whole input.
+    q.group_size = JsonInt(*qc, "group_size") == -1 ? 0 : Get(b, sub->UintOr("group_size", 128));
     std::string version = Get(b, sub->StringOr("version", "gemm"));
     if (q.method == QuantMethod::kAwq && version != "gemm" && version != "GEMM") {
-      b.Fail(MakeError("{}: quantization_config: AWQ version \"{}\" is not supported (GEMM only); "
-                       "the safetensors headers give the exact sizes", c.where(), version));
+      b.Fail(
+          MakeError("{}: quantization_config: AWQ version \"{}\" is not supported (GEMM only); "
+                    "the safetensors headers give the exact sizes",
+                    c.where(), version));
     }
     std::string format = Get(b, sub->StringOr("checkpoint_format", "gptq"));
     if (q.method == QuantMethod::kGptq && format != "gptq") {
-      b.Fail(MakeError("{}: quantization_config: GPTQ checkpoint_format \"{}\" is not supported; "
-                       "the safetensors headers give the exact sizes", c.where(), format));
+      b.Fail(
+          MakeError("{}: quantization_config: GPTQ checkpoint_format \"{}\" is not supported; "
+                    "the safetensors headers give the exact sizes",
+                    c.where(), format));
     }
     if (q.bits == 0 || 32 % q.bits != 0) {
       b.Fail(MakeError("{}: quantization_config: \"bits\" = {} is not supported (2, 4 or 8)",
@@ -240,11 +236,13 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
       return v.is_number_integer() && v.get<int64_t>() > 0 &&
              static_cast<uint64_t>(v.get<int64_t>()) <= kMaxConfigDimension;
     };
-    if (block == qc->end() || !block->is_array() || block->size() != 2 ||
-        !positive((*block)[0]) || !positive((*block)[1])) {
-      b.Fail(MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
-                       "integers (per-tensor fp8 is not supported; the safetensors headers give "
-                       "the exact sizes)", c.where()));
+    if (block == qc->end() || !block->is_array() || block->size() != 2 || !positive((*block)[0]) ||
+        !positive((*block)[1])) {
+      b.Fail(
+          MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
+                    "integers (per-tensor fp8 is not supported; the safetensors headers give "
+                    "the exact sizes)",
+                    c.where()));
       return q;
     }
     q.block_out = (*block)[0].get<uint64_t>();
@@ -258,9 +256,10 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     q.bits = 4;
     q.skip = StringList(*qc, "modules_to_not_convert");
   } else {
-    b.Fail(MakeError("{}: quantization_config: quant_method \"{}\" is not supported by memfit's "
-                     "config-only builders; the safetensors headers give the exact sizes",
-                     c.where(), method));
+    b.Fail(
+        MakeError("{}: quantization_config: quant_method \"{}\" is not supported by memfit's "
+                  "config-only builders; the safetensors headers give the exact sizes",
+                  c.where(), method));
   }
   return q;
 }
@@ -379,16 +378,13 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
         b.Fail(MakeError("{}: {}x{} does not pack into int32 at {} bits", m, out, in, q.bits));
         return;
       }
-      if (q.method == QuantMethod::kGptq) {
-        b.Packed(m + ".qweight", {in / per_int, out}, Dtype::kI32, n);
-        b.Packed(m + ".qzeros", {groups, out / per_int}, Dtype::kI32, 0);
-        b.Packed(m + ".scales", {groups, out}, Dtype::kF16, 0);
-        b.Packed(m + ".g_idx", {in}, Dtype::kI32, 0);
-      } else {
-        b.Packed(m + ".qweight", {in, out / per_int}, Dtype::kI32, n);
-        b.Packed(m + ".qzeros", {groups, out / per_int}, Dtype::kI32, 0);
-        b.Packed(m + ".scales", {groups, out}, Dtype::kF16, 0);
-      }
+      const bool gptq = q.method == QuantMethod::kGptq;
+      b.Packed(m + ".qweight",
+               gptq ? std::vector<uint64_t>{in / per_int, out} : std::vector{in, out / per_int},
+               Dtype::kI32, n);
+      b.Packed(m + ".qzeros", {groups, out / per_int}, Dtype::kI32, 0);
+      b.Packed(m + ".scales", {groups, out}, Dtype::kF16, 0);
+      if (gptq) b.Packed(m + ".g_idx", {in}, Dtype::kI32, 0);
       if (bias) b.ParamAs(m + ".bias", {out}, Dtype::kF16);
       return;
     }
@@ -399,8 +395,8 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       break;
     case QuantMethod::kFp8Block:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-      b.Packed(m + ".weight_scale_inv", {CeilDivOrZero(out, q.block_out), CeilDivOrZero(in, q.block_in)},
-               Dtype::kF32, 0);
+      b.Packed(m + ".weight_scale_inv",
+               {CeilDivOrZero(out, q.block_out), CeilDivOrZero(in, q.block_in)}, Dtype::kF32, 0);
       break;
     default:
       break;
@@ -412,23 +408,27 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
   Model& m = b.model();
   switch (q.method) {
     case QuantMethod::kBnb4Bit:
-      m.notes.push_back("bitsandbytes 4-bit: weights packed two per uint8 byte; the parameter "
-                        "count is logical (out x in per layer), while transformers' "
-                        "num_parameters() after loading counts packed bytes");
+      m.notes.push_back(
+          "bitsandbytes 4-bit: weights packed two per uint8 byte; the parameter "
+          "count is logical (out x in per layer), while transformers' "
+          "num_parameters() after loading counts packed bytes");
       if (q.double_quant) {
-        m.assumptions.push_back("bitsandbytes double quantization: each quant_state JSON holds a "
-                                "data-dependent nested_offset, assumed 20 characters long");
+        m.assumptions.push_back(
+            "bitsandbytes double quantization: each quant_state JSON holds a "
+            "data-dependent nested_offset, assumed 20 characters long");
       }
       break;
     case QuantMethod::kGptq:
     case QuantMethod::kAwq:
-      m.notes.push_back("GPTQ/AWQ: quantized layers stored as packed int32 qweight/qzeros with "
-                        "float16 scales; parameters are logical (out x in per layer; qzeros, "
-                      "scales and g_idx are not parameters), bytes as stored");
+      m.notes.push_back(
+          "GPTQ/AWQ: quantized layers stored as packed int32 qweight/qzeros with "
+          "float16 scales; parameters are logical (out x in per layer; qzeros, "
+          "scales and g_idx are not parameters), bytes as stored");
       break;
     case QuantMethod::kFp8Block:
-      m.notes.push_back("fp8: quantized layers stored as float8_e4m3fn with float32 "
-                        "weight_scale_inv per block (not parameters)");
+      m.notes.push_back(
+          "fp8: quantized layers stored as float8_e4m3fn with float32 "
+          "weight_scale_inv per block (not parameters)");
       break;
     case QuantMethod::kPackedInt:
       m.notes.push_back(fmt::format(
@@ -440,19 +440,21 @@ void NoteQuantization(ModelBuilder& b, const Quantization& q) {
           q.zero_point ? " and an int32 packed weight_zero_point" : ""));
       break;
     case QuantMethod::kMxfp4Packed:
-      m.notes.push_back("compressed-tensors mxfp4-pack-quantized: quantized layers stored as uint8 "
-                        "weight_packed [out, in/2] (two E2M1 values a byte) with a uint8 (E8M0) "
-                        "weight_scale per 32 inputs; parameters are logical (out x in per layer), "
-                        "bytes as stored");
+      m.notes.push_back(
+          "compressed-tensors mxfp4-pack-quantized: quantized layers stored as uint8 "
+          "weight_packed [out, in/2] (two E2M1 values a byte) with a uint8 (E8M0) "
+          "weight_scale per 32 inputs; parameters are logical (out x in per layer), "
+          "bytes as stored");
       break;
     case QuantMethod::kNvfp4:
     case QuantMethod::kFp8Tensor:
     case QuantMethod::kMixed:
-      m.notes.push_back("ModelOpt / compressed-tensors: NVFP4 layers stored as uint8 [out, in/2] "
-                        "(two E2M1 values a byte) with an E4M3 scale per 16 and float32 "
-                        "weight_scale_2 and input_scale; FP8 layers as float8_e4m3fn with float32 "
-                        "weight_scale and input_scale. Parameters are logical (out x in per layer; scales "
-                        "are not parameters), bytes as stored.");
+      m.notes.push_back(
+          "ModelOpt / compressed-tensors: NVFP4 layers stored as uint8 [out, in/2] "
+          "(two E2M1 values a byte) with an E4M3 scale per 16 and float32 "
+          "weight_scale_2 and input_scale; FP8 layers as float8_e4m3fn with float32 "
+          "weight_scale and input_scale. Parameters are logical (out x in per layer; scales "
+          "are not parameters), bytes as stored.");
       if (std::any_of(q.per_module.begin(), q.per_module.end(),
                       [](const auto& p) { return p.second == QuantMethod::kMxfp8; })) {
         m.assumptions.push_back(
