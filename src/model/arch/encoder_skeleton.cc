@@ -343,9 +343,10 @@ void EmitHead(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, const
   const uint64_t h = hp.hidden_size, vocab = hp.vocab_size;
   const bool seq2seq = spec.config == EncoderConfig::kT5 || spec.config == EncoderConfig::kBart;
   b.SetHead(true);
-  // Encoders read num_labels for every class (a malformed one fails even the base model).
-  std::optional<uint64_t> labels;
-  if (!seq2seq) labels = NumLabels(b, c);
+  // Encoders read num_labels for every class (a malformed one fails even the base model),
+  // encoder-decoders only for a head sized by it.
+  const bool labelled = head.out_dim == HeadDim::kLabels || head.out_dim == HeadDim::kLabels2;
+  const uint64_t labels = !seq2seq || (labelled && !head.out.empty()) ? NumLabels(b, c) : 0;
   if (head.mlm) {
     const MlmNames& n = spec.mlm;
     const uint64_t emb = shape.embed;
@@ -367,29 +368,16 @@ void EmitHead(ModelBuilder& b, const HfConfig& c, const EncoderSpec& spec, const
       b.Linear(lm, h, vocab, false);
     }
   }
-  auto dim = [&](HeadDim x) -> uint64_t {
-    switch (x) {
-      case HeadDim::kHidden:
-        return h;
-      case HeadDim::kPooler:
-        return shape.pooler_hidden;
-      case HeadDim::kOne:
-        return 1;
-      case HeadDim::kTwo:
-        return 2;
-      case HeadDim::kLabels:
-      case HeadDim::kLabels2:
-        break;
-    }
-    if (!labels) labels = NumLabels(b, c);
-    if (x == HeadDim::kLabels2 && *labels != 2) {
-      b.Fail(MakeError("{}: {} needs \"num_labels\" = 2, not {}", c.where(), cls, *labels));
-    }
-    return *labels;
-  };
-  const uint64_t width = dim(head.width);
+  if (head.out_dim == HeadDim::kLabels2 && !head.out.empty() && labels != 2) {
+    b.Fail(MakeError("{}: {} needs \"num_labels\" = 2, not {}", c.where(), cls, labels));
+  }
+  // Indexed by HeadDim.
+  const uint64_t dims[] = {h, shape.pooler_hidden, labels, labels, 1, 2};
+  const uint64_t width = dims[static_cast<size_t>(head.width)];
   if (!head.dense.empty()) b.Linear(std::string(head.dense), width, width, true);
-  if (!head.out.empty()) b.Linear(std::string(head.out), width, dim(head.out_dim), true);
+  if (!head.out.empty()) {
+    b.Linear(std::string(head.out), width, dims[static_cast<size_t>(head.out_dim)], true);
+  }
   b.SetHead(false);
 }
 

@@ -74,7 +74,7 @@ struct MlmNames {
   bool norm_first = false;
 };
 
-// A head's sizes.
+// A head's sizes (EmitHead indexes a table by them: keep the order).
 enum class HeadDim : uint8_t { kHidden, kPooler, kLabels, kLabels2, kOne, kTwo };
 
 // A class: type_prefix + suffix ("Model": the base class, whose modules are not prefixed).

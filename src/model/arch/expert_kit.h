@@ -13,11 +13,11 @@
 namespace memfit::arch {
 
 struct FusedExpertsSpec {
-  std::string path;            // the experts module: "model.layers.3.mlp.experts"
-  uint64_t experts = 0;        // E
-  uint64_t hidden = 0;         // H
-  uint64_t width = 0;          // I, one expert's intermediate width
-  bool in_first = false;       // Qwen3-VL: gate_up_proj [E, H, 2I], down_proj [E, I, H]
+  std::string path;       // the experts module: "model.layers.3.mlp.experts"
+  uint64_t experts = 0;   // E
+  uint64_t hidden = 0;    // H
+  uint64_t width = 0;     // I, one expert's intermediate width
+  bool in_first = false;  // Qwen3-VL: gate_up_proj [E, H, 2I], down_proj [E, I, H]
 };
 
 // The quantization that applies to the module `module`: `q` itself, except under ModelOpt's

@@ -53,6 +53,12 @@ bool JsonBool(const nlohmann::json& j, const char* key, bool fallback) {
   return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
 
+// Records that memfit does not build this quantization_config from config.json (`what`: why).
+void Unsupported(ModelBuilder& b, const HfConfig& c, const std::string& what) {
+  b.Fail(MakeError("{}: quantization_config: {}; the safetensors headers give the exact sizes",
+                   c.where(), what));
+}
+
 // A ModelOpt / compressed-tensors weight scheme: {"num_bits", "type", "group_size", "strategy"}.
 QuantMethod SchemeMethod(const nlohmann::json& w, bool& per_channel) {
   const int64_t bits = JsonInt(w, "num_bits");
@@ -83,11 +89,10 @@ void ReadPackedInt(ModelBuilder& b, const HfConfig& c, const nlohmann::json& qc,
                    const nlohmann::json& w, Quantization& q) {
   const std::string format = JsonString(qc, "format");
   if (format != "pack-quantized") {
-    return b.Fail(
-        MakeError("{}: quantization_config: compressed-tensors integer weights in "
-                  "format \"{}\" are not built from config.json (\"pack-quantized\" "
-                  "is); the safetensors headers give the exact sizes",
-                  c.where(), format));
+    return Unsupported(b, c,
+                       fmt::format("compressed-tensors integer weights in format \"{}\" are not "
+                                   "built from config.json (\"pack-quantized\" is)",
+                                   format));
   }
   const std::string strategy = JsonString(w, "strategy", "group");
   const int64_t group = JsonInt(w, "group_size");
@@ -151,11 +156,10 @@ void ReadModelOptLike(ModelBuilder& b, const HfConfig& c, const nlohmann::json& 
     }
   }
   if (q.method == QuantMethod::kNone) {
-    return b.Fail(
-        MakeError("{}: quantization_config: the ModelOpt / compressed-tensors scheme "
-                  "(quant_algo \"{}\") is not one memfit builds from config.json "
-                  "(NVFP4, FP8); the safetensors headers give the exact sizes",
-                  c.where(), algo));
+    return Unsupported(b, c,
+                       fmt::format("the ModelOpt / compressed-tensors scheme (quant_algo \"{}\") "
+                                   "is not one memfit builds from config.json (NVFP4, FP8)",
+                                   algo));
   }
   const bool fp4 = q.method == QuantMethod::kNvfp4 || q.method == QuantMethod::kMxfp4Packed;
   q.bits = fp4 ? 4 : 8;
@@ -199,10 +203,9 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     q.quant_type = Get(b, sub->StringOr("bnb_4bit_quant_type", "fp4"));
     std::string storage = Get(b, sub->StringOr("bnb_4bit_quant_storage", "uint8"));
     if (int4 && storage != "uint8") {
-      b.Fail(
-          MakeError("{}: quantization_config: bnb_4bit_quant_storage \"{}\" is not supported "
-                    "(uint8 only); the safetensors headers give the exact sizes",
-                    c.where(), storage));
+      Unsupported(
+          b, c,
+          fmt::format("bnb_4bit_quant_storage \"{}\" is not supported (uint8 only)", storage));
     }
   } else if (method == "gptq" || method == "awq") {
     q.method = method == "gptq" ? QuantMethod::kGptq : QuantMethod::kAwq;
@@ -211,17 +214,11 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     q.group_size = JsonInt(*qc, "group_size") == -1 ? 0 : Get(b, sub->UintOr("group_size", 128));
     std::string version = Get(b, sub->StringOr("version", "gemm"));
     if (q.method == QuantMethod::kAwq && version != "gemm" && version != "GEMM") {
-      b.Fail(
-          MakeError("{}: quantization_config: AWQ version \"{}\" is not supported (GEMM only); "
-                    "the safetensors headers give the exact sizes",
-                    c.where(), version));
+      Unsupported(b, c, fmt::format("AWQ version \"{}\" is not supported (GEMM only)", version));
     }
     std::string format = Get(b, sub->StringOr("checkpoint_format", "gptq"));
     if (q.method == QuantMethod::kGptq && format != "gptq") {
-      b.Fail(
-          MakeError("{}: quantization_config: GPTQ checkpoint_format \"{}\" is not supported; "
-                    "the safetensors headers give the exact sizes",
-                    c.where(), format));
+      Unsupported(b, c, fmt::format("GPTQ checkpoint_format \"{}\" is not supported", format));
     }
     if (q.bits == 0 || 32 % q.bits != 0) {
       b.Fail(MakeError("{}: quantization_config: \"bits\" = {} is not supported (2, 4 or 8)",
@@ -238,11 +235,9 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     };
     if (block == qc->end() || !block->is_array() || block->size() != 2 || !positive((*block)[0]) ||
         !positive((*block)[1])) {
-      b.Fail(
-          MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
-                    "integers (per-tensor fp8 is not supported; the safetensors headers give "
-                    "the exact sizes)",
-                    c.where()));
+      Unsupported(b, c,
+                  "fp8 needs \"weight_block_size\" as two positive integers (per-tensor fp8 is not "
+                  "supported)");
       return q;
     }
     q.block_out = (*block)[0].get<uint64_t>();
@@ -256,10 +251,9 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     q.bits = 4;
     q.skip = StringList(*qc, "modules_to_not_convert");
   } else {
-    b.Fail(
-        MakeError("{}: quantization_config: quant_method \"{}\" is not supported by memfit's "
-                  "config-only builders; the safetensors headers give the exact sizes",
-                  c.where(), method));
+    Unsupported(b, c,
+                fmt::format("quant_method \"{}\" is not supported by memfit's config-only builders",
+                            method));
   }
   return q;
 }
