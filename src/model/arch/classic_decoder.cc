@@ -211,14 +211,9 @@ std::string ClassicBuild::Name(std::string_view relative) const {
   return std::string(s.base) + "." + std::string(relative);
 }
 
+// An RMSNorm has a LayerNorm's tensors without the bias.
 void ClassicBuild::Norm(const std::string& name) {
-  const uint64_t h = b.model().hp.hidden_size;
-  if (!norm_affine) return;
-  if (s.norm == NormKind::kRmsNorm) {
-    b.RmsNorm(name, h);
-  } else {
-    b.LayerNorm(name, h, s.norm == NormKind::kLayerNorm);
-  }
+  if (norm_affine) b.LayerNorm(name, b.model().hp.hidden_size, s.norm == NormKind::kLayerNorm);
 }
 
 void ClassicBuild::Proj(const std::string& name, uint64_t in, uint64_t out, bool bias) {

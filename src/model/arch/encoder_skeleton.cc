@@ -201,20 +201,12 @@ std::string Sub(std::string_view pattern, uint64_t index) {
   return name;
 }
 
-// T5's RMSNorm (weight only), else a LayerNorm.
-void Norm(ModelBuilder& b, const EncoderSpec& spec, const std::string& name, uint64_t dim) {
-  if (spec.config == EncoderConfig::kT5) {
-    b.RmsNorm(name, dim);
-  } else {
-    b.LayerNorm(name, dim);
-  }
-}
-
 // The layer `index` under `l`: self-attention, cross-attention when `cross`, the FFN `ffn` wide.
 void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
                const EncoderShape& shape, uint64_t index, bool cross, uint64_t ffn) {
   const auto& hp = b.model().hp;
   const LayerNames& n = spec.names;
+  // T5: no biases, RMSNorms (a LayerNorm without bias has the same tensors).
   const bool t5 = spec.config == EncoderConfig::kT5, bias = !t5;
   const uint64_t d = hp.hidden_size, inner = hp.num_attention_heads * hp.head_dim;
   uint64_t sub = 0;  // the sublayer's index
@@ -236,7 +228,7 @@ void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
     if (t5 && self && (index == 0 || spec.bias_every_layer)) {
       b.Embedding(a + ".relative_attention_bias", shape.buckets, hp.num_attention_heads);
     }
-    Norm(b, spec, l + "." + Sub(norm_name, sub++), d);
+    b.LayerNorm(l + "." + Sub(norm_name, sub++), d, bias);
   };
   attention(n.self, n.self_norm, true);
   if (cross) attention(n.cross, n.cross_norm, false);
@@ -248,7 +240,7 @@ void EmitLayer(ModelBuilder& b, const std::string& l, const EncoderSpec& spec,
     b.Linear(up, d, ffn, bias);
   }
   b.Linear(l + "." + Sub(n.down, sub), ffn, d, bias);
-  Norm(b, spec, l + "." + Sub(n.ffn_norm, sub), d);
+  b.LayerNorm(l + "." + Sub(n.ffn_norm, sub), d, bias);
 }
 
 // An encoder's <p>embeddings: word, position and token-type tables, LayerNorm, the position_ids
@@ -332,7 +324,7 @@ void EmitStack(ModelBuilder& b, const std::string& p, const EncoderSpec& spec,
     hp.layers.push_back(info);
   }
   for (std::string_view norm : spec.final_norms) {
-    if (!norm.empty()) Norm(b, spec, s + std::string(norm), d);
+    if (!norm.empty()) b.LayerNorm(s + std::string(norm), d, spec.config != EncoderConfig::kT5);
   }
 }
 
