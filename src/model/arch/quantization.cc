@@ -338,11 +338,9 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
     }
     case QuantMethod::kFp8Tensor:
       b.ParamAs(m + ".weight", {out, in}, Dtype::kF8E4M3);
-      if (q.per_channel) {
-        b.Packed(m + ".weight_scale", {out, 1}, Dtype::kF32, 0);
-      } else {
-        b.Packed(m + ".weight_scale", {}, Dtype::kF32, 0);
-      }
+      b.Packed(m + ".weight_scale",
+               q.per_channel ? std::vector<uint64_t>{out, 1} : std::vector<uint64_t>{}, Dtype::kF32,
+               0);
       if (q.input_scale) b.Packed(m + ".input_scale", {}, Dtype::kF32, 0);
       break;
     case QuantMethod::kBnbInt8:
