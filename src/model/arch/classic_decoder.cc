@@ -18,14 +18,6 @@ bool Read(ClassicBuild& x, const Flag& flag) {
   return flag.key.empty() ? flag.value : Get(x.b, x.c.BoolOr(flag.key, flag.value));
 }
 
-// HeadKind's names, for the error on a head a family lacks.
-constexpr std::string_view kHeadNames[] = {"base",
-                                           "causal LM",
-                                           "sequence classification",
-                                           "token classification",
-                                           "question answering",
-                                           "double-heads"};
-
 // The spec's keys (not kit_basics) and the sizes derived from them.
 void ReadGptFields(ClassicBuild& x) {
   const ClassicDecoderSpec& s = x.s;
@@ -82,7 +74,8 @@ HeadKind ResolveHead(ClassicBuild& x) {
         x.s.family));
     return HeadKind::kCausalLm;
   }
-  const std::string cls = x.o.head_class.empty() ? x.c.architectures().front() : x.o.head_class;
+  x.head_class = x.o.head_class.empty() ? x.c.architectures().front() : x.o.head_class;
+  const std::string& cls = x.head_class;
   if (cls.ends_with("ForCausalLM") || cls.ends_with("LMHeadModel")) return HeadKind::kCausalLm;
   if (cls.ends_with("ForSequenceClassification")) return HeadKind::kSequenceClassification;
   if (cls.ends_with("ForTokenClassification")) return HeadKind::kTokenClassification;
@@ -242,8 +235,7 @@ void ClassicHead(ClassicBuild& x) {
       (head == HeadKind::kSequenceClassification && !s.sequence_head) ||
       (head == HeadKind::kTokenClassification && !s.token_head) ||
       (head == HeadKind::kQuestionAnswering && !s.qa_head)) {
-    return b.Fail(MakeError("{}: {} has no {} model", x.c.where(), s.family,
-                            kHeadNames[static_cast<int>(head)]));
+    return b.Fail(MakeError("{}: {} has no \"{}\" head", x.c.where(), s.family, x.head_class));
   }
   // The heads' input: embed_width, but hidden_size when that is 0.
   const uint64_t in = x.embed_width != 0 ? x.embed_width : x.hp().hidden_size;

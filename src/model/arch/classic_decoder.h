@@ -172,6 +172,7 @@ struct ClassicBuild {
   const ClassicDecoderSpec& s;
   Quantization q{};
   HeadKind head = HeadKind::kCausalLm;
+  std::string head_class{};  // the class `head` was resolved from
   uint64_t labels = 0;
   uint64_t rotary = 0;       // the rotary width (0 with ALiBi)
   uint64_t embed_width = 0;  // the token embedding's width and the heads' input (OPT's proj)
