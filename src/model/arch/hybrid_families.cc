@@ -363,39 +363,31 @@ void AfterNemotronHHead(ModelBuilder& b, const HfConfig& c, const Quantization& 
         "keeps it in float32); Mamba A_log/D/dt_bias in the checkpoint dtype");
   }
 }
-constexpr HybridSpec kNemotronH{.decoder_basics = false,
-                                .act_key = "mlp_hidden_act",
-                                .act_default = "relu2",
-                                .layers_key = "",
-                                .prefix = "backbone",
-                                .embed = "embeddings",
-                                .final_norm = "norm_f",
-                                .in_norm = "norm",
-                                .layers = LayerRule::kHook,
-                                .ssm_name = "mixer",
-                                .m2 = {.heads_times_dim = true,
-                                       .heads = "mamba_num_heads",
-                                       .heads_default = 0,
-                                       .head_dim = "mamba_head_dim",
-                                       .head_dim_default = 64,
-                                       .groups = "n_groups",
-                                       .groups_default = 8,
-                                       .state = "ssm_state_size",
-                                       .state_default = 128,
-                                       .kernel = "conv_kernel",
-                                       .conv_bias = "use_conv_bias",
-                                       .proj_bias = "use_bias",
-                                       .chunk = "chunk_size",
-                                       .chunk_alias = "mamba_chunk_size",
-                                       .chunk_default = 128,
-                                       .cache_dtype = "mamba_ssm_cache_dtype"},
-                                .attn_name = "mixer",
-                                .ffn = HybridFfn::kNone,
-                                .mlp = {.gate = ""},
-                                .router = "gate",
-                                .router_bias = "gate.e_score_correction_bias",
-                                .read = ReadNemotronH,
-                                .after_head = AfterNemotronHHead};
+// Mamba2Row's backbone names and keys but for the heads, the state and the chunk.
+constexpr HybridSpec NemotronHRow() {
+  HybridSpec s = Mamba2Row();
+  s.act_key = "mlp_hidden_act";
+  s.act_default = "relu2";
+  s.layers_key = "";
+  s.layers = LayerRule::kHook;
+  s.m2.heads_times_dim = true;
+  s.m2.heads = "mamba_num_heads";
+  s.m2.heads_default = 0;
+  s.m2.head_dim = "mamba_head_dim";
+  s.m2.state = "ssm_state_size";
+  s.m2.chunk_alias = "mamba_chunk_size";
+  s.m2.chunk_default = 128;
+  s.m2.cache_dtype = "mamba_ssm_cache_dtype";
+  s.attn_name = "mixer";
+  s.mlp = {.gate = ""};
+  s.mlp_bias_key = "mlp_bias";
+  s.router = "gate";
+  s.router_bias = "gate.e_score_correction_bias";
+  s.read = ReadNemotronH;
+  s.after_head = AfterNemotronHHead;
+  return s;
+}
+constexpr HybridSpec kNemotronH = NemotronHRow();
 
 // --- lfm2 (Liquid LFM2; transformers models/lfm2/{modular,configuration}_lfm2.py): short-conv
 // layers (Lfm2ShortConv of hidden_size: "conv_dim" must equal it; "conv_L_cache" 3, "conv_bias")

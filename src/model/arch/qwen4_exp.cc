@@ -1,24 +1,16 @@
 // Qwen4-Exp (qwen4_exp: Qwen4ExpForConditionalGeneration, e.g. Qwen/Qwen3.8-Flash-Next;
 // qwen4_exp_text: Qwen4ExpForCausalLM): the text model and MTP module of its two QwenHybridSpec
-// rows (qwen_hybrid.h). Its layers have no norms but hc_count residual streams, n-gram embedding
-// tables whose sizes are primes derived from the config, and an MTP module with a stream mixer.
-// - Each layer (model.language_model.layers.N): attn_hyper_connection and mlp_hyper_connection
-//   (Qwen4ExpTextGatedResidual: hc_norm [hc H], input_mix_weight_down [rank, hc H],
-//   input_mix_weight_up [hc H, rank], block_inject_weight [hc, hc H]); Qwen3.5's gated delta-net
-//   on "linear_attention" layers, else Qwen3.5's gated attention with q/k norms plus the QSA
-//   indexer (index_qk_proj [(n_idx + 1) idx_dim, H], q_layernorm and k_layernorm [idx_dim]); the
-//   Qwen3-Next MoE block (router, routed experts stored per expert, gated shared expert).
-// - On the one-indexed "ple_layer_ids" layers, ple.*: ple_embedding.ngram_embedding stored in
-//   "split_ngram_parts" shards (ngram_embedding.shard_K.weight; transformers concatenates them on
-//   load) of the padded n-gram vocabulary x ple_embed_dim / n-gram heads, its three persistent
-//   int64 buffers, key_proj, value_proj, norm_key/query/conv and a depthwise conv1d.
-// - No final norm: hyper_connection_mixer (a gated residual without block_inject) folds the
-//   streams; lm_head; the Qwen3.5 vision tower under model.visual; mtp.* stored, not loaded.
+// rows (qwen_hybrid.h). A layer has no norms but attn_/mlp_hyper_connection gated residuals over
+// hc_count streams; Qwen3.5's gated delta-net on "linear_attention" layers, else its gated
+// attention plus the QSA indexer; the Qwen3-Next MoE block (experts stored per expert); on the
+// one-indexed "ple_layer_ids" layers ple.*, whose n-gram table (stored in "split_ngram_parts"
+// shards that transformers concatenates on load) has rows summed from primes derived from the
+// config. No final norm: hyper_connection_mixer folds the streams; mtp.* stored, not loaded.
 // Sources: transformers models/qwen4_exp/modular_qwen4_exp.py and configuration_qwen4_exp.py
-// (Qwen4ExpTextNGramEmbedding's prime vocabularies, Qwen4ExpTextPLELayer,
-// Qwen4ExpTextGatedResidual, Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the
-// Qwen3.8-Flash-Next BF16 checkpoint as its shard headers list them (fc_embedding/fc_hidden
-// [H, H], pre_fc_norm_hidden [hc H], fused experts).
+// (Qwen4ExpTextNGramEmbedding, Qwen4ExpTextPLELayer, Qwen4ExpTextGatedResidual,
+// Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the Qwen3.8-Flash-Next BF16 checkpoint as its
+// shard headers list them (fc_embedding/fc_hidden [H, H], pre_fc_norm_hidden [hc H], fused
+// experts).
 
 #include <fmt/format.h>
 
