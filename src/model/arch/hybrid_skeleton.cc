@@ -41,8 +41,10 @@ uint64_t ExpandedWidth(ModelBuilder& b, const HfConfig& c, std::string_view key,
   return static_cast<uint64_t>(size);
 }
 
-Mamba1Dims ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, uint64_t h) {
-  Mamba1Dims d;
+// Reads the Mamba-1 keys; checks them and records the ssm_* hyperparameters when `used`.
+Status ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, bool used,
+                  Mamba1Dims& d) {
+  const uint64_t h = b.model().hp.hidden_size;
   d.d_inner = !k.inner.empty() && c.Has(k.inner) ? Get(b, c.Uint(k.inner))
                                                  : ExpandedWidth(b, c, k.expand, h);
   d.d_state = Get(b, c.UintOr(k.state, 16));
@@ -53,10 +55,7 @@ Mamba1Dims ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, u
   d.dt_rank = auto_rank ? (h + 15) / 16 : Get(b, c.Uint(k.rank));  // math.ceil(hidden / 16)
   d.conv_bias = Get(b, c.BoolOr(k.conv_bias, true));
   d.proj_bias = Get(b, c.BoolOr(k.proj_bias, k.proj_bias_default));
-  return d;
-}
-
-Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, const Mamba1Dims& d) {
+  if (!used || b.failed()) return Ok{};
   const std::string keys =
       fmt::format(R"("{}", "{}", "{}" and "{}")", k.inner.empty() ? k.expand : k.inner, k.state,
                   k.kernel, k.rank);
@@ -79,11 +78,13 @@ Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, co
   return Ok{};
 }
 
-// The Mamba-2 keys (the heads too when `need_heads`: a required key is read only then).
-void ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool need_heads,
-                Mamba2Dims& d) {
-  d.heads = Get(
-      b, k.heads_default > 0 || !need_heads ? c.UintOr(k.heads, k.heads_default) : c.Uint(k.heads));
+// Reads the Mamba-2 keys (the heads, when required, only if `used`); when `used` checks them,
+// derives d_inner, head_dim and conv_dim, records the ssm_* hyperparameters and the SSD chunk of
+// transformers' torch_forward scan (unless a hook read it already).
+Status ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool used,
+                  Mamba2Dims& d) {
+  d.heads =
+      Get(b, k.heads_default > 0 || !used ? c.UintOr(k.heads, k.heads_default) : c.Uint(k.heads));
   const auto head = c.raw().find(std::string(k.head_dim));
   // A number parsed from JSON text is unsigned when non-negative; one set in code is signed.
   if (head != c.raw().end() && head->is_number_integer()) {
@@ -103,26 +104,7 @@ void ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool ne
   if (!k.cache_dtype.empty()) {
     d.state_bits = Get(b, c.StringOr(k.cache_dtype, "")) == "float32" ? 32 : 0;
   }
-}
-
-// The SSD chunk of transformers' torch_forward scan, unless a hook read it already.
-Status ReadChunk(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k) {
-  auto& hp = b.model().hp;
-  if (hp.ssm_chunk_size != 0) return Ok{};
-  const std::string_view key = c.Has(k.chunk) || k.chunk_alias.empty() ? k.chunk : k.chunk_alias;
-  hp.ssm_chunk_size = Get(b, c.UintOr(key, k.chunk_default));
-  if (!b.failed() && hp.ssm_chunk_size == 0) {
-    return MakeError("{}: \"{}\" must be positive", c.where(), key);
-  }
-  if (!c.Has(k.chunk) && (k.chunk_alias.empty() || !c.Has(k.chunk_alias))) {
-    b.model().assumptions.push_back(fmt::format(
-        "no \"{}\": the config class's default {} (Mamba-2 scan chunk)", k.chunk, k.chunk_default));
-  }
-  return Ok{};
-}
-
-// Checks the dims, derives d_inner, head_dim and conv_dim, records the ssm_* hyperparameters.
-Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, Mamba2Dims& d) {
+  if (!used || b.failed()) return Ok{};
   if (d.heads == 0 || d.groups == 0 || d.d_state == 0 || d.kernel == 0 ||
       (k.head_dim_default > 0 && d.head_dim == 0)) {
     return MakeError(R"({}: "{}", "{}", "{}", "{}" and "{}" must be positive)", c.where(), k.heads,
@@ -154,7 +136,17 @@ Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, Ma
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.d_state;
   hp.ssm_group_count = d.groups;
-  return ReadChunk(b, c, k);
+  if (hp.ssm_chunk_size != 0) return Ok{};
+  const std::string_view key = c.Has(k.chunk) || k.chunk_alias.empty() ? k.chunk : k.chunk_alias;
+  hp.ssm_chunk_size = Get(b, c.UintOr(key, k.chunk_default));
+  if (!b.failed() && hp.ssm_chunk_size == 0) {
+    return MakeError("{}: \"{}\" must be positive", c.where(), key);
+  }
+  if (!c.Has(k.chunk) && (k.chunk_alias.empty() || !c.Has(k.chunk_alias))) {
+    b.model().assumptions.push_back(fmt::format(
+        "no \"{}\": the config class's default {} (Mamba-2 scan chunk)", k.chunk, k.chunk_default));
+  }
+  return Ok{};
 }
 
 // Per layer: true where `key`'s list of indices names the layer.
@@ -395,19 +387,19 @@ void ReadHybridBasics(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
   hp.gated_mlp = true;
 }
 
-// The SSM's dims when a layer uses it.
+// The SSM's keys, checked when a layer uses it.
 Status ResolveSsm(ModelBuilder& b, const HfConfig& c, const HybridSpec& s, HybridPlan& p) {
   auto& hp = b.model().hp;
   const bool used = std::any_of(p.blocks.begin(), p.blocks.end(), [](HybridBlock k) {
     return k == HybridBlock::kSsm || k == HybridBlock::kBoth;
   });
-  if (!used || b.failed()) return Ok{};
+  if (b.failed()) return Ok{};
   if (s.ssm == SsmKind::kMamba1) {
-    MEMFIT_RETURN_IF_ERROR(ResolveMamba1(b, c, s.m1, p.m1));
-    if (s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m1.d_inner;
+    MEMFIT_RETURN_IF_ERROR(ReadMamba1(b, c, s.m1, used, p.m1));
+    if (used && s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m1.d_inner;
   } else if (s.ssm == SsmKind::kMamba2) {
-    MEMFIT_RETURN_IF_ERROR(ResolveMamba2(b, c, s.m2, p.m2));
-    if (s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m2.d_inner;
+    MEMFIT_RETURN_IF_ERROR(ReadMamba2(b, c, s.m2, used, p.m2));
+    if (used && s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m2.d_inner;
   }
   return Ok{};
 }
@@ -441,12 +433,6 @@ Status ReadHybrid(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, con
   if (!s.attn_bias_key.empty()) p.attn_bias = Get(b, c.BoolOr(s.attn_bias_key, false));
   if (!s.mlp_bias_key.empty()) p.mlp_bias = Get(b, c.BoolOr(s.mlp_bias_key, false));
   if (s.read) s.read(b, c, s, p);
-  if (b.failed()) return Ok{};
-  if (s.ssm == SsmKind::kMamba1) p.m1 = ReadMamba1(b, c, s.m1, hp.hidden_size);
-  if (s.ssm == SsmKind::kMamba2) {
-    const auto ssm = std::find(p.blocks.begin(), p.blocks.end(), HybridBlock::kSsm);
-    ReadMamba2(b, c, s.m2, p.blocks.empty() || ssm != p.blocks.end(), p.m2);
-  }
   return Ok{};
 }
 
