@@ -502,15 +502,16 @@ constexpr QwenHybridSpec kQwen3Next{.task_head = true,
                                     .default_mtp_layers = 1};
 constexpr QwenHybridSpec kQwen35{.composite = true};
 constexpr QwenHybridSpec kQwen35Text{};
-constexpr QwenHybridSpec kQwen4Exp{.composite = true,
-                                   .layout = ExpertLayout::kPerExpert,
-                                   .float32_gdn_params = false,
-                                   .text = EmitQwen4ExpText,
-                                   .mtp = EmitQwen4ExpMtp};
 constexpr QwenHybridSpec kQwen4ExpText{.layout = ExpertLayout::kPerExpert,
                                        .float32_gdn_params = false,
+                                       .moe_defaults = {512, 10, 512, 512},  // Qwen4ExpTextConfig's
                                        .text = EmitQwen4ExpText,
                                        .mtp = EmitQwen4ExpMtp};
+constexpr QwenHybridSpec Composite(QwenHybridSpec s) {
+  s.composite = true;
+  return s;
+}
+constexpr QwenHybridSpec kQwen4Exp = Composite(kQwen4ExpText);
 
 }  // namespace
 

@@ -219,9 +219,7 @@ LayerInfo MixerAndMoe(ModelBuilder& b, const Quantization& q, const std::string&
 
 uint64_t EmitQwen4ExpText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                           const QwenHybridSpec& s, const std::string& prefix) {
-  ReadQwenHybridBasics(b, c, {512, 10, 512, 512});  // Qwen4ExpTextConfig's defaults
   auto& hp = b.model().hp;
-  hp.num_shared_experts = 1;
   const uint64_t mtp = Get(b, c.UintOr("mtp_num_hidden_layers", 0));
   if (b.failed()) return 0;
   if (hp.num_experts == 0 || hp.moe_intermediate_size == 0 ||

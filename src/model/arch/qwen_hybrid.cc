@@ -196,19 +196,6 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   }
 }
 
-void ReadQwenHybridBasics(ModelBuilder& b, const HfConfig& c,
-                          const std::array<uint64_t, 4>& moe_defaults) {
-  ReadDecoderBasics(b, c, {.need_intermediate = false});
-  auto& hp = b.model().hp;
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
-  hp.num_experts = Get(b, c.UintOr("num_experts", moe_defaults[0]));
-  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", moe_defaults[1]));
-  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", moe_defaults[2]));
-  hp.shared_expert_intermediate_size =
-      Get(b, c.UintOr("shared_expert_intermediate_size", moe_defaults[3]));
-}
-
 std::vector<bool> QwenLinearLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers,
                                    std::span<const std::pair<std::string_view, bool>> types) {
   const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
@@ -230,9 +217,7 @@ std::vector<bool> QwenLinearLayers(ModelBuilder& b, const HfConfig& c, uint64_t 
 
 uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                             const QwenHybridSpec& s, const std::string& prefix) {
-  ReadQwenHybridBasics(b, c, {0, 0, 0, 0});
   auto& hp = b.model().hp;
-  hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
   const uint64_t step = Get(b, c.UintOr("decoder_sparse_step", 1));
   const uint64_t mtp =
       Get(b, c.UintOr("mtp_num_hidden_layers",
@@ -324,12 +309,22 @@ Result<Model> BuildQwenHybrid(const HfConfig& c, const BuildOptions& o, const Qw
   Quantization q = ReadQuantization(b, text, o);
   const std::string prefix = s.composite ? "model.language_model" : "model";
   if (s.composite) b.SetComponent("language_model");
+  auto& hp = m.hp;
+  ReadDecoderBasics(b, text, {.need_intermediate = false});
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  hp.num_experts = Get(b, text.UintOr("num_experts", s.moe_defaults[0]));
+  hp.experts_per_token = Get(b, text.UintOr("num_experts_per_tok", s.moe_defaults[1]));
+  hp.moe_intermediate_size = Get(b, text.UintOr("moe_intermediate_size", s.moe_defaults[2]));
+  hp.shared_expert_intermediate_size =
+      Get(b, text.UintOr("shared_expert_intermediate_size", s.moe_defaults[3]));
+  hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
   const uint64_t mtp = s.text(b, text, q, s, prefix);
   if (b.failed()) return b.Finish();
   if (s.composite) {
-    m.hp.text_config_key = c.Has("text_config") ? "text_config" : "";
+    hp.text_config_key = c.Has("text_config") ? "text_config" : "";
     b.SetComponent("vision_tower");
-    EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
+    EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", hp.hidden_size, &q);
     b.SetComponent("language_model");
     QwenLmHead(b, q, "model.language_model.embed_tokens");
   } else if (s.task_head) {

@@ -32,8 +32,8 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
                   uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout);
 
 struct QwenHybridSpec;
-// A row's text model under `prefix` from the text config: fills hp and its LayerInfo, returns the
-// MTP layers the checkpoint stores.
+// A row's text model under `prefix` from the text config (its basics and MoE sizes in hp
+// already): fills hp and its LayerInfo, returns the MTP layers the checkpoint stores.
 using QwenTextFn = uint64_t (*)(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                                 const QwenHybridSpec& s, const std::string& prefix);
 // A row's mtp.* tensors (`layers` > 0); BuildQwenHybrid marks them stored-only with a note.
@@ -61,6 +61,9 @@ struct QwenHybridSpec {
   // from the Qwen3.5-27B index; an assumption says so); Qwen3-Next in the model dtype.
   bool float32_gdn_params = true;
   uint64_t default_mtp_layers = 0;  // when the config names none
+  // The defaults of "num_experts", "num_experts_per_tok", "moe_intermediate_size" and
+  // "shared_expert_intermediate_size" (Qwen3-Next / 3.5: 0, no MoE).
+  std::array<uint64_t, 4> moe_defaults{};
   QwenTextFn text = EmitQwenHybridText;
   QwenMtpFn mtp = EmitQwenMtp;
 };
@@ -77,18 +80,12 @@ struct QwenHybridDims {
   bool output_gate = true, attn_bias = false;
 };
 
-// Reads and checks them (after ReadQwenHybridBasics filled b.model().hp); errors go to `b`.
+// Reads and checks them (after BuildQwenHybrid filled b.model().hp); errors go to `b`.
 QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c);
 
 // int(head_dim x partial_rotary_factor), the factor at the top level (Qwen3-Next) or in
 // "rope_parameters" (Qwen3.5, Qwen4-Exp), 0.25 by default; outside (0, 1] is an error in `b`.
 uint64_t QwenRotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim);
-
-// The text config's basics and MoE sizes into hp: "num_experts", "num_experts_per_tok",
-// "moe_intermediate_size" and "shared_expert_intermediate_size" default to `moe_defaults` (in
-// that order; Qwen3-Next / 3.5: 0, no MoE; Qwen4-Exp: its class's 512, 10, 512, 512).
-void ReadQwenHybridBasics(ModelBuilder& b, const HfConfig& c,
-                          const std::array<uint64_t, 4>& moe_defaults);
 
 // Per layer: true for a gated delta-net layer, by "layer_types" (`types`: each name and whether
 // it is one), else every "full_attention_interval"-th layer (4 by default, not 0) is attention.
