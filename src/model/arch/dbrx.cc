@@ -17,7 +17,7 @@
 #include "model/arch/decoder_heads.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
-#include "model/arch/moe_hybrid_families.h"
+#include "model/arch/issue30_families.h"
 #include "model/arch/quantization.h"
 
 namespace memfit::arch {

@@ -73,7 +73,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& op
 // A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
 Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
 // Qwen vision-language families (qwen3_vl.cc, qwen_vision.cc; shared pieces in qwen_hybrid.h and
-// qwen_vision.h; qwen3_next and qwen3_5 are registered with the hybrid rows, qwen3_next.cc).
+// qwen_vision.h; qwen3_next and qwen3_5 are registered with the hybrid rows, qwen_hybrid.cc).
 Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);

@@ -41,8 +41,10 @@ uint64_t ExpandedWidth(ModelBuilder& b, const HfConfig& c, std::string_view key,
   return static_cast<uint64_t>(size);
 }
 
-Mamba1Dims ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, uint64_t h) {
-  Mamba1Dims d;
+// Reads the Mamba-1 keys; checks them and records the ssm_* hyperparameters when `used`.
+Status ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, bool used,
+                  Mamba1Dims& d) {
+  const uint64_t h = b.model().hp.hidden_size;
   d.d_inner = !k.inner.empty() && c.Has(k.inner) ? Get(b, c.Uint(k.inner))
                                                  : ExpandedWidth(b, c, k.expand, h);
   d.d_state = Get(b, c.UintOr(k.state, 16));
@@ -53,11 +55,7 @@ Mamba1Dims ReadMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, u
   d.dt_rank = auto_rank ? (h + 15) / 16 : Get(b, c.Uint(k.rank));  // math.ceil(hidden / 16)
   d.conv_bias = Get(b, c.BoolOr(k.conv_bias, true));
   d.proj_bias = Get(b, c.BoolOr(k.proj_bias, k.proj_bias_default));
-  d.norms = k.norms;
-  return d;
-}
-
-Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, const Mamba1Dims& d) {
+  if (!used || b.failed()) return Ok{};
   const std::string keys =
       fmt::format(R"("{}", "{}", "{}" and "{}")", k.inner.empty() ? k.expand : k.inner, k.state,
                   k.kernel, k.rank);
@@ -72,7 +70,7 @@ Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, co
   hp.ssm_conv_kernel = d.kernel;
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.d_state;
-  if (d.norms == Mamba1Norms::kFalconBuffers) {
+  if (k.norms == Mamba1Norms::kFalconBuffers) {
     b.model().assumptions.push_back(
         "Falcon-Mamba's b_c_rms / dt_rms (all-ones weights the mamba_ssm kernels take) counted "
         "as non-persistent buffers in the model dtype");
@@ -80,11 +78,13 @@ Status ResolveMamba1(ModelBuilder& b, const HfConfig& c, const Mamba1Keys& k, co
   return Ok{};
 }
 
-// The Mamba-2 keys (the heads too when `need_heads`: a required key is read only then).
-void ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool need_heads,
-                Mamba2Dims& d) {
-  d.heads = Get(
-      b, k.heads_default > 0 || !need_heads ? c.UintOr(k.heads, k.heads_default) : c.Uint(k.heads));
+// Reads the Mamba-2 keys (the heads, when required, only if `used`); when `used` checks them,
+// derives d_inner, head_dim and conv_dim, records the ssm_* hyperparameters and the SSD chunk of
+// transformers' torch_forward scan (unless a hook read it already).
+Status ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool used,
+                  Mamba2Dims& d) {
+  d.heads =
+      Get(b, k.heads_default > 0 || !used ? c.UintOr(k.heads, k.heads_default) : c.Uint(k.heads));
   const auto head = c.raw().find(std::string(k.head_dim));
   // A number parsed from JSON text is unsigned when non-negative; one set in code is signed.
   if (head != c.raw().end() && head->is_number_integer()) {
@@ -98,39 +98,20 @@ void ReadMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, bool ne
   d.conv_bias = Get(b, c.BoolOr(k.conv_bias, true));
   d.proj_bias = Get(b, c.BoolOr(k.proj_bias, false));
   d.out_bias = k.out_bias.empty() ? d.proj_bias : Get(b, c.BoolOr(k.out_bias, false));
-  if (k.inner == Mamba2Inner::kExpand && d.d_ssm == 0) {
+  if (!k.heads_times_dim && d.d_ssm == 0) {
     d.d_inner = ExpandedWidth(b, c, k.expand, b.model().hp.hidden_size);
   }
   if (!k.cache_dtype.empty()) {
     d.state_bits = Get(b, c.StringOr(k.cache_dtype, "")) == "float32" ? 32 : 0;
   }
-}
-
-// The SSD chunk of transformers' torch_forward scan, unless a hook read it already.
-Status ReadChunk(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k) {
-  auto& hp = b.model().hp;
-  if (hp.ssm_chunk_size != 0) return Ok{};
-  const std::string_view key = c.Has(k.chunk) || k.chunk_alias.empty() ? k.chunk : k.chunk_alias;
-  hp.ssm_chunk_size = Get(b, c.UintOr(key, k.chunk_default));
-  if (!b.failed() && hp.ssm_chunk_size == 0) {
-    return MakeError("{}: \"{}\" must be positive", c.where(), key);
-  }
-  if (!c.Has(k.chunk) && (k.chunk_alias.empty() || !c.Has(k.chunk_alias))) {
-    b.model().assumptions.push_back(fmt::format(
-        "no \"{}\": the config class's default {} (Mamba-2 scan chunk)", k.chunk, k.chunk_default));
-  }
-  return Ok{};
-}
-
-// Checks the dims, derives d_inner, head_dim and conv_dim, records the ssm_* hyperparameters.
-Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, Mamba2Dims& d) {
+  if (!used || b.failed()) return Ok{};
   if (d.heads == 0 || d.groups == 0 || d.d_state == 0 || d.kernel == 0 ||
       (k.head_dim_default > 0 && d.head_dim == 0)) {
     return MakeError(R"({}: "{}", "{}", "{}", "{}" and "{}" must be positive)", c.where(), k.heads,
                      k.head_dim, k.groups, k.state, k.kernel);
   }
   const std::string heads_x_dim = fmt::format("{} x {}", k.heads, k.head_dim);
-  if (k.inner == Mamba2Inner::kHeadsTimesDim) {
+  if (k.heads_times_dim) {
     d.d_inner = MulDims(b, d.heads, d.head_dim, heads_x_dim);
   } else if (d.d_ssm > 0) {
     d.d_inner = d.d_ssm;
@@ -155,7 +136,17 @@ Status ResolveMamba2(ModelBuilder& b, const HfConfig& c, const Mamba2Keys& k, Ma
   hp.ssm_inner_size = d.d_inner;
   hp.ssm_state_size = d.d_state;
   hp.ssm_group_count = d.groups;
-  return ReadChunk(b, c, k);
+  if (hp.ssm_chunk_size != 0) return Ok{};
+  const std::string_view key = c.Has(k.chunk) || k.chunk_alias.empty() ? k.chunk : k.chunk_alias;
+  hp.ssm_chunk_size = Get(b, c.UintOr(key, k.chunk_default));
+  if (!b.failed() && hp.ssm_chunk_size == 0) {
+    return MakeError("{}: \"{}\" must be positive", c.where(), key);
+  }
+  if (!c.Has(k.chunk) && (k.chunk_alias.empty() || !c.Has(k.chunk_alias))) {
+    b.model().assumptions.push_back(fmt::format(
+        "no \"{}\": the config class's default {} (Mamba-2 scan chunk)", k.chunk, k.chunk_default));
+  }
+  return Ok{};
 }
 
 // Per layer: true where `key`'s list of indices names the layer.
@@ -183,7 +174,8 @@ std::vector<bool> IndexedLayers(ModelBuilder& b, const HfConfig& c, std::string_
 }  // namespace
 
 std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                              uint64_t layers, std::string_view attention, std::string_view other) {
+                              uint64_t layers,
+                              std::span<const std::pair<std::string_view, bool>> types) {
   const auto it = c.raw().find(std::string(key));
   if (!it->is_array() || it->size() != layers) {
     b.Fail(
@@ -196,12 +188,18 @@ std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_vi
     // The string itself is compared, not a json built from the literal (json's operator== over
     // every value type, which g++ 12 at -O3 reports as -Warray-bounds).
     const std::string* type = v.is_string() ? &v.get_ref<const std::string&>() : nullptr;
-    if (!type || (*type != attention && *type != other)) {
-      b.Fail(MakeError("{}: \"{}\"[{}] must be \"{}\" or \"{}\"", c.where(), key, i, other,
-                       attention));
+    const auto hit = std::find_if(types.begin(), types.end(),
+                                  [&](const auto& t) { return type && *type == t.first; });
+    if (hit == types.end()) {
+      std::string names;  // "a" or "b"; "a", "b" or "c"
+      for (size_t k = 0; k < types.size(); ++k) {
+        if (k > 0) names += k + 1 == types.size() ? " or " : ", ";
+        names += fmt::format("\"{}\"", types[k].first);
+      }
+      b.Fail(MakeError("{}: \"{}\"[{}] must be {}", c.where(), key, i, names));
       return {};
     }
-    out.push_back(*type == attention);
+    out.push_back(hit->second);
   }
   return out;
 }
@@ -209,6 +207,9 @@ std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_vi
 namespace {
 
 // Per layer: true for attention, by the row's rule (kAllSsm / kBoth: none).
+constexpr std::pair<std::string_view, bool> kMambaTypes[] = {{"mamba", false}, {"attention", true}};
+constexpr std::pair<std::string_view, bool> kConvTypes[] = {{"conv", false},
+                                                            {"full_attention", true}};
 std::vector<bool> AttentionLayers(ModelBuilder& b, const HfConfig& c, LayerRule rule,
                                   uint64_t layers) {
   switch (rule) {
@@ -218,11 +219,11 @@ std::vector<bool> AttentionLayers(ModelBuilder& b, const HfConfig& c, LayerRule 
     case LayerRule::kMambaTypes: {
       const char* key = c.Has("layer_types") ? "layer_types" : "layers_block_type";
       if (Absent(c, key)) return std::vector<bool>(layers, false);
-      return TypedLayers(b, c, key, layers, "attention", "mamba");
+      return TypedLayers(b, c, key, layers, kMambaTypes);
     }
     case LayerRule::kConvTypes:
       if (!Absent(c, "layer_types")) {
-        return TypedLayers(b, c, "layer_types", layers, "full_attention", "conv");
+        return TypedLayers(b, c, "layer_types", layers, kConvTypes);
       }
       if (Absent(c, "full_attn_idxs")) {
         b.Fail(
@@ -250,7 +251,7 @@ LayerInfo SsmInfo(LayerMixer mixer, uint64_t channels, uint64_t kernel, uint64_t
 }
 
 LayerInfo EmitMamba1(ModelBuilder& b, const Quantization& q, const std::string& x, uint64_t h,
-                     const Mamba1Dims& d) {
+                     const Mamba1Dims& d, Mamba1Norms norms) {
   b.Conv(x + ".conv1d", d.d_inner, d.d_inner, {d.kernel}, d.conv_bias, d.d_inner);
   QLinear(b, q, x + ".in_proj", h, MulDims(b, 2, d.d_inner, "2 x d_inner"), d.proj_bias);
   QLinear(b, q, x + ".x_proj", d.d_inner, d.dt_rank + 2 * d.d_state, false);
@@ -258,10 +259,10 @@ LayerInfo EmitMamba1(ModelBuilder& b, const Quantization& q, const std::string& 
   b.Param(x + ".A_log", {d.d_inner, d.d_state});
   b.Param(x + ".D", {d.d_inner});
   QLinear(b, q, x + ".out_proj", d.d_inner, h, d.proj_bias);
-  if (d.norms == Mamba1Norms::kFalconBuffers) {
+  if (norms == Mamba1Norms::kFalconBuffers) {
     b.Buffer(x + ".b_c_rms", {d.d_state}, b.dtype(), false);
     b.Buffer(x + ".dt_rms", {d.d_inner}, b.dtype(), false);
-  } else if (d.norms == Mamba1Norms::kJamba) {
+  } else if (norms == Mamba1Norms::kJamba) {
     b.RmsNorm(x + ".dt_layernorm", d.dt_rank);
     b.RmsNorm(x + ".b_layernorm", d.d_state);
     b.RmsNorm(x + ".c_layernorm", d.d_state);
@@ -287,7 +288,7 @@ LayerInfo EmitSsm(ModelBuilder& b, const Quantization& q, const HybridSpec& s, c
                   const std::string& l) {
   const uint64_t h = b.model().hp.hidden_size;
   const std::string x = l + "." + std::string(s.ssm_name);
-  if (s.ssm == SsmKind::kMamba1) return EmitMamba1(b, q, x, h, p.m1);
+  if (s.ssm == SsmKind::kMamba1) return EmitMamba1(b, q, x, h, p.m1, s.m1.norms);
   if (s.ssm == SsmKind::kMamba2) {
     LayerInfo info = EmitMamba2(b, q, x, h, p.m2);
     if (s.mup_vector) {
@@ -319,100 +320,61 @@ LayerInfo EmitAttention(ModelBuilder& b, const Quantization& q, const HybridSpec
   return AttentionInfo(hp, false, 0);
 }
 
-// Nemotron-H's lone blocks under <l>.mixer: a relu2 MLP (up_proj, down_proj), or the MoE: router
-// gate [E, H] with a float32 e_score_correction_bias, experts.N, the shared expert, and with a
-// latent width fc1/fc2_latent_proj around experts of that width.
-LayerInfo EmitNemotronFfn(ModelBuilder& b, const Quantization& q, const HybridPlan& p,
-                          const std::string& l, bool moe) {
+// An MLP of the row's names under `x`, or (`moe`) the routed experts: the router, its bias
+// buffer, experts.N of `p.expert_width` (of the latent width's input when "moe_latent_size"), and
+// Nemotron-H's shared expert and fc1/fc2_latent_proj. Records the width or MoE in `info`.
+void EmitMlp(ModelBuilder& b, const Quantization& q, const HybridSpec& s, const HybridPlan& p,
+             const std::string& x, bool moe, LayerInfo& info) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size;
-  const std::string x = l + ".mixer";
-  LayerInfo info;
-  info.attention = AttentionKind::kNone;
-  info.mixer = LayerMixer::kNone;
+  const auto mlp = [&](const std::string& y, uint64_t in, uint64_t width) {
+    if (!s.mlp.gate.empty())
+      QLinear(b, q, y + "." + std::string(s.mlp.gate), in, width, p.mlp_bias);
+    QLinear(b, q, y + "." + std::string(s.mlp.up), in, width, p.mlp_bias);
+    QLinear(b, q, y + "." + std::string(s.mlp.down), width, in, p.mlp_bias);
+  };
   info.moe = moe;
+  info.intermediate_size = moe ? 0 : hp.intermediate_size;
   if (!moe) {
-    QLinear(b, q, x + ".up_proj", h, hp.intermediate_size, p.mlp_bias);
-    QLinear(b, q, x + ".down_proj", hp.intermediate_size, h, p.mlp_bias);
-    info.intermediate_size = hp.intermediate_size;
-    return info;
+    mlp(x, h, hp.intermediate_size);
+    return;
   }
-  b.Param(x + ".gate.weight", {p.experts, h});
-  b.Buffer(x + ".gate.e_score_correction_bias", {p.experts}, Dtype::kF32, true);
+  const std::string router = x + "." + std::string(s.router);
+  if (s.router_quantized) {
+    QLinear(b, q, router, h, p.experts, false);
+  } else {
+    b.Linear(router, h, p.experts, false);
+  }
+  if (p.expert_bias) b.Buffer(x + "." + std::string(s.router_bias), {p.experts}, Dtype::kF32, true);
   const uint64_t in = p.latent > 0 ? p.latent : h;
-  RepeatedModules(b, q, x + ".experts", p.experts, [&](const std::string& ex) {
-    QLinear(b, q, ex + ".up_proj", in, p.expert_width, p.mlp_bias);
-    QLinear(b, q, ex + ".down_proj", p.expert_width, in, p.mlp_bias);
-  });
-  if (p.shared > 0) {
-    QLinear(b, q, x + ".shared_experts.up_proj", h, p.shared, p.mlp_bias);
-    QLinear(b, q, x + ".shared_experts.down_proj", p.shared, h, p.mlp_bias);
-  }
+  RepeatedModules(b, q, x + ".experts", p.experts,
+                  [&](const std::string& ex) { mlp(ex, in, p.expert_width); });
+  if (p.shared > 0) mlp(x + ".shared_experts", h, p.shared);
   if (p.latent > 0) {
     QLinear(b, q, x + ".fc1_latent_proj", h, p.latent, p.mlp_bias);
     QLinear(b, q, x + ".fc2_latent_proj", p.latent, h, p.mlp_bias);
   }
-  return info;
 }
 
-// The layer's feed_forward by the row's HybridFfn; records its width or MoE in `info`.
-void EmitFfn(ModelBuilder& b, const Quantization& q, const HybridSpec& s, const HybridPlan& p,
-             const std::string& l, bool moe, LayerInfo& info) {
-  const auto& hp = b.model().hp;
-  const uint64_t h = hp.hidden_size, inter = hp.intermediate_size;
-  const std::string f = l + ".feed_forward";
+// granitemoeshared's feed-forward: block_sparse_moe (GraniteMoeParallelExperts keep all experts
+// in one 3-D weight [E, out, in]) on MoE layers, shared_mlp always.
+void EmitGraniteFfn(ModelBuilder& b, const HybridPlan& p, const std::string& l, bool moe,
+                    LayerInfo& info) {
+  const uint64_t h = b.model().hp.hidden_size;
   info.moe = moe;
-  info.intermediate_size = moe ? 0 : inter;
-  switch (s.ffn) {
-    case HybridFfn::kNone:
-      info.intermediate_size = 0;
-      return;
-    case HybridFfn::kGated:
-      QGatedMlp(b, q, f, h, inter, p.mlp_bias);
-      return;
-    case HybridFfn::kGranite:
-      if (moe) {
-        // GraniteMoeParallelExperts keep all experts in one 3-D weight [E, out, in].
-        b.Param(l + ".block_sparse_moe.input_linear.weight", {p.experts, 2 * p.expert_width, h});
-        b.Param(l + ".block_sparse_moe.output_linear.weight", {p.experts, h, p.expert_width});
-        b.Linear(l + ".block_sparse_moe.router.layer", h, p.experts, false);
-      } else {
-        info.intermediate_size = p.shared;
-      }
-      b.Linear(l + ".shared_mlp.input_linear", h, 2 * p.shared, false);
-      b.Linear(l + ".shared_mlp.output_linear", p.shared, h, false);
-      return;
-    case HybridFfn::kJamba:
-      if (!moe) {
-        QGatedMlp(b, q, f, h, inter);
-        return;
-      }
-      QLinear(b, q, f + ".router", h, p.experts, false);
-      RepeatedModules(b, q, f + ".experts", p.experts,
-                      [&](const std::string& ex) { QGatedMlp(b, q, ex, h, inter); });
-      return;
-    case HybridFfn::kLfm2: {
-      const auto swiglu = [&](const std::string& x, uint64_t width) {
-        QLinear(b, q, x + ".w1", h, width, false);
-        QLinear(b, q, x + ".w3", h, width, false);
-        QLinear(b, q, x + ".w2", width, h, false);
-      };
-      if (!moe) {
-        swiglu(f, inter);
-        return;
-      }
-      b.Linear(f + ".gate", h, p.experts, false);
-      if (p.expert_bias) b.Buffer(f + ".expert_bias", {p.experts}, Dtype::kF32, true);
-      RepeatedModules(b, q, f + ".experts", p.experts,
-                      [&](const std::string& ex) { swiglu(ex, p.expert_width); });
-      return;
-    }
+  info.intermediate_size = moe ? 0 : p.shared;
+  if (moe) {
+    b.Param(l + ".block_sparse_moe.input_linear.weight", {p.experts, 2 * p.expert_width, h});
+    b.Param(l + ".block_sparse_moe.output_linear.weight", {p.experts, h, p.expert_width});
+    b.Linear(l + ".block_sparse_moe.router.layer", h, p.experts, false);
   }
+  b.Linear(l + ".shared_mlp.input_linear", h, 2 * p.shared, false);
+  b.Linear(l + ".shared_mlp.output_linear", p.shared, h, false);
 }
 
 void ReadHybridBasics(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
   auto& hp = b.model().hp;
-  if (s.basics == HybridBasics::kSsm) {
+  if (!s.decoder_basics) {
     ReadSsmBasics(b, c, s);
     return;
   }
@@ -425,19 +387,19 @@ void ReadHybridBasics(ModelBuilder& b, const HfConfig& c, const HybridSpec& s) {
   hp.gated_mlp = true;
 }
 
-// The SSM's dims when a layer uses it.
+// The SSM's keys, checked when a layer uses it.
 Status ResolveSsm(ModelBuilder& b, const HfConfig& c, const HybridSpec& s, HybridPlan& p) {
   auto& hp = b.model().hp;
   const bool used = std::any_of(p.blocks.begin(), p.blocks.end(), [](HybridBlock k) {
     return k == HybridBlock::kSsm || k == HybridBlock::kBoth;
   });
-  if (!used || b.failed()) return Ok{};
+  if (b.failed()) return Ok{};
   if (s.ssm == SsmKind::kMamba1) {
-    MEMFIT_RETURN_IF_ERROR(ResolveMamba1(b, c, s.m1, p.m1));
-    if (s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m1.d_inner;
+    MEMFIT_RETURN_IF_ERROR(ReadMamba1(b, c, s.m1, used, p.m1));
+    if (used && s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m1.d_inner;
   } else if (s.ssm == SsmKind::kMamba2) {
-    MEMFIT_RETURN_IF_ERROR(ResolveMamba2(b, c, s.m2, p.m2));
-    if (s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m2.d_inner;
+    MEMFIT_RETURN_IF_ERROR(ReadMamba2(b, c, s.m2, used, p.m2));
+    if (used && s.layers == LayerRule::kAllSsm) hp.intermediate_size = p.m2.d_inner;
   }
   return Ok{};
 }
@@ -469,14 +431,8 @@ Status ReadHybrid(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, con
     return MakeError("{}: \"num_hidden_layers\" = {} is absurd", c.where(), hp.num_layers);
   }
   if (!s.attn_bias_key.empty()) p.attn_bias = Get(b, c.BoolOr(s.attn_bias_key, false));
-  if (s.ffn == HybridFfn::kGated) p.mlp_bias = Get(b, c.BoolOr("mlp_bias", false));
+  if (!s.mlp_bias_key.empty()) p.mlp_bias = Get(b, c.BoolOr(s.mlp_bias_key, false));
   if (s.read) s.read(b, c, s, p);
-  if (b.failed()) return Ok{};
-  if (s.ssm == SsmKind::kMamba1) p.m1 = ReadMamba1(b, c, s.m1, hp.hidden_size);
-  if (s.ssm == SsmKind::kMamba2) {
-    const auto ssm = std::find(p.blocks.begin(), p.blocks.end(), HybridBlock::kSsm);
-    ReadMamba2(b, c, s.m2, p.blocks.empty() || ssm != p.blocks.end(), p.m2);
-  }
   return Ok{};
 }
 
@@ -486,8 +442,12 @@ LayerInfo EmitHybridLayer(ModelBuilder& b, const Quantization& q, const HybridSp
                           const HybridPlan& p, const std::string& l, HybridBlock block, bool moe) {
   const uint64_t h = b.model().hp.hidden_size;
   if (!s.norms_last) b.RmsNorm(l + "." + std::string(s.in_norm), h);
-  if (block == HybridBlock::kMlp || block == HybridBlock::kMoe) {
-    return EmitNemotronFfn(b, q, p, l, block == HybridBlock::kMoe);
+  if (block == HybridBlock::kMlp || block == HybridBlock::kMoe) {  // Nemotron-H's lone blocks
+    LayerInfo info;
+    info.attention = AttentionKind::kNone;
+    info.mixer = LayerMixer::kNone;
+    EmitMlp(b, q, s, p, l + ".mixer", block == HybridBlock::kMoe, info);
+    return info;
   }
   LayerInfo info =
       block == HybridBlock::kAttention ? EmitAttention(b, q, s, p, l) : EmitSsm(b, q, s, p, l);
@@ -502,7 +462,11 @@ LayerInfo EmitHybridLayer(ModelBuilder& b, const Quantization& q, const HybridSp
   }
   if (s.ffn == HybridFfn::kNone) return info;
   if (!s.norms_last) b.RmsNorm(l + "." + std::string(s.ff_norm), h);
-  EmitFfn(b, q, s, p, l, moe, info);
+  if (s.ffn == HybridFfn::kGranite) {
+    EmitGraniteFfn(b, p, l, moe, info);
+  } else {
+    EmitMlp(b, q, s, p, l + ".feed_forward", moe, info);
+  }
   if (s.norms_last) {
     b.RmsNorm(l + "." + std::string(s.in_norm), h);
     b.RmsNorm(l + "." + std::string(s.ff_norm), h);

@@ -3,34 +3,25 @@
 // (hybrid_families.cc, each citing its source) read by one skeleton (hybrid_skeleton.cc). A layer
 // is a token mixer -- attention, a Mamba-1 or Mamba-2 SSM, a short convolution, the SSM and
 // attention side by side, or (Nemotron-H) a lone MLP or MoE block -- between its norms, then a
-// feed-forward, named as the checkpoints name them:
-//   <prefix>.<embed>; <prefix>.layers.N.{<in_norm>, <mixer>.*, <ff_norm>, feed_forward.*};
-//   <prefix>.<final_norm>; the rotary inv_freq buffer; the task head.
-// The mixers are transformers' own, one layout each:
-// - Mamba-1 (MambaMixer, FalconMambaMixer, JambaMambaMixer): in_proj [2 x d_inner, H] (bias with
-//   the row's proj-bias key); depthwise conv1d [d_inner, 1, kernel] (+ bias, conv-bias key);
-//   x_proj [dt_rank + 2 x d_state, d_inner] (no bias); dt_proj [d_inner, dt_rank] + bias;
-//   A_log [d_inner, d_state], D [d_inner]; out_proj [H, d_inner] (bias as in_proj). They differ
-//   only in what normalizes dt, B and C (Mamba1Norms). Sources: transformers
-//   models/mamba/modeling_mamba.py (MambaMixer.__init__), models/falcon_mamba/
-//   modular_falcon_mamba.py (FalconMambaMixer.__init__), models/jamba/modular_jamba.py
-//   (JambaMambaMixer.__init__).
-// - Mamba-2 (BambaMixer; NemotronHMamba2Mixer, Mamba2Mixer and FalconH1Mixer register the same):
-//   in_proj [d_inner + conv_dim + heads, H] (conv_dim = d_inner + 2 x groups x d_state); depthwise
-//   conv1d [conv_dim, 1, kernel] (+ bias); dt_bias, A_log and D [heads]; a gated RMSNorm norm
-//   [d_inner]; out_proj [H, d_inner]; in/out biases with the proj-bias key. Source: transformers
-//   models/bamba/{configuration,modeling}_bamba.py (BambaMixer.__init__, mamba_d_head "auto").
-// - short convolution (Lfm2ShortConv): conv.in_proj [3 H, H], depthwise conv.conv [H, 1, L],
-//   conv.out_proj [H, H], biases with "conv_bias".
-// Each layer's LayerInfo holds its cache: attention's KV; Mamba-1's d_inner conv channels x kernel
-// and d_inner rows of d_state; Mamba-2's conv_dim x kernel and heads x (head_dim x d_state); the
-// short conv's H x L. transformers keeps the states in the model dtype (kv_cache.cc) unless the
-// row names a cache-dtype key. What a row cannot say is a hook (HybridSpec::read / ::after_head),
-// a named function beside its row.
+// feed-forward: <prefix>.<embed>; <prefix>.layers.N.{<in_norm>, <mixer>.*, <ff_norm>,
+// feed_forward.*}; <prefix>.<final_norm>; the rotary inv_freq buffer; the task head.
+// The mixers are transformers' own (sources: models/mamba/modeling_mamba.py MambaMixer,
+// falcon_mamba/modular_falcon_mamba.py, jamba/modular_jamba.py JambaMambaMixer,
+// bamba/modeling_bamba.py BambaMixer, lfm2/modular_lfm2.py Lfm2ShortConv):
+// - Mamba-1: in_proj [2 d_inner, H], depthwise conv1d [d_inner, 1, kernel], x_proj [dt_rank +
+//   2 d_state, d_inner], dt_proj [d_inner, dt_rank] + bias, A_log [d_inner, d_state], D, out_proj;
+//   they differ only in what normalizes dt, B and C (Mamba1Norms).
+// - Mamba-2: in_proj [d_inner + conv_dim + heads, H] (conv_dim = d_inner + 2 groups d_state),
+//   conv1d [conv_dim, 1, kernel], dt_bias, A_log, D [heads], gated RMSNorm [d_inner], out_proj.
+// - short convolution: conv.in_proj [3 H, H], conv.conv [H, 1, L], conv.out_proj [H, H].
+// Each layer's LayerInfo holds its cache (KV, or the conv and SSM states in the model dtype unless
+// the row names a cache-dtype key). What a row cannot say is a hook beside it (read, after_head).
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memfit/architecture.h"
@@ -41,8 +32,8 @@ namespace memfit::arch {
 
 enum class Mamba1Norms : uint8_t {
   kNone,           // MambaMixer: dt, B and C are views of x_proj's output
-  kFalconBuffers,  // FalconMambaMixer: parameter-free rms_forward, plus the kernels' all-ones
-                   // weights b_c_rms [d_state] and dt_rms [d_inner] as non-persistent buffers
+  kFalconBuffers,  // FalconMambaMixer: the kernels' all-ones b_c_rms [d_state] and dt_rms
+                   // [d_inner] as non-persistent buffers
   kJamba,          // JambaMambaMixer: dt_layernorm [dt_rank], b_layernorm, c_layernorm [d_state]
 };
 
@@ -59,16 +50,11 @@ struct Mamba1Keys {
   Mamba1Norms norms = Mamba1Norms::kJamba;
 };
 
-// How the Mamba-2 inner width d_inner follows from the keys.
-enum class Mamba2Inner : uint8_t {
-  kExpand,  // int(expand x H), which heads x head_dim must equal (head_dim without a default:
-            // "auto" or absent = d_inner / heads, which must divide)
-  kHeadsTimesDim,  // heads x head_dim
-};
-
 // A family's Mamba-2 keys and its config class's defaults (BambaConfig's unless set).
 struct Mamba2Keys {
-  Mamba2Inner inner = Mamba2Inner::kExpand;
+  // d_inner = heads x head_dim; else int(expand x H), which heads x head_dim must equal
+  // (head_dim "auto" or absent: d_inner / heads, which must divide).
+  bool heads_times_dim = false;
   std::string_view heads = "mamba_n_heads";
   uint64_t heads_default = 128;  // 0: required when a layer is Mamba
   std::string_view head_dim = "mamba_d_head";
@@ -92,7 +78,6 @@ struct Mamba2Keys {
 struct Mamba1Dims {
   uint64_t d_inner = 0, d_state = 0, kernel = 0, dt_rank = 0;
   bool conv_bias = true, proj_bias = false;
-  Mamba1Norms norms = Mamba1Norms::kNone;
 };
 
 struct Mamba2Dims {
@@ -119,10 +104,13 @@ enum class SsmKind : uint8_t { kMamba1, kMamba2, kShortConv };
 
 enum class HybridFfn : uint8_t {
   kNone,     // none (pure SSMs; Nemotron-H's MLP and MoE are blocks of their own)
-  kGated,    // feed_forward.{gate,up,down}_proj of intermediate_size ("mlp_bias")
+  kMlp,      // feed_forward: an MLP of `mlp` names, or on MoE layers the routed experts
   kGranite,  // granitemoeshared: block_sparse_moe (fused experts, router.layer) + shared_mlp
-  kJamba,    // gated, or on MoE layers router [E, H] and experts.N gated MLPs of the same width
-  kLfm2,     // w1, w3, w2; on MoE layers gate [E, H], expert_bias, experts.N.{w1, w3, w2}
+};
+
+// An MLP's projections: gate ("" none), up (in -> width), down (width -> in).
+struct MlpNames {
+  std::string_view gate = "gate_proj", up = "up_proj", down = "down_proj";
 };
 
 enum class HybridRotary : uint8_t {
@@ -146,7 +134,7 @@ struct HybridPlan {
   bool attn_bias = false, mlp_bias = false;
   uint64_t q_width = 0, kv_width = 0;
   uint64_t experts = 0, expert_width = 0, shared = 0, latent = 0;
-  bool expert_bias = false;
+  bool expert_bias = false;  // the row's router_bias buffer
 };
 
 struct HybridSpec;
@@ -156,14 +144,10 @@ using HybridRead = void (*)(ModelBuilder& b, const HfConfig& c, const HybridSpec
 using HybridAfterHead = void (*)(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                                  const HybridSpec& s, const HybridPlan& p);
 
-enum class HybridBasics : uint8_t {
-  kDecoder,  // ReadDecoderBasics: the attention heads, head_dim, intermediate_size, ...
-  kSsm,      // vocab, hidden, `layers_key`, the activation only (pure SSMs: intermediate_size
-             // = d_inner; Nemotron-H: its hook reads the rest)
-};
-
 struct HybridSpec {
-  HybridBasics basics = HybridBasics::kDecoder;
+  // ReadDecoderBasics (attention heads, head_dim, intermediate_size, ...); else vocab, hidden,
+  // `layers_key` and the activation only (pure SSMs; Nemotron-H's hook reads the rest).
+  bool decoder_basics = true;
   bool tie_default = false;
   bool need_intermediate = true;
   std::string_view act_key = "hidden_act";
@@ -173,8 +157,8 @@ struct HybridSpec {
   std::string_view embed = "embed_tokens";
   std::string_view final_norm = "final_layernorm";
   std::string_view in_norm = "input_layernorm";
-  std::string_view ff_norm = "pre_ff_layernorm";  // "" none
-  bool norms_last = false;                        // both norms after the feed-forward
+  std::string_view ff_norm = "pre_ff_layernorm";
+  bool norms_last = false;  // both norms after the feed-forward
   LayerRule layers = LayerRule::kAllSsm;
   SsmKind ssm = SsmKind::kMamba2;
   std::string_view ssm_name = "mamba";
@@ -185,7 +169,14 @@ struct HybridSpec {
   std::string_view o_proj = "o_proj";
   std::string_view attn_bias_key = "attention_bias";  // "" no bias
   bool qk_layernorm = false;                          // q_layernorm / k_layernorm [head_dim]
-  HybridFfn ffn = HybridFfn::kGated;
+  HybridFfn ffn = HybridFfn::kMlp;
+  MlpNames mlp{};
+  std::string_view mlp_bias_key = "mlp_bias";  // "" no bias
+  // The routed experts: router [E, H] (QLinear when quantized), a persistent float32 [E] bias
+  // buffer when HybridPlan::expert_bias, experts.N MLPs of `mlp` names.
+  std::string_view router = "router";
+  bool router_quantized = false;
+  std::string_view router_bias = "";
   HybridRotary rotary = HybridRotary::kNone;
   std::string_view rotary_module = "rotary_emb";
   HybridRead read = nullptr;
@@ -200,12 +191,13 @@ Result<Model> BuildHybrid(const HfConfig& config, const BuildOptions& options,
 LayerInfo EmitHybridLayer(ModelBuilder& b, const Quantization& q, const HybridSpec& s,
                           const HybridPlan& p, const std::string& l, HybridBlock block, bool moe);
 
-// Per layer: true where the list at `key` says `attention` (every entry `attention` or `other`,
-// one per layer); errors go to `b` ("layer_types", "layers_block_type").
+// Per layer: the flag of its name in the list at `key` (one name of `types` per layer); errors go
+// to `b` ("layer_types", "layers_block_type").
 std::vector<bool> TypedLayers(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                              uint64_t layers, std::string_view attention, std::string_view other);
+                              uint64_t layers,
+                              std::span<const std::pair<std::string_view, bool>> types);
 
-// The registry rows of every HybridSpec family (hybrid_families.cc).
+// The registry rows of every HybridSpec and QwenHybridSpec family (hybrid_families.cc).
 const std::vector<ArchitectureBuilder>& HybridFamilyBuilders();
 
 }  // namespace memfit::arch

@@ -1,29 +1,21 @@
 #pragma once
-// Builders and pieces added for issue 30 that are not DecoderSpec rows, in a header of their own so
-// that a new declaration does not rebuild every builder (as moe_hybrid_families.h).
+// Builders that are not table rows of families.h, in a header of their own so that a new
+// declaration does not rebuild every builder.
 
-#include <cstdint>
 #include <optional>
-#include <string>
 
 #include "formats/hf_config_json.h"
 #include "memfit/architecture.h"
 
 namespace memfit::arch {
 
-class ModelBuilder;
-
+// DBRX (dbrx.cc).
+Result<Model> BuildDbrx(const HfConfig& config, const BuildOptions& options);
 // LFM2-MoE (a HybridSpec row, hybrid_families.cc): LFM2's layers with dense-first routed experts.
 Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
 // LFM2-VL (a VlmSpec row, vlm_families.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector +
 // lfm2.
 Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
-
-// Qwen4-Exp (qwen4_exp.cc): hyper-connection streams, QSA-indexed attention between gated
-// delta-net layers, per-layer n-gram embedding tables; qwen4_exp_text is its text model alone.
-Result<Model> BuildQwen4Exp(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen4ExpText(const HfConfig& config, const BuildOptions& options);
-
 
 // A config whose model_type has no builder but whose "text_config" names a model_type that has
 // one (generic_decoder.cc): that text model, built exactly under model.language_model.* /

@@ -1,35 +1,25 @@
 // Qwen4-Exp (qwen4_exp: Qwen4ExpForConditionalGeneration, e.g. Qwen/Qwen3.8-Flash-Next;
-// qwen4_exp_text: Qwen4ExpForCausalLM). A hand-written builder: its layers have no norms of their
-// own but hc_count residual streams, n-gram embedding tables whose sizes are primes derived from
-// the config, and an MTP module with its own stream mixer, none of which a DecoderSpec row says.
-// - Each layer (model.language_model.layers.N): attn_hyper_connection and mlp_hyper_connection
-//   (Qwen4ExpTextGatedResidual: hc_norm [hc H], input_mix_weight_down [rank, hc H],
-//   input_mix_weight_up [hc H, rank], block_inject_weight [hc, hc H]); Qwen3.5's gated delta-net
-//   on "linear_attention" layers, else Qwen3.5's gated attention with q/k norms plus the QSA
-//   indexer (index_qk_proj [(n_idx + 1) idx_dim, H], q_layernorm and k_layernorm [idx_dim]); the
-//   Qwen3-Next MoE block (router, routed experts stored per expert, gated shared expert).
-// - On the one-indexed "ple_layer_ids" layers, ple.*: ple_embedding.ngram_embedding stored in
-//   "split_ngram_parts" shards (ngram_embedding.shard_K.weight; transformers concatenates them on
-//   load) of the padded n-gram vocabulary x ple_embed_dim / n-gram heads, its three persistent
-//   int64 buffers, key_proj, value_proj, norm_key/query/conv and a depthwise conv1d.
-// - No final norm: hyper_connection_mixer (a gated residual without block_inject) folds the
-//   streams; lm_head; the Qwen3.5 vision tower under model.visual; mtp.* stored, not loaded.
+// qwen4_exp_text: Qwen4ExpForCausalLM): the text model and MTP module of its two QwenHybridSpec
+// rows (qwen_hybrid.h). A layer has no norms but attn_/mlp_hyper_connection gated residuals over
+// hc_count streams; Qwen3.5's gated delta-net on "linear_attention" layers, else its gated
+// attention plus the QSA indexer; the Qwen3-Next MoE block (experts stored per expert); on the
+// one-indexed "ple_layer_ids" layers ple.*, whose n-gram table (stored in "split_ngram_parts"
+// shards that transformers concatenates on load) has rows summed from primes derived from the
+// config. No final norm: hyper_connection_mixer folds the streams; mtp.* stored, not loaded.
 // Sources: transformers models/qwen4_exp/modular_qwen4_exp.py and configuration_qwen4_exp.py
-// (Qwen4ExpTextNGramEmbedding's prime vocabularies, Qwen4ExpTextPLELayer,
-// Qwen4ExpTextGatedResidual, Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the
-// Qwen3.8-Flash-Next BF16 checkpoint as its shard headers list them (fc_embedding/fc_hidden
-// [H, H], pre_fc_norm_hidden [hc H], fused experts).
+// (Qwen4ExpTextNGramEmbedding, Qwen4ExpTextPLELayer, Qwen4ExpTextGatedResidual,
+// Qwen4ExpTextQSAIndexer); the 31 mtp.* tensors of the Qwen3.8-Flash-Next BF16 checkpoint as its
+// shard headers list them (fc_embedding/fc_hidden [H, H], pre_fc_norm_hidden [hc H], fused
+// experts).
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <iterator>
 #include <string_view>
 #include <utility>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
-#include "model/arch/issue30_families.h"
 #include "model/arch/qwen_hybrid.h"
 
 namespace memfit::arch {
@@ -72,7 +62,7 @@ constexpr uint64_t kMaxNgramBase = 4'000'000'000;
 constexpr uint64_t kMaxNgramHeads = 1 << 16;  // n-gram heads over all PLE layers
 
 struct Qwen4Dims {
-  uint64_t hc = 0, rank = 0;                     // hyper-connection streams, mixer rank
+  uint64_t hc = 0, rank = 0;                        // hyper-connection streams, mixer rank
   uint64_t idx_heads = 0, idx_dim = 0, rotary = 0;  // QSA indexer (one key head)
   uint64_t ple_dim = 0, ple_kernel = 0, ngram = 0, per_ngram = 0, base = 0, divisor = 0, parts = 0;
   std::vector<uint64_t> ple_layers;  // zero-based
@@ -102,8 +92,9 @@ Qwen4Dims ReadQwen4Dims(ModelBuilder& b, const HfConfig& c, const Hyperparameter
   if (d.rank == 0) return fail("\"hc_lowrank\" must be positive");
   // Qwen4ExpTextAttention always builds the QSA indexer: its fields are required.
   if (d.idx_heads == 0 || d.idx_dim == 0 || idx_kv != 1) {
-    return fail("the QSA indexer needs \"indexer_n_heads\" and \"indexer_head_dim\" > 0 and "
-                "\"indexer_kv_heads\" = 1 (Qwen4ExpTextQSAIndexer)");
+    return fail(
+        "the QSA indexer needs \"indexer_n_heads\" and \"indexer_head_dim\" > 0 and "
+        "\"indexer_kv_heads\" = 1 (Qwen4ExpTextQSAIndexer)");
   }
   MulDims(b, MulDims(b, d.hc, hp.hidden_size, "hc_count x hidden_size"), d.rank,
           "hc_count x hidden_size x hc_lowrank");
@@ -113,8 +104,8 @@ Qwen4Dims ReadQwen4Dims(ModelBuilder& b, const HfConfig& c, const Hyperparameter
     for (const auto& v : *it) {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 ||
           static_cast<uint64_t>(v.get<int64_t>()) > hp.num_layers) {
-        return fail(fmt::format("\"ple_layer_ids\" holds one-indexed ids in [1, {}]",
-                                hp.num_layers));
+        return fail(
+            fmt::format("\"ple_layer_ids\" holds one-indexed ids in [1, {}]", hp.num_layers));
       }
       d.ple_layers.push_back(static_cast<uint64_t>(v.get<int64_t>()) - 1);
     }
@@ -124,21 +115,23 @@ Qwen4Dims ReadQwen4Dims(ModelBuilder& b, const HfConfig& c, const Hyperparameter
   if (d.ple_layers.empty()) return d;
   const uint64_t heads = d.ngram >= 2 ? (d.ngram - 1) * d.per_ngram : 0;
   if (heads == 0 || d.ple_dim == 0 || d.ple_dim % heads != 0) {
-    return fail(fmt::format("\"ple_embed_dim\" = {} must be a positive multiple of the n-gram "
-                            "heads (\"ngram_size\" - 1) x \"heads_per_ngram\" = {}",
-                            d.ple_dim, heads));
+    return fail(
+        fmt::format("\"ple_embed_dim\" = {} must be a positive multiple of the n-gram "
+                    "heads (\"ngram_size\" - 1) x \"heads_per_ngram\" = {}",
+                    d.ple_dim, heads));
   }
   if (d.base < 2 || d.base > kMaxNgramBase) {
-    return fail(fmt::format("\"ngram_vocab_size_base\" = {} must be in [2, {}]", d.base,
-                            kMaxNgramBase));
+    return fail(
+        fmt::format("\"ngram_vocab_size_base\" = {} must be in [2, {}]", d.base, kMaxNgramBase));
   }
   if (heads * d.ple_layers.size() > kMaxNgramHeads) {
     return fail(fmt::format("{} n-gram heads over the PLE layers: at most {}",
                             heads * d.ple_layers.size(), kMaxNgramHeads));
   }
   if (d.divisor == 0 || d.parts == 0 || d.ple_kernel == 0) {
-    return fail("\"make_ngram_vocab_size_divisible_by\", \"split_ngram_parts\" and "
-                "\"ple_conv_kernel_size\" must be positive");
+    return fail(
+        "\"make_ngram_vocab_size_divisible_by\", \"split_ngram_parts\" and "
+        "\"ple_conv_kernel_size\" must be positive");
   }
   return d;
 }
@@ -196,213 +189,127 @@ void Ple(ModelBuilder& b, const Quantization& q, const std::string& l, const Qwe
 
 // The names "layer_types" may use and whether each is a gated delta-net layer (the others are
 // indexed full attention). transformers' Qwen4ExpTextConfig validates the first three; the
-// builder also takes "full_attention" and "qwen_sparse_attention" as indexed attention. The
-// parser and its error both read this table, so the names an error lists are the names accepted.
+// builder also takes "full_attention" and "qwen_sparse_attention" as indexed attention.
 constexpr std::pair<std::string_view, bool> kQwen4LayerTypes[] = {
-    {"linear_attention", true},
-    {"deepseek_sparse_attention", false},
-    {"hybrid_indexed", false},
-    {"full_attention", false},
-    {"qwen_sparse_attention", false},
+    {"linear_attention", true}, {"deepseek_sparse_attention", false}, {"hybrid_indexed", false},
+    {"full_attention", false},  {"qwen_sparse_attention", false},
 };
 
-// "\"a\", \"b\" or \"c\"": every name of kQwen4LayerTypes, for the error.
-std::string Qwen4LayerTypeNames() {
-  std::string out;
-  const size_t n = std::size(kQwen4LayerTypes);
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out += i + 1 == n ? " or " : ", ";
-    out += fmt::format("\"{}\"", kQwen4LayerTypes[i].first);
-  }
-  return out;
+// The Qwen hybrid dims of Qwen4-Exp: Qwen3_5Attention always doubles q_proj for the gate.
+QwenHybridDims ReadHybrid(ModelBuilder& b, const HfConfig& c) {
+  QwenHybridDims d = ReadQwenHybridDims(b, c);
+  d.output_gate = true;
+  return d;
 }
 
-// Per layer: true for a gated delta-net layer, from "layer_types" (kQwen4LayerTypes) or else
-// every "full_attention_interval"-th layer being full attention.
-Result<std::vector<bool>> LinearLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
-  std::vector<bool> linear(layers);
-  auto it = c.raw().find("layer_types");
-  if (it == c.raw().end() || it->is_null()) {
-    const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
-    if (interval == 0) return MakeError("{}: \"full_attention_interval\" must not be 0", c.where());
-    for (uint64_t i = 0; i < layers; ++i) linear[i] = (i + 1) % interval != 0;
-    return linear;
-  }
-  if (!it->is_array() || it->size() != layers) {
-    return MakeError("{}: \"layer_types\" must list one type per layer ({})", c.where(), layers);
-  }
-  for (uint64_t i = 0; i < layers; ++i) {
-    const auto& v = (*it)[i];
-    const std::string t = v.is_string() ? v.get<std::string>() : "";
-    const auto* hit = std::find_if(std::begin(kQwen4LayerTypes), std::end(kQwen4LayerTypes),
-                                   [&](const auto& k) { return k.first == t; });
-    if (hit == std::end(kQwen4LayerTypes)) {
-      return MakeError("{}: \"layer_types\"[{}] must be {}", c.where(), i, Qwen4LayerTypeNames());
-    }
-    linear[i] = hit->second;
-  }
-  return linear;
-}
-
-struct Qwen4Text {
-  uint64_t mtp = 0;
-  Qwen4Dims dims;
-  QwenHybridDims hybrid;
-};
-
-// The text model under `prefix` ("model.language_model" or "model"); hp and LayerInfo filled.
-Qwen4Text EmitText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
-                   const QwenHybridSpec& spec) {
-  Qwen4Text t;
-  ReadQwenHybridBasics(b, c, {512, 10, 512, 512});  // Qwen4ExpTextConfig's defaults
-  auto& hp = b.model().hp;
-  hp.num_shared_experts = 1;
-  t.mtp = Get(b, c.UintOr("mtp_num_hidden_layers", 0));
-  if (b.failed()) return t;
-  if (hp.num_experts == 0 || hp.moe_intermediate_size == 0 ||
-      hp.shared_expert_intermediate_size == 0 || hp.experts_per_token == 0 ||
-      hp.experts_per_token > hp.num_experts) {
-    b.Fail(MakeError("{}: \"num_experts\", \"num_experts_per_tok\" (at most num_experts), "
-                     "\"moe_intermediate_size\" and \"shared_expert_intermediate_size\" must be "
-                     "positive", c.where()));
-    return t;
-  }
-  t.dims = ReadQwen4Dims(b, c, hp);
-  t.hybrid = ReadQwenHybridDims(b, c);
-  t.hybrid.output_gate = true;  // Qwen3_5Attention: q_proj is always doubled for the gate
-  if (b.failed()) return t;
-  auto linear = LinearLayers(b, c, hp.num_layers);
-  if (!linear) {
-    b.Fail(linear.error());
-    return t;
-  }
-  for (uint64_t i : t.dims.ple_layers) {
-    if (!(*linear)[i]) {
-      b.Fail(MakeError("{}: \"ple_layer_ids\" names layer {} (one-indexed), which is not a "
-                       "\"linear_attention\" layer", c.where(), i + 1));
-      return t;
-    }
-  }
-  // The n-gram vocabularies: head g of all PLE layers takes the (g + 1)-th prime after base - 1.
-  std::vector<uint64_t> primes;
-  if (!t.dims.ple_layers.empty()) {
-    const uint64_t heads = (t.dims.ngram - 1) * t.dims.per_ngram * t.dims.ple_layers.size();
-    primes.reserve(heads);
-    uint64_t p = t.dims.base - 1;
-    for (uint64_t g = 0; g < heads; ++g) {
-      do ++p; while (!IsPrime(p));
-      primes.push_back(p);
-    }
-  }
-  b.Embedding(spec.prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
-  const uint64_t h = hp.hidden_size;
-  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const std::string l = Layer(spec.prefix + ".layers", i);
-    LayerInfo info = EmitQwenHybridMixer(b, q, l, t.hybrid, spec, (*linear)[i], 0);
-    if (!(*linear)[i]) info.indexer_head_dim = Qwen4ExpIndexer(b, q, l, t.dims, h);
-    QwenMoeBlock(b, q, l, h, hp.num_experts, hp.moe_intermediate_size,
-                 hp.shared_expert_intermediate_size, spec.layout);
-    info.moe = true;
-    const auto ple = std::find(t.dims.ple_layers.begin(), t.dims.ple_layers.end(), i);
-    if (ple != t.dims.ple_layers.end()) {
-      Ple(b, q, l, t.dims, h, primes, static_cast<uint64_t>(ple - t.dims.ple_layers.begin()));
-    }
-    GatedResidual(b, q, l + ".attn_hyper_connection", t.dims, h, true);
-    GatedResidual(b, q, l + ".mlp_hyper_connection", t.dims, h, true);
-    hp.layers.push_back(info);
-  }
-  // inv_freq = 1 / theta^(arange(0, rotary, 2) / rotary): ceil(rotary / 2) entries.
-  b.Buffer(spec.prefix + ".rotary_emb.inv_freq", {(t.dims.rotary + 1) / 2}, Dtype::kF32, false);
-  GatedResidual(b, q, spec.prefix + ".hyper_connection_mixer", t.dims, h, false);
-  hp.num_mtp_layers = t.mtp;
-  auto& notes = b.model().assumptions;
-  notes.push_back(fmt::format(
-      "hyper-connections: {} residual streams of hidden_size per token (hc_count) between the "
-      "layers; activation estimates count one stream", t.dims.hc));
-  if (!t.dims.ple_layers.empty()) {
-    notes.push_back(fmt::format(
-        "per-layer embedding (PLE) layers keep a short-conv state of {} x {} and {} token ids "
-        "per sequence besides the delta-net state: not counted in the recurrent state",
-        t.dims.hc * h, (t.dims.ple_kernel - 1) * t.dims.ngram, t.dims.ngram - 1));
-  }
-  notes.push_back(fmt::format(
-      "the QSA indexer caches {} elements per token on each full-attention layer: the key "
-      "({}) and its position's cos and sin ({} each), as transformers' cache stores them",
-      t.dims.idx_dim + 2 * t.dims.rotary, t.dims.idx_dim, t.dims.rotary));
-  return t;
-}
-
-// mtp.*: the 31-tensor layout of one layer, stored in the checkpoint, ignored by transformers.
-void EmitMtp(ModelBuilder& b, const Quantization& q, const Qwen4Text& t,
-             const QwenHybridSpec& spec) {
-  if (t.mtp == 0 || b.failed()) return;
-  Model& m = b.model();
-  const auto& hp = m.hp;
-  const uint64_t h = hp.hidden_size;
-  const size_t begin = m.tensors.size();
-  QLinear(b, q, "mtp.fc_embedding", h, h, false);
-  QLinear(b, q, "mtp.fc_hidden", h, h, false);
-  b.RmsNorm("mtp.pre_fc_norm_embedding", h);
-  b.RmsNorm("mtp.pre_fc_norm_hidden", t.dims.hc * h);
-  GatedResidual(b, q, "mtp.hyper_connection_mixer", t.dims, h, false);
-  for (uint64_t k = 0; k < t.mtp && !b.failed(); ++k) {
-    const std::string l = Layer("mtp.layers", k);
-    EmitQwenHybridMixer(b, q, l, t.hybrid, spec, /*linear=*/false, 0);
-    Qwen4ExpIndexer(b, q, l, t.dims, h);
-    QwenMoeBlock(b, q, l, h, hp.num_experts, hp.moe_intermediate_size,
-                 hp.shared_expert_intermediate_size, ExpertLayout::kFused);
-    GatedResidual(b, q, l + ".attn_hyper_connection", t.dims, h, true);
-    GatedResidual(b, q, l + ".mlp_hyper_connection", t.dims, h, true);
-  }
-  if (b.failed()) return;
-  const uint64_t bytes = MarkStoredOnly(m, begin);
-  m.notes.push_back(fmt::format(
-      "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but not "
-      "loaded by transformers", t.mtp, bytes));
-}
-
-// The checkpoints store the decoder layers' routed experts per expert (transformers' conversion
-// mapping fuses them on load) and the MTP layer's fused.
-QwenHybridSpec Spec(std::string prefix) {
-  return {.prefix = std::move(prefix), .split_in_proj = true, .layout = ExpertLayout::kPerExpert};
+// A layer's mixer, the indexer of an attention layer, the MoE block; the caller adds the rest.
+LayerInfo MixerAndMoe(ModelBuilder& b, const Quantization& q, const std::string& l,
+                      const Qwen4Dims& d, const QwenHybridDims& hybrid, const QwenHybridSpec& s,
+                      bool linear, ExpertLayout layout) {
+  const auto& hp = b.model().hp;
+  LayerInfo info = EmitQwenHybridMixer(b, q, l, hybrid, s, linear, 0);
+  if (!linear) info.indexer_head_dim = Qwen4ExpIndexer(b, q, l, d, hp.hidden_size);
+  QwenMoeBlock(b, q, l, hp.hidden_size, hp.num_experts, hp.moe_intermediate_size,
+               hp.shared_expert_intermediate_size, layout);
+  info.moe = true;
+  return info;
 }
 
 }  // namespace
 
-Result<Model> BuildQwen4Exp(const HfConfig& c, const BuildOptions& o) {
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, QwenTextConfig(c));
-  auto vision = c.Sub("vision_config");
-  if (!vision) return vision.error();
-  ModelBuilder b(text);
-  Model& m = b.model();
-  FillCommon(c, m);
-  if (!m.config_dtype) m.config_dtype = text.torch_dtype();
-  Quantization q = ReadQuantization(b, text, o);
-  b.SetComponent("language_model");
-  const QwenHybridSpec spec = Spec("model.language_model");
-  const Qwen4Text t = EmitText(b, text, q, spec);
-  if (b.failed()) return b.Finish();
-  EmitQwenVlTowerAndHead(b, c, *vision, q);
-  EmitMtp(b, q, t, spec);
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.language_model.layers.*", "model.visual.blocks.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+uint64_t EmitQwen4ExpText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                          const QwenHybridSpec& s, const std::string& prefix) {
+  auto& hp = b.model().hp;
+  const uint64_t mtp = Get(b, c.UintOr("mtp_num_hidden_layers", 0));
+  if (b.failed()) return 0;
+  if (hp.num_experts == 0 || hp.moe_intermediate_size == 0 ||
+      hp.shared_expert_intermediate_size == 0 || hp.experts_per_token == 0 ||
+      hp.experts_per_token > hp.num_experts) {
+    b.Fail(
+        MakeError("{}: \"num_experts\", \"num_experts_per_tok\" (at most num_experts), "
+                  "\"moe_intermediate_size\" and \"shared_expert_intermediate_size\" must be "
+                  "positive",
+                  c.where()));
+    return 0;
+  }
+  const Qwen4Dims d = ReadQwen4Dims(b, c, hp);
+  const QwenHybridDims hybrid = ReadHybrid(b, c);
+  if (b.failed()) return 0;
+  const std::vector<bool> linear = QwenLinearLayers(b, c, hp.num_layers, kQwen4LayerTypes);
+  if (b.failed()) return 0;
+  for (uint64_t i : d.ple_layers) {
+    if (!linear[i]) {
+      b.Fail(
+          MakeError("{}: \"ple_layer_ids\" names layer {} (one-indexed), which is not a "
+                    "\"linear_attention\" layer",
+                    c.where(), i + 1));
+      return 0;
+    }
+  }
+  // The n-gram vocabularies: head g of all PLE layers takes the (g + 1)-th prime after base - 1.
+  std::vector<uint64_t> primes;
+  if (!d.ple_layers.empty()) {
+    const uint64_t heads = (d.ngram - 1) * d.per_ngram * d.ple_layers.size();
+    primes.reserve(heads);
+    uint64_t p = d.base - 1;
+    for (uint64_t g = 0; g < heads; ++g) {
+      do ++p;
+      while (!IsPrime(p));
+      primes.push_back(p);
+    }
+  }
+  b.Embedding(prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
+  const uint64_t h = hp.hidden_size;
+  for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
+    const std::string l = Layer(prefix + ".layers", i);
+    LayerInfo info = MixerAndMoe(b, q, l, d, hybrid, s, linear[i], s.layout);
+    const auto ple = std::find(d.ple_layers.begin(), d.ple_layers.end(), i);
+    if (ple != d.ple_layers.end()) {
+      Ple(b, q, l, d, h, primes, static_cast<uint64_t>(ple - d.ple_layers.begin()));
+    }
+    GatedResidual(b, q, l + ".attn_hyper_connection", d, h, true);
+    GatedResidual(b, q, l + ".mlp_hyper_connection", d, h, true);
+    hp.layers.push_back(info);
+  }
+  // inv_freq = 1 / theta^(arange(0, rotary, 2) / rotary): ceil(rotary / 2) entries.
+  b.Buffer(prefix + ".rotary_emb.inv_freq", {(d.rotary + 1) / 2}, Dtype::kF32, false);
+  GatedResidual(b, q, prefix + ".hyper_connection_mixer", d, h, false);
+  hp.num_mtp_layers = mtp;
+  auto& notes = b.model().assumptions;
+  notes.push_back(fmt::format(
+      "hyper-connections: {} residual streams of hidden_size per token (hc_count) between the "
+      "layers; activation estimates count one stream",
+      d.hc));
+  if (!d.ple_layers.empty()) {
+    notes.push_back(fmt::format(
+        "per-layer embedding (PLE) layers keep a short-conv state of {} x {} and {} token ids "
+        "per sequence besides the delta-net state: not counted in the recurrent state",
+        d.hc * h, (d.ple_kernel - 1) * d.ngram, d.ngram - 1));
+  }
+  notes.push_back(fmt::format(
+      "the QSA indexer caches {} elements per token on each full-attention layer: the key "
+      "({}) and its position's cos and sin ({} each), as transformers' cache stores them",
+      d.idx_dim + 2 * d.rotary, d.idx_dim, d.rotary));
+  return mtp;
 }
 
-Result<Model> BuildQwen4ExpText(const HfConfig& c, const BuildOptions& o) {
-  ModelBuilder b(c);
-  Model& m = b.model();
-  Quantization q = ReadQuantization(b, c, o);
-  const QwenHybridSpec spec = Spec("model");
-  const Qwen4Text t = EmitText(b, c, q, spec);
-  if (b.failed()) return b.Finish();
-  QwenLmHead(b, q, "model.embed_tokens");
-  EmitMtp(b, q, t, spec);
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+// mtp.*: the 31-tensor layout of one layer (its routed experts fused).
+void EmitQwen4ExpMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q,
+                     const QwenHybridSpec& s, uint64_t layers) {
+  const uint64_t h = b.model().hp.hidden_size;
+  const Qwen4Dims d = ReadQwen4Dims(b, c, b.model().hp);
+  const QwenHybridDims hybrid = ReadHybrid(b, c);
+  QLinear(b, q, "mtp.fc_embedding", h, h, false);
+  QLinear(b, q, "mtp.fc_hidden", h, h, false);
+  b.RmsNorm("mtp.pre_fc_norm_embedding", h);
+  b.RmsNorm("mtp.pre_fc_norm_hidden", d.hc * h);
+  GatedResidual(b, q, "mtp.hyper_connection_mixer", d, h, false);
+  for (uint64_t k = 0; k < layers && !b.failed(); ++k) {
+    const std::string l = Layer("mtp.layers", k);
+    MixerAndMoe(b, q, l, d, hybrid, s, /*linear=*/false, ExpertLayout::kFused);
+    GatedResidual(b, q, l + ".attn_hyper_connection", d, h, true);
+    GatedResidual(b, q, l + ".mlp_hyper_connection", d, h, true);
+  }
 }
 
 }  // namespace memfit::arch

@@ -1,16 +1,29 @@
-// The Qwen3-Next / Qwen3.5 hybrid text model and Qwen MoE blocks (qwen_hybrid.h).
-// Sources: transformers/models/qwen3_next/modular_qwen3_next.py (Qwen3NextGatedDeltaNet,
-// Qwen3NextAttention: q_proj doubled for the sigmoid output gate, q_norm/k_norm of head_dim,
-// layer_types from full_attention_interval), qwen3_5/modular_qwen3_5.py (Qwen3_5GatedDeltaNet's
-// split in_proj_qkv/z/b/a), vLLM qwen3_next_mtp.py (mtp.* names; one MTP layer by default).
+// Qwen3-Next and Qwen3.5 (rows in hybrid_families.cc) and the builder of every Qwen hybrid row
+// (qwen_hybrid.h):
+// - qwen3_next (Qwen3NextForCausalLM): model.* with fused in_proj_qkvz/in_proj_ba, routed experts
+//   stored per expert with a gated shared expert, lm_head, one stored-only MTP layer by default.
+// - qwen3_5 / qwen3_5_moe (Qwen3.5 / Qwen3.6, Qwen3_5[Moe]ForConditionalGeneration): "text_config"
+//   under model.language_model with split in_proj_qkv/z/b/a, routed experts fused (gate_up_proj
+//   [E, 2I, H], down_proj [E, H, I]) with a gated shared expert, lm_head at the top, the Qwen3-VL
+//   vision tower without deepstack mergers under model.visual, "mtp_num_hidden_layers" MTP layers
+//   (experts per expert); A_log and linear_attn.norm.weight in float32 (Qwen3.6: bfloat16).
+//   qwen3_5_text / qwen3_5_moe_text (Qwen3_5[Moe]ForCausalLM): the language model under model.*.
+// Every full_attention_interval-th layer (or as "layer_types" says) is gated full attention: q_proj
+// doubled for the sigmoid output gate, q_norm/k_norm of head_dim. transformers ignores mtp.* on
+// load. Quantized (ModelOpt NVFP4 / MIXED_PRECISION) routed experts are stored per expert
+// (expert_kit.h), lm_head quantized when the config lists it.
+// Sources: transformers models/qwen3_next/modular_qwen3_next.py, qwen3_5/modular_qwen3_5.py,
+// qwen3_5_moe/modular_qwen3_5_moe.py; vLLM qwen3_next_mtp.py (num_nextn_predict_layers, default
+// 1), qwen3_5.py, qwen3_5_mtp.py, PR #51836 (the float32 tensors).
 
 #include "model/arch/qwen_hybrid.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "formats/hf_config_json.h"
-#include "model/arch/decoder_kit.h"
 #include "model/arch/config_defaults.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/qwen_vision.h"
@@ -19,10 +32,8 @@
 namespace memfit::arch {
 namespace {
 
-using HybridDims = QwenHybridDims;
-
 void FullAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
-                   const HybridDims& d) {
+                   const QwenHybridDims& d) {
   const std::string a = l + ".self_attn";
   QLinear(b, q, a + ".q_proj", d.h, d.nh * d.hd * (d.output_gate ? 2 : 1), d.attn_bias);
   QLinear(b, q, a + ".k_proj", d.h, d.nkv * d.hd, d.attn_bias);
@@ -33,7 +44,7 @@ void FullAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
 }
 
 void GatedDeltaNet(ModelBuilder& b, const Quantization& q, const std::string& l,
-                   const HybridDims& d, const QwenHybridSpec& s) {
+                   const QwenHybridDims& d, const QwenHybridSpec& s) {
   const std::string a = l + ".linear_attn";
   const uint64_t key_dim = d.nk * d.dk, value_dim = d.nv * d.dv;
   const uint64_t conv_dim = 2 * key_dim + value_dim;
@@ -83,7 +94,7 @@ namespace {
 
 // One decoder layer; returns its LayerInfo.
 LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string& l,
-                      const HybridDims& d, const QwenHybridSpec& s, bool linear, bool moe,
+                      const QwenHybridDims& d, const QwenHybridSpec& s, bool linear, bool moe,
                       ExpertLayout layout, uint32_t state_bits) {
   b.RmsNorm(l + ".input_layernorm", d.h);
   LayerInfo info = EmitQwenHybridMixer(b, q, l, d, s, linear, state_bits);
@@ -96,6 +107,19 @@ LayerInfo HybridLayer(ModelBuilder& b, const Quantization& q, const std::string&
   }
   b.RmsNorm(l + ".post_attention_layernorm", d.h);
   return info;
+}
+
+// lm_head, tied to `embed` or quantized when the checkpoint's quantization covers it
+// (nvidia/Qwen3.6-35B-A3B-NVFP4 lists "lm_head" as W4A16_NVFP4; vLLM issue #44081).
+void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed) {
+  const auto& hp = b.model().hp;
+  if (hp.tie_word_embeddings) {
+    LmHead(b, embed);
+    return;
+  }
+  b.SetHead(true);
+  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
+  b.SetHead(false);
 }
 
 }  // namespace
@@ -113,37 +137,16 @@ uint64_t QwenRotaryDim(ModelBuilder& b, const HfConfig& c, uint64_t head_dim) {
   return static_cast<uint64_t>(static_cast<double>(head_dim) * factor);
 }
 
-void QwenLmHead(ModelBuilder& b, const Quantization& q, const std::string& embed) {
-  const auto& hp = b.model().hp;
-  if (hp.tie_word_embeddings) {
-    LmHead(b, embed);
-    return;
-  }
-  b.SetHead(true);
-  QLinear(b, q, "lm_head", hp.hidden_size, hp.vocab_size, false);
-  b.SetHead(false);
-}
-
-void EmitQwenVlTowerAndHead(ModelBuilder& b, const HfConfig& top, const HfConfig& vision,
-                            const Quantization& q) {
-  Model& m = b.model();
-  m.hp.text_config_key = top.Has("text_config") ? "text_config" : "";
-  b.SetComponent("vision_tower");
-  EmitQwenVision(b, vision, QwenVision::kQwen3Vl, "model.visual", m.hp.hidden_size, &q);
-  b.SetComponent("language_model");
-  QwenLmHead(b, q, "model.language_model.embed_tokens");
-}
-
 QwenHybridDims ReadQwenHybridDims(ModelBuilder& b, const HfConfig& c) {
   const auto& hp = b.model().hp;
-  HybridDims d{.h = hp.hidden_size,
-               .nh = hp.num_attention_heads,
-               .nkv = hp.num_kv_heads,
-               .hd = hp.head_dim,
-               .inter = hp.intermediate_size,
-               .experts = hp.num_experts,
-               .expert_width = hp.moe_intermediate_size,
-               .shared = hp.shared_expert_intermediate_size};
+  QwenHybridDims d{.h = hp.hidden_size,
+                   .nh = hp.num_attention_heads,
+                   .nkv = hp.num_kv_heads,
+                   .hd = hp.head_dim,
+                   .inter = hp.intermediate_size,
+                   .experts = hp.num_experts,
+                   .expert_width = hp.moe_intermediate_size,
+                   .shared = hp.shared_expert_intermediate_size};
   d.nk = Get(b, c.Uint("linear_num_key_heads"));
   d.nv = Get(b, c.Uint("linear_num_value_heads"));
   d.dk = Get(b, c.Uint("linear_key_head_dim"));
@@ -176,15 +179,15 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
                   uint64_t experts, uint64_t expert_width, uint64_t shared, ExpertLayout layout) {
   b.Linear(l + ".mlp.gate", hidden, experts, false);
   if (layout == ExpertLayout::kPerExpert) {
-    RepeatedModules(b, q, l + ".mlp.experts", experts, [&](const std::string& x) {
-      QGatedMlp(b, q, x, hidden, expert_width);
-    });
+    RepeatedModules(b, q, l + ".mlp.experts", experts,
+                    [&](const std::string& x) { QGatedMlp(b, q, x, hidden, expert_width); });
   } else {
-    FusedExperts(b, q, {.path = l + ".mlp.experts",
-                        .experts = experts,
-                        .hidden = hidden,
-                        .width = expert_width,
-                        .in_first = layout == ExpertLayout::kFusedInFirst});
+    FusedExperts(b, q,
+                 {.path = l + ".mlp.experts",
+                  .experts = experts,
+                  .hidden = hidden,
+                  .width = expert_width,
+                  .in_first = layout == ExpertLayout::kFusedInFirst});
   }
   if (shared > 0) {
     const std::string x = l + ".mlp.shared_expert";
@@ -193,25 +196,28 @@ void QwenMoeBlock(ModelBuilder& b, const Quantization& q, const std::string& l, 
   }
 }
 
-void ReadQwenHybridBasics(ModelBuilder& b, const HfConfig& c,
-                          const std::array<uint64_t, 4>& moe_defaults) {
-  ReadDecoderBasics(b, c, {.need_intermediate = false});
-  auto& hp = b.model().hp;
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
-  hp.num_experts = Get(b, c.UintOr("num_experts", moe_defaults[0]));
-  hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", moe_defaults[1]));
-  hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", moe_defaults[2]));
-  hp.shared_expert_intermediate_size =
-      Get(b, c.UintOr("shared_expert_intermediate_size", moe_defaults[3]));
+std::vector<bool> QwenLinearLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers,
+                                   std::span<const std::pair<std::string_view, bool>> types) {
+  const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
+  if (b.failed()) return {};
+  if (interval == 0) {
+    b.Fail(MakeError("{}: \"full_attention_interval\" must not be zero", c.where()));
+    return {};
+  }
+  if (!Absent(c, "layer_types")) return TypedLayers(b, c, "layer_types", layers, types);
+  // One flag per layer: more layers than any tensor cap would be an absurd allocation.
+  if (layers > kMaxBuiltTensors) {
+    b.Fail(MakeError("{}: \"num_hidden_layers\" = {} is absurd", c.where(), layers));
+    return {};
+  }
+  std::vector<bool> linear(layers);
+  for (uint64_t i = 0; i < layers; ++i) linear[i] = (i + 1) % interval != 0;
+  return linear;
 }
 
 uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantization& q,
-                            const QwenHybridSpec& s) {
-  ReadQwenHybridBasics(b, c, {0, 0, 0, 0});
+                            const QwenHybridSpec& s, const std::string& prefix) {
   auto& hp = b.model().hp;
-  hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
-  const uint64_t interval = Get(b, c.UintOr("full_attention_interval", 4));
   const uint64_t step = Get(b, c.UintOr("decoder_sparse_step", 1));
   const uint64_t mtp =
       Get(b, c.UintOr("mtp_num_hidden_layers",
@@ -236,38 +242,31 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
                   c.where()));
     return 0;
   }
-  if (interval == 0 || step == 0) {
-    b.Fail(
-        MakeError("{}: \"full_attention_interval\" and \"decoder_sparse_step\" must not be "
-                  "zero",
-                  c.where()));
+  if (step == 0) {
+    b.Fail(MakeError("{}: \"decoder_sparse_step\" must not be zero", c.where()));
     return 0;
   }
-  // layer_types ("linear_attention" / "full_attention"), else Qwen3NextConfig's default: every
-  // full_attention_interval-th layer is full attention.
-  std::vector<bool> full;
-  if (!Absent(c, "layer_types")) {
-    full = TypedLayers(b, c, "layer_types", hp.num_layers, "full_attention", "linear_attention");
-    if (b.failed()) return 0;
-  }
-  auto linear = [&](uint64_t i) { return full.empty() ? (i + 1) % interval != 0 : !full[i]; };
-  const HybridDims d = ReadQwenHybridDims(b, c);
+  constexpr std::pair<std::string_view, bool> kTypes[] = {{"linear_attention", true},
+                                                          {"full_attention", false}};
+  const std::vector<bool> linear = QwenLinearLayers(b, c, hp.num_layers, kTypes);
+  if (b.failed()) return 0;
+  const QwenHybridDims d = ReadQwenHybridDims(b, c);
   if (hp.num_experts == 0 && d.inter == 0) {
     b.Fail(MakeError("{}: field \"intermediate_size\" is missing (no \"num_experts\" either)",
                      c.where()));
   }
   if (b.failed()) return 0;
   const uint32_t state_bits = ssm_dtype == "float32" ? 32 : 0;
-  b.Embedding(s.prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
+  b.Embedding(prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const bool moe = hp.num_experts > 0 && (i + 1) % step == 0 &&
                      std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end();
-    hp.layers.push_back(HybridLayer(b, q, Layer(s.prefix + ".layers", i), d, s, linear(i), moe,
+    hp.layers.push_back(HybridLayer(b, q, Layer(prefix + ".layers", i), d, s, linear[i], moe,
                                     s.layout, state_bits));
   }
-  b.RmsNorm(s.prefix + ".norm", hp.hidden_size);
+  b.RmsNorm(prefix + ".norm", hp.hidden_size);
   // inv_freq = 1 / theta^(arange(0, rotary, 2) / rotary): ceil(rotary / 2) entries.
-  b.Buffer(s.prefix + ".rotary_emb.inv_freq", {(rotary + 1) / 2}, Dtype::kF32, false);
+  b.Buffer(prefix + ".rotary_emb.inv_freq", {(rotary + 1) / 2}, Dtype::kF32, false);
   hp.num_mtp_layers = mtp;
   if (mtp > 0 && Get(b, c.BoolOr("mtp_use_dedicated_embeddings", false))) {
     b.model().assumptions.push_back(
@@ -277,27 +276,82 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   return mtp;
 }
 
+// mtp.fc [H, 2H], mtp.pre_fc_norm_{embedding,hidden}, full-attention decoder layers with experts
+// stored per expert, mtp.norm; the embeddings and head are the model's.
 void EmitQwenMtp(ModelBuilder& b, const HfConfig& c, const Quantization& q, const QwenHybridSpec& s,
-                 uint64_t mtp_layers) {
-  if (mtp_layers == 0 || b.failed()) return;
-  Model& m = b.model();
-  const auto& hp = m.hp;
-  const HybridDims d = ReadQwenHybridDims(b, c);
-  const size_t begin = m.tensors.size();
+                 uint64_t layers) {
+  const auto& hp = b.model().hp;
+  const QwenHybridDims d = ReadQwenHybridDims(b, c);
   b.Linear("mtp.fc", 2 * hp.hidden_size, hp.hidden_size, false);
   b.RmsNorm("mtp.pre_fc_norm_embedding", hp.hidden_size);
   b.RmsNorm("mtp.pre_fc_norm_hidden", hp.hidden_size);
-  for (uint64_t k = 0; k < mtp_layers && !b.failed(); ++k) {
+  for (uint64_t k = 0; k < layers && !b.failed(); ++k) {
     HybridLayer(b, q, Layer("mtp.layers", k), d, s, /*linear=*/false, hp.num_experts > 0,
                 ExpertLayout::kPerExpert, 0);
   }
   b.RmsNorm("mtp.norm", hp.hidden_size);
-  if (b.failed()) return;
-  const uint64_t bytes = MarkStoredOnly(m, begin);
-  m.notes.push_back(fmt::format(
-      "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but not "
-      "loaded by transformers",
-      mtp_layers, bytes));
+}
+
+Result<Model> BuildQwenHybrid(const HfConfig& c, const BuildOptions& o, const QwenHybridSpec& s) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, s.composite ? QwenTextConfig(c) : Result<HfConfig>(c));
+  std::optional<HfConfig> vision;
+  if (s.composite) {
+    auto sub = c.Sub("vision_config");
+    if (!sub) return sub.error();
+    vision = *sub;
+  }
+  ModelBuilder b(text);
+  Model& m = b.model();
+  if (s.composite) {
+    FillCommon(c, m);  // the top level's model_type, architecture and dtype
+    if (!m.config_dtype) m.config_dtype = text.torch_dtype();
+  }
+  Quantization q = ReadQuantization(b, text, o);
+  const std::string prefix = s.composite ? "model.language_model" : "model";
+  if (s.composite) b.SetComponent("language_model");
+  auto& hp = m.hp;
+  ReadDecoderBasics(b, text, {.need_intermediate = false});
+  hp.norm = "rmsnorm";
+  hp.gated_mlp = true;
+  hp.num_experts = Get(b, text.UintOr("num_experts", s.moe_defaults[0]));
+  hp.experts_per_token = Get(b, text.UintOr("num_experts_per_tok", s.moe_defaults[1]));
+  hp.moe_intermediate_size = Get(b, text.UintOr("moe_intermediate_size", s.moe_defaults[2]));
+  hp.shared_expert_intermediate_size =
+      Get(b, text.UintOr("shared_expert_intermediate_size", s.moe_defaults[3]));
+  hp.num_shared_experts = hp.shared_expert_intermediate_size > 0 ? 1 : 0;
+  const uint64_t mtp = s.text(b, text, q, s, prefix);
+  if (b.failed()) return b.Finish();
+  if (s.composite) {
+    hp.text_config_key = c.Has("text_config") ? "text_config" : "";
+    b.SetComponent("vision_tower");
+    EmitQwenVision(b, *vision, QwenVision::kQwen3Vl, "model.visual", hp.hidden_size, &q);
+    b.SetComponent("language_model");
+    QwenLmHead(b, q, "model.language_model.embed_tokens");
+  } else if (s.task_head) {
+    TaskHead(b, c, o, "model.embed_tokens");
+  } else {
+    QwenLmHead(b, q, "model.embed_tokens");
+  }
+  if (mtp > 0 && !b.failed()) {
+    const size_t begin = m.tensors.size();
+    s.mtp(b, text, q, s, mtp);
+    if (!b.failed()) {
+      m.notes.push_back(fmt::format(
+          "{} multi-token-prediction layer(s) (mtp.*, {} bytes) are stored in the checkpoint but "
+          "not loaded by transformers",
+          mtp, MarkStoredOnly(m, begin)));
+    }
+  }
+  NoteQuantization(b, q);
+  if (s.float32_gdn_params) {
+    m.assumptions.push_back(
+        "linear_attn.A_log and linear_attn.norm.weight stored in float32, as in the Qwen3.5 "
+        "checkpoints (Qwen3.6 stores them in bfloat16: a few kilobytes less)");
+  }
+  m.no_split_patterns = {prefix + ".layers.*"};
+  if (s.composite) m.no_split_patterns.push_back("model.visual.blocks.*");
+  m.base_model_prefix = "model.";
+  return b.Finish();
 }
 
 Result<HfConfig> QwenTextConfig(const HfConfig& c) {

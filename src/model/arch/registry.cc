@@ -19,7 +19,6 @@
 #include "model/arch/glm4v_family.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
-#include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
 #include "model/arch/phi4mm_family.h"
 #include "model/arch/vlm_families.h"
@@ -81,8 +80,6 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
       {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
-      {"qwen4_exp", "", arch::BuildQwen4Exp, "qwen4_exp"},  // qwen4_exp.cc
-      {"qwen4_exp_text", "", arch::BuildQwen4ExpText, "qwen4_exp"},
       {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
       {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
       {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
