@@ -1,22 +1,15 @@
-// The GLM vision-language family as its checkpoints store it (glm4v_family.h):
+// The GLM vision-language family (transformers models/glm4v/modeling_glm4v.py,
+// configuration_glm4v.py, models/glm4v_moe/modular_glm4v_moe.py):
 // - glm4v (Glm4vForConditionalGeneration: GLM-4.1V-9B-Thinking/Base, GLM-4.6V-Flash): the glm4
-//   text model of the glm4 spec row (BuildGlm4: fused mlp.gate_up_proj, four RMSNorms a layer, q/k/v
-//   biased, o_proj not) under model.language_model, lm_head at the top;
-// - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe text model of
-//   the glm4_moe MLA row of mla_families.cc (BuildGlm4Moe: dense first_k_dense_replace layers, then 128 routed experts stored
-//   one module per expert, a shared expert and the float32 e_score_correction_bias) under the same
-//   names. Glm4vMoeTextAttention has no q/k norms and Glm4vMoeTextModel builds no MTP layer (the
-//   GLM-4.5V checkpoint stores layers 0-45 only): use_qk_norm and num_nextn_predict_layers are not
-//   read;
+//   spec row's text model under model.language_model, lm_head at the top;
+// - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe MLA row's text
+//   model (mla_families.cc) under the same names, without q/k norms or MTP layers
+//   (Glm4vMoeTextConfig removes use_qk_norm and num_nextn_predict_layers; GLM-4.5V stores layers
+//   0-45 only);
 // - the vision tower of both, model.visual: the kGlm4vVisionTower row (vision_tower.cc).
-// A quantization_config (the FP8 releases) is applied to the language model under the
-// checkpoint's names (model.language_model.*, lm_head: CarryQuantization); the vision tower is
-// built unquantized, as the FP8 releases store it (SGLang's glm4v_moe.py builds it with
-// quant_config=None: "VLM is not quantized"), with an assumption line when the list does not
-// exclude it. Sources: transformers models/glm4v/modeling_glm4v.py, configuration_glm4v.py,
-// models/glm4v_moe/modular_glm4v_moe.py.
-
-#include "model/arch/glm4v_family.h"
+// A quantization_config (the FP8 releases) applies to the language model under the checkpoint's
+// names (CarryQuantization); the tower is built unquantized, as those releases store it (SGLang's
+// glm4v_moe.py: "VLM is not quantized"), with an assumption line when the list does not exclude it.
 
 #include <fmt/format.h>
 
@@ -26,6 +19,7 @@
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
 #include "model/arch/vision_tower.h"
+#include "model/arch/vlm_families.h"
 
 namespace memfit::arch {
 namespace {
@@ -61,8 +55,9 @@ Result<Model> BuildGlm4vFamily(const HfConfig& c, const BuildOptions& o, bool mo
     // sets both attributes to AttributeError()); Glm4vMoeTextAttention is Glm4Attention.
     if (auto it = text_json.find("use_qk_norm");
         it != text_json.end() && it->is_boolean() && it->get<bool>()) {
-      notes.push_back("text_config: \"use_qk_norm\" is not read: Glm4vMoeTextAttention has no q/k "
-                      "norms");
+      notes.push_back(
+          "text_config: \"use_qk_norm\" is not read: Glm4vMoeTextAttention has no q/k "
+          "norms");
     }
     if (auto it = text_json.find("num_nextn_predict_layers");
         it != text_json.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
@@ -102,8 +97,9 @@ Result<Model> BuildGlm4vFamily(const HfConfig& c, const BuildOptions& o, bool mo
   }
   std::vector<std::string> defaulted;
   if (!c.Has("vision_config")) {
-    defaulted.push_back("vision_config absent: Glm4vVisionConfig's defaults are used (as "
-                        "transformers does): GLM-4.1V-9B's 24-block tower of width 1536");
+    defaulted.push_back(
+        "vision_config absent: Glm4vVisionConfig's defaults are used (as "
+        "transformers does): GLM-4.1V-9B's 24-block tower of width 1536");
   }
   b.SetComponent("vision_tower");
   EmitVisionTower(b, vision, kGlm4vVisionTower, "model.visual");

@@ -1,18 +1,17 @@
-// Llama 3.2 Vision (model_type "mllama": MllamaForConditionalGeneration), as transformers 4.45
-// (models/mllama/modeling_mllama.py, configuration_mllama.py) stores it and
-// meta-llama/Llama-3.2-*-Vision*'s index names it.
-// vision_model: the kMllamaVisionTower row (vision_tower.cc), then global_transformer.layers.N
-// (kMllamaGlobalLayer: the same layer gated by gate_attn, gate_ffn [1]).
-// language_model.model: embed_tokens [vocab + 8, H]; layers listed in "cross_attention_layers" are
+// Llama 3.2 Vision (model_type "mllama": MllamaForConditionalGeneration; transformers 4.45
+// models/mllama/modeling_mllama.py, configuration_mllama.py; meta-llama/Llama-3.2-*-Vision*'s
+// index). vision_model: the kMllamaVisionTower row (vision_tower.cc), then
+// global_transformer.layers.N (kMllamaGlobalLayer: gated by gate_attn, gate_ffn [1]).
+// language_model.model: embed_tokens [vocab + 8, H]; the "cross_attention_layers" are
 // MllamaCrossAttentionDecoderLayer (cross_attn.{q,k,v,o}_proj, q_norm/k_norm [head_dim],
-// cross_attn_attn_gate and cross_attn_mlp_gate [1], input_layernorm, mlp, post_attention_layernorm),
-// the others llama self-attention layers; norm; language_model.lm_head [vocab, H] (untied by
-// default). multi_modal_projector [text H, vision_output_dim] with bias. Absent fields take
-// MllamaTextConfig's / MllamaVisionConfig's defaults.
-
-#include <algorithm>
+// cross_attn_attn_gate and cross_attn_mlp_gate [1], the MLP and norms), the others llama
+// self-attention layers; norm; language_model.lm_head (untied by default). multi_modal_projector
+// [H, vision_output_dim] with bias. Absent fields take MllamaTextConfig's / MllamaVisionConfig's
+// defaults.
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -61,15 +60,19 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
       // Parsed text gives unsigned numbers; JSON built in code may hold signed ones.
       const bool index = x.is_number_unsigned() || (x.is_number_integer() && x.get<int64_t>() >= 0);
       if (!index || x.get<uint64_t>() >= hp.num_layers) {
-        return MakeError("{}: field \"cross_attention_layers\" holds {}, not a layer index below "
-                         "{}", t.where(), x.dump(), hp.num_layers);
+        return MakeError(
+            "{}: field \"cross_attention_layers\" holds {}, not a layer index "
+            "below {}",
+            t.where(), x.dump(), hp.num_layers);
       }
       cross.push_back(x.get<uint64_t>());
     }
   }
   if (hp.num_layers > o.max_tensors) {
-    return MakeError("{}: \"num_hidden_layers\" = {} exceeds memfit's limit of {} tensors for a "
-                     "model built from config.json", t.where(), hp.num_layers, o.max_tensors);
+    return MakeError(
+        "{}: \"num_hidden_layers\" = {} exceeds memfit's limit of {} tensors for a "
+        "model built from config.json",
+        t.where(), hp.num_layers, o.max_tensors);
   }
 
   b.SetComponent("vision_model");
@@ -105,8 +108,9 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
     GatedMlp(b, l + ".mlp", h, inter, h);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     // Cross-attention layers attend to the image tokens' keys and values: none per text token.
-    hp.layers.push_back(is_cross ? DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hd, inter)
-                                 : DenseAttentionInfo(hp, inter));
+    hp.layers.push_back(is_cross
+                            ? DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hd, inter)
+                            : DenseAttentionInfo(hp, inter));
   }
   b.RmsNorm(p + ".norm", h);
   b.Buffer(p + ".rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
@@ -121,9 +125,10 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
   b.Linear("multi_modal_projector", vision_output, h, true);
   std::string cross_list;
   for (uint64_t i : cross) cross_list += (cross_list.empty() ? "" : ", ") + std::to_string(i);
-  m.assumptions.push_back(fmt::format(
-      "{} cross-attention layers ({}) attend to the image tokens: their keys and values (per image, "
-      "not per text token) are not counted in the KV cache", cross.size(), cross_list));
+  m.assumptions.push_back(
+      fmt::format("{} cross-attention layers ({}) attend to the image tokens: their keys and "
+                  "values (per image, not per text token) are not counted in the KV cache",
+                  cross.size(), cross_list));
   NoteQuantizationNotApplied(c, m);
   // 4.45 _no_split_modules: MllamaVisionEncoderLayer, MllamaCrossAttentionDecoderLayer,
   // MllamaSelfAttentionDecoderLayer.
