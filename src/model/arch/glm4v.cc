@@ -6,7 +6,7 @@
 //   model (mla_families.cc) under the same names, without q/k norms or MTP layers
 //   (Glm4vMoeTextConfig removes use_qk_norm and num_nextn_predict_layers; GLM-4.5V stores layers
 //   0-45 only);
-// - the vision tower of both, model.visual: the kGlm4vVisionTower row (vision_tower.cc).
+// - the vision tower of both, model.visual: the kGlm4vVisionTower row below.
 // A quantization_config (the FP8 releases) applies to the language model under the checkpoint's
 // names (CarryQuantization); the tower is built unquantized, as those releases store it (SGLang's
 // glm4v_moe.py: "VLM is not quantized"), with an assumption line when the list does not exclude it.
@@ -23,6 +23,52 @@
 
 namespace memfit::arch {
 namespace {
+
+using enum VisionOp;
+
+// Glm4vVisionModel after its blocks: merger.{proj [out, out], post_projection_norm (LayerNorm),
+// gate_proj/up_proj [intermediate_size, out], down_proj} without biases, post_conv_layernorm
+// (RMSNorm), downsample Conv2d(H, out, spatial_merge_size) with bias. Its blocks' MLP is
+// out_hidden_size wide (the row's intermediate); the merger's is intermediate_size.
+void Glm4vMerger(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, const VisionDims& d,
+                 const std::string& p, const Quantization&) {
+  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 13696));
+  b.Linear(p + ".merger.proj", d.out, d.out, false);
+  b.LayerNorm(p + ".merger.post_projection_norm", d.out);
+  GatedMlp(b, p + ".merger", d.out, inter, d.out);
+  b.RmsNorm(p + ".post_conv_layernorm", d.hidden);
+  b.Conv(p + ".downsample", d.hidden, d.out, {d.merge, d.merge}, true);
+}
+
+// Glm4vVisionModel (models/glm4v/modeling_glm4v.py), Glm4vVisionConfig's defaults (GLM-4.1V-9B):
+// RMSNorms, a Conv3d patch with bias, qkv biased with "attention_bias", the blocks' gated MLP
+// out_hidden_size wide, no other biases; Glm4vMerger.
+const VisionTowerSpec kGlm4vVisionTower = {
+    .hidden = {"hidden_size", 1536},
+    .depth = {"depth", 24},
+    .heads = {"num_heads", 12},
+    .intermediate = {"out_hidden_size", 4096},
+    .channels = {"in_channels", 3},
+    .patch = {"patch_size", 14},
+    .image = {"image_size", 336},
+    .temporal = {"temporal_patch_size", 2},
+    .merge = {"spatial_merge_size", 2},
+    .out = {"out_hidden_size", 4096},
+    .positions = VisionPositions::kGrid,
+    .bias_key = "attention_bias",
+    .rms_norm = true,
+    .embeddings = {{kPositionTable, "embeddings.position_embedding"},
+                   {kPositionIds, "embeddings.position_ids"},
+                   {kPatchConv, "patch_embed.proj", VisionBias::kBias},
+                   {kRotary, "rotary_pos_emb.inv_freq"}},
+    .layers = "blocks",
+    .layer = {{kNorm, "norm1"},
+              {kNorm, "norm2"},
+              {kQkv, "attn.qkv", VisionBias::kConfig},
+              {kOut, "attn.proj"},
+              {kGatedMlp, "mlp"}},
+    .tail = {{kExtra}, {kNorm, "post_layernorm"}},
+    .extra = Glm4vMerger};
 
 // The text model's config as the glm4 / glm4_moe builder reads it: text_config (or, for configs
 // without one, the top level: Glm4vConfig builds its text config from the top-level fields then),

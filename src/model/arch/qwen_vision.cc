@@ -1,5 +1,5 @@
 // The Qwen vision-language composites (qwen_vision.h): a Qwen2 / Qwen3 / Qwen3-MoE text model and a
-// Qwen vision tower (a row of vision_tower.cc), lm_head at the top.
+// Qwen vision tower (a VisionTowerSpec row below), lm_head at the top.
 // - qwen2_vl, qwen2_5_vl (Qwen2[_5]VLForConditionalGeneration; transformers models/qwen2_vl/
 //   modeling_qwen2_vl.py, qwen2_5_vl/modeling_qwen2_5_vl.py and their checkpoint-conversion key
 //   mapping): configs with the text keys at the top level (transformers < 4.52: Qwen2-VL-7B-
@@ -23,6 +23,133 @@
 #include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
+
+namespace {
+
+using enum VisionOp;
+
+// The Qwen patch mergers: a norm over the vision width (over the merged patches for the deepstack
+// mergers), then two Linear layers over H x merge^2 (`names`: the norm's and theirs); one
+// deepstack merger per "deepstack_visual_indexes" entry under `list` (none when null).
+void QwenMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s, const VisionDims& d,
+                 const std::string& p, const Quantization& q, const char* const (&names)[3],
+                 const char* list) {
+  const uint64_t merged = MulDims(b, d.hidden, MulDims(b, d.merge, d.merge, "spatial_merge_size^2"),
+                                  "vision width x spatial_merge_size^2");
+  uint64_t deepstack = 0;
+  if (auto it = v.raw().find("deepstack_visual_indexes");
+      list != nullptr && it != v.raw().end() && it->is_array()) {
+    deepstack = it->size();
+  }
+  for (uint64_t k = 0; k <= deepstack && !b.failed(); ++k) {
+    const std::string m = k == 0 ? p + ".merger" : Layer(p + "." + list, k - 1);
+    const uint64_t norm_width = k == 0 ? d.hidden : merged;
+    if (s.rms_norm) {
+      b.RmsNorm(m + "." + names[0], norm_width);
+    } else {
+      b.LayerNorm(m + "." + names[0], norm_width);
+    }
+    QLinear(b, q, m + "." + names[1], merged, merged, true);
+    QLinear(b, q, m + "." + names[2], merged, d.out, true);
+  }
+}
+constexpr const char* kQwen2MergerNames[3] = {"ln_q", "mlp.0", "mlp.2"};
+void Qwen2Merger(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s, const VisionDims& d,
+                 const std::string& p, const Quantization& q) {
+  QwenMergers(b, v, s, d, p, q, kQwen2MergerNames, nullptr);
+}
+void Qwen3VlMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
+                    const VisionDims& d, const std::string& p, const Quantization& q) {
+  QwenMergers(b, v, s, d, p, q, {"norm", "linear_fc1", "linear_fc2"}, "deepstack_merger_list");
+}
+void Qwen3OmniMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
+                      const VisionDims& d, const std::string& p, const Quantization& q) {
+  QwenMergers(b, v, s, d, p, q, kQwen2MergerNames, "merger_list");
+}
+
+// Qwen2-VL's and Qwen3-VL's block (Qwen2VLVisionBlock, Qwen3VLVisionBlock): fused qkv, fc1/fc2.
+std::vector<VisionItem> QwenBlock(const char* fc1, const char* fc2) {
+  return {{kNorm, "norm1"},
+          {kNorm, "norm2"},
+          {kQkv, "attn.qkv", VisionBias::kBias},
+          {kOut, "attn.proj", VisionBias::kBias},
+          {kFc1, fc1, VisionBias::kBias},
+          {kFc2, fc2, VisionBias::kBias}};
+}
+
+// The Qwen towers' common keys (Qwen2VLVisionConfig and its successors; "in_chans" is the older
+// spelling of "in_channels"; width "hidden_size", text width "out_hidden_size" after Qwen2-VL):
+// patch_embed.proj a Conv3d, blocks, the mergers, then the rotary table's inv_freq.
+VisionTowerSpec QwenTower(VisionTowerSpec s) {
+  if (s.out.key == nullptr) {
+    s.hidden = {"hidden_size", kRequired};
+    s.out = {"out_hidden_size", kTextWidth};
+  }
+  s.depth = {"depth", kRequired};
+  s.heads = {"num_heads", kRequired};
+  s.channels = {"in_channels", 3, "in_chans"};
+  s.patch = {"patch_size", 14};
+  s.image = {};
+  if (s.positions == VisionPositions::kPatches) s.positions = VisionPositions::kNone;
+  s.temporal = {"temporal_patch_size", 2};
+  s.merge = {"spatial_merge_size", 2};
+  s.layers = "blocks";
+  s.tail = {{kExtra}, {kRotary, "rotary_pos_emb.inv_freq"}};
+  return s;
+}
+
+// Qwen2VisionTransformerPretrainedModel (models/qwen2_vl/modeling_qwen2_vl.py): width
+// "embed_dim", MLP embed_dim x "mlp_ratio", text width "hidden_size"; LayerNorms, no patch bias.
+const VisionTowerSpec kQwen2VlTower = QwenTower({.hidden = {"embed_dim", kRequired},
+                                                 .mlp_ratio = {"mlp_ratio", 4},
+                                                 .out = {"hidden_size", kTextWidth},
+                                                 .embeddings = {{kPatchConv, "patch_embed.proj"}},
+                                                 .layer = QwenBlock("mlp.fc1", "mlp.fc2"),
+                                                 .extra = Qwen2Merger});
+
+// Qwen2.5-VL (qwen2_5_vl/modeling_qwen2_5_vl.py): RMSNorms and a gated MLP with biases.
+// Qwen2.5-Omni's Qwen2_5OmniVisionEncoder (qwen2_5_omni/modeling_qwen2_5_omni.py): separate
+// attn.q/k/v (biased) in place of attn.qkv.
+const VisionTowerSpec kQwen25VlTower = QwenTower({.intermediate = {"intermediate_size", kRequired},
+                                                  .rms_norm = true,
+                                                  .embeddings = {{kPatchConv, "patch_embed.proj"}},
+                                                  .layer = {{kNorm, "norm1"},
+                                                            {kNorm, "norm2"},
+                                                            {kQkv, "attn.qkv", VisionBias::kBias},
+                                                            {kOut, "attn.proj", VisionBias::kBias},
+                                                            {kGatedMlp, "mlp", VisionBias::kBias}},
+                                                  .extra = Qwen2Merger});
+const VisionTowerSpec kQwen25OmniTower =
+    QwenTower({.intermediate = {"intermediate_size", kRequired},
+               .rms_norm = true,
+               .embeddings = {{kPatchConv, "patch_embed.proj"}},
+               .layer = {{kNorm, "norm1"},
+                         {kNorm, "norm2"},
+                         {kQ, "attn.q", VisionBias::kBias},
+                         {kK, "attn.k", VisionBias::kBias},
+                         {kV, "attn.v", VisionBias::kBias},
+                         {kOut, "attn.proj", VisionBias::kBias},
+                         {kGatedMlp, "mlp", VisionBias::kBias}},
+               .extra = Qwen2Merger});
+
+// Qwen3VLVisionModel (qwen3_vl/modeling_qwen3_vl.py; Qwen3.5): a patch bias, a learned pos_embed
+// ["num_position_embeddings", H], LayerNorms, deepstack mergers. Qwen3-Omni's
+// Qwen3OmniMoeVisionEncoder (qwen3_omni_moe/modeling_qwen3_omni_moe.py): Qwen2-style mergers.
+const VisionTowerSpec kQwen3VlTower =
+    QwenTower({.intermediate = {"intermediate_size", kRequired},
+               .positions = VisionPositions::kKey,
+               .position_key = {"num_position_embeddings", kRequired},
+               .embeddings = {{kPatchConv, "patch_embed.proj", VisionBias::kBias},
+                              {kPositionTable, "pos_embed"}},
+               .layer = QwenBlock("mlp.linear_fc1", "mlp.linear_fc2"),
+               .extra = Qwen3VlMergers});
+const VisionTowerSpec kQwen3OmniTower = [] {
+  VisionTowerSpec s = kQwen3VlTower;
+  s.extra = Qwen3OmniMergers;
+  return s;
+}();
+
+}  // namespace
 
 void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const std::string& p,
                     uint64_t text_hidden, const Quantization* q) {

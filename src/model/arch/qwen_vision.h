@@ -1,7 +1,7 @@
 #pragma once
 // The Qwen vision towers (Tensor::component "vision_tower"): Qwen2-VL, Qwen2.5-VL, Qwen3-VL /
-// Qwen3.5, Qwen2.5-Omni and Qwen3-Omni, one row each in vision_tower.cc (whose comments name their
-// transformers modules), and the Qwen-VL composites (qwen_vision.cc).
+// Qwen3.5, Qwen2.5-Omni and Qwen3-Omni, one VisionTowerSpec row each, and the Qwen-VL composites
+// (qwen_vision.cc, whose comments name their transformers modules).
 
 #include <string>
 #include <vector>

@@ -64,18 +64,8 @@ void TimmVit(ModelBuilder& b, const HfConfig& c, const std::vector<uint64_t>& si
   if (!config) return b.Fail(config.error());
   const VisionDims d = EmitVisionTower(b, *config, kTimmVitTower, "");
   if (classes > 0) b.Linear("head", d.hidden, classes, true);
-  auto& hp = b.model().hp;
-  for (uint64_t i = 0; i < d.depth; ++i) {
-    hp.layers.push_back(DenseLayer(AttentionKind::kNone, d.heads, d.head_dim, d.intermediate));
-  }
-  hp.hidden_size = d.hidden;
-  hp.num_layers = d.depth;
-  hp.num_attention_heads = hp.num_kv_heads = d.heads;
-  hp.head_dim = d.head_dim;
-  hp.intermediate_size = d.intermediate;
-  hp.max_position_embeddings = d.positions;
-  hp.norm = "layernorm";
-  hp.activation = "gelu";
+  SetTowerHp(b.model().hp, d);
+  b.model().hp.activation = "gelu";
 }
 
 void TimmConvnext(ModelBuilder& b, const std::vector<uint64_t>& depths,

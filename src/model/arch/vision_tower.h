@@ -121,11 +121,13 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& vision, const VisionTowerS
                      const VisionDims& d, const std::vector<VisionItem>& items,
                      const std::string& prefix, const Quantization& q);
 
-// The rows (vision_tower.cc).
+// An encoder's hp from its tower's sizes: widths, heads (as KV heads), positions, LayerNorm, one
+// layer without a KV cache per encoder layer (ViT, timm's ViT, CLIP's text tower).
+void SetTowerHp(Hyperparameters& hp, const VisionDims& d);
+
+// The rows shared by several builders (vision_tower.cc); a row one builder uses lives beside it.
 extern const VisionTowerSpec kClipVisionTower, kIdeficsVisionTower, kSiglipVisionTower,
-    kSiglip2VisionTower, kIdefics2VisionTower, kIdefics3VisionTower, kMllamaVisionTower, kVitTower,
-    kTimmVitTower, kPixtralVisionTower, kGlm4vVisionTower, kQwen2VlTower, kQwen25VlTower,
-    kQwen25OmniTower, kQwen3VlTower, kQwen3OmniTower;
-extern const std::vector<VisionItem> kMllamaGlobalLayer;  // Mllama's gated global layers
+    kSiglip2VisionTower, kIdefics2VisionTower, kIdefics3VisionTower, kVitTower, kTimmVitTower,
+    kPixtralVisionTower;
 
 }  // namespace memfit::arch
