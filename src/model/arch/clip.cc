@@ -15,7 +15,7 @@
 namespace memfit::arch {
 namespace {
 
-Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool siglip) {
+Result<Model> ClipLike(const HfConfig& c, const BuildOptions& options, bool siglip) {
   const std::string t = siglip ? "Siglip" : "CLIP";
   const std::string cls = HeadClass(c, options, t, t + "Model");
   if (cls != t + "Model") return UnknownHead(c, cls, t + "Model");
@@ -89,11 +89,7 @@ Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool
 
 }  // namespace
 
-Result<Model> BuildClip(const HfConfig& c, const BuildOptions& o) {
-  return BuildClipLike(c, o, false);
-}
-Result<Model> BuildSiglip(const HfConfig& c, const BuildOptions& o) {
-  return BuildClipLike(c, o, true);
-}
+Result<Model> BuildClip(const HfConfig& c, const BuildOptions& o) { return ClipLike(c, o, false); }
+Result<Model> BuildSiglip(const HfConfig& c, const BuildOptions& o) { return ClipLike(c, o, true); }
 
 }  // namespace memfit::arch

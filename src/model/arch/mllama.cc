@@ -27,6 +27,17 @@ namespace {
 
 using enum VisionOp;
 
+// MllamaVisionEncoderLayer: self_attn.{q,k,v,o}_proj without bias, mlp.fc1/fc2 with bias, two
+// LayerNorms.
+const std::vector<VisionItem> kMllamaLayer = {{kQ, "self_attn.q_proj"},
+                                              {kK, "self_attn.k_proj"},
+                                              {kV, "self_attn.v_proj"},
+                                              {kOut, "self_attn.o_proj"},
+                                              {kFc1, "mlp.fc1", VisionBias::kBias},
+                                              {kFc2, "mlp.fc2", VisionBias::kBias},
+                                              {kNorm, "input_layernorm"},
+                                              {kNorm, "post_attention_layernorm"}};
+
 // MllamaVisionModel's position tables, MllamaVisionConfig's defaults: gated_positional_embedding.
 // {gate [1], embedding [N, H], tile_embedding [max_aspect_ratio_id + 1, max_num_tiles x N x H]},
 // pre_/post_tile_positional_embedding.{gate [1], embedding [max_aspect_ratio_id + 1,
@@ -59,17 +70,6 @@ void MllamaTiles(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, con
   b.LayerNorm(p + ".layernorm_pre", h);
   b.LayerNorm(p + ".layernorm_post", h);
 }
-
-// MllamaVisionEncoderLayer: self_attn.{q,k,v,o}_proj without bias, mlp.fc1/fc2 with bias, two
-// LayerNorms.
-const std::vector<VisionItem> kMllamaLayer = {{kQ, "self_attn.q_proj"},
-                                              {kK, "self_attn.k_proj"},
-                                              {kV, "self_attn.v_proj"},
-                                              {kOut, "self_attn.o_proj"},
-                                              {kFc1, "mlp.fc1", VisionBias::kBias},
-                                              {kFc2, "mlp.fc2", VisionBias::kBias},
-                                              {kNorm, "input_layernorm"},
-                                              {kNorm, "post_attention_layernorm"}};
 
 // MllamaVisionModel (models/mllama/modeling_mllama.py, transformers 4.45), MllamaVisionConfig's
 // defaults: patch Conv2d without bias, class_embedding, the tile tables (MllamaTiles),

@@ -19,7 +19,6 @@
 #include "model/arch/families.h"
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
-#include "model/arch/table_row.h"
 #include "model/arch/vision_tower.h"
 
 namespace memfit::arch {
@@ -108,8 +107,6 @@ const VisionTowerSpec kQwen2VlTower = QwenTower({.hidden = {"embed_dim", kRequir
                                                  .extra = Qwen2Merger});
 
 // Qwen2.5-VL (qwen2_5_vl/modeling_qwen2_5_vl.py): RMSNorms and a gated MLP with biases.
-// Qwen2.5-Omni's Qwen2_5OmniVisionEncoder (qwen2_5_omni/modeling_qwen2_5_omni.py): separate
-// attn.q/k/v (biased) in place of attn.qkv.
 const VisionTowerSpec kQwen25VlTower = QwenTower({.intermediate = {"intermediate_size", kRequired},
                                                   .rms_norm = true,
                                                   .embeddings = {{kPatchConv, "patch_embed.proj"}},
@@ -119,18 +116,19 @@ const VisionTowerSpec kQwen25VlTower = QwenTower({.intermediate = {"intermediate
                                                             {kOut, "attn.proj", VisionBias::kBias},
                                                             {kGatedMlp, "mlp", VisionBias::kBias}},
                                                   .extra = Qwen2Merger});
-const VisionTowerSpec kQwen25OmniTower =
-    QwenTower({.intermediate = {"intermediate_size", kRequired},
-               .rms_norm = true,
-               .embeddings = {{kPatchConv, "patch_embed.proj"}},
-               .layer = {{kNorm, "norm1"},
-                         {kNorm, "norm2"},
-                         {kQ, "attn.q", VisionBias::kBias},
-                         {kK, "attn.k", VisionBias::kBias},
-                         {kV, "attn.v", VisionBias::kBias},
-                         {kOut, "attn.proj", VisionBias::kBias},
-                         {kGatedMlp, "mlp", VisionBias::kBias}},
-               .extra = Qwen2Merger});
+// Qwen2.5-Omni's Qwen2_5OmniVisionEncoder (qwen2_5_omni/modeling_qwen2_5_omni.py): Qwen2.5-VL's
+// with separate attn.q/k/v (biased) in place of attn.qkv.
+const VisionTowerSpec kQwen25OmniTower = [] {
+  VisionTowerSpec s = kQwen25VlTower;
+  s.layer = {{kNorm, "norm1"},
+             {kNorm, "norm2"},
+             {kQ, "attn.q", VisionBias::kBias},
+             {kK, "attn.k", VisionBias::kBias},
+             {kV, "attn.v", VisionBias::kBias},
+             {kOut, "attn.proj", VisionBias::kBias},
+             {kGatedMlp, "mlp", VisionBias::kBias}};
+  return s;
+}();
 
 // Qwen3VLVisionModel (qwen3_vl/modeling_qwen3_vl.py; Qwen3.5): a patch bias, a learned pos_embed
 // ["num_position_embeddings", H], LayerNorms, deepstack mergers. Qwen3-Omni's
@@ -158,18 +156,8 @@ void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const s
   EmitVisionTower(b, v, *kRows[static_cast<size_t>(kind)], p, text_hidden, q);
 }
 
-namespace {
-
-struct QwenVlSpec {
-  ArchitectureBuilderFn text_builder = nullptr;
-  const char* text_class = "";  // the causal-LM class the text builder builds
-  QwenVision vision = QwenVision::kQwen3Vl;
-  bool top_level_layout = false;  // without "text_config": model.layers.* and visual.*
-};
-
-// The text model built by spec.text_builder from "text_config" (or from the top level for configs
-// without one), its "model." tensors renamed to the text prefix (lm_head kept), then the vision
-// tower. Components "language_model" and "vision_tower"; hp from the text model.
+// The text model's "model." tensors renamed to the text prefix (lm_head kept), then the tower;
+// components "language_model" and "vision_tower"; hp from the text model.
 Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVlSpec& spec) {
   const bool nested = c.Has("text_config") || !spec.top_level_layout;
   const std::string text_prefix = nested ? "model.language_model." : "model.";
@@ -212,6 +200,8 @@ Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVl
   m.base_model_prefix = "model.";
   return b.Finish();
 }
+
+namespace {
 
 // BuildQwen3Moe's per-expert tensors, fused as the Qwen3-VL-MoE checkpoints store them.
 Result<Model> BuildQwen3VlMoeText(const HfConfig& c, const BuildOptions& o) {
@@ -261,21 +251,11 @@ Result<Model> BuildQwen3VlMoeText(const HfConfig& c, const BuildOptions& o) {
   return m;
 }
 
+}  // namespace
+
 constexpr QwenVlSpec kQwen2Vl = {BuildQwen2, "Qwen2ForCausalLM", QwenVision::kQwen2Vl, true};
 constexpr QwenVlSpec kQwen25Vl = {BuildQwen2, "Qwen2ForCausalLM", QwenVision::kQwen25Vl, true};
 constexpr QwenVlSpec kQwen3Vl = {BuildQwen3, "Qwen3ForCausalLM"};
 constexpr QwenVlSpec kQwen3VlMoe = {BuildQwen3VlMoeText, "Qwen3MoeForCausalLM"};
-
-}  // namespace
-
-const std::vector<ArchitectureBuilder>& QwenVlFamilyBuilders() {
-  static const std::vector<ArchitectureBuilder> kRows = {
-      {"qwen3_vl", "", BuildRow<BuildQwenVl, kQwen3Vl>, "qwen3_vl"},
-      {"qwen3_vl_moe", "", BuildRow<BuildQwenVl, kQwen3VlMoe>, "qwen3_vl"},
-      {"qwen2_vl", "", BuildRow<BuildQwenVl, kQwen2Vl>, "qwen2_vl"},
-      {"qwen2_5_vl", "", BuildRow<BuildQwenVl, kQwen25Vl>, "qwen2_vl"},
-  };
-  return kRows;
-}
 
 }  // namespace memfit::arch

@@ -4,7 +4,6 @@
 // (qwen_vision.cc, whose comments name their transformers modules).
 
 #include <string>
-#include <vector>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/quantization.h"
@@ -21,8 +20,18 @@ enum class QwenVision : uint8_t { kQwen2Vl, kQwen25Vl, kQwen3Vl, kQwen25Omni, kQ
 void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const std::string& prefix,
                     uint64_t text_hidden, const Quantization* q = nullptr);
 
-// qwen2_vl, qwen2_5_vl, qwen3_vl and qwen3_vl_moe (qwen_vision.cc); appended to registry.cc's
-// table.
-const std::vector<ArchitectureBuilder>& QwenVlFamilyBuilders();
+// A Qwen-VL composite (qwen_vision.cc), registered with the VlmSpec rows (vlm_families.cc): the
+// text model built by `text_builder` from "text_config" (or the top level for configs without
+// one) as model.language_model.* (model.* in `top_level_layout` without text_config), lm_head at
+// the top, then the tower under model.visual (visual).
+struct QwenVlSpec {
+  ArchitectureBuilderFn text_builder = nullptr;
+  const char* text_class = "";  // the causal-LM class the text builder builds
+  QwenVision vision = QwenVision::kQwen3Vl;
+  bool top_level_layout = false;
+};
+Result<Model> BuildQwenVl(const HfConfig& config, const BuildOptions& options,
+                          const QwenVlSpec& spec);
+extern const QwenVlSpec kQwen2Vl, kQwen25Vl, kQwen3Vl, kQwen3VlMoe;
 
 }  // namespace memfit::arch

@@ -21,7 +21,6 @@
 #include "model/arch/moe_hybrid_families.h"
 #include "model/arch/omni_family.h"
 #include "model/arch/phi4mm_family.h"
-#include "model/arch/qwen_vision.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
 #include "model/tensor_repeats.h"
@@ -96,12 +95,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
     // State-space and hybrid decoders: HybridSpec rows (hybrid_families.cc).
     const auto& hybrids = arch::HybridFamilyBuilders();
     rows.insert(rows.end(), hybrids.begin(), hybrids.end());
-    // Vision-language composites: VlmSpec rows (vlm_families.cc) and the Qwen-VL ones
-    // (qwen_vision.cc).
-    const auto& vlms = arch::VlmFamilyBuilders();
+    const auto& vlms = arch::VlmFamilyBuilders();  // vision-language rows (vlm_families.cc)
     rows.insert(rows.end(), vlms.begin(), vlms.end());
-    const auto& qwen_vl = arch::QwenVlFamilyBuilders();
-    rows.insert(rows.end(), qwen_vl.begin(), qwen_vl.end());
     return rows;
   }();
   return kBuilders;

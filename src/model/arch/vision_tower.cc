@@ -88,6 +88,17 @@ std::string Join(const std::string& prefix, const char* name) {
   return prefix.empty() ? std::string(name) : prefix + "." + name;
 }
 
+// A linear item's widths: kQ, kK, kV H -> A; kQkv H -> 3A; kOut A -> H; kFc1 H -> I; kFc2 I -> H.
+std::pair<uint64_t, uint64_t> LinearWidths(ModelBuilder& b, VisionOp op, const VisionDims& d) {
+  if (op == VisionOp::kQkv) {
+    return {d.hidden, MulDims(b, 3, d.attention, "3 x vision hidden_size")};
+  }
+  if (op == VisionOp::kOut) return {d.attention, d.hidden};
+  if (op == VisionOp::kFc1) return {d.hidden, d.intermediate};
+  if (op == VisionOp::kFc2) return {d.intermediate, d.hidden};
+  return {d.hidden, d.attention};
+}
+
 }  // namespace
 
 void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
@@ -135,20 +146,14 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& 
       case VisionOp::kQ:
       case VisionOp::kK:
       case VisionOp::kV:
-        QLinear(b, q, name, h, d.attention, bias);
-        break;
       case VisionOp::kQkv:
-        QLinear(b, q, name, h, MulDims(b, 3, d.attention, "3 x vision hidden_size"), bias);
-        break;
       case VisionOp::kOut:
-        QLinear(b, q, name, d.attention, h, bias);
-        break;
       case VisionOp::kFc1:
-        QLinear(b, q, name, h, d.intermediate, bias);
+      case VisionOp::kFc2: {
+        const auto [in, out] = LinearWidths(b, item.op, d);
+        QLinear(b, q, name, in, out, bias);
         break;
-      case VisionOp::kFc2:
-        QLinear(b, q, name, d.intermediate, h, bias);
-        break;
+      }
       case VisionOp::kGatedMlp:
         QGatedMlp(b, q, name, h, d.intermediate, bias);
         break;

@@ -11,6 +11,7 @@
 #include "model/arch/families.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/multimodal_kit.h"
+#include "model/arch/qwen_vision.h"
 #include "model/arch/table_row.h"
 
 namespace memfit::arch {
@@ -365,6 +366,10 @@ const std::vector<ArchitectureBuilder>& VlmFamilyBuilders() {
       {"idefics3", "", BuildRow<BuildVlm, kIdefics3>, "idefics"},
       {"lfm2-vl", "", BuildRow<BuildVlm, kLfm2Vl>, "lfm2"},  // Lfm2VlConfig.model_type
       {"lfm2_vl", "", BuildRow<BuildVlm, kLfm2Vl>, "lfm2"},
+      {"qwen3_vl", "", BuildRow<BuildQwenVl, kQwen3Vl>, "qwen3_vl"},
+      {"qwen3_vl_moe", "", BuildRow<BuildQwenVl, kQwen3VlMoe>, "qwen3_vl"},
+      {"qwen2_vl", "", BuildRow<BuildQwenVl, kQwen2Vl>, "qwen2_vl"},
+      {"qwen2_5_vl", "", BuildRow<BuildQwenVl, kQwen25Vl>, "qwen2_vl"},
   };
   return kRows;
 }

@@ -8,8 +8,9 @@
 
 namespace memfit::arch {
 
-// The VlmSpec rows (vlm_families.cc): Gemma 3, PaliGemma, Mistral 3, LLaVA-NeXT (-Video,
-// -OneVision), Idefics2, Idefics3, LFM2-VL; appended to registry.cc's table.
+// The VlmSpec rows (vlm_families.cc: Gemma 3, PaliGemma, Mistral 3, LLaVA-NeXT (-Video,
+// -OneVision), Idefics2, Idefics3, LFM2-VL) and the Qwen-VL ones (qwen_vision.h); appended to
+// registry.cc's table.
 const std::vector<ArchitectureBuilder>& VlmFamilyBuilders();
 // mllama.cc: tiled ViT + llama with interleaved cross-attention layers (Llama 3.2 Vision).
 Result<Model> BuildMllama(const HfConfig& config, const BuildOptions& options);
