@@ -1,25 +1,15 @@
 // IDEFICS v1 (model_type "idefics": IdeficsForVisionText2Text, IdeficsModel; transformers
-// models/idefics/modeling_idefics.py, vision.py, perceiver.py, configuration_idefics.py).
-// model.embed_tokens (IdeficsDecoupledEmbedding): weight [vocab, H], additional_embedding [extra,
-//   H] when "additional_vocab_size" > 0.
-// model.vision_model: the kIdeficsVisionTower row (CLIP's layout, vision_tower.cc).
-// model.perceiver_resampler (with "use_resampler"): latents [n_latents, E], blocks.N.0 (attention:
-//   context/latents LayerNorms, q/k LayerNorm(head_dim) with "qk_layer_norms_perceiver", q/k/v_proj
-//   [heads x head_dim, E], output_proj), blocks.N.1 (ln, fc [4E, E], c_proj), layer_norm; no
-//   biases; E the vision width.
-// model.layers.N: Llama-shaped multi-head layers. model.gated_cross_attn_layers.M (M < layers /
-//   "cross_layer_interval", before decoder layer M x interval): alpha_cross_attn, alpha_dense
-//   ([1], or [1, 1, H] for alpha_type "vector"), cross_attn.{q [H, H], k/v [H, E], o} with
-//   RMSNorm(head_dim) q/k norms under "qk_layer_norms", mlp, the two norms.
+// models/idefics/modeling_idefics.py, vision.py, perceiver.py, configuration_idefics.py): decoupled
+// embeddings and head (an "additional_vocab_size" table beside each), the kIdeficsVisionTower row
+// (CLIP's layout), the optional perceiver resampler ("use_resampler"), Llama-shaped multi-head
+// layers, and one gated cross-attention layer before every "cross_layer_interval"-th of them.
 // Every attention owns an IdeficsEmbedding: non-persistent inv_freq [ceil(head_dim / 2)] float32,
-//   cos_cached / sin_cached [2048, head_dim] (float32 under accelerate's from_config, the
-//   checkpoint dtype under from_pretrained). model.norm; lm_head (IdeficsDecoupledLinear):
-//   weight [vocab, H] and additional_fc [extra, H], tied to the embeddings with
-//   "tie_word_embeddings".
+// cos_cached / sin_cached [2048, head_dim] (float32 under accelerate's from_config, the checkpoint
+// dtype under from_pretrained).
 // KV cache: the gated cross-attention blocks cache nothing (transformers recomputes the image
-//   tokens' K/V at every step), so they are not in hp.layers; the decoder layer each precedes is
-//   marked cross_attention, hp.encoder_max_positions = image tokens per image (n_latents with the
-//   resampler, else patches + 1); hp.is_encoder_decoder stays false.
+// tokens' K/V at every step), so they are not in hp.layers; the decoder layer each precedes is
+// marked cross_attention, hp.encoder_max_positions = image tokens per image (n_latents with the
+// resampler, else patches + 1); hp.is_encoder_decoder stays false.
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"

@@ -153,10 +153,8 @@ const VlmSpec kLlavaOnevision = [] {
 }();
 
 // Gemma 3 (Gemma3ForConditionalGeneration, transformers 4.50 models/gemma3/modeling_gemma3.py;
-// google/gemma-3-*-it's index): SigLIP (without its head: "vision_use_head" false),
-// multi_modal_projector.{mm_input_projection_weight [V, T] (a Parameter), mm_soft_emb_norm
-// (Gemma3RMSNorm over V)}, the gemma3_text row's decoder, lm_head tied by default (>= 4.52 loads
-// the same files as model.language_model.* and lm_head).
+// google/gemma-3-*-it's index): SigLIP (its head per "vision_use_head"), the projector's
+// Parameter and RMSNorm over V, the gemma3_text row's decoder, lm_head tied by default.
 const VlmSpec kGemma3 = {
     .architecture = "Gemma3ForConditionalGeneration",
     .text_default = "gemma3_text",
@@ -194,12 +192,8 @@ const VlmSpec kPaliGemma = {
 };
 
 // Mistral 3 (Mistral3ForConditionalGeneration, transformers 4.50 models/mistral3/
-// modeling_mistral3.py; Mistral-Small-3.1-24B-Instruct-2503): vision_tower.* (Pixtral),
-// multi_modal_projector.{norm (RMSNorm over V), patch_merger.merging_layer [V, V x
-// spatial_merge_size^2] without bias, linear_1, linear_2} (biases with
-// "multimodal_projector_bias", default false), the mistral (or llama) decoder as
-// language_model.model.*, language_model.lm_head; transformers >= 4.52 loads the same files as
-// model.language_model.* and lm_head.
+// modeling_mistral3.py; Mistral-Small-3.1-24B-Instruct-2503): Pixtral, the patch merger and llava
+// projector (biases with "multimodal_projector_bias"), a mistral or llama decoder.
 extern const VlmSpec kMistral3Converted;
 const VlmSpec kMistral3 = {
     .architecture = "Mistral3ForConditionalGeneration",
@@ -275,10 +269,8 @@ Result<HfConfig> Idefics3Text(const HfConfig& c) {
 }
 
 // Idefics3 (Idefics3ForConditionalGeneration, models/idefics3/modeling_idefics3.py; SmolVLM,
-// granite-docling): model.vision_model (the kIdefics3VisionTower row),
-// model.connector.modality_projection.proj [T, V x scale_factor^2] without bias (Idefics3SimpleMLP
-// after the pixel shuffle), the llama text model as model.text_model.* (its absent fields left to
-// the llama builder, its quantization_config not carried), lm_head.
+// granite-docling): the pixel-shuffle projection (Idefics3SimpleMLP), a llama text model whose
+// absent fields are left to the llama builder and whose quantization_config is not carried.
 const VlmSpec kIdefics3 = {
     .family = "Idefics3",
     .text_default = "llama",
@@ -304,12 +296,8 @@ const VlmSpec kIdefics3 = {
 };
 
 // LFM2-VL (Lfm2VlForConditionalGeneration, models/lfm2_vl/modeling_lfm2_vl.py; LiquidAI/LFM2-VL-
-// 450M and -1.6B, issue 30), as the Hub checkpoints (saved after transformers 4.52) store it:
-// model.vision_tower.vision_model.* (Siglip2VisionModel), model.multi_modal_projector (pixel
-// unshuffle by "downsample_factor", then layer_norm over V x factor^2 with
-// "projector_use_layernorm", linear_1 [projector_hidden_size, V x factor^2], linear_2
-// [T, projector_hidden_size], biased with "projector_bias"), the lfm2 (or lfm2_moe) text model as
-// model.language_model.* and lm_head (tied as the text config says).
+// 450M and -1.6B, issue 30) as its Hub checkpoints (saved after transformers 4.52) store it:
+// SigLIP2, a pixel-unshuffle projector (layer_norm with "projector_use_layernorm"), lfm2(_moe).
 const VlmSpec kLfm2Vl = {
     .family = "LFM2-VL",
     .architecture = "Lfm2VlForConditionalGeneration",
