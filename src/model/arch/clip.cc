@@ -15,7 +15,7 @@
 namespace memfit::arch {
 namespace {
 
-Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool siglip) {
+Result<Model> ClipLike(const HfConfig& c, const BuildOptions& options, bool siglip) {
   const std::string t = siglip ? "Siglip" : "CLIP";
   const std::string cls = HeadClass(c, options, t, t + "Model");
   if (cls != t + "Model") return UnknownHead(c, cls, t + "Model");
@@ -28,34 +28,29 @@ Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool
   if (!vision_config) return vision_config.error();
   const HfConfig& tc = *text_config;
   // CLIPTextConfig / SiglipTextConfig defaults.
-  const VisionDims text = ReadVisionDims(
-      b, tc, {.hidden = {"hidden_size", siglip ? 768u : 512u},
-              .heads = {"num_attention_heads", siglip ? 12u : 8u},
-              .intermediate = {"intermediate_size", siglip ? 3072u : 2048u},
-              .channels = {}, .patch = {}, .image = {}, .positions = VisionPositions::kNone});
+  const VisionDims text =
+      ReadVisionDims(b, tc,
+                     {.hidden = {"hidden_size", siglip ? 768u : 512u},
+                      .heads = {"num_attention_heads", siglip ? 12u : 8u},
+                      .intermediate = {"intermediate_size", siglip ? 3072u : 2048u},
+                      .channels = {},
+                      .patch = {},
+                      .image = {},
+                      .positions = VisionPositions::kKey,
+                      .position_key = {"max_position_embeddings", siglip ? 64u : 77u}});
   const uint64_t vocab = Get(b, tc.UintOr("vocab_size", siglip ? 32000 : 49408));
-  const uint64_t positions = Get(b, tc.UintOr("max_position_embeddings", siglip ? 64 : 77));
   const uint64_t projection = siglip ? 0 : Get(b, c.UintOr("projection_dim", 512));
+  m.hp.activation = Get(b, tc.StringOr("hidden_act", siglip ? "gelu_pytorch_tanh" : "quick_gelu"));
   if (b.failed()) return b.Finish();
-  auto& hp = m.hp;
-  hp.vocab_size = vocab;
-  hp.hidden_size = text.hidden;
-  hp.num_layers = text.depth;
-  hp.num_attention_heads = text.heads;
-  hp.num_kv_heads = text.heads;
-  hp.head_dim = text.hidden / text.heads;
-  hp.intermediate_size = text.intermediate;
-  hp.max_position_embeddings = positions;
-  hp.activation = Get(b, tc.StringOr("hidden_act", siglip ? "gelu_pytorch_tanh" : "quick_gelu"));
-  hp.norm = "layernorm";
   if (text.depth > options.max_tensors) {  // each layer emits tensors below: it would fail anyway
-    return MakeError("{}: text_config: \"num_hidden_layers\" = {} exceeds memfit's limit of {} "
-                     "tensors for a model built from config.json", c.where(), text.depth,
-                     options.max_tensors);
+    return MakeError(
+        "{}: \"num_hidden_layers\" = {} exceeds memfit's limit of {} tensors for a "
+        "model built from config.json",
+        tc.where(), text.depth, options.max_tensors);
   }
-  for (uint64_t i = 0; i < text.depth; ++i) {
-    hp.layers.push_back(DenseLayer(AttentionKind::kNone, text.heads, hp.head_dim, text.intermediate));
-  }
+  SetTowerHp(m.hp, text);
+  m.hp.vocab_size = vocab;
+  const uint64_t positions = text.positions;
 
   b.SetComponent("text_model");
   b.Embedding("text_model.embeddings.token_embedding", vocab, text.hidden);
@@ -94,7 +89,7 @@ Result<Model> BuildClipLike(const HfConfig& c, const BuildOptions& options, bool
 
 }  // namespace
 
-Result<Model> BuildClip(const HfConfig& c, const BuildOptions& o) { return BuildClipLike(c, o, false); }
-Result<Model> BuildSiglip(const HfConfig& c, const BuildOptions& o) { return BuildClipLike(c, o, true); }
+Result<Model> BuildClip(const HfConfig& c, const BuildOptions& o) { return ClipLike(c, o, false); }
+Result<Model> BuildSiglip(const HfConfig& c, const BuildOptions& o) { return ClipLike(c, o, true); }
 
 }  // namespace memfit::arch

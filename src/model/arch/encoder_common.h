@@ -38,8 +38,10 @@ Result<uint64_t> ImagePatches(const HfConfig& config, std::string_view image_key
 uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix,
                         bool siglip, bool position_ids = true);
 
-// nn.BatchNorm2d(channels): weight, bias, and the persistent buffers running_mean, running_var
-// (checkpoint dtype) and num_batches_tracked (int64 scalar).
-void BatchNorm(ModelBuilder& b, const std::string& prefix, uint64_t channels);
+// nn.Conv2d(in, out, kernel) without bias under `conv`, then nn.BatchNorm2d(out) under `norm`:
+// weight, bias and the persistent buffers running_mean, running_var (checkpoint dtype) and
+// num_batches_tracked (int64 scalar) (resnet.cc, timm.cc).
+void ConvBatchNorm(ModelBuilder& b, const std::string& conv, const std::string& norm, uint64_t in,
+                   uint64_t out, uint64_t kernel);
 
 }  // namespace memfit::arch

@@ -29,8 +29,6 @@ Result<Model> BuildResnet(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlava(const HfConfig& config, const BuildOptions& options);
 // IDEFICS v1 (idefics.cc): Llama decoder + gated cross-attention, CLIP vision, perceiver.
 Result<Model> BuildIdefics(const HfConfig& config, const BuildOptions& options);
-// Idefics3 (idefics3.cc): SigLIP-style vision + pixel-shuffle connector + llama text model.
-Result<Model> BuildIdefics3(const HfConfig& config, const BuildOptions& options);
 // timm models: config.json has no model_type, only "architecture" (e.g. "resnet50.a1_in1k").
 Result<Model> BuildTimm(const HfConfig& config, const BuildOptions& options);
 
@@ -66,18 +64,11 @@ Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& option
 Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
 
-
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.
 Result<Model> BuildGenericDecoder(const HfConfig& config, const BuildOptions& options);
 // A model with no text part but a "vision_config" (SAM): its vision encoder, approximate.
 Result<Model> BuildGenericVision(const HfConfig& config, const BuildOptions& options);
-// Qwen vision-language families (qwen3_vl.cc, qwen_vision.cc; shared pieces in qwen_hybrid.h and
-// qwen_vision.h; qwen3_next and qwen3_5 are registered with the hybrid rows, qwen_hybrid.cc).
-Result<Model> BuildQwen3Vl(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen3VlMoe(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen2Vl(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildQwen25Vl(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildQwen(const HfConfig& config, const BuildOptions& options);  // qwen.cc (v1)
 
 }  // namespace memfit::arch

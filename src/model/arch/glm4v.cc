@@ -1,22 +1,15 @@
-// The GLM vision-language family as its checkpoints store it (glm4v_family.h):
+// The GLM vision-language family (transformers models/glm4v/modeling_glm4v.py,
+// configuration_glm4v.py, models/glm4v_moe/modular_glm4v_moe.py):
 // - glm4v (Glm4vForConditionalGeneration: GLM-4.1V-9B-Thinking/Base, GLM-4.6V-Flash): the glm4
-//   text model of the glm4 spec row (BuildGlm4: fused mlp.gate_up_proj, four RMSNorms a layer, q/k/v
-//   biased, o_proj not) under model.language_model, lm_head at the top;
-// - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe text model of
-//   the glm4_moe MLA row of mla_families.cc (BuildGlm4Moe: dense first_k_dense_replace layers, then 128 routed experts stored
-//   one module per expert, a shared expert and the float32 e_score_correction_bias) under the same
-//   names. Glm4vMoeTextAttention has no q/k norms and Glm4vMoeTextModel builds no MTP layer (the
-//   GLM-4.5V checkpoint stores layers 0-45 only): use_qk_norm and num_nextn_predict_layers are not
-//   read;
-// - the vision tower of both, model.visual: the kGlm4vVisionTower row (vision_tower.cc).
-// A quantization_config (the FP8 releases) is applied to the language model under the
-// checkpoint's names (model.language_model.*, lm_head: CarryQuantization); the vision tower is
-// built unquantized, as the FP8 releases store it (SGLang's glm4v_moe.py builds it with
-// quant_config=None: "VLM is not quantized"), with an assumption line when the list does not
-// exclude it. Sources: transformers models/glm4v/modeling_glm4v.py, configuration_glm4v.py,
-// models/glm4v_moe/modular_glm4v_moe.py.
-
-#include "model/arch/glm4v_family.h"
+//   spec row's text model under model.language_model, lm_head at the top;
+// - glm4v_moe (Glm4vMoeForConditionalGeneration: GLM-4.5V, GLM-4.6V): the glm4_moe MLA row's text
+//   model (mla_families.cc) under the same names, without q/k norms or MTP layers
+//   (Glm4vMoeTextConfig removes use_qk_norm and num_nextn_predict_layers; GLM-4.5V stores layers
+//   0-45 only);
+// - the vision tower of both, model.visual: the kGlm4vVisionTower row below.
+// A quantization_config (the FP8 releases) applies to the language model under the checkpoint's
+// names (CarryQuantization); the tower is built unquantized, as those releases store it (SGLang's
+// glm4v_moe.py: "VLM is not quantized"), with an assumption line when the list does not exclude it.
 
 #include <fmt/format.h>
 
@@ -26,9 +19,56 @@
 #include "model/arch/multimodal_kit.h"
 #include "model/arch/qwen_hybrid.h"
 #include "model/arch/vision_tower.h"
+#include "model/arch/vlm_families.h"
 
 namespace memfit::arch {
 namespace {
+
+using enum VisionOp;
+
+// Glm4vVisionModel after its blocks: merger.{proj [out, out], post_projection_norm (LayerNorm),
+// gate_proj/up_proj [intermediate_size, out], down_proj} without biases, post_conv_layernorm
+// (RMSNorm), downsample Conv2d(H, out, spatial_merge_size) with bias. Its blocks' MLP is
+// out_hidden_size wide (the row's intermediate); the merger's is intermediate_size.
+void Glm4vMerger(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, const VisionDims& d,
+                 const std::string& p, const Quantization&) {
+  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 13696));
+  b.Linear(p + ".merger.proj", d.out, d.out, false);
+  b.LayerNorm(p + ".merger.post_projection_norm", d.out);
+  GatedMlp(b, p + ".merger", d.out, inter, d.out);
+  b.RmsNorm(p + ".post_conv_layernorm", d.hidden);
+  b.Conv(p + ".downsample", d.hidden, d.out, {d.merge, d.merge}, true);
+}
+
+// Glm4vVisionModel (models/glm4v/modeling_glm4v.py), Glm4vVisionConfig's defaults (GLM-4.1V-9B):
+// RMSNorms, a Conv3d patch with bias, qkv biased with "attention_bias", the blocks' gated MLP
+// out_hidden_size wide, no other biases; Glm4vMerger.
+const VisionTowerSpec kGlm4vVisionTower = {
+    .hidden = {"hidden_size", 1536},
+    .depth = {"depth", 24},
+    .heads = {"num_heads", 12},
+    .intermediate = {"out_hidden_size", 4096},
+    .channels = {"in_channels", 3},
+    .patch = {"patch_size", 14},
+    .image = {"image_size", 336},
+    .temporal = {"temporal_patch_size", 2},
+    .merge = {"spatial_merge_size", 2},
+    .out = {"out_hidden_size", 4096},
+    .positions = VisionPositions::kGrid,
+    .bias_key = "attention_bias",
+    .rms_norm = true,
+    .embeddings = {{kPositionTable, "embeddings.position_embedding"},
+                   {kPositionIds, "embeddings.position_ids"},
+                   {kPatchConv, "patch_embed.proj", VisionBias::kBias},
+                   {kRotary, "rotary_pos_emb.inv_freq"}},
+    .layers = "blocks",
+    .layer = {{kNorm, "norm1"},
+              {kNorm, "norm2"},
+              {kQkv, "attn.qkv", VisionBias::kConfig},
+              {kOut, "attn.proj"},
+              {kGatedMlp, "mlp"}},
+    .tail = {{kExtra}, {kNorm, "post_layernorm"}},
+    .extra = Glm4vMerger};
 
 // The text model's config as the glm4 / glm4_moe builder reads it: text_config (or, for configs
 // without one, the top level: Glm4vConfig builds its text config from the top-level fields then),
@@ -61,8 +101,9 @@ Result<Model> BuildGlm4vFamily(const HfConfig& c, const BuildOptions& o, bool mo
     // sets both attributes to AttributeError()); Glm4vMoeTextAttention is Glm4Attention.
     if (auto it = text_json.find("use_qk_norm");
         it != text_json.end() && it->is_boolean() && it->get<bool>()) {
-      notes.push_back("text_config: \"use_qk_norm\" is not read: Glm4vMoeTextAttention has no q/k "
-                      "norms");
+      notes.push_back(
+          "text_config: \"use_qk_norm\" is not read: Glm4vMoeTextAttention has no q/k "
+          "norms");
     }
     if (auto it = text_json.find("num_nextn_predict_layers");
         it != text_json.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
@@ -102,8 +143,9 @@ Result<Model> BuildGlm4vFamily(const HfConfig& c, const BuildOptions& o, bool mo
   }
   std::vector<std::string> defaulted;
   if (!c.Has("vision_config")) {
-    defaulted.push_back("vision_config absent: Glm4vVisionConfig's defaults are used (as "
-                        "transformers does): GLM-4.1V-9B's 24-block tower of width 1536");
+    defaulted.push_back(
+        "vision_config absent: Glm4vVisionConfig's defaults are used (as "
+        "transformers does): GLM-4.1V-9B's 24-block tower of width 1536");
   }
   b.SetComponent("vision_tower");
   EmitVisionTower(b, vision, kGlm4vVisionTower, "model.visual");

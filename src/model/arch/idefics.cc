@@ -1,32 +1,15 @@
-// IDEFICS v1 (model_type "idefics"): transformers' IdeficsForVisionText2Text and IdeficsModel
-// (models/idefics/modeling_idefics.py, vision.py, perceiver.py, configuration_idefics.py).
-//
-// model.embed_tokens (IdeficsDecoupledEmbedding): weight [vocab, hidden] and, when
-//   "additional_vocab_size" > 0, additional_embedding.weight [additional, hidden].
-// model.vision_model (IdeficsVisionTransformer, a CLIP vision tower): the kIdeficsVisionTower row.
-// model.perceiver_resampler (only with top-level "use_resampler"): latents [n_latents, E],
-//   blocks.N.0 (IdeficsPerceiverAttention: context_layer_norm, latents_layer_norm, q/k_layer_norm
-//   LayerNorm(head_dim) with "qk_layer_norms_perceiver", q/k/v_proj [heads*head_dim, E],
-//   output_proj [E, heads*head_dim], no biases), blocks.N.1 (IdeficsMLP: ln, fc [4E, E],
-//   c_proj [E, 4E], no biases), layer_norm; E = vision embed_dim.
-// model.layers.N (IdeficsDecoderLayer, Llama-shaped): self_attn.{q,k,v,o}_proj (no bias,
-//   multi-head: no GQA), mlp.{gate,down,up}_proj, input_layernorm, post_attention_layernorm.
-// model.gated_cross_attn_layers.M, M < num_hidden_layers / cross_layer_interval, run before decoder
-//   layer M * interval: alpha_cross_attn, alpha_dense ([1] for alpha_type "float", [1, 1, hidden]
-//   for "vector"), cross_attn.{q_proj [h, h], k_proj and v_proj [h, E], o_proj [h, h]},
-//   cross_attn.{q,k}_layer_norm RMSNorm(head_dim) with "qk_layer_norms", mlp, the two norms.
-// Every IdeficsAttention (self and cross) owns an IdeficsEmbedding: non-persistent inv_freq
-//   [ceil(head_dim / 2)] float32 and cos_cached, sin_cached [2048, head_dim] in the default dtype
-//   (float32 under accelerate's from_config; the checkpoint dtype under from_pretrained).
-// model.norm; lm_head (IdeficsDecoupledLinear, no bias): weight [vocab, hidden] and
-//   additional_fc.weight [additional, hidden]; tie_weights ties both to the embeddings when
-//   "tie_word_embeddings".
-// KV cache: the decoder layers keep the usual self-attention cache. The gated cross-attention
-//   blocks cache nothing (transformers passes past_key_value=None and recomputes K/V of the image
-//   tokens at every step), so they are not in hp.layers; the decoder layer each of them precedes
-//   is marked cross_attention, with hp.encoder_max_positions = image tokens per image (n_latents
-//   with the resampler, else patches + 1). hp.is_encoder_decoder stays false, so no cross cache
-//   is charged.
+// IDEFICS v1 (model_type "idefics": IdeficsForVisionText2Text, IdeficsModel; transformers
+// models/idefics/modeling_idefics.py, vision.py, perceiver.py, configuration_idefics.py): decoupled
+// embeddings and head (an "additional_vocab_size" table beside each), the kIdeficsVisionTower row
+// (CLIP's layout), the optional perceiver resampler ("use_resampler"), Llama-shaped multi-head
+// layers, and one gated cross-attention layer before every "cross_layer_interval"-th of them.
+// Every attention owns an IdeficsEmbedding: non-persistent inv_freq [ceil(head_dim / 2)] float32,
+// cos_cached / sin_cached [2048, head_dim] (float32 under accelerate's from_config, the checkpoint
+// dtype under from_pretrained).
+// KV cache: the gated cross-attention blocks cache nothing (transformers recomputes the image
+// tokens' K/V at every step), so they are not in hp.layers; the decoder layer each precedes is
+// marked cross_attention, hp.encoder_max_positions = image tokens per image (n_latents with the
+// resampler, else patches + 1); hp.is_encoder_decoder stays false.
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -40,12 +23,13 @@ namespace {
 
 constexpr uint64_t kRotaryPositions = 2048;  // IdeficsEmbedding's max_position_embeddings default
 
-// Each layer or block emits several tensors: a count above the tensor cap fails anyway, so
-// fail at once, naming the field, instead of emitting tensors up to the cap.
+// A count of layers or blocks above the tensor cap fails at once, naming the field.
 Status CheckCount(const HfConfig& c, std::string_view field, uint64_t count, uint64_t max_tensors) {
   if (count <= max_tensors) return Ok{};
-  return MakeError("{}: \"{}\" = {} exceeds memfit's limit of {} tensors for a model built from "
-                   "config.json", c.where(), field, count, max_tensors);
+  return MakeError(
+      "{}: \"{}\" = {} exceeds memfit's limit of {} tensors for a model built from "
+      "config.json",
+      c.where(), field, count, max_tensors);
 }
 
 // The kIdeficsVisionTower row under model.vision_model; its width and positions (patches + 1).
@@ -53,7 +37,7 @@ VisionDims EmitIdeficsVision(ModelBuilder& b, const HfConfig& c, uint64_t max_te
   if (!c.Has("vision_config")) {
     b.model().assumptions.push_back("no \"vision_config\": IdeficsVisionConfig defaults");
   }
-  auto vc = SubOrEmpty(c, "vision_config");  // errors when it is not an object
+  auto vc = SubOrEmpty(c, "vision_config");
   if (!vc) {
     b.Fail(vc.error());
     return {};
@@ -69,23 +53,20 @@ VisionDims EmitIdeficsVision(ModelBuilder& b, const HfConfig& c, uint64_t max_te
 
 // IdeficsPerceiverResampler; returns n_latents (the image tokens it emits).
 uint64_t EmitPerceiver(ModelBuilder& b, const HfConfig& c, uint64_t embed, uint64_t max_tensors) {
-  auto pc_or = c.Has("perceiver_config")
-                   ? c.Sub("perceiver_config")
-                   : HfConfig::FromJson(nlohmann::json::object(), c.where() + ": perceiver_config");
-  if (!pc_or) {
-    b.Fail(pc_or.error());
+  auto pc = SubOrEmpty(c, "perceiver_config");
+  if (!pc) {
+    b.Fail(pc.error());
     return 0;
   }
-  const HfConfig& pc = *pc_or;
-  const uint64_t depth = Get(b, pc.UintOr("resampler_depth", 6));
-  const uint64_t heads = Get(b, pc.UintOr("resampler_n_heads", 16));
-  const uint64_t head_dim = Get(b, pc.UintOr("resampler_head_dim", 96));
-  const uint64_t latents = Get(b, pc.UintOr("resampler_n_latents", 64));
-  const bool qk_norms = Get(b, pc.BoolOr("qk_layer_norms_perceiver", false));
+  const uint64_t depth = Get(b, pc->UintOr("resampler_depth", 6));
+  const uint64_t heads = Get(b, pc->UintOr("resampler_n_heads", 16));
+  const uint64_t head_dim = Get(b, pc->UintOr("resampler_head_dim", 96));
+  const uint64_t latents = Get(b, pc->UintOr("resampler_n_latents", 64));
+  const bool qk_norms = Get(b, pc->BoolOr("qk_layer_norms_perceiver", false));
   const uint64_t inner = MulDims(b, heads, head_dim, "resampler_n_heads x resampler_head_dim");
   const uint64_t mlp = MulDims(b, embed, 4, "4 x vision embed_dim");
   if (b.failed()) return 0;
-  if (auto s = CheckCount(pc, "resampler_depth", depth, max_tensors); !s) {
+  if (auto s = CheckCount(*pc, "resampler_depth", depth, max_tensors); !s) {
     b.Fail(s.error());
     return 0;
   }
@@ -117,9 +98,10 @@ struct IdeficsTextDims {
   Dtype rotary_dtype = Dtype::kF32;  // cos_cached / sin_cached
 };
 
-// IdeficsAttention: q/o [h, h], k/v [h, kv_in], the rotary buffers; RMSNorm(head_dim) q/k norms.
-void IdeficsAttention(ModelBuilder& b, const std::string& p, const IdeficsTextDims& t, uint64_t kv_in,
-               bool qk_norms) {
+// A decoder or gated cross-attention layer's attention under `p` (q/o [H, H], k/v [H, kv_in], the
+// rotary buffers, RMSNorm(head_dim) q/k norms), then its MLP and norms under `l`.
+void IdeficsLayer(ModelBuilder& b, const std::string& l, const std::string& p,
+                  const IdeficsTextDims& t, uint64_t kv_in, bool qk_norms) {
   b.Linear(p + ".q_proj", t.hidden, t.hidden, false);
   b.Linear(p + ".k_proj", kv_in, t.hidden, false);
   b.Linear(p + ".v_proj", kv_in, t.hidden, false);
@@ -131,9 +113,6 @@ void IdeficsAttention(ModelBuilder& b, const std::string& p, const IdeficsTextDi
     b.RmsNorm(p + ".q_layer_norm", t.head_dim);
     b.RmsNorm(p + ".k_layer_norm", t.head_dim);
   }
-}
-
-void Mlp(ModelBuilder& b, const std::string& l, const IdeficsTextDims& t) {
   b.Linear(l + ".mlp.gate_proj", t.hidden, t.intermediate, false);
   b.Linear(l + ".mlp.down_proj", t.intermediate, t.hidden, false);
   b.Linear(l + ".mlp.up_proj", t.hidden, t.intermediate, false);
@@ -174,8 +153,10 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
   MEMFIT_RETURN_IF_ERROR(CheckCount(c, "num_hidden_layers", hp.num_layers, options.max_tensors));
   t.head_dim = DivideExact(b, c, t.hidden, "hidden_size", t.heads, "num_attention_heads");
   if (interval == 0) {
-    return MakeError("{}: \"cross_layer_interval\" must be at least 1 (transformers divides "
-                     "num_hidden_layers by it)", c.where());
+    return MakeError(
+        "{}: \"cross_layer_interval\" must be at least 1 (transformers divides "
+        "num_hidden_layers by it)",
+        c.where());
   }
   if (alpha_type != "float" && alpha_type != "vector") {
     return MakeError("{}: \"alpha_type\" = \"{}\" is not \"float\" or \"vector\"", c.where(),
@@ -183,8 +164,10 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
   }
   if (alpha_init != "zeros" && alpha_init != "ones" && alpha_init != "normal" &&
       alpha_init != "gaussian" && alpha_init != "random") {
-    return MakeError("{}: \"alpha_initializer\" = \"{}\" is not one transformers implements "
-                     "(zeros, ones, normal, gaussian, random)", c.where(), alpha_init);
+    return MakeError(
+        "{}: \"alpha_initializer\" = \"{}\" is not one transformers implements "
+        "(zeros, ones, normal, gaussian, random)",
+        c.where(), alpha_init);
   }
   if (b.failed()) return b.Finish();
   // 4.42 (accelerate's from_config) builds the caches in float32; from_pretrained builds the model
@@ -215,8 +198,7 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
   b.SetComponent("language_model");
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
-    IdeficsAttention(b, l + ".self_attn", t, t.hidden, /*qk_norms=*/false);
-    Mlp(b, l, t);
+    IdeficsLayer(b, l, l + ".self_attn", t, t.hidden, /*qk_norms=*/false);
     LayerInfo info = DenseLayer(AttentionKind::kFull, t.heads, t.head_dim, t.intermediate);
     info.cross_attention = i % interval == 0;
     hp.layers.push_back(info);
@@ -228,8 +210,7 @@ Result<Model> BuildIdefics(const HfConfig& c, const BuildOptions& options) {
     const std::string l = Layer("model.gated_cross_attn_layers", i);
     b.Param(l + ".alpha_cross_attn", alpha_shape);
     b.Param(l + ".alpha_dense", alpha_shape);
-    IdeficsAttention(b, l + ".cross_attn", t, vision.hidden, qk_norms);
-    Mlp(b, l, t);
+    IdeficsLayer(b, l, l + ".cross_attn", t, vision.hidden, qk_norms);
   }
   b.SetComponent("language_model");
   b.RmsNorm("model.norm", t.hidden);

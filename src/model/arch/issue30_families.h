@@ -13,9 +13,6 @@ namespace memfit::arch {
 Result<Model> BuildDbrx(const HfConfig& config, const BuildOptions& options);
 // LFM2-MoE (a HybridSpec row, hybrid_families.cc): LFM2's layers with dense-first routed experts.
 Result<Model> BuildLfm2Moe(const HfConfig& config, const BuildOptions& options);
-// LFM2-VL (a VlmSpec row, vlm_families.cc): SigLIP2 NaFlex vision + pixel-unshuffle projector +
-// lfm2.
-Result<Model> BuildLfm2Vl(const HfConfig& config, const BuildOptions& options);
 
 // A config whose model_type has no builder but whose "text_config" names a model_type that has
 // one (generic_decoder.cc): that text model, built exactly under model.language_model.* /

@@ -1,18 +1,17 @@
-// Llama 3.2 Vision (model_type "mllama": MllamaForConditionalGeneration), as transformers 4.45
-// (models/mllama/modeling_mllama.py, configuration_mllama.py) stores it and
-// meta-llama/Llama-3.2-*-Vision*'s index names it.
-// vision_model: the kMllamaVisionTower row (vision_tower.cc), then global_transformer.layers.N
-// (kMllamaGlobalLayer: the same layer gated by gate_attn, gate_ffn [1]).
-// language_model.model: embed_tokens [vocab + 8, H]; layers listed in "cross_attention_layers" are
+// Llama 3.2 Vision (model_type "mllama": MllamaForConditionalGeneration; transformers 4.45
+// models/mllama/modeling_mllama.py, configuration_mllama.py; meta-llama/Llama-3.2-*-Vision*'s
+// index). vision_model: the kMllamaVisionTower row below, then
+// global_transformer.layers.N (kMllamaGlobalLayer: gated by gate_attn, gate_ffn [1]).
+// language_model.model: embed_tokens [vocab + 8, H]; the "cross_attention_layers" are
 // MllamaCrossAttentionDecoderLayer (cross_attn.{q,k,v,o}_proj, q_norm/k_norm [head_dim],
-// cross_attn_attn_gate and cross_attn_mlp_gate [1], input_layernorm, mlp, post_attention_layernorm),
-// the others llama self-attention layers; norm; language_model.lm_head [vocab, H] (untied by
-// default). multi_modal_projector [text H, vision_output_dim] with bias. Absent fields take
-// MllamaTextConfig's / MllamaVisionConfig's defaults.
-
-#include <algorithm>
+// cross_attn_attn_gate and cross_attn_mlp_gate [1], the MLP and norms), the others llama
+// self-attention layers; norm; language_model.lm_head (untied by default). multi_modal_projector
+// [H, vision_output_dim] with bias. Absent fields take MllamaTextConfig's / MllamaVisionConfig's
+// defaults.
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -23,6 +22,77 @@
 #include "model/arch/vlm_families.h"
 
 namespace memfit::arch {
+
+namespace {
+
+using enum VisionOp;
+
+// MllamaVisionEncoderLayer: self_attn.{q,k,v,o}_proj without bias, mlp.fc1/fc2 with bias, two
+// LayerNorms.
+const std::vector<VisionItem> kMllamaLayer = {{kQ, "self_attn.q_proj"},
+                                              {kK, "self_attn.k_proj"},
+                                              {kV, "self_attn.v_proj"},
+                                              {kOut, "self_attn.o_proj"},
+                                              {kFc1, "mlp.fc1", VisionBias::kBias},
+                                              {kFc2, "mlp.fc2", VisionBias::kBias},
+                                              {kNorm, "input_layernorm"},
+                                              {kNorm, "post_attention_layernorm"}};
+
+// MllamaVisionModel's position tables, MllamaVisionConfig's defaults: gated_positional_embedding.
+// {gate [1], embedding [N, H], tile_embedding [max_aspect_ratio_id + 1, max_num_tiles x N x H]},
+// pre_/post_tile_positional_embedding.{gate [1], embedding [max_aspect_ratio_id + 1,
+// max_num_tiles x H]} (max_aspect_ratio_id: len("supported_aspect_ratios"), by default every
+// (w, h) with w x h <= max_num_tiles), then layernorm_pre and layernorm_post.
+void MllamaTiles(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, const VisionDims& d,
+                 const std::string& p, const Quantization&) {
+  const uint64_t tiles = Get(b, v.UintOr("max_num_tiles", 4));
+  if (!b.failed() && (tiles == 0 || tiles > 64)) {
+    b.Fail(MakeError("{}: \"max_num_tiles\" = {} must be in 1..64", v.where(), tiles));
+  }
+  if (b.failed()) return;
+  uint64_t ratios = 0;
+  if (v.Has("supported_aspect_ratios") && v.raw()["supported_aspect_ratios"].is_array()) {
+    ratios = v.raw()["supported_aspect_ratios"].size();
+  } else {
+    for (uint64_t w = 1; w <= tiles; ++w) ratios += tiles / w;  // heights 1..tiles / w
+  }
+  const uint64_t h = d.hidden;
+  b.Param(p + ".gated_positional_embedding.gate", {1});
+  b.Param(p + ".gated_positional_embedding.embedding", {d.positions, h});
+  b.Embedding(p + ".gated_positional_embedding.tile_embedding", ratios + 1,
+              MulDims(b, MulDims(b, tiles, d.positions, "max_num_tiles x patches"), h,
+                      "max_num_tiles x patches x hidden_size"));
+  for (const char* tile : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
+    b.Param(p + "." + tile + ".gate", {1});
+    b.Embedding(p + "." + tile + ".embedding", ratios + 1,
+                MulDims(b, tiles, h, "max_num_tiles x hidden_size"));
+  }
+  b.LayerNorm(p + ".layernorm_pre", h);
+  b.LayerNorm(p + ".layernorm_post", h);
+}
+
+// MllamaVisionModel (models/mllama/modeling_mllama.py, transformers 4.45), MllamaVisionConfig's
+// defaults: patch Conv2d without bias, class_embedding, the tile tables (MllamaTiles),
+// transformer.layers.N; mllama.cc adds global_transformer.layers.N (kMllamaGlobalLayer).
+const VisionTowerSpec kMllamaVisionTower = {
+    .hidden = {"hidden_size", 1280},
+    .depth = {"num_hidden_layers", 32},
+    .heads = {"attention_heads", 16},
+    .intermediate = {"intermediate_size", 5120},
+    .patch = {"patch_size", 14},
+    .image = {"image_size", 448},
+    .positions = VisionPositions::kPatchesAndClass,
+    .embeddings = {{kPatchConv, "patch_embedding"}, {kClassEmbedding, "class_embedding"}, {kExtra}},
+    .layers = "transformer.layers",
+    .layer = kMllamaLayer,
+    .extra = MllamaTiles};
+const std::vector<VisionItem> kMllamaGlobalLayer = [] {
+  std::vector<VisionItem> layer = kMllamaLayer;
+  layer.insert(layer.end(), {{kGate, "gate_attn"}, {kGate, "gate_ffn"}});
+  return layer;
+}();
+
+}  // namespace
 
 Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig t, SubOrEmpty(c, "text_config"));
@@ -61,15 +131,19 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
       // Parsed text gives unsigned numbers; JSON built in code may hold signed ones.
       const bool index = x.is_number_unsigned() || (x.is_number_integer() && x.get<int64_t>() >= 0);
       if (!index || x.get<uint64_t>() >= hp.num_layers) {
-        return MakeError("{}: field \"cross_attention_layers\" holds {}, not a layer index below "
-                         "{}", t.where(), x.dump(), hp.num_layers);
+        return MakeError(
+            "{}: field \"cross_attention_layers\" holds {}, not a layer index "
+            "below {}",
+            t.where(), x.dump(), hp.num_layers);
       }
       cross.push_back(x.get<uint64_t>());
     }
   }
   if (hp.num_layers > o.max_tensors) {
-    return MakeError("{}: \"num_hidden_layers\" = {} exceeds memfit's limit of {} tensors for a "
-                     "model built from config.json", t.where(), hp.num_layers, o.max_tensors);
+    return MakeError(
+        "{}: \"num_hidden_layers\" = {} exceeds memfit's limit of {} tensors for a "
+        "model built from config.json",
+        t.where(), hp.num_layers, o.max_tensors);
   }
 
   b.SetComponent("vision_model");
@@ -105,25 +179,21 @@ Result<Model> BuildMllama(const HfConfig& c, const BuildOptions& o) {
     GatedMlp(b, l + ".mlp", h, inter, h);
     b.RmsNorm(l + ".post_attention_layernorm", h);
     // Cross-attention layers attend to the image tokens' keys and values: none per text token.
-    hp.layers.push_back(is_cross ? DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hd, inter)
-                                 : DenseAttentionInfo(hp, inter));
+    hp.layers.push_back(is_cross
+                            ? DenseLayer(AttentionKind::kNone, hp.num_attention_heads, hd, inter)
+                            : DenseAttentionInfo(hp, inter));
   }
   b.RmsNorm(p + ".norm", h);
   b.Buffer(p + ".rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
-  b.SetHead(true);
-  if (hp.tie_word_embeddings) {
-    b.Tied("language_model.lm_head.weight", {hp.vocab_size, h}, p + ".embed_tokens.weight");
-  } else {
-    b.Linear("language_model.lm_head", h, hp.vocab_size, false);
-  }
-  b.SetHead(false);
+  LmHead(b, p + ".embed_tokens", false, "language_model.lm_head");
   b.SetComponent("multi_modal_projector");
   b.Linear("multi_modal_projector", vision_output, h, true);
   std::string cross_list;
   for (uint64_t i : cross) cross_list += (cross_list.empty() ? "" : ", ") + std::to_string(i);
-  m.assumptions.push_back(fmt::format(
-      "{} cross-attention layers ({}) attend to the image tokens: their keys and values (per image, "
-      "not per text token) are not counted in the KV cache", cross.size(), cross_list));
+  m.assumptions.push_back(
+      fmt::format("{} cross-attention layers ({}) attend to the image tokens: their keys and "
+                  "values (per image, not per text token) are not counted in the KV cache",
+                  cross.size(), cross_list));
   NoteQuantizationNotApplied(c, m);
   // 4.45 _no_split_modules: MllamaVisionEncoderLayer, MllamaCrossAttentionDecoderLayer,
   // MllamaSelfAttentionDecoderLayer.

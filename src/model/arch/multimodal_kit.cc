@@ -1,34 +1,35 @@
 #include "model/arch/multimodal_kit.h"
-#include "formats/hf_config_json.h"
-
-#include <algorithm>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "formats/hf_config_json.h"
 #include "formats/json.h"
 #include "model/arch/builder_kit.h"
-#include "model/arch/vision_tower.h"
 #include "model/arch/quantization.h"
+#include "model/arch/vision_tower.h"
 #include "model/hparams/config_keys.h"
 
 namespace memfit::arch {
 
-Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
-                               std::string_view default_type, std::string_view causal_lm_class,
-                               std::vector<std::string>& assumptions) {
+namespace {
+
+Result<HfConfig> TextSub(const HfConfig& top, std::string_view key, std::string_view default_type,
+                         std::string_view causal_lm_class, std::vector<std::string>& assumptions,
+                         const LanguageModelNames* names, bool class_defaults = true) {
   nlohmann::json text = nlohmann::json::object();
   if (top.Has(key)) {
-    auto sub = top.Sub(key);
-    if (!sub) return sub.error();
-    text = sub->raw();
+    MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, top.Sub(key));
+    text = sub.raw();
   }
   if (!text.contains("model_type")) text["model_type"] = default_type;
-  // The tie: the text config's, else the composite's, else the text class default.
   if (!text.contains("tie_word_embeddings") && top.Has("tie_word_embeddings")) {
     text["tie_word_embeddings"] = top.raw()["tie_word_embeddings"];
   }
-  if (text["model_type"].is_string()) {
-    if (const auto* defaults = hparams::ConfigClassDefaults(text["model_type"].get<std::string>())) {
+  if (class_defaults && text["model_type"].is_string()) {
+    if (const auto* defaults =
+            hparams::ConfigClassDefaults(text["model_type"].get<std::string>())) {
       std::string list;
       for (const auto& [k, v] : defaults->items()) {
         if (text.contains(k)) continue;  // an explicit null (sliding_window) stays
@@ -37,8 +38,9 @@ Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
       }
       if (!list.empty()) {
         assumptions.push_back(fmt::format(
-            "{}: {} absent, the \"{}\" config class's defaults are used (as transformers does): "
-            "{}", key, "fields", text["model_type"].get<std::string>(), list));
+            "{}: fields absent, the \"{}\" config class's defaults are used (as transformers "
+            "does): {}",
+            key, text["model_type"].get<std::string>(), list));
       }
     }
   }
@@ -48,7 +50,23 @@ Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
     }
   }
   text["architectures"] = {causal_lm_class};
+  if (names != nullptr) CarryQuantization(top, text, *names);
   return HfConfig::FromJson(std::move(text), top.where() + ": " + std::string(key));
+}
+
+}  // namespace
+
+Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
+                               std::string_view default_type, std::string_view causal_lm_class,
+                               std::vector<std::string>& assumptions) {
+  return TextSub(top, key, default_type, causal_lm_class, assumptions, nullptr);
+}
+
+Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
+                               std::string_view default_type, std::string_view causal_lm_class,
+                               std::vector<std::string>& assumptions,
+                               const LanguageModelNames& names) {
+  return TextSub(top, key, default_type, causal_lm_class, assumptions, &names);
 }
 
 LanguageModelNames StoredAndLoadedNames(const std::string& model_prefix,
@@ -73,19 +91,8 @@ void CarryQuantization(const HfConfig& top, nlohmann::json& text, const Language
   text["quantization_config"] = std::move(q);
 }
 
-Result<HfConfig> TextSubConfig(const HfConfig& top, std::string_view key,
-                               std::string_view default_type, std::string_view causal_lm_class,
-                               std::vector<std::string>& assumptions,
-                               const LanguageModelNames& names) {
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text,
-                          TextSubConfig(top, key, default_type, causal_lm_class, assumptions));
-  nlohmann::json j = text.raw();
-  CarryQuantization(top, j, names);
-  return HfConfig::FromJson(std::move(j), text.where());
-}
-
-void NoteUnquantizedTowers(const nlohmann::json* quantization, const std::string& language_component,
-                           Model& model) {
+void NoteUnquantizedTowers(const nlohmann::json* quantization,
+                           const std::string& language_component, Model& model) {
   if (!quantization) return;
   auto config = HfConfig::FromJson(nlohmann::json{{"quantization_config", *quantization}},
                                    "quantization_config");
@@ -117,8 +124,8 @@ void NoteQuantizationNotApplied(const HfConfig& top, Model& model) {
   if (!top.Has("quantization_config")) return;
   model.notes.push_back(fmt::format(
       "{}: \"quantization_config\" is not applied to this {} model: its tensors are counted "
-      "unquantized; the safetensors headers give the checkpoint's own", top.where(),
-      top.model_type()));
+      "unquantized; the safetensors headers give the checkpoint's own",
+      top.where(), top.model_type()));
 }
 
 Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key) {
@@ -126,9 +133,12 @@ Result<HfConfig> SubOrEmpty(const HfConfig& top, std::string_view key) {
   return HfConfig::FromJson(nlohmann::json::object(), top.where() + ": " + std::string(key));
 }
 
-void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
-                         std::vector<std::string>&& defaulted, const std::string& model_prefix,
-                         const std::string& head_name, const std::string& component) {
+namespace {
+
+void AppendLanguage(Model& into, Model&& language, const HfConfig& top,
+                    std::vector<std::string>&& defaulted, const std::string& model_prefix,
+                    const std::string& head_name, const std::string& component,
+                    bool quantization_notes) {
   const auto rename = [&](std::string& name) {
     if (name.starts_with("model.")) {
       name = model_prefix + name.substr(5);
@@ -147,6 +157,7 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
   for (const auto& a : language.assumptions) into.assumptions.push_back("text_config: " + a);
   for (const auto& n : language.notes) into.notes.push_back("text_config: " + n);
   for (auto& a : defaulted) into.assumptions.push_back(std::move(a));
+  if (!quantization_notes) return;
   if (language.quantization_config) {
     // The text builder applied it (TextSubConfig with names): say where the towers stand.
     if (!into.quantization_config) into.quantization_config = language.quantization_config;
@@ -155,6 +166,15 @@ void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
   } else {
     NoteQuantizationNotApplied(top, into);
   }
+}
+
+}  // namespace
+
+void AppendLanguageModel(Model& into, Model&& language, const HfConfig& top,
+                         std::vector<std::string>&& defaulted, const std::string& model_prefix,
+                         const std::string& head_name, const std::string& component) {
+  AppendLanguage(into, std::move(language), top, std::move(defaulted), model_prefix, head_name,
+                 component, true);
 }
 
 MoonVitShape ReadMoonVitShape(ModelBuilder& b, const HfConfig& vision, bool read_qkv) {
@@ -211,34 +231,43 @@ void PrependLanguageModel(Model& into, Model&& language) {
 
 namespace {
 
-// The text model of a VlmSpec row from `full`'s text_config (the errors name `top`).
-Result<Model> BuildVlmText(const HfConfig& top, const HfConfig& full, const BuildOptions& o,
-                           const VlmSpec& s, std::vector<std::string>& defaulted) {
-  std::string type = s.text_default;
-  if (full.Has("text_config")) {
-    MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, full.Sub("text_config"));
-    if (sub.Has("model_type")) type = sub.model_type();
-  }
+// text_config's model_type, else the row's default.
+Result<std::string> VlmTextType(const HfConfig& full, const VlmSpec& s) {
+  if (!full.Has("text_config")) return std::string(s.text_default);
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, full.Sub("text_config"));
+  return sub.Has("model_type") ? sub.model_type() : std::string(s.text_default);
+}
+
+const VlmText* FindVlmText(const VlmSpec& s, const std::string& type) {
   const auto text = std::find_if(s.texts.begin(), s.texts.end(), [&](const VlmText& t) {
     return t.type == nullptr || t.type == type;
   });
-  if (text == s.texts.end()) {
-    return MakeError("{}: text_config.model_type \"{}\": memfit builds {} with {} language model "
-                     "only; reading the safetensors headers gives an exact answer", top.where(),
-                     type, s.family ? s.family : top.model_type(), s.texts_phrase);
+  return text == s.texts.end() ? nullptr : &*text;
+}
+
+// The text model of a VlmSpec row from `full`'s text_config (the errors name `top`).
+Result<Model> BuildVlmText(const HfConfig& top, const HfConfig& full, const BuildOptions& o,
+                           const VlmSpec& s, std::vector<std::string>& defaulted) {
+  MEMFIT_ASSIGN_OR_RETURN(const std::string type, VlmTextType(full, s));
+  const VlmText* text = FindVlmText(s, type);
+  if (text == nullptr) {
+    return MakeError(
+        "{}: text_config.model_type \"{}\": memfit builds {} with {} language model "
+        "only; reading the safetensors headers gives an exact answer",
+        top.where(), type, s.family ? s.family : top.model_type(), s.texts_phrase);
   }
-  MEMFIT_ASSIGN_OR_RETURN(
-      HfConfig config,
-      s.carry_quantization
-          ? TextSubConfig(full, "text_config", s.text_default, text->causal_lm, defaulted,
-                          StoredAndLoadedNames(s.language_prefix, s.head))
-          : TextSubConfig(full, "text_config", s.text_default, text->causal_lm, defaulted));
+  const LanguageModelNames names = StoredAndLoadedNames(s.language_prefix, s.head);
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig config,
+                          TextSub(full, "text_config", s.text_default, text->causal_lm, defaulted,
+                                  s.carry_quantization ? &names : nullptr, s.class_defaults));
   ArchitectureBuilderFn build = text->build;
   if (build == nullptr) {
     const ArchitectureBuilder* found = FindArchitectureBuilder(type, text->causal_lm);
     if (found == nullptr || type == top.model_type()) {
-      return MakeError("{}: text_config.model_type \"{}\" has no builder in memfit; reading the "
-                       "safetensors headers gives an exact answer", top.where(), type);
+      return MakeError(
+          "{}: text_config.model_type \"{}\" has no builder in memfit; reading the "
+          "safetensors headers gives an exact answer",
+          top.where(), type);
     }
     build = found->build;
   }
@@ -278,15 +307,19 @@ Result<std::pair<const VisionTowerSpec*, HfConfig>> VlmVision(const HfConfig& to
 
 uint64_t VlmSize(ModelBuilder& b, const VlmSpec& s, VlmDim dim, const VlmSizes& z) {
   switch (dim) {
-    case VlmDim::kVision: return z.vision;
+    case VlmDim::kVision:
+      return z.vision;
     case VlmDim::kVisionFeatures:
       return MulDims(b, z.vision, z.features, "vision hidden_size x feature layers");
     case VlmDim::kVisionMerged:
       return MulDims(b, z.vision, z.merge * z.merge,
                      fmt::format("vision hidden_size x {}^2", s.merge.key));
-    case VlmDim::kText: return z.text;
-    case VlmDim::kTextIntermediate: return z.text_intermediate;
-    case VlmDim::kWidth: return z.width;
+    case VlmDim::kText:
+      return z.text;
+    case VlmDim::kTextIntermediate:
+      return z.text_intermediate;
+    case VlmDim::kWidth:
+      return z.width;
   }
   return 0;
 }
@@ -300,15 +333,28 @@ void EmitConnector(ModelBuilder& b, const HfConfig& top, const VlmSpec& s, const
     const uint64_t in = VlmSize(b, s, item.in, z), out = VlmSize(b, s, item.out, z);
     const bool biased = HasBias(item.bias, bias);
     switch (item.op) {
-      case VlmOp::kLinear: b.Linear(name, in, out, biased); break;
-      case VlmOp::kLayerNorm: b.LayerNorm(name, in); break;
-      case VlmOp::kRmsNorm: b.RmsNorm(name, in); break;
-      case VlmOp::kGatedProjection: GatedMlp(b, name, in, z.text_intermediate, out); break;
+      case VlmOp::kLinear:
+        b.Linear(name, in, out, biased);
+        break;
+      case VlmOp::kLayerNorm:
+        b.LayerNorm(name, in);
+        break;
+      case VlmOp::kRmsNorm:
+        b.RmsNorm(name, in);
+        break;
+      case VlmOp::kParam:
+        b.Param(name, {in, out});
+        break;
+      case VlmOp::kGatedProjection:
+        GatedMlp(b, name, in, z.text_intermediate, out);
+        break;
       case VlmOp::kImageNewline:
         b.SetComponent("");
         b.Param("image_newline", {z.text});
         break;
-      case VlmOp::kHook: s.extra(b, top, s, z); break;
+      case VlmOp::kHook:
+        s.extra(b, top, s, z);
+        break;
     }
   }
 }
@@ -320,14 +366,17 @@ Result<Model> BuildVlm(const HfConfig& c, const BuildOptions& o, const VlmSpec& 
   if (s.prepare != nullptr) {
     MEMFIT_ASSIGN_OR_RETURN(full, s.prepare(c));
   }
+  if (s.otherwise != nullptr) {
+    MEMFIT_ASSIGN_OR_RETURN(const std::string type, VlmTextType(full, s));
+    if (FindVlmText(s, type) == nullptr) return BuildVlm(c, o, *s.otherwise);
+  }
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(Model language, BuildVlmText(c, full, o, s, defaulted));
   MEMFIT_ASSIGN_OR_RETURN(auto vision, VlmVision(c, full, s));
   ModelBuilder b(c);
   Model& m = b.model();
   if (m.architecture.empty() && s.architecture != nullptr) m.architecture = s.architecture;
-  VlmSizes z{.text = language.hp.hidden_size,
-             .text_intermediate = language.hp.intermediate_size};
+  VlmSizes z{.text = language.hp.hidden_size, .text_intermediate = language.hp.intermediate_size};
   const bool bias = s.bias_key != nullptr && Get(b, c.BoolOr(s.bias_key, s.bias_default));
   if (c.Has("vision_feature_layer") && c.raw()["vision_feature_layer"].is_array()) {
     z.features = c.raw()["vision_feature_layer"].size();
@@ -345,8 +394,8 @@ Result<Model> BuildVlm(const HfConfig& c, const BuildOptions& o, const VlmSpec& 
   if (b.failed()) return b.Finish();
   EmitConnector(b, c, s, z, bias);
   if (b.failed()) return b.Finish();
-  AppendLanguageModel(m, std::move(language), c, std::move(defaulted), s.language_prefix, s.head,
-                      s.language_component);
+  AppendLanguage(m, std::move(language), c, std::move(defaulted), s.language_prefix, s.head,
+                 s.language_component, s.quantization_notes);
   m.no_split_patterns = s.no_split;
   if (s.base_model_prefix != nullptr) m.base_model_prefix = s.base_model_prefix;
   return b.Finish();

@@ -1,7 +1,7 @@
 #pragma once
-// The Qwen vision towers as their checkpoints store them (Tensor::component "vision_tower"):
-// Qwen2-VL, Qwen2.5-VL, Qwen3-VL / Qwen3.5, Qwen2.5-Omni and Qwen3-Omni, one row each in
-// vision_tower.cc (whose comments name their transformers modules), and the Qwen-VL assembly.
+// The Qwen vision towers (Tensor::component "vision_tower"): Qwen2-VL, Qwen2.5-VL, Qwen3-VL /
+// Qwen3.5, Qwen2.5-Omni and Qwen3-Omni, one VisionTowerSpec row each, and the Qwen-VL composites
+// (qwen_vision.cc, whose comments name their transformers modules).
 
 #include <string>
 
@@ -20,18 +20,18 @@ enum class QwenVision : uint8_t { kQwen2Vl, kQwen25Vl, kQwen3Vl, kQwen25Omni, kQ
 void EmitQwenVision(ModelBuilder& b, const HfConfig& v, QwenVision kind, const std::string& prefix,
                     uint64_t text_hidden, const Quantization* q = nullptr);
 
+// A Qwen-VL composite (qwen_vision.cc), registered with the VlmSpec rows (vlm_families.cc): the
+// text model built by `text_builder` from "text_config" (or the top level for configs without
+// one) as model.language_model.* (model.* in `top_level_layout` without text_config), lm_head at
+// the top, then the tower under model.visual (visual).
 struct QwenVlSpec {
-  ArchitectureBuilderFn text_builder = nullptr;  // BuildQwen2, BuildQwen3, BuildQwen3Moe, ...
-  std::string text_class;   // the causal-LM class the text builder builds ("Qwen3ForCausalLM")
-  std::string text_prefix;  // where the checkpoint keeps the text model ("model.language_model")
+  ArchitectureBuilderFn text_builder = nullptr;
+  const char* text_class = "";  // the causal-LM class the text builder builds
   QwenVision vision = QwenVision::kQwen3Vl;
-  std::string vision_prefix;  // "model.visual" or "visual"
+  bool top_level_layout = false;
 };
-
-// A Qwen vision-language model: the text model built by spec.text_builder from "text_config" (or
-// from the top level for configs without one), its "model." tensors renamed to
-// spec.text_prefix (lm_head kept), then the vision tower. Components "language_model" and
-// "vision_tower"; hp from the text model. Shared by qwen_vision.cc (Qwen2-VL) and qwen3_vl.cc.
-Result<Model> BuildQwenVl(const HfConfig& c, const BuildOptions& o, const QwenVlSpec& spec);
+Result<Model> BuildQwenVl(const HfConfig& config, const BuildOptions& options,
+                          const QwenVlSpec& spec);
+extern const QwenVlSpec kQwen2Vl, kQwen25Vl, kQwen3Vl, kQwen3VlMoe;
 
 }  // namespace memfit::arch

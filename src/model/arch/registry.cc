@@ -16,7 +16,6 @@
 #include "model/arch/families.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/gemma3n_family.h"
-#include "model/arch/glm4v_family.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
 #include "model/arch/omni_family.h"
@@ -51,15 +50,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"resnet", "", arch::BuildResnet, "resnet"},
       {"llava", "", arch::BuildLlava, "llava"},
       {"idefics", "", arch::BuildIdefics, "idefics"},
-      {"idefics3", "", arch::BuildIdefics3, "idefics"},
       {"timm", "", arch::BuildTimm, "timm"},  // configs without model_type, see BuildFromConfig
-      {"gemma3", "", arch::BuildGemma3, "gemma"},
-      {"paligemma", "", arch::BuildPaliGemma, "paligemma"},
-      {"mistral3", "", arch::BuildMistral3, "mistral3"},
-      {"llava_next", "", arch::BuildLlavaNext, "llava"},
-      {"llava_next_video", "", arch::BuildLlavaNextVideo, "llava"},
-      {"llava_onevision", "", arch::BuildLlavaOnevision, "llava"},
-      {"idefics2", "", arch::BuildIdefics2, "idefics"},
       {"mllama", "", arch::BuildMllama, "mllama"},
       // Phi-4-multimodal: remote code (with its LoRA adapters) and transformers' layout.
       {"phi4mm", "", arch::BuildPhi4Mm, "phi4mm"},
@@ -80,18 +71,12 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"gemma4_text", "", arch::BuildGemma4Text, "gemma4"},
       {"llama4", "", arch::BuildLlama4, "llama4"},
       {"llama4_text", "", arch::BuildLlama4Text, "llama4"},
-      {"qwen3_vl", "", arch::BuildQwen3Vl, "qwen3_vl"},
-      {"qwen3_vl_moe", "", arch::BuildQwen3VlMoe, "qwen3_vl"},
-      {"qwen2_vl", "", arch::BuildQwen2Vl, "qwen2_vl"},
-      {"qwen2_5_vl", "", arch::BuildQwen25Vl, "qwen2_vl"},
       {"qwen2_5_omni", "", arch::BuildQwen25Omni, "qwen_omni"},
       {"qwen3_omni_moe", "", arch::BuildQwen3OmniMoe, "qwen_omni"},
       {"qwen", "", arch::BuildQwen, "qwen"},
       {"glm4v", "", arch::BuildGlm4v, "glm4v"},
       {"glm4v_moe", "", arch::BuildGlm4vMoe, "glm4v"},
       {"dbrx", "", arch::BuildDbrx, "dbrx"},  // dbrx.cc: transformer.blocks, nested configs
-      {"lfm2-vl", "", arch::BuildLfm2Vl, "lfm2"},  // Lfm2VlConfig.model_type (vlm_families.cc)
-      {"lfm2_vl", "", arch::BuildLfm2Vl, "lfm2"},
     };
     const auto& specs = arch::DecoderFamilyBuilders();
     rows.insert(rows.end(), specs.begin(), specs.end());
@@ -107,6 +92,8 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
     // State-space and hybrid decoders: HybridSpec rows (hybrid_families.cc).
     const auto& hybrids = arch::HybridFamilyBuilders();
     rows.insert(rows.end(), hybrids.begin(), hybrids.end());
+    const auto& vlms = arch::VlmFamilyBuilders();  // vision-language rows (vlm_families.cc)
+    rows.insert(rows.end(), vlms.begin(), vlms.end());
     return rows;
   }();
   return kBuilders;

@@ -5,19 +5,21 @@
 // classifier.1 (Flatten, Linear). Every BatchNorm2d holds weight and bias plus the persistent
 // buffers running_mean, running_var [channels] (float) and num_batches_tracked [] (int64).
 
+#include "formats/json.h"
 #include "model/arch/builder_kit.h"
 #include "model/arch/encoder_common.h"
 #include "model/arch/families.h"
-#include "formats/json.h"
 
 namespace memfit::arch {
 
-void BatchNorm(ModelBuilder& b, const std::string& prefix, uint64_t channels) {
-  b.Param(prefix + ".weight", {channels});
-  b.Param(prefix + ".bias", {channels});
-  b.Buffer(prefix + ".running_mean", {channels}, b.dtype(), true);
-  b.Buffer(prefix + ".running_var", {channels}, b.dtype(), true);
-  b.Buffer(prefix + ".num_batches_tracked", {}, Dtype::kI64, true);
+void ConvBatchNorm(ModelBuilder& b, const std::string& conv, const std::string& norm, uint64_t in,
+                   uint64_t out, uint64_t kernel) {
+  b.Conv(conv, in, out, {kernel, kernel}, false);
+  b.Param(norm + ".weight", {out});
+  b.Param(norm + ".bias", {out});
+  b.Buffer(norm + ".running_mean", {out}, b.dtype(), true);
+  b.Buffer(norm + ".running_var", {out}, b.dtype(), true);
+  b.Buffer(norm + ".num_batches_tracked", {}, Dtype::kI64, true);
 }
 
 namespace {
@@ -79,8 +81,7 @@ Result<Model> BuildResnet(const HfConfig& c, const BuildOptions& options) {
 
   const std::string p = classify ? "resnet." : "";
   auto conv_layer = [&](const std::string& prefix, uint64_t in, uint64_t out, uint64_t k) {
-    b.Conv(prefix + ".convolution", in, out, {k, k}, false);
-    BatchNorm(b, prefix + ".normalization", out);
+    ConvBatchNorm(b, prefix + ".convolution", prefix + ".normalization", in, out, k);
   };
   conv_layer(p + "embedder.embedder", channels, embedding, 7);
   for (size_t s = 0; s < hidden.size() && !b.failed(); ++s) {
@@ -90,10 +91,7 @@ Result<Model> BuildResnet(const HfConfig& c, const BuildOptions& options) {
       const std::string layer = Layer(Layer(p + "encoder.stages", s) + ".layers", l);
       const uint64_t in = l == 0 ? stage_in : hidden[s];
       const uint64_t out = hidden[s];
-      if (l == 0 && (in != out || stride != 1)) {
-        b.Conv(layer + ".shortcut.convolution", in, out, {1, 1}, false);
-        BatchNorm(b, layer + ".shortcut.normalization", out);
-      }
+      if (l == 0 && (in != out || stride != 1)) conv_layer(layer + ".shortcut", in, out, 1);
       if (bottleneck) {
         const uint64_t reduces = out / 4;  // reduction = 4
         conv_layer(layer + ".layer.0", in, reduces, 1);

@@ -8,6 +8,7 @@
 // resnet.cc. timm models declare no _no_split_modules, so accelerate's largest layer is the largest
 // leaf.
 
+#include <map>
 #include <regex>
 
 #include "model/arch/builder_kit.h"
@@ -21,8 +22,7 @@ namespace {
 void TimmResnet(ModelBuilder& b, const std::vector<uint64_t>& depths, bool bottleneck,
                 uint64_t classes) {
   const uint64_t expansion = bottleneck ? 4 : 1;
-  b.Conv("conv1", 3, 64, {7, 7}, false);
-  BatchNorm(b, "bn1", 64);
+  ConvBatchNorm(b, "conv1", "bn1", 3, 64, 7);
   uint64_t in = 64;
   for (size_t s = 0; s < depths.size(); ++s) {
     const uint64_t planes = uint64_t{64} << s;
@@ -31,21 +31,15 @@ void TimmResnet(ModelBuilder& b, const std::vector<uint64_t>& depths, bool bottl
     for (uint64_t i = 0; i < depths[s]; ++i) {
       const std::string l = Layer("layer" + std::to_string(s + 1), i);
       if (bottleneck) {
-        b.Conv(l + ".conv1", in, planes, {1, 1}, false);
-        BatchNorm(b, l + ".bn1", planes);
-        b.Conv(l + ".conv2", planes, planes, {3, 3}, false);
-        BatchNorm(b, l + ".bn2", planes);
-        b.Conv(l + ".conv3", planes, out, {1, 1}, false);
-        BatchNorm(b, l + ".bn3", out);
+        ConvBatchNorm(b, l + ".conv1", l + ".bn1", in, planes, 1);
+        ConvBatchNorm(b, l + ".conv2", l + ".bn2", planes, planes, 3);
+        ConvBatchNorm(b, l + ".conv3", l + ".bn3", planes, out, 1);
       } else {
-        b.Conv(l + ".conv1", in, planes, {3, 3}, false);
-        BatchNorm(b, l + ".bn1", planes);
-        b.Conv(l + ".conv2", planes, planes, {3, 3}, false);
-        BatchNorm(b, l + ".bn2", planes);
+        ConvBatchNorm(b, l + ".conv1", l + ".bn1", in, planes, 3);
+        ConvBatchNorm(b, l + ".conv2", l + ".bn2", planes, planes, 3);
       }
       if (i == 0 && (stride != 1 || in != out)) {
-        b.Conv(l + ".downsample.0", in, out, {1, 1}, false);
-        BatchNorm(b, l + ".downsample.1", out);
+        ConvBatchNorm(b, l + ".downsample.0", l + ".downsample.1", in, out, 1);
       }
       in = out;
     }
@@ -56,29 +50,22 @@ void TimmResnet(ModelBuilder& b, const std::vector<uint64_t>& depths, bool bottl
   b.model().hp.activation = "relu";
 }
 
-// The kTimmVitTower row (vision_tower.cc) with the sizes of the name, and head [classes, dim].
-void TimmVit(ModelBuilder& b, const HfConfig& c, uint64_t dim, uint64_t depth, uint64_t heads,
-             uint64_t mlp, uint64_t patch, uint64_t image, uint64_t classes) {
-  const nlohmann::json keys = {{"hidden_size", dim}, {"num_hidden_layers", depth},
-                               {"num_attention_heads", heads}, {"intermediate_size", mlp},
-                               {"patch_size", patch}, {"image_size", image}};
-  auto sizes = HfConfig::FromJson(keys, c.where());
-  if (!sizes) return b.Fail(sizes.error());
-  const VisionDims d = EmitVisionTower(b, *sizes, kTimmVitTower, "");
-  if (classes > 0) b.Linear("head", dim, classes, true);
-  auto& hp = b.model().hp;
-  for (uint64_t i = 0; i < depth; ++i) {
-    hp.layers.push_back(DenseLayer(AttentionKind::kNone, heads, dim / heads, mlp));
-  }
-  hp.hidden_size = dim;
-  hp.num_layers = depth;
-  hp.num_attention_heads = heads;
-  hp.num_kv_heads = heads;
-  hp.head_dim = dim / heads;
-  hp.intermediate_size = mlp;
-  hp.max_position_embeddings = d.positions;
-  hp.norm = "layernorm";
-  hp.activation = "gelu";
+// The kTimmVitTower row (vision_tower.cc) with the sizes of the name (`sizes`: width, depth,
+// heads, MLP width), and head [classes, width].
+void TimmVit(ModelBuilder& b, const HfConfig& c, const std::vector<uint64_t>& sizes, uint64_t patch,
+             uint64_t image, uint64_t classes) {
+  const nlohmann::json keys = {{"hidden_size", sizes[0]},
+                               {"num_hidden_layers", sizes[1]},
+                               {"num_attention_heads", sizes[2]},
+                               {"intermediate_size", sizes[3]},
+                               {"patch_size", patch},
+                               {"image_size", image}};
+  auto config = HfConfig::FromJson(keys, c.where());
+  if (!config) return b.Fail(config.error());
+  const VisionDims d = EmitVisionTower(b, *config, kTimmVitTower, "");
+  if (classes > 0) b.Linear("head", d.hidden, classes, true);
+  SetTowerHp(b.model().hp, d);
+  b.model().hp.activation = "gelu";
 }
 
 void TimmConvnext(ModelBuilder& b, const std::vector<uint64_t>& depths,
@@ -127,48 +114,52 @@ Result<Model> BuildTimm(const HfConfig& c, const BuildOptions& /*options*/) {
   static const std::regex kResnet("resnet(18|34|50|101|152)");
   static const std::regex kVit("vit_(tiny|small|base|large|huge)_patch(\\d+)_(\\d+)");
   static const std::regex kConvnext("convnext_(atto|femto|pico|nano|tiny|small|base|large|xlarge)");
+  // resnet.py's depths; vision_transformer.py's width, depth, heads, MLP width; convnext.py's
+  // depths and widths (conv_mlp for the four smallest).
+  using Sizes = std::vector<uint64_t>;
+  static const std::map<std::string, Sizes> kResnetDepths = {{"18", {2, 2, 2, 2}},
+                                                             {"34", {3, 4, 6, 3}},
+                                                             {"50", {3, 4, 6, 3}},
+                                                             {"101", {3, 4, 23, 3}},
+                                                             {"152", {3, 8, 36, 3}}};
+  static const std::map<std::string, Sizes> kVitSizes = {{"tiny", {192, 12, 3, 768}},
+                                                         {"small", {384, 12, 6, 1536}},
+                                                         {"base", {768, 12, 12, 3072}},
+                                                         {"large", {1024, 24, 16, 4096}},
+                                                         {"huge", {1280, 32, 16, 5120}}};
+  static const std::map<std::string, std::pair<Sizes, Sizes>> kConvnextSizes = {
+      {"atto", {{2, 2, 6, 2}, {40, 80, 160, 320}}},
+      {"femto", {{2, 2, 6, 2}, {48, 96, 192, 384}}},
+      {"pico", {{2, 2, 6, 2}, {64, 128, 256, 512}}},
+      {"nano", {{2, 2, 8, 2}, {80, 160, 320, 640}}},
+      {"tiny", {{3, 3, 9, 3}, {96, 192, 384, 768}}},
+      {"small", {{3, 3, 27, 3}, {96, 192, 384, 768}}},
+      {"base", {{3, 3, 27, 3}, {128, 256, 512, 1024}}},
+      {"large", {{3, 3, 27, 3}, {192, 384, 768, 1536}}},
+      {"xlarge", {{3, 3, 27, 3}, {256, 512, 1024, 2048}}}};
   std::smatch match;
   if (std::regex_match(name, match, kResnet)) {
     const std::string depth = match[1];
-    std::vector<uint64_t> depths = depth == "18"    ? std::vector<uint64_t>{2, 2, 2, 2}
-                                   : depth == "101" ? std::vector<uint64_t>{3, 4, 23, 3}
-                                   : depth == "152" ? std::vector<uint64_t>{3, 8, 36, 3}
-                                                    : std::vector<uint64_t>{3, 4, 6, 3};
-    TimmResnet(b, depths, depth != "18" && depth != "34", classes);
+    TimmResnet(b, kResnetDepths.find(depth)->second, depth != "18" && depth != "34", classes);
   } else if (std::regex_match(name, match, kVit)) {
-    const std::string size = match[1];
     const uint64_t patch = std::stoull(match[2].str().substr(0, 6));
     const uint64_t image = std::stoull(match[3].str().substr(0, 6));
     if (patch == 0 || image % patch != 0) {
       return MakeError("{}: \"architecture\" = \"{}\": image size {} is not a multiple of patch {}",
                        c.where(), arch, image, patch);
     }
-    struct Dims { uint64_t dim, depth, heads, mlp; };
-    Dims d = size == "tiny"    ? Dims{192, 12, 3, 768}
-             : size == "small" ? Dims{384, 12, 6, 1536}
-             : size == "base"  ? Dims{768, 12, 12, 3072}
-             : size == "large" ? Dims{1024, 24, 16, 4096}
-                               : Dims{1280, 32, 16, 5120};
-    TimmVit(b, c, d.dim, d.depth, d.heads, d.mlp, patch, image, classes);
+    TimmVit(b, c, kVitSizes.find(match[1])->second, patch, image, classes);
   } else if (std::regex_match(name, match, kConvnext)) {
     const std::string size = match[1];
-    std::vector<uint64_t> depths = {3, 3, 9, 3}, dims;
-    if (size == "atto") dims = {40, 80, 160, 320}, depths = {2, 2, 6, 2};
-    else if (size == "femto") dims = {48, 96, 192, 384}, depths = {2, 2, 6, 2};
-    else if (size == "pico") dims = {64, 128, 256, 512}, depths = {2, 2, 6, 2};
-    else if (size == "nano") dims = {80, 160, 320, 640}, depths = {2, 2, 8, 2};
-    else if (size == "tiny") dims = {96, 192, 384, 768};
-    else if (size == "small") dims = {96, 192, 384, 768}, depths = {3, 3, 27, 3};
-    else if (size == "base") dims = {128, 256, 512, 1024}, depths = {3, 3, 27, 3};
-    else if (size == "large") dims = {192, 384, 768, 1536}, depths = {3, 3, 27, 3};
-    else dims = {256, 512, 1024, 2048}, depths = {3, 3, 27, 3};
+    const auto& [depths, dims] = kConvnextSizes.find(size)->second;
     const bool conv_mlp = size == "atto" || size == "femto" || size == "pico" || size == "nano";
     TimmConvnext(b, depths, dims, conv_mlp, classes);
   } else {
-    return MakeError("{}: timm \"architecture\" = \"{}\" is not one memfit derives from the name "
-                     "(resnet18-152, vit_<size>_patch<P>_<image>, convnext_<size>); reading the "
-                     "safetensors header gives an exact answer",
-                     c.where(), arch);
+    return MakeError(
+        "{}: timm \"architecture\" = \"{}\" is not one memfit derives from the name "
+        "(resnet18-152, vit_<size>_patch<P>_<image>, convnext_<size>); reading the "
+        "safetensors header gives an exact answer",
+        c.where(), arch);
   }
   // The classifier is timm's head; timm has no base/head split for accelerate (it builds the
   // whole model), so nothing is marked as head.

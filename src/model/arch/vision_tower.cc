@@ -18,8 +18,8 @@ uint64_t ReadKey(ModelBuilder& b, const HfConfig& v, const VisionKey& k, uint64_
 }
 
 // (image_size / patch_size)^2 for kSide and kGrid, after their checks.
-uint64_t GridPositions(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
-                       uint64_t image, const VisionDims& d) {
+uint64_t GridPositions(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s, uint64_t image,
+                       const VisionDims& d) {
   if (s.positions == VisionPositions::kSide && (d.patch == 0 || image < d.patch)) {
     b.Fail(MakeError("{}: \"{}\" = {} must be in 1..{} ({})", v.where(), s.patch.key, d.patch,
                      s.image.key, image));
@@ -61,8 +61,9 @@ VisionDims ReadVisionDims(ModelBuilder& b, const HfConfig& v, const VisionTowerS
   using P = VisionPositions;
   if (!grid && s.image.fallback == kRequired && !v.Has(s.image.key)) Get(b, v.Uint(s.image.key));
   if (s.positions == P::kPatches || s.positions == P::kPatchesAndClass) {
-    d.positions = Get(b, ImagePatches(v, s.image.key, s.patch.key, s.image.fallback,
-                                      s.patch.fallback)) + (s.positions == P::kPatchesAndClass);
+    d.positions =
+        Get(b, ImagePatches(v, s.image.key, s.patch.key, s.image.fallback, s.patch.fallback)) +
+        (s.positions == P::kPatchesAndClass);
   } else if (grid) {
     d.positions = GridPositions(b, v, s, image, d);
   } else if (s.positions == P::kKey) {
@@ -71,8 +72,8 @@ VisionDims ReadVisionDims(ModelBuilder& b, const HfConfig& v, const VisionTowerS
   if (b.failed()) return {};
   if (s.head_dim.key != nullptr && v.Has(s.head_dim.key) && !v.raw()[s.head_dim.key].is_null()) {
     d.head_dim = Get(b, v.Uint(s.head_dim.key));
-    d.attention = MulDims(b, d.heads, d.head_dim, fmt::format("{} x {}", s.heads.key,
-                                                              s.head_dim.key));
+    d.attention =
+        MulDims(b, d.heads, d.head_dim, fmt::format("{} x {}", s.heads.key, s.head_dim.key));
   } else {
     d.head_dim = DivideExact(b, v, d.hidden, s.hidden.key, d.heads, s.heads.key);
     d.attention = d.hidden;
@@ -87,6 +88,17 @@ std::string Join(const std::string& prefix, const char* name) {
   return prefix.empty() ? std::string(name) : prefix + "." + name;
 }
 
+// A linear item's widths: kQ, kK, kV H -> A; kQkv H -> 3A; kOut A -> H; kFc1 H -> I; kFc2 I -> H.
+std::pair<uint64_t, uint64_t> LinearWidths(ModelBuilder& b, VisionOp op, const VisionDims& d) {
+  if (op == VisionOp::kQkv) {
+    return {d.hidden, MulDims(b, 3, d.attention, "3 x vision hidden_size")};
+  }
+  if (op == VisionOp::kOut) return {d.attention, d.hidden};
+  if (op == VisionOp::kFc1) return {d.hidden, d.intermediate};
+  if (op == VisionOp::kFc2) return {d.intermediate, d.hidden};
+  return {d.hidden, d.attention};
+}
+
 }  // namespace
 
 void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
@@ -97,8 +109,12 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& 
     const std::string name = Join(prefix, item.name);
     const bool bias = HasBias(item.bias, d.bias);
     switch (item.op) {
-      case VisionOp::kClassEmbedding: b.Param(name, {h}); break;
-      case VisionOp::kClassToken: b.Param(name, {1, 1, h}); break;
+      case VisionOp::kClassEmbedding:
+        b.Param(name, {h});
+        break;
+      case VisionOp::kClassToken:
+        b.Param(name, {1, 1, h});
+        break;
       case VisionOp::kPatchConv:
         b.Conv(name, d.channels, h,
                s.temporal.key ? std::vector<uint64_t>{d.temporal, d.patch, d.patch}
@@ -106,12 +122,20 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& 
                bias);
         break;
       case VisionOp::kPatchLinear:
-        b.Linear(name, MulDims(b, d.channels, MulDims(b, d.patch, d.patch, "patch_size^2"),
-                               "num_channels x patch_size^2"), h, bias);
+        b.Linear(name,
+                 MulDims(b, d.channels, MulDims(b, d.patch, d.patch, "patch_size^2"),
+                         "num_channels x patch_size^2"),
+                 h, bias);
         break;
-      case VisionOp::kPositionTable: b.Embedding(name, d.positions, h); break;
-      case VisionOp::kPositionParam: b.Param(name, {1, d.positions, h}); break;
-      case VisionOp::kPositionIds: b.Buffer(name, {1, d.positions}, Dtype::kI64, false); break;
+      case VisionOp::kPositionTable:
+        b.Embedding(name, d.positions, h);
+        break;
+      case VisionOp::kPositionParam:
+        b.Param(name, {1, d.positions, h});
+        break;
+      case VisionOp::kPositionIds:
+        b.Buffer(name, {1, d.positions}, Dtype::kI64, false);
+        break;
       case VisionOp::kNorm:
         if (s.rms_norm) {
           b.RmsNorm(name, h);
@@ -121,22 +145,30 @@ void EmitVisionItems(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& 
         break;
       case VisionOp::kQ:
       case VisionOp::kK:
-      case VisionOp::kV: QLinear(b, q, name, h, d.attention, bias); break;
+      case VisionOp::kV:
       case VisionOp::kQkv:
-        QLinear(b, q, name, h, MulDims(b, 3, d.attention, "3 x vision hidden_size"), bias);
+      case VisionOp::kOut:
+      case VisionOp::kFc1:
+      case VisionOp::kFc2: {
+        const auto [in, out] = LinearWidths(b, item.op, d);
+        QLinear(b, q, name, in, out, bias);
         break;
-      case VisionOp::kOut: QLinear(b, q, name, d.attention, h, bias); break;
-      case VisionOp::kFc1: QLinear(b, q, name, h, d.intermediate, bias); break;
-      case VisionOp::kFc2: QLinear(b, q, name, d.intermediate, h, bias); break;
-      case VisionOp::kGatedMlp: QGatedMlp(b, q, name, h, d.intermediate, bias); break;
-      case VisionOp::kGate: b.Param(name, {1}); break;
+      }
+      case VisionOp::kGatedMlp:
+        QGatedMlp(b, q, name, h, d.intermediate, bias);
+        break;
+      case VisionOp::kGate:
+        b.Param(name, {1});
+        break;
       case VisionOp::kRotary2d:
         b.Buffer(name, {d.positions, d.head_dim}, Dtype::kF32, false);
         break;
       case VisionOp::kRotary:
         b.Buffer(name, {(d.head_dim / 2 + 1) / 2}, Dtype::kF32, false);
         break;
-      case VisionOp::kExtra: s.extra(b, v, s, d, prefix, q); break;
+      case VisionOp::kExtra:
+        s.extra(b, v, s, d, prefix, q);
+        break;
     }
   }
 }
@@ -154,6 +186,19 @@ VisionDims EmitVisionTower(ModelBuilder& b, const HfConfig& v, const VisionTower
   }
   EmitVisionItems(b, v, s, d, s.tail, prefix, q);
   return b.failed() ? VisionDims{} : d;
+}
+
+void SetTowerHp(Hyperparameters& hp, const VisionDims& d) {
+  hp.hidden_size = d.hidden;
+  hp.num_layers = d.depth;
+  hp.num_attention_heads = hp.num_kv_heads = d.heads;
+  hp.head_dim = d.head_dim;
+  hp.intermediate_size = d.intermediate;
+  hp.max_position_embeddings = d.positions;
+  hp.norm = "layernorm";
+  for (uint64_t i = 0; i < d.depth; ++i) {
+    hp.layers.push_back(DenseLayer(AttentionKind::kNone, d.heads, d.head_dim, d.intermediate));
+  }
 }
 
 namespace {
@@ -178,132 +223,12 @@ void SiglipPoolingHead(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec
   b.Linear(head + ".mlp.fc2", d.intermediate, h, true);
 }
 
-// Glm4vVisionModel after its blocks: merger.{proj [out, out], post_projection_norm (LayerNorm),
-// gate_proj/up_proj [intermediate_size, out], down_proj} without biases, post_conv_layernorm
-// (RMSNorm), downsample Conv2d(H, out, spatial_merge_size) with bias. Its blocks' MLP is
-// out_hidden_size wide (the row's intermediate); the merger's is intermediate_size.
-void Glm4vMerger(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, const VisionDims& d,
-                 const std::string& p, const Quantization&) {
-  const uint64_t inter = Get(b, v.UintOr("intermediate_size", 13696));
-  b.Linear(p + ".merger.proj", d.out, d.out, false);
-  b.LayerNorm(p + ".merger.post_projection_norm", d.out);
-  GatedMlp(b, p + ".merger", d.out, inter, d.out);
-  b.RmsNorm(p + ".post_conv_layernorm", d.hidden);
-  b.Conv(p + ".downsample", d.hidden, d.out, {d.merge, d.merge}, true);
-}
-
-// The Qwen patch mergers: a norm over the vision width (over the merged patches for the deepstack
-// mergers), then two Linear layers over H x merge^2 (`names`: the norm's and theirs); one
-// deepstack merger per "deepstack_visual_indexes" entry under `list` (none when null).
-void QwenMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s, const VisionDims& d,
-                 const std::string& p, const Quantization& q, const char* const (&names)[3],
-                 const char* list) {
-  const uint64_t merged = MulDims(b, d.hidden, MulDims(b, d.merge, d.merge, "spatial_merge_size^2"),
-                                  "vision width x spatial_merge_size^2");
-  uint64_t deepstack = 0;
-  if (auto it = v.raw().find("deepstack_visual_indexes");
-      list != nullptr && it != v.raw().end() && it->is_array()) {
-    deepstack = it->size();
-  }
-  for (uint64_t k = 0; k <= deepstack && !b.failed(); ++k) {
-    const std::string m = k == 0 ? p + ".merger" : Layer(p + "." + list, k - 1);
-    const uint64_t norm_width = k == 0 ? d.hidden : merged;
-    if (s.rms_norm) {
-      b.RmsNorm(m + "." + names[0], norm_width);
-    } else {
-      b.LayerNorm(m + "." + names[0], norm_width);
-    }
-    QLinear(b, q, m + "." + names[1], merged, merged, true);
-    QLinear(b, q, m + "." + names[2], merged, d.out, true);
-  }
-}
-constexpr const char* kQwen2MergerNames[3] = {"ln_q", "mlp.0", "mlp.2"};
-void Qwen2Merger(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s, const VisionDims& d,
-                 const std::string& p, const Quantization& q) {
-  QwenMergers(b, v, s, d, p, q, kQwen2MergerNames, nullptr);
-}
-void Qwen3VlMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
-                    const VisionDims& d, const std::string& p, const Quantization& q) {
-  QwenMergers(b, v, s, d, p, q, {"norm", "linear_fc1", "linear_fc2"}, "deepstack_merger_list");
-}
-void Qwen3OmniMergers(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec& s,
-                      const VisionDims& d, const std::string& p, const Quantization& q) {
-  QwenMergers(b, v, s, d, p, q, kQwen2MergerNames, "merger_list");
-}
-
-// MllamaVisionModel's position tables, MllamaVisionConfig's defaults: gated_positional_embedding.
-// {gate [1], embedding [N, H], tile_embedding [max_aspect_ratio_id + 1, max_num_tiles x N x H]},
-// pre_/post_tile_positional_embedding.{gate [1], embedding [max_aspect_ratio_id + 1,
-// max_num_tiles x H]} (max_aspect_ratio_id: len("supported_aspect_ratios"), by default every
-// (w, h) with w x h <= max_num_tiles), then layernorm_pre and layernorm_post.
-void MllamaTiles(ModelBuilder& b, const HfConfig& v, const VisionTowerSpec&, const VisionDims& d,
-                 const std::string& p, const Quantization&) {
-  const uint64_t tiles = Get(b, v.UintOr("max_num_tiles", 4));
-  if (!b.failed() && (tiles == 0 || tiles > 64)) {
-    b.Fail(MakeError("{}: \"max_num_tiles\" = {} must be in 1..64", v.where(), tiles));
-  }
-  if (b.failed()) return;
-  uint64_t ratios = 0;
-  if (v.Has("supported_aspect_ratios") && v.raw()["supported_aspect_ratios"].is_array()) {
-    ratios = v.raw()["supported_aspect_ratios"].size();
-  } else {
-    for (uint64_t w = 1; w <= tiles; ++w) ratios += tiles / w;  // heights 1..tiles / w
-  }
-  const uint64_t h = d.hidden;
-  b.Param(p + ".gated_positional_embedding.gate", {1});
-  b.Param(p + ".gated_positional_embedding.embedding", {d.positions, h});
-  b.Embedding(p + ".gated_positional_embedding.tile_embedding", ratios + 1,
-              MulDims(b, MulDims(b, tiles, d.positions, "max_num_tiles x patches"), h,
-                      "max_num_tiles x patches x hidden_size"));
-  for (const char* tile : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
-    b.Param(p + "." + tile + ".gate", {1});
-    b.Embedding(p + "." + tile + ".embedding", ratios + 1,
-                MulDims(b, tiles, h, "max_num_tiles x hidden_size"));
-  }
-  b.LayerNorm(p + ".layernorm_pre", h);
-  b.LayerNorm(p + ".layernorm_post", h);
-}
-
-// MllamaVisionEncoderLayer: self_attn.{q,k,v,o}_proj without bias, mlp.fc1/fc2 with bias, two
-// LayerNorms.
-const std::vector<VisionItem> kMllamaLayer = {
-    {kQ, "self_attn.q_proj"},     {kK, "self_attn.k_proj"},      {kV, "self_attn.v_proj"},
-    {kOut, "self_attn.o_proj"},   {kFc1, "mlp.fc1", kBias},      {kFc2, "mlp.fc2", kBias},
-    {kNorm, "input_layernorm"},   {kNorm, "post_attention_layernorm"}};
-
 // CLIP's and SigLIP's encoder layer (CLIPEncoderLayer, SiglipEncoderLayer; their text towers' too).
 const std::vector<VisionItem> kClipLayer = {
     {kK, "self_attn.k_proj", kBias}, {kV, "self_attn.v_proj", kBias},
     {kQ, "self_attn.q_proj", kBias}, {kOut, "self_attn.out_proj", kBias},
     {kNorm, "layer_norm1"},          {kFc1, "mlp.fc1", kBias},
     {kFc2, "mlp.fc2", kBias},        {kNorm, "layer_norm2"}};
-
-// Qwen2-VL's and Qwen3-VL's block (Qwen2VLVisionBlock, Qwen3VLVisionBlock): fused qkv, fc1/fc2.
-std::vector<VisionItem> QwenBlock(const char* fc1, const char* fc2) {
-  return {{kNorm, "norm1"}, {kNorm, "norm2"}, {kQkv, "attn.qkv", kBias},
-          {kOut, "attn.proj", kBias}, {kFc1, fc1, kBias}, {kFc2, fc2, kBias}};
-}
-
-// The Qwen towers' common keys (Qwen2VLVisionConfig and its successors; "in_chans" is the older
-// spelling of "in_channels"; width "hidden_size", text width "out_hidden_size" after Qwen2-VL):
-// patch_embed.proj a Conv3d, blocks, the mergers, then the rotary table's inv_freq.
-VisionTowerSpec QwenTower(VisionTowerSpec s) {
-  if (s.out.key == nullptr) {
-    s.hidden = {"hidden_size", kRequired};
-    s.out = {"out_hidden_size", kTextWidth};
-  }
-  s.depth = {"depth", kRequired};
-  s.heads = {"num_heads", kRequired};
-  s.channels = {"in_channels", 3, "in_chans"};
-  s.patch = {"patch_size", 14};
-  s.image = {};
-  if (s.positions == VisionPositions::kPatches) s.positions = VisionPositions::kNone;
-  s.temporal = {"temporal_patch_size", 2};
-  s.merge = {"spatial_merge_size", 2};
-  s.layers = "blocks";
-  s.tail = {{kExtra}, {kRotary, "rotary_pos_emb.inv_freq"}};
-  return s;
-}
 
 }  // namespace
 
@@ -315,7 +240,8 @@ const VisionTowerSpec kClipVisionTower = {
     .embeddings = {{kClassEmbedding, "embeddings.class_embedding"},
                    {kPatchConv, "embeddings.patch_embedding"},
                    {kPositionTable, "embeddings.position_embedding"},
-                   {kPositionIds, "embeddings.position_ids"}, {kNorm, "pre_layrnorm"}},
+                   {kPositionIds, "embeddings.position_ids"},
+                   {kNorm, "pre_layrnorm"}},
     .layer = kClipLayer,
     .tail = {{kNorm, "post_layernorm"}}};
 
@@ -378,10 +304,13 @@ const VisionTowerSpec kIdefics3VisionTower = [] {
 
 // ViTModel (models/vit/modeling_vit.py), sizes required; q/k/v biased with "qkv_bias".
 const VisionTowerSpec kVitTower = {
-    .hidden = {"hidden_size", kRequired}, .depth = {"num_hidden_layers", kRequired},
-    .heads = {"num_attention_heads", kRequired}, .intermediate = {"intermediate_size", kRequired},
+    .hidden = {"hidden_size", kRequired},
+    .depth = {"num_hidden_layers", kRequired},
+    .heads = {"num_attention_heads", kRequired},
+    .intermediate = {"intermediate_size", kRequired},
     .positions = VisionPositions::kPatchesAndClass,
-    .bias_key = "qkv_bias", .bias_default = true,
+    .bias_key = "qkv_bias",
+    .bias_default = true,
     .embeddings = {{kClassToken, "embeddings.cls_token"},
                    {kPositionParam, "embeddings.position_embeddings"},
                    {kPatchConv, "embeddings.patch_embeddings.projection", kBias}},
@@ -389,116 +318,49 @@ const VisionTowerSpec kVitTower = {
     .layer = {{kQ, "attention.attention.query", kConfigBias},
               {kK, "attention.attention.key", kConfigBias},
               {kV, "attention.attention.value", kConfigBias},
-              {kOut, "attention.output.dense", kBias}, {kFc1, "intermediate.dense", kBias},
-              {kFc2, "output.dense", kBias}, {kNorm, "layernorm_before"},
+              {kOut, "attention.output.dense", kBias},
+              {kFc1, "intermediate.dense", kBias},
+              {kFc2, "output.dense", kBias},
+              {kNorm, "layernorm_before"},
               {kNorm, "layernorm_after"}},
     .tail = {{kNorm, "layernorm"}}};
 
 // timm's VisionTransformer (timm/models/vision_transformer.py), sizes from the name (timm.cc).
-const VisionTowerSpec kTimmVitTower = {
-    .positions = VisionPositions::kPatchesAndClass,
-    .embeddings = {{kClassToken, "cls_token"}, {kPositionParam, "pos_embed"},
-                   {kPatchConv, "patch_embed.proj", kBias}},
-    .layers = "blocks",
-    .layer = {{kNorm, "norm1"}, {kQkv, "attn.qkv", kBias}, {kOut, "attn.proj", kBias},
-              {kNorm, "norm2"}, {kFc1, "mlp.fc1", kBias}, {kFc2, "mlp.fc2", kBias}},
-    .tail = {{kNorm, "norm"}}};
+const VisionTowerSpec kTimmVitTower = {.positions = VisionPositions::kPatchesAndClass,
+                                       .embeddings = {{kClassToken, "cls_token"},
+                                                      {kPositionParam, "pos_embed"},
+                                                      {kPatchConv, "patch_embed.proj", kBias}},
+                                       .layers = "blocks",
+                                       .layer = {{kNorm, "norm1"},
+                                                 {kQkv, "attn.qkv", kBias},
+                                                 {kOut, "attn.proj", kBias},
+                                                 {kNorm, "norm2"},
+                                                 {kFc1, "mlp.fc1", kBias},
+                                                 {kFc2, "mlp.fc2", kBias}},
+                                       .tail = {{kNorm, "norm"}}};
 
 // PixtralVisionModel (models/pixtral/modeling_pixtral.py; mistral3, pixtral llava),
 // PixtralVisionConfig's defaults: no biases, RMSNorms, attention heads x "head_dim" wide, the
 // non-persistent 2D rotary table [(image_size / patch_size)^2, head_dim] float32.
 const VisionTowerSpec kPixtralVisionTower = {
-    .hidden = {"hidden_size", 1024}, .depth = {"num_hidden_layers", 24},
-    .heads = {"num_attention_heads", 16}, .intermediate = {"intermediate_size", 4096},
-    .head_dim = {"head_dim"}, .image = {"image_size", 1024},
-    .positions = VisionPositions::kSide, .rms_norm = true,
+    .hidden = {"hidden_size", 1024},
+    .depth = {"num_hidden_layers", 24},
+    .heads = {"num_attention_heads", 16},
+    .intermediate = {"intermediate_size", 4096},
+    .head_dim = {"head_dim"},
+    .image = {"image_size", 1024},
+    .positions = VisionPositions::kSide,
+    .rms_norm = true,
     .embeddings = {{kPatchConv, "patch_conv"}, {kNorm, "ln_pre"}},
     .layers = "transformer.layers",
-    .layer = {{kNorm, "attention_norm"}, {kGatedMlp, "feed_forward"}, {kK, "attention.k_proj"},
-              {kV, "attention.v_proj"}, {kQ, "attention.q_proj"}, {kOut, "attention.o_proj"},
+    .layer = {{kNorm, "attention_norm"},
+              {kGatedMlp, "feed_forward"},
+              {kK, "attention.k_proj"},
+              {kV, "attention.v_proj"},
+              {kQ, "attention.q_proj"},
+              {kOut, "attention.o_proj"},
               {kNorm, "ffn_norm"}},
     .tail = {{kRotary2d, "patch_positional_embedding.inv_freq"}}};
-
-// Glm4vVisionModel (models/glm4v/modeling_glm4v.py), Glm4vVisionConfig's defaults (GLM-4.1V-9B):
-// RMSNorms, a Conv3d patch with bias, qkv biased with "attention_bias", the blocks' gated MLP
-// out_hidden_size wide, no other biases; Glm4vMerger.
-const VisionTowerSpec kGlm4vVisionTower = {
-    .hidden = {"hidden_size", 1536}, .depth = {"depth", 24}, .heads = {"num_heads", 12},
-    .intermediate = {"out_hidden_size", 4096}, .channels = {"in_channels", 3},
-    .patch = {"patch_size", 14}, .image = {"image_size", 336},
-    .temporal = {"temporal_patch_size", 2}, .merge = {"spatial_merge_size", 2},
-    .out = {"out_hidden_size", 4096}, .positions = VisionPositions::kGrid,
-    .bias_key = "attention_bias", .rms_norm = true,
-    .embeddings = {{kPositionTable, "embeddings.position_embedding"},
-                   {kPositionIds, "embeddings.position_ids"},
-                   {kPatchConv, "patch_embed.proj", kBias}, {kRotary, "rotary_pos_emb.inv_freq"}},
-    .layers = "blocks",
-    .layer = {{kNorm, "norm1"}, {kNorm, "norm2"}, {kQkv, "attn.qkv", kConfigBias},
-              {kOut, "attn.proj"}, {kGatedMlp, "mlp"}},
-    .tail = {{kExtra}, {kNorm, "post_layernorm"}},
-    .extra = Glm4vMerger};
-
-// MllamaVisionModel (models/mllama/modeling_mllama.py, transformers 4.45), MllamaVisionConfig's
-// defaults: patch Conv2d without bias, class_embedding, the tile tables (MllamaTiles),
-// transformer.layers.N; mllama.cc adds global_transformer.layers.N (kMllamaGlobalLayer).
-const VisionTowerSpec kMllamaVisionTower = {
-    .hidden = {"hidden_size", 1280}, .depth = {"num_hidden_layers", 32},
-    .heads = {"attention_heads", 16}, .intermediate = {"intermediate_size", 5120},
-    .patch = {"patch_size", 14}, .image = {"image_size", 448},
-    .positions = VisionPositions::kPatchesAndClass,
-    .embeddings = {{kPatchConv, "patch_embedding"}, {kClassEmbedding, "class_embedding"}, {kExtra}},
-    .layers = "transformer.layers",
-    .layer = kMllamaLayer,
-    .extra = MllamaTiles};
-const std::vector<VisionItem> kMllamaGlobalLayer = [] {
-  std::vector<VisionItem> layer = kMllamaLayer;
-  layer.insert(layer.end(), {{kGate, "gate_attn"}, {kGate, "gate_ffn"}});
-  return layer;
-}();
-
-// Qwen2VisionTransformerPretrainedModel (models/qwen2_vl/modeling_qwen2_vl.py): width
-// "embed_dim", MLP embed_dim x "mlp_ratio", text width "hidden_size"; LayerNorms, no patch bias.
-const VisionTowerSpec kQwen2VlTower = QwenTower({
-    .hidden = {"embed_dim", kRequired},
-    .mlp_ratio = {"mlp_ratio", 4},
-    .out = {"hidden_size", kTextWidth},
-    .embeddings = {{kPatchConv, "patch_embed.proj"}},
-    .layer = QwenBlock("mlp.fc1", "mlp.fc2"),
-    .extra = Qwen2Merger});
-
-// Qwen2.5-VL (qwen2_5_vl/modeling_qwen2_5_vl.py): RMSNorms and a gated MLP with biases.
-// Qwen2.5-Omni's Qwen2_5OmniVisionEncoder (qwen2_5_omni/modeling_qwen2_5_omni.py): separate
-// attn.q/k/v (biased) in place of attn.qkv.
-const VisionTowerSpec kQwen25VlTower = QwenTower({
-    .intermediate = {"intermediate_size", kRequired},
-    .rms_norm = true,
-    .embeddings = {{kPatchConv, "patch_embed.proj"}},
-    .layer = {{kNorm, "norm1"}, {kNorm, "norm2"}, {kQkv, "attn.qkv", kBias},
-              {kOut, "attn.proj", kBias}, {kGatedMlp, "mlp", kBias}},
-    .extra = Qwen2Merger});
-const VisionTowerSpec kQwen25OmniTower = QwenTower({
-    .intermediate = {"intermediate_size", kRequired},
-    .rms_norm = true,
-    .embeddings = {{kPatchConv, "patch_embed.proj"}},
-    .layer = {{kNorm, "norm1"}, {kNorm, "norm2"}, {kQ, "attn.q", kBias}, {kK, "attn.k", kBias},
-              {kV, "attn.v", kBias}, {kOut, "attn.proj", kBias}, {kGatedMlp, "mlp", kBias}},
-    .extra = Qwen2Merger});
-
-// Qwen3VLVisionModel (qwen3_vl/modeling_qwen3_vl.py; Qwen3.5): a patch bias, a learned pos_embed
-// ["num_position_embeddings", H], LayerNorms, deepstack mergers. Qwen3-Omni's
-// Qwen3OmniMoeVisionEncoder (qwen3_omni_moe/modeling_qwen3_omni_moe.py): Qwen2-style mergers.
-const VisionTowerSpec kQwen3VlTower = QwenTower({
-    .intermediate = {"intermediate_size", kRequired},
-    .positions = VisionPositions::kKey,
-    .position_key = {"num_position_embeddings", kRequired},
-    .embeddings = {{kPatchConv, "patch_embed.proj", kBias}, {kPositionTable, "pos_embed"}},
-    .layer = QwenBlock("mlp.linear_fc1", "mlp.linear_fc2"),
-    .extra = Qwen3VlMergers});
-const VisionTowerSpec kQwen3OmniTower = [] {
-  VisionTowerSpec s = kQwen3VlTower;
-  s.extra = Qwen3OmniMergers;
-  return s;
-}();
 
 uint64_t EmitClipVision(ModelBuilder& b, const HfConfig& vision, const std::string& prefix,
                         bool siglip, bool position_ids) {

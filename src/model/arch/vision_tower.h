@@ -1,10 +1,8 @@
 #pragma once
-// The vision towers as one table (vision_tower.cc): a VisionTowerSpec row says which config keys
-// give a tower's sizes (with its config class's defaults), how its position table is sized, and
-// the tensors of its embeddings, of each encoder layer and after the layers, in checkpoint order
-// and by name; EmitVisionTower builds any row. CLIP, SigLIP, SigLIP2, ViT, timm's ViT, Pixtral,
-// the Qwen-VL towers and GLM-4V's are rows; a row's `extra` hook emits what a list cannot say (a
-// pooling head, a patch merger).
+// The vision towers as one table: a VisionTowerSpec row names the config keys of a tower's sizes
+// (with its config class's defaults), how its position table is sized, and its tensors (the
+// embeddings, each encoder layer, after the layers) in checkpoint order; EmitVisionTower builds
+// any row, whose `extra` hook emits what a list cannot say (a pooling head, a patch merger).
 
 #include <cstdint>
 #include <string>
@@ -16,7 +14,7 @@
 namespace memfit::arch {
 
 // A size read from the vision config: `key` (else `alias`), else `fallback`.
-inline constexpr uint64_t kRequired = ~uint64_t{0};   // fallback: the key must be present
+inline constexpr uint64_t kRequired = ~uint64_t{0};    // fallback: the key must be present
 inline constexpr uint64_t kTextWidth = kRequired - 1;  // fallback: the text model's hidden size
 struct VisionKey {
   const char* key = nullptr;  // nullptr: not read (0)
@@ -24,9 +22,9 @@ struct VisionKey {
   const char* alias = nullptr;
 };
 
-// The tensors a row lists, named <prefix>.<name> (a layer's <prefix>.<layers>.N.<name>). Sizes: H
-// the tower's width, I its MLP width, A its attention width (heads x head_dim), C channels, P the
-// patch (T the temporal patch of a video tower), N the position table's rows.
+// A row's tensors, named <prefix>.<name> (a layer's <prefix>.<layers>.N.<name>), sized by H the
+// tower's width, I its MLP width, A its attention width (heads x head_dim), C channels, P the patch
+// (T the temporal patch of a video tower), N the position table's rows.
 enum class VisionOp : uint8_t {
   kClassEmbedding,  // Param [H]
   kClassToken,      // Param [1, 1, H]
@@ -78,8 +76,8 @@ struct VisionDims {
 };
 
 struct VisionTowerSpec;
-// What a row's lists cannot say, emitted at its kExtra item under `prefix` (the tower's). Linears
-// go through `q` (QLinear).
+// What a row's lists cannot say, emitted at its kExtra item under the tower's `prefix`; linears go
+// through `q` (QLinear).
 using VisionExtraFn = void (*)(ModelBuilder& b, const HfConfig& vision, const VisionTowerSpec& s,
                                const VisionDims& d, const std::string& prefix,
                                const Quantization& q);
@@ -109,25 +107,27 @@ struct VisionTowerSpec {
   VisionExtraFn extra = nullptr;
 };
 
-// `spec`'s sizes as read from `vision` (all zero after an error, recorded in `b`).
+// `spec`'s sizes as read from `vision` (all zero after an error, recorded in `b`); `text_width`
+// is the kTextWidth fallback.
 VisionDims ReadVisionDims(ModelBuilder& b, const HfConfig& vision, const VisionTowerSpec& spec,
                           uint64_t text_width = 0);
-// Reads `spec`'s sizes from `vision` and emits the tower under `prefix`; `text_width` is the
-// kTextWidth fallback, `q` the quantization of its linears (none when null). Returns the sizes
-// (hidden 0 after an error, recorded in `b`).
+// Reads the sizes and emits the tower under `prefix`, its linears quantized by `q` (none when
+// null); returns the sizes (zero after an error, recorded in `b`).
 VisionDims EmitVisionTower(ModelBuilder& b, const HfConfig& vision, const VisionTowerSpec& spec,
                            const std::string& prefix, uint64_t text_width = 0,
                            const Quantization* q = nullptr);
-// `items` of `spec` under `prefix` with the sizes `d` (a text tower sharing a vision row's layer).
+// `items` of `spec` under `prefix` with the sizes `d` (also a text tower sharing a row's layer).
 void EmitVisionItems(ModelBuilder& b, const HfConfig& vision, const VisionTowerSpec& spec,
                      const VisionDims& d, const std::vector<VisionItem>& items,
                      const std::string& prefix, const Quantization& q);
 
-// The rows (vision_tower.cc).
+// An encoder's hp from its tower's sizes: widths, heads (as KV heads), positions, LayerNorm, one
+// layer without a KV cache per encoder layer (ViT, timm's ViT, CLIP's text tower).
+void SetTowerHp(Hyperparameters& hp, const VisionDims& d);
+
+// The rows shared by several builders (vision_tower.cc); a row one builder uses lives beside it.
 extern const VisionTowerSpec kClipVisionTower, kIdeficsVisionTower, kSiglipVisionTower,
-    kSiglip2VisionTower, kIdefics2VisionTower, kIdefics3VisionTower, kMllamaVisionTower,
-    kVitTower, kTimmVitTower, kPixtralVisionTower, kGlm4vVisionTower, kQwen2VlTower,
-    kQwen25VlTower, kQwen25OmniTower, kQwen3VlTower, kQwen3OmniTower;
-extern const std::vector<VisionItem> kMllamaGlobalLayer;  // Mllama's gated global layers
+    kSiglip2VisionTower, kIdefics2VisionTower, kIdefics3VisionTower, kVitTower, kTimmVitTower,
+    kPixtralVisionTower;
 
 }  // namespace memfit::arch

@@ -13,13 +13,14 @@ Result<uint64_t> ImagePatches(const HfConfig& c, std::string_view image_key,
                               std::string_view patch_key, uint64_t image_default,
                               uint64_t patch_default) {
   // image_size and patch_size are an int or a [height, width] pair.
-  auto side = [&](std::string_view key, uint64_t fallback) -> Result<std::pair<uint64_t, uint64_t>> {
+  auto side = [&](std::string_view key,
+                  uint64_t fallback) -> Result<std::pair<uint64_t, uint64_t>> {
     const auto& raw = c.raw();
     auto it = raw.find(std::string(key));
     if (it != raw.end() && it->is_array()) {
       if (it->size() != 2 || !(*it)[0].is_number_unsigned() || !(*it)[1].is_number_unsigned()) {
-        return MakeError("{}: field \"{}\" must be an integer or a [height, width] pair",
-                         c.where(), key);
+        return MakeError("{}: field \"{}\" must be an integer or a [height, width] pair", c.where(),
+                         key);
       }
       return std::pair{(*it)[0].get<uint64_t>(), (*it)[1].get<uint64_t>()};
     }
@@ -31,8 +32,9 @@ Result<uint64_t> ImagePatches(const HfConfig& c, std::string_view image_key,
   if (patch.first == 0 || patch.second == 0 || image.first % patch.first != 0 ||
       image.second % patch.second != 0 || image.first == 0 || image.second == 0 ||
       image.first > (1u << 20) || image.second > (1u << 20)) {
-    return MakeError("{}: \"{}\" must be a positive multiple of \"{}\" (at most 2^20 pixels a side)",
-                     c.where(), image_key, patch_key);
+    return MakeError(
+        "{}: \"{}\" must be a positive multiple of \"{}\" (at most 2^20 pixels a side)", c.where(),
+        image_key, patch_key);
   }
   return (image.first / patch.first) * (image.second / patch.second);
 }
@@ -47,20 +49,10 @@ Result<Model> BuildVit(const HfConfig& c, const BuildOptions& options) {
   Model& m = b.model();
   m.architecture = cls;
   const std::string p = classify ? "vit." : "";
-  auto& hp = m.hp;
-  hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
-  hp.norm = "layernorm";
+  m.hp.activation = Get(b, c.StringOr("hidden_act", "gelu"));
   const VisionDims d = EmitVisionTower(b, c, kVitTower, classify ? "vit" : "");
   if (b.failed()) return b.Finish();
-  hp.hidden_size = d.hidden;
-  hp.num_layers = d.depth;
-  hp.num_attention_heads = hp.num_kv_heads = d.heads;
-  hp.intermediate_size = d.intermediate;
-  hp.head_dim = d.head_dim;
-  hp.max_position_embeddings = d.positions;
-  for (uint64_t i = 0; i < d.depth; ++i) {
-    hp.layers.push_back(DenseLayer(AttentionKind::kNone, d.heads, d.head_dim, d.intermediate));
-  }
+  SetTowerHp(m.hp, d);
   const uint64_t h = d.hidden;
   // ViTForImageClassification builds ViTModel(add_pooling_layer=False).
   b.SetBaseOnly(classify);

@@ -2,6 +2,8 @@
 // each comment names the transformers module it follows. Absent text_config fields take the text
 // config class's defaults (TextSubConfig), absent vision_config fields the tower row's.
 
+#include "model/arch/vlm_families.h"
+
 #include <fmt/format.h>
 
 #include "formats/hf_config_json.h"
@@ -9,7 +11,8 @@
 #include "model/arch/families.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/multimodal_kit.h"
-#include "model/arch/vlm_families.h"
+#include "model/arch/qwen_vision.h"
+#include "model/arch/table_row.h"
 
 namespace memfit::arch {
 namespace {
@@ -26,13 +29,15 @@ void LlavaNextVideoResampler(ModelBuilder& b, const HfConfig& c, const VlmSpec&,
   const uint64_t stride = Get(b, c.UintOr("spatial_pool_stride", 2));
   if (b.failed()) return;
   if (pool != "average" && pool != "max" && pool != "conv") {
-    return b.Fail(MakeError("{}: \"spatial_pool_mode\" = \"{}\" is not \"average\", \"max\" or "
-                            "\"conv\"", c.where(), pool));
+    return b.Fail(
+        MakeError("{}: \"spatial_pool_mode\" = \"{}\" is not \"average\", \"max\" or "
+                  "\"conv\"",
+                  c.where(), pool));
   }
   if (pool != "conv") return;
   if (stride == 0 || stride > 64) {
-    return b.Fail(MakeError("{}: \"spatial_pool_stride\" = {} must be in 1..64", c.where(),
-                            stride));
+    return b.Fail(
+        MakeError("{}: \"spatial_pool_stride\" = {} must be in 1..64", c.where(), stride));
   }
   const uint64_t out = Get(b, c.UintOr("spatial_pool_out_channels", z.vision));
   b.SetComponent("vision_resampler");
@@ -84,9 +89,12 @@ Result<HfConfig> PaliGemmaDefaults(const HfConfig& c) {
                             {"vision_use_head", false}};
   }
   if (!top.contains("text_config") || top["text_config"].is_null()) {
-    top["text_config"] = {{"model_type", "gemma"},        {"hidden_size", 2048},
-                          {"num_hidden_layers", 18},      {"intermediate_size", 16384},
-                          {"num_attention_heads", 8},     {"num_key_value_heads", 1},
+    top["text_config"] = {{"model_type", "gemma"},
+                          {"hidden_size", 2048},
+                          {"num_hidden_layers", 18},
+                          {"intermediate_size", 16384},
+                          {"num_attention_heads", 8},
+                          {"num_key_value_heads", 1},
                           {"vocab_size", c.raw().value("vocab_size", nlohmann::json(257152))}};
   }
   return HfConfig::FromJson(std::move(top), c.where());
@@ -120,7 +128,8 @@ const VlmSpec kLlavaNext = {
     .vision_default = kClipL336,
     .towers = kClipOrSiglip,
     .vision_type = "clip_vision_model",
-    .bias_key = "multimodal_projector_bias", .bias_default = true,
+    .bias_key = "multimodal_projector_bias",
+    .bias_default = true,
     .connector = {kLlavaLinear1, kLlavaLinear2, {kImageNewline}},
     .no_split = {"vision_tower.vision_model.encoder.layers.*", "language_model.model.layers.*"},
 };
@@ -143,12 +152,30 @@ const VlmSpec kLlavaOnevision = [] {
   return s;
 }();
 
+// Gemma 3 (Gemma3ForConditionalGeneration, transformers 4.50 models/gemma3/modeling_gemma3.py;
+// google/gemma-3-*-it's index): SigLIP (its head per "vision_use_head"), the projector's
+// Parameter and RMSNorm over V, the gemma3_text row's decoder, lm_head tied by default.
+const VlmSpec kGemma3 = {
+    .architecture = "Gemma3ForConditionalGeneration",
+    .text_default = "gemma3_text",
+    .texts = {{"gemma3_text", "Gemma3ForCausalLM", BuildGemma3Text}},
+    .texts_phrase = "a gemma3_text",
+    .towers = {{"siglip_vision_model", &kSiglipVisionTower}},
+    .connector = {{kParam, "mm_input_projection_weight", kVision, kText},
+                  {kRmsNorm, "mm_soft_emb_norm"}},
+    // 4.50 Gemma3PreTrainedModel._no_split_modules: Gemma3DecoderLayer, SiglipVisionEmbeddings,
+    // SiglipEncoderLayer, SiglipMultiheadAttentionPoolingHead.
+    .no_split = {"vision_tower.vision_model.embeddings",
+                 "vision_tower.vision_model.encoder.layers.*", "language_model.model.layers.*"},
+};
+
 // PaliGemma 1 and 2 (PaliGemmaForConditionalGeneration, models/paligemma/modeling_paligemma.py;
 // google/paligemma*-*'s index): SigLIP (its head per vision_config), multi_modal_projector.linear
 // [projection_dim, V] with bias (configuration_paligemma.py: top-level "projection_dim", default
 // 2048), a gemma (PaliGemma 1) or gemma2 (PaliGemma 2) decoder, lm_head tied by the text config.
 const VlmSpec kPaliGemma = {
-    .family = "PaliGemma", .architecture = "PaliGemmaForConditionalGeneration",
+    .family = "PaliGemma",
+    .architecture = "PaliGemmaForConditionalGeneration",
     .text_default = "gemma",
     .texts = {{"gemma", "GemmaForCausalLM", BuildGemma},
               {"gemma2", "Gemma2ForCausalLM", BuildGemma2}},
@@ -165,16 +192,15 @@ const VlmSpec kPaliGemma = {
 };
 
 // Mistral 3 (Mistral3ForConditionalGeneration, transformers 4.50 models/mistral3/
-// modeling_mistral3.py; Mistral-Small-3.1-24B-Instruct-2503): vision_tower.* (Pixtral),
-// multi_modal_projector.{norm (RMSNorm over V), patch_merger.merging_layer [V, V x
-// spatial_merge_size^2] without bias, linear_1, linear_2} (biases with
-// "multimodal_projector_bias", default false), the mistral (or llama) decoder as
-// language_model.model.*, language_model.lm_head; transformers >= 4.52 loads the same files as
-// model.language_model.* and lm_head.
+// modeling_mistral3.py; Mistral-Small-3.1-24B-Instruct-2503): Pixtral, the patch merger and llava
+// projector (biases with "multimodal_projector_bias"), a mistral or llama decoder.
+extern const VlmSpec kMistral3Converted;
 const VlmSpec kMistral3 = {
-    .architecture = "Mistral3ForConditionalGeneration", .text_default = "mistral",
+    .architecture = "Mistral3ForConditionalGeneration",
+    .text_default = "mistral",
     .texts = {{"mistral", "MistralForCausalLM", BuildMistral},
               {"llama", "MistralForCausalLM", BuildLlama}},
+    .otherwise = &kMistral3Converted,
     .towers = {{"pixtral", &kPixtralVisionTower}},
     .vision_prefix = "vision_tower",
     .bias_key = "multimodal_projector_bias",
@@ -194,6 +220,7 @@ const VlmSpec kMistral3 = {
 const VlmSpec kMistral3Converted = [] {
   VlmSpec s = kMistral3;
   s.texts = {{"mistral4", "Mistral4ForCausalLM"}, {nullptr, "MistralForCausalLM"}};
+  s.otherwise = nullptr;
   s.vision_prefix = "model.vision_tower";
   s.projector = "model.multi_modal_projector";
   s.language_prefix = "model.language_model";
@@ -207,30 +234,73 @@ const VlmSpec kMistral3Converted = [] {
 // 32 by default), model.connector.modality_projection (Idefics2MLP: V -> TI -> T, no biases) and
 // perceiver_resampler, model.text_model (mistral), lm_head tied only with "tie_word_embeddings".
 const VlmSpec kIdefics2 = {
-    .family = "Idefics2", .text_default = "mistral",
+    .family = "Idefics2",
+    .text_default = "mistral",
     .texts = {{"mistral", "MistralForCausalLM", BuildMistral}},
     .texts_phrase = "a mistral",
     .carry_quantization = false,
     .towers = {{"idefics2_vision", &kIdefics2VisionTower}},
-    .vision_prefix = "model.vision_model", .vision_component = "vision_model",
-    .projector = "model.connector", .projector_component = "connector",
+    .vision_prefix = "model.vision_model",
+    .vision_component = "vision_model",
+    .projector = "model.connector",
+    .projector_component = "connector",
     .connector = {{kGatedProjection, "modality_projection"}, {kHook}},
     .extra = Idefics2Perceiver,
-    .language_prefix = "model.text_model", .head = "lm_head", .language_component = "text_model",
+    .language_prefix = "model.text_model",
+    .head = "lm_head",
+    .language_component = "text_model",
     .no_split = {"model.vision_model.encoder.layers.*",
                  "model.connector.perceiver_resampler.layers.*", "model.text_model.layers.*"},
     .base_model_prefix = "model.",
 };
 
+// Idefics3's text_config as Idefics3ForConditionalGeneration reads it: required, with the top
+// level's torch_dtype / dtype where it has none and the top level's tie (tie_weights reads the
+// top config).
+Result<HfConfig> Idefics3Text(const HfConfig& c) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig text, c.Sub("text_config"));
+  nlohmann::json top = c.raw();
+  nlohmann::json& t = top["text_config"];
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (!t.contains(key) && c.Has(key)) t[key] = c.raw()[key];
+  }
+  if (c.Has("tie_word_embeddings")) t["tie_word_embeddings"] = c.raw()["tie_word_embeddings"];
+  return HfConfig::FromJson(std::move(top), c.where());
+}
+
+// Idefics3 (Idefics3ForConditionalGeneration, models/idefics3/modeling_idefics3.py; SmolVLM,
+// granite-docling): the pixel-shuffle projection (Idefics3SimpleMLP), a llama text model whose
+// absent fields are left to the llama builder and whose quantization_config is not carried.
+const VlmSpec kIdefics3 = {
+    .family = "Idefics3",
+    .text_default = "llama",
+    .texts = {{"llama", "LlamaForCausalLM", BuildLlama}},
+    .texts_phrase = "a llama",
+    .carry_quantization = false,
+    .class_defaults = false,
+    .quantization_notes = false,
+    .prepare = Idefics3Text,
+    .vision_default = nullptr,
+    .towers = {{"idefics3_vision", &kIdefics3VisionTower}},
+    .vision_prefix = "model.vision_model",
+    .vision_component = "vision_model",
+    .projector = "model.connector",
+    .projector_component = "connector",
+    .merge = {"scale_factor", 2},
+    .connector = {{kLinear, "modality_projection.proj", kVisionMerged, kText}},
+    .language_prefix = "model.text_model",
+    .head = "lm_head",
+    .language_component = "text_model",
+    .no_split = {"model.vision_model.encoder.layers.*.self_attn", "model.text_model.layers.*"},
+    .base_model_prefix = "model.",
+};
+
 // LFM2-VL (Lfm2VlForConditionalGeneration, models/lfm2_vl/modeling_lfm2_vl.py; LiquidAI/LFM2-VL-
-// 450M and -1.6B, issue 30), as the Hub checkpoints (saved after transformers 4.52) store it:
-// model.vision_tower.vision_model.* (Siglip2VisionModel), model.multi_modal_projector (pixel
-// unshuffle by "downsample_factor", then layer_norm over V x factor^2 with
-// "projector_use_layernorm", linear_1 [projector_hidden_size, V x factor^2], linear_2
-// [T, projector_hidden_size], biased with "projector_bias"), the lfm2 (or lfm2_moe) text model as
-// model.language_model.* and lm_head (tied as the text config says).
+// 450M and -1.6B, issue 30) as its Hub checkpoints (saved after transformers 4.52) store it:
+// SigLIP2, a pixel-unshuffle projector (layer_norm with "projector_use_layernorm"), lfm2(_moe).
 const VlmSpec kLfm2Vl = {
-    .family = "LFM2-VL", .architecture = "Lfm2VlForConditionalGeneration",
+    .family = "LFM2-VL",
+    .architecture = "Lfm2VlForConditionalGeneration",
     .text_default = "lfm2",
     .texts = {{"lfm2", "Lfm2ForCausalLM", BuildLfm2},
               {"lfm2_moe", "Lfm2ForCausalLM", BuildLfm2Moe}},
@@ -238,64 +308,58 @@ const VlmSpec kLfm2Vl = {
     .towers = {{"siglip2_vision_model", &kSiglip2VisionTower}},
     .vision_prefix = "model.vision_tower.vision_model",
     .projector = "model.multi_modal_projector",
-    .bias_key = "projector_bias", .bias_default = true,
+    .bias_key = "projector_bias",
+    .bias_default = true,
     .merge = {"downsample_factor", 2},
-    .width = {"projector_hidden_size", 2560}, .width_nonzero = true,
+    .width = {"projector_hidden_size", 2560},
+    .width_nonzero = true,
     .connector = {{kLayerNorm, "layer_norm", kVisionMerged, kVisionMerged, VisionBias::kNone,
                    "projector_use_layernorm"},
                   {kLinear, "linear_1", kVisionMerged, kWidth, kProjectorBias},
                   {kLinear, "linear_2", kWidth, kText, kProjectorBias}},
-    .language_prefix = "model.language_model", .head = "lm_head",
+    .language_prefix = "model.language_model",
+    .head = "lm_head",
     .no_split = {"model.vision_tower.vision_model.embeddings",
                  "model.vision_tower.vision_model.encoder.layers.*",
                  "model.language_model.layers.*"},
 };
-
-// text_config.model_type without parsing the sub-config: "mistral" when absent.
-std::string TextModelType(const HfConfig& c) {
-  const auto it = c.raw().find("text_config");
-  if (it == c.raw().end() || !it->is_object()) return "mistral";
-  const auto type = it->find("model_type");
-  return type != it->end() && type->is_string() ? type->get<std::string>() : "mistral";
-}
 
 }  // namespace
 
 // LLaVA with a Pixtral vision tower (mistral-community/pixtral-12b, llava.cc): vision_tower.*,
 // the llava projector, a mistral text model.
 const VlmSpec kLlavaPixtral = {
-    .family = "a Pixtral LLaVA", .architecture = "LlavaForConditionalGeneration",
+    .family = "a Pixtral LLaVA",
+    .architecture = "LlavaForConditionalGeneration",
     .text_default = "mistral",
     .texts = {{"mistral", "MistralForCausalLM", BuildMistral}},
     .texts_phrase = "a mistral",
     .towers = {{"pixtral", &kPixtralVisionTower}},
     .vision_prefix = "vision_tower",
-    .bias_key = "multimodal_projector_bias", .bias_default = true,
+    .bias_key = "multimodal_projector_bias",
+    .bias_default = true,
     .connector = {kLlavaLinear1, kLlavaLinear2},
     .no_split = {"vision_tower.transformer.layers.*", "language_model.model.layers.*"},
 };
 
-Result<Model> BuildLlavaNext(const HfConfig& c, const BuildOptions& o) {
-  return BuildVlm(c, o, kLlavaNext);
-}
-Result<Model> BuildLlavaNextVideo(const HfConfig& c, const BuildOptions& o) {
-  return BuildVlm(c, o, kLlavaNextVideo);
-}
-Result<Model> BuildLlavaOnevision(const HfConfig& c, const BuildOptions& o) {
-  return BuildVlm(c, o, kLlavaOnevision);
-}
-Result<Model> BuildPaliGemma(const HfConfig& c, const BuildOptions& o) {
-  return BuildVlm(c, o, kPaliGemma);
-}
-Result<Model> BuildMistral3(const HfConfig& c, const BuildOptions& o) {
-  const std::string type = TextModelType(c);
-  return BuildVlm(c, o, type == "mistral" || type == "llama" ? kMistral3 : kMistral3Converted);
-}
-Result<Model> BuildIdefics2(const HfConfig& c, const BuildOptions& o) {
-  return BuildVlm(c, o, kIdefics2);
-}
-Result<Model> BuildLfm2Vl(const HfConfig& c, const BuildOptions& o) {
-  return BuildVlm(c, o, kLfm2Vl);
+const std::vector<ArchitectureBuilder>& VlmFamilyBuilders() {
+  static const std::vector<ArchitectureBuilder> kRows = {
+      {"gemma3", "", BuildRow<BuildVlm, kGemma3>, "gemma"},
+      {"paligemma", "", BuildRow<BuildVlm, kPaliGemma>, "paligemma"},
+      {"mistral3", "", BuildRow<BuildVlm, kMistral3>, "mistral3"},
+      {"llava_next", "", BuildRow<BuildVlm, kLlavaNext>, "llava"},
+      {"llava_next_video", "", BuildRow<BuildVlm, kLlavaNextVideo>, "llava"},
+      {"llava_onevision", "", BuildRow<BuildVlm, kLlavaOnevision>, "llava"},
+      {"idefics2", "", BuildRow<BuildVlm, kIdefics2>, "idefics"},
+      {"idefics3", "", BuildRow<BuildVlm, kIdefics3>, "idefics"},
+      {"lfm2-vl", "", BuildRow<BuildVlm, kLfm2Vl>, "lfm2"},  // Lfm2VlConfig.model_type
+      {"lfm2_vl", "", BuildRow<BuildVlm, kLfm2Vl>, "lfm2"},
+      {"qwen3_vl", "", BuildRow<BuildQwenVl, kQwen3Vl>, "qwen3_vl"},
+      {"qwen3_vl_moe", "", BuildRow<BuildQwenVl, kQwen3VlMoe>, "qwen3_vl"},
+      {"qwen2_vl", "", BuildRow<BuildQwenVl, kQwen2Vl>, "qwen2_vl"},
+      {"qwen2_5_vl", "", BuildRow<BuildQwenVl, kQwen25Vl>, "qwen2_vl"},
+  };
+  return kRows;
 }
 
 }  // namespace memfit::arch
