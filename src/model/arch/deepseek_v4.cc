@@ -175,6 +175,10 @@ void HcHead(ModelBuilder& b, const std::string& prefix, const V4Dims& d) {
 // Reads the storage from quantization_config and "expert_dtype".
 V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o) {
   V4Storage s;
+  const auto fail = [&](const Error& e) {
+    b.Fail(e);
+    return s;
+  };
   const std::string expert_dtype = Get(b, c.StringOr("expert_dtype", ""));
   if (!expert_dtype.empty() && expert_dtype != "fp4" && expert_dtype != "fp8") {
     b.Fail(MakeError("{}: field \"expert_dtype\" must be \"fp4\" (or absent), not \"{}\"",
@@ -182,19 +186,16 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   }
   auto raw = c.raw().find("quantization_config");
   if (o.ignore_quantization || raw == c.raw().end() || raw->is_null()) return s;
-  if (!raw->is_object()) {
-    b.Fail(MakeError("{}: \"quantization_config\" must be an object", c.where()));
-    return s;
-  }
+  if (!raw->is_object())
+    return fail(MakeError("{}: \"quantization_config\" must be an object", c.where()));
   const auto& q = *raw;
   const std::string method = q.value("quant_method", std::string());
   if (method != "fp8") {
-    b.Fail(
+    return fail(
         MakeError("{}: quantization_config: DeepSeek-V4 is built for quant_method \"fp8\" "
                   "(deepseek-ai's block FP8, optionally with ModelOpt NVFP4 experts), not "
                   "\"{}\"; the safetensors headers give the exact sizes",
                   c.where(), method));
-    return s;
   }
   s.fp8 = true;
   s.fp4_experts = expert_dtype == "fp4";
@@ -202,11 +203,10 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
   if (block == q.end() || !block->is_array() || block->size() != 2 ||
       !InRange((*block)[0], 1, kMaxConfigDimension) ||
       !InRange((*block)[1], 1, kMaxConfigDimension)) {
-    b.Fail(
-        MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two positive "
-                  "integers",
+    return fail(
+        MakeError("{}: quantization_config: fp8 needs \"weight_block_size\" as two "
+                  "positive integers",
                   c.where()));
-    return s;
   }
   s.block_out = (*block)[0].get<uint64_t>();
   s.block_in = (*block)[1].get<uint64_t>();
@@ -217,40 +217,30 @@ V4Storage ReadStorage(ModelBuilder& b, const HfConfig& c, const BuildOptions& o)
     b.Fail(MakeError("{}: field \"scale_dtype\" must be \"fp8\" or \"fp32\", not \"{}\"", c.where(),
                      scale_dtype));
   }
-  if (q.value("quant_algo", std::string()) == "MIXED_PRECISION") {
-    auto layers = q.find("quantized_layers");
-    if (layers == q.end() || !layers->is_object()) {
-      b.Fail(MakeError("{}: quantization_config: MIXED_PRECISION needs \"quantized_layers\"",
-                       c.where()));
-      return s;
-    }
-    for (auto it = layers->begin(); it != layers->end(); ++it) {
-      const std::string algo =
-          it->is_object() ? it->value("quant_algo", std::string()) : std::string();
-      if (algo != "NVFP4") {
-        b.Fail(
-            MakeError("{}: quantization_config: quantized_layers \"{}\" has quant_algo "
-                      "\"{}\"; DeepSeek-V4 is built with NVFP4 experts only",
-                      c.where(), it.key(), algo));
-        return s;
-      }
-      if (!it.key().ends_with(".ffn.experts")) {
-        b.Fail(
-            MakeError("{}: quantization_config: quantized_layers \"{}\" is not a layer's "
-                      "ffn.experts; DeepSeek-V4 is built with NVFP4 experts only",
-                      c.where(), it.key()));
-        return s;
-      }
-      s.nvfp4.push_back(it.key());
-    }
-    s.nvfp4_q.method = QuantMethod::kNvfp4;
-    s.nvfp4_q.bits = 4;
-    s.nvfp4_q.group_size = 16;
+  if (q.value("quant_algo", std::string()) != "MIXED_PRECISION") return s;
+  auto layers = q.find("quantized_layers");
+  if (layers == q.end() || !layers->is_object()) {
+    return fail(MakeError("{}: quantization_config: MIXED_PRECISION needs \"quantized_layers\"",
+                          c.where()));
   }
+  for (auto it = layers->begin(); it != layers->end(); ++it) {
+    const std::string algo =
+        it->is_object() ? it->value("quant_algo", std::string()) : std::string();
+    if (algo != "NVFP4" || !it.key().ends_with(".ffn.experts")) {
+      return fail(
+          MakeError("{}: quantization_config: quantized_layers \"{}\" (quant_algo \"{}\"): "
+                    "DeepSeek-V4 is built with NVFP4 ffn.experts only",
+                    c.where(), it.key(), algo));
+    }
+    s.nvfp4.push_back(it.key());
+  }
+  s.nvfp4_q.method = QuantMethod::kNvfp4;
+  s.nvfp4_q.bits = 4;
+  s.nvfp4_q.group_size = 16;
   return s;
 }
 
-// The dimensions model.py's ModelArgs names, into `d` and model.hp.
+// The dimensions model.py's ModelArgs names, into `d` and model.hp; the sizes must not be zero.
 V4Dims ReadV4Dims(ModelBuilder& b, const HfConfig& c) {
   auto& hp = b.model().hp;
   V4Dims d;
@@ -279,27 +269,26 @@ V4Dims ReadV4Dims(ModelBuilder& b, const HfConfig& c) {
   hp.activation = Get(b, c.StringOr("hidden_act", "silu"));
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
+  CheckNonZero(b, c,
+               {{d.heads, "num_attention_heads"},
+                {d.head_dim, "head_dim"},
+                {d.q_lora, "q_lora_rank"},
+                {d.o_groups, "o_groups"},
+                {d.o_lora, "o_lora_rank"},
+                {d.index_heads, "index_n_heads"},
+                {d.index_dim, "index_head_dim"},
+                {d.experts, "n_routed_experts"},
+                {d.top_k, "num_experts_per_tok"},
+                {d.inter, "moe_intermediate_size"},
+                {d.hc, "hc_mult"},
+                {d.h, "hidden_size"}});
   return d;
 }
 
-// What model.py asserts or divides by: an error returned for the first broken rule; the
-// products the tensors use are checked for overflow into `b`.
+// What model.py asserts or divides by beyond positive sizes (ReadV4Dims): an error returned for
+// the first broken rule; the products the tensors use are checked for overflow into `b`.
 Status CheckV4Dims(ModelBuilder& b, const HfConfig& c, const V4Dims& d, const V4Storage& s) {
   const auto& hp = b.model().hp;
-  for (const auto& [v, key] : {std::pair{d.heads, "num_attention_heads"},
-                               {d.head_dim, "head_dim"},
-                               {d.q_lora, "q_lora_rank"},
-                               {d.o_groups, "o_groups"},
-                               {d.o_lora, "o_lora_rank"},
-                               {d.index_heads, "index_n_heads"},
-                               {d.index_dim, "index_head_dim"},
-                               {d.experts, "n_routed_experts"},
-                               {d.top_k, "num_experts_per_tok"},
-                               {d.inter, "moe_intermediate_size"},
-                               {d.hc, "hc_mult"},
-                               {d.h, "hidden_size"}}) {
-    if (v == 0) return MakeError("{}: field \"{}\" must not be zero", c.where(), key);
-  }
   if (hp.num_shared_experts != 1) {
     return MakeError(
         "{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "

@@ -155,18 +155,14 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   const std::set<uint64_t> kda = KdaLayers(b, lac, hp.num_layers);
   const Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
-  if (d.kda_heads == 0 || d.kda_dim == 0 || d.kernel == 0) {
-    return MakeError(
-        "{}: linear_attn_config \"num_heads\", \"head_dim\" and "
-        "\"short_conv_kernel_size\" must be positive",
-        c.where());
+  CheckNonZero(
+      b, lac,
+      {{d.kda_heads, "num_heads"}, {d.kda_dim, "head_dim"}, {d.kernel, "short_conv_kernel_size"}});
+  if (d.experts > 0) {
+    CheckNonZero(
+        b, c, {{d.expert_width, "moe_intermediate_size"}, {d.latent, "routed_expert_hidden_size"}});
   }
-  if (d.experts > 0 && (d.expert_width == 0 || d.latent == 0)) {
-    return MakeError(
-        "{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
-        "\"routed_expert_hidden_size\" is missing or zero",
-        c.where());
-  }
+  if (b.failed()) return b.Finish();
   d.shared =
       MulDims(b, d.expert_width, shared_experts, "moe_intermediate_size x num_shared_experts");
   // Every conv state and delta-rule state below is a product of two config values: check once.

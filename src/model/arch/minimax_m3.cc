@@ -149,20 +149,18 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                   "answer",
                   c.where()));
   }
-  if (d.experts == 0 || hp.experts_per_token == 0 || d.expert_width == 0) {
-    return fail(
-        MakeError("{}: \"num_local_experts\", \"num_experts_per_tok\" and "
-                  "\"intermediate_size\" must be positive",
-                  c.where()));
+  if (!CheckNonZero(b, c,
+                    {{d.experts, "num_local_experts"},
+                     {hp.experts_per_token, "num_experts_per_tok"},
+                     {d.expert_width, "intermediate_size"}}) ||
+      (use_sparse && !CheckNonZero(b, *sparse_cfg,
+                                   {{d.index_heads, "sparse_num_index_heads"},
+                                    {d.index_dim, "sparse_index_dim"}}))) {
+    return false;
   }
-  if (use_sparse && (d.index_heads == 0 || d.index_dim == 0)) {
-    return fail(
-        MakeError("{}: sparse_attention_config: \"sparse_num_index_heads\" and "
-                  "\"sparse_index_dim\" must be positive",
-                  c.where()));
-  }
-  if (mtp > 64)
+  if (mtp > 64) {
     return fail(MakeError("{}: \"num_mtp_modules\" = {} is more than 64", c.where(), mtp));
+  }
   d.shared_width = MulDims(b, shared, shared_width, "n_shared_experts x shared_intermediate_size");
   hp.num_experts = d.experts;
   hp.moe_intermediate_size = d.expert_width;

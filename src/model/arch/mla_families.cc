@@ -92,11 +92,10 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
   const uint64_t rotary = Get(b, c.UintOr("head_dim", d.rope));          // LongcatFlashConfig: 64
   const Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
-  if (experts == 0 || width == 0 || zero > UINT64_MAX - experts) {
-    return MakeError(
-        "{}: \"n_routed_experts\" and \"expert_ffn_hidden_size\" must be positive "
-        "and \"zero_expert_num\" small enough",
-        c.where());
+  CheckNonZero(b, c, {{experts, "n_routed_experts"}, {width, "expert_ffn_hidden_size"}});
+  if (b.failed()) return b.Finish();
+  if (zero > UINT64_MAX - experts) {
+    return MakeError("{}: field \"zero_expert_num\" = {} is too large", c.where(), zero);
   }
   hp.num_experts = experts;
   hp.moe_intermediate_size = width;

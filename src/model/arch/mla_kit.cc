@@ -27,6 +27,18 @@ void ReadMlaDecoderBasics(ModelBuilder& b, const HfConfig& c, const MlaBasicsKey
   hp.gated_mlp = true;
 }
 
+bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
+                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
+                  std::string_view context) {
+  if (b.failed()) return false;
+  for (const auto& [value, key] : fields) {
+    if (value != 0) continue;
+    b.Fail(MakeError("{}: {}field \"{}\" must not be zero", c.where(), context, key));
+    return false;
+  }
+  return true;
+}
+
 MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t v_default) {
   MlaDims d;
   d.heads = heads;
@@ -35,12 +47,11 @@ MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t
   d.nope = Get(b, c.Uint("qk_nope_head_dim"));
   d.rope = Get(b, c.Uint("qk_rope_head_dim"));
   d.v = Get(b, v_default > 0 ? c.UintOr("v_head_dim", v_default) : c.Uint("v_head_dim"));
-  if (!b.failed() && (d.heads == 0 || d.kv_lora == 0 || d.nope + d.rope == 0 || d.v == 0)) {
-    b.Fail(
-        MakeError("{}: \"num_attention_heads\", \"kv_lora_rank\", \"qk_nope_head_dim\" + "
-                  "\"qk_rope_head_dim\" and \"v_head_dim\" must be positive",
-                  c.where()));
-  }
+  CheckNonZero(b, c,
+               {{heads, "num_attention_heads"},
+                {d.kv_lora, "kv_lora_rank"},
+                {d.nope + d.rope, "qk_nope_head_dim\" + \"qk_rope_head_dim"},
+                {d.v, "v_head_dim"}});
   return d;
 }
 
@@ -247,37 +258,28 @@ void ReadMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec& s, Mla
     p.index_heads = Get(b, c.Uint("index_n_heads"));
     p.index_dim = Get(b, c.Uint("index_head_dim"));
     hp.index_topk = Get(b, c.UintOr("index_topk", 0));
-    if (!b.failed() && (p.d.q_lora == 0 || p.index_heads == 0 || p.index_dim == 0)) {
-      b.Fail(
-          MakeError("{}: DeepSeek sparse attention needs positive \"q_lora_rank\", "
-                    "\"index_n_heads\" and \"index_head_dim\"",
-                    c.where()));
-    }
+    CheckNonZero(b, c,
+                 {{p.index_heads, "index_n_heads"},
+                  {p.index_dim, "index_head_dim"},
+                  {p.d.q_lora, "q_lora_rank"}},
+                 "DeepSeek sparse attention: ");
   }
   if (s.attention == MlaAttention::kDsaGlm) p.indexer = GlmIndexerLayers(b, c, hp.num_layers);
   const auto types = c.raw().find("mlp_layer_types");
   if (types != c.raw().end() && types->is_array()) p.mlp_types = &*types;
-}
-
-// What the dimensions must be; an error for the first broken rule.
-Status CheckMlaPlan(const HfConfig& c, const Hyperparameters& hp, bool gqa, const MlaPlan& p) {
-  if (hp.num_attention_heads == 0) {
-    return MakeError("{}: field \"num_attention_heads\" must not be zero", c.where());
+  // What the other dimensions must be (ReadMlaDims checks the MLA ones).
+  const bool gqa = s.attention == MlaAttention::kGqa;
+  CheckNonZero(b, c, {{heads, "num_attention_heads"}});
+  if (hp.num_experts > 0) {
+    CheckNonZero(b, c, {{hp.moe_intermediate_size, "moe_intermediate_size"}});
   }
-  if (hp.num_experts > 0 && hp.moe_intermediate_size == 0) {
-    return MakeError(
-        "{}: \"n_routed_experts\" is set but \"moe_intermediate_size\" is missing or "
-        "zero",
-        c.where());
+  if (gqa && CheckNonZero(b, c, {{p.d.v, "head_dim"}}) &&
+      (hp.num_kv_heads == 0 || heads % hp.num_kv_heads != 0)) {
+    b.Fail(
+        MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
+                  "\"num_key_value_heads\" = {}",
+                  c.where(), heads, hp.num_kv_heads));
   }
-  if (gqa && (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0)) {
-    return MakeError(
-        "{}: \"num_attention_heads\" = {} is not a multiple of "
-        "\"num_key_value_heads\" = {}",
-        c.where(), hp.num_attention_heads, hp.num_kv_heads);
-  }
-  if (gqa && p.d.v == 0) return MakeError("{}: field \"head_dim\" must not be zero", c.where());
-  return Ok{};
 }
 
 }  // namespace
@@ -292,7 +294,6 @@ Result<Model> BuildMla(const HfConfig& c, const BuildOptions& o, const MlaFamily
   const Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
   const bool gqa = s.attention == MlaAttention::kGqa;
-  MEMFIT_RETURN_IF_ERROR(CheckMlaPlan(c, hp, gqa, p));
   if (gqa) {
     hp.head_dim = p.d.v;
   } else {

@@ -11,8 +11,10 @@
 // with "attention_bias". vLLM and SGLang cache one latent of kv_lora + rope per token and layer.
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
@@ -41,6 +43,12 @@ struct MlaBasicsKeys {
 // tie_word_embeddings and "hidden_act" (default silu) into model.hp; RMSNorm, gated MLP. No
 // head_dim: an MLA head is qk_nope + qk_rope wide, not hidden / heads.
 void ReadMlaDecoderBasics(ModelBuilder& b, const HfConfig& c, const MlaBasicsKeys& keys = {});
+
+// Records "<where>: <context>field "<key>" must not be zero" for the first field that is 0, unless
+// the builder failed before; false when it has failed.
+bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
+                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
+                  std::string_view context = "");
 
 // The MLA dimensions of `c` for `heads` heads ("v_head_dim" required unless `v_default` > 0);
 // records an error naming the keys when one that MLA divides by or sizes with is zero.
