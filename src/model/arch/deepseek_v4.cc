@@ -358,10 +358,10 @@ Result<std::vector<uint64_t>> ReadV4CompressRatios(const HfConfig& c, const Hype
 
 Result<Model> BuildDeepseekV4(const HfConfig& c, const BuildOptions& o) {
   ModelBuilder b(c);
+  const V4Dims d = ReadV4Dims(b, c);
+  const V4Storage s = ReadStorage(b, c, o);
   Model& m = b.model();
   auto& hp = m.hp;
-  const V4Dims d = ReadV4Dims(b, c);
-  V4Storage s = ReadStorage(b, c, o);
   if (b.failed()) return b.Finish();
   MEMFIT_RETURN_IF_ERROR(CheckV4Dims(b, c, d, s));
   MEMFIT_ASSIGN_OR_RETURN(const std::vector<uint64_t> ratio, ReadV4CompressRatios(c, hp));

@@ -60,27 +60,6 @@ struct KimiVlm {
   bool text_config_key = false;  // hp.text_config_key = "text_config"
   std::string_view assumption = "";
 };
-const KimiVlm kKimiK25{.release = "Kimi-K2.5",
-                       .text_model = "a DeepSeek-V3",
-                       .types = {"deepseek_v3", "kimi_k2"},
-                       .build = BuildDeepseekV3,
-                       .top_quantization = true,
-                       .projector = "patchmerger"};
-const KimiVlm kKimiK3{
-    .release = "Kimi-K3",
-    .text_model = "a Kimi Linear",
-    .types = {"kimi_linear", "kimi_linear"},
-    .build = BuildKimiK3Text,
-    .inherit_tie = true,
-    .projector = "patchmergerv2",
-    .tower_keys = true,
-    .text_config_key = true,
-    .assumption =
-        "Kimi-K3's stored layout (attention-residual and latent-MoE tensors, MLA g_proj, "
-        "float32 A_log [head_dim], KDA conv1d and o_norm, bf16 latent projections, "
-        "MXFP4 experts only) is taken from public third-party loaders of the "
-        "checkpoint; no weight index was available"};
-
 // The language model of "text_config", given the top-level dtype (and the row's other keys) where
 // it lacks them, once checked to be a model the release is built with.
 Result<Model> KimiLanguageModel(const HfConfig& c, const BuildOptions& o, const KimiVlm& t) {
@@ -179,6 +158,27 @@ Result<Model> BuildKimiVlm(const HfConfig& c, const BuildOptions& options, const
 }
 
 }  // namespace
+
+const KimiVlm kKimiK25{.release = "Kimi-K2.5",
+                       .text_model = "a DeepSeek-V3",
+                       .types = {"deepseek_v3", "kimi_k2"},
+                       .build = BuildDeepseekV3,
+                       .top_quantization = true,
+                       .projector = "patchmerger"};
+const KimiVlm kKimiK3{
+    .release = "Kimi-K3",
+    .text_model = "a Kimi Linear",
+    .types = {"kimi_linear", "kimi_linear"},
+    .build = BuildKimiK3Text,
+    .inherit_tie = true,
+    .projector = "patchmergerv2",
+    .tower_keys = true,
+    .text_config_key = true,
+    .assumption =
+        "Kimi-K3's stored layout (attention-residual and latent-MoE tensors, MLA g_proj, "
+        "float32 A_log [head_dim], KDA conv1d and o_norm, bf16 latent projections, "
+        "MXFP4 experts only) is taken from public third-party loaders of the "
+        "checkpoint; no weight index was available"};
 
 Result<Model> BuildKimiK25(const HfConfig& c, const BuildOptions& o) {
   return BuildKimiVlm(c, o, kKimiK25);

@@ -174,7 +174,6 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   hp.moe_intermediate_size = d.expert_width;
   hp.num_shared_experts = shared_experts;
   hp.shared_expert_intermediate_size = d.shared;
-  SetMlaHyperparameters(hp, d.mla);
 
   b.Embedding("model.embed_tokens", hp.vocab_size, d.h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {

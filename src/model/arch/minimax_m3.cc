@@ -216,13 +216,12 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   if (b.failed()) return false;
   MarkMtpStoredOnly(b, begin, mtp, fmt::format("module(s) ({}.mtp.*", prefix),
                     "counted as stored in the checkpoint but not loaded by the causal LM");
-  if (mtp > 0) {
-    m.assumptions.push_back(fmt::format(
-        "\"num_mtp_modules\" = {}: the MTP modules are bundled in the checkpoint (vLLM's M3 "
-        "mtp.py reads them from the main checkpoint as {}.mtp.layers.N; a standalone MTP "
-        "checkpoint would hold them instead)",
-        mtp, prefix));
-  }
+  if (mtp == 0) return true;
+  m.assumptions.push_back(fmt::format(
+      "\"num_mtp_modules\" = {}: the MTP modules are bundled in the checkpoint (vLLM's M3 "
+      "mtp.py reads them from the main checkpoint as {}.mtp.layers.N; a standalone MTP "
+      "checkpoint would hold them instead)",
+      mtp, prefix));
   return true;
 }
 
@@ -283,19 +282,17 @@ Result<Model> BuildMiniMaxM3(const HfConfig& c, const BuildOptions& o) {
 }
 
 Result<Model> BuildMiniMaxM3Vl(const HfConfig& c, const BuildOptions& o) {
-  auto text = c.Sub("text_config");
-  if (!text) return text.error();
-  auto vision = c.Sub("vision_config");
-  if (!vision) return vision.error();
+  MEMFIT_ASSIGN_OR_RETURN(const HfConfig text, c.Sub("text_config"));
+  MEMFIT_ASSIGN_OR_RETURN(const HfConfig vision, c.Sub("vision_config"));
   ModelBuilder b(c);
   Model& m = b.model();
   const Quantization q = ReadQuantization(b, c, o);
   b.SetComponent("language_model");
-  if (b.failed() || !EmitM3Text(b, *text, q, "language_model.model", "language_model.lm_head")) {
+  if (b.failed() || !EmitM3Text(b, text, q, "language_model.model", "language_model.lm_head")) {
     return b.Finish();
   }
   m.hp.text_config_key = "text_config";
-  M3VisionTower(b, c, *vision, m.hp.hidden_size);
+  M3VisionTower(b, c, vision, m.hp.hidden_size);
   NoteQuantization(b, q);
   M3Notes(m);
   m.no_split_patterns = {"language_model.model.layers.*",

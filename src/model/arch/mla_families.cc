@@ -100,7 +100,6 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
   hp.num_experts = experts;
   hp.moe_intermediate_size = width;
   hp.num_mtp_layers = mtp;
-  SetMlaHyperparameters(hp, d);
   const uint64_t h = hp.hidden_size, layers = hp.num_layers;
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
@@ -152,13 +151,6 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
 
 }  // namespace
 
-Result<Model> BuildDeepseekV3(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kDeepseekV3);
-}
-Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
-  return BuildMla(c, o, kGlm4Moe);
-}
-
 const std::vector<ArchitectureBuilder>& MlaFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
       {"deepseek_v2", "", BuildRow<BuildMla, kDeepseekV2>, "deepseek"},
@@ -173,6 +165,13 @@ const std::vector<ArchitectureBuilder>& MlaFamilyBuilders() {
       {"longcat_flash", "", BuildLongcatFlash, "longcat_flash"},
   };
   return kRows;
+}
+
+Result<Model> BuildDeepseekV3(const HfConfig& c, const BuildOptions& o) {
+  return BuildMla(c, o, kDeepseekV3);
+}
+Result<Model> BuildGlm4Moe(const HfConfig& c, const BuildOptions& o) {
+  return BuildMla(c, o, kGlm4Moe);
 }
 
 }  // namespace memfit::arch

@@ -52,16 +52,14 @@ MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t
                 {d.kv_lora, "kv_lora_rank"},
                 {d.nope + d.rope, "qk_nope_head_dim\" + \"qk_rope_head_dim"},
                 {d.v, "v_head_dim"}});
-  return d;
-}
-
-void SetMlaHyperparameters(Hyperparameters& hp, const MlaDims& d) {
+  auto& hp = b.model().hp;
   hp.head_dim = d.nope + d.rope;
   hp.q_lora_rank = d.q_lora;
   hp.kv_lora_rank = d.kv_lora;
   hp.qk_nope_head_dim = d.nope;
   hp.qk_rope_head_dim = d.rope;
   hp.v_head_dim = d.v;
+  return d;
 }
 
 LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d) {
@@ -294,11 +292,7 @@ Result<Model> BuildMla(const HfConfig& c, const BuildOptions& o, const MlaFamily
   const Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
   const bool gqa = s.attention == MlaAttention::kGqa;
-  if (gqa) {
-    hp.head_dim = p.d.v;
-  } else {
-    SetMlaHyperparameters(hp, p.d);
-  }
+  if (gqa) hp.head_dim = p.d.v;
   p.routed = hp.num_experts > 0;
   p.shared = hp.moe_intermediate_size * hp.num_shared_experts;
   hp.shared_expert_intermediate_size = p.shared;

@@ -50,13 +50,9 @@ bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
                   std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
                   std::string_view context = "");
 
-// The MLA dimensions of `c` for `heads` heads ("v_head_dim" required unless `v_default` > 0);
-// records an error naming the keys when one that MLA divides by or sizes with is zero.
+// The MLA dimensions of `c` for `heads` heads ("v_head_dim" required unless `v_default` > 0), also
+// into model.hp (head_dim = qk_nope + qk_rope); an error when one MLA sizes with is zero.
 MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t v_default = 0);
-
-// hp.head_dim = qk_nope + qk_rope, and hp's q_lora_rank, kv_lora_rank, qk_nope_head_dim,
-// qk_rope_head_dim and v_head_dim.
-void SetMlaHyperparameters(Hyperparameters& hp, const MlaDims& d);
 
 // One MLA layer's LayerInfo (heads, the config's KV heads, key and value head widths).
 LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d);
