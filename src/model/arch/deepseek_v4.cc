@@ -289,23 +289,16 @@ V4Dims ReadV4Dims(ModelBuilder& b, const HfConfig& c) {
 // the first broken rule; the products the tensors use are checked for overflow into `b`.
 Status CheckV4Dims(ModelBuilder& b, const HfConfig& c, const V4Dims& d, const V4Storage& s) {
   const auto& hp = b.model().hp;
-  if (hp.num_shared_experts != 1) {
-    return MakeError(
-        "{}: field \"n_shared_experts\" must be 1 (DeepSeek-V4's model.py asserts "
-        "it), not {}",
-        c.where(), hp.num_shared_experts);
-  }
-  if (hp.num_kv_heads != 1) {
-    return MakeError(
-        "{}: field \"num_key_value_heads\" must be 1 (DeepSeek-V4 caches one "
-        "shared key-value head), not {}",
-        c.where(), hp.num_kv_heads);
+  // model.py asserts one shared expert; the model caches one shared key-value head.
+  for (const auto& [value, key] : {std::pair{hp.num_shared_experts, "n_shared_experts"},
+                                   {hp.num_kv_heads, "num_key_value_heads"}}) {
+    if (value != 1) return MakeError("{}: field \"{}\" must be 1, not {}", c.where(), key, value);
   }
   if (d.rope > d.head_dim || d.rope % 2 != 0 || d.rope > d.index_dim) {
     return MakeError(
-        "{}: field \"qk_rope_head_dim\" ({}) must be even and at most \"head_dim\" "
-        "({}) and \"index_head_dim\" ({})",
-        c.where(), d.rope, d.head_dim, d.index_dim);
+        "{}: field \"qk_rope_head_dim\" = {} must be even and at most \"head_dim\" "
+        "and \"index_head_dim\"",
+        c.where(), d.rope);
   }
   if (d.top_k > d.experts) {
     return MakeError("{}: field \"num_experts_per_tok\" ({}) exceeds \"n_routed_experts\" ({})",
