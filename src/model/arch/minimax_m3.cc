@@ -169,7 +169,7 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   hp.num_mtp_layers = mtp;
   const std::vector<bool> moe = MinimaxM3LayerFlags(b, c, "moe_layer_freq", hp.num_layers,
                                                     [&](uint64_t i) { return i >= first_dense; });
-  std::vector<bool> sparse;
+  std::vector<bool> sparse(hp.num_layers, false);
   if (use_sparse) {
     sparse = MinimaxM3LayerFlags(b, *sparse_cfg, "sparse_attention_freq", hp.num_layers,
                                  [](uint64_t) { return true; });
@@ -186,8 +186,6 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                       c.where(), i));
       }
     }
-  } else {
-    sparse.assign(hp.num_layers, false);
   }
   if (b.failed()) return false;
 
