@@ -1,37 +1,27 @@
 // Kimi Linear (model_type "kimi_linear", KimiLinearForCausalLM; also Kimi-K3's text model): Kimi
-// delta attention (KDA) layers interleaved with multi-head latent attention (MLA) layers, a dense
-// MLP in the first first_k_dense_replace layers, else DeepSeek-style routed experts with shared
-// experts. Not an MlaFamilySpec row (mla_kit.h): its KDA layers, norms ahead of the attention,
-// block_sparse_moe of w1/w2/w3 experts (latent in K3) and attention residuals are its own; it reads
-// MLA through mla_kit.h. Tensors under model.* (Kimi-K3, kimi_k25.cc, adds language_model.):
-// - layers listed (1-based) in linear_attn_config.kda_layers: self_attn.{q,k,v}_proj [P, H]
-//   (P = num_heads x head_dim), {q,k,v}_conv1d [P, 1, short_conv_kernel_size] (depthwise, no
-//   bias), A_log, f_a_proj [head_dim, H], f_b_proj [P, head_dim], dt_bias [P], b_proj
-//   [num_heads, H], the output gate g_proj [P, H] with use_full_rank_gate else g_a_proj
-//   [head_dim, H] + g_b_proj [P, head_dim], o_norm [head_dim], o_proj [H, P];
-// - the other layers MLA as DeepSeek-V3 (mla_kit.h: q_a_proj/q_a_layernorm/q_b_proj with
-//   q_lora_rank, else q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj) plus, with
-//   mla_use_output_gate, the sigmoid output gate g_proj [heads x v_head_dim, H];
-// - MoE layers: block_sparse_moe.gate.weight [E, H] and its float32 e_score_correction_bias,
-//   experts.N.{w1, w3} [moe_intermediate_size, L] and w2 [L, moe_intermediate_size], with L the
-//   latent width "routed_expert_hidden_size" (Kimi-K3's latent MoE: routed_expert_down_proj
-//   [L, H], routed_expert_up_proj [H, L] and with latent_moe_use_norm routed_expert_norm [L]
-//   around the experts) or H; shared_experts.{gate,up,down}_proj of moe_intermediate_size x
-//   num_shared_experts; dense layers mlp.{gate,up,down}_proj of intermediate_size;
-// - with "attn_res_block_size" (Kimi-K3's attention residuals), per layer
-//   self_attention_res_norm [H], self_attention_res_proj [1, H], mlp_res_norm [H], mlp_res_proj
-//   [1, H], and model.output_attn_res_norm [H] / output_attn_res_proj [1, H];
-// - model.embed_tokens, model.norm, lm_head (untied by default).
-// Stored dtypes: the KDA conv1d weights, A_log, dt_bias and o_norm in float32, the router's
-// e_score_correction_bias in float32, everything else in the model dtype; under a
-// compressed-tensors quantization_config only the routed experts are quantized (Kimi-K3: MXFP4
-// weight_packed/weight_scale), the latent projections stay in the model dtype.
-// Sources: vLLM model_executor/models/kimi_linear.py and layers/kda.py (Kimi-Linear-48B-A3B:
-// names, A_log [1, 1, heads, 1], w1/w2/w3 expert names); Moonshot's KimiDeltaAttention.__init__
-// for K3 as mirrored in public ports (use_full_rank_gate g_proj, float32 A_log/dt_bias); for K3's
-// stored names, shapes and dtypes (attention residuals, latent MoE, MLA g_proj, A_log float32
-// [head_dim], float32 conv1d/o_norm, bf16 latent projections) third-party loaders that check the
-// real checkpoint's index (docs/architectures.md names them); no index was available here.
+// delta attention (KDA) layers between MLA layers (mla_kit.h), dense MLPs in the first
+// first_k_dense_replace layers, else routed and shared experts. Not an MlaFamilySpec row: its KDA
+// layers, norms ahead of the attention, block_sparse_moe (latent in K3) and attention residuals
+// are its own. Under model.* (Kimi-K3, kimi_k25.cc, adds language_model.):
+// - layers in linear_attn_config.kda_layers (1-based): self_attn.{q,k,v}_proj [P, H] (P =
+//   num_heads x head_dim), {q,k,v}_conv1d [P, 1, short_conv_kernel_size], A_log, f_a_proj
+//   [head_dim, H], f_b_proj [P, head_dim], dt_bias [P], b_proj [num_heads, H], g_proj [P, H]
+//   with use_full_rank_gate else g_a_proj [head_dim, H] + g_b_proj [P, head_dim], o_norm
+//   [head_dim], o_proj [H, P];
+// - the other layers MLA, with mla_use_output_gate plus g_proj [heads x v_head_dim, H];
+// - MoE layers: block_sparse_moe.gate.weight [E, H], its float32 e_score_correction_bias,
+//   experts.N.{w1, w3} [moe_intermediate_size, L], w2 [L, moe_intermediate_size], L the latent
+//   "routed_expert_hidden_size" (K3: routed_expert_down_proj [L, H], up_proj [H, L], with
+//   latent_moe_use_norm routed_expert_norm [L]) or H; shared_experts of moe_intermediate_size x
+//   num_shared_experts; dense layers mlp.{gate,up,down}_proj;
+// - with "attn_res_block_size" (K3's attention residuals) per layer self_attention_res_norm,
+//   mlp_res_norm [H], self_attention_res_proj, mlp_res_proj [1, H], and model.output_attn_res_*.
+// The KDA conv1d, A_log, dt_bias and o_norm and the router bias are float32; under
+// compressed-tensors only the routed experts are quantized (K3: MXFP4). Sources: vLLM
+// model_executor/models/kimi_linear.py and layers/kda.py (Kimi-Linear-48B-A3B: A_log [1, 1,
+// heads, 1]); for K3 (A_log float32 [head_dim], latent MoE, attention residuals) Moonshot's
+// KimiDeltaAttention as public ports and third-party loaders of the checkpoint's index mirror it
+// (docs/architectures.md names them).
 
 #include "model/arch/kimi_linear.h"
 
@@ -85,14 +75,6 @@ void Kda(ModelBuilder& b, const Quantization& q, const std::string& l, const Kim
   }
   b.ParamAs(a + ".o_norm.weight", {d.kda_dim}, Dtype::kF32);
   QLinear(b, q, a + ".o_proj", p, d.h, false);
-}
-
-void KimiLinearMla(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
-  EmitMla(b, q, l + ".self_attn", d.mla, false);
-  if (d.output_gate) {
-    QLinear(b, q, l + ".self_attn.g_proj", d.h,
-            MulDims(b, d.mla.heads, d.mla.v, "heads x v_head_dim"), false);
-  }
 }
 
 void Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const KimiDims& d) {
@@ -157,12 +139,12 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   d.experts = Get(b, c.UintOr("num_experts", 0));
   d.expert_width = Get(b, c.UintOr("moe_intermediate_size", 0));
   const uint64_t shared_experts = Get(b, c.UintOr("num_shared_experts", 0));
-  d.latent_moe = c.Has("routed_expert_hidden_size") && !c.raw()["routed_expert_hidden_size"].is_null();
+  d.latent_moe =
+      c.Has("routed_expert_hidden_size") && !c.raw()["routed_expert_hidden_size"].is_null();
   d.latent = Get(b, c.UintOr("routed_expert_hidden_size", d.h));
   d.latent_norm = Get(b, c.BoolOr("latent_moe_use_norm", false));
   d.attn_res = c.Has("attn_res_block_size") && !c.raw()["attn_res_block_size"].is_null();
   const MoeSchedule sched = ReadMoeSchedule(b, c);
-  const uint64_t mtp = sched.mtp;
   hp.experts_per_token = Get(b, c.UintOr("num_experts_per_token", 0));
   if (b.failed()) return b.Finish();
   MEMFIT_ASSIGN_OR_RETURN(HfConfig lac, c.Sub("linear_attn_config"));
@@ -171,19 +153,18 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   d.kernel = Get(b, lac.Uint("short_conv_kernel_size"));
   d.full_rank_gate = Get(b, lac.BoolOr("use_full_rank_gate", false));
   const std::set<uint64_t> kda = KdaLayers(b, lac, hp.num_layers);
-  Quantization q = ReadQuantization(b, c, o);
+  const Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
-  CheckMlaDims(b, c, d.mla);
+  CheckNonZero(
+      b, lac,
+      {{d.kda_heads, "num_heads"}, {d.kda_dim, "head_dim"}, {d.kernel, "short_conv_kernel_size"}});
+  if (d.experts > 0) {
+    CheckNonZero(
+        b, c, {{d.expert_width, "moe_intermediate_size"}, {d.latent, "routed_expert_hidden_size"}});
+  }
   if (b.failed()) return b.Finish();
-  if (d.kda_heads == 0 || d.kda_dim == 0 || d.kernel == 0) {
-    return MakeError("{}: linear_attn_config \"num_heads\", \"head_dim\" and "
-                     "\"short_conv_kernel_size\" must be positive", c.where());
-  }
-  if (d.experts > 0 && (d.expert_width == 0 || d.latent == 0)) {
-    return MakeError("{}: \"num_experts\" is set but \"moe_intermediate_size\" or "
-                     "\"routed_expert_hidden_size\" is missing or zero", c.where());
-  }
-  d.shared = MulDims(b, d.expert_width, shared_experts, "moe_intermediate_size x num_shared_experts");
+  d.shared =
+      MulDims(b, d.expert_width, shared_experts, "moe_intermediate_size x num_shared_experts");
   // Every conv state and delta-rule state below is a product of two config values: check once.
   const uint64_t p = MulDims(b, d.kda_heads, d.kda_dim, "linear_attn_config num_heads x head_dim");
   const uint64_t conv_channels = MulDims(b, p, 3, "3 x KDA projection width");
@@ -193,8 +174,6 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   hp.moe_intermediate_size = d.expert_width;
   hp.num_shared_experts = shared_experts;
   hp.shared_expert_intermediate_size = d.shared;
-  SetMlaHyperparameters(hp, d.mla);
-  auto is_moe = [&](uint64_t i) { return d.experts > 0 && sched.IsMoe(i); };
 
   b.Embedding("model.embed_tokens", hp.vocab_size, d.h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
@@ -205,21 +184,27 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
       AttnResidual(b, l + ".self_attention", d.h);
       AttnResidual(b, l + ".mlp", d.h);
     }
-    LayerInfo info;
+    LayerInfo info = MlaLayerInfo(hp, d.mla);
     if (kda.count(i)) {
       Kda(b, q, l, d, layout);
-      info.attention = AttentionKind::kNone;
-      info.mixer = LayerMixer::kKimiDelta;
-      info.recurrent = true;
       // One q|k|v short-conv state and a float32 head_dim x head_dim delta-rule state per head
       // (vLLM MambaStateShapeCalculator.kda_state_shape, kda_state_dtype).
-      info.state = {.conv_channels = conv_channels, .conv_kernel = d.kernel,
-                    .heads = d.kda_heads, .elements_per_head = state, .state_bits = 32};
+      info = {.attention = AttentionKind::kNone,
+              .mixer = LayerMixer::kKimiDelta,
+              .recurrent = true,
+              .state = {.conv_channels = conv_channels,
+                        .conv_kernel = d.kernel,
+                        .heads = d.kda_heads,
+                        .elements_per_head = state,
+                        .state_bits = 32}};
     } else {
-      KimiLinearMla(b, q, l, d);
-      info = MlaLayerInfo(hp, d.mla);
+      EmitMla(b, q, l + ".self_attn", d.mla, false);
+      if (d.output_gate) {
+        QLinear(b, q, l + ".self_attn.g_proj", d.h,
+                MulDims(b, d.mla.heads, d.mla.v, "heads x v_head_dim"), false);
+      }
     }
-    if (is_moe(i)) {
+    if (d.experts > 0 && sched.IsMoe(i)) {
       Moe(b, q, l, d);
       info.moe = true;
     } else {
@@ -230,11 +215,11 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
   }
   if (d.attn_res) AttnResidual(b, "model.output_attn", d.h);
   b.RmsNorm("model.norm", d.h);
-  TaskHead(b, c, o, "model.embed_tokens");
-  if (mtp > 0) {
+  if (sched.mtp > 0) {
     m.assumptions.push_back(fmt::format(
         "\"num_nextn_predict_layers\" = {}: the MTP layers are not counted (no released Kimi "
-        "Linear checkpoint stores them to take their layout from)", mtp));
+        "Linear checkpoint stores them to take their layout from)",
+        sched.mtp));
   }
   if (layout == KimiCheckpoint::kKimiLinear) {
     m.assumptions.push_back(
@@ -242,10 +227,7 @@ Result<Model> BuildKimiLinearText(const HfConfig& c, const BuildOptions& o, Kimi
         "float32 (as vLLM creates them and Kimi-K3's checkpoint stores them; no Kimi-Linear "
         "weight index was available)");
   }
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoder(b, c, o, q);
 }
 
 Result<Model> BuildKimiLinear(const HfConfig& c, const BuildOptions& o) {

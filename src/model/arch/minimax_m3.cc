@@ -1,27 +1,23 @@
 // MiniMax-M3 (minimax_m3: MiniMaxM3ForCausalLM; minimax_m3_vl:
-// MiniMaxM3SparseForConditionalGeneration). Not an MlaFamilySpec row (mla_kit.h): its attention is
-// grouped-query, with its own indexer; MoE, MTP and layer lists are named and read apart from the
-// rows. Text model, as the checkpoints name it (vLLM
-// models/minimax_m3 model.py and mtp.py; the Megatron bridge's key list "verified against the
-// real checkpoint key layout"): embed_tokens; per layer input_layernorm, self_attn.{q,k,v,o}_proj
-// with per-head q_norm/k_norm [head_dim] ("qk_norm_type" per_head; per_layer: over the whole
-// projection, as MiniMax-M2), on sparse-attention layers ("sparse_attention_config".
-// sparse_attention_freq) the lightning indexer's index_q_proj [index heads x index dim, H],
-// index_k_proj [index dim, H] (one key head: the index-key cache is [tokens, 1, index dim]) and
-// index_q_norm/index_k_norm [index dim]; post_attention_layernorm; the first layers
-// ("moe_layer_freq" 0) a dense mlp.{gate,up,down}_proj of "dense_intermediate_size", the others
-// block_sparse_moe.gate [E, H] (float32: "Router weights are stored in fp32"),
-// e_score_correction_bias [E] (float32), experts.N.{w1,w3,w2} of "intermediate_size" and
-// shared_experts.{gate,up,down}_proj of n_shared_experts x "shared_intermediate_size"; norm;
-// lm_head. "num_mtp_modules" multi-token-prediction modules are stored as model.mtp.layers.N
-// (enorm, hnorm, eh_proj [H, 2H], a sparse-attention MoE decoder layer, final_layernorm); the
-// causal LM skips them ("mtp." is not loaded). minimax_m3_vl nests the text model under
-// language_model.model / language_model.lm_head and adds the vision tower (vision_tower.py):
-// vision_tower.vision_model.{embeddings.patch_embedding Conv3d [W, 3, temporal, patch, patch]
-// without bias, pre_layrnorm, encoder.layers.N.{layer_norm1, self_attn.{q,k,v,out}_proj,
-// layer_norm2, mlp.fc1, mlp.fc2} with biases}, no post_layernorm; multi_modal_projector.
-// linear_{1,2} (W -> projector_hidden_size -> text H) and patch_merge_mlp.linear_{1,2}
-// (text H x merge^2 -> projector_hidden_size -> text H), with biases.
+// MiniMaxM3SparseForConditionalGeneration). Not an MlaFamilySpec row (mla_kit.h): grouped-query
+// attention with its own indexer, and MoE, MTP and layer lists named and read apart from the rows.
+// As the checkpoints name it (vLLM models/minimax_m3 model.py, mtp.py and vision_tower.py; the
+// Megatron bridge's key list "verified against the real checkpoint key layout"): embed_tokens;
+// per layer input_layernorm, self_attn.{q,k,v,o}_proj with q_norm/k_norm ("qk_norm_type"
+// per_head: [head_dim]; per_layer: the whole projection), on the layers of
+// "sparse_attention_config".sparse_attention_freq the indexer's index_q_proj [index heads x index
+// dim, H], index_k_proj [index dim, H] (one key head) and index_q_norm/index_k_norm [index dim];
+// post_attention_layernorm; on the layers "moe_layer_freq" marks 0 a dense mlp of
+// "dense_intermediate_size", else block_sparse_moe.gate [E, H] and e_score_correction_bias [E]
+// (float32: "Router weights are stored in fp32"), experts.N.{w1,w3,w2} of "intermediate_size"
+// and shared_experts of n_shared_experts x "shared_intermediate_size"; norm; lm_head;
+// "num_mtp_modules" modules model.mtp.layers.N (enorm, hnorm, eh_proj [H, 2H], a sparse MoE
+// layer, final_layernorm) that the causal LM does not load. minimax_m3_vl nests the text model
+// under language_model.model / language_model.lm_head and adds vision_tower.vision_model
+// (patch_embedding Conv3d [W, 3, temporal, patch, patch] without bias, pre_layrnorm,
+// encoder.layers.N.{layer_norm1, self_attn.{q,k,v,out}_proj, layer_norm2, mlp.fc1, mlp.fc2}),
+// multi_modal_projector.linear_{1,2} (W -> projector_hidden_size -> H) and
+// patch_merge_mlp.linear_{1,2} (H x merge^2 -> projector_hidden_size -> H), all biased.
 
 #include <optional>
 
@@ -36,16 +32,16 @@ namespace memfit::arch {
 namespace {
 
 struct M3Dims {
-  uint64_t h = 0, nh = 0, nkv = 0, hd = 0;
-  uint64_t dense_width = 0, experts = 0, expert_width = 0, shared_width = 0;
+  uint64_t h = 0, dense_width = 0, experts = 0, expert_width = 0, shared_width = 0;
   uint64_t index_heads = 0, index_dim = 0;
-  bool per_head_norm = true, qk_norm = true, routing_bias = true;
+  GqaShape attn;
+  bool routing_bias = true;
 };
 
 // Per-layer 0/1 flags from `key` in `c` (one per layer), else `fallback(i)`.
 template <typename Fallback>
 std::vector<bool> MinimaxM3LayerFlags(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                             uint64_t layers, Fallback fallback) {
+                                      uint64_t layers, Fallback fallback) {
   std::vector<bool> out;
   auto it = c.raw().find(std::string(key));
   if (it == c.raw().end() || it->is_null()) {
@@ -67,20 +63,6 @@ std::vector<bool> MinimaxM3LayerFlags(ModelBuilder& b, const HfConfig& c, std::s
   return out;
 }
 
-void M3Attention(ModelBuilder& b, const Quantization& q, const std::string& l, const M3Dims& d,
-                 bool sparse) {
-  const std::string a = l + ".self_attn";
-  EmitGqa(b, q, a, {.heads = d.nh, .kv_heads = d.nkv, .head_dim = d.hd, .qk_norm = d.qk_norm,
-                    .per_head = d.per_head_norm});
-  if (!sparse) return;
-  QLinear(b, q, a + ".index_q_proj", d.h,
-          MulDims(b, d.index_heads, d.index_dim, "sparse_num_index_heads x sparse_index_dim"),
-          false);
-  QLinear(b, q, a + ".index_k_proj", d.h, d.index_dim, false);
-  b.RmsNorm(a + ".index_q_norm", d.index_dim);
-  b.RmsNorm(a + ".index_k_norm", d.index_dim);
-}
-
 void M3Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const M3Dims& d) {
   const std::string m = l + ".block_sparse_moe";
   b.ParamAs(m + ".gate.weight", {d.experts, d.h}, Dtype::kF32);
@@ -98,17 +80,23 @@ void M3Moe(ModelBuilder& b, const Quantization& q, const std::string& l, const M
 LayerInfo M3Layer(ModelBuilder& b, const Quantization& q, const std::string& l, const M3Dims& d,
                   bool sparse, bool moe) {
   b.RmsNorm(l + ".input_layernorm", d.h);
-  M3Attention(b, q, l, d, sparse);
+  const std::string a = l + ".self_attn";
+  EmitGqa(b, q, a, d.attn);
+  if (sparse) {
+    QLinear(b, q, a + ".index_q_proj", d.h,
+            MulDims(b, d.index_heads, d.index_dim, "sparse_num_index_heads x sparse_index_dim"),
+            false);
+    QLinear(b, q, a + ".index_k_proj", d.h, d.index_dim, false);
+    b.RmsNorm(a + ".index_q_norm", d.index_dim);
+    b.RmsNorm(a + ".index_k_norm", d.index_dim);
+  }
   b.RmsNorm(l + ".post_attention_layernorm", d.h);
   if (moe) {
     M3Moe(b, q, l, d);
   } else {
     QGatedMlp(b, q, l + ".mlp", d.h, d.dense_width);
   }
-  LayerInfo info;
-  info.num_heads = d.nh;
-  info.num_kv_heads = d.nkv;
-  info.head_dim_k = info.head_dim_v = d.hd;
+  LayerInfo info = AttentionInfo(b.model().hp, false, 0);
   info.moe = moe;
   info.intermediate_size = moe ? 0 : d.dense_width;
   // The sparse layers keep the full K/V cache (top-k blocks are chosen from it) plus one index
@@ -126,16 +114,18 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   ReadDecoderBasics(b, c, {.need_intermediate = true});
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
-  M3Dims d{.h = hp.hidden_size, .nh = hp.num_attention_heads, .nkv = hp.num_kv_heads,
-           .hd = hp.head_dim, .expert_width = hp.intermediate_size};
+  M3Dims d{
+      .h = hp.hidden_size,
+      .expert_width = hp.intermediate_size,
+      .attn = {
+          .heads = hp.num_attention_heads, .kv_heads = hp.num_kv_heads, .head_dim = hp.head_dim}};
   d.dense_width = Get(b, c.UintOr("dense_intermediate_size", hp.intermediate_size));
   d.experts = Get(b, c.Uint("num_local_experts"));
   hp.experts_per_token = Get(b, c.Uint("num_experts_per_tok"));
   const uint64_t shared = Get(b, c.UintOr("n_shared_experts", 0));
-  const uint64_t shared_width =
-      Get(b, c.UintOr("shared_intermediate_size", hp.intermediate_size));
-  d.qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
-  d.per_head_norm = Get(b, c.StringOr("qk_norm_type", "per_head")) == "per_head";
+  const uint64_t shared_width = Get(b, c.UintOr("shared_intermediate_size", hp.intermediate_size));
+  d.attn.qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
+  d.attn.per_head = Get(b, c.StringOr("qk_norm_type", "per_head")) == "per_head";
   d.routing_bias = Get(b, c.BoolOr("use_routing_bias", true));
   const bool output_gate = Get(b, c.BoolOr("attention_output_gate", false));
   const uint64_t mtp = Get(b, c.UintOr("num_mtp_modules", 0));
@@ -148,25 +138,28 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
     d.index_dim = Get(b, sparse_cfg->UintOr("sparse_index_dim", 0));
   }
   if (b.failed()) return false;
+  const auto fail = [&](const Error& e) {
+    b.Fail(e);
+    return false;
+  };
   if (output_gate) {
-    b.Fail(MakeError("{}: \"attention_output_gate\" is set: its gate's layout is in no released "
-                     "MiniMax-M3 checkpoint; the safetensors headers give an exact answer",
-                     c.where()));
-    return false;
+    return fail(
+        MakeError("{}: \"attention_output_gate\" is set: its gate's layout is in no "
+                  "released MiniMax-M3 checkpoint; the safetensors headers give an exact "
+                  "answer",
+                  c.where()));
   }
-  if (d.experts == 0 || hp.experts_per_token == 0 || d.expert_width == 0) {
-    b.Fail(MakeError("{}: \"num_local_experts\", \"num_experts_per_tok\" and "
-                     "\"intermediate_size\" must be positive", c.where()));
-    return false;
-  }
-  if (use_sparse && (d.index_heads == 0 || d.index_dim == 0)) {
-    b.Fail(MakeError("{}: sparse_attention_config: \"sparse_num_index_heads\" and "
-                     "\"sparse_index_dim\" must be positive", c.where()));
+  if (!CheckNonZero(b, c,
+                    {{d.experts, "num_local_experts"},
+                     {hp.experts_per_token, "num_experts_per_tok"},
+                     {d.expert_width, "intermediate_size"}}) ||
+      (use_sparse && !CheckNonZero(b, *sparse_cfg,
+                                   {{d.index_heads, "sparse_num_index_heads"},
+                                    {d.index_dim, "sparse_index_dim"}}))) {
     return false;
   }
   if (mtp > 64) {
-    b.Fail(MakeError("{}: \"num_mtp_modules\" = {} is more than 64", c.where(), mtp));
-    return false;
+    return fail(MakeError("{}: \"num_mtp_modules\" = {} is more than 64", c.where(), mtp));
   }
   d.shared_width = MulDims(b, shared, shared_width, "n_shared_experts x shared_intermediate_size");
   hp.num_experts = d.experts;
@@ -174,26 +167,25 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
   hp.num_shared_experts = shared;
   hp.shared_expert_intermediate_size = d.shared_width;
   hp.num_mtp_layers = mtp;
-  const std::vector<bool> moe =
-      MinimaxM3LayerFlags(b, c, "moe_layer_freq", hp.num_layers, [&](uint64_t i) { return i >= first_dense; });
-  std::vector<bool> sparse;
+  const std::vector<bool> moe = MinimaxM3LayerFlags(b, c, "moe_layer_freq", hp.num_layers,
+                                                    [&](uint64_t i) { return i >= first_dense; });
+  std::vector<bool> sparse(hp.num_layers, false);
   if (use_sparse) {
     sparse = MinimaxM3LayerFlags(b, *sparse_cfg, "sparse_attention_freq", hp.num_layers,
-                        [](uint64_t) { return true; });
+                                 [](uint64_t) { return true; });
     // M3 disables the index value/output projections on every sparse layer; a layer that keeps
     // them has shapes no reference gives.
     const std::vector<bool> no_value = MinimaxM3LayerFlags(
         b, *sparse_cfg, "sparse_disable_index_value", hp.num_layers, [](uint64_t) { return true; });
     for (uint64_t i = 0; i < sparse.size() && i < no_value.size() && !b.failed(); ++i) {
       if (sparse[i] && !no_value[i]) {
-        b.Fail(MakeError("{}: sparse_attention_config: layer {} keeps the index value projection "
-                         "(\"sparse_disable_index_value\" 0), whose layout no released MiniMax-M3 "
-                         "has; the safetensors headers give an exact answer",
-                         c.where(), i));
+        b.Fail(
+            MakeError("{}: sparse_attention_config: layer {} keeps the index value projection "
+                      "(\"sparse_disable_index_value\" 0), whose layout no released MiniMax-M3 "
+                      "has; the safetensors headers give an exact answer",
+                      c.where(), i));
       }
     }
-  } else {
-    sparse.assign(hp.num_layers, false);
   }
   if (b.failed()) return false;
 
@@ -220,18 +212,14 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
     b.RmsNorm(l + ".final_layernorm", d.h);
   }
   if (b.failed()) return false;
-  const uint64_t mtp_bytes = MarkStoredOnly(m, begin);
-  if (mtp > 0) {
-    m.notes.push_back(fmt::format(
-        "{} multi-token-prediction module(s) ({}.mtp.*, {} bytes) counted as stored in the "
-        "checkpoint but not loaded by the causal LM",
-        mtp, prefix, mtp_bytes));
-    m.assumptions.push_back(fmt::format(
-        "\"num_mtp_modules\" = {}: the MTP modules are bundled in the checkpoint (vLLM's M3 "
-        "mtp.py reads them from the main checkpoint as {}.mtp.layers.N; a standalone MTP "
-        "checkpoint would hold them instead)",
-        mtp, prefix));
-  }
+  MarkMtpStoredOnly(b, begin, mtp, fmt::format("module(s) ({}.mtp.*", prefix),
+                    "counted as stored in the checkpoint but not loaded by the causal LM");
+  if (mtp == 0) return true;
+  m.assumptions.push_back(fmt::format(
+      "\"num_mtp_modules\" = {}: the MTP modules are bundled in the checkpoint (vLLM's M3 "
+      "mtp.py reads them from the main checkpoint as {}.mtp.layers.N; a standalone MTP "
+      "checkpoint would hold them instead)",
+      mtp, prefix));
   return true;
 }
 
@@ -287,27 +275,22 @@ Result<Model> BuildMiniMaxM3(const HfConfig& c, const BuildOptions& o) {
   Model& m = b.model();
   const Quantization q = ReadQuantization(b, c, o);
   if (b.failed() || !EmitM3Text(b, c, q, "model", "lm_head")) return b.Finish();
-  NoteQuantization(b, q);
   M3Notes(m);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  return FinishDecoderAfterHead(b, q);
 }
 
 Result<Model> BuildMiniMaxM3Vl(const HfConfig& c, const BuildOptions& o) {
-  auto text = c.Sub("text_config");
-  if (!text) return text.error();
-  auto vision = c.Sub("vision_config");
-  if (!vision) return vision.error();
+  MEMFIT_ASSIGN_OR_RETURN(const HfConfig text, c.Sub("text_config"));
+  MEMFIT_ASSIGN_OR_RETURN(const HfConfig vision, c.Sub("vision_config"));
   ModelBuilder b(c);
   Model& m = b.model();
   const Quantization q = ReadQuantization(b, c, o);
   b.SetComponent("language_model");
-  if (b.failed() || !EmitM3Text(b, *text, q, "language_model.model", "language_model.lm_head")) {
+  if (b.failed() || !EmitM3Text(b, text, q, "language_model.model", "language_model.lm_head")) {
     return b.Finish();
   }
   m.hp.text_config_key = "text_config";
-  M3VisionTower(b, c, *vision, m.hp.hidden_size);
+  M3VisionTower(b, c, vision, m.hp.hidden_size);
   NoteQuantization(b, q);
   M3Notes(m);
   m.no_split_patterns = {"language_model.model.layers.*",

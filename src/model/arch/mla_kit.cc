@@ -3,6 +3,7 @@
 #include "model/arch/mla_kit.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
@@ -26,6 +27,18 @@ void ReadMlaDecoderBasics(ModelBuilder& b, const HfConfig& c, const MlaBasicsKey
   hp.gated_mlp = true;
 }
 
+bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
+                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
+                  std::string_view context) {
+  if (b.failed()) return false;
+  for (const auto& [value, key] : fields) {
+    if (value != 0) continue;
+    b.Fail(MakeError("{}: {}field \"{}\" must not be zero", c.where(), context, key));
+    return false;
+  }
+  return true;
+}
+
 MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t v_default) {
   MlaDims d;
   d.heads = heads;
@@ -34,29 +47,26 @@ MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t
   d.nope = Get(b, c.Uint("qk_nope_head_dim"));
   d.rope = Get(b, c.Uint("qk_rope_head_dim"));
   d.v = Get(b, v_default > 0 ? c.UintOr("v_head_dim", v_default) : c.Uint("v_head_dim"));
-  return d;
-}
-
-void CheckMlaDims(ModelBuilder& b, const HfConfig& c, const MlaDims& d) {
-  if (b.failed()) return;
-  if (d.heads == 0 || d.kv_lora == 0 || d.nope + d.rope == 0 || d.v == 0) {
-    b.Fail(MakeError("{}: \"num_attention_heads\", \"kv_lora_rank\", \"qk_nope_head_dim\" + "
-                     "\"qk_rope_head_dim\" and \"v_head_dim\" must be positive", c.where()));
-  }
-}
-
-void SetMlaHyperparameters(Hyperparameters& hp, const MlaDims& d) {
+  CheckNonZero(b, c,
+               {{heads, "num_attention_heads"},
+                {d.kv_lora, "kv_lora_rank"},
+                {d.nope + d.rope, "qk_nope_head_dim\" + \"qk_rope_head_dim"},
+                {d.v, "v_head_dim"}});
+  auto& hp = b.model().hp;
   hp.head_dim = d.nope + d.rope;
   hp.q_lora_rank = d.q_lora;
   hp.kv_lora_rank = d.kv_lora;
   hp.qk_nope_head_dim = d.nope;
   hp.qk_rope_head_dim = d.rope;
   hp.v_head_dim = d.v;
+  return d;
 }
 
 LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d) {
-  return LayerInfo{.attention = AttentionKind::kMla, .num_heads = d.heads,
-                   .num_kv_heads = hp.num_kv_heads, .head_dim_k = d.nope + d.rope,
+  return LayerInfo{.attention = AttentionKind::kMla,
+                   .num_heads = d.heads,
+                   .num_kv_heads = hp.num_kv_heads,
+                   .head_dim_k = d.nope + d.rope,
                    .head_dim_v = d.v};
 }
 
@@ -109,66 +119,60 @@ MoeSchedule ReadMoeSchedule(ModelBuilder& b, const HfConfig& c, uint64_t first_d
   return s;
 }
 
+void MarkMtpStoredOnly(ModelBuilder& b, size_t begin, uint64_t count, std::string_view what,
+                       std::string_view tail) {
+  if (count == 0 || b.failed()) return;
+  const uint64_t bytes = MarkStoredOnly(b.model(), begin);
+  b.model().notes.push_back(
+      fmt::format("{} multi-token-prediction {}, {} bytes) {}", count, what, bytes, tail));
+}
+
 namespace {
 
 // What BuildMla reads once for every layer.
 struct MlaPlan {
   const MlaFamilySpec* spec = nullptr;
   MlaDims d;  // kGqa: `v` the head width, `rope` the rotary width
-  bool bias = false, qk_norm = false, mlp_bias = false, router_bias = false;
+  bool bias = false, qk_norm = false, mlp_bias = false, router_bias = false, routed = false;
   uint64_t index_heads = 0, index_dim = 0;  // the DSA indexer; 0: none
   uint64_t shared = 0;                      // the shared experts' width
+  MoeSchedule sched;
   const nlohmann::json* mlp_types = nullptr;  // "mlp_layer_types", when a list
+  std::vector<bool> indexer;  // kDsaGlm's indexer layers; past its end (MTP layers) every layer
+
+  bool IsMoe(uint64_t i) const {
+    if (!routed) return false;
+    if (mlp_types && i < mlp_types->size()) return (*mlp_types)[i] == "sparse";
+    return sched.IsMoe(i);
+  }
+  bool HasIndexer(uint64_t i) const { return index_dim > 0 && (i >= indexer.size() || indexer[i]); }
 };
 
-// kDsaGlm's per-layer indexer rule (mla_kit.h); asked per layer, true for every layer otherwise.
-struct MlaIndexerLayers {
-  MlaIndexerLayers(ModelBuilder& b, const HfConfig& c, bool glm, uint64_t layers)
-      : glm(glm), layers(layers) {
-    if (!glm) return;
-    for (const char* key : {"indexer_types", "index_topk_pattern"}) {
-      const auto it = c.raw().find(key);
-      if (it == c.raw().end() || it->is_null()) continue;
-      listed = &*it;
-      name = key;
-      if (!it->is_array() && !it->is_string()) {
-        b.Fail(MakeError("{}: field \"{}\" must be a list or a string", c.where(), key));
+// kDsaGlm's indexer rule (mla_kit.h) for each of the `layers` layers.
+std::vector<bool> GlmIndexerLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
+  std::vector<bool> out(layers, true);
+  for (const char* key : {"indexer_types", "index_topk_pattern"}) {
+    const auto it = c.raw().find(key);
+    if (it == c.raw().end() || it->is_null()) continue;
+    if (it->is_string()) {
+      const std::string& pattern = it->get_ref<const std::string&>();
+      for (size_t i = 0; i < pattern.size() && i < layers; ++i) out[i] = pattern[i] != 'S';
+    } else if (!it->is_array()) {
+      b.Fail(MakeError("{}: field \"{}\" must be a list or a string", c.where(), key));
+    }
+    for (size_t i = 0; it->is_array() && i < it->size() && i < layers && !b.failed(); ++i) {
+      const auto& v = (*it)[i];
+      if (v != "full" && v != "shared") {
+        b.Fail(MakeError("{}: \"{}\"[{}] must be \"full\" or \"shared\"", c.where(), key, i));
       }
-      return;
+      out[i] = v == "full";
     }
-    freq = std::max<uint64_t>(Get(b, c.UintOr("index_topk_freq", 1)), 1);
-    offset = Get(b, c.UintOr("index_skip_topk_offset", 2));
+    return out;
   }
-  // False (a "shared" layer) reuses the previous layer's top-k: no indexer tensors.
-  bool operator()(ModelBuilder& b, const HfConfig& c, uint64_t i) const {
-    if (!glm || i >= layers) return true;  // MTP layers after the schedule run their indexer
-    if (!listed) return (i + 1 > offset ? i + 1 - offset : 0) % freq == 0;
-    const uint64_t n = listed->is_string() ? listed->get_ref<const std::string&>().size()
-                                           : listed->size();
-    if (i >= n) return true;
-    if (listed->is_string()) return listed->get_ref<const std::string&>()[i] != 'S';
-    const auto& v = (*listed)[i];
-    if (!v.is_string() || (v != "full" && v != "shared")) {
-      b.Fail(MakeError("{}: \"{}\"[{}] must be \"full\" or \"shared\"", c.where(), name, i));
-      return false;
-    }
-    return v == "full";
-  }
-  bool glm;
-  uint64_t layers;
-  const nlohmann::json* listed = nullptr;
-  std::string name;
-  uint64_t freq = 1, offset = 2;
-};
-
-void MlaIndexer(ModelBuilder& b, const Quantization& q, const std::string& l, const MlaPlan& p) {
-  const uint64_t h = b.model().hp.hidden_size;
-  const std::string x = l + ".self_attn.indexer";
-  QLinear(b, q, x + ".wq_b", p.d.q_lora,
-          MulDims(b, p.index_heads, p.index_dim, "index_n_heads x index_head_dim"), false);
-  QLinear(b, q, x + ".wk", h, p.index_dim, false);
-  b.LayerNorm(x + ".k_norm", p.index_dim);
-  b.Linear(x + ".weights_proj", h, p.index_heads, false);
+  const uint64_t freq = std::max<uint64_t>(Get(b, c.UintOr("index_topk_freq", 1)), 1);
+  const uint64_t offset = Get(b, c.UintOr("index_skip_topk_offset", 2));
+  for (uint64_t i = 0; i < layers; ++i) out[i] = (i + 1 > offset ? i + 1 - offset : 0) % freq == 0;
+  return out;
 }
 
 void MlaRoutedMlp(ModelBuilder& b, const Quantization& q, const std::string& mlp,
@@ -180,47 +184,61 @@ void MlaRoutedMlp(ModelBuilder& b, const Quantization& q, const std::string& mlp
     b.Buffer(mlp + ".gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
   }
   if (p.spec->fused_experts) {
-    FusedExperts(b, q, {.path = mlp + ".experts", .experts = hp.num_experts, .hidden = h,
-                        .width = hp.moe_intermediate_size});
+    FusedExperts(b, q,
+                 {.path = mlp + ".experts",
+                  .experts = hp.num_experts,
+                  .hidden = h,
+                  .width = hp.moe_intermediate_size});
   } else {
-    RepeatedModules(b, q, mlp + ".experts", hp.num_experts, [&](const std::string& x) {
-      QGatedMlp(b, q, x, h, hp.moe_intermediate_size);
-    });
+    RepeatedModules(b, q, mlp + ".experts", hp.num_experts,
+                    [&](const std::string& x) { QGatedMlp(b, q, x, h, hp.moe_intermediate_size); });
   }
   if (p.shared > 0) QGatedMlp(b, q, mlp + ".shared_experts", h, p.shared);
 }
 
-void MlaDecoderLayer(ModelBuilder& b, const Quantization& q, const std::string& l,
-                     const MlaPlan& p, bool moe, bool indexer) {
+// Decoder layer `i` (model.layers.i; MTP layers after the last).
+void MlaDecoderLayer(ModelBuilder& b, const Quantization& q, const MlaPlan& p, uint64_t i) {
   const auto& hp = b.model().hp;
-  b.RmsNorm(l + ".input_layernorm", hp.hidden_size);
+  const uint64_t h = hp.hidden_size;
+  const std::string l = Layer("model.layers", i);
+  b.RmsNorm(l + ".input_layernorm", h);
   if (p.spec->attention == MlaAttention::kGqa) {
-    EmitGqa(b, q, l + ".self_attn", {.heads = hp.num_attention_heads,
-                                     .kv_heads = hp.num_kv_heads, .head_dim = p.d.v,
-                                     .qkv_bias = p.bias, .qk_norm = p.qk_norm});
+    EmitGqa(b, q, l + ".self_attn",
+            {.heads = hp.num_attention_heads,
+             .kv_heads = hp.num_kv_heads,
+             .head_dim = p.d.v,
+             .qkv_bias = p.bias,
+             .qk_norm = p.qk_norm});
   } else {
     EmitMla(b, q, l + ".self_attn", p.d, p.bias);
   }
-  if (indexer) MlaIndexer(b, q, l, p);
-  if (moe) {
+  if (p.HasIndexer(i)) {
+    const std::string x = l + ".self_attn.indexer";
+    QLinear(b, q, x + ".wq_b", p.d.q_lora,
+            MulDims(b, p.index_heads, p.index_dim, "index_n_heads x index_head_dim"), false);
+    QLinear(b, q, x + ".wk", h, p.index_dim, false);
+    b.LayerNorm(x + ".k_norm", p.index_dim);
+    b.Linear(x + ".weights_proj", h, p.index_heads, false);
+  }
+  if (p.IsMoe(i)) {
     MlaRoutedMlp(b, q, l + ".mlp", p);
   } else {
-    QGatedMlp(b, q, l + ".mlp", hp.hidden_size, hp.intermediate_size, p.mlp_bias);
+    QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size, p.mlp_bias);
   }
-  b.RmsNorm(l + ".post_attention_layernorm", hp.hidden_size);
+  b.RmsNorm(l + ".post_attention_layernorm", h);
 }
 
 // Reads the row's hyperparameters into `p` and model.hp (before the quantization).
-MoeSchedule ReadMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec& s, MlaPlan& p) {
+void ReadMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec& s, MlaPlan& p) {
   auto& hp = b.model().hp;
   ReadMlaDecoderBasics(b, c, {.tie = s.tie_default});
+  const uint64_t heads = hp.num_attention_heads;
   if (s.attention == MlaAttention::kGqa) {
-    p.d.heads = hp.num_attention_heads;
+    p.d.heads = heads;
     p.d.v = Get(b, c.UintOr("head_dim", 128));
     p.d.rope = RotaryDim(b, c, p.d.v, s.rotary_factor);
     p.qk_norm = Get(b, c.BoolOr("use_qk_norm", false));
   } else {
-    const uint64_t heads = hp.num_attention_heads;
     p.d = ReadMlaDims(b, c, heads, s.v_from_hidden && heads ? hp.hidden_size / heads : 0);
   }
   p.bias = Get(b, c.BoolOr("attention_bias", false));
@@ -229,8 +247,8 @@ MoeSchedule ReadMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec&
   hp.experts_per_token = Get(b, c.UintOr("num_experts_per_tok", 0));
   hp.num_shared_experts = Get(b, c.UintOr("n_shared_experts", 0));
   hp.moe_intermediate_size = Get(b, c.UintOr("moe_intermediate_size", 0));
-  MoeSchedule sched = ReadMoeSchedule(b, c, s.first_dense_default);
-  if (s.mtp == MlaMtp::kNone) sched.mtp = 0;
+  p.sched = ReadMoeSchedule(b, c, s.first_dense_default);
+  if (s.mtp == MlaMtp::kNone) p.sched.mtp = 0;
   p.router_bias = s.router_bias == MlaRouterBias::kAlways ||
                   (s.router_bias == MlaRouterBias::kNoauxTc &&
                    Get(b, c.StringOr("topk_method", "noaux_tc")) == "noaux_tc");
@@ -238,64 +256,27 @@ MoeSchedule ReadMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec&
     p.index_heads = Get(b, c.Uint("index_n_heads"));
     p.index_dim = Get(b, c.Uint("index_head_dim"));
     hp.index_topk = Get(b, c.UintOr("index_topk", 0));
+    CheckNonZero(b, c,
+                 {{p.index_heads, "index_n_heads"},
+                  {p.index_dim, "index_head_dim"},
+                  {p.d.q_lora, "q_lora_rank"}},
+                 "DeepSeek sparse attention: ");
   }
+  if (s.attention == MlaAttention::kDsaGlm) p.indexer = GlmIndexerLayers(b, c, hp.num_layers);
   const auto types = c.raw().find("mlp_layer_types");
   if (types != c.raw().end() && types->is_array()) p.mlp_types = &*types;
-  return sched;
-}
-
-// What the dimensions must be; an error for the first broken rule (or one recorded in `b`).
-Status CheckMlaPlan(ModelBuilder& b, const HfConfig& c, const MlaFamilySpec& s,
-                    const MlaPlan& p) {
-  const auto& hp = b.model().hp;
+  // What the other dimensions must be (ReadMlaDims checks the MLA ones).
   const bool gqa = s.attention == MlaAttention::kGqa;
-  if (hp.num_attention_heads == 0) {
-    return MakeError("{}: field \"num_attention_heads\" must not be zero", c.where());
+  CheckNonZero(b, c, {{heads, "num_attention_heads"}});
+  if (hp.num_experts > 0) {
+    CheckNonZero(b, c, {{hp.moe_intermediate_size, "moe_intermediate_size"}});
   }
-  if (hp.num_experts > 0 && hp.moe_intermediate_size == 0) {
-    return MakeError("{}: \"n_routed_experts\" is set but \"moe_intermediate_size\" is missing or "
-                     "zero", c.where());
-  }
-  if (gqa && (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0)) {
-    return MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
-                     "\"num_key_value_heads\" = {}", c.where(), hp.num_attention_heads,
-                     hp.num_kv_heads);
-  }
-  if (gqa && p.d.v == 0) return MakeError("{}: field \"head_dim\" must not be zero", c.where());
-  if (!gqa) CheckMlaDims(b, c, p.d);
-  if (b.failed()) return Ok{};
-  const bool dsa = s.attention == MlaAttention::kDsa || s.attention == MlaAttention::kDsaGlm;
-  if (dsa && (p.d.q_lora == 0 || p.index_heads == 0 || p.index_dim == 0)) {
-    return MakeError("{}: DeepSeek sparse attention needs positive \"q_lora_rank\", "
-                     "\"index_n_heads\" and \"index_head_dim\"", c.where());
-  }
-  return Ok{};
-}
-
-// The MTP layers after the task head: stored in the checkpoint, not loaded by transformers.
-template <typename IsMoe, typename HasIndexer>
-void EmitMlaMtp(ModelBuilder& b, const Quantization& q, const MlaPlan& p, uint64_t mtp,
-                IsMoe is_moe, HasIndexer has_indexer) {
-  Model& m = b.model();
-  const auto& hp = m.hp;
-  const uint64_t h = hp.hidden_size;
-  const bool own = p.spec->mtp == MlaMtp::kOwnEmbed;
-  const size_t mtp_begin = m.tensors.size();
-  for (uint64_t k = 0; k < mtp && !b.failed(); ++k) {
-    const std::string l = Layer("model.layers", hp.num_layers + k);
-    if (own) b.Embedding(l + ".embed_tokens", hp.vocab_size, h);
-    b.RmsNorm(l + ".enorm", h);
-    b.RmsNorm(l + ".hnorm", h);
-    b.Linear(l + ".eh_proj", 2 * h, h, false);
-    MlaDecoderLayer(b, q, l, p, is_moe(hp.num_layers + k), has_indexer(hp.num_layers + k));
-    b.RmsNorm(l + ".shared_head.norm", h);
-    if (own) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
-  }
-  if (mtp > 0 && !b.failed()) {
-    const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
-    m.notes.push_back(fmt::format(
-        "{} multi-token-prediction layer(s) (model.layers.{}+, {} bytes) are stored in the "
-        "checkpoint but not loaded by transformers", mtp, hp.num_layers, bytes));
+  if (gqa && CheckNonZero(b, c, {{p.d.v, "head_dim"}}) &&
+      (hp.num_kv_heads == 0 || heads % hp.num_kv_heads != 0)) {
+    b.Fail(
+        MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
+                  "\"num_key_value_heads\" = {}",
+                  c.where(), heads, hp.num_kv_heads));
   }
 }
 
@@ -307,46 +288,28 @@ Result<Model> BuildMla(const HfConfig& c, const BuildOptions& o, const MlaFamily
   auto& hp = m.hp;
   MlaPlan p;
   p.spec = &s;
-  const MoeSchedule sched = ReadMlaPlan(b, c, s, p);
+  ReadMlaPlan(b, c, s, p);
+  const Quantization q = ReadQuantization(b, c, o);
+  if (b.failed()) return b.Finish();
   const bool gqa = s.attention == MlaAttention::kGqa;
-  const bool dsa = s.attention == MlaAttention::kDsa || s.attention == MlaAttention::kDsaGlm;
-  const MlaIndexerLayers indexer_rule(b, c, s.attention == MlaAttention::kDsaGlm, hp.num_layers);
-  Quantization q = ReadQuantization(b, c, o);
-  if (b.failed()) return b.Finish();
-  MEMFIT_RETURN_IF_ERROR(CheckMlaPlan(b, c, s, p));
-  if (b.failed()) return b.Finish();
-  if (gqa) {
-    hp.head_dim = p.d.v;
-  } else {
-    SetMlaHyperparameters(hp, p.d);
-  }
+  if (gqa) hp.head_dim = p.d.v;
+  p.routed = hp.num_experts > 0;
   p.shared = hp.moe_intermediate_size * hp.num_shared_experts;
   hp.shared_expert_intermediate_size = p.shared;
-  hp.num_mtp_layers = sched.mtp;
+  hp.num_mtp_layers = p.sched.mtp;
   const uint64_t h = hp.hidden_size;
-  auto is_moe = [&](uint64_t i) {
-    if (hp.num_experts == 0) return false;
-    if (p.mlp_types && i < p.mlp_types->size()) return (*p.mlp_types)[i] == "sparse";
-    return sched.IsMoe(i);
-  };
-  auto has_indexer = [&](uint64_t i) { return dsa && indexer_rule(b, c, i); };
 
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   if (s.embed_scale) b.Buffer("model.embed_tokens.embed_scale", {}, Dtype::kF32, false);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const std::string l = Layer("model.layers", i);
-    const bool indexer = has_indexer(i);
-    MlaDecoderLayer(b, q, l, p, is_moe(i), indexer);
-    LayerInfo info = gqa ? LayerInfo{.num_heads = hp.num_attention_heads,
-                                     .num_kv_heads = hp.num_kv_heads,
-                                     .head_dim_k = hp.head_dim, .head_dim_v = p.d.v}
-                         : MlaLayerInfo(hp, p.d);
-    info.moe = is_moe(i);
-    info.intermediate_size = is_moe(i) ? 0 : hp.intermediate_size;
-    if (indexer) info.indexer_head_dim = p.index_dim;
+    MlaDecoderLayer(b, q, p, i);
+    LayerInfo info = gqa ? AttentionInfo(hp, false, 0) : MlaLayerInfo(hp, p.d);
+    info.moe = p.IsMoe(i);
+    info.intermediate_size = info.moe ? 0 : hp.intermediate_size;
+    if (p.HasIndexer(i)) info.indexer_head_dim = p.index_dim;
     hp.layers.push_back(info);
     if (s.rope == MlaRope::kRemoteCode442 && o.buffers == BufferConvention::kTransformers442) {
-      const std::string r = l + ".self_attn.rotary_emb";
+      const std::string r = Layer("model.layers", i) + ".self_attn.rotary_emb";
       b.Buffer(r + ".inv_freq", {p.d.rope / 2}, Dtype::kF32, false);
       b.Buffer(r + ".cos_cached", {hp.max_position_embeddings, p.d.rope}, Dtype::kF32, false);
       b.Buffer(r + ".sin_cached", {hp.max_position_embeddings, p.d.rope}, Dtype::kF32, false);
@@ -360,11 +323,22 @@ Result<Model> BuildMla(const HfConfig& c, const BuildOptions& o, const MlaFamily
     b.Buffer("model.rotary_emb.inv_freq", {rotary / 2}, Dtype::kF32, false);
   }
   TaskHead(b, c, o, "model.embed_tokens");
-  EmitMlaMtp(b, q, p, sched.mtp, is_moe, has_indexer);
-  NoteQuantization(b, q);
-  m.no_split_patterns = {"model.layers.*"};
-  m.base_model_prefix = "model.";
-  return b.Finish();
+  // The MTP layers: stored in the checkpoint, not loaded by transformers.
+  const bool own = s.mtp == MlaMtp::kOwnEmbed;
+  const size_t mtp_begin = m.tensors.size();
+  for (uint64_t i = hp.num_layers; i < hp.num_layers + p.sched.mtp && !b.failed(); ++i) {
+    const std::string l = Layer("model.layers", i);
+    if (own) b.Embedding(l + ".embed_tokens", hp.vocab_size, h);
+    b.RmsNorm(l + ".enorm", h);
+    b.RmsNorm(l + ".hnorm", h);
+    b.Linear(l + ".eh_proj", 2 * h, h, false);
+    MlaDecoderLayer(b, q, p, i);
+    b.RmsNorm(l + ".shared_head.norm", h);
+    if (own) b.Linear(l + ".shared_head.head", h, hp.vocab_size, false);
+  }
+  MarkMtpStoredOnly(b, mtp_begin, p.sched.mtp,
+                    fmt::format("layer(s) (model.layers.{}+", hp.num_layers));
+  return FinishDecoderAfterHead(b, q);
 }
 
 }  // namespace memfit::arch

@@ -1,23 +1,20 @@
 #pragma once
 // Multi-head latent attention (DeepSeek-V2's MLA), the hyperparameters every MLA decoder reads,
-// and MlaFamilySpec: an MLA + routed-MoE family as data (issue 30; STYLE.md habit 9), built by
-// BuildMla (mla_kit.cc) from one row per model_type (mla_families.cc, each citing its source).
-// kimi_linear.cc (Kimi Linear, Kimi-K3) and LongCat-Flash (mla_families.cc) use the readers and
-// the emitter below around layouts a row cannot say.
+// and MlaFamilySpec: an MLA + routed-MoE family as a row (issue 30), built by BuildMla from one
+// row per model_type (mla_families.cc). kimi_linear.cc, LongCat-Flash (mla_families.cc) and
+// minimax_m3.cc use the pieces around layouts a row cannot say.
 //
-// The attention module, as transformers' DeepseekV2Attention and every MLA class after it creates
-// it (`attn` = "<layer>.self_attn"; H hidden, n heads):
-//   q_lora_rank set:  q_a_proj [q_lora, H] (+bias), q_a_layernorm [q_lora], q_b_proj
-//                     [n x (qk_nope + qk_rope), q_lora];
-//   q_lora_rank null: q_proj [n x (qk_nope + qk_rope), H];
-//   kv_a_proj_with_mqa [kv_lora + qk_rope, H] (+bias), kv_a_layernorm [kv_lora],
-//   kv_b_proj [n x (qk_nope + v), kv_lora], o_proj [H, n x v] (+bias);
-// the biases with "attention_bias". Engines that implement MLA (vLLM, SGLang) cache one latent of
-// kv_lora + qk_rope elements per token and layer (estimate/kv_cache.cc, AttentionKind::kMla).
+// The attention, as transformers' DeepseekV2Attention creates it under `attn` (H hidden, n heads):
+// with q_lora_rank q_a_proj [q_lora, H] (+bias), q_a_layernorm, q_b_proj [n x (nope + rope),
+// q_lora], else q_proj [n x (nope + rope), H]; kv_a_proj_with_mqa [kv_lora + rope, H] (+bias),
+// kv_a_layernorm [kv_lora], kv_b_proj [n x (nope + v), kv_lora], o_proj [H, n x v] (+bias); biases
+// with "attention_bias". vLLM and SGLang cache one latent of kv_lora + rope per token and layer.
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "memfit/architecture.h"
 #include "model/arch/builder_kit.h"
@@ -43,19 +40,19 @@ struct MlaBasicsKeys {
 
 // Reads vocab_size, hidden_size, the layer count, num_attention_heads, num_key_value_heads
 // (default: the heads), the dense MLP width, max_position_embeddings (default 0),
-// tie_word_embeddings and "hidden_act" (default silu) into model.hp; RMSNorm, gated MLP. Unlike
-// ReadDecoderBasics no head_dim: an MLA head is qk_nope + qk_rope wide, not hidden / heads.
+// tie_word_embeddings and "hidden_act" (default silu) into model.hp; RMSNorm, gated MLP. No
+// head_dim: an MLA head is qk_nope + qk_rope wide, not hidden / heads.
 void ReadMlaDecoderBasics(ModelBuilder& b, const HfConfig& c, const MlaBasicsKeys& keys = {});
 
-// The MLA dimensions of `c` for `heads` heads. "v_head_dim" is required unless `v_default` > 0.
+// Records "<where>: <context>field "<key>" must not be zero" for the first field that is 0, unless
+// the builder failed before; false when it has failed.
+bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
+                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
+                  std::string_view context = "");
+
+// The MLA dimensions of `c` for `heads` heads ("v_head_dim" required unless `v_default` > 0), also
+// into model.hp (head_dim = qk_nope + qk_rope); an error when one MLA sizes with is zero.
 MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t v_default = 0);
-
-// Records an error naming the keys when a dimension MLA divides by or sizes with is zero.
-void CheckMlaDims(ModelBuilder& b, const HfConfig& c, const MlaDims& d);
-
-// hp.head_dim = qk_nope + qk_rope, and hp's q_lora_rank, kv_lora_rank, qk_nope_head_dim,
-// qk_rope_head_dim and v_head_dim.
-void SetMlaHyperparameters(Hyperparameters& hp, const MlaDims& d);
 
 // One MLA layer's LayerInfo (heads, the config's KV heads, key and value head widths).
 LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d);
@@ -66,15 +63,13 @@ LayerInfo MlaLayerInfo(const Hyperparameters& hp, const MlaDims& d);
 void EmitQueryProjection(ModelBuilder& b, const Quantization& q, const std::string& attn,
                          uint64_t hidden, uint64_t q_lora, uint64_t out, bool a_bias, bool q_bias);
 
-// The MLA attention tensors under `attn` (the query projection, kv_a_proj_with_mqa,
-// kv_a_layernorm, kv_b_proj, o_proj); `bias` is "attention_bias".
+// The MLA attention tensors under `attn`; `bias` is "attention_bias".
 void EmitMla(ModelBuilder& b, const Quantization& q, const std::string& attn, const MlaDims& d,
              bool bias);
 
-// Grouped-query attention under `attn` where a family has it instead of MLA (glm4_moe, MiniMax-M3):
-// q_proj [heads x head_dim, H], k_proj and v_proj [kv_heads x head_dim, H] (biased with
-// `qkv_bias`), o_proj without bias and, with `qk_norm`, RMSNorms q_norm/k_norm of head_dim
-// (`per_head`) or of the whole projection.
+// Grouped-query attention under `attn` (glm4_moe, MiniMax-M3): q_proj [heads x head_dim, H],
+// k_proj and v_proj [kv_heads x head_dim, H] (biased with `qkv_bias`), o_proj without bias and,
+// with `qk_norm`, RMSNorms q_norm/k_norm of head_dim (`per_head`) or of the whole projection.
 struct GqaShape {
   uint64_t heads = 0, kv_heads = 0, head_dim = 0;
   bool qkv_bias = false, qk_norm = false, per_head = true;
@@ -92,63 +87,64 @@ struct MoeSchedule {
 };
 MoeSchedule ReadMoeSchedule(ModelBuilder& b, const HfConfig& c, uint64_t first_dense_default = 0);
 
-// --- An MLA family as data ---------------------------------------------------------------------
-// The decoder every row is, as transformers' DeepseekV2ForCausalLM lays it out: model.embed_tokens,
-// per layer input_layernorm, self_attn (MLA above, or the row's attention), mlp,
-// post_attention_layernorm; model.norm; the task head; then the MTP layers. A dense mlp is
+// Marks the `count` multi-token-prediction layers emitted from tensor `begin` on as stored, not
+// loaded, and notes "<count> multi-token-prediction <what>, <bytes> bytes) <tail>"; nothing when
+// `count` is 0 or the builder failed.
+void MarkMtpStoredOnly(
+    ModelBuilder& b, size_t begin, uint64_t count, std::string_view what,
+    std::string_view tail = "are stored in the checkpoint but not loaded by transformers");
+
+// --- An MLA family as a row ----------------------------------------------------------------------
+// transformers' DeepseekV2ForCausalLM: model.embed_tokens; per layer input_layernorm, self_attn,
+// mlp, post_attention_layernorm; model.norm; the task head; the MTP layers. A dense mlp is
 // {gate,up,down}_proj of intermediate_size; a routed one (layer i >= "first_k_dense_replace" with
-// i % "moe_layer_freq" == 0, unless "mlp_layer_types" lists it "dense"/"sparse") holds
-// mlp.gate.weight [E, H] ("n_routed_experts"), the router's correction bias, experts.N.{gate,up,
-// down}_proj of "moe_intermediate_size" ("num_experts_per_tok" of them active) and shared_experts
-// of moe_intermediate_size x "n_shared_experts". Every field's default is the DeepSeek-V3 row's.
+// i % "moe_layer_freq" == 0, unless "mlp_layer_types" says "dense"/"sparse") mlp.gate.weight
+// [E, H] ("n_routed_experts"), the router bias, experts.N.{gate,up,down}_proj of
+// "moe_intermediate_size" ("num_experts_per_tok" active) and shared_experts of that width x
+// "n_shared_experts". Every default is the DeepSeek-V3 row's.
 
 enum class MlaAttention : uint8_t {
-  kMla,  // MLA (above)
-  // MLA plus DeepSeek sparse attention's lightning indexer after it: self_attn.indexer.{wq_b
-  // [index_n_heads x index_head_dim, q_lora_rank], wk [index_head_dim, H], k_norm (LayerNorm with
-  // bias), weights_proj [index_n_heads, H] (not quantized)}, whose key cache of index_head_dim per
-  // token sits beside the MLA cache (LayerInfo::indexer_head_dim); "index_topk". On every layer.
+  kMla,
+  // MLA and DeepSeek sparse attention's lightning indexer on every layer: self_attn.indexer.{wq_b
+  // [index_n_heads x index_head_dim, q_lora_rank], wk [index_head_dim, H], k_norm (LayerNorm),
+  // weights_proj [index_n_heads, H] (not quantized)}, caching index_head_dim a token; "index_topk".
   kDsa,
-  // kDsa on the layers GlmMoeDsaConfig runs it ("full"): "indexer_types" ("full"/"shared"), else
+  // kDsa on GlmMoeDsaConfig's "full" layers: "indexer_types" ("full"/"shared"), else
   // "index_topk_pattern" ('F'/'S'), else max(i - "index_skip_topk_offset" (2) + 1, 0) %
-  // "index_topk_freq" (1) == 0. A "shared" layer reuses the previous top-k: no indexer tensors.
+  // "index_topk_freq" (1) == 0. A "shared" layer reuses the previous top-k: no indexer.
   kDsaGlm,
-  // Grouped-query attention instead of MLA: q/k/v_proj (biased with "attention_bias"), o_proj
-  // without bias, per-head q_norm/k_norm [head_dim] with "use_qk_norm"; "head_dim" (default 128),
-  // rotary int(head_dim x "partial_rotary_factor") with rotary_factor its default.
+  // Grouped-query attention (EmitGqa, biased with "attention_bias", q/k norms with
+  // "use_qk_norm"); "head_dim" (default 128), rotary int(head_dim x "partial_rotary_factor").
   kGqa,
 };
 
 enum class MlaRouterBias : uint8_t {
-  kNone,     // a router of weight only
-  kNoauxTc,  // mlp.gate.e_score_correction_bias [E] (float32) when "topk_method" (default
-             // "noaux_tc") is "noaux_tc"
-  kAlways,   // the same buffer, registered unconditionally
+  kNone,
+  kNoauxTc,  // mlp.gate.e_score_correction_bias [E] (float32) when "topk_method" is "noaux_tc"
+  kAlways,   // the same buffer, always
 };
 
 // The rotary buffers (non-persistent float32).
 enum class MlaRope : uint8_t {
-  // deepseek-ai's remote code under BufferConvention::kTransformers442: a (yarn) rotary embedding
-  // per attention, self_attn.rotary_emb.{inv_freq [qk_rope / 2], cos_cached and sin_cached
-  // [max_position_embeddings, qk_rope]}; transformers >= 4.48: model.rotary_emb.inv_freq.
+  // deepseek-ai's remote code under kTransformers442: self_attn.rotary_emb.{inv_freq [rope / 2],
+  // cos_cached, sin_cached [max_position_embeddings, rope]} per layer; else model.rotary_emb.
   kRemoteCode442,
-  // model.rotary_emb.inv_freq [rotary / 2] in both conventions (a transformers 5 class); rotary is
-  // qk_rope x "partial_rotary_factor" when rotary_factor is its default, else qk_rope (kGqa: the
-  // attention's rotary width).
+  // model.rotary_emb.inv_freq [rotary / 2] in both conventions; rotary is qk_rope x
+  // "partial_rotary_factor" when rotary_factor is set (kGqa: the attention's rotary width).
   kModelLevel,
 };
 
 enum class MlaMtp : uint8_t {
   kNone,  // "num_nextn_predict_layers" not read
-  // "num_nextn_predict_layers" layers model.layers.{L + k}: embed_tokens, enorm, hnorm, eh_proj
-  // [H, 2H], a decoder layer, shared_head.norm, shared_head.head; stored, not loaded.
+  // model.layers.{L + k}: embed_tokens, enorm, hnorm, eh_proj [H, 2H], a decoder layer,
+  // shared_head.norm, shared_head.head; stored, not loaded.
   kOwnEmbed,
-  kSharedEmbed,  // kOwnEmbed without embed_tokens and shared_head.head (shared with the model)
+  kSharedEmbed,  // without embed_tokens and shared_head.head (shared with the model)
 };
 
 struct MlaFamilySpec {
-  bool tie_default = false;      // "tie_word_embeddings" default of the config class
-  bool v_from_hidden = false;    // "v_head_dim" default hidden_size // heads; else required
+  bool tie_default = false;    // "tie_word_embeddings" default of the config class
+  bool v_from_hidden = false;  // "v_head_dim" default hidden_size // heads; else required
   MlaAttention attention = MlaAttention::kMla;
   std::string_view mlp_bias_key = "";  // the dense MLP's bias flag; "": never biased
   uint64_t first_dense_default = 0;    // "first_k_dense_replace" default
@@ -161,7 +157,6 @@ struct MlaFamilySpec {
   std::string_view note = "";  // a fact for Model::notes
 };
 
-// Builds the decoder `spec` describes from `config`.
 Result<Model> BuildMla(const HfConfig& config, const BuildOptions& options,
                        const MlaFamilySpec& spec);
 
