@@ -307,4 +307,15 @@ std::string Layer(std::string_view prefix, uint64_t index) {
   return fmt::format("{}.{}", prefix, index);
 }
 
+std::string FillDefaults(nlohmann::json& json, const nlohmann::json& defaults,
+                         bool null_is_absent) {
+  std::string list;
+  for (const auto& [key, value] : defaults.items()) {
+    if (json.contains(key) && !(null_is_absent && json[key].is_null())) continue;
+    json[key] = value;
+    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", key, value.dump());
+  }
+  return list;
+}
+
 }  // namespace memfit::arch

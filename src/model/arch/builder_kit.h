@@ -159,4 +159,10 @@ void GatedMlp(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t 
 // Layer name helper: Layer("model.layers", 3) -> "model.layers.3".
 std::string Layer(std::string_view prefix, uint64_t index);
 
+// Sets each field of `defaults` (a config class's defaults) that `json` lacks, or holds as null
+// when `null_is_absent`, and returns them as "key = value, ..." in key order ("" when none was
+// missing): the list a builder's "fields absent, ... defaults are used" assumption names.
+std::string FillDefaults(nlohmann::json& json, const nlohmann::json& defaults,
+                         bool null_is_absent = false);
+
 }  // namespace memfit::arch

@@ -2,29 +2,18 @@
 // transformers models/gemma3n/modeling_gemma3n.py and configuration_gemma3n.py build them and
 // google/gemma-3n-E{2,4}B(-it) store them (model.language_model.*, model.vision_tower.timm_model.*,
 // model.audio_tower.*, model.embed_vision.*, model.embed_audio.*; lm_head tied, not stored).
-//
-// Text model (Gemma3nTextModel): embed_tokens [V, H]; per-layer embeddings embed_tokens_per_layer
-// [vocab_size_per_layer_input, L x P], per_layer_model_projection [L x P, H],
-// per_layer_projection_norm [P]; AltUp's altup_projections and altup_unembed_projections
-// (altup_num_inputs - 1 each, [H, H]); norm. Each decoder layer: self_attn.{q,k,v,o}_proj (biases
-// with "attention_bias"), q_norm/k_norm [head_dim] (v_norm has no weight: a non-persistent scalar
-// buffer); mlp.{gate,up,down}_proj of the layer's width ("intermediate_size" may list one per
-// layer: MatFormer); four norms; altup.{correct_output_scale [H], correction_coefs [A, A],
-// prediction_coefs [A^2, A], modality_router [A, H], router_norm [H]}; laurel.{linear_left
-// [laurel_rank, H], linear_right [H, laurel_rank], post_laurel_norm}; per_layer_input_gate
-// [P, H], per_layer_projection [H, P], post_per_layer_input_norm. KV-shared layers (the last
-// "num_kv_shared_layers") keep their k/v projections and norms (the module builds them; the
-// checkpoint stores them) but read an earlier layer's cache: LayerInfo kv_shared. Activation
-// sparsity ("activation_sparsity_pattern") is a run-time Gaussian top-k on gate_proj's output:
-// no tensors, a note says which layers use it. Non-persistent buffers: the embed_scale scalars,
-// per_layer_projection_scale, per_layer_input_scale, each altup.router_input_scale and v_norm
-// weight, and one rotary inv_freq [head_dim / 2] per layer type present (sliding_attention,
-// full_attention).
-//
-// Multimodal embedders (Gemma3nMultimodalEmbedder, model.embed_vision and model.embed_audio):
-// embedding [vocab_size, tower H], hard_embedding_norm and soft_embedding_norm [tower H],
-// embedding_projection [text H, tower H], embedding_post_projection_norm (no weight: a scalar
-// buffer). The towers: mobilenetv5.cc and gemma3n_audio.cc.
+// Text model: embed_tokens; per-layer inputs (embed_tokens_per_layer [vocab_size_per_layer_input,
+// L x P], per_layer_model_projection, per_layer_projection_norm); AltUp's altup_projections and
+// altup_unembed_projections (altup_num_inputs - 1 each); norm. Each layer (TextLayer): attention
+// with q/k norms, an MLP of the layer's width ("intermediate_size" may list one per layer:
+// MatFormer), four norms, altup, laurel and the per-layer input gate. The last
+// "num_kv_shared_layers" keep their k/v projections but read an earlier layer's cache
+// (LayerInfo kv_shared). "activation_sparsity_pattern" is a run-time top-k: a note, no tensors.
+// Non-persistent buffers: the embed scales, per_layer_projection_scale, per_layer_input_scale,
+// each router_input_scale and v_norm weight, one rotary inv_freq per layer type present.
+// Gemma3nMultimodalEmbedder (embed_vision, embed_audio): embedding, hard/soft embedding norms,
+// embedding_projection, a weightless post-projection norm. The towers: mobilenetv5.cc and
+// gemma3n_audio.cc.
 
 #include <algorithm>
 
@@ -106,12 +95,7 @@ HfConfig WithClassDefaults(const HfConfig& c, std::vector<std::string>& assumpti
   const nlohmann::json* defaults = hparams::ConfigClassDefaults("gemma3n_text");
   if (!defaults) return c;
   nlohmann::json j = c.raw();
-  std::string list;
-  for (const auto& [k, v] : defaults->items()) {
-    if (j.contains(k)) continue;
-    j[k] = v;
-    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", k, v.dump());
-  }
+  const std::string list = FillDefaults(j, *defaults);
   if (list.empty()) return c;
   assumptions.push_back(
       "fields absent, Gemma3nTextConfig's defaults are used (as transformers does): " + list);

@@ -1,18 +1,11 @@
 // Gemma 3n's audio encoder (transformers models/gemma3n/modeling_gemma3n.py Gemma3nAudioEncoder,
-// the Universal Speech Model conformer; configuration_gemma3n.py Gemma3nAudioConfig):
-//   subsample_conv_projection.conv_{0,1}.conv [C_i, C_{i-1} (1 for the first), kh, kw] without
-//     bias and .norm (Gemma3nAudioCumulativeGroupNorm, weight [C_i]); input_proj_linear
-//     [H, C_1 x F] where F is input_feat_size after both convolutions' frequency strides
-//     (padding 1 + 1 each: F' = (F + 2 - kw) / sw + 1);
-//   conformer.N: ffw_layer_start and ffw_layer_end (pre_layer_norm, ffw_layer_1 [4H, H],
-//     ffw_layer_2 [H, 4H], post_layer_norm), attention (pre_attn_norm, attn.{q,k,v}_proj
-//     [heads x head_dim, H], attn.per_dim_scale [head_dim], attn.relative_position_embedding.
-//     pos_proj [heads x head_dim, H], post [H, H], post_norm), lconv1d (pre_layer_norm,
-//     linear_start [2H, H], depthwise_conv1d [H, 1, K], conv_norm, linear_end [H, H]), norm.
-// Every linear has no bias; every norm is a Gemma3nRMSNorm with a weight. Non-persistent buffers:
-// the gradient_clipping scalars (one per feed-forward, attention, light conv and block), the
-// attention's q_scale and softcap scalars and local_causal_valid_mask (bool [chunk, chunk +
-// max(0, left - 1) + right]), the position embedding's inv_timescales (float32 [1, 1, H / 2]).
+// the Universal Speech Model conformer; configuration_gemma3n.py Gemma3nAudioConfig): two
+// subsampling convolutions with cumulative group norms and input_proj_linear [H, C_1 x F] (F:
+// input_feat_size after both frequency strides, padding 1 + 1 each), then conformer.N blocks
+// (ffw_layer_start, attention, lconv1d, ffw_layer_end, norm). Every linear is unbiased, every
+// norm a Gemma3nRMSNorm with a weight. Non-persistent buffers: the gradient_clipping scalars, the
+// attention's q_scale, softcap and local_causal_valid_mask (bool [chunk, chunk + max(0, left - 1)
+// + right]), the position embedding's inv_timescales (float32 [1, 1, H / 2]).
 
 #include <vector>
 

@@ -1,32 +1,22 @@
-// Phi-4-multimodal (microsoft/Phi-4-multimodal-instruct), two layouts.
+// Phi-4-multimodal (microsoft/Phi-4-multimodal-instruct), two layouts (phi4mm_family.h).
 // "phi4mm", the remote code (modeling_phi4mm.py, configuration_phi4mm.py, vision_siglip_navit.py,
-// speech_conformer_encoder.py): Phi4MMForCausalLM = model.embed_tokens, model.embed_tokens_extend
-// (Phi4MMImageAudioEmbedding: image_embed, audio_embed), model.layers.N (phi3's decoder layer:
-// qkv_proj, o_proj, gate_up_proj, down_proj without biases, head_dim = hidden / heads whatever
-// "head_dim" says, one LongRoPE rotary_emb with a non-persistent inv_freq per attention),
-// model.norm, lm_head (tied with tie_word_embeddings). Its __init__ then wraps self.model with
-// PEFT: get_peft_model(vision_lora) and add_adapter(speech_lora), LoraConfig(r, lora_alpha,
-// target_modules=config.<x>_lora["layer"]), so every targeted nn.Linear is stored as
-// <name>.base_layer.weight, <name>.lora_A.<adapter>.weight [r, in], <name>.lora_B.<adapter>.weight
-// [out, r] (PEFT casts the adapters to the base layer's dtype). A string target is matched with
-// re.fullmatch against the module name under self.model ("layers.0.self_attn.qkv_proj"), a list
-// by name or dotted suffix (peft check_target_module_exists).
-//   image_embed: glb_GN [1, 1, D r^2], sub_GN [1, 1, 1, D r^2] (with_learnable_separator),
-//   img_processor = vision_siglip_navit's SigLIP, fixed in code (get_siglip_vision_model: hidden
-//   1152, intermediate 4304, 27 layers, 16 heads, 448 px, patch 14; pooling head kept, no
-//   position_ids buffer), img_projection: Linear(D, H) ("linear") or Sequential(Linear(D r^2, H),
-//   GELU, Linear(H, H)) ("mlp"), with r = 1 after avg_pool_2d compression, else 2.
-//   audio_embed: encoder (phi4mm_audio.cc), audio_projection: Linear(A, H) ("linear") or
-//   ModuleDict{speech, vision}: Sequential(Linear(A x downsample_rate, H), GELU, Linear(H, H)).
+// speech_conformer_encoder.py): model.embed_tokens, model.embed_tokens_extend.{image_embed,
+// audio_embed}, model.layers.N (phi3's layer; head_dim = hidden / heads whatever "head_dim" says;
+// one LongRoPE inv_freq per attention), model.norm, lm_head. Phi4MMForCausalLM wraps the decoder
+// with PEFT (vision_lora, speech_lora: LoraConfig(r, target_modules = <x>_lora["layer"])), so each
+// targeted nn.Linear is stored as <name>.base_layer.weight, <name>.lora_A.<adapter>.weight [r, in]
+// and <name>.lora_B.<adapter>.weight [out, r] in the base dtype; a string target is matched by
+// re.fullmatch against "layers.0.self_attn.qkv_proj", a list by name or dotted suffix.
+//   image_embed: glb_GN [1, 1, D r^2], sub_GN [1, 1, 1, D r^2] (with_learnable_separator), the
+//   SigLIP img_processor fixed in code (get_siglip_vision_model), img_projection Linear(D, H) or
+//   Sequential(Linear(D r^2, H), GELU, Linear(H, H)) ("mlp"); r = 1 after avg_pool_2d, else 2.
+//   audio_embed: encoder (phi4mm_audio.cc), audio_projection Linear(A, H) or, "mlp",
+//   {speech, vision}: Sequential(Linear(A x downsample_rate, H), GELU, Linear(H, H)).
 // "phi4_multimodal", transformers (models/phi4_multimodal/modeling_phi4_multimodal.py,
-// configuration_phi4_multimodal.py): Phi4MultimodalForCausalLM, the converted checkpoint
-// (convert_phi4_multimodal_weights_to_hf.py drops the LoRA tensors and renames base_layer away;
-// the adapters ship as separate PEFT folders): model.embed_tokens, model.layers.N, model.norm,
-// model.embed_tokens_extend.image_embed.{global_img_feature_extensor [1, 1, D],
-// sub_img_feature_extensor [1, 1, 1, D], img_processor (Phi4MultimodalVisionModel from
-// vision_config, pooling head kept), img_projection_up, img_projection_down},
-// audio_embed.{encoder, up_proj_for_speech, down_proj_for_speech, up_proj_for_vision_speech,
-// down_proj_for_vision_speech}, lm_head.
+// configuration_phi4_multimodal.py; convert_phi4_multimodal_weights_to_hf.py drops the LoRA
+// tensors, which ship as PEFT folders): the same decoder, then embed_tokens_extend.image_embed.
+// {global_img_feature_extensor, sub_img_feature_extensor, img_processor, img_projection_up/down},
+// audio_embed.{encoder, up/down_proj_for_speech, up/down_proj_for_vision_speech}, lm_head.
 
 #include <algorithm>
 #include <optional>
@@ -49,18 +39,13 @@ constexpr const char* kPrefix = "model.embed_tokens_extend";
 constexpr const char* kProjections[] = {"self_attn.qkv_proj", "self_attn.o_proj",
                                         "mlp.gate_up_proj", "mlp.down_proj"};
 
-// Adds `defaults` to `j` where absent and returns the one assumption line naming them ("" when
-// nothing was absent).
-std::string FillDefaults(nlohmann::json& j, const nlohmann::json& defaults, std::string_view what) {
-  std::string list;
-  for (const auto& [key, value] : defaults.items()) {
-    if (j.contains(key)) continue;
-    j[key] = value;
-    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", key, value.dump());
-  }
+// The assumption line for the class defaults FillDefaults gave `j` ("" when none).
+std::string DefaultsLine(nlohmann::json& j, const nlohmann::json& defaults, std::string_view what) {
+  const std::string list = FillDefaults(j, defaults);
   if (list.empty()) return "";
-  return fmt::format("{}: fields absent, the config class's defaults are used (as transformers "
-                     "does): {}", what, list);
+  return fmt::format(
+      "{}: fields absent, the config class's defaults are used (as transformers does): {}", what,
+      list);
 }
 
 // The phi3 decoder of the flat config: model_type phi3 and the causal-LM class, without the keys
@@ -82,7 +67,7 @@ Result<Model> BuildText(const HfConfig& c, const BuildOptions& o, bool remote,
     // transformers version: the phi3 spec row's 4.42 layout.
     text_options.buffers = BufferConvention::kTransformers442;
   } else {
-    const std::string line = FillDefaults(
+    const std::string line = DefaultsLine(
         j,
         {{"vocab_size", 200064}, {"hidden_size", 3072}, {"intermediate_size", 8192},
          {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
@@ -373,7 +358,7 @@ Result<Model> BuildPhi4Multimodal(const HfConfig& c, const BuildOptions& o) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig vision_sub, SubOrEmpty(c, "vision_config"));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig audio_sub, SubOrEmpty(c, "audio_config"));
   nlohmann::json vision_json = vision_sub.raw();
-  const std::string vision_line = FillDefaults(
+  const std::string vision_line = DefaultsLine(
       vision_json,
       {{"hidden_size", 1152}, {"intermediate_size", 4304}, {"num_hidden_layers", 27},
        {"num_attention_heads", 16}, {"num_channels", 3}, {"image_size", 448}, {"patch_size", 14}},
@@ -390,7 +375,7 @@ Result<Model> BuildPhi4Multimodal(const HfConfig& c, const BuildOptions& o) {
     audio_defaults["depthwise_separable_out_channel"] = 1024;
   }
   const std::string audio_line =
-      FillDefaults(audio_json, audio_defaults, "audio_config (Phi4MultimodalAudioConfig)");
+      DefaultsLine(audio_json, audio_defaults, "audio_config (Phi4MultimodalAudioConfig)");
   if (!audio_line.empty()) defaulted.push_back(audio_line);
   MEMFIT_ASSIGN_OR_RETURN(HfConfig audio, HfConfig::FromJson(audio_json, audio_sub.where()));
 

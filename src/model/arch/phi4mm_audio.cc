@@ -1,22 +1,14 @@
 // Phi-4-multimodal's conformer speech encoder, as two state dicts name it.
-// Remote code (microsoft/Phi-4-multimodal-instruct speech_conformer_encoder.py, ConformerEncoder;
-// its layout is also vLLM's phi4mm_audio.py / phi4mm_utils.py, which load the checkpoint as is):
-//   embed.conv.{0, 2, 3, 5, 6, ...} (NemoConvSubsampling "dw_striding": Conv2d(1, C, 3), then per
-//   further halving a depthwise Conv2d(C, C, 3, groups C) and a pointwise Conv2d(C, C, 1); the
-//   activations in between hold no tensors), embed.out Linear(C x F, D) where F is input_size
-//   halved log2(time_reduction) times by calc_length; relative_attention_bias_layer.bias_values
-//   Embedding(max_distance x 2 (asymmetric), heads / group); encoders.N = ConformerEncoderLayer
-//   {feed_forward_in/out: layer_norm, net.0.linear (GLULinear: Linear(D, 2 I, bias_in_glu)),
-//   net.2 Linear(I, D); self_attn: linear_q/k/v/out (K/V width D / group); conv (ConvModule):
-//   layer_norm, glu.{b1, b2 [1, E, 1], ext_pw_conv_1d Conv1d(D, 2 E, k_pw)}, ext_pw_conv_1d
-//   Conv1d(D, E, k_pw), dw_sep_conv_1d.{dw_conv Conv1d(D, D x m, k, groups D), pw_conv
-//   Conv1d(D x m, S, 1)}; layer_norm_att; layer_norm}; the non-persistent scalar buffer dev_type;
-//   encoder_embedding.{global_mean, global_invstd} (persistent buffers, created by post_init).
-//   The checkpoint wrappers (activation_checkpointing) strip their prefix from the state dict.
-// transformers (models/phi4_multimodal/modeling_phi4_multimodal.py, Phi4MultimodalAudioModel):
-//   the same tensors renamed by convert_phi4_multimodal_weights_to_hf.py: feed_forward_*.
-//   {gate_up_proj, down_proj}, self_attn.{q,k,v,o}_proj; no dev_type; always the GLU conv with
-//   b1/b2, "dw_striding", non-causal subsampling, full K/V heads.
+// Remote code (speech_conformer_encoder.py ConformerEncoder; vLLM's phi4mm_audio.py loads the same
+// names): embed.conv.* (NemoConvSubsampling: Conv2d(1, C, 3), then per further halving a
+// depthwise and a pointwise Conv2d, or plain convs for "striding"), embed.out Linear(C x F, D)
+// with F = input_size after calc_length per halving; relative_attention_bias_layer.bias_values
+// (T5: max_distance, x2 unless symmetric, by heads / group); encoders.N (ConformerEncoderLayer:
+// feed_forward_in/out, self_attn.linear_q/k/v/out, conv (ConvModule), layer_norm_att,
+// layer_norm); the scalar dev_type buffer; encoder_embedding.global_mean/global_invstd.
+// transformers (modeling_phi4_multimodal.py, Phi4MultimodalAudioModel): the same tensors renamed
+// by convert_phi4_multimodal_weights_to_hf.py (gate_up_proj, down_proj, q/k/v/o_proj); no
+// dev_type; always the GLU conv with b1/b2, "dw_striding", non-causal subsampling, full K/V heads.
 
 #include <bit>
 #include <string_view>

@@ -1,14 +1,7 @@
 #pragma once
-// Phi-4-multimodal (phi4mm.cc, phi4mm_audio.cc): a phi3 text decoder (the phi3 spec row) with a
-// SigLIP image encoder (vision_tower.cc's EmitClipVision) and a conformer speech encoder, in two
-// layouts:
-//  - "phi4mm": Microsoft's remote code (Phi4MMForCausalLM, modeling_phi4mm.py,
-//    vision_siglip_navit.py, speech_conformer_encoder.py), whose checkpoint also stores the vision
-//    and speech LoRA adapters on the decoder's projections (PEFT names: base_layer, lora_A.vision,
-//    lora_B.speech, ...);
-//  - "phi4_multimodal": transformers' converted layout (Phi4MultimodalForCausalLM,
-//    models/phi4_multimodal/modeling_phi4_multimodal.py), without the adapters.
-// Kept apart from families.h / vlm_families.h so that adding it rebuilds no other builder.
+// Phi-4-multimodal (phi4mm.cc, phi4mm_audio.cc): a phi3 decoder with a SigLIP image encoder and
+// a conformer speech encoder, as Microsoft's remote code ("phi4mm", with the LoRA adapters) and
+// transformers ("phi4_multimodal") lay it out. Apart from families.h so it rebuilds no other file.
 
 #include <cstdint>
 #include <string>
