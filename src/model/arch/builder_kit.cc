@@ -318,4 +318,29 @@ std::string FillDefaults(nlohmann::json& json, const nlohmann::json& defaults,
   return list;
 }
 
+std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                               std::vector<uint64_t> fallback, size_t max_entries) {
+  const auto& raw = c.raw();
+  auto it = raw.find(std::string(key));
+  if (it == raw.end() || it->is_null()) return fallback;
+  std::vector<uint64_t> out;
+  bool ok = it->is_array() && it->size() <= max_entries;
+  if (ok) {
+    for (const auto& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+          v.get<uint64_t>() > kMaxConfigDimension) {
+        ok = false;
+        break;
+      }
+      out.push_back(v.get<uint64_t>());
+    }
+  }
+  if (!ok) {
+    b.Fail(MakeError("{}: field \"{}\" must list at most {} non-negative integers up to {}",
+                     c.where(), key, max_entries, kMaxConfigDimension));
+    return {};
+  }
+  return out;
+}
+
 }  // namespace memfit::arch

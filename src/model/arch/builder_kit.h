@@ -165,4 +165,9 @@ std::string Layer(std::string_view prefix, uint64_t index);
 std::string FillDefaults(nlohmann::json& json, const nlohmann::json& defaults,
                          bool null_is_absent = false);
 
+// A config field listing at most `max_entries` integers in [0, kMaxConfigDimension]
+// ("upsample_rates"); `fallback` when absent; else records an error naming it and returns {}.
+std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                               std::vector<uint64_t> fallback, size_t max_entries = 64);
+
 }  // namespace memfit::arch

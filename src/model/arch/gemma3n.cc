@@ -15,9 +15,9 @@
 // embedding_projection, a weightless post-projection norm. The towers: mobilenetv5.cc and
 // gemma3n_audio.cc.
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -34,14 +34,6 @@ namespace {
 // per-layer lists are allocated (the tensor cap would stop the build later anyway).
 constexpr uint64_t kMaxLayers = uint64_t{1} << 16;
 
-// A non-negative integer inside a list (parsed files give unsigned numbers, JSON built in code
-// signed ones).
-bool ListUint(const nlohmann::json& v, uint64_t& out) {
-  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) return false;
-  out = v.get<uint64_t>();
-  return out <= kMaxConfigDimension;
-}
-
 // "intermediate_size": one width for every layer, or one per layer (Gemma3nTextConfig accepts
 // both and requires a list to have num_hidden_layers entries).
 std::vector<uint64_t> LayerWidths(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
@@ -49,19 +41,13 @@ std::vector<uint64_t> LayerWidths(ModelBuilder& b, const HfConfig& c, uint64_t l
   if (it == c.raw().end() || !it->is_array()) {
     return std::vector<uint64_t>(layers, Get(b, c.Uint("intermediate_size")));
   }
-  std::vector<uint64_t> widths;
-  for (const auto& v : *it) {
-    uint64_t w = 0;
-    if (!ListUint(v, w) || w == 0) {
-      b.Fail(MakeError("{}: \"intermediate_size\" entries must be positive integers", c.where()));
-      return {};
-    }
-    widths.push_back(w);
-  }
-  if (widths.size() != layers) {
-    b.Fail(MakeError("{}: \"intermediate_size\" lists {} widths for {} layers (one per layer, as "
-                     "Gemma3nTextConfig requires)",
-                     c.where(), widths.size(), layers));
+  std::vector<uint64_t> widths = UintList(b, c, "intermediate_size", {}, kMaxLayers);
+  if (!b.failed() &&
+      (widths.size() != layers || std::find(widths.begin(), widths.end(), 0) != widths.end())) {
+    b.Fail(
+        MakeError("{}: \"intermediate_size\" lists {} widths for {} layers (one positive width "
+                  "per layer, as Gemma3nTextConfig requires)",
+                  c.where(), widths.size(), layers));
     return {};
   }
   return widths;
@@ -73,9 +59,10 @@ uint64_t SparseLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
   auto it = c.raw().find("activation_sparsity_pattern");
   if (it == c.raw().end() || it->is_null()) return layers > 10 ? 10 : 0;
   if (!it->is_array() || it->size() != layers) {
-    b.Fail(MakeError("{}: \"activation_sparsity_pattern\" must list one value per layer ({} "
-                     "layers)",
-                     c.where(), layers));
+    b.Fail(
+        MakeError("{}: \"activation_sparsity_pattern\" must list one value per layer ({} "
+                  "layers)",
+                  c.where(), layers));
     return 0;
   }
   uint64_t sparse = 0;
@@ -104,11 +91,11 @@ HfConfig WithClassDefaults(const HfConfig& c, std::vector<std::string>& assumpti
 }
 
 struct TextDims {
-  uint64_t per_layer = 0;     // P: "hidden_size_per_layer_input"
-  uint64_t altup = 0;         // A: "altup_num_inputs"
+  uint64_t per_layer = 0;  // P: "hidden_size_per_layer_input"
+  uint64_t altup = 0;      // A: "altup_num_inputs"
   uint64_t laurel_rank = 0;
   uint64_t window = 0;
-  bool bias = false;          // "attention_bias"
+  bool bias = false;  // "attention_bias"
 };
 
 LayerInfo TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t width,
@@ -173,10 +160,11 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
     basics.erase("intermediate_size");
     auto basic = HfConfig::FromJson(std::move(basics), c.where());
     if (!basic) return basic.error();
-    ReadDecoderBasics(b, *basic, {.tie = true,
-                                  .act_key = "hidden_activation",
-                                  .act_default = "gelu_pytorch_tanh",
-                                  .need_intermediate = false});
+    ReadDecoderBasics(b, *basic,
+                      {.tie = true,
+                       .act_key = "hidden_activation",
+                       .act_default = "gelu_pytorch_tanh",
+                       .need_intermediate = false});
   }
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
@@ -200,9 +188,10 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   // Gemma3nTextAttention looks up, for every layer, the last layer of its type before the shared
   // range: none exists when every layer is shared.
   if (shared_layers > 0 && shared_layers >= layers) {
-    return MakeError("{}: \"num_kv_shared_layers\" = {} must be less than \"num_hidden_layers\" "
-                     "= {}",
-                     c.where(), shared_layers, layers);
+    return MakeError(
+        "{}: \"num_kv_shared_layers\" = {} must be less than \"num_hidden_layers\" "
+        "= {}",
+        c.where(), shared_layers, layers);
   }
   const std::vector<uint64_t> widths = LayerWidths(b, c, layers);
   // Gemma3nTextConfig's default pattern: every fifth layer full attention.
@@ -216,11 +205,11 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   for (uint64_t j = 0; j < first_shared; ++j) before[sliding[j] ? 1 : 0] = true;
   for (uint64_t i = first_shared; i < layers; ++i) {
     if (!before[sliding[i] ? 1 : 0]) {
-      return MakeError("{}: layer {} ({}) shares the KV cache of an earlier layer of its type, "
-                       "but none precedes the shared range (layers {} on): transformers cannot "
-                       "build this config",
-                       c.where(), i, sliding[i] ? "sliding_attention" : "full_attention",
-                       first_shared);
+      return MakeError(
+          "{}: layer {} ({}) shares the KV cache of an earlier layer of its type, "
+          "but none precedes the shared range (layers {} on): transformers cannot "
+          "build this config",
+          c.where(), i, sliding[i] ? "sliding_attention" : "full_attention", first_shared);
     }
   }
   hp.intermediate_size = widths.empty() ? 0 : *std::max_element(widths.begin(), widths.end());
@@ -231,8 +220,8 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   b.Buffer("model.embed_tokens.embed_scale", {}, Dtype::kF32, false);
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
-    hp.layers.push_back(TextLayer(b, q, Layer("model.layers", i), widths[i], sliding[i],
-                                  i >= first_shared, d));
+    hp.layers.push_back(
+        TextLayer(b, q, Layer("model.layers", i), widths[i], sliding[i], i >= first_shared, d));
   }
   b.RmsNorm("model.norm", h);
   for (const auto& [type, present] :
@@ -289,19 +278,19 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   // timm's convolutions are nn.Conv2d, which the weight quantizers leave alone.
   const Quantization q = ReadQuantization(b, c, o);
   const uint64_t text_hidden = language.hp.hidden_size;
-  const std::string architecture =
-      Get(b, vision.StringOr("architecture", "mobilenetv5_300m_enc"));
+  const std::string architecture = Get(b, vision.StringOr("architecture", "mobilenetv5_300m_enc"));
   if (auto args = vision.raw().find("model_args");
       args != vision.raw().end() && !args->is_null() && !args->empty()) {
-    b.Fail(MakeError("{}: vision_config.model_args (keyword arguments to timm.create_model) are "
-                     "not modelled; the safetensors headers give an exact answer",
-                     c.where()));
+    b.Fail(
+        MakeError("{}: vision_config.model_args (keyword arguments to timm.create_model) are "
+                  "not modelled; the safetensors headers give an exact answer",
+                  c.where()));
   }
   std::string vision_defaults;
-  for (const auto& [key, value] : {std::pair<const char*, const char*>{"architecture",
-                                                                       "mobilenetv5_300m_enc"},
-                                   {"hidden_size", "2048"},
-                                   {"vocab_size", "128"}}) {
+  for (const auto& [key, value] :
+       {std::pair<const char*, const char*>{"architecture", "mobilenetv5_300m_enc"},
+        {"hidden_size", "2048"},
+        {"vocab_size", "128"}}) {
     if (vision.Has(key)) continue;
     vision_defaults += fmt::format("{}{} = {}", vision_defaults.empty() ? "" : ", ", key, value);
   }
@@ -327,12 +316,16 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   if (b.failed()) return b.Finish();
 
   if (!vision_defaults.empty()) {
-    m.assumptions.push_back("vision_config: fields absent, Gemma3nVisionConfig's defaults are "
-                            "used (as transformers does): " + vision_defaults);
+    m.assumptions.push_back(
+        "vision_config: fields absent, Gemma3nVisionConfig's defaults are "
+        "used (as transformers does): " +
+        vision_defaults);
   }
   if (!audio_defaults.empty()) {
-    m.assumptions.push_back("audio_config: fields absent, Gemma3nAudioConfig's defaults are used "
-                            "(as transformers does): " + audio_defaults);
+    m.assumptions.push_back(
+        "audio_config: fields absent, Gemma3nAudioConfig's defaults are used "
+        "(as transformers does): " +
+        audio_defaults);
   }
   m.assumptions.push_back(
       "vision tower: config.json names only timm's \"mobilenetv5_300m_enc\"; its tensors are "

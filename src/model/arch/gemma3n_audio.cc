@@ -7,9 +7,9 @@
 // attention's q_scale, softcap and local_causal_valid_mask (bool [chunk, chunk + max(0, left - 1)
 // + right]), the position embedding's inv_timescales (float32 [1, 1, H / 2]).
 
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <vector>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -26,16 +26,15 @@ std::vector<uint64_t> FlatList(ModelBuilder& b, const HfConfig& c, const char* k
   const size_t count = fallback.size();
   auto it = c.raw().find(key);
   if (it == c.raw().end() || it->is_null()) {
-    defaulted += fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key,
-                             fmt::join(fallback, "/"));
+    defaulted +=
+        fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key, fmt::join(fallback, "/"));
     return fallback;
   }
   std::vector<uint64_t> out;
   bool valid = it->is_array();
   // Parsed files give unsigned numbers; JSON built in code may hold signed ones.
   const auto take = [&](const nlohmann::json& v) {
-    valid = valid && v.is_number_integer() &&
-            (v.is_number_unsigned() || v.get<int64_t>() >= 0) &&
+    valid = valid && v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= 0) &&
             v.get<uint64_t>() <= kMaxConfigDimension;
     if (valid) out.push_back(v.get<uint64_t>());
   };
@@ -49,9 +48,10 @@ std::vector<uint64_t> FlatList(ModelBuilder& b, const HfConfig& c, const char* k
     }
   }
   if (!valid || out.size() != count) {
-    b.Fail(MakeError("{}: \"{}\" must hold {} non-negative integers (as Gemma3nAudioConfig's "
-                     "default {})",
-                     c.where(), key, count, fmt::join(fallback, "/")));
+    b.Fail(
+        MakeError("{}: \"{}\" must hold {} non-negative integers (as Gemma3nAudioConfig's "
+                  "default {})",
+                  c.where(), key, count, fmt::join(fallback, "/")));
     return fallback;
   }
   return out;
@@ -91,9 +91,10 @@ void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfCon
   const auto strides = FlatList(b, audio, "sscp_conv_stride_size", {2, 2, 2, 2}, defaulted);
   if (b.failed()) return;
   if (heads == 0 || h % heads != 0 || h % 2 != 0) {
-    b.Fail(MakeError("{}: audio \"hidden_size\" = {} must be even and divisible by "
-                     "\"conf_num_attention_heads\" = {}",
-                     audio.where(), h, heads));
+    b.Fail(
+        MakeError("{}: audio \"hidden_size\" = {} must be even and divisible by "
+                  "\"conf_num_attention_heads\" = {}",
+                  audio.where(), h, heads));
     return;
   }
   const uint64_t head_dim = h / heads;
@@ -103,9 +104,10 @@ void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfCon
   for (size_t i = 0; i < 2; ++i) {
     const uint64_t kh = kernels[2 * i], kw = kernels[2 * i + 1], sw = strides[2 * i + 1];
     if (kw == 0 || sw == 0 || freq + 2 < kw) {
-      b.Fail(MakeError("{}: sscp convolution {} (kernel {}x{}, stride {}) does not fit {} "
-                       "frequency bins",
-                       audio.where(), i, kh, kw, sw, freq));
+      b.Fail(
+          MakeError("{}: sscp convolution {} (kernel {}x{}, stride {}) does not fit {} "
+                    "frequency bins",
+                    audio.where(), i, kh, kw, sw, freq));
       return;
     }
     freq = (freq + 2 - kw) / sw + 1;
@@ -113,8 +115,8 @@ void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfCon
     b.Conv(conv + ".conv", i == 0 ? 1 : channels[0], channels[i], {kh, kw}, false);
     b.RmsNorm(conv + ".norm", channels[i]);
   }
-  QLinear(b, q, s + ".input_proj_linear", MulDims(b, channels[1], freq, "sscp channels x bins"),
-          h, false);
+  QLinear(b, q, s + ".input_proj_linear", MulDims(b, channels[1], freq, "sscp channels x bins"), h,
+          false);
   const uint64_t context = chunk + (left > 0 ? left - 1 : 0) + right;
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(prefix + ".conformer", i);

@@ -93,31 +93,6 @@ void AppendOmniPart(Model& into, Model&& part, const std::string& model_prefix,
   for (const auto& n : part.notes) into.notes.push_back(fmt::format("{}: {}", label, n));
 }
 
-std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                               std::vector<uint64_t> fallback, size_t max_entries) {
-  const auto& raw = c.raw();
-  auto it = raw.find(std::string(key));
-  if (it == raw.end() || it->is_null()) return fallback;
-  std::vector<uint64_t> out;
-  bool ok = it->is_array() && it->size() <= max_entries;
-  if (ok) {
-    for (const auto& v : *it) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
-          v.get<uint64_t>() > kMaxConfigDimension) {
-        ok = false;
-        break;
-      }
-      out.push_back(v.get<uint64_t>());
-    }
-  }
-  if (!ok) {
-    b.Fail(MakeError("{}: field \"{}\" must list at most {} non-negative integers up to {}",
-                     c.where(), key, max_entries, kMaxConfigDimension));
-    return {};
-  }
-  return out;
-}
-
 void SnakeBeta(ModelBuilder& b, const std::string& prefix, uint64_t channels) {
   b.Param(prefix + ".alpha", {channels});
   b.Param(prefix + ".beta", {channels});
@@ -129,6 +104,15 @@ void ConvTranspose1d(ModelBuilder& b, const std::string& prefix, uint64_t in, ui
   b.Param(prefix + ".bias", {out});
 }
 
+namespace {
+
+// The thinker's Whisper-style audio encoder under `p`:
+// - kQwen25 (Qwen2_5OmniAudioEncoder): conv1, conv2, the sinusoidal positional_embedding buffer
+//   in the model dtype (the release stores it; transformers does not load it),
+//   audio_bos_eos_token [2, output_dim], layers with k_proj unbiased, ln_post, proj;
+// - kQwen3 (Qwen3OmniMoeAudioEncoder): the float32 positional buffer (not persistent), layers
+//   with every projection biased, ln_post, conv2d1..3 (3x3, stride 2), conv_out
+//   Linear(downsample_hidden_size x mel/8, d_model) without bias, proj1, proj2.
 void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std::string& p) {
   const bool v25 = kind == OmniAudio::kQwen25;
   const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
@@ -177,6 +161,8 @@ void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std
   b.Linear(p + ".proj1", d, d, true);
   b.Linear(p + ".proj2", d, out, true);
 }
+
+}  // namespace
 
 Result<Model> BuildOmni(const HfConfig& c, const BuildOptions& o, const OmniFamily& f) {
   OmniContext x{.top = c, .options = o, .defaults = f.defaults()};

@@ -64,11 +64,6 @@ void AppendOmniPart(Model& into, Model&& part, const std::string& model_prefix,
                     const std::string& head_name, const std::string& component,
                     std::string_view label, std::initializer_list<std::string_view> skip = {});
 
-// A config field listing at most `max_entries` integers in [0, kMaxConfigDimension]
-// ("upsample_rates"); `fallback` when absent; else records an error naming it and returns {}.
-std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                               std::vector<uint64_t> fallback, size_t max_entries = 64);
-
 // SnakeBeta(channels): alpha and beta [channels] under `prefix`.
 void SnakeBeta(ModelBuilder& b, const std::string& prefix, uint64_t channels);
 
@@ -76,15 +71,8 @@ void SnakeBeta(ModelBuilder& b, const std::string& prefix, uint64_t channels);
 void ConvTranspose1d(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t out,
                      uint64_t kernel);
 
-// The thinker's Whisper-style audio encoder under `prefix`:
-// - kQwen25 (Qwen2_5OmniAudioEncoder): conv1, conv2, the sinusoidal positional_embedding buffer
-//   in the model dtype (the release stores it; transformers does not load it),
-//   audio_bos_eos_token [2, output_dim], layers with k_proj unbiased, ln_post, proj;
-// - kQwen3 (Qwen3OmniMoeAudioEncoder): the float32 positional buffer (not persistent), layers
-//   with every projection biased, ln_post, conv2d1..3 (3x3, stride 2), conv_out
-//   Linear(downsample_hidden_size x mel/8, d_model) without bias, proj1, proj2.
+// The thinker's audio encoder: Qwen2_5OmniAudioEncoder or Qwen3OmniMoeAudioEncoder.
 enum class OmniAudio : uint8_t { kQwen25, kQwen3 };
-void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std::string& prefix);
 
 // What distinguishes one Qwen omni model from the other; BuildOmni assembles the thinker
 // (thinker.model / thinker.lm_head, thinker.visual, thinker.audio_tower) and, with

@@ -18,11 +18,11 @@
 // {global_img_feature_extensor, sub_img_feature_extensor, img_processor, img_projection_up/down},
 // audio_embed.{encoder, up/down_proj_for_speech, up/down_proj_for_vision_speech}, lm_head.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <regex>
-
-#include <fmt/format.h>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -48,6 +48,36 @@ std::string DefaultsLine(nlohmann::json& j, const nlohmann::json& defaults, std:
       list);
 }
 
+// The sub-config `key` of `c` ({} when absent) with the `defaults` of the class `what` names.
+Result<HfConfig> SubWithDefaults(const HfConfig& c, std::string_view key,
+                                 const nlohmann::json& defaults, std::string_view what,
+                                 std::vector<std::string>& defaulted) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, SubOrEmpty(c, key));
+  nlohmann::json j = sub.raw();
+  if (std::string line = DefaultsLine(j, defaults, what); !line.empty()) {
+    defaulted.push_back(std::move(line));
+  }
+  return HfConfig::FromJson(std::move(j), sub.where());
+}
+
+// SigLIP at 448 px, patch 14: the tower vision_siglip_navit.get_siglip_vision_model fixes in code
+// and Phi4MultimodalVisionConfig's defaults.
+const nlohmann::json& Siglip() {
+  static const nlohmann::json k = {{"hidden_size", 1152},     {"intermediate_size", 4304},
+                                   {"num_hidden_layers", 27}, {"num_attention_heads", 16},
+                                   {"num_channels", 3},       {"image_size", 448},
+                                   {"patch_size", 14}};
+  return k;
+}
+
+// Records an error unless `projection` is a projection_cls the remote code implements.
+bool KnownProjection(ModelBuilder& b, const HfConfig& kwargs, const std::string& projection) {
+  if (projection == "linear" || projection == "mlp") return true;
+  b.Fail(MakeError("{}: projection_cls \"{}\" is not implemented by the remote code",
+                   kwargs.where(), projection));
+  return false;
+}
+
 // The phi3 decoder of the flat config: model_type phi3 and the causal-LM class, without the keys
 // the Phi-4-multimodal attention does not read ("attention_bias": its qkv_proj/o_proj never have
 // biases) and without the quantization, which this builder does not apply.
@@ -67,12 +97,16 @@ Result<Model> BuildText(const HfConfig& c, const BuildOptions& o, bool remote,
     // transformers version: the phi3 spec row's 4.42 layout.
     text_options.buffers = BufferConvention::kTransformers442;
   } else {
-    const std::string line = DefaultsLine(
-        j,
-        {{"vocab_size", 200064}, {"hidden_size", 3072}, {"intermediate_size", 8192},
-         {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
-         {"max_position_embeddings", 131072}, {"hidden_act", "silu"}},
-        "Phi4MultimodalConfig");
+    const std::string line = DefaultsLine(j,
+                                          {{"vocab_size", 200064},
+                                           {"hidden_size", 3072},
+                                           {"intermediate_size", 8192},
+                                           {"num_hidden_layers", 32},
+                                           {"num_attention_heads", 32},
+                                           {"num_key_value_heads", 8},
+                                           {"max_position_embeddings", 131072},
+                                           {"hidden_act", "silu"}},
+                                          "Phi4MultimodalConfig");
     if (!line.empty()) assumptions.push_back(line);
   }
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(std::move(j), c.where()));
@@ -90,9 +124,10 @@ struct Adapter {
 Result<Adapter> ReadAdapter(const HfConfig& c, const std::string& name) {
   const std::string key = name + "_lora";
   if (!c.Has(key) || !c.raw()[key].is_object()) {
-    return MakeError("{}: \"{}\" must be an object {{\"r\", \"lora_alpha\", \"layer\", \"dp\"}}: "
-                     "Phi4MMForCausalLM asserts it and wraps the decoder with that PEFT adapter",
-                     c.where(), key);
+    return MakeError(
+        "{}: \"{}\" must be an object {{\"r\", \"lora_alpha\", \"layer\", \"dp\"}}: "
+        "Phi4MMForCausalLM asserts it and wraps the decoder with that PEFT adapter",
+        c.where(), key);
   }
   MEMFIT_ASSIGN_OR_RETURN(HfConfig lora, c.Sub(key));
   Adapter a;
@@ -203,8 +238,10 @@ void RemoteImage(ModelBuilder& b, const HfConfig& kwargs, uint64_t text_hidden) 
   }
   if (b.failed()) return;
   if (hd != separator) {
-    b.Fail(MakeError("{}: use_hd_transform and with_learnable_separator must be equal (the remote "
-                     "code asserts it)", kwargs.where()));
+    b.Fail(
+        MakeError("{}: use_hd_transform and with_learnable_separator must be equal (the remote "
+                  "code asserts it)",
+                  kwargs.where()));
     return;
   }
   if (!compression.empty() && compression != "avg_pool_2d") {
@@ -212,17 +249,8 @@ void RemoteImage(ModelBuilder& b, const HfConfig& kwargs, uint64_t text_hidden) 
                      kwargs.where(), compression));
     return;
   }
-  if (projection != "linear" && projection != "mlp") {
-    b.Fail(MakeError("{}: projection_cls \"{}\" is not implemented by the remote code",
-                     kwargs.where(), projection));
-    return;
-  }
-  // vision_siglip_navit.get_siglip_vision_model: the tower's configuration is fixed in code.
-  auto tower = HfConfig::FromJson(
-      nlohmann::json{{"hidden_size", 1152}, {"intermediate_size", 4304},
-                     {"num_hidden_layers", 27}, {"num_attention_heads", 16}, {"image_size", 448},
-                     {"patch_size", 14}},
-      kwargs.where() + ": get_siglip_vision_model");
+  if (!KnownProjection(b, kwargs, projection)) return;
+  auto tower = HfConfig::FromJson(Siglip(), kwargs.where() + ": get_siglip_vision_model");
   if (!tower) {
     b.Fail(tower.error());
     return;
@@ -268,11 +296,7 @@ void RemoteAudio(ModelBuilder& b, const HfConfig& c, const HfConfig& kwargs, uin
   const std::string projection = Get(b, kwargs.StringOr("projection_cls", "linear"));
   const ConformerDims d = ReadRemoteConformer(b, *encoder, downsample);
   if (b.failed()) return;
-  if (projection != "linear" && projection != "mlp") {
-    b.Fail(MakeError("{}: projection_cls \"{}\" is not implemented by the remote code",
-                     kwargs.where(), projection));
-    return;
-  }
+  if (!KnownProjection(b, kwargs, projection)) return;
   b.SetComponent("audio_tower");
   EmitConformer(b, p + ".encoder", d, /*native_names=*/false);
   b.SetComponent("audio_projection");
@@ -338,7 +362,8 @@ Result<Model> BuildPhi4Mm(const HfConfig& c, const BuildOptions& o) {
         "(vision_siglip_navit.get_siglip_vision_model: SigLIP hidden 1152, intermediate 4304, 27 "
         "layers, 16 heads, 448 px, patch 14), not read from config.json");
   } else {
-    m.notes.push_back(c.where() + ": no \"embd_layer\" object: Phi4MMModel builds no "
+    m.notes.push_back(c.where() +
+                      ": no \"embd_layer\" object: Phi4MMModel builds no "
                       "embed_tokens_extend, only the decoder and its adapters");
   }
   MoveText(b, text.tensors, adapters, /*head=*/false);
@@ -355,29 +380,23 @@ Result<Model> BuildPhi4Mm(const HfConfig& c, const BuildOptions& o) {
 Result<Model> BuildPhi4Multimodal(const HfConfig& c, const BuildOptions& o) {
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(Model text, BuildText(c, o, /*remote=*/false, defaulted));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision_sub, SubOrEmpty(c, "vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio_sub, SubOrEmpty(c, "audio_config"));
-  nlohmann::json vision_json = vision_sub.raw();
-  const std::string vision_line = DefaultsLine(
-      vision_json,
-      {{"hidden_size", 1152}, {"intermediate_size", 4304}, {"num_hidden_layers", 27},
-       {"num_attention_heads", 16}, {"num_channels", 3}, {"image_size", 448}, {"patch_size", 14}},
-      "vision_config (Phi4MultimodalVisionConfig)");
-  if (!vision_line.empty()) defaulted.push_back(vision_line);
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, HfConfig::FromJson(vision_json, vision_sub.where()));
-  nlohmann::json audio_json = audio_sub.raw();
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
+                          SubWithDefaults(c, "vision_config", Siglip(),
+                                          "vision_config (Phi4MultimodalVisionConfig)", defaulted));
   nlohmann::json audio_defaults = {
-      {"hidden_size", 1024}, {"intermediate_size", 1536}, {"num_blocks", 24},
+      {"hidden_size", 1024},       {"intermediate_size", 1536},  {"num_blocks", 24},
       {"num_attention_heads", 16}, {"ext_pw_out_channel", 1024}, {"depthwise_multiplier", 1},
-      {"kernel_size", 3}, {"input_size", 80}, {"time_reduction", 8}, {"bias_max_distance", 1000},
-      {"bias_symmetric", false}, {"nemo_conv_channels", 1024}, {"downsample_rate", 1}};
-  if (!audio_json.contains("depthwise_seperable_out_channel")) {
+      {"kernel_size", 3},          {"input_size", 80},           {"time_reduction", 8},
+      {"bias_max_distance", 1000}, {"bias_symmetric", false},    {"nemo_conv_channels", 1024},
+      {"downsample_rate", 1}};
+  // Spelled "seperable" by the first releases of the class, "separable" later.
+  if (!c.raw().contains("audio_config") || !c.raw()["audio_config"].is_object() ||
+      !c.raw()["audio_config"].contains("depthwise_seperable_out_channel")) {
     audio_defaults["depthwise_separable_out_channel"] = 1024;
   }
-  const std::string audio_line =
-      DefaultsLine(audio_json, audio_defaults, "audio_config (Phi4MultimodalAudioConfig)");
-  if (!audio_line.empty()) defaulted.push_back(audio_line);
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio, HfConfig::FromJson(audio_json, audio_sub.where()));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
+                          SubWithDefaults(c, "audio_config", audio_defaults,
+                                          "audio_config (Phi4MultimodalAudioConfig)", defaulted));
 
   ModelBuilder b(c);
   Model& m = b.model();

@@ -24,8 +24,7 @@ namespace {
 // The number of halvings, int(math.log(time_reduction, 2)), for an even factor.
 uint64_t Halvings(ModelBuilder& b, std::string_view where, uint64_t time_reduction) {
   if (time_reduction < 2 || time_reduction % 2 != 0) {
-    b.Fail(MakeError("{}: \"time_reduction\" = {} must be a multiple of 2", where,
-                     time_reduction));
+    b.Fail(MakeError("{}: \"time_reduction\" = {} must be a multiple of 2", where, time_reduction));
     return 0;
   }
   return static_cast<uint64_t>(std::bit_width(time_reduction)) - 1;
@@ -44,8 +43,8 @@ uint64_t SubsampledFeatures(ModelBuilder& b, std::string_view where, const Confo
     length = (length + paddings - 3) / 2 + 1;
   }
   if (!b.failed() && length == 0) {
-    b.Fail(MakeError("{}: \"input_size\" = {} leaves no features after the subsampling",
-                     where, d.input_size));
+    b.Fail(MakeError("{}: \"input_size\" = {} leaves no features after the subsampling", where,
+                     d.input_size));
   }
   return length;
 }
@@ -53,11 +52,16 @@ uint64_t SubsampledFeatures(ModelBuilder& b, std::string_view where, const Confo
 void Validate(ModelBuilder& b, const HfConfig& c, const ConformerDims& d) {
   if (b.failed()) return;
   const std::pair<const char*, uint64_t> kPositive[] = {
-      {"hidden size", d.hidden},          {"attention heads", d.heads},
-      {"intermediate size", d.intermediate}, {"input_size", d.input_size},
-      {"conv_channels", d.conv_channels}, {"kernel_size", d.kernel},
-      {"ext_pw_kernel_size", d.ext_pw_kernel}, {"depthwise_multiplier", d.dw_multiplier},
-      {"bias max distance", d.bias_buckets}, {"encoder_embedding_config.input_size", d.norm_size},
+      {"hidden size", d.hidden},
+      {"attention heads", d.heads},
+      {"intermediate size", d.intermediate},
+      {"input_size", d.input_size},
+      {"conv_channels", d.conv_channels},
+      {"kernel_size", d.kernel},
+      {"ext_pw_kernel_size", d.ext_pw_kernel},
+      {"depthwise_multiplier", d.dw_multiplier},
+      {"bias max distance", d.bias_buckets},
+      {"encoder_embedding_config.input_size", d.norm_size},
       {"downsample_rate", d.downsample_rate}};
   for (const auto& [name, value] : kPositive) {
     if (value == 0) {
@@ -69,17 +73,20 @@ void Validate(ModelBuilder& b, const HfConfig& c, const ConformerDims& d) {
     b.Fail(MakeError("{}: the audio hidden size {} is not divisible by {} attention heads",
                      c.where(), d.hidden, d.heads));
   } else if (d.group_size == 0 || d.heads % d.group_size != 0) {
-    b.Fail(MakeError("{}: \"attention_group_size\" = {} must divide {} attention heads",
-                     c.where(), d.group_size, d.heads));
+    b.Fail(MakeError("{}: \"attention_group_size\" = {} must divide {} attention heads", c.where(),
+                     d.group_size, d.heads));
   } else if (d.blocks > kMaxBuiltTensors) {
     // Each block emits tensors: it would pass the builder's tensor limit anyway.
-    b.Fail(MakeError("{}: \"num_blocks\" = {} exceeds memfit's limit of {} tensors for a model "
-                     "built from config.json", c.where(), d.blocks, kMaxBuiltTensors));
+    b.Fail(
+        MakeError("{}: \"num_blocks\" = {} exceeds memfit's limit of {} tensors for a model "
+                  "built from config.json",
+                  c.where(), d.blocks, kMaxBuiltTensors));
   }
   SubsampledFeatures(b, c.where(), d);
 }
 
-void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
+void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d,
+                            bool native) {
   b.LayerNorm(p + ".layer_norm", d.hidden);
   if (native) {
     b.Linear(p + ".gate_up_proj", d.hidden, MulDims(b, 2, d.intermediate, "2 x intermediate"),
@@ -92,7 +99,8 @@ void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const Conform
   }
 }
 
-void Phi4mmAudioAttention(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
+void Phi4mmAudioAttention(ModelBuilder& b, const std::string& p, const ConformerDims& d,
+                          bool native) {
   const uint64_t kv = d.hidden / d.group_size;
   b.Linear(p + (native ? ".q_proj" : ".linear_q"), d.hidden, d.hidden, true);
   b.Linear(p + (native ? ".k_proj" : ".linear_k"), d.hidden, kv, true);
@@ -184,12 +192,16 @@ ConformerDims ReadRemoteConformer(ModelBuilder& b, const HfConfig& e, uint64_t d
   d.linear_glu = Get(b, e.BoolOr("linear_glu_in_convm", false));
   d.downsample_rate = downsample;
   if (Get(b, e.StringOr("input_layer", "nemo_conv")) != "nemo_conv") {
-    b.Fail(MakeError("{}: \"input_layer\" other than \"nemo_conv\" is not built (the remote "
-                     "code raises for it)", e.where()));
+    b.Fail(
+        MakeError("{}: \"input_layer\" other than \"nemo_conv\" is not built (the remote "
+                  "code raises for it)",
+                  e.where()));
   }
   if (Get(b, e.BoolOr("batch_norm", false))) {
-    b.Fail(MakeError("{}: \"batch_norm\": true (a BatchNorm1d per conv module) is not built; "
-                     "reading the safetensors headers gives an exact answer", e.where()));
+    b.Fail(
+        MakeError("{}: \"batch_norm\": true (a BatchNorm1d per conv module) is not built; "
+                  "reading the safetensors headers gives an exact answer",
+                  e.where()));
   }
   auto norm = e.Sub("encoder_embedding_config");
   if (!norm) {
@@ -206,8 +218,10 @@ ConformerDims ReadRemoteConformer(ModelBuilder& b, const HfConfig& e, uint64_t d
     d.causal_subsampling = Get(b, nemo->BoolOr("is_causal", false));
     for (const char* key : {"subsampling_factor", "feat_in", "feat_out"}) {
       if (nemo->Has(key)) {
-        b.Fail(MakeError("{}: \"{}\" must be given outside nemo_conv_settings (the remote code "
-                         "asserts it)", nemo->where(), key));
+        b.Fail(
+            MakeError("{}: \"{}\" must be given outside nemo_conv_settings (the remote code "
+                      "asserts it)",
+                      nemo->where(), key));
       }
     }
   }
@@ -219,8 +233,10 @@ ConformerDims ReadRemoteConformer(ModelBuilder& b, const HfConfig& e, uint64_t d
   // T5RelativeAttentionLogitBias: the only relative bias the remote code implements.
   auto bias = e.Sub("relative_attention_bias_args");
   if (!bias) {
-    b.Fail(MakeError("{}: \"relative_attention_bias_args\" with type \"t5\" is required (the "
-                     "remote code raises NotImplementedError without it)", e.where()));
+    b.Fail(
+        MakeError("{}: \"relative_attention_bias_args\" with type \"t5\" is required (the "
+                  "remote code raises NotImplementedError without it)",
+                  e.where()));
     return d;
   }
   if (Get(b, bias->StringOr("type", "")) != "t5") {
