@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -224,15 +225,10 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
         TextLayer(b, q, Layer("model.layers", i), widths[i], sliding[i], i >= first_shared, d));
   }
   b.RmsNorm("model.norm", h);
-  for (const auto& [type, present] :
-       {std::pair{"sliding_attention",
-                  std::find(sliding.begin(), sliding.end(), true) != sliding.end()},
-        std::pair{"full_attention",
-                  std::find(sliding.begin(), sliding.end(), false) != sliding.end()}}) {
-    if (present) {
-      b.Buffer(fmt::format("model.rotary_emb.{}_inv_freq", type), {hp.head_dim / 2}, Dtype::kF32,
-               false);
-    }
+  for (const bool slides : {true, false}) {  // one inv_freq per layer type present
+    if (std::find(sliding.begin(), sliding.end(), slides) == sliding.end()) continue;
+    b.Buffer(fmt::format("model.rotary_emb.{}_attention_inv_freq", slides ? "sliding" : "full"),
+             {hp.head_dim / 2}, Dtype::kF32, false);
   }
   b.Embedding("model.embed_tokens_per_layer", per_layer_vocab, per_layer_width);
   b.Buffer("model.embed_tokens_per_layer.embed_scale", {}, Dtype::kF32, false);
@@ -286,16 +282,9 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
                   "not modelled; the safetensors headers give an exact answer",
                   c.where()));
   }
-  std::string vision_defaults;
-  for (const auto& [key, value] :
-       {std::pair<const char*, const char*>{"architecture", "mobilenetv5_300m_enc"},
-        {"hidden_size", "2048"},
-        {"vocab_size", "128"}}) {
-    if (vision.Has(key)) continue;
-    vision_defaults += fmt::format("{}{} = {}", vision_defaults.empty() ? "" : ", ", key, value);
-  }
-  const uint64_t vision_hidden = Get(b, vision.UintOr("hidden_size", 2048));
-  const uint64_t vision_vocab = Get(b, vision.UintOr("vocab_size", 128));
+  std::string vision_defaults = vision.Has("architecture") ? "" : "architecture = " + architecture;
+  const uint64_t vision_hidden = DefaultedUint(b, vision, "hidden_size", 2048, vision_defaults);
+  const uint64_t vision_vocab = DefaultedUint(b, vision, "vocab_size", 128, vision_defaults);
   if (b.failed()) return b.Finish();
   b.SetComponent("vision_tower");
   const uint64_t channels =
@@ -304,10 +293,7 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   std::string audio_defaults;
   EmitGemma3nAudioEncoder(b, q, audio, "model.audio_tower", audio_defaults);
   const uint64_t audio_hidden = Get(b, audio.UintOr("hidden_size", 1536));
-  const uint64_t audio_vocab = Get(b, audio.UintOr("vocab_size", 128));
-  if (!audio.Has("vocab_size")) {
-    audio_defaults += std::string(audio_defaults.empty() ? "" : ", ") + "vocab_size = 128";
-  }
+  const uint64_t audio_vocab = DefaultedUint(b, audio, "vocab_size", 128, audio_defaults);
   b.SetComponent("embed_vision");
   Embedder(b, q, "model.embed_vision", vision_vocab, vision_hidden, text_hidden);
   b.SetComponent("embed_audio");
@@ -315,17 +301,12 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   b.SetComponent("");
   if (b.failed()) return b.Finish();
 
-  if (!vision_defaults.empty()) {
-    m.assumptions.push_back(
-        "vision_config: fields absent, Gemma3nVisionConfig's defaults are "
-        "used (as transformers does): " +
-        vision_defaults);
-  }
-  if (!audio_defaults.empty()) {
-    m.assumptions.push_back(
-        "audio_config: fields absent, Gemma3nAudioConfig's defaults are used "
-        "(as transformers does): " +
-        audio_defaults);
+  for (const auto& [key, cls, list] : {std::tuple{"vision", "Vision", &vision_defaults},
+                                       std::tuple{"audio", "Audio", &audio_defaults}}) {
+    if (list->empty()) continue;
+    m.assumptions.push_back(fmt::format(
+        "{}_config: fields absent, Gemma3n{}Config's defaults are used (as transformers does): {}",
+        key, cls, *list));
   }
   m.assumptions.push_back(
       "vision tower: config.json names only timm's \"mobilenetv5_300m_enc\"; its tensors are "

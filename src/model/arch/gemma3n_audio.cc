@@ -57,14 +57,6 @@ std::vector<uint64_t> FlatList(ModelBuilder& b, const HfConfig& c, const char* k
   return out;
 }
 
-uint64_t Field(ModelBuilder& b, const HfConfig& c, const char* key, uint64_t fallback,
-               std::string& defaulted) {
-  if (!c.Has(key)) {
-    defaulted += fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key, fallback);
-  }
-  return Get(b, c.UintOr(key, fallback));
-}
-
 void FeedForward(ModelBuilder& b, const Quantization& q, const std::string& p, uint64_t h) {
   b.RmsNorm(p + ".pre_layer_norm", h);
   QLinear(b, q, p + ".ffw_layer_1", h, MulDims(b, 4, h, "4 x audio hidden_size"), false);
@@ -75,17 +67,25 @@ void FeedForward(ModelBuilder& b, const Quantization& q, const std::string& p, u
 
 }  // namespace
 
+uint64_t DefaultedUint(ModelBuilder& b, const HfConfig& c, const char* key, uint64_t fallback,
+                       std::string& defaulted) {
+  if (!c.Has(key)) {
+    defaulted += fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key, fallback);
+  }
+  return Get(b, c.UintOr(key, fallback));
+}
+
 void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfConfig& audio,
                              const std::string& prefix, std::string& defaulted) {
   // Gemma3nAudioConfig's defaults (configuration_gemma3n.py).
-  const uint64_t h = Field(b, audio, "hidden_size", 1536, defaulted);
-  const uint64_t heads = Field(b, audio, "conf_num_attention_heads", 8, defaulted);
-  const uint64_t layers = Field(b, audio, "conf_num_hidden_layers", 12, defaulted);
-  const uint64_t kernel = Field(b, audio, "conf_conv_kernel_size", 5, defaulted);
-  const uint64_t feat = Field(b, audio, "input_feat_size", 128, defaulted);
-  const uint64_t chunk = Field(b, audio, "conf_attention_chunk_size", 12, defaulted);
-  const uint64_t left = Field(b, audio, "conf_attention_context_left", 13, defaulted);
-  const uint64_t right = Field(b, audio, "conf_attention_context_right", 0, defaulted);
+  const uint64_t h = DefaultedUint(b, audio, "hidden_size", 1536, defaulted);
+  const uint64_t heads = DefaultedUint(b, audio, "conf_num_attention_heads", 8, defaulted);
+  const uint64_t layers = DefaultedUint(b, audio, "conf_num_hidden_layers", 12, defaulted);
+  const uint64_t kernel = DefaultedUint(b, audio, "conf_conv_kernel_size", 5, defaulted);
+  const uint64_t feat = DefaultedUint(b, audio, "input_feat_size", 128, defaulted);
+  const uint64_t chunk = DefaultedUint(b, audio, "conf_attention_chunk_size", 12, defaulted);
+  const uint64_t left = DefaultedUint(b, audio, "conf_attention_context_left", 13, defaulted);
+  const uint64_t right = DefaultedUint(b, audio, "conf_attention_context_right", 0, defaulted);
   const auto channels = FlatList(b, audio, "sscp_conv_channel_size", {128, 32}, defaulted);
   const auto kernels = FlatList(b, audio, "sscp_conv_kernel_size", {3, 3, 3, 3}, defaulted);
   const auto strides = FlatList(b, audio, "sscp_conv_stride_size", {2, 2, 2, 2}, defaulted);

@@ -60,13 +60,21 @@ Result<HfConfig> SubWithDefaults(const HfConfig& c, std::string_view key,
   return HfConfig::FromJson(std::move(j), sub.where());
 }
 
-// SigLIP at 448 px, patch 14: the tower vision_siglip_navit.get_siglip_vision_model fixes in code
-// and Phi4MultimodalVisionConfig's defaults.
-const nlohmann::json& Siglip() {
-  static const nlohmann::json k = {{"hidden_size", 1152},     {"intermediate_size", 4304},
-                                   {"num_hidden_layers", 27}, {"num_attention_heads", 16},
-                                   {"num_channels", 3},       {"image_size", 448},
-                                   {"patch_size", 14}};
+// configuration_phi4_multimodal.py's class defaults: Phi4MultimodalConfig (the text model),
+// Phi4MultimodalVisionConfig (SigLIP at 448 px, patch 14: also the tower the remote code's
+// vision_siglip_navit.get_siglip_vision_model fixes in code) and Phi4MultimodalAudioConfig.
+const nlohmann::json& Phi4Defaults() {
+  static const nlohmann::json k = nlohmann::json::parse(R"({
+    "text": {"vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "max_position_embeddings": 131072, "hidden_act": "silu"},
+    "vision": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+      "num_attention_heads": 16, "num_channels": 3, "image_size": 448, "patch_size": 14},
+    "audio": {"hidden_size": 1024, "intermediate_size": 1536, "num_blocks": 24,
+      "num_attention_heads": 16, "ext_pw_out_channel": 1024, "depthwise_multiplier": 1,
+      "kernel_size": 3, "input_size": 80, "time_reduction": 8, "bias_max_distance": 1000,
+      "bias_symmetric": false, "nemo_conv_channels": 1024, "downsample_rate": 1}
+  })");
   return k;
 }
 
@@ -97,16 +105,7 @@ Result<Model> BuildText(const HfConfig& c, const BuildOptions& o, bool remote,
     // transformers version: the phi3 spec row's 4.42 layout.
     text_options.buffers = BufferConvention::kTransformers442;
   } else {
-    const std::string line = DefaultsLine(j,
-                                          {{"vocab_size", 200064},
-                                           {"hidden_size", 3072},
-                                           {"intermediate_size", 8192},
-                                           {"num_hidden_layers", 32},
-                                           {"num_attention_heads", 32},
-                                           {"num_key_value_heads", 8},
-                                           {"max_position_embeddings", 131072},
-                                           {"hidden_act", "silu"}},
-                                          "Phi4MultimodalConfig");
+    const std::string line = DefaultsLine(j, Phi4Defaults()["text"], "Phi4MultimodalConfig");
     if (!line.empty()) assumptions.push_back(line);
   }
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(std::move(j), c.where()));
@@ -250,7 +249,8 @@ void RemoteImage(ModelBuilder& b, const HfConfig& kwargs, uint64_t text_hidden) 
     return;
   }
   if (!KnownProjection(b, kwargs, projection)) return;
-  auto tower = HfConfig::FromJson(Siglip(), kwargs.where() + ": get_siglip_vision_model");
+  auto tower =
+      HfConfig::FromJson(Phi4Defaults()["vision"], kwargs.where() + ": get_siglip_vision_model");
   if (!tower) {
     b.Fail(tower.error());
     return;
@@ -381,14 +381,9 @@ Result<Model> BuildPhi4Multimodal(const HfConfig& c, const BuildOptions& o) {
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(Model text, BuildText(c, o, /*remote=*/false, defaulted));
   MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
-                          SubWithDefaults(c, "vision_config", Siglip(),
+                          SubWithDefaults(c, "vision_config", Phi4Defaults()["vision"],
                                           "vision_config (Phi4MultimodalVisionConfig)", defaulted));
-  nlohmann::json audio_defaults = {
-      {"hidden_size", 1024},       {"intermediate_size", 1536},  {"num_blocks", 24},
-      {"num_attention_heads", 16}, {"ext_pw_out_channel", 1024}, {"depthwise_multiplier", 1},
-      {"kernel_size", 3},          {"input_size", 80},           {"time_reduction", 8},
-      {"bias_max_distance", 1000}, {"bias_symmetric", false},    {"nemo_conv_channels", 1024},
-      {"downsample_rate", 1}};
+  nlohmann::json audio_defaults = Phi4Defaults()["audio"];
   // Spelled "seperable" by the first releases of the class, "separable" later.
   if (!c.raw().contains("audio_config") || !c.raw()["audio_config"].is_object() ||
       !c.raw()["audio_config"].contains("depthwise_seperable_out_channel")) {

@@ -25,7 +25,7 @@ namespace {
 // configuration_qwen2_5_omni.py's class defaults (the fields that shape tensors), by sub-config:
 // Qwen2_5OmniTextConfig, VisionEncoderConfig, AudioEncoderConfig, TalkerConfig, DiTConfig and
 // BigVGANConfig.
-const nlohmann::json& Defaults() {
+const nlohmann::json& Qwen25OmniDefaults() {
   static const nlohmann::json k = nlohmann::json::parse(R"({
     "thinker_config.text_config": {"vocab_size": 152064, "hidden_size": 3584,
       "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
@@ -120,7 +120,7 @@ Status AppendOutput(ModelBuilder& b, OmniContext& x) {
 // (Qwen2_5OmniThinkerConfig's default).
 constexpr OmniFamily kQwen25Omni{
     .architecture = "Qwen2_5OmniForConditionalGeneration",
-    .defaults = Defaults,
+    .defaults = Qwen25OmniDefaults,
     .text_type = "qwen2",
     .text_class = "Qwen2ForCausalLM",
     .text_builder = BuildQwen2,

@@ -30,7 +30,7 @@ namespace {
 // configuration_qwen3_omni_moe.py's class defaults (the fields that shape tensors), by
 // sub-config: Qwen3OmniMoeTextConfig, VisionEncoderConfig, AudioEncoderConfig, TalkerTextConfig,
 // TalkerCodePredictorConfig and Code2WavConfig.
-const nlohmann::json& Defaults() {
+const nlohmann::json& Qwen3OmniDefaults() {
   static const nlohmann::json k = nlohmann::json::parse(R"({
     "thinker_config.text_config": {"vocab_size": 3584, "hidden_size": 2048,
       "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
@@ -63,7 +63,7 @@ const nlohmann::json& Defaults() {
 }
 
 // Qwen3OmniMoeTalkerForConditionalGeneration under "talker.".
-Status AppendTalker(ModelBuilder& b, OmniContext& x) {
+Status Qwen3OmniAppendTalker(ModelBuilder& b, OmniContext& x) {
   MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, SubOrEmpty(x.top, "talker_config"));
   MEMFIT_ASSIGN_OR_RETURN(OmniPart text, x.Sub(talker, "text_config", "talker_config.text_config",
                                                {{"num_local_experts", "num_experts"}}));
@@ -188,8 +188,8 @@ Status AppendCode2Wav(ModelBuilder& b, OmniContext& x) {
 }
 
 // With enable_audio_output: the talker and code2wav.
-Status AppendOutput(ModelBuilder& b, OmniContext& x) {
-  MEMFIT_RETURN_IF_ERROR(AppendTalker(b, x));
+Status Qwen3OmniAppendOutput(ModelBuilder& b, OmniContext& x) {
+  MEMFIT_RETURN_IF_ERROR(Qwen3OmniAppendTalker(b, x));
   MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, x));
   b.model().notes.push_back(
       "the talker's and code predictor's KV caches are not in the context estimates, which "
@@ -201,7 +201,7 @@ Status AppendOutput(ModelBuilder& b, OmniContext& x) {
 // code predictor.
 constexpr OmniFamily kQwen3Omni{
     .architecture = "Qwen3OmniMoeForConditionalGeneration",
-    .defaults = Defaults,
+    .defaults = Qwen3OmniDefaults,
     .text_type = "qwen3_moe",
     .text_class = "Qwen3MoeForCausalLM",
     .text_builder = BuildQwen3Moe,
@@ -210,7 +210,7 @@ constexpr OmniFamily kQwen3Omni{
         "config class's default false)",
     .vision = QwenVision::kQwen3Omni,
     .audio = OmniAudio::kQwen3,
-    .append_output = AppendOutput,
+    .append_output = Qwen3OmniAppendOutput,
     .no_output_note = "enable_audio_output is false: talker and code2wav are not built",
     .no_split = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
                  "thinker.visual.blocks.*", "talker.model.layers.*", "talker.code_predictor"}};
