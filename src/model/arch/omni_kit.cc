@@ -191,7 +191,9 @@ Result<Model> BuildOmni(const HfConfig& c, const BuildOptions& o, const OmniFami
   EmitOmniAudio(b, audio.config, f.audio, "thinker.audio_tower");
   if (b.failed()) return b.Finish();
   if (audio_output) {
-    MEMFIT_RETURN_IF_ERROR(f.append_output(b, x));
+    for (const auto& append : f.append_output) MEMFIT_RETURN_IF_ERROR(append(b, x));
+    if (!f.output_assumption.empty()) m.assumptions.emplace_back(f.output_assumption);
+    m.notes.emplace_back(f.output_note);
   } else {
     m.notes.emplace_back(f.no_output_note);
   }

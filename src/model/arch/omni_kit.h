@@ -76,7 +76,7 @@ enum class OmniAudio : uint8_t { kQwen25, kQwen3 };
 
 // What distinguishes one Qwen omni model from the other; BuildOmni assembles the thinker
 // (thinker.model / thinker.lm_head, thinker.visual, thinker.audio_tower) and, with
-// "enable_audio_output" (default true), calls append_output for the talker and speech decoder.
+// "enable_audio_output" (default true), the talker and speech decoder.
 struct OmniFamily {
   std::string_view architecture = "";                // the class when the config names none
   const nlohmann::json& (*defaults)() = nullptr;     // the config classes' defaults, by label
@@ -85,7 +85,9 @@ struct OmniFamily {
   std::string_view tie_assumption = "";  // said when no config names the thinker's tie
   QwenVision vision = QwenVision::kQwen25Omni;
   OmniAudio audio = OmniAudio::kQwen25;
-  Status (*append_output)(ModelBuilder&, OmniContext&) = nullptr;
+  // With enable_audio_output: the talker, the speech decoder, then these lines when not empty.
+  std::array<Status (*)(ModelBuilder&, OmniContext&), 2> append_output = {};
+  std::string_view output_assumption = "", output_note = "";
   std::string_view no_output_note = "";  // the note when enable_audio_output is false
   std::array<std::string_view, 5> no_split = {};
 };

@@ -99,23 +99,6 @@ Status AppendToken2Wav(ModelBuilder& b, OmniContext& x) {
   return Ok{};
 }
 
-// With enable_audio_output: the talker and token2wav.
-Status AppendOutput(ModelBuilder& b, OmniContext& x) {
-  MEMFIT_RETURN_IF_ERROR(AppendTalker(b, x));
-  MEMFIT_RETURN_IF_ERROR(AppendToken2Wav(b, x));
-  b.model().assumptions.push_back(
-      "token2wav is counted in float32 (enable_talker() calls token2wav.float()), and with the "
-      "buffers Qwen's release stores besides the weights: "
-      "thinker.audio_tower.positional_embedding.positional_embedding, the DiT's "
-      "rotary_embed.inv_freq and each BigVGAN activation's upsample/downsample filter "
-      "(Qwen/Qwen2.5-Omni-7B's total_size counts exactly these; current transformers makes them "
-      "non-persistent; the filters' names are not pinned: the index copy found lists none)");
-  b.model().notes.push_back(
-      "the talker's KV cache (its own decoder) is not in the context estimates, which follow "
-      "the thinker; spk_dict.pt (speaker conditioning) is a separate file");
-  return Ok{};
-}
-
 // tie_word_embeddings of the thinker's lm_head: text_config's, else thinker_config's, else false
 // (Qwen2_5OmniThinkerConfig's default).
 constexpr OmniFamily kQwen25Omni{
@@ -129,7 +112,17 @@ constexpr OmniFamily kQwen25Omni{
         "(the thinker config class's default false)",
     .vision = QwenVision::kQwen25Omni,
     .audio = OmniAudio::kQwen25,
-    .append_output = AppendOutput,
+    .append_output = {AppendTalker, AppendToken2Wav},
+    .output_assumption =
+        "token2wav is counted in float32 (enable_talker() calls token2wav.float()), and with the "
+        "buffers Qwen's release stores besides the weights: "
+        "thinker.audio_tower.positional_embedding.positional_embedding, the DiT's "
+        "rotary_embed.inv_freq and each BigVGAN activation's upsample/downsample filter "
+        "(Qwen/Qwen2.5-Omni-7B's total_size counts exactly these; current transformers makes "
+        "them non-persistent; the filters' names are not pinned: the index copy found lists none)",
+    .output_note =
+        "the talker's KV cache (its own decoder) is not in the context estimates, "
+        "which follow the thinker; spk_dict.pt (speaker conditioning) is a separate file",
     .no_output_note = "enable_audio_output is false: talker and token2wav are not built",
     .no_split = {"thinker.model.layers.*", "thinker.visual", "thinker.audio_tower", "talker",
                  "token2wav"}};

@@ -187,16 +187,6 @@ Status AppendCode2Wav(ModelBuilder& b, OmniContext& x) {
   return Ok{};
 }
 
-// With enable_audio_output: the talker and code2wav.
-Status Qwen3OmniAppendOutput(ModelBuilder& b, OmniContext& x) {
-  MEMFIT_RETURN_IF_ERROR(Qwen3OmniAppendTalker(b, x));
-  MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, x));
-  b.model().notes.push_back(
-      "the talker's and code predictor's KV caches are not in the context estimates, which "
-      "follow the thinker");
-  return Ok{};
-}
-
 // _no_split_modules: the decoder layers of thinker and talker, the audio and vision blocks, the
 // code predictor.
 constexpr OmniFamily kQwen3Omni{
@@ -210,7 +200,10 @@ constexpr OmniFamily kQwen3Omni{
         "config class's default false)",
     .vision = QwenVision::kQwen3Omni,
     .audio = OmniAudio::kQwen3,
-    .append_output = Qwen3OmniAppendOutput,
+    .append_output = {Qwen3OmniAppendTalker, AppendCode2Wav},
+    .output_note =
+        "the talker's and code predictor's KV caches are not in the context "
+        "estimates, which follow the thinker",
     .no_output_note = "enable_audio_output is false: talker and code2wav are not built",
     .no_split = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
                  "thinker.visual.blocks.*", "talker.model.layers.*", "talker.code_predictor"}};
