@@ -1,15 +1,8 @@
 // Qwen2.5-Omni's token2wav (omni_kit.h): the DiT that turns codec tokens into a mel spectrogram
-// and the BigVGAN vocoder, as transformers/models/qwen2_5_omni/modeling_qwen2_5_omni.py builds
-// them (Qwen2_5OmniToken2WavDiTModel, Qwen2_5OmniToken2WavBigVGANModel) and
+// (with an ECAPA-TDNN speaker encoder) and the BigVGAN vocoder (AMPBlock resblocks with SnakeBeta
+// activations in TorchActivation1d), as transformers/models/qwen2_5_omni/modeling_qwen2_5_omni.py
+// builds them (Qwen2_5OmniToken2WavDiTModel, Qwen2_5OmniToken2WavBigVGANModel) and
 // Qwen/Qwen2.5-Omni-7B's index names them.
-// DiT: time_embed.time_mlp.{0: Linear(256, H), 2: Linear(H, H)}, text_embed.codec_embed
-// [num_embeds + 1, emb_dim], input_embed.proj Linear(mel + enc_dim + enc_emb_dim + emb_dim, H),
-// input_embed.spk_encoder (ECAPA-TDNN: blocks.0 TDNN, blocks.1..n-2 SE-Res2Net, mfa, asp, fc),
-// transformer_blocks.N.{attn_norm.linear Linear(H, 6H), attn.to_{q,k,v} Linear(H, heads x
-// head_dim), attn.to_out.0, ff.ff.{0,3}} (ff_norm has no parameters), norm_out.linear
-// Linear(H, 2H), proj_out Linear(H, mel). BigVGAN: conv_pre, ups.I.0 (ConvTranspose1d),
-// resblocks (AMPBlock: convs1/convs2 x 3, activations x 6 SnakeBeta in TorchActivation1d),
-// activation_post, conv_post (no bias).
 
 #include <algorithm>
 
