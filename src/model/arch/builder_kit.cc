@@ -307,4 +307,40 @@ std::string Layer(std::string_view prefix, uint64_t index) {
   return fmt::format("{}.{}", prefix, index);
 }
 
+std::string FillDefaults(nlohmann::json& json, const nlohmann::json& defaults,
+                         bool null_is_absent) {
+  std::string list;
+  for (const auto& [key, value] : defaults.items()) {
+    if (json.contains(key) && !(null_is_absent && json[key].is_null())) continue;
+    json[key] = value;
+    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", key, value.dump());
+  }
+  return list;
+}
+
+std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                               std::vector<uint64_t> fallback, size_t max_entries) {
+  const auto& raw = c.raw();
+  auto it = raw.find(std::string(key));
+  if (it == raw.end() || it->is_null()) return fallback;
+  std::vector<uint64_t> out;
+  bool ok = it->is_array() && it->size() <= max_entries;
+  if (ok) {
+    for (const auto& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+          v.get<uint64_t>() > kMaxConfigDimension) {
+        ok = false;
+        break;
+      }
+      out.push_back(v.get<uint64_t>());
+    }
+  }
+  if (!ok) {
+    b.Fail(MakeError("{}: field \"{}\" must list at most {} non-negative integers up to {}",
+                     c.where(), key, max_entries, kMaxConfigDimension));
+    return {};
+  }
+  return out;
+}
+
 }  // namespace memfit::arch

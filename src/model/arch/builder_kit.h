@@ -159,4 +159,15 @@ void GatedMlp(ModelBuilder& b, const std::string& prefix, uint64_t in, uint64_t 
 // Layer name helper: Layer("model.layers", 3) -> "model.layers.3".
 std::string Layer(std::string_view prefix, uint64_t index);
 
+// Sets each field of `defaults` (a config class's defaults) that `json` lacks, or holds as null
+// when `null_is_absent`, and returns them as "key = value, ..." in key order ("" when none was
+// missing): the list a builder's "fields absent, ... defaults are used" assumption names.
+std::string FillDefaults(nlohmann::json& json, const nlohmann::json& defaults,
+                         bool null_is_absent = false);
+
+// A config field listing at most `max_entries` integers in [0, kMaxConfigDimension]
+// ("upsample_rates"); `fallback` when absent; else records an error naming it and returns {}.
+std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                               std::vector<uint64_t> fallback, size_t max_entries = 64);
+
 }  // namespace memfit::arch

@@ -2,33 +2,23 @@
 // transformers models/gemma3n/modeling_gemma3n.py and configuration_gemma3n.py build them and
 // google/gemma-3n-E{2,4}B(-it) store them (model.language_model.*, model.vision_tower.timm_model.*,
 // model.audio_tower.*, model.embed_vision.*, model.embed_audio.*; lm_head tied, not stored).
-//
-// Text model (Gemma3nTextModel): embed_tokens [V, H]; per-layer embeddings embed_tokens_per_layer
-// [vocab_size_per_layer_input, L x P], per_layer_model_projection [L x P, H],
-// per_layer_projection_norm [P]; AltUp's altup_projections and altup_unembed_projections
-// (altup_num_inputs - 1 each, [H, H]); norm. Each decoder layer: self_attn.{q,k,v,o}_proj (biases
-// with "attention_bias"), q_norm/k_norm [head_dim] (v_norm has no weight: a non-persistent scalar
-// buffer); mlp.{gate,up,down}_proj of the layer's width ("intermediate_size" may list one per
-// layer: MatFormer); four norms; altup.{correct_output_scale [H], correction_coefs [A, A],
-// prediction_coefs [A^2, A], modality_router [A, H], router_norm [H]}; laurel.{linear_left
-// [laurel_rank, H], linear_right [H, laurel_rank], post_laurel_norm}; per_layer_input_gate
-// [P, H], per_layer_projection [H, P], post_per_layer_input_norm. KV-shared layers (the last
-// "num_kv_shared_layers") keep their k/v projections and norms (the module builds them; the
-// checkpoint stores them) but read an earlier layer's cache: LayerInfo kv_shared. Activation
-// sparsity ("activation_sparsity_pattern") is a run-time Gaussian top-k on gate_proj's output:
-// no tensors, a note says which layers use it. Non-persistent buffers: the embed_scale scalars,
-// per_layer_projection_scale, per_layer_input_scale, each altup.router_input_scale and v_norm
-// weight, and one rotary inv_freq [head_dim / 2] per layer type present (sliding_attention,
-// full_attention).
-//
-// Multimodal embedders (Gemma3nMultimodalEmbedder, model.embed_vision and model.embed_audio):
-// embedding [vocab_size, tower H], hard_embedding_norm and soft_embedding_norm [tower H],
-// embedding_projection [text H, tower H], embedding_post_projection_norm (no weight: a scalar
-// buffer). The towers: mobilenetv5.cc and gemma3n_audio.cc.
-
-#include <algorithm>
+// Text model: embed_tokens; per-layer inputs (embed_tokens_per_layer [vocab_size_per_layer_input,
+// L x P], per_layer_model_projection, per_layer_projection_norm); AltUp's altup_projections and
+// altup_unembed_projections (altup_num_inputs - 1 each); norm. Each layer (TextLayer): attention
+// with q/k norms, an MLP of the layer's width ("intermediate_size" may list one per layer:
+// MatFormer), four norms, altup, laurel and the per-layer input gate. The last
+// "num_kv_shared_layers" keep their k/v projections but read an earlier layer's cache
+// (LayerInfo kv_shared). "activation_sparsity_pattern" is a run-time top-k: a note, no tensors.
+// Non-persistent buffers: the embed scales, per_layer_projection_scale, per_layer_input_scale,
+// each router_input_scale and v_norm weight, one rotary inv_freq per layer type present.
+// Gemma3nMultimodalEmbedder (embed_vision, embed_audio): embedding, hard/soft embedding norms,
+// embedding_projection, a weightless post-projection norm. The towers: mobilenetv5.cc and
+// gemma3n_audio.cc.
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -45,14 +35,6 @@ namespace {
 // per-layer lists are allocated (the tensor cap would stop the build later anyway).
 constexpr uint64_t kMaxLayers = uint64_t{1} << 16;
 
-// A non-negative integer inside a list (parsed files give unsigned numbers, JSON built in code
-// signed ones).
-bool ListUint(const nlohmann::json& v, uint64_t& out) {
-  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) return false;
-  out = v.get<uint64_t>();
-  return out <= kMaxConfigDimension;
-}
-
 // "intermediate_size": one width for every layer, or one per layer (Gemma3nTextConfig accepts
 // both and requires a list to have num_hidden_layers entries).
 std::vector<uint64_t> LayerWidths(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
@@ -60,19 +42,13 @@ std::vector<uint64_t> LayerWidths(ModelBuilder& b, const HfConfig& c, uint64_t l
   if (it == c.raw().end() || !it->is_array()) {
     return std::vector<uint64_t>(layers, Get(b, c.Uint("intermediate_size")));
   }
-  std::vector<uint64_t> widths;
-  for (const auto& v : *it) {
-    uint64_t w = 0;
-    if (!ListUint(v, w) || w == 0) {
-      b.Fail(MakeError("{}: \"intermediate_size\" entries must be positive integers", c.where()));
-      return {};
-    }
-    widths.push_back(w);
-  }
-  if (widths.size() != layers) {
-    b.Fail(MakeError("{}: \"intermediate_size\" lists {} widths for {} layers (one per layer, as "
-                     "Gemma3nTextConfig requires)",
-                     c.where(), widths.size(), layers));
+  std::vector<uint64_t> widths = UintList(b, c, "intermediate_size", {}, kMaxLayers);
+  if (!b.failed() &&
+      (widths.size() != layers || std::find(widths.begin(), widths.end(), 0) != widths.end())) {
+    b.Fail(
+        MakeError("{}: \"intermediate_size\" lists {} widths for {} layers (one positive width "
+                  "per layer, as Gemma3nTextConfig requires)",
+                  c.where(), widths.size(), layers));
     return {};
   }
   return widths;
@@ -84,9 +60,10 @@ uint64_t SparseLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
   auto it = c.raw().find("activation_sparsity_pattern");
   if (it == c.raw().end() || it->is_null()) return layers > 10 ? 10 : 0;
   if (!it->is_array() || it->size() != layers) {
-    b.Fail(MakeError("{}: \"activation_sparsity_pattern\" must list one value per layer ({} "
-                     "layers)",
-                     c.where(), layers));
+    b.Fail(
+        MakeError("{}: \"activation_sparsity_pattern\" must list one value per layer ({} "
+                  "layers)",
+                  c.where(), layers));
     return 0;
   }
   uint64_t sparse = 0;
@@ -106,12 +83,7 @@ HfConfig WithClassDefaults(const HfConfig& c, std::vector<std::string>& assumpti
   const nlohmann::json* defaults = hparams::ConfigClassDefaults("gemma3n_text");
   if (!defaults) return c;
   nlohmann::json j = c.raw();
-  std::string list;
-  for (const auto& [k, v] : defaults->items()) {
-    if (j.contains(k)) continue;
-    j[k] = v;
-    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", k, v.dump());
-  }
+  const std::string list = FillDefaults(j, *defaults);
   if (list.empty()) return c;
   assumptions.push_back(
       "fields absent, Gemma3nTextConfig's defaults are used (as transformers does): " + list);
@@ -120,11 +92,11 @@ HfConfig WithClassDefaults(const HfConfig& c, std::vector<std::string>& assumpti
 }
 
 struct TextDims {
-  uint64_t per_layer = 0;     // P: "hidden_size_per_layer_input"
-  uint64_t altup = 0;         // A: "altup_num_inputs"
+  uint64_t per_layer = 0;  // P: "hidden_size_per_layer_input"
+  uint64_t altup = 0;      // A: "altup_num_inputs"
   uint64_t laurel_rank = 0;
   uint64_t window = 0;
-  bool bias = false;          // "attention_bias"
+  bool bias = false;  // "attention_bias"
 };
 
 LayerInfo TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t width,
@@ -189,10 +161,11 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
     basics.erase("intermediate_size");
     auto basic = HfConfig::FromJson(std::move(basics), c.where());
     if (!basic) return basic.error();
-    ReadDecoderBasics(b, *basic, {.tie = true,
-                                  .act_key = "hidden_activation",
-                                  .act_default = "gelu_pytorch_tanh",
-                                  .need_intermediate = false});
+    ReadDecoderBasics(b, *basic,
+                      {.tie = true,
+                       .act_key = "hidden_activation",
+                       .act_default = "gelu_pytorch_tanh",
+                       .need_intermediate = false});
   }
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
@@ -216,9 +189,10 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   // Gemma3nTextAttention looks up, for every layer, the last layer of its type before the shared
   // range: none exists when every layer is shared.
   if (shared_layers > 0 && shared_layers >= layers) {
-    return MakeError("{}: \"num_kv_shared_layers\" = {} must be less than \"num_hidden_layers\" "
-                     "= {}",
-                     c.where(), shared_layers, layers);
+    return MakeError(
+        "{}: \"num_kv_shared_layers\" = {} must be less than \"num_hidden_layers\" "
+        "= {}",
+        c.where(), shared_layers, layers);
   }
   const std::vector<uint64_t> widths = LayerWidths(b, c, layers);
   // Gemma3nTextConfig's default pattern: every fifth layer full attention.
@@ -232,11 +206,11 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   for (uint64_t j = 0; j < first_shared; ++j) before[sliding[j] ? 1 : 0] = true;
   for (uint64_t i = first_shared; i < layers; ++i) {
     if (!before[sliding[i] ? 1 : 0]) {
-      return MakeError("{}: layer {} ({}) shares the KV cache of an earlier layer of its type, "
-                       "but none precedes the shared range (layers {} on): transformers cannot "
-                       "build this config",
-                       c.where(), i, sliding[i] ? "sliding_attention" : "full_attention",
-                       first_shared);
+      return MakeError(
+          "{}: layer {} ({}) shares the KV cache of an earlier layer of its type, "
+          "but none precedes the shared range (layers {} on): transformers cannot "
+          "build this config",
+          c.where(), i, sliding[i] ? "sliding_attention" : "full_attention", first_shared);
     }
   }
   hp.intermediate_size = widths.empty() ? 0 : *std::max_element(widths.begin(), widths.end());
@@ -247,19 +221,14 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& o) {
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   b.Buffer("model.embed_tokens.embed_scale", {}, Dtype::kF32, false);
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
-    hp.layers.push_back(TextLayer(b, q, Layer("model.layers", i), widths[i], sliding[i],
-                                  i >= first_shared, d));
+    hp.layers.push_back(
+        TextLayer(b, q, Layer("model.layers", i), widths[i], sliding[i], i >= first_shared, d));
   }
   b.RmsNorm("model.norm", h);
-  for (const auto& [type, present] :
-       {std::pair{"sliding_attention",
-                  std::find(sliding.begin(), sliding.end(), true) != sliding.end()},
-        std::pair{"full_attention",
-                  std::find(sliding.begin(), sliding.end(), false) != sliding.end()}}) {
-    if (present) {
-      b.Buffer(fmt::format("model.rotary_emb.{}_inv_freq", type), {hp.head_dim / 2}, Dtype::kF32,
-               false);
-    }
+  for (const bool slides : {true, false}) {  // one inv_freq per layer type present
+    if (std::find(sliding.begin(), sliding.end(), slides) == sliding.end()) continue;
+    b.Buffer(fmt::format("model.rotary_emb.{}_attention_inv_freq", slides ? "sliding" : "full"),
+             {hp.head_dim / 2}, Dtype::kF32, false);
   }
   b.Embedding("model.embed_tokens_per_layer", per_layer_vocab, per_layer_width);
   b.Buffer("model.embed_tokens_per_layer.embed_scale", {}, Dtype::kF32, false);
@@ -305,24 +274,17 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   // timm's convolutions are nn.Conv2d, which the weight quantizers leave alone.
   const Quantization q = ReadQuantization(b, c, o);
   const uint64_t text_hidden = language.hp.hidden_size;
-  const std::string architecture =
-      Get(b, vision.StringOr("architecture", "mobilenetv5_300m_enc"));
+  const std::string architecture = Get(b, vision.StringOr("architecture", "mobilenetv5_300m_enc"));
   if (auto args = vision.raw().find("model_args");
       args != vision.raw().end() && !args->is_null() && !args->empty()) {
-    b.Fail(MakeError("{}: vision_config.model_args (keyword arguments to timm.create_model) are "
-                     "not modelled; the safetensors headers give an exact answer",
-                     c.where()));
+    b.Fail(
+        MakeError("{}: vision_config.model_args (keyword arguments to timm.create_model) are "
+                  "not modelled; the safetensors headers give an exact answer",
+                  c.where()));
   }
-  std::string vision_defaults;
-  for (const auto& [key, value] : {std::pair<const char*, const char*>{"architecture",
-                                                                       "mobilenetv5_300m_enc"},
-                                   {"hidden_size", "2048"},
-                                   {"vocab_size", "128"}}) {
-    if (vision.Has(key)) continue;
-    vision_defaults += fmt::format("{}{} = {}", vision_defaults.empty() ? "" : ", ", key, value);
-  }
-  const uint64_t vision_hidden = Get(b, vision.UintOr("hidden_size", 2048));
-  const uint64_t vision_vocab = Get(b, vision.UintOr("vocab_size", 128));
+  std::string vision_defaults = vision.Has("architecture") ? "" : "architecture = " + architecture;
+  const uint64_t vision_hidden = DefaultedUint(b, vision, "hidden_size", 2048, vision_defaults);
+  const uint64_t vision_vocab = DefaultedUint(b, vision, "vocab_size", 128, vision_defaults);
   if (b.failed()) return b.Finish();
   b.SetComponent("vision_tower");
   const uint64_t channels =
@@ -331,10 +293,7 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   std::string audio_defaults;
   EmitGemma3nAudioEncoder(b, q, audio, "model.audio_tower", audio_defaults);
   const uint64_t audio_hidden = Get(b, audio.UintOr("hidden_size", 1536));
-  const uint64_t audio_vocab = Get(b, audio.UintOr("vocab_size", 128));
-  if (!audio.Has("vocab_size")) {
-    audio_defaults += std::string(audio_defaults.empty() ? "" : ", ") + "vocab_size = 128";
-  }
+  const uint64_t audio_vocab = DefaultedUint(b, audio, "vocab_size", 128, audio_defaults);
   b.SetComponent("embed_vision");
   Embedder(b, q, "model.embed_vision", vision_vocab, vision_hidden, text_hidden);
   b.SetComponent("embed_audio");
@@ -342,13 +301,12 @@ Result<Model> BuildGemma3n(const HfConfig& c, const BuildOptions& o) {
   b.SetComponent("");
   if (b.failed()) return b.Finish();
 
-  if (!vision_defaults.empty()) {
-    m.assumptions.push_back("vision_config: fields absent, Gemma3nVisionConfig's defaults are "
-                            "used (as transformers does): " + vision_defaults);
-  }
-  if (!audio_defaults.empty()) {
-    m.assumptions.push_back("audio_config: fields absent, Gemma3nAudioConfig's defaults are used "
-                            "(as transformers does): " + audio_defaults);
+  for (const auto& [key, cls, list] : {std::tuple{"vision", "Vision", &vision_defaults},
+                                       std::tuple{"audio", "Audio", &audio_defaults}}) {
+    if (list->empty()) continue;
+    m.assumptions.push_back(fmt::format(
+        "{}_config: fields absent, Gemma3n{}Config's defaults are used (as transformers does): {}",
+        key, cls, *list));
   }
   m.assumptions.push_back(
       "vision tower: config.json names only timm's \"mobilenetv5_300m_enc\"; its tensors are "

@@ -1,22 +1,15 @@
 // Gemma 3n's audio encoder (transformers models/gemma3n/modeling_gemma3n.py Gemma3nAudioEncoder,
-// the Universal Speech Model conformer; configuration_gemma3n.py Gemma3nAudioConfig):
-//   subsample_conv_projection.conv_{0,1}.conv [C_i, C_{i-1} (1 for the first), kh, kw] without
-//     bias and .norm (Gemma3nAudioCumulativeGroupNorm, weight [C_i]); input_proj_linear
-//     [H, C_1 x F] where F is input_feat_size after both convolutions' frequency strides
-//     (padding 1 + 1 each: F' = (F + 2 - kw) / sw + 1);
-//   conformer.N: ffw_layer_start and ffw_layer_end (pre_layer_norm, ffw_layer_1 [4H, H],
-//     ffw_layer_2 [H, 4H], post_layer_norm), attention (pre_attn_norm, attn.{q,k,v}_proj
-//     [heads x head_dim, H], attn.per_dim_scale [head_dim], attn.relative_position_embedding.
-//     pos_proj [heads x head_dim, H], post [H, H], post_norm), lconv1d (pre_layer_norm,
-//     linear_start [2H, H], depthwise_conv1d [H, 1, K], conv_norm, linear_end [H, H]), norm.
-// Every linear has no bias; every norm is a Gemma3nRMSNorm with a weight. Non-persistent buffers:
-// the gradient_clipping scalars (one per feed-forward, attention, light conv and block), the
-// attention's q_scale and softcap scalars and local_causal_valid_mask (bool [chunk, chunk +
-// max(0, left - 1) + right]), the position embedding's inv_timescales (float32 [1, 1, H / 2]).
-
-#include <vector>
+// the Universal Speech Model conformer; configuration_gemma3n.py Gemma3nAudioConfig): two
+// subsampling convolutions with cumulative group norms and input_proj_linear [H, C_1 x F] (F:
+// input_feat_size after both frequency strides, padding 1 + 1 each), then conformer.N blocks
+// (ffw_layer_start, attention, lconv1d, ffw_layer_end, norm). Every linear is unbiased, every
+// norm a Gemma3nRMSNorm with a weight. Non-persistent buffers: the gradient_clipping scalars, the
+// attention's q_scale, softcap and local_causal_valid_mask (bool [chunk, chunk + max(0, left - 1)
+// + right]), the position embedding's inv_timescales (float32 [1, 1, H / 2]).
 
 #include <fmt/format.h>
+
+#include <vector>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -33,16 +26,15 @@ std::vector<uint64_t> FlatList(ModelBuilder& b, const HfConfig& c, const char* k
   const size_t count = fallback.size();
   auto it = c.raw().find(key);
   if (it == c.raw().end() || it->is_null()) {
-    defaulted += fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key,
-                             fmt::join(fallback, "/"));
+    defaulted +=
+        fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key, fmt::join(fallback, "/"));
     return fallback;
   }
   std::vector<uint64_t> out;
   bool valid = it->is_array();
   // Parsed files give unsigned numbers; JSON built in code may hold signed ones.
   const auto take = [&](const nlohmann::json& v) {
-    valid = valid && v.is_number_integer() &&
-            (v.is_number_unsigned() || v.get<int64_t>() >= 0) &&
+    valid = valid && v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= 0) &&
             v.get<uint64_t>() <= kMaxConfigDimension;
     if (valid) out.push_back(v.get<uint64_t>());
   };
@@ -56,20 +48,13 @@ std::vector<uint64_t> FlatList(ModelBuilder& b, const HfConfig& c, const char* k
     }
   }
   if (!valid || out.size() != count) {
-    b.Fail(MakeError("{}: \"{}\" must hold {} non-negative integers (as Gemma3nAudioConfig's "
-                     "default {})",
-                     c.where(), key, count, fmt::join(fallback, "/")));
+    b.Fail(
+        MakeError("{}: \"{}\" must hold {} non-negative integers (as Gemma3nAudioConfig's "
+                  "default {})",
+                  c.where(), key, count, fmt::join(fallback, "/")));
     return fallback;
   }
   return out;
-}
-
-uint64_t Field(ModelBuilder& b, const HfConfig& c, const char* key, uint64_t fallback,
-               std::string& defaulted) {
-  if (!c.Has(key)) {
-    defaulted += fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key, fallback);
-  }
-  return Get(b, c.UintOr(key, fallback));
 }
 
 void FeedForward(ModelBuilder& b, const Quantization& q, const std::string& p, uint64_t h) {
@@ -82,25 +67,34 @@ void FeedForward(ModelBuilder& b, const Quantization& q, const std::string& p, u
 
 }  // namespace
 
+uint64_t DefaultedUint(ModelBuilder& b, const HfConfig& c, const char* key, uint64_t fallback,
+                       std::string& defaulted) {
+  if (!c.Has(key)) {
+    defaulted += fmt::format("{}{} = {}", defaulted.empty() ? "" : ", ", key, fallback);
+  }
+  return Get(b, c.UintOr(key, fallback));
+}
+
 void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfConfig& audio,
                              const std::string& prefix, std::string& defaulted) {
   // Gemma3nAudioConfig's defaults (configuration_gemma3n.py).
-  const uint64_t h = Field(b, audio, "hidden_size", 1536, defaulted);
-  const uint64_t heads = Field(b, audio, "conf_num_attention_heads", 8, defaulted);
-  const uint64_t layers = Field(b, audio, "conf_num_hidden_layers", 12, defaulted);
-  const uint64_t kernel = Field(b, audio, "conf_conv_kernel_size", 5, defaulted);
-  const uint64_t feat = Field(b, audio, "input_feat_size", 128, defaulted);
-  const uint64_t chunk = Field(b, audio, "conf_attention_chunk_size", 12, defaulted);
-  const uint64_t left = Field(b, audio, "conf_attention_context_left", 13, defaulted);
-  const uint64_t right = Field(b, audio, "conf_attention_context_right", 0, defaulted);
+  const uint64_t h = DefaultedUint(b, audio, "hidden_size", 1536, defaulted);
+  const uint64_t heads = DefaultedUint(b, audio, "conf_num_attention_heads", 8, defaulted);
+  const uint64_t layers = DefaultedUint(b, audio, "conf_num_hidden_layers", 12, defaulted);
+  const uint64_t kernel = DefaultedUint(b, audio, "conf_conv_kernel_size", 5, defaulted);
+  const uint64_t feat = DefaultedUint(b, audio, "input_feat_size", 128, defaulted);
+  const uint64_t chunk = DefaultedUint(b, audio, "conf_attention_chunk_size", 12, defaulted);
+  const uint64_t left = DefaultedUint(b, audio, "conf_attention_context_left", 13, defaulted);
+  const uint64_t right = DefaultedUint(b, audio, "conf_attention_context_right", 0, defaulted);
   const auto channels = FlatList(b, audio, "sscp_conv_channel_size", {128, 32}, defaulted);
   const auto kernels = FlatList(b, audio, "sscp_conv_kernel_size", {3, 3, 3, 3}, defaulted);
   const auto strides = FlatList(b, audio, "sscp_conv_stride_size", {2, 2, 2, 2}, defaulted);
   if (b.failed()) return;
   if (heads == 0 || h % heads != 0 || h % 2 != 0) {
-    b.Fail(MakeError("{}: audio \"hidden_size\" = {} must be even and divisible by "
-                     "\"conf_num_attention_heads\" = {}",
-                     audio.where(), h, heads));
+    b.Fail(
+        MakeError("{}: audio \"hidden_size\" = {} must be even and divisible by "
+                  "\"conf_num_attention_heads\" = {}",
+                  audio.where(), h, heads));
     return;
   }
   const uint64_t head_dim = h / heads;
@@ -110,9 +104,10 @@ void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfCon
   for (size_t i = 0; i < 2; ++i) {
     const uint64_t kh = kernels[2 * i], kw = kernels[2 * i + 1], sw = strides[2 * i + 1];
     if (kw == 0 || sw == 0 || freq + 2 < kw) {
-      b.Fail(MakeError("{}: sscp convolution {} (kernel {}x{}, stride {}) does not fit {} "
-                       "frequency bins",
-                       audio.where(), i, kh, kw, sw, freq));
+      b.Fail(
+          MakeError("{}: sscp convolution {} (kernel {}x{}, stride {}) does not fit {} "
+                    "frequency bins",
+                    audio.where(), i, kh, kw, sw, freq));
       return;
     }
     freq = (freq + 2 - kw) / sw + 1;
@@ -120,8 +115,8 @@ void EmitGemma3nAudioEncoder(ModelBuilder& b, const Quantization& q, const HfCon
     b.Conv(conv + ".conv", i == 0 ? 1 : channels[0], channels[i], {kh, kw}, false);
     b.RmsNorm(conv + ".norm", channels[i]);
   }
-  QLinear(b, q, s + ".input_proj_linear", MulDims(b, channels[1], freq, "sscp channels x bins"),
-          h, false);
+  QLinear(b, q, s + ".input_proj_linear", MulDims(b, channels[1], freq, "sscp channels x bins"), h,
+          false);
   const uint64_t context = chunk + (left > 0 ? left - 1 : 0) + right;
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(prefix + ".conformer", i);

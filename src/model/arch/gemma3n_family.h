@@ -28,6 +28,11 @@ Result<Model> BuildGemma3nText(const HfConfig& config, const BuildOptions& optio
 uint64_t EmitMobileNetV5Encoder(ModelBuilder& b, std::string_view architecture,
                                 const std::string& prefix);
 
+// gemma3n_audio.cc: `key` of `c` (`fallback` when absent, then named "key = fallback" in the
+// comma-separated `defaulted`); errors are recorded in `b`.
+uint64_t DefaultedUint(ModelBuilder& b, const HfConfig& c, const char* key, uint64_t fallback,
+                       std::string& defaulted);
+
 // gemma3n_audio.cc: Gemma3nAudioEncoder under `prefix` from an audio_config (absent fields take
 // Gemma3nAudioConfig's defaults, listed in `defaulted`); its nn.Linear modules through QLinear
 // under `q`. Errors are recorded in `b`.

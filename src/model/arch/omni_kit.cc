@@ -9,9 +9,8 @@
 
 namespace memfit::arch {
 
-Result<nlohmann::json> OmniSubConfig(
-    const HfConfig& parent, std::string_view key, const nlohmann::json& defaults,
-    std::string_view label, std::vector<std::string>& assumptions,
+Result<OmniPart> OmniContext::Sub(
+    const HfConfig& parent, std::string_view key, std::string_view label,
     std::initializer_list<std::pair<std::string_view, std::string_view>> aliases) {
   nlohmann::json sub = nlohmann::json::object();
   if (auto it = parent.raw().find(std::string(key)); it != parent.raw().end() && !it->is_null()) {
@@ -25,27 +24,50 @@ Result<nlohmann::json> OmniSubConfig(
       sub[name] = *it;
     }
   }
-  std::string list;
-  for (const auto& [k, v] : defaults.items()) {
-    if (sub.contains(k) && !sub[k].is_null()) continue;
-    sub[k] = v;
-    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", k, v.dump());
-  }
+  const std::string list = FillDefaults(sub, defaults.at(std::string(label)), true);
   if (!list.empty()) {
     assumptions.push_back(fmt::format(
         "{}: fields absent, the config class's defaults are used (as transformers does): {}", label,
         list));
   }
-  return sub;
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig config,
+                          HfConfig::FromJson(sub, fmt::format("{}: {}", top.where(), label)));
+  return OmniPart{std::move(sub), std::move(config)};
 }
 
-Result<Model> BuildOmniPart(ArchitectureBuilderFn builder, nlohmann::json json,
-                            const std::string& where, const BuildOptions& options) {
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig config, HfConfig::FromJson(std::move(json), where));
+Result<Model> OmniContext::Decoder(OmniPart& part, std::string_view type, std::string_view cls,
+                                   ArchitectureBuilderFn builder,
+                                   std::initializer_list<const HfConfig*> dtypes) {
+  nlohmann::json& j = part.json;
+  j["model_type"] = std::string(type);
+  j["architectures"] = {std::string(cls)};
+  const auto dtype_of = [](const nlohmann::json& c) -> const nlohmann::json* {
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      if (auto it = c.find(key); it != c.end() && it->is_string()) return &*it;
+    }
+    return nullptr;
+  };
+  for (const HfConfig* c : dtypes) {
+    if (dtype_of(j) != nullptr) break;
+    if (const nlohmann::json* dtype = dtype_of(c->raw())) j["torch_dtype"] = *dtype;
+  }
+  MEMFIT_ASSIGN_OR_RETURN(part.config, HfConfig::FromJson(j, part.config.where()));
   BuildOptions part_options = options;
   part_options.head_class.clear();
   part_options.buffers = BufferConvention::kCurrent;
-  return builder(config, part_options);
+  return builder(part.config, part_options);
+}
+
+bool OmniContext::Tie(const nlohmann::json& sub, const HfConfig& parent,
+                      std::string_view untied_assumption) {
+  const nlohmann::json& parent_json = parent.raw();
+  for (const nlohmann::json* c : {&sub, &parent_json}) {
+    if (auto it = c->find("tie_word_embeddings"); it != c->end() && it->is_boolean()) {
+      return it->get<bool>();
+    }
+  }
+  assumptions.emplace_back(untied_assumption);
+  return false;
 }
 
 void AppendOmniPart(Model& into, Model&& part, const std::string& model_prefix,
@@ -71,31 +93,6 @@ void AppendOmniPart(Model& into, Model&& part, const std::string& model_prefix,
   for (const auto& n : part.notes) into.notes.push_back(fmt::format("{}: {}", label, n));
 }
 
-std::vector<uint64_t> UintList(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                               std::vector<uint64_t> fallback, size_t max_entries) {
-  const auto& raw = c.raw();
-  auto it = raw.find(std::string(key));
-  if (it == raw.end() || it->is_null()) return fallback;
-  std::vector<uint64_t> out;
-  bool ok = it->is_array() && it->size() <= max_entries;
-  if (ok) {
-    for (const auto& v : *it) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
-          v.get<uint64_t>() > kMaxConfigDimension) {
-        ok = false;
-        break;
-      }
-      out.push_back(v.get<uint64_t>());
-    }
-  }
-  if (!ok) {
-    b.Fail(MakeError("{}: field \"{}\" must list at most {} non-negative integers up to {}",
-                     c.where(), key, max_entries, kMaxConfigDimension));
-    return {};
-  }
-  return out;
-}
-
 void SnakeBeta(ModelBuilder& b, const std::string& prefix, uint64_t channels) {
   b.Param(prefix + ".alpha", {channels});
   b.Param(prefix + ".beta", {channels});
@@ -107,36 +104,15 @@ void ConvTranspose1d(ModelBuilder& b, const std::string& prefix, uint64_t in, ui
   b.Param(prefix + ".bias", {out});
 }
 
-void PrepareDecoder(nlohmann::json& j, std::string_view type, std::string_view cls,
-                    std::initializer_list<const HfConfig*> dtypes) {
-  j["model_type"] = std::string(type);
-  j["architectures"] = {std::string(cls)};
-  for (const char* key : {"torch_dtype", "dtype"}) {
-    if (j.contains(key) && j[key].is_string()) return;
-  }
-  for (const HfConfig* c : dtypes) {
-    for (const char* key : {"torch_dtype", "dtype"}) {
-      if (auto it = c->raw().find(key); it != c->raw().end() && it->is_string()) {
-        j["torch_dtype"] = *it;
-        return;
-      }
-    }
-  }
-}
+namespace {
 
-bool OmniTie(const nlohmann::json& sub, const HfConfig& parent, std::string_view untied_assumption,
-             std::vector<std::string>& assumptions) {
-  if (auto it = sub.find("tie_word_embeddings"); it != sub.end() && it->is_boolean()) {
-    return it->get<bool>();
-  }
-  if (auto it = parent.raw().find("tie_word_embeddings");
-      it != parent.raw().end() && it->is_boolean()) {
-    return it->get<bool>();
-  }
-  assumptions.emplace_back(untied_assumption);
-  return false;
-}
-
+// The thinker's Whisper-style audio encoder under `p`:
+// - kQwen25 (Qwen2_5OmniAudioEncoder): conv1, conv2, the sinusoidal positional_embedding buffer
+//   in the model dtype (the release stores it; transformers does not load it),
+//   audio_bos_eos_token [2, output_dim], layers with k_proj unbiased, ln_post, proj;
+// - kQwen3 (Qwen3OmniMoeAudioEncoder): the float32 positional buffer (not persistent), layers
+//   with every projection biased, ln_post, conv2d1..3 (3x3, stride 2), conv_out
+//   Linear(downsample_hidden_size x mel/8, d_model) without bias, proj1, proj2.
 void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std::string& p) {
   const bool v25 = kind == OmniAudio::kQwen25;
   const uint64_t mels = Get(b, a.Uint("num_mel_bins"));
@@ -186,31 +162,23 @@ void EmitOmniAudio(ModelBuilder& b, const HfConfig& a, OmniAudio kind, const std
   b.Linear(p + ".proj2", d, out, true);
 }
 
+}  // namespace
+
 Result<Model> BuildOmni(const HfConfig& c, const BuildOptions& o, const OmniFamily& f) {
-  std::vector<std::string> assumptions;
+  OmniContext x{.top = c, .options = o, .defaults = f.defaults()};
   MEMFIT_ASSIGN_OR_RETURN(HfConfig thinker, SubOrEmpty(c, "thinker_config"));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json text,
-                          OmniSubConfig(thinker, "text_config", f.text_defaults(),
-                                        "thinker_config.text_config", assumptions));
-  text["tie_word_embeddings"] = OmniTie(text, thinker, f.tie_assumption, assumptions);
-  PrepareDecoder(text, f.text_type, f.text_class, {&thinker, &c});
-  const std::string text_where = c.where() + ": thinker_config.text_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, text_where));
-  const Dtype dtype = text_config.torch_dtype().value_or(Dtype::kF32);
-  MEMFIT_ASSIGN_OR_RETURN(Model language, BuildOmniPart(f.text_builder, text, text_where, o));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json vision_json,
-                          OmniSubConfig(thinker, "vision_config", f.vision_defaults(),
-                                        "thinker_config.vision_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json audio_json,
-                          OmniSubConfig(thinker, "audio_config", f.audio_defaults(),
-                                        "thinker_config.audio_config", assumptions));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
-                          HfConfig::FromJson(vision_json, thinker.where() + ": vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
-                          HfConfig::FromJson(audio_json, thinker.where() + ": audio_config"));
+  MEMFIT_ASSIGN_OR_RETURN(OmniPart text,
+                          x.Sub(thinker, "text_config", "thinker_config.text_config"));
+  text.json["tie_word_embeddings"] = x.Tie(text.json, thinker, f.tie_assumption);
+  MEMFIT_ASSIGN_OR_RETURN(
+      Model language, x.Decoder(text, f.text_type, f.text_class, f.text_builder, {&thinker, &c}));
+  MEMFIT_ASSIGN_OR_RETURN(OmniPart vision,
+                          x.Sub(thinker, "vision_config", "thinker_config.vision_config"));
+  MEMFIT_ASSIGN_OR_RETURN(OmniPart audio,
+                          x.Sub(thinker, "audio_config", "thinker_config.audio_config"));
   MEMFIT_ASSIGN_OR_RETURN(bool audio_output, c.BoolOr("enable_audio_output", true));
 
-  ModelBuilder b(c, dtype);
+  ModelBuilder b(c, text.config.torch_dtype().value_or(Dtype::kF32));
   Model& m = b.model();
   if (m.architecture.empty()) m.architecture = f.architecture;
   m.hp = language.hp;
@@ -218,23 +186,19 @@ Result<Model> BuildOmni(const HfConfig& c, const BuildOptions& o, const OmniFami
   AppendOmniPart(m, std::move(language), "thinker.model.", "thinker.lm_head", "language_model",
                  "thinker_config.text_config");
   b.SetComponent("vision_tower");
-  EmitQwenVision(b, vision, f.vision, "thinker.visual", m.hp.hidden_size);
+  EmitQwenVision(b, vision.config, f.vision, "thinker.visual", m.hp.hidden_size);
   b.SetComponent("audio_tower");
-  EmitOmniAudio(b, audio, f.audio, "thinker.audio_tower");
+  EmitOmniAudio(b, audio.config, f.audio, "thinker.audio_tower");
   if (b.failed()) return b.Finish();
   if (audio_output) {
-    MEMFIT_RETURN_IF_ERROR(f.append_output(b, c, o, assumptions));
+    for (const auto& append : f.append_output) MEMFIT_RETURN_IF_ERROR(append(b, x));
+    if (!f.output_assumption.empty()) m.assumptions.emplace_back(f.output_assumption);
+    m.notes.emplace_back(f.output_note);
   } else {
     m.notes.emplace_back(f.no_output_note);
   }
-  for (auto& a : assumptions) m.assumptions.push_back(std::move(a));
+  for (auto& a : x.assumptions) m.assumptions.push_back(std::move(a));
   NoteQuantizationNotApplied(c, m);
-  if (m.tensors.size() > o.max_tensors) {
-    return MakeError(
-        "{}: the config describes more than {} tensors, memfit's limit for a model "
-        "built from config.json (see docs/security.md)",
-        c.where(), o.max_tensors);
-  }
   m.no_split_patterns.assign(f.no_split.begin(), f.no_split.end());
   return b.Finish();
 }

@@ -1,38 +1,28 @@
-// Phi-4-multimodal (microsoft/Phi-4-multimodal-instruct), two layouts.
+// Phi-4-multimodal (microsoft/Phi-4-multimodal-instruct), two layouts (phi4mm_family.h).
 // "phi4mm", the remote code (modeling_phi4mm.py, configuration_phi4mm.py, vision_siglip_navit.py,
-// speech_conformer_encoder.py): Phi4MMForCausalLM = model.embed_tokens, model.embed_tokens_extend
-// (Phi4MMImageAudioEmbedding: image_embed, audio_embed), model.layers.N (phi3's decoder layer:
-// qkv_proj, o_proj, gate_up_proj, down_proj without biases, head_dim = hidden / heads whatever
-// "head_dim" says, one LongRoPE rotary_emb with a non-persistent inv_freq per attention),
-// model.norm, lm_head (tied with tie_word_embeddings). Its __init__ then wraps self.model with
-// PEFT: get_peft_model(vision_lora) and add_adapter(speech_lora), LoraConfig(r, lora_alpha,
-// target_modules=config.<x>_lora["layer"]), so every targeted nn.Linear is stored as
-// <name>.base_layer.weight, <name>.lora_A.<adapter>.weight [r, in], <name>.lora_B.<adapter>.weight
-// [out, r] (PEFT casts the adapters to the base layer's dtype). A string target is matched with
-// re.fullmatch against the module name under self.model ("layers.0.self_attn.qkv_proj"), a list
-// by name or dotted suffix (peft check_target_module_exists).
-//   image_embed: glb_GN [1, 1, D r^2], sub_GN [1, 1, 1, D r^2] (with_learnable_separator),
-//   img_processor = vision_siglip_navit's SigLIP, fixed in code (get_siglip_vision_model: hidden
-//   1152, intermediate 4304, 27 layers, 16 heads, 448 px, patch 14; pooling head kept, no
-//   position_ids buffer), img_projection: Linear(D, H) ("linear") or Sequential(Linear(D r^2, H),
-//   GELU, Linear(H, H)) ("mlp"), with r = 1 after avg_pool_2d compression, else 2.
-//   audio_embed: encoder (phi4mm_audio.cc), audio_projection: Linear(A, H) ("linear") or
-//   ModuleDict{speech, vision}: Sequential(Linear(A x downsample_rate, H), GELU, Linear(H, H)).
+// speech_conformer_encoder.py): model.embed_tokens, model.embed_tokens_extend.{image_embed,
+// audio_embed}, model.layers.N (phi3's layer; head_dim = hidden / heads whatever "head_dim" says;
+// one LongRoPE inv_freq per attention), model.norm, lm_head. Phi4MMForCausalLM wraps the decoder
+// with PEFT (vision_lora, speech_lora: LoraConfig(r, target_modules = <x>_lora["layer"])), so each
+// targeted nn.Linear is stored as <name>.base_layer.weight, <name>.lora_A.<adapter>.weight [r, in]
+// and <name>.lora_B.<adapter>.weight [out, r] in the base dtype; a string target is matched by
+// re.fullmatch against "layers.0.self_attn.qkv_proj", a list by name or dotted suffix.
+//   image_embed: glb_GN [1, 1, D r^2], sub_GN [1, 1, 1, D r^2] (with_learnable_separator), the
+//   SigLIP img_processor fixed in code (get_siglip_vision_model), img_projection Linear(D, H) or
+//   Sequential(Linear(D r^2, H), GELU, Linear(H, H)) ("mlp"); r = 1 after avg_pool_2d, else 2.
+//   audio_embed: encoder (phi4mm_audio.cc), audio_projection Linear(A, H) or, "mlp",
+//   {speech, vision}: Sequential(Linear(A x downsample_rate, H), GELU, Linear(H, H)).
 // "phi4_multimodal", transformers (models/phi4_multimodal/modeling_phi4_multimodal.py,
-// configuration_phi4_multimodal.py): Phi4MultimodalForCausalLM, the converted checkpoint
-// (convert_phi4_multimodal_weights_to_hf.py drops the LoRA tensors and renames base_layer away;
-// the adapters ship as separate PEFT folders): model.embed_tokens, model.layers.N, model.norm,
-// model.embed_tokens_extend.image_embed.{global_img_feature_extensor [1, 1, D],
-// sub_img_feature_extensor [1, 1, 1, D], img_processor (Phi4MultimodalVisionModel from
-// vision_config, pooling head kept), img_projection_up, img_projection_down},
-// audio_embed.{encoder, up_proj_for_speech, down_proj_for_speech, up_proj_for_vision_speech,
-// down_proj_for_vision_speech}, lm_head.
+// configuration_phi4_multimodal.py; convert_phi4_multimodal_weights_to_hf.py drops the LoRA
+// tensors, which ship as PEFT folders): the same decoder, then embed_tokens_extend.image_embed.
+// {global_img_feature_extensor, sub_img_feature_extensor, img_processor, img_projection_up/down},
+// audio_embed.{encoder, up/down_proj_for_speech, up/down_proj_for_vision_speech}, lm_head.
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
 #include <regex>
-
-#include <fmt/format.h>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -49,18 +39,51 @@ constexpr const char* kPrefix = "model.embed_tokens_extend";
 constexpr const char* kProjections[] = {"self_attn.qkv_proj", "self_attn.o_proj",
                                         "mlp.gate_up_proj", "mlp.down_proj"};
 
-// Adds `defaults` to `j` where absent and returns the one assumption line naming them ("" when
-// nothing was absent).
-std::string FillDefaults(nlohmann::json& j, const nlohmann::json& defaults, std::string_view what) {
-  std::string list;
-  for (const auto& [key, value] : defaults.items()) {
-    if (j.contains(key)) continue;
-    j[key] = value;
-    list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", key, value.dump());
-  }
+// The assumption line for the class defaults FillDefaults gave `j` ("" when none).
+std::string DefaultsLine(nlohmann::json& j, const nlohmann::json& defaults, std::string_view what) {
+  const std::string list = FillDefaults(j, defaults);
   if (list.empty()) return "";
-  return fmt::format("{}: fields absent, the config class's defaults are used (as transformers "
-                     "does): {}", what, list);
+  return fmt::format(
+      "{}: fields absent, the config class's defaults are used (as transformers does): {}", what,
+      list);
+}
+
+// The sub-config `key` of `c` ({} when absent) with the `defaults` of the class `what` names.
+Result<HfConfig> SubWithDefaults(const HfConfig& c, std::string_view key,
+                                 const nlohmann::json& defaults, std::string_view what,
+                                 std::vector<std::string>& defaulted) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig sub, SubOrEmpty(c, key));
+  nlohmann::json j = sub.raw();
+  if (std::string line = DefaultsLine(j, defaults, what); !line.empty()) {
+    defaulted.push_back(std::move(line));
+  }
+  return HfConfig::FromJson(std::move(j), sub.where());
+}
+
+// configuration_phi4_multimodal.py's class defaults: Phi4MultimodalConfig (the text model),
+// Phi4MultimodalVisionConfig (SigLIP at 448 px, patch 14: also the tower the remote code's
+// vision_siglip_navit.get_siglip_vision_model fixes in code) and Phi4MultimodalAudioConfig.
+const nlohmann::json& Phi4Defaults() {
+  static const nlohmann::json k = nlohmann::json::parse(R"({
+    "text": {"vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "max_position_embeddings": 131072, "hidden_act": "silu"},
+    "vision": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
+      "num_attention_heads": 16, "num_channels": 3, "image_size": 448, "patch_size": 14},
+    "audio": {"hidden_size": 1024, "intermediate_size": 1536, "num_blocks": 24,
+      "num_attention_heads": 16, "ext_pw_out_channel": 1024, "depthwise_multiplier": 1,
+      "kernel_size": 3, "input_size": 80, "time_reduction": 8, "bias_max_distance": 1000,
+      "bias_symmetric": false, "nemo_conv_channels": 1024, "downsample_rate": 1}
+  })");
+  return k;
+}
+
+// Records an error unless `projection` is a projection_cls the remote code implements.
+bool KnownProjection(ModelBuilder& b, const HfConfig& kwargs, const std::string& projection) {
+  if (projection == "linear" || projection == "mlp") return true;
+  b.Fail(MakeError("{}: projection_cls \"{}\" is not implemented by the remote code",
+                   kwargs.where(), projection));
+  return false;
 }
 
 // The phi3 decoder of the flat config: model_type phi3 and the causal-LM class, without the keys
@@ -82,12 +105,7 @@ Result<Model> BuildText(const HfConfig& c, const BuildOptions& o, bool remote,
     // transformers version: the phi3 spec row's 4.42 layout.
     text_options.buffers = BufferConvention::kTransformers442;
   } else {
-    const std::string line = FillDefaults(
-        j,
-        {{"vocab_size", 200064}, {"hidden_size", 3072}, {"intermediate_size", 8192},
-         {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
-         {"max_position_embeddings", 131072}, {"hidden_act", "silu"}},
-        "Phi4MultimodalConfig");
+    const std::string line = DefaultsLine(j, Phi4Defaults()["text"], "Phi4MultimodalConfig");
     if (!line.empty()) assumptions.push_back(line);
   }
   MEMFIT_ASSIGN_OR_RETURN(HfConfig text, HfConfig::FromJson(std::move(j), c.where()));
@@ -105,9 +123,10 @@ struct Adapter {
 Result<Adapter> ReadAdapter(const HfConfig& c, const std::string& name) {
   const std::string key = name + "_lora";
   if (!c.Has(key) || !c.raw()[key].is_object()) {
-    return MakeError("{}: \"{}\" must be an object {{\"r\", \"lora_alpha\", \"layer\", \"dp\"}}: "
-                     "Phi4MMForCausalLM asserts it and wraps the decoder with that PEFT adapter",
-                     c.where(), key);
+    return MakeError(
+        "{}: \"{}\" must be an object {{\"r\", \"lora_alpha\", \"layer\", \"dp\"}}: "
+        "Phi4MMForCausalLM asserts it and wraps the decoder with that PEFT adapter",
+        c.where(), key);
   }
   MEMFIT_ASSIGN_OR_RETURN(HfConfig lora, c.Sub(key));
   Adapter a;
@@ -218,8 +237,10 @@ void RemoteImage(ModelBuilder& b, const HfConfig& kwargs, uint64_t text_hidden) 
   }
   if (b.failed()) return;
   if (hd != separator) {
-    b.Fail(MakeError("{}: use_hd_transform and with_learnable_separator must be equal (the remote "
-                     "code asserts it)", kwargs.where()));
+    b.Fail(
+        MakeError("{}: use_hd_transform and with_learnable_separator must be equal (the remote "
+                  "code asserts it)",
+                  kwargs.where()));
     return;
   }
   if (!compression.empty() && compression != "avg_pool_2d") {
@@ -227,17 +248,9 @@ void RemoteImage(ModelBuilder& b, const HfConfig& kwargs, uint64_t text_hidden) 
                      kwargs.where(), compression));
     return;
   }
-  if (projection != "linear" && projection != "mlp") {
-    b.Fail(MakeError("{}: projection_cls \"{}\" is not implemented by the remote code",
-                     kwargs.where(), projection));
-    return;
-  }
-  // vision_siglip_navit.get_siglip_vision_model: the tower's configuration is fixed in code.
-  auto tower = HfConfig::FromJson(
-      nlohmann::json{{"hidden_size", 1152}, {"intermediate_size", 4304},
-                     {"num_hidden_layers", 27}, {"num_attention_heads", 16}, {"image_size", 448},
-                     {"patch_size", 14}},
-      kwargs.where() + ": get_siglip_vision_model");
+  if (!KnownProjection(b, kwargs, projection)) return;
+  auto tower =
+      HfConfig::FromJson(Phi4Defaults()["vision"], kwargs.where() + ": get_siglip_vision_model");
   if (!tower) {
     b.Fail(tower.error());
     return;
@@ -283,11 +296,7 @@ void RemoteAudio(ModelBuilder& b, const HfConfig& c, const HfConfig& kwargs, uin
   const std::string projection = Get(b, kwargs.StringOr("projection_cls", "linear"));
   const ConformerDims d = ReadRemoteConformer(b, *encoder, downsample);
   if (b.failed()) return;
-  if (projection != "linear" && projection != "mlp") {
-    b.Fail(MakeError("{}: projection_cls \"{}\" is not implemented by the remote code",
-                     kwargs.where(), projection));
-    return;
-  }
+  if (!KnownProjection(b, kwargs, projection)) return;
   b.SetComponent("audio_tower");
   EmitConformer(b, p + ".encoder", d, /*native_names=*/false);
   b.SetComponent("audio_projection");
@@ -353,7 +362,8 @@ Result<Model> BuildPhi4Mm(const HfConfig& c, const BuildOptions& o) {
         "(vision_siglip_navit.get_siglip_vision_model: SigLIP hidden 1152, intermediate 4304, 27 "
         "layers, 16 heads, 448 px, patch 14), not read from config.json");
   } else {
-    m.notes.push_back(c.where() + ": no \"embd_layer\" object: Phi4MMModel builds no "
+    m.notes.push_back(c.where() +
+                      ": no \"embd_layer\" object: Phi4MMModel builds no "
                       "embed_tokens_extend, only the decoder and its adapters");
   }
   MoveText(b, text.tensors, adapters, /*head=*/false);
@@ -370,29 +380,18 @@ Result<Model> BuildPhi4Mm(const HfConfig& c, const BuildOptions& o) {
 Result<Model> BuildPhi4Multimodal(const HfConfig& c, const BuildOptions& o) {
   std::vector<std::string> defaulted;
   MEMFIT_ASSIGN_OR_RETURN(Model text, BuildText(c, o, /*remote=*/false, defaulted));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision_sub, SubOrEmpty(c, "vision_config"));
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio_sub, SubOrEmpty(c, "audio_config"));
-  nlohmann::json vision_json = vision_sub.raw();
-  const std::string vision_line = FillDefaults(
-      vision_json,
-      {{"hidden_size", 1152}, {"intermediate_size", 4304}, {"num_hidden_layers", 27},
-       {"num_attention_heads", 16}, {"num_channels", 3}, {"image_size", 448}, {"patch_size", 14}},
-      "vision_config (Phi4MultimodalVisionConfig)");
-  if (!vision_line.empty()) defaulted.push_back(vision_line);
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision, HfConfig::FromJson(vision_json, vision_sub.where()));
-  nlohmann::json audio_json = audio_sub.raw();
-  nlohmann::json audio_defaults = {
-      {"hidden_size", 1024}, {"intermediate_size", 1536}, {"num_blocks", 24},
-      {"num_attention_heads", 16}, {"ext_pw_out_channel", 1024}, {"depthwise_multiplier", 1},
-      {"kernel_size", 3}, {"input_size", 80}, {"time_reduction", 8}, {"bias_max_distance", 1000},
-      {"bias_symmetric", false}, {"nemo_conv_channels", 1024}, {"downsample_rate", 1}};
-  if (!audio_json.contains("depthwise_seperable_out_channel")) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig vision,
+                          SubWithDefaults(c, "vision_config", Phi4Defaults()["vision"],
+                                          "vision_config (Phi4MultimodalVisionConfig)", defaulted));
+  nlohmann::json audio_defaults = Phi4Defaults()["audio"];
+  // Spelled "seperable" by the first releases of the class, "separable" later.
+  if (!c.raw().contains("audio_config") || !c.raw()["audio_config"].is_object() ||
+      !c.raw()["audio_config"].contains("depthwise_seperable_out_channel")) {
     audio_defaults["depthwise_separable_out_channel"] = 1024;
   }
-  const std::string audio_line =
-      FillDefaults(audio_json, audio_defaults, "audio_config (Phi4MultimodalAudioConfig)");
-  if (!audio_line.empty()) defaulted.push_back(audio_line);
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio, HfConfig::FromJson(audio_json, audio_sub.where()));
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig audio,
+                          SubWithDefaults(c, "audio_config", audio_defaults,
+                                          "audio_config (Phi4MultimodalAudioConfig)", defaulted));
 
   ModelBuilder b(c);
   Model& m = b.model();

@@ -1,22 +1,14 @@
 // Phi-4-multimodal's conformer speech encoder, as two state dicts name it.
-// Remote code (microsoft/Phi-4-multimodal-instruct speech_conformer_encoder.py, ConformerEncoder;
-// its layout is also vLLM's phi4mm_audio.py / phi4mm_utils.py, which load the checkpoint as is):
-//   embed.conv.{0, 2, 3, 5, 6, ...} (NemoConvSubsampling "dw_striding": Conv2d(1, C, 3), then per
-//   further halving a depthwise Conv2d(C, C, 3, groups C) and a pointwise Conv2d(C, C, 1); the
-//   activations in between hold no tensors), embed.out Linear(C x F, D) where F is input_size
-//   halved log2(time_reduction) times by calc_length; relative_attention_bias_layer.bias_values
-//   Embedding(max_distance x 2 (asymmetric), heads / group); encoders.N = ConformerEncoderLayer
-//   {feed_forward_in/out: layer_norm, net.0.linear (GLULinear: Linear(D, 2 I, bias_in_glu)),
-//   net.2 Linear(I, D); self_attn: linear_q/k/v/out (K/V width D / group); conv (ConvModule):
-//   layer_norm, glu.{b1, b2 [1, E, 1], ext_pw_conv_1d Conv1d(D, 2 E, k_pw)}, ext_pw_conv_1d
-//   Conv1d(D, E, k_pw), dw_sep_conv_1d.{dw_conv Conv1d(D, D x m, k, groups D), pw_conv
-//   Conv1d(D x m, S, 1)}; layer_norm_att; layer_norm}; the non-persistent scalar buffer dev_type;
-//   encoder_embedding.{global_mean, global_invstd} (persistent buffers, created by post_init).
-//   The checkpoint wrappers (activation_checkpointing) strip their prefix from the state dict.
-// transformers (models/phi4_multimodal/modeling_phi4_multimodal.py, Phi4MultimodalAudioModel):
-//   the same tensors renamed by convert_phi4_multimodal_weights_to_hf.py: feed_forward_*.
-//   {gate_up_proj, down_proj}, self_attn.{q,k,v,o}_proj; no dev_type; always the GLU conv with
-//   b1/b2, "dw_striding", non-causal subsampling, full K/V heads.
+// Remote code (speech_conformer_encoder.py ConformerEncoder; vLLM's phi4mm_audio.py loads the same
+// names): embed.conv.* (NemoConvSubsampling: Conv2d(1, C, 3), then per further halving a
+// depthwise and a pointwise Conv2d, or plain convs for "striding"), embed.out Linear(C x F, D)
+// with F = input_size after calc_length per halving; relative_attention_bias_layer.bias_values
+// (T5: max_distance, x2 unless symmetric, by heads / group); encoders.N (ConformerEncoderLayer:
+// feed_forward_in/out, self_attn.linear_q/k/v/out, conv (ConvModule), layer_norm_att,
+// layer_norm); the scalar dev_type buffer; encoder_embedding.global_mean/global_invstd.
+// transformers (modeling_phi4_multimodal.py, Phi4MultimodalAudioModel): the same tensors renamed
+// by convert_phi4_multimodal_weights_to_hf.py (gate_up_proj, down_proj, q/k/v/o_proj); no
+// dev_type; always the GLU conv with b1/b2, "dw_striding", non-causal subsampling, full K/V heads.
 
 #include <bit>
 #include <string_view>
@@ -32,8 +24,7 @@ namespace {
 // The number of halvings, int(math.log(time_reduction, 2)), for an even factor.
 uint64_t Halvings(ModelBuilder& b, std::string_view where, uint64_t time_reduction) {
   if (time_reduction < 2 || time_reduction % 2 != 0) {
-    b.Fail(MakeError("{}: \"time_reduction\" = {} must be a multiple of 2", where,
-                     time_reduction));
+    b.Fail(MakeError("{}: \"time_reduction\" = {} must be a multiple of 2", where, time_reduction));
     return 0;
   }
   return static_cast<uint64_t>(std::bit_width(time_reduction)) - 1;
@@ -52,8 +43,8 @@ uint64_t SubsampledFeatures(ModelBuilder& b, std::string_view where, const Confo
     length = (length + paddings - 3) / 2 + 1;
   }
   if (!b.failed() && length == 0) {
-    b.Fail(MakeError("{}: \"input_size\" = {} leaves no features after the subsampling",
-                     where, d.input_size));
+    b.Fail(MakeError("{}: \"input_size\" = {} leaves no features after the subsampling", where,
+                     d.input_size));
   }
   return length;
 }
@@ -61,11 +52,16 @@ uint64_t SubsampledFeatures(ModelBuilder& b, std::string_view where, const Confo
 void Validate(ModelBuilder& b, const HfConfig& c, const ConformerDims& d) {
   if (b.failed()) return;
   const std::pair<const char*, uint64_t> kPositive[] = {
-      {"hidden size", d.hidden},          {"attention heads", d.heads},
-      {"intermediate size", d.intermediate}, {"input_size", d.input_size},
-      {"conv_channels", d.conv_channels}, {"kernel_size", d.kernel},
-      {"ext_pw_kernel_size", d.ext_pw_kernel}, {"depthwise_multiplier", d.dw_multiplier},
-      {"bias max distance", d.bias_buckets}, {"encoder_embedding_config.input_size", d.norm_size},
+      {"hidden size", d.hidden},
+      {"attention heads", d.heads},
+      {"intermediate size", d.intermediate},
+      {"input_size", d.input_size},
+      {"conv_channels", d.conv_channels},
+      {"kernel_size", d.kernel},
+      {"ext_pw_kernel_size", d.ext_pw_kernel},
+      {"depthwise_multiplier", d.dw_multiplier},
+      {"bias max distance", d.bias_buckets},
+      {"encoder_embedding_config.input_size", d.norm_size},
       {"downsample_rate", d.downsample_rate}};
   for (const auto& [name, value] : kPositive) {
     if (value == 0) {
@@ -77,17 +73,20 @@ void Validate(ModelBuilder& b, const HfConfig& c, const ConformerDims& d) {
     b.Fail(MakeError("{}: the audio hidden size {} is not divisible by {} attention heads",
                      c.where(), d.hidden, d.heads));
   } else if (d.group_size == 0 || d.heads % d.group_size != 0) {
-    b.Fail(MakeError("{}: \"attention_group_size\" = {} must divide {} attention heads",
-                     c.where(), d.group_size, d.heads));
+    b.Fail(MakeError("{}: \"attention_group_size\" = {} must divide {} attention heads", c.where(),
+                     d.group_size, d.heads));
   } else if (d.blocks > kMaxBuiltTensors) {
     // Each block emits tensors: it would pass the builder's tensor limit anyway.
-    b.Fail(MakeError("{}: \"num_blocks\" = {} exceeds memfit's limit of {} tensors for a model "
-                     "built from config.json", c.where(), d.blocks, kMaxBuiltTensors));
+    b.Fail(
+        MakeError("{}: \"num_blocks\" = {} exceeds memfit's limit of {} tensors for a model "
+                  "built from config.json",
+                  c.where(), d.blocks, kMaxBuiltTensors));
   }
   SubsampledFeatures(b, c.where(), d);
 }
 
-void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
+void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const ConformerDims& d,
+                            bool native) {
   b.LayerNorm(p + ".layer_norm", d.hidden);
   if (native) {
     b.Linear(p + ".gate_up_proj", d.hidden, MulDims(b, 2, d.intermediate, "2 x intermediate"),
@@ -100,7 +99,8 @@ void Phi4mmAudioFeedForward(ModelBuilder& b, const std::string& p, const Conform
   }
 }
 
-void Phi4mmAudioAttention(ModelBuilder& b, const std::string& p, const ConformerDims& d, bool native) {
+void Phi4mmAudioAttention(ModelBuilder& b, const std::string& p, const ConformerDims& d,
+                          bool native) {
   const uint64_t kv = d.hidden / d.group_size;
   b.Linear(p + (native ? ".q_proj" : ".linear_q"), d.hidden, d.hidden, true);
   b.Linear(p + (native ? ".k_proj" : ".linear_k"), d.hidden, kv, true);
@@ -192,12 +192,16 @@ ConformerDims ReadRemoteConformer(ModelBuilder& b, const HfConfig& e, uint64_t d
   d.linear_glu = Get(b, e.BoolOr("linear_glu_in_convm", false));
   d.downsample_rate = downsample;
   if (Get(b, e.StringOr("input_layer", "nemo_conv")) != "nemo_conv") {
-    b.Fail(MakeError("{}: \"input_layer\" other than \"nemo_conv\" is not built (the remote "
-                     "code raises for it)", e.where()));
+    b.Fail(
+        MakeError("{}: \"input_layer\" other than \"nemo_conv\" is not built (the remote "
+                  "code raises for it)",
+                  e.where()));
   }
   if (Get(b, e.BoolOr("batch_norm", false))) {
-    b.Fail(MakeError("{}: \"batch_norm\": true (a BatchNorm1d per conv module) is not built; "
-                     "reading the safetensors headers gives an exact answer", e.where()));
+    b.Fail(
+        MakeError("{}: \"batch_norm\": true (a BatchNorm1d per conv module) is not built; "
+                  "reading the safetensors headers gives an exact answer",
+                  e.where()));
   }
   auto norm = e.Sub("encoder_embedding_config");
   if (!norm) {
@@ -214,8 +218,10 @@ ConformerDims ReadRemoteConformer(ModelBuilder& b, const HfConfig& e, uint64_t d
     d.causal_subsampling = Get(b, nemo->BoolOr("is_causal", false));
     for (const char* key : {"subsampling_factor", "feat_in", "feat_out"}) {
       if (nemo->Has(key)) {
-        b.Fail(MakeError("{}: \"{}\" must be given outside nemo_conv_settings (the remote code "
-                         "asserts it)", nemo->where(), key));
+        b.Fail(
+            MakeError("{}: \"{}\" must be given outside nemo_conv_settings (the remote code "
+                      "asserts it)",
+                      nemo->where(), key));
       }
     }
   }
@@ -227,8 +233,10 @@ ConformerDims ReadRemoteConformer(ModelBuilder& b, const HfConfig& e, uint64_t d
   // T5RelativeAttentionLogitBias: the only relative bias the remote code implements.
   auto bias = e.Sub("relative_attention_bias_args");
   if (!bias) {
-    b.Fail(MakeError("{}: \"relative_attention_bias_args\" with type \"t5\" is required (the "
-                     "remote code raises NotImplementedError without it)", e.where()));
+    b.Fail(
+        MakeError("{}: \"relative_attention_bias_args\" with type \"t5\" is required (the "
+                  "remote code raises NotImplementedError without it)",
+                  e.where()));
     return d;
   }
   if (Get(b, bias->StringOr("type", "")) != "t5") {

@@ -1,14 +1,7 @@
 #pragma once
-// Phi-4-multimodal (phi4mm.cc, phi4mm_audio.cc): a phi3 text decoder (the phi3 spec row) with a
-// SigLIP image encoder (vision_tower.cc's EmitClipVision) and a conformer speech encoder, in two
-// layouts:
-//  - "phi4mm": Microsoft's remote code (Phi4MMForCausalLM, modeling_phi4mm.py,
-//    vision_siglip_navit.py, speech_conformer_encoder.py), whose checkpoint also stores the vision
-//    and speech LoRA adapters on the decoder's projections (PEFT names: base_layer, lora_A.vision,
-//    lora_B.speech, ...);
-//  - "phi4_multimodal": transformers' converted layout (Phi4MultimodalForCausalLM,
-//    models/phi4_multimodal/modeling_phi4_multimodal.py), without the adapters.
-// Kept apart from families.h / vlm_families.h so that adding it rebuilds no other builder.
+// Phi-4-multimodal (phi4mm.cc, phi4mm_audio.cc): a phi3 decoder with a SigLIP image encoder and
+// a conformer speech encoder, as Microsoft's remote code ("phi4mm", with the LoRA adapters) and
+// transformers ("phi4_multimodal") lay it out. Apart from families.h so it rebuilds no other file.
 
 #include <cstdint>
 #include <string>
@@ -24,26 +17,26 @@ class ModelBuilder;
 
 // The conformer speech encoder's dimensions, read from either layout's config (phi4mm_audio.cc).
 struct ConformerDims {
-  uint64_t input_size = 0;        // mel bins: "input_size"
-  uint64_t norm_size = 0;         // global_mean/global_invstd: encoder_embedding_config.input_size
-  uint64_t hidden = 0;            // "attention_dim" (remote) / "hidden_size" (native)
-  uint64_t heads = 0;             // "attention_heads" / "num_attention_heads"
-  uint64_t intermediate = 0;      // "linear_units" / "intermediate_size"
-  uint64_t blocks = 0;            // "num_blocks"
-  uint64_t ext_pw_out = 0;        // "ext_pw_out_channel" (0: no GLU, pw_conv_simplify_{w,b})
-  uint64_t ext_pw_kernel = 1;     // "ext_pw_kernel_size" (native: 1)
-  uint64_t dw_sep_out = 0;        // "depthwise_seperable_out_channel" (0: no pw_conv)
-  uint64_t dw_multiplier = 1;     // "depthwise_multiplier"
-  uint64_t kernel = 3;            // "kernel_size" of the depthwise conv
-  uint64_t time_reduction = 0;    // "time_reduction": the subsampling factor, a multiple of 2
-  uint64_t conv_channels = 0;     // NeMo subsampling channels
-  bool striding = false;          // NeMo "striding" (plain convs) instead of "dw_striding"
+  uint64_t input_size = 0;      // mel bins: "input_size"
+  uint64_t norm_size = 0;       // global_mean/global_invstd: encoder_embedding_config.input_size
+  uint64_t hidden = 0;          // "attention_dim" (remote) / "hidden_size" (native)
+  uint64_t heads = 0;           // "attention_heads" / "num_attention_heads"
+  uint64_t intermediate = 0;    // "linear_units" / "intermediate_size"
+  uint64_t blocks = 0;          // "num_blocks"
+  uint64_t ext_pw_out = 0;      // "ext_pw_out_channel" (0: no GLU, pw_conv_simplify_{w,b})
+  uint64_t ext_pw_kernel = 1;   // "ext_pw_kernel_size" (native: 1)
+  uint64_t dw_sep_out = 0;      // "depthwise_seperable_out_channel" (0: no pw_conv)
+  uint64_t dw_multiplier = 1;   // "depthwise_multiplier"
+  uint64_t kernel = 3;          // "kernel_size" of the depthwise conv
+  uint64_t time_reduction = 0;  // "time_reduction": the subsampling factor, a multiple of 2
+  uint64_t conv_channels = 0;   // NeMo subsampling channels
+  bool striding = false;        // NeMo "striding" (plain convs) instead of "dw_striding"
   bool causal_subsampling = false;  // NeMo "is_causal": padding 2 + 1 instead of 1 + 1
-  uint64_t bias_buckets = 0;      // T5 relative bias rows: max distance, x2 unless symmetric
-  uint64_t group_size = 1;        // "attention_group_size" (K/V heads = heads / group_size)
-  bool bias_in_glu = true;        // "bias_in_glu": GLU biases b1/b2 and the FFN GLU linear's bias
-  bool linear_glu = false;        // "linear_glu_in_convm": GLULinear instead of the GLU conv
-  uint64_t downsample_rate = 1;   // audio projection input = hidden x downsample_rate
+  uint64_t bias_buckets = 0;        // T5 relative bias rows: max distance, x2 unless symmetric
+  uint64_t group_size = 1;          // "attention_group_size" (K/V heads = heads / group_size)
+  bool bias_in_glu = true;          // "bias_in_glu": GLU biases b1/b2 and the FFN GLU linear's bias
+  bool linear_glu = false;          // "linear_glu_in_convm": GLULinear instead of the GLU conv
+  uint64_t downsample_rate = 1;     // audio projection input = hidden x downsample_rate
 };
 
 // Reads the remote code's ConformerEncoder(**audio_processor["config"]) with its defaults, or

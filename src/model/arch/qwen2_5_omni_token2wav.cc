@@ -1,15 +1,8 @@
 // Qwen2.5-Omni's token2wav (omni_kit.h): the DiT that turns codec tokens into a mel spectrogram
-// and the BigVGAN vocoder, as transformers/models/qwen2_5_omni/modeling_qwen2_5_omni.py builds
-// them (Qwen2_5OmniToken2WavDiTModel, Qwen2_5OmniToken2WavBigVGANModel) and
+// (with an ECAPA-TDNN speaker encoder) and the BigVGAN vocoder (AMPBlock resblocks with SnakeBeta
+// activations in TorchActivation1d), as transformers/models/qwen2_5_omni/modeling_qwen2_5_omni.py
+// builds them (Qwen2_5OmniToken2WavDiTModel, Qwen2_5OmniToken2WavBigVGANModel) and
 // Qwen/Qwen2.5-Omni-7B's index names them.
-// DiT: time_embed.time_mlp.{0: Linear(256, H), 2: Linear(H, H)}, text_embed.codec_embed
-// [num_embeds + 1, emb_dim], input_embed.proj Linear(mel + enc_dim + enc_emb_dim + emb_dim, H),
-// input_embed.spk_encoder (ECAPA-TDNN: blocks.0 TDNN, blocks.1..n-2 SE-Res2Net, mfa, asp, fc),
-// transformer_blocks.N.{attn_norm.linear Linear(H, 6H), attn.to_{q,k,v} Linear(H, heads x
-// head_dim), attn.to_out.0, ff.ff.{0,3}} (ff_norm has no parameters), norm_out.linear
-// Linear(H, 2H), proj_out Linear(H, mel). BigVGAN: conv_pre, ups.I.0 (ConvTranspose1d),
-// resblocks (AMPBlock: convs1/convs2 x 3, activations x 6 SnakeBeta in TorchActivation1d),
-// activation_post, conv_post (no bias).
 
 #include <algorithm>
 
@@ -27,12 +20,7 @@ void Activation1d(ModelBuilder& b, const std::string& p, uint64_t channels) {
   b.Buffer(p + ".downsample.filter", {1, 1, 12}, Dtype::kF32, true);
 }
 
-// TimeDelayNetBlock: a Conv1d (with bias) named "conv".
-void Tdnn(ModelBuilder& b, const std::string& p, uint64_t in, uint64_t out, uint64_t kernel) {
-  b.Conv(p + ".conv", in, out, {kernel}, true);
-}
-
-// ECAPA_TimeDelayNet(config) under `p`.
+// ECAPA_TimeDelayNet(config) under `p`; each TimeDelayNetBlock is a biased Conv1d named "conv".
 void Ecapa(ModelBuilder& b, const HfConfig& c, const std::string& p, uint64_t mel) {
   const auto channels = UintList(b, c, "enc_channels", {});
   const auto kernels = UintList(b, c, "enc_kernel_sizes", {});
@@ -55,22 +43,22 @@ void Ecapa(ModelBuilder& b, const HfConfig& c, const std::string& p, uint64_t me
     return;
   }
   const size_t n = channels.size();
-  Tdnn(b, p + ".blocks.0", mel, channels[0], kernels[0]);
+  b.Conv(p + ".blocks.0.conv", mel, channels[0], {kernels[0]}, true);
   for (size_t i = 1; i + 1 < n && !b.failed(); ++i) {
     // SqueezeExcitationRes2NetBlock(channels[i-1], channels[i]).
     const std::string l = Layer(p + ".blocks", i);
     const uint64_t in = channels[i - 1], out = channels[i], part = out / scale;
-    Tdnn(b, l + ".tdnn1", in, out, 1);
+    b.Conv(l + ".tdnn1.conv", in, out, {1}, true);
     for (uint64_t j = 0; j + 1 < scale && !b.failed(); ++j) {
-      Tdnn(b, Layer(l + ".res2net_block.blocks", j), part, part, kernels[i]);
+      b.Conv(Layer(l + ".res2net_block.blocks", j) + ".conv", part, part, {kernels[i]}, true);
     }
-    Tdnn(b, l + ".tdnn2", out, out, 1);
+    b.Conv(l + ".tdnn2.conv", out, out, {1}, true);
     b.Conv(l + ".se_block.conv1", out, se, {1}, true);
     b.Conv(l + ".se_block.conv2", se, out, {1}, true);
   }
   const uint64_t last = channels[n - 1];
-  Tdnn(b, p + ".mfa", last, last, kernels[n - 1]);
-  Tdnn(b, p + ".asp.tdnn", MulDims(b, last, 3, "3 x enc_channels[-1]"), attention, 1);
+  b.Conv(p + ".mfa.conv", last, last, {kernels[n - 1]}, true);
+  b.Conv(p + ".asp.tdnn.conv", MulDims(b, last, 3, "3 x enc_channels[-1]"), attention, {1}, true);
   b.Conv(p + ".asp.conv", attention, last, {1}, true);
   b.Conv(p + ".fc", MulDims(b, last, 2, "2 x enc_channels[-1]"), enc_dim, {1}, true);
 }

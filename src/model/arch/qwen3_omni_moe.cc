@@ -5,9 +5,7 @@
 //   (the qwen3_moe spec row, BuildQwen3Moe), component "language_model";
 // - thinker.visual.*: Qwen3-VL blocks with Qwen2-style mergers and merger_list.N deepstack
 //   mergers (qwen_vision.h), "vision_tower";
-// - thinker.audio_tower.*: conv2d1..3 (3x3, stride 2), conv_out Linear(480 x mel/8, d_model)
-// without
-//   bias, Whisper-style layers (every projection biased), ln_post, proj1, proj2, "audio_tower";
+// - thinker.audio_tower.*: EmitOmniAudio's kQwen3 (omni_kit.h), "audio_tower";
 // - talker.*: model (qwen3_moe layers, every one a sparse block with a shared expert and its
 //   sigmoid gate; codec_embedding in place of embed_tokens), text_projection and
 //   hidden_projection (Linear(thinker_hidden_size, I) + Linear(I, H), biased), codec_head, and
@@ -22,144 +20,83 @@
 #include <fmt/format.h>
 
 #include "formats/hf_config_json.h"
-#include "model/arch/builder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/multimodal_kit.h"
-#include "model/arch/omni_family.h"
 #include "model/arch/omni_kit.h"
-#include "model/arch/qwen_vision.h"
 
 namespace memfit::arch {
 namespace {
 
-// The defaults of configuration_qwen3_omni_moe.py's config classes (fields that shape tensors).
-const nlohmann::json& Qwen3OmniMoeTextDefaults() {  // Qwen3OmniMoeTextConfig
-  static const nlohmann::json k = {{"vocab_size", 3584},
-                                   {"hidden_size", 2048},
-                                   {"intermediate_size", 18944},
-                                   {"num_hidden_layers", 28},
-                                   {"num_attention_heads", 28},
-                                   {"num_key_value_heads", 4},
-                                   {"max_position_embeddings", 32768},
-                                   {"hidden_act", "silu"},
-                                   {"attention_bias", false},
-                                   {"decoder_sparse_step", 1},
-                                   {"moe_intermediate_size", 768},
-                                   {"num_experts_per_tok", 8},
-                                   {"num_experts", 128}};
-  return k;
-}
-const nlohmann::json& Qwen3OmniMoeVisionDefaults() {  // Qwen3OmniMoeVisionEncoderConfig
-  static const nlohmann::json k = {{"depth", 27},
-                                   {"hidden_size", 1152},
-                                   {"intermediate_size", 4304},
-                                   {"num_heads", 16},
-                                   {"in_channels", 3},
-                                   {"patch_size", 16},
-                                   {"spatial_merge_size", 2},
-                                   {"temporal_patch_size", 2},
-                                   {"out_hidden_size", 3584},
-                                   {"num_position_embeddings", 2304},
-                                   {"deepstack_visual_indexes", {8, 16, 24}}};
-  return k;
-}
-const nlohmann::json& Qwen3OmniMoeAudioDefaults() {  // Qwen3OmniMoeAudioEncoderConfig
-  static const nlohmann::json k = {{"num_mel_bins", 128},
-                                   {"encoder_layers", 32},
-                                   {"encoder_attention_heads", 20},
-                                   {"encoder_ffn_dim", 5120},
-                                   {"d_model", 1280},
-                                   {"max_source_positions", 1500},
-                                   {"output_dim", 3584},
-                                   {"downsample_hidden_size", 480}};
-  return k;
-}
-const nlohmann::json& TalkerTextDefaults() {  // Qwen3OmniMoeTalkerTextConfig
-  static const nlohmann::json k = {{"vocab_size", 3072},
-                                   {"hidden_size", 1024},
-                                   {"intermediate_size", 2048},
-                                   {"num_hidden_layers", 20},
-                                   {"num_attention_heads", 16},
-                                   {"num_key_value_heads", 2},
-                                   {"max_position_embeddings", 32768},
-                                   {"hidden_act", "silu"},
-                                   {"attention_bias", false},
-                                   {"moe_intermediate_size", 384},
-                                   {"num_experts_per_tok", 8},
-                                   {"num_experts", 128}};
-  return k;
-}
-const nlohmann::json& CodePredictorDefaults() {  // Qwen3OmniMoeTalkerCodePredictorConfig
-  static const nlohmann::json k = {{"vocab_size", 2048},        {"hidden_size", 1024},
-                                   {"intermediate_size", 3072}, {"num_hidden_layers", 5},
-                                   {"num_attention_heads", 16}, {"num_key_value_heads", 8},
-                                   {"head_dim", 128},           {"max_position_embeddings", 32768},
-                                   {"hidden_act", "silu"},      {"attention_bias", false},
-                                   {"num_code_groups", 32}};
-  return k;
-}
-const nlohmann::json& Code2WavDefaults() {  // Qwen3OmniMoeCode2WavConfig
-  static const nlohmann::json k = {{"codebook_size", 2048},
-                                   {"hidden_size", 1024},
-                                   {"max_position_embeddings", 8000},
-                                   {"num_attention_heads", 16},
-                                   {"num_key_value_heads", 16},
-                                   {"attention_bias", false},
-                                   {"intermediate_size", 3072},
-                                   {"hidden_act", "silu"},
-                                   {"num_hidden_layers", 8},
-                                   {"num_quantizers", 16},
-                                   {"upsample_rates", {8, 5, 4, 3}},
-                                   {"upsampling_ratios", {2, 2}},
-                                   {"decoder_dim", 1536}};
+// configuration_qwen3_omni_moe.py's class defaults (the fields that shape tensors), by
+// sub-config: Qwen3OmniMoeTextConfig, VisionEncoderConfig, AudioEncoderConfig, TalkerTextConfig,
+// TalkerCodePredictorConfig and Code2WavConfig.
+const nlohmann::json& Qwen3OmniDefaults() {
+  static const nlohmann::json k = nlohmann::json::parse(R"({
+    "thinker_config.text_config": {"vocab_size": 3584, "hidden_size": 2048,
+      "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+      "num_key_value_heads": 4, "max_position_embeddings": 32768, "hidden_act": "silu",
+      "attention_bias": false, "decoder_sparse_step": 1, "moe_intermediate_size": 768,
+      "num_experts_per_tok": 8, "num_experts": 128},
+    "thinker_config.vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304,
+      "num_heads": 16, "in_channels": 3, "patch_size": 16, "spatial_merge_size": 2,
+      "temporal_patch_size": 2, "out_hidden_size": 3584, "num_position_embeddings": 2304,
+      "deepstack_visual_indexes": [8, 16, 24]},
+    "thinker_config.audio_config": {"num_mel_bins": 128, "encoder_layers": 32,
+      "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "d_model": 1280,
+      "max_source_positions": 1500, "output_dim": 3584, "downsample_hidden_size": 480},
+    "talker_config.text_config": {"vocab_size": 3072, "hidden_size": 1024,
+      "intermediate_size": 2048, "num_hidden_layers": 20, "num_attention_heads": 16,
+      "num_key_value_heads": 2, "max_position_embeddings": 32768, "hidden_act": "silu",
+      "attention_bias": false, "moe_intermediate_size": 384, "num_experts_per_tok": 8,
+      "num_experts": 128},
+    "talker_config.code_predictor_config": {"vocab_size": 2048, "hidden_size": 1024,
+      "intermediate_size": 3072, "num_hidden_layers": 5, "num_attention_heads": 16,
+      "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 32768,
+      "hidden_act": "silu", "attention_bias": false, "num_code_groups": 32},
+    "code2wav_config": {"codebook_size": 2048, "hidden_size": 1024,
+      "max_position_embeddings": 8000, "num_attention_heads": 16, "num_key_value_heads": 16,
+      "attention_bias": false, "intermediate_size": 3072, "hidden_act": "silu",
+      "num_hidden_layers": 8, "num_quantizers": 16, "upsample_rates": [8, 5, 4, 3],
+      "upsampling_ratios": [2, 2], "decoder_dim": 1536}
+  })");
   return k;
 }
 
 // Qwen3OmniMoeTalkerForConditionalGeneration under "talker.".
-Status Qwen3OmniMoeAppendTalker(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
-                    std::vector<std::string>& assumptions) {
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, SubOrEmpty(c, "talker_config"));
-  MEMFIT_ASSIGN_OR_RETURN(
-      nlohmann::json text,
-      OmniSubConfig(talker, "text_config", TalkerTextDefaults(), "talker_config.text_config",
-                    assumptions, {{"num_local_experts", "num_experts"}}));
+Status Qwen3OmniAppendTalker(ModelBuilder& b, OmniContext& x) {
+  MEMFIT_ASSIGN_OR_RETURN(HfConfig talker, SubOrEmpty(x.top, "talker_config"));
+  MEMFIT_ASSIGN_OR_RETURN(OmniPart text, x.Sub(talker, "text_config", "talker_config.text_config",
+                                               {{"num_local_experts", "num_experts"}}));
   // Qwen3OmniMoeTalkerDecoderLayer replaces every layer's MLP with the sparse block.
-  const bool dense_listed = text.contains("mlp_only_layers") &&
-                            text["mlp_only_layers"].is_array() && !text["mlp_only_layers"].empty();
-  if (dense_listed || (text.contains("decoder_sparse_step") && text["decoder_sparse_step"] != 1)) {
-    assumptions.push_back(
+  nlohmann::json& j = text.json;
+  const bool dense_listed = j.contains("mlp_only_layers") && j["mlp_only_layers"].is_array() &&
+                            !j["mlp_only_layers"].empty();
+  if (dense_listed || (j.contains("decoder_sparse_step") && j["decoder_sparse_step"] != 1)) {
+    x.assumptions.push_back(
         "talker_config.text_config: mlp_only_layers/decoder_sparse_step ignored: every talker "
         "layer is a sparse block with a shared expert (Qwen3OmniMoeTalkerDecoderLayer)");
   }
-  text["mlp_only_layers"] = nlohmann::json::array();
-  text["decoder_sparse_step"] = 1;
-  const bool tie = OmniTie(text, talker,
-                           "talker_config: no tie_word_embeddings: its head is its own weight "
-                           "(the config class's default false)",
-                           assumptions);
-  PrepareDecoder(text, "qwen3_moe", "Qwen3MoeModel", {&talker, &c});
-  const std::string where = c.where() + ": talker_config.text_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig text_config, HfConfig::FromJson(text, where));
-  MEMFIT_ASSIGN_OR_RETURN(uint64_t shared, text_config.Uint("shared_expert_intermediate_size"));
-  MEMFIT_ASSIGN_OR_RETURN(uint64_t intermediate, text_config.Uint("intermediate_size"));
+  j["mlp_only_layers"] = nlohmann::json::array();
+  j["decoder_sparse_step"] = 1;
+  const bool tie = x.Tie(j, talker,
+                         "talker_config: no tie_word_embeddings: its head is its own weight "
+                         "(the config class's default false)");
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t shared, text.config.Uint("shared_expert_intermediate_size"));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t intermediate, text.config.Uint("intermediate_size"));
   MEMFIT_ASSIGN_OR_RETURN(uint64_t thinker_hidden, talker.UintOr("thinker_hidden_size", 2048));
-  MEMFIT_ASSIGN_OR_RETURN(Model decoder, BuildOmniPart(BuildQwen3Moe, text, where, o));
+  MEMFIT_ASSIGN_OR_RETURN(Model decoder, x.Decoder(text, "qwen3_moe", "Qwen3MoeModel",
+                                                   BuildQwen3Moe, {&talker, &x.top}));
   const uint64_t h = decoder.hp.hidden_size, vocab = decoder.hp.vocab_size;
   const uint64_t layers = decoder.hp.num_layers;
 
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json predictor,
-                          OmniSubConfig(talker, "code_predictor_config", CodePredictorDefaults(),
-                                        "talker_config.code_predictor_config", assumptions));
-  PrepareDecoder(predictor, "qwen3", "Qwen3Model", {&talker, &c});
-  const std::string predictor_where = c.where() + ": talker_config.code_predictor_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig predictor_config,
-                          HfConfig::FromJson(predictor, predictor_where));
-  MEMFIT_ASSIGN_OR_RETURN(uint64_t groups, predictor_config.Uint("num_code_groups"));
+  MEMFIT_ASSIGN_OR_RETURN(OmniPart predictor, x.Sub(talker, "code_predictor_config",
+                                                    "talker_config.code_predictor_config"));
+  MEMFIT_ASSIGN_OR_RETURN(uint64_t groups, predictor.config.Uint("num_code_groups"));
   if (groups > 4096) {
-    return MakeError("{}: \"num_code_groups\" = {} is absurd", predictor_where, groups);
+    return MakeError("{}: \"num_code_groups\" = {} is absurd", predictor.config.where(), groups);
   }
-  MEMFIT_ASSIGN_OR_RETURN(Model code_predictor,
-                          BuildOmniPart(BuildQwen3, predictor, predictor_where, o));
+  MEMFIT_ASSIGN_OR_RETURN(Model code_predictor, x.Decoder(predictor, "qwen3", "Qwen3Model",
+                                                          BuildQwen3, {&talker, &x.top}));
   const uint64_t ph = code_predictor.hp.hidden_size, pvocab = code_predictor.hp.vocab_size;
 
   b.SetComponent("talker");
@@ -192,17 +129,13 @@ Status Qwen3OmniMoeAppendTalker(ModelBuilder& b, const HfConfig& c, const BuildO
 
 // Qwen3OmniMoeCode2Wav under "code2wav.", its pre_transformer a llama decoder (BuildLlama: q, k,
 // v, o biased by attention_bias) plus the two layer scales per layer.
-Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
-                      std::vector<std::string>& assumptions) {
-  MEMFIT_ASSIGN_OR_RETURN(nlohmann::json j, OmniSubConfig(c, "code2wav_config", Code2WavDefaults(),
-                                                          "code2wav_config", assumptions));
-  const std::string where = c.where() + ": code2wav_config";
-  MEMFIT_ASSIGN_OR_RETURN(HfConfig config, HfConfig::FromJson(j, where));
-  nlohmann::json pre = j;
-  pre.erase("sliding_window");  // every layer slides; the window shapes no tensor
-  PrepareDecoder(pre, "llama", "LlamaModel", {&c});
-  if (!pre.contains("vocab_size")) pre["vocab_size"] = 1;  // no embed_tokens: dropped below
-  MEMFIT_ASSIGN_OR_RETURN(Model decoder, BuildOmniPart(BuildLlama, pre, where, o));
+Status AppendCode2Wav(ModelBuilder& b, OmniContext& x) {
+  MEMFIT_ASSIGN_OR_RETURN(OmniPart code2wav, x.Sub(x.top, "code2wav_config", "code2wav_config"));
+  const HfConfig config = code2wav.config;
+  code2wav.json.erase("sliding_window");  // every layer slides; the window shapes no tensor
+  if (!code2wav.json.contains("vocab_size")) code2wav.json["vocab_size"] = 1;  // no embed_tokens
+  MEMFIT_ASSIGN_OR_RETURN(Model decoder,
+                          x.Decoder(code2wav, "llama", "LlamaModel", BuildLlama, {&x.top}));
   const uint64_t h = decoder.hp.hidden_size, layers = decoder.hp.num_layers;
   const uint64_t codebook = Get(b, config.Uint("codebook_size"));
   const uint64_t quantizers = Get(b, config.Uint("num_quantizers"));
@@ -212,7 +145,7 @@ Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
   if (b.failed()) return b.Finish().error();
   if (rates.size() > 32 || (dim >> rates.size()) == 0) {
     return MakeError("{}: \"decoder_dim\" = {} cannot halve {} times (\"upsample_rates\" entries)",
-                     where, dim, rates.size());
+                     config.where(), dim, rates.size());
   }
   b.SetComponent("code2wav");
   AppendOmniPart(b.model(), std::move(decoder), "code2wav.pre_transformer.", "code2wav.lm_head",
@@ -223,10 +156,7 @@ Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
     b.Param(l + ".mlp_layer_scale.scale", {h});
   }
   b.Embedding("code2wav.code_embedding",
-              MulDims(b, codebook, quantizers,
-                      "codebook_size x "
-                      "num_quantizers"),
-              h);
+              MulDims(b, codebook, quantizers, "codebook_size x num_quantizers"), h);
   b.Buffer("code2wav.code_offset", {1, quantizers, 1}, Dtype::kI64, false);
   for (size_t i = 0; i < ratios.size() && !b.failed(); ++i) {
     const std::string u = Layer("code2wav.upsample", i);
@@ -257,27 +187,23 @@ Status AppendCode2Wav(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
   return Ok{};
 }
 
-// With enable_audio_output: the talker and code2wav.
-Status Qwen3OmniMoeAppendOutput(ModelBuilder& b, const HfConfig& c, const BuildOptions& o,
-                    std::vector<std::string>& assumptions) {
-  MEMFIT_RETURN_IF_ERROR(Qwen3OmniMoeAppendTalker(b, c, o, assumptions));
-  MEMFIT_RETURN_IF_ERROR(AppendCode2Wav(b, c, o, assumptions));
-  b.model().notes.push_back(
-      "the talker's and code predictor's KV caches are not in the context estimates, which "
-      "follow the thinker");
-  return Ok{};
-}
-
 // _no_split_modules: the decoder layers of thinker and talker, the audio and vision blocks, the
 // code predictor.
 constexpr OmniFamily kQwen3Omni{
     .architecture = "Qwen3OmniMoeForConditionalGeneration",
-    .text_defaults = Qwen3OmniMoeTextDefaults, .vision_defaults = Qwen3OmniMoeVisionDefaults,
-    .audio_defaults = Qwen3OmniMoeAudioDefaults, .text_type = "qwen3_moe",
-    .text_class = "Qwen3MoeForCausalLM", .text_builder = BuildQwen3Moe,
-    .tie_assumption = "thinker_config: no tie_word_embeddings: its head is its own weight (the "
-                      "config class's default false)",
-    .vision = QwenVision::kQwen3Omni, .audio = OmniAudio::kQwen3, .append_output = Qwen3OmniMoeAppendOutput,
+    .defaults = Qwen3OmniDefaults,
+    .text_type = "qwen3_moe",
+    .text_class = "Qwen3MoeForCausalLM",
+    .text_builder = BuildQwen3Moe,
+    .tie_assumption =
+        "thinker_config: no tie_word_embeddings: its head is its own weight (the "
+        "config class's default false)",
+    .vision = QwenVision::kQwen3Omni,
+    .audio = OmniAudio::kQwen3,
+    .append_output = {Qwen3OmniAppendTalker, AppendCode2Wav},
+    .output_note =
+        "the talker's and code predictor's KV caches are not in the context "
+        "estimates, which follow the thinker",
     .no_output_note = "enable_audio_output is false: talker and code2wav are not built",
     .no_split = {"thinker.model.layers.*", "thinker.audio_tower.layers.*",
                  "thinker.visual.blocks.*", "talker.model.layers.*", "talker.code_predictor"}};

@@ -18,7 +18,7 @@
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
-#include "model/arch/omni_family.h"
+#include "model/arch/omni_kit.h"
 #include "model/arch/phi4mm_family.h"
 #include "model/arch/vlm_families.h"
 #include "memfit/build_exact.h"
