@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "model/arch/config_defaults.h"
 #include "model/arch/decoder_kit.h"
@@ -62,9 +63,7 @@ void ReadHunYuanMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
   auto& hp = b.model().hp;
   NoteTieDefault(b, c, hp.tie_word_embeddings, kClass);
   for (std::string_view key : {"num_experts", "moe_topk"}) {
-    if (!Absent(c, key)) continue;
-    b.model().assumptions.push_back(
-        fmt::format("\"{}\" absent from config.json: {}'s default 1", key, kClass));
+    if (Absent(c, key)) NoteDefault(b, key, 1, kClass);
   }
   const uint64_t n = hp.num_layers;
   r.experts = ReadPerLayer(b, c, "num_experts", n, 1);
@@ -105,8 +104,7 @@ void ReadHunYuanMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
 int64_t SignedIndex(ModelBuilder& b, const HfConfig& c, std::string_view key, int64_t fallback,
                     std::string_view cls) {
   if (Absent(c, key)) {
-    b.model().assumptions.push_back(
-        fmt::format("\"{}\" absent from config.json: {}'s default {}", key, cls, fallback));
+    NoteDefault(b, key, fallback, cls);
     return fallback;
   }
   const auto& v = c.raw()[std::string(key)];
@@ -151,15 +149,11 @@ void ReadStepLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Skeleto
     r.routed.first_dense = Get(b, c.UintOr("first_k_dense_replace", 1));
     return;
   }
-  size_t pos = 0;
-  while (pos <= list.size()) {
+  for (size_t pos = 0; pos <= list.size();) {
     const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, comma - pos);
     uint64_t index = 0;
-    bool ok = !item.empty() && item.size() < 10;
-    for (char ch : item) ok = ok && ch >= '0' && ch <= '9';
-    if (ok) index = std::stoull(item);
-    if (!ok || index >= layers) {
+    const auto [end, error] = std::from_chars(list.data() + pos, list.data() + comma, index);
+    if (error != std::errc() || end != list.data() + comma || index >= layers) {
       b.Fail(
           MakeError("{}: \"moe_layers_enum\" must list layer indices below {}", c.where(), layers));
       return;

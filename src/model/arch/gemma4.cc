@@ -95,9 +95,9 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
   const bool shared = d.any_shared && i >= d.shared_from;
   const bool wide = d.double_wide && shared && d.shared_from > 0;  // Gemma4TextMLP's rule
   const uint64_t inter = hp.intermediate_size * (wide ? 2 : 1);
+  const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
   b.RmsNorm(l + ".input_layernorm", h);
-  QLinear(b, q, l + ".self_attn.q_proj", h, MulDims(b, nh, hd, "num_attention_heads x head_dim"),
-          false);
+  QLinear(b, q, l + ".self_attn.q_proj", h, q_width, false);
   b.RmsNorm(l + ".self_attn.q_norm", hd);
   if (!shared) {
     b.RmsNorm(l + ".self_attn.k_norm", hd);
@@ -105,8 +105,7 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
     QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
     if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
   }
-  QLinear(b, q, l + ".self_attn.o_proj", MulDims(b, nh, hd, "num_attention_heads x head_dim"), h,
-          false);
+  QLinear(b, q, l + ".self_attn.o_proj", q_width, h, false);
   QGatedMlp(b, q, l + ".mlp", h, inter);
   b.RmsNorm(l + ".post_attention_layernorm", h);
   b.RmsNorm(l + ".pre_feedforward_layernorm", h);
