@@ -191,17 +191,17 @@ class Skeleton {
         QLinear(b_, q_, x + ".w2", inter, h_, false);
         QLinear(b_, q_, x + ".w3", h_, inter, false);
       });
-    } else if (s_.moe == MoeLayout::kLaguna) {
-      LagunaMoe(l);
-    } else if (s_.moe == MoeLayout::kQwen) {
+    } else if (s_.moe == MoeLayout::kQwen || s_.moe == MoeLayout::kLaguna) {
+      // Laguna's checkpoint names (vLLM models/laguna.py loads them as stored; transformers
+      // renames them on load) add the routing bias and have no shared-expert gate.
+      const bool laguna = s_.moe == MoeLayout::kLaguna;
       const uint64_t inter = hp_.moe_intermediate_size;
       b_.Linear(l + ".mlp.gate", h_, e, false);
+      if (laguna) b_.Param(l + ".mlp.experts.e_score_correction_bias", {e});
       RepeatedModules(b_, q_, l + ".mlp.experts", e,
                       [&](const std::string& x) { QGatedMlp(b_, q_, x, h_, inter); });
-      if (r_.shared > 0) {
-        QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
-        b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
-      }
+      if (r_.shared > 0) QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
+      if (r_.shared > 0 && !laguna) b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
     } else if (s_.moe == MoeLayout::kGptOss) {
       FusedExperts(l);
     } else if (s_.moe == MoeLayout::kErnie) {
@@ -227,18 +227,6 @@ class Skeleton {
         b_.Linear(l + ".shared_mlp.output_linear", r_.shared, h_, false);
       }
     }
-  }
-
-  // MoeLayout::kLaguna, with the checkpoint's names (vLLM models/laguna.py loads them as stored;
-  // transformers renames shared_expert and the bias on load).
-  void LagunaMoe(const std::string& l) {
-    const uint64_t e = hp_.num_experts, inter = hp_.moe_intermediate_size;
-    b_.Linear(l + ".mlp.gate", h_, e, false);
-    b_.Param(l + ".mlp.experts.e_score_correction_bias", {e});
-    RepeatedModules(b_, q_, l + ".mlp.experts", e,
-                    [&](const std::string& x) { QGatedMlp(b_, q_, x, h_, inter); });
-    if (r_.shared == 0) return;
-    QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
   }
 
   // MoeLayout::kGptOss (GptOssMLP): a biased router, fused experts, mxfp4 blocks when stored so.
