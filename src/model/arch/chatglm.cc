@@ -1,19 +1,14 @@
-// ChatGLM2/3 and GLM-4 (model_type "chatglm", remote code modeling_chatglm.py:
-// ChatGLMForConditionalGeneration / ChatGLMModel): transformer.embedding.word_embeddings
-// [padded_vocab_size, h]; transformer.rotary_pos_emb.inv_freq, a persistent buffer in the
-// config's dtype of kv_channels / 4 (RotaryEmbedding(rotary_dim // 2) with rotary_dim =
-// kv_channels); per layer transformer.encoder.layers.N: input_layernorm, self_attention.
-// query_key_value [nh x kv + 2 x groups x kv (multi-query) or 3 x nh x kv, h] (bias with
-// add_qkv_bias or add_bias_linear), self_attention.dense [h, nh x kv] (bias with add_bias_linear),
-// post_attention_layernorm, mlp.dense_h_to_4h [2 x ffn, h] (SwiGLU, fused) and mlp.dense_4h_to_h
-// [h, ffn]; transformer.encoder.final_layernorm (post_layer_norm); transformer.output_layer
-// [padded_vocab_size, h]. Norms: RMSNorm (weight) with "rmsnorm", else LayerNorm (weight, bias).
-// _no_split_modules: GLMBlock. The v1 layout (ChatGLM-6B: "inner_hidden_size",
-// "position_encoding_2d") is another model; it goes to the generic builder. Not a
-// ClassicDecoderSpec row: vocabulary and layer keys with their own fallbacks and error, key/value
-// groups, two bias flags, a persistent inv_freq before the layers and a bare output_layer.
+// ChatGLM2/3 and GLM-4 (model_type "chatglm", remote code modeling_chatglm.py): transformer.
+// embedding.word_embeddings [padded_vocab_size, h]; a persistent rotary_pos_emb.inv_freq
+// [kv_channels / 4] in the config's dtype; per layer transformer.encoder.layers.N:
+// input_layernorm, self_attention.query_key_value [nh x kv + 2 x groups x kv, h] (bias with
+// add_qkv_bias or add_bias_linear), self_attention.dense, post_attention_layernorm, fused SwiGLU
+// mlp.dense_h_to_4h [2 x ffn, h], mlp.dense_4h_to_h; encoder.final_layernorm; output_layer.
+// RMSNorm with "rmsnorm", else LayerNorm. The v1 layout (ChatGLM-6B: no "ffn_hidden_size") goes
+// to the generic builder.
 
 #include "model/arch/builder_kit.h"
+#include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
 
@@ -21,8 +16,10 @@ namespace memfit::arch {
 
 Result<Model> BuildChatGlm(const HfConfig& c, const BuildOptions& options) {
   if (!c.Has("ffn_hidden_size")) {
-    return MakeError("{}: the ChatGLM-6B (v1) layout (no \"ffn_hidden_size\") is not built "
-                     "exactly from config.json", c.where());
+    return MakeError(
+        "{}: the ChatGLM-6B (v1) layout (no \"ffn_hidden_size\") is not built "
+        "exactly from config.json",
+        c.where());
   }
   ModelBuilder b(c);
   Model& m = b.model();
@@ -45,8 +42,7 @@ Result<Model> BuildChatGlm(const HfConfig& c, const BuildOptions& options) {
                      c.where());
   }
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads, ffn = hp.intermediate_size;
-  const uint64_t kv_default =
-      DivideExact(b, c, h, "hidden_size", nh, "num_attention_heads");
+  const uint64_t kv_default = DivideExact(b, c, h, "hidden_size", nh, "num_attention_heads");
   const uint64_t kv = Get(b, c.UintOr("kv_channels", kv_default));
   if (mqa && (groups == 0 || nh % groups != 0)) {
     b.Fail(MakeError("{}: \"multi_query_group_num\" = {} must divide \"num_attention_heads\" = {}",
@@ -61,8 +57,10 @@ Result<Model> BuildChatGlm(const HfConfig& c, const BuildOptions& options) {
   Quantization q = ReadQuantization(b, c, options);
   if (b.failed()) return b.Finish();
   auto norm = [&](const std::string& name) {
-    if (rms) b.RmsNorm(name, h);
-    else b.LayerNorm(name, h);
+    if (rms)
+      b.RmsNorm(name, h);
+    else
+      b.LayerNorm(name, h);
   };
   const uint64_t q_width = MulDims(b, nh, kv, "num_attention_heads x kv_channels");
   const uint64_t qkv_width = q_width + 2 * hp.num_kv_heads * kv;
@@ -76,17 +74,10 @@ Result<Model> BuildChatGlm(const HfConfig& c, const BuildOptions& options) {
     norm(l + ".post_attention_layernorm");
     QLinear(b, q, l + ".mlp.dense_h_to_4h", h, 2 * ffn, linear_bias);
     QLinear(b, q, l + ".mlp.dense_4h_to_h", ffn, h, linear_bias);
-    LayerInfo info;
-    info.num_heads = nh;
-    info.num_kv_heads = hp.num_kv_heads;
-    info.head_dim_k = info.head_dim_v = kv;
-    info.intermediate_size = ffn;
-    hp.layers.push_back(info);
+    hp.layers.push_back(DenseAttentionInfo(hp, ffn));
   }
   if (final_norm) norm("transformer.encoder.final_layernorm");
-  b.SetHead(true);
-  b.Param("transformer.output_layer.weight", {hp.vocab_size, h});
-  b.SetHead(false);
+  LmHead(b, "transformer.embedding.word_embeddings", false, "transformer.output_layer");
   NoteQuantization(b, q);
   m.no_split_patterns = {"transformer.encoder.layers.*"};
   m.base_model_prefix = "transformer.";

@@ -4,9 +4,9 @@
 // is never silent. Used by decoder_skeleton_read.cc (ernie4_5_moe, hunyuan_v1_moe) and
 // hybrid_families.cc (falcon_h1).
 
-#include <string_view>
-
 #include <fmt/format.h>
+
+#include <string_view>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -19,30 +19,32 @@ inline bool Absent(const HfConfig& c, std::string_view key) {
   return it == c.raw().end() || it->is_null();
 }
 
-// The integer at `key`, or `fallback` (the default of config class `cls`) recorded as an
-// assumption when the key is absent.
+// Records as an assumption that `key` took `fallback`, the default of config class `cls`.
+template <typename T>
+void NoteDefault(ModelBuilder& b, std::string_view key, T fallback, std::string_view cls) {
+  b.model().assumptions.push_back(
+      fmt::format("\"{}\" absent from config.json: {}'s default {}", key, cls, fallback));
+}
+
+// The integer (boolean) at `key`, or `fallback` noted by NoteDefault when the key is absent.
 inline uint64_t UintDefault(ModelBuilder& b, const HfConfig& c, std::string_view key,
                             uint64_t fallback, std::string_view cls) {
   if (!Absent(c, key)) return Get(b, c.Uint(key));
-  b.model().assumptions.push_back(
-      fmt::format("\"{}\" absent from config.json: {}'s default {}", key, cls, fallback));
+  NoteDefault(b, key, fallback, cls);
   return fallback;
 }
 
 inline bool BoolDefault(ModelBuilder& b, const HfConfig& c, std::string_view key, bool fallback,
                         std::string_view cls) {
   if (!Absent(c, key)) return Get(b, c.BoolOr(key, fallback));
-  b.model().assumptions.push_back(
-      fmt::format("\"{}\" absent from config.json: {}'s default {}", key, cls, fallback));
+  NoteDefault(b, key, fallback, cls);
   return fallback;
 }
 
 // Prints the tie ReadDecoderBasics took from the class default when config.json has no
 // "tie_word_embeddings".
 inline void NoteTieDefault(ModelBuilder& b, const HfConfig& c, bool tie, std::string_view cls) {
-  if (!Absent(c, "tie_word_embeddings")) return;
-  b.model().assumptions.push_back(fmt::format(
-      "\"tie_word_embeddings\" absent from config.json: {}'s default {}", cls, tie));
+  if (Absent(c, "tie_word_embeddings")) NoteDefault(b, "tie_word_embeddings", tie, cls);
 }
 
 }  // namespace memfit::arch

@@ -1,8 +1,9 @@
 // The decoder families that are a DecoderSpec row (decoder_spec.h), one per model_type, each
-// naming its source. A row sets only what differs from the defaults: LlamaForCausalLM with
-// "attention_bias"/"mlp_bias", gated MLP, RMSNorms input_layernorm / post_attention_layernorm /
-// model.norm, 4.42 per-layer rotary buffers. Parity with the builders they replaced:
-// model_digest_test.cc. Registered through DecoderFamilyBuilders() (registry.cc).
+// naming its source. A row sets only what differs from the defaults: LlamaForCausalLM's layers
+// ("attention_bias"/"mlp_bias", gated MLP, RMSNorms input_layernorm / post_attention_layernorm /
+// model.norm) with one model-level rotary buffer (Rope::kLlama442 where 4.42 kept one per
+// layer). Parity with the builders they replaced: model_digest_test.cc. Registered through
+// DecoderFamilyBuilders() (registry.cc).
 
 #include "model/arch/decoder_spec.h"
 #include "model/arch/families.h"
@@ -11,176 +12,241 @@ namespace memfit::arch {
 
 // --- Llama and the families transformers writes as its modular variants ----------------------
 // transformers models/llama/modeling_llama.py (LlamaForCausalLM).
-const DecoderSpec kLlamaSpec{};
+const DecoderSpec kLlamaSpec{.rope = Rope::kLlama442};
 // models/mistral/modeling_mistral.py: "sliding_window" (when set) on every layer.
-const DecoderSpec kMistralSpec{.sliding = SlidingRuleKind::kAll};
+const DecoderSpec kMistralSpec{.sliding = SlidingRuleKind::kAll, .rope = Rope::kLlama442};
 // models/qwen2/modeling_qwen2.py: q/k/v biased, o_proj not; 4.42 cached cos/sin per layer.
-const DecoderSpec kQwen2Spec{.qkv_bias = true, .rope = Rope::kLlamaCached442};
+const DecoderSpec kQwen2Spec{.qkv_bias = true, .rope = Rope::kLlama442, .rope_cached = true};
 // models/qwen3/modeling_qwen3.py: per-head q_norm/k_norm.
-const DecoderSpec kQwen3Spec{.qk_norm = QkNorm::kPerHead};
+const DecoderSpec kQwen3Spec{.qk_norm = QkNorm::kPerHead, .rope = Rope::kLlama442};
 // models/qwen3_moe/modeling_qwen3_moe.py: qwen3 attention, sparse layers of routed experts.
-const DecoderSpec kQwen3MoeSpec{.qk_norm = QkNorm::kPerHead, .moe = MoeLayout::kQwen};
+const DecoderSpec kQwen3MoeSpec{
+    .qk_norm = QkNorm::kPerHead, .rope = Rope::kLlama442, .moe = MoeLayout::kQwen};
 // models/glm4/modular_glm4.py (GLM-4-0414): biased q/k/v, fused gate_up_proj, four norms a
 // layer, head_dim 128 and partial_rotary_factor 0.5 by default; one model-level inv_freq.
-const DecoderSpec kGlm4Spec{.head_dim_default = 128, .bias_default = true, .o_bias = false,
-                            .rope = Rope::kModelLevel, .rotary_factor = 0.5,
+const DecoderSpec kGlm4Spec{.head_dim_default = 128,
+                            .bias_default = true,
+                            .o_bias = false,
+                            .rotary_factor = 0.5,
                             .mlp = MlpForm::kFusedGateUp,
                             .after_mlp_norms = {"post_attention_layernorm",
                                                 "post_self_attn_layernorm", "post_mlp_layernorm"}};
 
 // --- Gemma: models/gemma{,2,3}/modeling_gemma*.py --------------------------------------------
 // gemma: llama layout, tied, gelu_pytorch_tanh.
-const DecoderSpec kGemmaSpec{.basics = DecoderBasics::kKit, .tie_default = true,
+const DecoderSpec kGemmaSpec{.intermediate_required = true,
+                             .tie_default = true,
                              .act_default = "gelu_pytorch_tanh",
-                             .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kPerLayer442,
+                             .sliding = SlidingRuleKind::kNoneCheckTypes,
+                             .rope = Rope::kPerLayer442,
                              .mlp_bias_key = ""};
 // gemma2: pre/post feed-forward norms, even layers slide (window 4096).
 const DecoderSpec kGemma2Spec{
-    .basics = DecoderBasics::kKit, .tie_default = true, .act_key = "hidden_activation",
-    .act_default = "gelu_pytorch_tanh", .sliding = SlidingRuleKind::kEven, .window_default = 4096,
-    .rope = Rope::kPerLayer442, .mlp_bias_key = "",
+    .intermediate_required = true,
+    .tie_default = true,
+    .act_key = "hidden_activation",
+    .act_default = "gelu_pytorch_tanh",
+    .sliding = SlidingRuleKind::kPattern,
+    .window_default = 4096,
+    .pattern_default = 2,
+    .rope = Rope::kPerLayer442,
+    .mlp_bias_key = "",
     .after_mlp_norms = {"post_attention_layernorm", "pre_feedforward_layernorm",
                         "post_feedforward_layernorm"}};
 // gemma3_text: gemma2 plus per-head q/k norms, 5 sliding : 1 global ("sliding_window_pattern"),
 // the embed_scale buffer, global and local rotary embeddings.
 const DecoderSpec kGemma3TextSpec{
-    .basics = DecoderBasics::kKit, .tie_default = true, .act_key = "hidden_activation",
-    .act_default = "gelu_pytorch_tanh", .qk_norm = QkNorm::kPerHead,
-    .sliding = SlidingRuleKind::kPattern, .window_default = 4096,
-    .pattern_key = "sliding_window_pattern", .pattern_default = 6, .rope = Rope::kModelLevel,
-    .rope_local = true, .embed_scale = true, .mlp_bias_key = "",
+    .intermediate_required = true,
+    .tie_default = true,
+    .act_key = "hidden_activation",
+    .act_default = "gelu_pytorch_tanh",
+    .qk_norm = QkNorm::kPerHead,
+    .sliding = SlidingRuleKind::kPattern,
+    .window_default = 4096,
+    .pattern_key = "sliding_window_pattern",
+    .pattern_default = 6,
+    .rope_local = true,
+    .embed_scale = true,
+    .mlp_bias_key = "",
     .after_mlp_norms = {"post_attention_layernorm", "pre_feedforward_layernorm",
                         "post_feedforward_layernorm"}};
 
 namespace {
 
 // models/mixtral/modeling_mixtral.py: block_sparse_moe on every layer, mistral's window.
-constexpr DecoderSpec kMixtral{.sliding = SlidingRuleKind::kAll, .rope = Rope::kLlamaCached442,
+constexpr DecoderSpec kMixtral{.sliding = SlidingRuleKind::kAll,
+                               .rope = Rope::kLlama442,
+                               .rope_cached = true,
                                .moe = MoeLayout::kMixtral};
 // models/smollm3/modular_smollm3.py: tied by default, NoPE layers slide.
-constexpr DecoderSpec kSmolLm3{.tie_default = true, .sliding = SlidingRuleKind::kSmolLm3,
-                               .rope = Rope::kModelLevel};
+constexpr DecoderSpec kSmolLm3{.tie_default = true, .sliding = SlidingRuleKind::kSmolLm3};
 // MiMo-7B, remote code modeling_mimo.py: qwen2 plus MTP layers model.mtp_layers.N.
-constexpr DecoderSpec kMiMo{.qkv_bias = true, .rope = Rope::kLlamaCached442, .mtp = Mtp::kMiMo};
+constexpr DecoderSpec kMiMo{
+    .qkv_bias = true, .rope = Rope::kLlama442, .rope_cached = true, .mtp = Mtp::kMiMo};
 // MiniMax-M2, remote code modeling_minimax_m2.py (vLLM minimax_m2.py): mixtral's experts,
 // "use_qk_norm" norms, "use_routing_bias" e_score_correction_bias; MTP modules not built.
-constexpr DecoderSpec kMiniMaxM2{.qk_norm = QkNorm::kMiniMaxM2, .rope = Rope::kLlamaCached442,
+constexpr DecoderSpec kMiniMaxM2{.qk_norm = QkNorm::kMiniMaxM2,
+                                 .qk_norm_key = "use_qk_norm",
+                                 .rope = Rope::kLlama442,
+                                 .rope_cached = true,
                                  .moe = MoeLayout::kMixtral,
                                  .routing_bias_key = "use_routing_bias",
                                  .mtp = Mtp::kMiniMaxNote};
 // models/seed_oss/modular_seed_oss.py: biased q/k/v, o_proj by "attention_out_bias".
-constexpr DecoderSpec kSeedOss{.head_dim_default = 128, .bias_default = true,
-                               .o_bias_key = "attention_out_bias", .rope = Rope::kModelLevel};
+constexpr DecoderSpec kSeedOss{
+    .head_dim_default = 128, .bias_default = true, .o_bias_key = "attention_out_bias"};
 // models/apertus/modular_apertus.py: xIELU, non-gated MLP, renamed norms, per-head q/k norms.
-constexpr DecoderSpec kApertus{.act_default = "xielu", .qk_norm = QkNorm::kPerHead,
-                               .rope = Rope::kModelLevel, .mlp = MlpForm::kPlain,
+constexpr DecoderSpec kApertus{.act_default = "xielu",
+                               .qk_norm = QkNorm::kPerHead,
+                               .mlp = MlpForm::kPlain,
                                .input_norm = "attention_layernorm",
                                .after_mlp_norms = {"feedforward_layernorm", "", ""}};
 // models/ernie4_5/modular_ernie4_5.py: "use_bias" for attention and MLP, tied by default.
-constexpr DecoderSpec kErnie45{.tie_default = true, .bias_key = "use_bias",
-                               .rope = Rope::kModelLevel, .mlp_bias_key = "use_bias"};
+constexpr DecoderSpec kErnie45{
+    .tie_default = true, .bias_key = "use_bias", .mlp_bias_key = "use_bias"};
 // models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py: query_layernorm / key_layernorm.
-constexpr DecoderSpec kHunYuanDense{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead,
+constexpr DecoderSpec kHunYuanDense{.head_dim_default = 128,
+                                    .qk_norm = QkNorm::kPerHead,
                                     .q_norm_name = "query_layernorm",
-                                    .k_norm_name = "key_layernorm", .rope = Rope::kModelLevel};
+                                    .k_norm_name = "key_layernorm"};
 // InternLM (v1), remote code modeling_internlm.py: "bias" (default true) on q/k/v/o.
-constexpr DecoderSpec kInternLm{.bias_key = "bias", .bias_default = true};
+constexpr DecoderSpec kInternLm{.bias_key = "bias", .bias_default = true, .rope = Rope::kLlama442};
 
 // --- Granite: models/granite{,moe,moeshared}/modeling_*.py; model-level rotary always ---------
-constexpr DecoderSpec kGranite{.basics = DecoderBasics::kKit, .rope = Rope::kModelLevel};
-constexpr DecoderSpec kGraniteMoe{.basics = DecoderBasics::kKit, .rope = Rope::kModelLevel,
-                                  .moe = MoeLayout::kGraniteFused};
-constexpr DecoderSpec kGraniteMoeShared{.basics = DecoderBasics::kKit, .rope = Rope::kModelLevel,
+constexpr DecoderSpec kGranite{.intermediate_required = true};
+constexpr DecoderSpec kGraniteMoe{.intermediate_required = true, .moe = MoeLayout::kGraniteFused};
+constexpr DecoderSpec kGraniteMoeShared{.intermediate_required = true,
                                         .moe = MoeLayout::kGraniteFused,
                                         .shared_expert_key = "shared_intermediate_size"};
 
 // --- OLMo, Cohere, EXAONE 4: models/{olmo,olmo2,olmo3,cohere,cohere2,exaone4}/ ----------------
 // olmo: parameter-free LayerNorms, no norm tensors at all.
-constexpr DecoderSpec kOlmo{.basics = DecoderBasics::kKit, .hp_norm = "layernorm",
+constexpr DecoderSpec kOlmo{.intermediate_required = true,
+                            .hp_norm = "layernorm",
                             .note = "OLMo's LayerNorms have no parameters",
-                            .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kPerLayer442,
-                            .mlp_bias_key = "", .input_norm = "",
-                            .after_mlp_norms = {"", "", ""}, .final_norm = false};
+                            .sliding = SlidingRuleKind::kNoneCheckTypes,
+                            .rope = Rope::kPerLayer442,
+                            .mlp_bias_key = "",
+                            .input_norm = "",
+                            .after_mlp_norms = {"", "", ""},
+                            .final_norm = false};
 // olmo2: no input norm, q/k norms over the whole projection, post-attention and
 // post-feed-forward norms.
-constexpr DecoderSpec kOlmo2{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kWhole,
-                             .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kModelLevel,
-                             .mlp_bias_key = "", .input_norm = "",
-                             .after_mlp_norms = {"post_attention_layernorm",
-                                                 "post_feedforward_layernorm", ""}};
+constexpr DecoderSpec kOlmo2{
+    .intermediate_required = true,
+    .qk_norm = QkNorm::kWhole,
+    .sliding = SlidingRuleKind::kNoneCheckTypes,
+    .mlp_bias_key = "",
+    .input_norm = "",
+    .after_mlp_norms = {"post_attention_layernorm", "post_feedforward_layernorm", ""}};
 // olmo3: olmo2's tensors; "layer_types", else 3 sliding : 1 global, window 4096.
-constexpr DecoderSpec kOlmo3{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kWhole,
-                             .sliding = SlidingRuleKind::kPattern, .window_default = 4096,
-                             .pattern_default = 4, .rope = Rope::kModelLevel,
-                             .mlp_bias_key = "", .input_norm = "",
-                             .after_mlp_norms = {"post_attention_layernorm",
-                                                 "post_feedforward_layernorm", ""}};
+constexpr DecoderSpec kOlmo3{
+    .intermediate_required = true,
+    .qk_norm = QkNorm::kWhole,
+    .sliding = SlidingRuleKind::kPattern,
+    .window_default = 4096,
+    .pattern_default = 4,
+    .mlp_bias_key = "",
+    .input_norm = "",
+    .after_mlp_norms = {"post_attention_layernorm", "post_feedforward_layernorm", ""}};
 // exaone4: olmo2's layer with per-head q/k norms; Exaone4Config's sliding layers.
-constexpr DecoderSpec kExaone4{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kPerHead,
-                               .sliding = SlidingRuleKind::kExaone4, .window_default = 4096,
-                               .rope = Rope::kModelLevel, .mlp_bias_key = "", .input_norm = "",
-                               .after_mlp_norms = {"post_attention_layernorm",
-                                                   "post_feedforward_layernorm", ""}};
+constexpr DecoderSpec kExaone4{
+    .intermediate_required = true,
+    .qk_norm = QkNorm::kPerHead,
+    .sliding = SlidingRuleKind::kExaone4,
+    .window_default = 4096,
+    .mlp_bias_key = "",
+    .input_norm = "",
+    .after_mlp_norms = {"post_attention_layernorm", "post_feedforward_layernorm", ""}};
 // cohere: parallel attention and MLP after one weight-only LayerNorm, optional [heads, head_dim]
 // q/k norms ("use_qk_norm"), tied.
-constexpr DecoderSpec kCohere{.basics = DecoderBasics::kKit, .tie_default = true,
-                              .hp_norm = "layernorm", .qk_norm = QkNorm::kCohere,
-                              .sliding = SlidingRuleKind::kNoneCheckTypes, .rope = Rope::kPerLayer442,
-                              .mlp_bias_key = "", .after_mlp_norms = {"", "", ""}};
+constexpr DecoderSpec kCohere{.intermediate_required = true,
+                              .tie_default = true,
+                              .hp_norm = "layernorm",
+                              .qk_norm = QkNorm::kCohere,
+                              .qk_norm_key = "use_qk_norm",
+                              .qk_norm_default = false,
+                              .sliding = SlidingRuleKind::kNoneCheckTypes,
+                              .rope = Rope::kPerLayer442,
+                              .mlp_bias_key = "",
+                              .after_mlp_norms = {"", "", ""}};
 // cohere2: cohere's tensors without q/k norms, 3 sliding : 1 global.
-constexpr DecoderSpec kCohere2{.basics = DecoderBasics::kKit, .tie_default = true,
-                               .hp_norm = "layernorm", .sliding = SlidingRuleKind::kPattern,
-                               .window_default = 4096, .pattern_key = "sliding_window_pattern",
-                               .pattern_default = 4, .rope = Rope::kModelLevel,
-                               .mlp_bias_key = "", .after_mlp_norms = {"", "", ""}};
+constexpr DecoderSpec kCohere2{.intermediate_required = true,
+                               .tie_default = true,
+                               .hp_norm = "layernorm",
+                               .sliding = SlidingRuleKind::kPattern,
+                               .window_default = 4096,
+                               .pattern_key = "sliding_window_pattern",
+                               .pattern_default = 4,
+                               .mlp_bias_key = "",
+                               .after_mlp_norms = {"", "", ""}};
 
 // --- Qwen2-MoE: models/qwen2_moe/modeling_qwen2_moe.py ---------------------------------------
 // qwen2 attention; sparse layers with a shared expert and its sigmoid gate; sliding from
 // "max_window_layers" on when "use_sliding_window".
-constexpr DecoderSpec kQwen2Moe{.basics = DecoderBasics::kKit, .qkv_bias = true,
+constexpr DecoderSpec kQwen2Moe{.intermediate_required = true,
+                                .qkv_bias = true,
                                 .sliding = SlidingRuleKind::kAfterMaxWindow,
-                                .rope = Rope::kPerLayerCached442, .mlp_bias_key = "",
+                                .rope = Rope::kPerLayer442,
+                                .rope_cached = true,
+                                .mlp_bias_key = "",
                                 .moe = MoeLayout::kQwen,
                                 .shared_expert_key = "shared_expert_intermediate_size"};
 
 // --- Routed-expert MoE (issue 30): MoeLayout::kRouted, experts as the Hub checkpoints store them
 // models/olmoe/modeling_olmoe.py (allenai/OLMoE-1B-7B-0924): q/k norms over the whole
 // projection, every layer sparse: mlp.gate and experts of "intermediate_size".
-constexpr DecoderSpec kOlmoe{.qk_norm = QkNorm::kWhole, .rope = Rope::kModelLevel,
-                            .mlp_bias_key = "", .moe = MoeLayout::kRouted,
-                            .moe_inter_key = "intermediate_size"};
+constexpr DecoderSpec kOlmoe{.qk_norm = QkNorm::kWhole,
+                             .mlp_bias_key = "",
+                             .moe = MoeLayout::kRouted,
+                             .moe_inter_key = "intermediate_size"};
 // models/afmoe/modeling_afmoe.py (arcee-ai/Trinity-Nano/Mini; vLLM afmoe.py for the checkpoint
 // names): per-head q/k norms and a sigmoid gate_proj on the attention output, four norms a
 // layer, "num_dense_layers" dense layers first, then mlp.router.gate, mlp.expert_bias (f32),
 // experts and shared experts; "layer_types", else every "global_attn_every_n_layers"-th layer
 // global (full layers are NoPE), window 1024 by default.
 constexpr DecoderSpec kAfmoe{
-    .head_dim_default = 128, .bias_key = "", .qk_norm = QkNorm::kPerHead,
-    .sliding = SlidingRuleKind::kPattern, .window_default = 1024,
-    .pattern_key = "global_attn_every_n_layers", .pattern_default = 4, .rope = Rope::kModelLevel,
-    .mlp_bias_key = "", .moe = MoeLayout::kRouted,
+    .head_dim_default = 128,
+    .bias_key = "",
+    .qk_norm = QkNorm::kPerHead,
+    .sliding = SlidingRuleKind::kPattern,
+    .window_default = 1024,
+    .pattern_key = "global_attn_every_n_layers",
+    .pattern_default = 4,
+    .mlp_bias_key = "",
+    .moe = MoeLayout::kRouted,
     .after_mlp_norms = {"post_attention_layernorm", "pre_mlp_layernorm", "post_mlp_layernorm"},
-    .router_name = "router.gate", .routed_bias = RoutedBias::kExpertBias,
-    .shared_count_key = "num_shared_experts", .dense_layers = DenseLayers::kFirstK,
-    .dense_first_key = "num_dense_layers", .dense_first_default = 1,
+    .router_name = "router.gate",
+    .routed_bias = RoutedBias::kExpertBias,
+    .shared_count_key = "num_shared_experts",
+    .dense_layers = DenseLayers::kFirstK,
+    .dense_first_key = "num_dense_layers",
+    .dense_first_default = 1,
     .attn_gate = AttnGate::kAfmoe};
 // models/exaone_moe/modular_exaone_moe.py (LGAI-EXAONE/K-EXAONE-236B-A23B): exaone4 attention
 // in a pre-norm layer, DeepSeek-V3 routing (mlp.gate.e_score_correction_bias, f32), shared
 // experts; "mlp_layer_types", else the first "first_k_dense_replace" (1) layers dense; one MTP
 // layer stored as mtp.* (vLLM exaone_moe_mtp.py), not loaded.
-constexpr DecoderSpec kExaoneMoe{
-    .basics = DecoderBasics::kKit, .qk_norm = QkNorm::kPerHead,
-    .sliding = SlidingRuleKind::kExaone4, .window_default = 4096, .rope = Rope::kModelLevel,
-    .mlp_bias_key = "", .moe = MoeLayout::kRouted, .mtp = Mtp::kExaoneMoe,
-    .routed_bias = RoutedBias::kGateBuffer, .shared_count_key = "num_shared_experts",
-    .dense_layers = DenseLayers::kMlpLayerTypes, .dense_first_key = "first_k_dense_replace",
-    .dense_first_default = 1};
+constexpr DecoderSpec kExaoneMoe{.intermediate_required = true,
+                                 .qk_norm = QkNorm::kPerHead,
+                                 .sliding = SlidingRuleKind::kExaone4,
+                                 .window_default = 4096,
+                                 .mlp_bias_key = "",
+                                 .moe = MoeLayout::kRouted,
+                                 .mtp = Mtp::kExaoneMoe,
+                                 .routed_bias = RoutedBias::kGateBuffer,
+                                 .shared_count_key = "num_shared_experts",
+                                 .dense_layers = DenseLayers::kMlpLayerTypes,
+                                 .dense_first_key = "first_k_dense_replace",
+                                 .dense_first_default = 1};
 // models/hy_v3/modular_hy_v3.py (tencent/Hy3-preview): apertus attention (per-head q/k norms),
 // "mlp_layer_types", else layer 0 dense; mlp.gate, mlp.e_score_correction_bias (f32), experts,
 // shared experts (LlamaMLP: "mlp_bias"); NextN layers model.layers.{L+k} stored, not loaded.
-constexpr DecoderSpec kHyV3{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead,
-                            .rope = Rope::kModelLevel, .moe = MoeLayout::kRouted,
-                            .mtp = Mtp::kHyV3, .routed_bias = RoutedBias::kBlockBuffer,
+constexpr DecoderSpec kHyV3{.head_dim_default = 128,
+                            .qk_norm = QkNorm::kPerHead,
+                            .moe = MoeLayout::kRouted,
+                            .mtp = Mtp::kHyV3,
+                            .routed_bias = RoutedBias::kBlockBuffer,
                             .shared_count_key = "num_shared_experts",
                             .dense_layers = DenseLayers::kMlpLayerTypes,
                             .dense_first_default = 1};
@@ -188,106 +254,142 @@ constexpr DecoderSpec kHyV3{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead
 // cohere2's parallel layer (one input norm: RMSNorm with "rms_norm_eps", else a weight-only
 // LayerNorm), tied; experts and shared experts of "intermediate_size", dense prefix layers of
 // "prefix_dense_intermediate_size"; Cohere2MoeConfig's sliding layers.
-constexpr DecoderSpec kCohere2Moe{
-    .tie_default = true, .head_dim_default = 128, .hp_norm = "layernorm",
-    .sliding = SlidingRuleKind::kCohere2Moe, .window_default = 4096,
-    .pattern_key = "sliding_window_pattern", .pattern_default = 4, .rope = Rope::kModelLevel,
-    .mlp_bias_key = "", .moe = MoeLayout::kRouted, .after_mlp_norms = {"", "", ""},
-    .moe_inter_key = "intermediate_size", .shared_count_key = "num_shared_experts",
-    .dense_layers = DenseLayers::kMlpLayerTypes, .dense_first_key = "first_k_dense_replace",
-    .dense_inter_key = "prefix_dense_intermediate_size"};
-// --- MiniMax-01 / M1: lightning attention among softmax layers, mixtral's experts -----------
-// The residual multipliers ("layernorm_*_alpha/beta", "*_alpha_factor") are scalars, no
-// tensors. The router gate is float32, as vLLM models/minimax_text_01.py builds it
-// (params_dtype=torch.float32) and MiniMax-M1's checkpoint stores it.
-// transformers models/minimax/modular_minimax.py (MiniMaxForCausalLM; config
-// MiniMaxAI/MiniMax-Text-01-hf): "layer_types", model-level rotary.
-constexpr DecoderSpec kMiniMax{.sliding = SlidingRuleKind::kAll, .rope = Rope::kModelLevel,
-                               .rotary_factor = 1.0, .moe = MoeLayout::kMixtral,
-                               .lightning = Lightning::kMiniMax, .router_f32 = true};
+constexpr DecoderSpec kCohere2Moe{.tie_default = true,
+                                  .head_dim_default = 128,
+                                  .hp_norm = "layernorm",
+                                  .sliding = SlidingRuleKind::kPattern,
+                                  .window_default = 4096,
+                                  .pattern_key = "sliding_window_pattern",
+                                  .pattern_default = 4,
+                                  .prefix_key = "first_k_dense_replace",
+                                  .prefix_pattern_key = "prefix_dense_sliding_window_pattern",
+                                  .mlp_bias_key = "",
+                                  .moe = MoeLayout::kRouted,
+                                  .after_mlp_norms = {"", "", ""},
+                                  .moe_inter_key = "intermediate_size",
+                                  .shared_count_key = "num_shared_experts",
+                                  .dense_layers = DenseLayers::kMlpLayerTypes,
+                                  .dense_first_key = "first_k_dense_replace",
+                                  .dense_inter_key = "prefix_dense_intermediate_size"};
+// --- MiniMax-01 / M1: lightning attention among softmax layers, mixtral's experts with a
+// float32 router (vLLM models/minimax_text_01.py, MiniMax-M1's checkpoint); the residual
+// multipliers are scalars, no tensors.
+// transformers models/minimax/modular_minimax.py (MiniMaxForCausalLM): model-level rotary.
+constexpr DecoderSpec kMiniMax{.sliding = SlidingRuleKind::kAll,
+                               .rotary_factor = 1.0,
+                               .moe = MoeLayout::kMixtral,
+                               .lightning = Lightning::kMiniMax,
+                               .router_f32 = true};
 // MiniMax-M1 remote code modeling_minimax_m1.py (MiniMaxM1ForCausalLM; config
 // MiniMaxAI/MiniMax-M1-80k): "attn_type_list", rotary over "rotary_dim" of head_dim.
-constexpr DecoderSpec kMiniMaxM1{.sliding = SlidingRuleKind::kAll, .rope = Rope::kLlamaCached442,
-                                 .moe = MoeLayout::kMixtral, .lightning = Lightning::kMiniMaxM1,
-                                 .router_f32 = true, .rotary_dim_key = "rotary_dim"};
+constexpr DecoderSpec kMiniMaxM1{.sliding = SlidingRuleKind::kAll,
+                                 .rope = Rope::kLlama442,
+                                 .rope_cached = true,
+                                 .moe = MoeLayout::kMixtral,
+                                 .lightning = Lightning::kMiniMaxM1,
+                                 .router_f32 = true,
+                                 .rotary_dim_key = "rotary_dim"};
 
 // --- Phi-3: transformers models/phi3/modeling_phi3.py, models/phimoe/modeling_phimoe.py -------
 // Both put "sliding_window" on every layer, a window at least the context being full attention.
 // phi3 (Phi-3, Phi-3.5, Phi-4): fused qkv_proj and gate_up_proj, rotary over
-// "partial_rotary_factor" (1.0) of head_dim; under 4.42 one inv_freq per attention module,
-// after the layer's norms in the state dict, else model-level.
-constexpr DecoderSpec kPhi3{.basics = DecoderBasics::kKit, .fused_qkv = true,
-                           .sliding = SlidingRuleKind::kBelowContext,
-                           .rope = Rope::kPerLayerAfterNorms442, .rotary_factor = 1.0,
-                           .mlp = MlpForm::kFusedGateUp, .mlp_bias_key = ""};
+// "partial_rotary_factor" (1.0) of head_dim.
+constexpr DecoderSpec kPhi3{.intermediate_required = true,
+                            .fused_qkv = true,
+                            .sliding = SlidingRuleKind::kAll,
+                            .window_below_context = true,
+                            .rope = Rope::kPerLayerAfterNorms442,
+                            .rotary_factor = 1.0,
+                            .mlp = MlpForm::kFusedGateUp,
+                            .mlp_bias_key = ""};
 // phimoe (Phi-3.5-MoE): LayerNorms with biases, q/k/v/o biased by default, mixtral's
 // block_sparse_moe (hp: experts of intermediate_size), "lm_head_bias"; model-level rotary.
-constexpr DecoderSpec kPhiMoe{.basics = DecoderBasics::kKit, .hp_norm = "layernorm",
-                             .norm_bias = true, .bias_default = true,
-                             .sliding = SlidingRuleKind::kBelowContext, .rope = Rope::kModelLevel,
-                             .mlp_bias_key = "", .moe = MoeLayout::kMixtral,
-                             .moe_width_in_hp = true, .lm_bias_key = "lm_head_bias"};
+constexpr DecoderSpec kPhiMoe{.intermediate_required = true,
+                              .hp_norm = "layernorm",
+                              .norm_bias = true,
+                              .bias_default = true,
+                              .sliding = SlidingRuleKind::kAll,
+                              .window_below_context = true,
+                              .mlp_bias_key = "",
+                              .moe = MoeLayout::kMixtral,
+                              .moe_width_in_hp = true,
+                              .lm_bias_key = "lm_head_bias"};
 
 // --- gpt-oss: transformers models/gpt_oss/modeling_gpt_oss.py (GptOssForCausalLM), ----------
 // integrations/mxfp4.py and openai/gpt-oss-20b model.safetensors.index.json: biased q/k/v/o,
 // per-head sinks, "layer_types", else even layers sliding (window 128), a biased router and
 // fused experts (MoeLayout::kGptOss, mxfp4 in the releases), model-level rotary.
 constexpr DecoderSpec kGptOss{
-    .basics = DecoderBasics::kKit,
-    .bf16_without_dtype = "config.json names no torch_dtype: gpt-oss weights assumed bfloat16, "
-                          "as OpenAI's checkpoints store them",
-    .bias_default = true, .sinks = true, .sliding = SlidingRuleKind::kEven,
-    .window_default = 128, .rope = Rope::kModelLevel, .mlp_bias_key = "",
+    .intermediate_required = true,
+    .bf16_without_dtype =
+        "config.json names no torch_dtype: gpt-oss weights assumed bfloat16, "
+        "as OpenAI's checkpoints store them",
+    .bias_default = true,
+    .sinks = true,
+    .sliding = SlidingRuleKind::kPattern,
+    .window_default = 128,
+    .pattern_default = 2,
+    .mlp_bias_key = "",
     .moe = MoeLayout::kGptOss};
 
 // --- ERNIE 4.5 MoE: transformers models/ernie4_5_moe/{modular,configuration}_ernie4_5_moe.py
-// (commits 01187e21, 001f85b3; ERNIE-4.5-21B-A3B-PT, ERNIE-4.5-300B-A47B-PT as Baidu's -PT
-// checkpoints store them), vLLM model_executor/models/ernie45_moe.py (moe_statics stored as
-// [1, E]; it skips "mtp" too) -----------------------------------------------------------------
+// (01187e21, 001f85b3; Baidu's -PT checkpoints), vLLM models/ernie45_moe.py (moe_statics [1, E]):
 // "use_bias" on q/k/v/o, the MLPs and lm_head; tied by default; the post-attention norm before
-// the MLP; float32 router and routing bias (MoeLayout::kErnie); one model-level inv_freq; the
-// multi-token-prediction modules stored after the head, not loaded (Mtp::kErnie).
-constexpr DecoderSpec kErnie45Moe{.basics = DecoderBasics::kKit, .tie_default = true,
-                                  .bias_key = "use_bias", .rope = Rope::kModelLevel,
-                                  .mlp_bias_key = "use_bias", .moe = MoeLayout::kErnie,
-                                  .norms_before_mlp = true, .lm_bias_key = "use_bias",
+// the MLP; MTP modules stored after the head, not loaded.
+constexpr DecoderSpec kErnie45Moe{.intermediate_required = true,
+                                  .tie_default = true,
+                                  .bias_key = "use_bias",
+                                  .mlp_bias_key = "use_bias",
+                                  .moe = MoeLayout::kErnie,
+                                  .norms_before_mlp = true,
+                                  .lm_bias_key = "use_bias",
                                   .mtp = Mtp::kErnie};
 
 // --- Hunyuan MoE V1: transformers models/hunyuan_v1_moe/{modular,modeling,configuration}_
-// hunyuan_v1_moe.py (commits 3404f51e, f3f034d7, 008cd60e); Tencent-Hunyuan/Hunyuan-A13B
-// models/modeling_hunyuan.py at df832ebc (CLA, HunYuanMLP) --------------------------------------
-// hunyuan_v1_moe, and Tencent's remote-code "hunyuan" configs of HunYuanMoEV1ForCausalLM
-// (Hunyuan-A13B): "attention_bias", per-head query_layernorm / key_layernorm ("use_qk_norm"),
-// cross-layer attention ("use_cla", Tencent's code only), the post-attention norm before the MoE
-// of every layer (MoeLayout::kHunYuan), untied, one model-level inv_freq.
-constexpr DecoderSpec kHunYuanMoe{.basics = DecoderBasics::kKit, .cla = true,
-                                  .qk_norm = QkNorm::kPerHeadFlag,
-                                  .q_norm_name = "query_layernorm", .k_norm_name = "key_layernorm",
-                                  .rope = Rope::kModelLevel, .mlp_bias_key = "",
-                                  .moe = MoeLayout::kHunYuan, .norms_before_mlp = true};
+// hunyuan_v1_moe.py (3404f51e, f3f034d7, 008cd60e); Tencent-Hunyuan/Hunyuan-A13B
+// models/modeling_hunyuan.py at df832ebc (CLA, HunYuanMLP), whose "hunyuan" configs share the
+// row: per-head query_layernorm / key_layernorm, cross-layer attention (Tencent's code only), the
+// post-attention norm before the MoE, untied.
+constexpr DecoderSpec kHunYuanMoe{.intermediate_required = true,
+                                  .cla = true,
+                                  .qk_norm = QkNorm::kPerHead,
+                                  .qk_norm_key = "use_qk_norm",
+                                  .q_norm_name = "query_layernorm",
+                                  .k_norm_name = "key_layernorm",
+                                  .mlp_bias_key = "",
+                                  .moe = MoeLayout::kHunYuan,
+                                  .norms_before_mlp = true};
 
-// --- Step-3.5-Flash / Step-3.7-Flash text model (Step3p5ForCausalLM, Step3p7FlashForCausalLM):
-// tensor names as the checkpoints store them (vLLM step3p5.py Step3p5Model.load_weights and
-// step3p5_mtp.py); Step-3.7-Flash's vision encoder (Step3p7ForConditionalGeneration) is not part
-// of these configs --------------------------------------------------------------------------------
-// "num_attention_groups" KV heads; per-head q_norm / k_norm and the head-wise g_proj gate;
-// sliding "layer_types" with their own head count ("swa_num_attention_heads"); the
-// post-attention norm before a dense MLP or the MoE block (MoeLayout::kStep); no rotary buffer;
-// MTP layers stored after the head (Mtp::kStep).
-constexpr DecoderSpec kStep3p5{
-    .basics = DecoderBasics::kKit, .kv_heads_key = "num_attention_groups", .bias_key = "",
-    .qk_norm = QkNorm::kPerHead, .sliding = SlidingRuleKind::kLayerTypes, .rope = Rope::kNone,
-    .mlp_bias_key = "", .moe = MoeLayout::kStep, .norms_before_mlp = true, .mtp = Mtp::kStep,
-    .sliding_heads_key = "swa_num_attention_heads", .attn_gate = AttnGate::kHeadWise};
+// --- Step-3.5-Flash / Step-3.7-Flash text model (Step3p5ForCausalLM, Step3p7FlashForCausalLM),
+// names as the checkpoints store them (vLLM step3p5.py, step3p5_mtp.py): "num_attention_groups"
+// KV heads, per-head q/k norms, the head-wise gate, sliding "layer_types" with their own head
+// count, the post-attention norm before the MLP, no rotary buffer.
+constexpr DecoderSpec kStep3p5{.intermediate_required = true,
+                               .kv_heads_key = "num_attention_groups",
+                               .bias_key = "",
+                               .qk_norm = QkNorm::kPerHead,
+                               .sliding = SlidingRuleKind::kPattern,
+                               .pattern_default = 1,
+                               .rope = Rope::kNone,
+                               .mlp_bias_key = "",
+                               .moe = MoeLayout::kStep,
+                               .norms_before_mlp = true,
+                               .mtp = Mtp::kStep,
+                               .sliding_heads_key = "swa_num_attention_heads",
+                               .attn_gate = AttnGate::kHeadWise};
 
 // --- Laguna: transformers models/laguna/modular_laguna.py (LagunaForCausalLM; config
 // poolside/Laguna-XS.2), names as stored and loaded by vLLM models/laguna.py --------------------
 // Per-layer query heads ("num_attention_heads_per_layer"), per-head q/k norms, a softplus
 // output gate g_proj, sliding "layer_types" (window 512), dense or sparse "mlp_layer_types",
 // sigmoid router with e_score_correction_bias and one shared expert; rotary per layer type.
-constexpr DecoderSpec kLaguna{.head_dim_default = 128, .qk_norm = QkNorm::kPerHead,
-                              .sliding = SlidingRuleKind::kLayerTypes, .window_default = 512,
-                              .rope = Rope::kPerLayerType, .mlp_bias_key = "",
+constexpr DecoderSpec kLaguna{.head_dim_default = 128,
+                              .qk_norm = QkNorm::kPerHead,
+                              .sliding = SlidingRuleKind::kPattern,
+                              .window_default = 512,
+                              .pattern_default = 1,
+                              .rope = Rope::kPerLayerType,
+                              .mlp_bias_key = "",
                               .moe = MoeLayout::kLaguna,
                               .shared_expert_key = "shared_expert_intermediate_size",
                               .heads_per_layer_key = "num_attention_heads_per_layer",
@@ -297,13 +399,15 @@ constexpr DecoderSpec kLaguna{.head_dim_default = 128, .qk_norm = QkNorm::kPerHe
 // config allenai/Olmo-Hybrid-7B): olmo3's attention layers (no input norm, q/k norms over the
 // whole projection, post-attention and post-feed-forward norms) between gated DeltaNet layers;
 // no rotary buffer without a rope_theta (the released checkpoints are NoPE).
-constexpr DecoderSpec kOlmoHybrid{.basics = DecoderBasics::kKit, .qk_norm = QkNorm::kWhole,
-                                  .sliding = SlidingRuleKind::kNoneCheckTypes,
-                                  .rope = Rope::kModelLevelIfTheta, .mlp_bias_key = "",
-                                  .input_norm = "",
-                                  .after_mlp_norms = {"post_attention_layernorm",
-                                                      "post_feedforward_layernorm", ""},
-                                  .delta_net = DeltaNet::kOlmoHybrid};
+constexpr DecoderSpec kOlmoHybrid{
+    .intermediate_required = true,
+    .qk_norm = QkNorm::kWhole,
+    .sliding = SlidingRuleKind::kNoneCheckTypes,
+    .rope = Rope::kModelLevelIfTheta,
+    .mlp_bias_key = "",
+    .input_norm = "",
+    .after_mlp_norms = {"post_attention_layernorm", "post_feedforward_layernorm", ""},
+    .delta_net = DeltaNet::kOlmoHybrid};
 
 }  // namespace
 

@@ -1,11 +1,12 @@
 #include "model/arch/decoder_kit.h"
-#include "formats/hf_config_json.h"
 
 #include <cmath>
 
+#include "formats/hf_config_json.h"
+
 namespace memfit::arch {
 
-void ReadDecoderFields(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
+void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
   auto& hp = b.model().hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("hidden_size"));
@@ -17,26 +18,23 @@ void ReadDecoderFields(ModelBuilder& b, const HfConfig& c, const DecoderDefaults
       Get(b, d.need_intermediate ? c.Uint("intermediate_size") : c.UintOr("intermediate_size", 0));
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", d.tie));
   hp.activation = Get(b, c.StringOr(d.act_key, std::string(d.act_default)));
-}
-
-void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
-  ReadDecoderFields(b, c, d);
-  auto& hp = b.model().hp;
   if (b.failed()) return;
   if (hp.num_attention_heads == 0) {
     b.Fail(MakeError("{}: field \"num_attention_heads\" must not be zero", c.where()));
     return;
   }
-  if (!c.Has("head_dim")) {
+  if (c.Has("head_dim")) {
+    hp.head_dim = Get(b, c.Uint("head_dim"));
+  } else {
     hp.head_dim = DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
                               "num_attention_heads");
-  } else {
-    hp.head_dim = Get(b, c.Uint("head_dim"));
+    if (d.head_dim_default > 0) hp.head_dim = d.head_dim_default;
   }
   if (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0) {
-    b.Fail(MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
-                     "\"num_key_value_heads\" = {}",
-                     c.where(), hp.num_attention_heads, hp.num_kv_heads));
+    b.Fail(
+        MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
+                  "\"num_key_value_heads\" = {}",
+                  c.where(), hp.num_attention_heads, hp.num_kv_heads));
   }
   if (!b.failed() && hp.head_dim == 0) {
     b.Fail(MakeError("{}: field \"head_dim\" must not be zero", c.where()));
@@ -64,8 +62,10 @@ std::vector<bool> LayerTypesOrEmpty(ModelBuilder& b, const HfConfig& c, uint64_t
 }
 
 LayerInfo AttentionInfo(const Hyperparameters& hp, bool sliding, uint64_t window) {
-  LayerInfo info{.num_heads = hp.num_attention_heads, .num_kv_heads = hp.num_kv_heads,
-                 .head_dim_k = hp.head_dim, .head_dim_v = hp.head_dim};
+  LayerInfo info{.num_heads = hp.num_attention_heads,
+                 .num_kv_heads = hp.num_kv_heads,
+                 .head_dim_k = hp.head_dim,
+                 .head_dim_v = hp.head_dim};
   if (sliding && window > 0) {
     info.attention = AttentionKind::kSliding;
     info.window_tokens = window;
@@ -124,9 +124,11 @@ void TaskHead(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, const s
   } else if (cls == "AutoModel" || cls.ends_with("Model")) {
     // the base model: no head
   } else {
-    b.Fail(MakeError("{}: head class \"{}\" is not supported for model_type \"{}\" (causal LM "
-                     "and sequence classification are); the safetensors headers give an exact "
-                     "answer", c.where(), cls, c.model_type()));
+    b.Fail(
+        MakeError("{}: head class \"{}\" is not supported for model_type \"{}\" (causal LM "
+                  "and sequence classification are); the safetensors headers give an exact "
+                  "answer",
+                  c.where(), cls, c.model_type()));
   }
 }
 

@@ -13,24 +13,24 @@
 namespace memfit::arch {
 
 struct DecoderDefaults {
-  bool tie = false;                      // tie_word_embeddings default of the config class
+  bool tie = false;  // tie_word_embeddings default of the config class
   std::string_view act_key = "hidden_act";
   std::string_view act_default = "silu";
-  bool need_intermediate = true;         // "intermediate_size" required
+  bool need_intermediate = true;  // "intermediate_size" required
+  // head_dim without "head_dim" (0: hidden / heads; hidden must still divide by the heads).
+  uint64_t head_dim_default = 0;
 };
 
 // Reads vocab_size, hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
 // head_dim (default hidden/heads, which must divide), intermediate_size, max_position_embeddings,
 // tie_word_embeddings and the activation into model.hp. Errors name the field.
 void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
-// ReadDecoderBasics' reads without its head checks (head_dim is left unset), for readers that
-// derive head_dim their own way (LlamaConfig's, decoder_skeleton_read.cc).
-void ReadDecoderFields(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d);
 
 // Per layer: true when the layer uses sliding-window attention. From "layer_types"
 // ("sliding_attention"/"full_attention") when the config has it, else `pattern(i)`.
 template <typename Pattern>
-std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Pattern pattern);
+std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers,
+                                Pattern pattern);
 std::vector<bool> LayerTypesOrEmpty(ModelBuilder& b, const HfConfig& c, uint64_t layers);
 
 // One LayerInfo of standard (possibly sliding) attention.
@@ -61,7 +61,8 @@ Result<Model> FinishDecoder(ModelBuilder& b, const HfConfig& c, const BuildOptio
 Result<Model> FinishDecoderAfterHead(ModelBuilder& b, const Quantization& q);
 
 template <typename Pattern>
-std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Pattern pattern) {
+std::vector<bool> SlidingLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers,
+                                Pattern pattern) {
   std::vector<bool> out = LayerTypesOrEmpty(b, c, layers);
   if (!out.empty() || b.failed()) return out;
   for (uint64_t i = 0; i < layers; ++i) out.push_back(pattern(i));

@@ -18,27 +18,6 @@
 namespace memfit::arch {
 namespace {
 
-// `key` as a JSON array of at least `layers` entries, each passing `ok`; nullptr when absent
-// (or null). A malformed list fails `b` naming the key and the entry.
-template <typename Ok>
-const nlohmann::json* CheckedList(ModelBuilder& b, const HfConfig& c, const char* key,
-                                  uint64_t layers, const char* expected, Ok ok) {
-  const auto it = c.raw().find(key);
-  if (it == c.raw().end() || it->is_null() || b.failed()) return nullptr;
-  if (!it->is_array() || it->size() < layers) {
-    b.Fail(MakeError("{}: \"{}\" must list one entry per layer ({} layers)", c.where(), key,
-                     layers));
-    return nullptr;
-  }
-  for (uint64_t i = 0; i < layers; ++i) {  // the list holds at least this many
-    if (!ok((*it)[i])) {
-      b.Fail(MakeError("{}: \"{}\"[{}] must be {}", c.where(), key, i, expected));
-      return nullptr;
-    }
-  }
-  return &*it;
-}
-
 bool IsString(const nlohmann::json& v, const char* a, const char* b) {
   return v.is_string() && (v.get<std::string>() == a || v.get<std::string>() == b);
 }
@@ -49,26 +28,29 @@ bool IsString(const nlohmann::json& v, const char* a, const char* b) {
 void LayerKinds::ReadDeltaNet(ModelBuilder& b, const HfConfig& c) {
   const auto& hp = b.model().hp;
   delta_net_ = true;
-  delta_types_ = CheckedList(b, c, "layer_types", layers_,
-                             "\"linear_attention\" or \"full_attention\"",
-                             [](const nlohmann::json& v) {
-                               return IsString(v, "linear_attention", "full_attention");
-                             });
+  delta_types_ = CheckedList(
+      b, c, "layer_types", layers_, "\"linear_attention\" or \"full_attention\"",
+      [](const nlohmann::json& v) { return IsString(v, "linear_attention", "full_attention"); });
   nk = Get(b, c.UintOr("linear_num_key_heads", hp.num_attention_heads));
   nv = Get(b, c.UintOr("linear_num_value_heads", hp.num_attention_heads));
   if (b.failed()) return;
   if (nk == 0 || nv == 0) {
-    b.Fail(MakeError("{}: \"linear_num_key_heads\" and \"linear_num_value_heads\" must not be "
-                     "zero", c.where()));
+    b.Fail(
+        MakeError("{}: \"linear_num_key_heads\" and \"linear_num_value_heads\" must not be "
+                  "zero",
+                  c.where()));
     return;
   }
   // int(0.75 * hidden_size / linear_num_key_heads), in integers: floor(3 H / (4 nk)).
-  dk = Get(b, c.UintOr("linear_key_head_dim", MulDims(b, 3, hp.hidden_size, "3 x hidden") / 4 / nk));
+  dk =
+      Get(b, c.UintOr("linear_key_head_dim", MulDims(b, 3, hp.hidden_size, "3 x hidden") / 4 / nk));
   dv = Get(b, c.UintOr("linear_value_head_dim", MulDims(b, 2, dk, "2 x linear_key_head_dim")));
   conv_kernel = Get(b, c.UintOr("linear_conv_kernel_dim", 4));
   if (!b.failed() && (dk == 0 || dv == 0 || conv_kernel == 0)) {
-    b.Fail(MakeError("{}: the linear attention head dims and \"linear_conv_kernel_dim\" must not "
-                     "be zero", c.where()));
+    b.Fail(
+        MakeError("{}: the linear attention head dims and \"linear_conv_kernel_dim\" must not "
+                  "be zero",
+                  c.where()));
   }
 }
 
@@ -78,12 +60,12 @@ void LayerKinds::Read(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) 
   layers_ = layers;
   lightning_kind_ = s.lightning;
   default_heads_ = hp.num_attention_heads;
-  rotary_dim = s.rotary_dim_key.empty() ? hp.head_dim
-                                        : Get(b, c.UintOr(s.rotary_dim_key, hp.head_dim));
+  rotary_dim =
+      s.rotary_dim_key.empty() ? hp.head_dim : Get(b, c.UintOr(s.rotary_dim_key, hp.head_dim));
   if (s.rotary_factor > 0) rotary_dim = RotaryDim(b, c, hp.head_dim, s.rotary_factor);
   if (!b.failed() && rotary_dim > hp.head_dim) {
-    b.Fail(MakeError("{}: \"{}\" = {} exceeds head_dim {}", c.where(), s.rotary_dim_key,
-                     rotary_dim, hp.head_dim));
+    b.Fail(MakeError("{}: \"{}\" = {} exceeds head_dim {}", c.where(), s.rotary_dim_key, rotary_dim,
+                     hp.head_dim));
   }
   if (s.lightning == Lightning::kMiniMaxM1) {
     shared_m1 = Get(b, c.UintOr("shared_intermediate_size", 0));
@@ -97,24 +79,23 @@ void LayerKinds::Read(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) 
     }
   } else if (s.lightning == Lightning::kMiniMax) {
     block_size = Get(b, c.UintOr("block_size", 256));
-    lightning_ = CheckedList(b, c, "layer_types", layers,
-                             "\"linear_attention\" or \"full_attention\"",
-                             [](const nlohmann::json& v) {
-                               return IsString(v, "linear_attention", "full_attention");
-                             });
+    lightning_ = CheckedList(
+        b, c, "layer_types", layers, "\"linear_attention\" or \"full_attention\"",
+        [](const nlohmann::json& v) { return IsString(v, "linear_attention", "full_attention"); });
   }
   if (!s.heads_per_layer_key.empty()) {
     const uint64_t kv = hp.num_kv_heads;
-    heads_ = CheckedList(b, c, std::string(s.heads_per_layer_key).c_str(), layers,
+    heads_ = CheckedList(b, c, s.heads_per_layer_key, layers,
                          "a positive multiple of num_key_value_heads", [kv](const auto& v) {
                            return v.is_number_integer() && v.template get<int64_t>() > 0 &&
-                                  v.template get<uint64_t>() <= kMaxConfigDimension &&
-                                  kv > 0 && v.template get<uint64_t>() % kv == 0;
+                                  v.template get<uint64_t>() <= kMaxConfigDimension && kv > 0 &&
+                                  v.template get<uint64_t>() % kv == 0;
                          });
   }
   if (s.moe == MoeLayout::kLaguna) {
-    mlp_types_ = CheckedList(b, c, "mlp_layer_types", layers, "\"dense\" or \"sparse\"",
-                             [](const nlohmann::json& v) { return IsString(v, "dense", "sparse"); });
+    mlp_types_ =
+        CheckedList(b, c, "mlp_layer_types", layers, "\"dense\" or \"sparse\"",
+                    [](const nlohmann::json& v) { return IsString(v, "dense", "sparse"); });
   }
   if (s.delta_net == DeltaNet::kOlmoHybrid) ReadDeltaNet(b, c);
   if (s.attn_gate == AttnGate::kLaguna && !b.failed()) {
@@ -185,8 +166,12 @@ LayerInfo EmitLightning(ModelBuilder& b, const Quantization& q, const std::strin
     b.Buffer(a + "key_decay", {n, block, 1}, b.dtype(), true);
     b.Buffer(a + "diagonal_decay", {1, n, block, block}, b.dtype(), true);
   }
-  LayerInfo info{.attention = AttentionKind::kNone, .mixer = LayerMixer::kLinearAttention,
-                 .num_heads = n, .head_dim_k = hd, .head_dim_v = hd, .recurrent = true};
+  LayerInfo info{.attention = AttentionKind::kNone,
+                 .mixer = LayerMixer::kLinearAttention,
+                 .num_heads = n,
+                 .head_dim_k = hd,
+                 .head_dim_v = hd,
+                 .recurrent = true};
   info.state.heads = n;
   info.state.elements_per_head = MulDims(b, hd, hd, "head_dim x head_dim");
   return info;
@@ -214,9 +199,11 @@ LayerInfo EmitDeltaNet(ModelBuilder& b, const Quantization& q, const std::string
   b.Param(a + "A_log", {k.nv});
   b.Param(a + "dt_bias", {k.nv});
   b.RmsNorm(a + "o_norm", k.dv);
-  LayerInfo info{.attention = AttentionKind::kNone, .mixer = LayerMixer::kGatedDeltaNet,
-                 .recurrent = true};
-  info.state = {.conv_channels = *conv, .conv_kernel = k.conv_kernel, .heads = k.nv,
+  LayerInfo info{
+      .attention = AttentionKind::kNone, .mixer = LayerMixer::kGatedDeltaNet, .recurrent = true};
+  info.state = {.conv_channels = *conv,
+                .conv_kernel = k.conv_kernel,
+                .heads = k.nv,
                 .elements_per_head = MulDims(b, k.dk, k.dv, "linear key x value dim"),
                 .state_bits = 0};
   return info;

@@ -15,15 +15,37 @@
 
 namespace memfit::arch {
 
+// `key` as a JSON array of at least `layers` entries, each passing `ok` (`expected` says what an
+// entry must be); nullptr when absent or null. A malformed list fails `b` naming the key and the
+// entry.
+template <typename Ok>
+const nlohmann::json* CheckedList(ModelBuilder& b, const HfConfig& c, std::string_view key,
+                                  uint64_t layers, std::string_view expected, Ok ok) {
+  const auto it = c.raw().find(key);
+  if (it == c.raw().end() || it->is_null() || b.failed()) return nullptr;
+  if (!it->is_array() || it->size() < layers) {
+    b.Fail(
+        MakeError("{}: \"{}\" must list one entry per layer ({} layers)", c.where(), key, layers));
+    return nullptr;
+  }
+  for (uint64_t i = 0; i < layers; ++i) {  // the list holds at least this many
+    if (!ok((*it)[i])) {
+      b.Fail(MakeError("{}: \"{}\"[{}] must be {}", c.where(), key, i, expected));
+      return nullptr;
+    }
+  }
+  return &*it;
+}
+
 class LayerKinds {
  public:
   // Reads the lists and widths `s` needs (after the basics and the MoE keys); failures go to `b`.
   void Read(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s);
 
   bool IsLightning(uint64_t i) const;  // a lightning attention layer (Lightning)
-  uint64_t Heads(uint64_t i) const;  // query heads of layer i (heads_per_layer_key)
-  bool Sparse(uint64_t i) const;     // MoeLayout::kLaguna: "mlp_layer_types"[i] is "sparse"
-  bool IsDeltaNet(uint64_t i) const;  // a gated DeltaNet layer (DeltaNet)
+  uint64_t Heads(uint64_t i) const;    // query heads of layer i (heads_per_layer_key)
+  bool Sparse(uint64_t i) const;       // MoeLayout::kLaguna: "mlp_layer_types"[i] is "sparse"
+  bool IsDeltaNet(uint64_t i) const;   // a gated DeltaNet layer (DeltaNet)
 
   uint64_t rotary_dim = 0;  // rotary_dim_key, else the rotary_factor of head_dim, else head_dim
   uint64_t block_size = 0;  // Lightning::kMiniMax: "block_size" (default 256)
@@ -41,9 +63,9 @@ class LayerKinds {
   Lightning lightning_kind_ = Lightning::kNone;
   bool delta_net_ = false;
   uint64_t default_heads_ = 0, layers_ = 0;
-  const nlohmann::json* lightning_ = nullptr;  // "attn_type_list" / "layer_types"
-  const nlohmann::json* heads_ = nullptr;      // "num_attention_heads_per_layer"
-  const nlohmann::json* mlp_types_ = nullptr;  // "mlp_layer_types"
+  const nlohmann::json* lightning_ = nullptr;    // "attn_type_list" / "layer_types"
+  const nlohmann::json* heads_ = nullptr;        // "num_attention_heads_per_layer"
+  const nlohmann::json* mlp_types_ = nullptr;    // "mlp_layer_types"
   const nlohmann::json* delta_types_ = nullptr;  // "layer_types" (linear / full)
 };
 

@@ -19,11 +19,6 @@
 namespace memfit::arch {
 namespace {
 
-bool PerLayerRope(const DecoderSpec& s, const BuildOptions& o) {
-  return o.buffers == BufferConvention::kTransformers442 &&
-         (s.rope == Rope::kPerLayer442 || s.rope == Rope::kPerLayerCached442);
-}
-
 void RotaryBuffers(ModelBuilder& b, const std::string& module, uint64_t head_dim, bool cached) {
   b.Buffer(module + ".inv_freq", {head_dim / 2}, Dtype::kF32, false);
   if (!cached) return;
@@ -37,7 +32,6 @@ void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, cons
                  const SkeletonConfig& r) {
   const auto& hp = b.model().hp;
   const uint64_t hd = r.kinds.rotary_dim;  // head_dim unless the spec sets a rotary width
-  const bool llama = s.rope == Rope::kLlama442 || s.rope == Rope::kLlamaCached442;
   if (s.rope == Rope::kNone) return;
   if (s.rope == Rope::kPerLayerType) return PerLayerTypeRotary(b, c, hp.head_dim);
   if (s.rope == Rope::kModelLevelIfTheta) {
@@ -53,13 +47,12 @@ void ModelRotary(ModelBuilder& b, const HfConfig& c, const BuildOptions& o, cons
     if (s.rope_local) b.Buffer("model.rotary_emb_local.inv_freq", {hd / 2}, Dtype::kF32, false);
     return;
   }
-  if (!llama) return;  // inside the layers
-  const bool cached = s.rope == Rope::kLlamaCached442;
+  if (s.rope != Rope::kLlama442) return;  // inside the layers
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     if (r.kinds.IsLightning(i)) continue;  // no rotary in a lightning module
-    RotaryBuffers(b, Layer("model.layers", i) + ".self_attn.rotary_emb", hd, cached);
+    RotaryBuffers(b, Layer("model.layers", i) + ".self_attn.rotary_emb", hd, s.rope_cached);
   }
-  if (!cached && c.Has("rope_scaling") && c.raw()["rope_scaling"].is_object()) {
+  if (!s.rope_cached && c.Has("rope_scaling") && c.raw()["rope_scaling"].is_object()) {
     b.Buffer("model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
   }
 }
@@ -108,7 +101,6 @@ class Skeleton {
       const std::string kn = l + ".self_attn." + std::string(s_.k_norm_name);
       switch (s_.qk_norm) {
         case QkNorm::kPerHead:
-        case QkNorm::kPerHeadFlag:
           b_.RmsNorm(qn, hd_);
           b_.RmsNorm(kn, hd_);
           break;
@@ -134,8 +126,8 @@ class Skeleton {
       }
       if (sliding && r_.kinds.sinks) b_.Param(l + ".self_attn.sink", {heads});
     }
-    if (PerLayerRope(s_, o_)) {
-      RotaryBuffers(b_, l + ".self_attn.rotary_emb", hd_, s_.rope == Rope::kPerLayerCached442);
+    if (s_.rope == Rope::kPerLayer442 && o_.buffers == BufferConvention::kTransformers442) {
+      RotaryBuffers(b_, l + ".self_attn.rotary_emb", hd_, s_.rope_cached);
     }
   }
 
@@ -199,18 +191,17 @@ class Skeleton {
         QLinear(b_, q_, x + ".w2", inter, h_, false);
         QLinear(b_, q_, x + ".w3", h_, inter, false);
       });
-    } else if (s_.moe == MoeLayout::kLaguna) {
-      LagunaMoe(l);
-    } else if (s_.moe == MoeLayout::kQwen) {
+    } else if (s_.moe == MoeLayout::kQwen || s_.moe == MoeLayout::kLaguna) {
+      // Laguna's checkpoint names (vLLM models/laguna.py loads them as stored; transformers
+      // renames them on load) add the routing bias and have no shared-expert gate.
+      const bool laguna = s_.moe == MoeLayout::kLaguna;
       const uint64_t inter = hp_.moe_intermediate_size;
       b_.Linear(l + ".mlp.gate", h_, e, false);
-      RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
-        QGatedMlp(b_, q_, x, h_, inter);
-      });
-      if (r_.shared > 0) {
-        QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
-        b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
-      }
+      if (laguna) b_.Param(l + ".mlp.experts.e_score_correction_bias", {e});
+      RepeatedModules(b_, q_, l + ".mlp.experts", e,
+                      [&](const std::string& x) { QGatedMlp(b_, q_, x, h_, inter); });
+      if (r_.shared > 0) QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
+      if (r_.shared > 0 && !laguna) b_.Linear(l + ".mlp.shared_expert_gate", h_, 1, false);
     } else if (s_.moe == MoeLayout::kGptOss) {
       FusedExperts(l);
     } else if (s_.moe == MoeLayout::kErnie) {
@@ -236,19 +227,6 @@ class Skeleton {
         b_.Linear(l + ".shared_mlp.output_linear", r_.shared, h_, false);
       }
     }
-  }
-
-  // MoeLayout::kLaguna, with the checkpoint's names (vLLM models/laguna.py loads them as stored;
-  // transformers renames shared_expert and the bias on load).
-  void LagunaMoe(const std::string& l) {
-    const uint64_t e = hp_.num_experts, inter = hp_.moe_intermediate_size;
-    b_.Linear(l + ".mlp.gate", h_, e, false);
-    b_.Param(l + ".mlp.experts.e_score_correction_bias", {e});
-    RepeatedModules(b_, q_, l + ".mlp.experts", e, [&](const std::string& x) {
-      QGatedMlp(b_, q_, x, h_, inter);
-    });
-    if (r_.shared == 0) return;
-    QGatedMlp(b_, q_, l + ".mlp.shared_expert", h_, r_.shared);
   }
 
   // MoeLayout::kGptOss (GptOssMLP): a biased router, fused experts, mxfp4 blocks when stored so.
@@ -301,13 +279,22 @@ class Skeleton {
     if (r_.shared > 0) QGatedMlp(b_, q_, l + ".share_expert", h_, r_.shared);
   }
 
-  // The norms after the MLP (or before it: DecoderSpec::norms_before_mlp).
+  // The MLP (sparse or dense) and the norms after it (or before it: norms_before_mlp); a DeltaNet
+  // layer is a LlamaDecoderLayer with post_attention_layernorm only. Returns the dense width.
+  uint64_t Mlp(const std::string& l, bool moe, uint64_t i = 0, bool delta = false) {
+    if (s_.norms_before_mlp) AfterNorms(l, delta);
+    if (moe) {
+      Moe(l, i);
+    } else {
+      DenseMlp(l);
+    }
+    if (!s_.norms_before_mlp) AfterNorms(l, delta);
+    return moe ? 0 : DenseWidth();
+  }
+
   void AfterNorms(const std::string& l, bool delta) {
+    if (delta) return b_.RmsNorm(l + ".post_attention_layernorm", h_);
     for (std::string_view norm : s_.after_mlp_norms) {
-      if (delta) {  // a LlamaDecoderLayer's second norm only (DeltaNet)
-        b_.RmsNorm(l + ".post_attention_layernorm", h_);
-        break;
-      }
       if (!norm.empty()) Norm(b_, s_, l + "." + std::string(norm));
     }
   }
@@ -333,14 +320,7 @@ class Skeleton {
         Attention(l, info.num_heads, info.attention == AttentionKind::kSliding, !info.kv_shared);
       }
       info.moe = MoeLayer(i);
-      if (s_.norms_before_mlp) AfterNorms(l, delta);
-      if (info.moe) {
-        Moe(l, i);
-      } else {
-        DenseMlp(l);
-        info.intermediate_size = DenseWidth();
-      }
-      if (!s_.norms_before_mlp) AfterNorms(l, delta);
+      info.intermediate_size = Mlp(l, info.moe, i, delta);
       if (s_.rope == Rope::kPerLayerAfterNorms442 &&
           o_.buffers == BufferConvention::kTransformers442) {
         RotaryBuffers(b_, l + ".self_attn.rotary_emb", r_.kinds.rotary_dim, false);
@@ -354,16 +334,10 @@ class Skeleton {
     }
   }
 
-  // A decoder layer: attention, the MLP (sparse or dense), the norms after it.
+  // A decoder layer of the MTP modules: attention, the MLP (sparse or dense), its norms.
   void Body(const std::string& l, bool moe) {
     Attention(l, hp_.num_attention_heads);
-    if (s_.norms_before_mlp) AfterNorms(l, false);
-    if (moe) {
-      Moe(l, 0);
-    } else {
-      DenseMlp(l);
-    }
-    if (!s_.norms_before_mlp) AfterNorms(l, false);
+    Mlp(l, moe);
   }
 
   // MiMoMTPLayers (remote code modeling_mimo.py); the stored-only ones of the others.
@@ -484,12 +458,12 @@ Result<Model> BuildDecoder(const HfConfig& c, const BuildOptions& o, const Decod
   Model& m = b.model();
   if (bf16) m.assumptions.emplace_back(s.bf16_without_dtype);
   auto& hp = m.hp;
-  if (s.basics == DecoderBasics::kLlama) {
-    ReadLlamaBasics(b, c, s);
-  } else {
-    ReadDecoderBasics(b, c, {.tie = s.tie_default, .act_key = s.act_key,
-                             .act_default = s.act_default, .need_intermediate = true});
-  }
+  ReadDecoderBasics(b, c,
+                    {.tie = s.tie_default,
+                     .act_key = s.act_key,
+                     .act_default = s.act_default,
+                     .need_intermediate = s.intermediate_required,
+                     .head_dim_default = s.head_dim_default});
   hp.norm = s.hp_norm;
   hp.gated_mlp = s.mlp != MlpForm::kPlain;
   if (b.failed()) return b.Finish();

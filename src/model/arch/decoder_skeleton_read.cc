@@ -4,154 +4,26 @@
 
 #include "model/arch/decoder_skeleton_read.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
 
 #include "model/arch/config_defaults.h"
 #include "model/arch/decoder_kit.h"
 
 namespace memfit::arch {
 
-SlidingRule::SlidingRule(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s,
-                         uint64_t layers)
-    : kind_(s.sliding), layers_(layers) {
-  switch (kind_) {
-    case SlidingRuleKind::kNone:
-      return;
-    case SlidingRuleKind::kNoneCheckTypes:
-      types_ = LayerTypesOrEmpty(b, c, layers);
-      return;
-    case SlidingRuleKind::kAll:
-      window_ = Get(b, c.UintOr(s.window_key, s.window_default));
-      return;
-    case SlidingRuleKind::kBelowContext: {
-      window_ = Get(b, c.UintOr(s.window_key, s.window_default));
-      const uint64_t context = b.model().hp.max_position_embeddings;
-      if (context > 0 && window_ >= context) window_ = 0;
-      return;
-    }
-    case SlidingRuleKind::kAfterMaxWindow:
-      window_ = Get(b, c.BoolOr("use_sliding_window", false))
-                    ? Get(b, c.UintOr(s.window_key, s.window_default)) : 0;
-      every_ = Get(b, c.UintOr("max_window_layers", 0));
-      return;
-    case SlidingRuleKind::kExaone4: {  // absent -> window_default, null -> no sliding layers
-      const auto it = c.raw().find(s.window_key);
-      window_ = it != c.raw().end() && it->is_null()
-                    ? 0 : Get(b, c.UintOr(s.window_key, s.window_default));
-      break;
-    }
-    default:
-      window_ = Get(b, c.UintOr(s.window_key, s.window_default));
-      break;
-  }
-  if (kind_ == SlidingRuleKind::kPattern || kind_ == SlidingRuleKind::kCohere2Moe) {
-    every_ = s.pattern_key.empty() ? s.pattern_default
-                                   : Get(b, c.UintOr(s.pattern_key, s.pattern_default));
-    if (!b.failed() && every_ == 0) {
-      b.Fail(MakeError("{}: field \"{}\" must not be zero", c.where(), s.pattern_key));
-    }
-  }
-  if (b.failed()) return;
-  types_ = LayerTypesOrEmpty(b, c, layers);
-  if (kind_ == SlidingRuleKind::kSmolLm3) ReadSmolLm3(b, c, layers);
-  if (kind_ == SlidingRuleKind::kExaone4) ReadExaone4(b, c);
-  if (kind_ == SlidingRuleKind::kCohere2Moe) ReadCohere2Moe(b, c);
-}
-
-bool SlidingRule::operator()(uint64_t i) const {
-  if (window_ == 0) return false;
-  switch (kind_) {
-    case SlidingRuleKind::kAll:
-    case SlidingRuleKind::kBelowContext: return true;
-    case SlidingRuleKind::kAfterMaxWindow: return i >= every_;
-    default: break;
-  }
-  if (!types_.empty()) return types_[i];
-  switch (kind_) {
-    case SlidingRuleKind::kEven: return i % 2 == 0;  // Gemma2Attention: even layers slide
-    case SlidingRuleKind::kPattern: return (i + 1) % every_ != 0;
-    case SlidingRuleKind::kCohere2Moe:
-      return i < prefix_ ? (i + 1) % prefix_every_ != 0 : (i - prefix_ + 1) % every_ != 0;
-    case SlidingRuleKind::kSmolLm3: {
-      const bool rope = no_rope_ ? (*no_rope_)[i] != 0 : (i + 1) % every_ != 0;
-      return use_sliding_ && !rope;
-    }
-    case SlidingRuleKind::kExaone4:
-      if (letters_.empty()) return (i + 1) % every_ != 0;
-      return i + 1 != layers_ && letters_[i % letters_.size()] == 'L';
-    default: return false;
-  }
-}
-
-void SlidingRule::ReadSmolLm3(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
-  use_sliding_ = Get(b, c.BoolOr("use_sliding_window", false));
-  every_ = Get(b, c.UintOr("no_rope_layer_interval", 4));
-  if (!b.failed() && every_ == 0) {
-    b.Fail(MakeError("{}: field \"no_rope_layer_interval\" must not be zero", c.where()));
-  }
-  const auto it = c.raw().find("no_rope_layers");
-  if (it == c.raw().end() || it->is_null() || b.failed()) return;
-  if (!it->is_array() || it->size() < layers) {
-    b.Fail(MakeError("{}: \"no_rope_layers\" must list one 0/1 per layer ({} layers)",
-                     c.where(), layers));
-    return;
-  }
-  no_rope_ = &*it;
-}
-
-void SlidingRule::ReadExaone4(ModelBuilder& b, const HfConfig& c) {
-  every_ = 4;
-  const auto it = c.raw().find("sliding_window_pattern");
-  if (it == c.raw().end() || it->is_null()) return;
-  if (it->is_string()) {
-    letters_ = it->get<std::string>();
-    if (letters_.empty() || letters_.find_first_not_of("LG") != std::string::npos) {
-      b.Fail(MakeError("{}: field \"sliding_window_pattern\" must be an integer or a string "
-                       "of 'L' and 'G'", c.where()));
-    }
-    return;
-  }
-  every_ = Get(b, c.Uint("sliding_window_pattern"));
-  if (!b.failed() && every_ == 0) {
-    b.Fail(MakeError("{}: field \"sliding_window_pattern\" must not be zero", c.where()));
-  }
-}
-
-void SlidingRule::ReadCohere2Moe(ModelBuilder& b, const HfConfig& c) {
-  prefix_ = Get(b, c.UintOr("first_k_dense_replace", 0));
-  prefix_every_ = Get(b, c.UintOr("prefix_dense_sliding_window_pattern", 1));
-  if (!b.failed() && prefix_every_ == 0) {
-    b.Fail(MakeError("{}: field \"prefix_dense_sliding_window_pattern\" must not be zero",
-                     c.where()));
-  }
-}
-
-// kLlama: LlamaConfig's reading (an explicit head_dim needs no divisibility: Qwen2.5-Omni's
-// talker is 896 wide with 12 heads of 128).
-void ReadLlamaBasics(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s) {
-  ReadDecoderFields(b, c, DecoderDefaults{.tie = s.tie_default,
-                                          .act_key = s.act_key,
-                                          .act_default = s.act_default,
-                                          .need_intermediate = false});
-  auto& hp = b.model().hp;
-  if (b.failed()) return;
-  const bool explicit_head_dim = c.Has("head_dim") && !c.raw()["head_dim"].is_null();
-  const uint64_t default_head_dim =
-      explicit_head_dim ? 0
-                        : DivideExact(b, c, hp.hidden_size, "hidden_size", hp.num_attention_heads,
-                                      "num_attention_heads");
-  hp.head_dim = Get(b, c.UintOr("head_dim", s.head_dim_default > 0 ? s.head_dim_default
-                                                                     : default_head_dim));
-  if (hp.num_kv_heads == 0 || hp.num_attention_heads % hp.num_kv_heads != 0) {
-    b.Fail(MakeError("{}: \"num_attention_heads\" = {} is not a multiple of "
-                     "\"num_key_value_heads\" = {}",
-                     c.where(), hp.num_attention_heads, hp.num_kv_heads));
-  }
-}
-
 namespace {
+
+// The positive integer at `key` ("": always `fallback`); zero fails naming the key.
+uint64_t PositiveOr(ModelBuilder& b, const HfConfig& c, std::string_view key, uint64_t fallback) {
+  const uint64_t v = key.empty() ? fallback : Get(b, c.UintOr(key, fallback));
+  if (!b.failed() && v == 0) {
+    b.Fail(MakeError("{}: field \"{}\" must not be zero", c.where(), key));
+  }
+  return v;
+}
 
 // `key` as PerLayerCount (`fallback` when absent); the errors name the key.
 PerLayerCount ReadPerLayer(ModelBuilder& b, const HfConfig& c, std::string_view key,
@@ -191,9 +63,7 @@ void ReadHunYuanMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
   auto& hp = b.model().hp;
   NoteTieDefault(b, c, hp.tie_word_embeddings, kClass);
   for (std::string_view key : {"num_experts", "moe_topk"}) {
-    if (!Absent(c, key)) continue;
-    b.model().assumptions.push_back(
-        fmt::format("\"{}\" absent from config.json: {}'s default 1", key, kClass));
+    if (Absent(c, key)) NoteDefault(b, key, 1, kClass);
   }
   const uint64_t n = hp.num_layers;
   r.experts = ReadPerLayer(b, c, "num_experts", n, 1);
@@ -206,8 +76,10 @@ void ReadHunYuanMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
   const bool lists = r.widths.list || r.shared_count.list;
   for (uint64_t i = 0; i < (lists ? n : std::min<uint64_t>(n, 1)); ++i) {
     if (r.shared_count[i] == 0) {
-      b.Fail(MakeError("{}: \"num_shared_expert\"[{}] is 0: HunYuanMoEV1ForCausalLM always "
-                       "builds the shared MLP", c.where(), i));
+      b.Fail(
+          MakeError("{}: \"num_shared_expert\"[{}] is 0: HunYuanMoEV1ForCausalLM always "
+                    "builds the shared MLP",
+                    c.where(), i));
       return;
     }
     differs |= r.widths[i] != hp.intermediate_size || r.shared_count[i] != 1;
@@ -232,8 +104,7 @@ void ReadHunYuanMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
 int64_t SignedIndex(ModelBuilder& b, const HfConfig& c, std::string_view key, int64_t fallback,
                     std::string_view cls) {
   if (Absent(c, key)) {
-    b.model().assumptions.push_back(
-        fmt::format("\"{}\" absent from config.json: {}'s default {}", key, cls, fallback));
+    NoteDefault(b, key, fallback, cls);
     return fallback;
   }
   const auto& v = c.raw()[std::string(key)];
@@ -258,11 +129,10 @@ void ReadErnieMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Skel
   r.sparse_step = UintDefault(b, c, "moe_layer_interval", 1, kClass);
   r.moe_first = SignedIndex(b, c, "moe_layer_start_index", 1, kClass);
   r.moe_last = SignedIndex(b, c, "moe_layer_end_index", -1, kClass);
-  if (b.failed()) return;
-  if (r.sparse_step == 0) {
+  if (!b.failed() && r.sparse_step == 0) {
     b.Fail(MakeError("{}: field \"moe_layer_interval\" must not be zero", c.where()));
-    return;
   }
+  if (b.failed()) return;
   if (r.moe_last == -1) r.moe_last = static_cast<int64_t>(hp.num_layers) - 1;
   r.shared = MulDims(b, hp.moe_intermediate_size, shared,
                      "moe_intermediate_size x moe_num_shared_experts");
@@ -279,17 +149,13 @@ void ReadStepLayers(ModelBuilder& b, const HfConfig& c, uint64_t layers, Skeleto
     r.routed.first_dense = Get(b, c.UintOr("first_k_dense_replace", 1));
     return;
   }
-  size_t pos = 0;
-  while (pos <= list.size()) {
+  for (size_t pos = 0; pos <= list.size();) {
     const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, comma - pos);
     uint64_t index = 0;
-    bool ok = !item.empty() && item.size() < 10;
-    for (char ch : item) ok = ok && ch >= '0' && ch <= '9';
-    if (ok) index = std::stoull(item);
-    if (!ok || index >= layers) {
-      b.Fail(MakeError("{}: \"moe_layers_enum\" must list layer indices below {}", c.where(),
-                       layers));
+    const auto [end, error] = std::from_chars(list.data() + pos, list.data() + comma, index);
+    if (error != std::errc() || end != list.data() + comma || index >= layers) {
+      b.Fail(
+          MakeError("{}: \"moe_layers_enum\" must list layer indices below {}", c.where(), layers));
       return;
     }
     r.moe_layers.insert(index);
@@ -309,8 +175,10 @@ void ReadStepMoe(ModelBuilder& b, const HfConfig& c, SkeletonConfig& r) {
   if (b.failed()) return;
   if (hp.num_experts == 0 || hp.moe_intermediate_size == 0 || hp.experts_per_token == 0 ||
       hp.num_kv_heads == 0 || r.sliding_heads == 0) {
-    b.Fail(MakeError("{}: the expert count, \"moe_intermediate_size\", the experts per token, "
-                     "the KV heads and the attention heads must be positive", c.where()));
+    b.Fail(
+        MakeError("{}: the expert count, \"moe_intermediate_size\", the experts per token, "
+                  "the KV heads and the attention heads must be positive",
+                  c.where()));
     return;
   }
   hp.num_shared_experts = r.shared > 0 ? 1 : 0;
@@ -378,30 +246,24 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
 
 void ReadMtp(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonConfig& r) {
   auto& hp = b.model().hp;
-  if (s.mtp == Mtp::kStep) {
-    r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", 0));
-    if (!b.failed() && r.mtp_layers > 64) {
-      b.Fail(MakeError("{}: \"num_nextn_predict_layers\" = {} is more than 64", c.where(),
-                       r.mtp_layers));
-    }
-    hp.num_mtp_layers = r.mtp_layers;
-  } else if (s.mtp == Mtp::kMiMo || s.mtp == Mtp::kExaoneMoe || s.mtp == Mtp::kHyV3 ||
-             s.mtp == Mtp::kErnie) {
-    const uint64_t fallback = s.mtp == Mtp::kExaoneMoe ? 1 : 0;
-    r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", fallback));
-    if (!b.failed() && r.mtp_layers > hp.num_layers) {
-      b.Fail(MakeError("{}: \"num_nextn_predict_layers\" = {} exceeds \"num_hidden_layers\" = {}",
-                       c.where(), r.mtp_layers, hp.num_layers));
-    }
-    hp.num_mtp_layers = r.mtp_layers;
-  } else if (s.mtp == Mtp::kMiniMaxNote) {
+  if (s.mtp == Mtp::kNone) return;
+  if (s.mtp == Mtp::kMiniMaxNote) {
     const uint64_t mtp = Get(b, c.UintOr("num_mtp_modules", 0));
     if (Get(b, c.BoolOr("use_mtp", false)) && mtp > 0) {
-      b.model().assumptions.push_back(fmt::format(
-          "{} multi-token-prediction module(s) (num_mtp_modules) not counted: "
-          "MiniMaxM2ForCausalLM builds none, and the card's 230B total leaves them out", mtp));
+      b.model().assumptions.push_back(
+          fmt::format("{} multi-token-prediction module(s) (num_mtp_modules) not counted: "
+                      "MiniMaxM2ForCausalLM builds none, and the card's 230B total leaves them out",
+                      mtp));
     }
+    return;
   }
+  r.mtp_layers = Get(b, c.UintOr("num_nextn_predict_layers", s.mtp == Mtp::kExaoneMoe ? 1 : 0));
+  const bool step = s.mtp == Mtp::kStep;  // at most 64 MTP layers, else at most the layers
+  if (!b.failed() && r.mtp_layers > (step ? 64 : hp.num_layers)) {
+    b.Fail(MakeError("{}: \"num_nextn_predict_layers\" = {} exceeds {}", c.where(), r.mtp_layers,
+                     step ? "64" : fmt::format("\"num_hidden_layers\" = {}", hp.num_layers)));
+  }
+  hp.num_mtp_layers = r.mtp_layers;
 }
 
 void ReadSwitches(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonConfig& r) {
@@ -426,17 +288,12 @@ void ReadSwitches(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, Skel
   if (!s.o_bias_key.empty()) r.o_bias = Get(b, c.BoolOr(s.o_bias_key, false));
   if (!s.mlp_bias_key.empty()) r.mlp_bias = Get(b, c.BoolOr(s.mlp_bias_key, false));
   if (!s.lm_bias_key.empty()) r.lm_bias = Get(b, c.BoolOr(s.lm_bias_key, false));
-  if (s.qk_norm == QkNorm::kPerHead || s.qk_norm == QkNorm::kWhole) r.qk_norm = true;
-  if (s.qk_norm == QkNorm::kCohere) r.qk_norm = Get(b, c.BoolOr("use_qk_norm", false));
-  if (s.qk_norm == QkNorm::kPerHeadFlag) r.qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
+  r.qk_norm = s.qk_norm != QkNorm::kNone &&
+              (s.qk_norm_key.empty() || Get(b, c.BoolOr(s.qk_norm_key, s.qk_norm_default)));
   if (s.cla && Get(b, c.BoolOr("use_cla", false))) {
-    r.cla_factor = Get(b, c.UintOr("cla_share_factor", 1));
-    if (!b.failed() && r.cla_factor == 0) {
-      b.Fail(MakeError("{}: field \"cla_share_factor\" must not be zero", c.where()));
-    }
+    r.cla_factor = PositiveOr(b, c, "cla_share_factor", 1);
   }
   if (s.qk_norm == QkNorm::kMiniMaxM2) {
-    r.qk_norm = Get(b, c.BoolOr("use_qk_norm", true));
     const std::string type = Get(b, c.StringOr("qk_norm_type", "per_layer"));
     if (type != "per_layer" && type != "per_head") {
       b.Fail(MakeError("{}: \"qk_norm_type\" = \"{}\": expected per_layer or per_head", c.where(),
@@ -463,13 +320,102 @@ void ReadFusedExperts(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s,
   r.mxfp4 = q.method == QuantMethod::kMxfp4 && !SkipsModule(q, "model.layers.0.mlp.experts");
   if (!r.mxfp4) return;
   if (hp.hidden_size % 32 != 0 || hp.intermediate_size % 32 != 0) {
-    b.Fail(MakeError("{}: mxfp4 experts need \"hidden_size\" ({}) and \"intermediate_size\" ({}) "
-                     "divisible by 32", c.where(), hp.hidden_size, hp.intermediate_size));
+    b.Fail(
+        MakeError("{}: mxfp4 experts need \"hidden_size\" ({}) and \"intermediate_size\" ({}) "
+                  "divisible by 32",
+                  c.where(), hp.hidden_size, hp.intermediate_size));
     return;
   }
   b.model().notes.push_back(
       "mxfp4: expert weights stored as uint8 blocks (two fp4 values per byte) and uint8 E8M0 "
       "scales per 32 values; parameters are logical (the experts' e x out x in), bytes as stored");
+}
+
+SlidingRule::SlidingRule(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, uint64_t layers)
+    : kind_(s.sliding), layers_(layers) {
+  if (kind_ == SlidingRuleKind::kNone) return;
+  if (kind_ == SlidingRuleKind::kNoneCheckTypes) {
+    types_ = LayerTypesOrEmpty(b, c, layers);
+    return;
+  }
+  if (kind_ == SlidingRuleKind::kAfterMaxWindow) {
+    window_ = Get(b, c.BoolOr("use_sliding_window", false))
+                  ? Get(b, c.UintOr(s.window_key, s.window_default))
+                  : 0;
+    every_ = Get(b, c.UintOr("max_window_layers", 0));
+    return;
+  }
+  // kExaone4: absent -> window_default, null -> no sliding layers.
+  const auto it = c.raw().find(s.window_key);
+  const bool null_window =
+      kind_ == SlidingRuleKind::kExaone4 && it != c.raw().end() && it->is_null();
+  window_ = null_window ? 0 : Get(b, c.UintOr(s.window_key, s.window_default));
+  if (kind_ == SlidingRuleKind::kAll) {
+    const uint64_t context = b.model().hp.max_position_embeddings;
+    if (s.window_below_context && context > 0 && window_ >= context) window_ = 0;
+    return;
+  }
+  if (kind_ == SlidingRuleKind::kPattern) {
+    every_ = PositiveOr(b, c, s.pattern_key, s.pattern_default);
+    if (!s.prefix_key.empty()) {
+      prefix_ = Get(b, c.UintOr(s.prefix_key, 0));
+      prefix_every_ = PositiveOr(b, c, s.prefix_pattern_key, 1);
+    }
+  }
+  if (b.failed()) return;
+  types_ = LayerTypesOrEmpty(b, c, layers);
+  if (kind_ == SlidingRuleKind::kSmolLm3) ReadSmolLm3(b, c, layers);
+  if (kind_ == SlidingRuleKind::kExaone4) ReadExaone4(b, c);
+}
+
+bool SlidingRule::operator()(uint64_t i) const {
+  if (window_ == 0) return false;
+  if (kind_ == SlidingRuleKind::kAll) return true;
+  if (kind_ == SlidingRuleKind::kAfterMaxWindow) return i >= every_;
+  if (!types_.empty()) return types_[i];
+  switch (kind_) {
+    case SlidingRuleKind::kPattern:
+      return i < prefix_ ? (i + 1) % prefix_every_ != 0 : (i - prefix_ + 1) % every_ != 0;
+    case SlidingRuleKind::kSmolLm3: {
+      const bool rope = no_rope_ ? (*no_rope_)[i] != 0 : (i + 1) % every_ != 0;
+      return use_sliding_ && !rope;
+    }
+    case SlidingRuleKind::kExaone4:
+      if (letters_.empty()) return (i + 1) % every_ != 0;
+      return i + 1 != layers_ && letters_[i % letters_.size()] == 'L';
+    default:
+      return false;
+  }
+}
+
+// SmolLM3Config.__post_init__: NoPE layers are "no_rope_layers"[i] == 0, by default every
+// "no_rope_layer_interval"-th layer.
+void SlidingRule::ReadSmolLm3(ModelBuilder& b, const HfConfig& c, uint64_t layers) {
+  use_sliding_ = Get(b, c.BoolOr("use_sliding_window", false));
+  every_ = PositiveOr(b, c, "no_rope_layer_interval", 4);
+  const auto it = c.raw().find("no_rope_layers");
+  if (it == c.raw().end() || it->is_null() || b.failed()) return;
+  if (!it->is_array() || it->size() < layers) {
+    b.Fail(MakeError("{}: \"no_rope_layers\" must list one 0/1 per layer ({} layers)", c.where(),
+                     layers));
+    return;
+  }
+  no_rope_ = &*it;
+}
+
+void SlidingRule::ReadExaone4(ModelBuilder& b, const HfConfig& c) {
+  const auto it = c.raw().find("sliding_window_pattern");
+  if (it == c.raw().end() || !it->is_string()) {
+    every_ = PositiveOr(b, c, "sliding_window_pattern", 4);
+    return;
+  }
+  letters_ = it->get<std::string>();
+  if (letters_.empty() || letters_.find_first_not_of("LG") != std::string::npos) {
+    b.Fail(
+        MakeError("{}: field \"sliding_window_pattern\" must be an integer or a string "
+                  "of 'L' and 'G'",
+                  c.where()));
+  }
 }
 
 }  // namespace memfit::arch

@@ -18,14 +18,9 @@
 
 namespace memfit::arch {
 
-// Which layers use sliding-window attention, by the spec's SlidingRuleKind.
-// SmolLM3Config.__post_init__: without "layer_types", a layer slides when use_sliding_window and
-// sliding_window are set and the layer is a NoPE layer ("no_rope_layers"[i] == 0, by default
-// every "no_rope_layer_interval"-th layer). Exaone4Config: "layer_types" when present, else
-// "sliding_window_pattern": an integer N (every N-th layer global, default 4) or a string of 'L'
-// (local) and 'G' (global) repeated from layer 0, whose last layer is global. Both are asked per
-// layer: the loop that asks stops at the builder's tensor cap, so a hostile layer count allocates
-// nothing here.
+// Which layers use sliding-window attention, by the spec's SlidingRuleKind (decoder_spec.h).
+// Asked per layer: the loop that asks stops at the builder's tensor cap, so a hostile layer
+// count allocates nothing here.
 class SlidingRule {
  public:
   // Reads the keys rule `s.sliding` needs; failures go to `b`.
@@ -39,11 +34,10 @@ class SlidingRule {
  private:
   void ReadSmolLm3(ModelBuilder& b, const HfConfig& c, uint64_t layers);
   void ReadExaone4(ModelBuilder& b, const HfConfig& c);
-  void ReadCohere2Moe(ModelBuilder& b, const HfConfig& c);
 
   SlidingRuleKind kind_;
   uint64_t layers_;
-  uint64_t prefix_ = 0, prefix_every_ = 1;  // kCohere2Moe's dense prefix
+  uint64_t prefix_ = 0, prefix_every_ = 1;  // the dense prefix (DecoderSpec::prefix_key)
   uint64_t window_ = 0;
   uint64_t every_ = 1;  // the pattern, NoPE interval or max_window_layers
   bool use_sliding_ = false;
@@ -51,10 +45,6 @@ class SlidingRule {
   std::string letters_;
   const nlohmann::json* no_rope_ = nullptr;
 };
-
-// kLlama: LlamaConfig's reading (an explicit head_dim needs no divisibility: Qwen2.5-Omni's
-// talker is 896 wide with 12 heads of 128).
-void ReadLlamaBasics(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s);
 
 // A count given as one integer for every layer or as a list of one per layer (hunyuan's MoE
 // keys); the list is checked up to the layer count once and kept as a pointer into the JSON.

@@ -1,22 +1,14 @@
-// Gemma 4: gemma4 (Gemma4ForConditionalGeneration: model.language_model + model.vision_tower +
-// model.embed_vision) and gemma4_text (Gemma4ForCausalLM: model.*). Text layers: input norm,
-// q_proj/q_norm, k_proj/k_norm and v_proj (none on full-attention layers with
-// "attention_k_eq_v", none of k/v on the last "num_kv_shared_layers" layers), o_proj; full layers
-// use "global_head_dim" and "num_global_key_value_heads" (k_eq_v); a gated MLP (twice as wide on
-// shared-KV layers with "use_double_wide_mlp"); post-attention, pre/post-feed-forward norms; a
-// persistent layer_scalar [1]; with "enable_moe_block" also router.{proj, scale,
-// per_expert_scale}, fused experts gate_up_proj [E, 2 x moe_intermediate, H] and down_proj
-// [E, H, moe_intermediate] and three more norms; with "hidden_size_per_layer_input" the per-layer
-// embeddings (embed_tokens_per_layer, per_layer_model_projection, per_layer_projection_norm; per
-// layer per_layer_input_gate, per_layer_projection, post_per_layer_input_norm). Tied lm_head.
-// Vision tower: patch_embedder.input_proj [H, 3 x patch^2] and position_embedding_table
-// [2, position_embedding_size, H], encoder layers of Gemma4ClippableLinear projections
-// (*.linear.weight, plus four scalar clip buffers each with "use_clipped_linears"), q/k norms and
-// four layer norms, std_bias/std_scale ("standardize"); embed_vision.embedding_projection
-// [text H, vision H]. Source: transformers/models/gemma4/modeling_gemma4.py. The audio tower is
-// not built (an error points to the headers). Quantized checkpoints (NVIDIA's ModelOpt NVFP4):
-// every nn.Linear not in the "ignore" list as quantization.h stores it, the fused experts one
-// quantized linear per expert and projection (experts.E.{gate,up,down}_proj, expert_kit.h).
+// Gemma 4: gemma4 (Gemma4ForConditionalGeneration: model.language_model, model.vision_tower,
+// model.embed_vision) and gemma4_text (Gemma4ForCausalLM: model.*). Text layers as
+// Gemma4TextDecoderLayer registers them: full layers of "global_head_dim" (with
+// "attention_k_eq_v" no v_proj and "num_global_key_value_heads"), no k/v on the last
+// "num_kv_shared_layers" layers (a double-wide MLP there with "use_double_wide_mlp"), a
+// persistent layer_scalar, the "enable_moe_block" router, fused experts and norms, and per-layer
+// embeddings ("hidden_size_per_layer_input"); tied lm_head. The vision tower's linears are
+// Gemma4ClippableLinear (clip buffers with "use_clipped_linears"); the audio tower is an error
+// pointing to the headers. ModelOpt NVFP4 releases: every nn.Linear outside "ignore" as
+// quantization.h stores it, the fused experts per expert (expert_kit.h). Source: transformers
+// models/gemma4/modeling_gemma4.py.
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
@@ -58,7 +50,7 @@ void VisionTower(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint
   const std::string t = "model.vision_tower";
   b.SetComponent("vision_tower");
   QLinear(b, q, t + ".patch_embedder.input_proj",
-           MulDims(b, 3, MulDims(b, patch, patch, "patch^2"), "3 x patch_size^2"), h, false);
+          MulDims(b, 3, MulDims(b, patch, patch, "patch^2"), "3 x patch_size^2"), h, false);
   b.Param(t + ".patch_embedder.position_embedding_table", {2, positions, h});
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer(t + ".encoder.layers", i);
@@ -93,7 +85,7 @@ struct Gemma4TextDims {
 
 // One decoder layer; returns its LayerInfo.
 LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t i,
-                    bool sliding, const Gemma4TextDims& d) {
+                          bool sliding, const Gemma4TextDims& d) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   const bool full = !sliding;
@@ -103,9 +95,9 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
   const bool shared = d.any_shared && i >= d.shared_from;
   const bool wide = d.double_wide && shared && d.shared_from > 0;  // Gemma4TextMLP's rule
   const uint64_t inter = hp.intermediate_size * (wide ? 2 : 1);
+  const uint64_t q_width = MulDims(b, nh, hd, "num_attention_heads x head_dim");
   b.RmsNorm(l + ".input_layernorm", h);
-  QLinear(b, q, l + ".self_attn.q_proj", h, MulDims(b, nh, hd, "num_attention_heads x head_dim"),
-          false);
+  QLinear(b, q, l + ".self_attn.q_proj", h, q_width, false);
   b.RmsNorm(l + ".self_attn.q_norm", hd);
   if (!shared) {
     b.RmsNorm(l + ".self_attn.k_norm", hd);
@@ -113,8 +105,7 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
     QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
     if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
   }
-  QLinear(b, q, l + ".self_attn.o_proj", MulDims(b, nh, hd, "num_attention_heads x head_dim"), h,
-          false);
+  QLinear(b, q, l + ".self_attn.o_proj", q_width, h, false);
   QGatedMlp(b, q, l + ".mlp", h, inter);
   b.RmsNorm(l + ".post_attention_layernorm", h);
   b.RmsNorm(l + ".pre_feedforward_layernorm", h);
@@ -129,10 +120,9 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
     QLinear(b, q, l + ".router.proj", h, hp.num_experts, false);
     b.Param(l + ".router.scale", {h});
     b.Param(l + ".router.per_expert_scale", {hp.num_experts});
-    FusedExperts(b, q, {.path = l + ".experts",
-                        .experts = hp.num_experts,
-                        .hidden = h,
-                        .width = d.moe_inter});
+    FusedExperts(
+        b, q,
+        {.path = l + ".experts", .experts = hp.num_experts, .hidden = h, .width = d.moe_inter});
     b.RmsNorm(l + ".post_feedforward_layernorm_1", h);
     b.RmsNorm(l + ".post_feedforward_layernorm_2", h);
     b.RmsNorm(l + ".pre_feedforward_layernorm_2", h);
@@ -179,10 +169,8 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
                                                         : c.Uint("expert_intermediate_size"));
     hp.moe_intermediate_size = d.moe_inter;
   }
-  // ModelOpt NVFP4 releases quantize nn.Linear modules (the dense MLPs of gemma-4-31B) and store
-  // the fused experts per expert (expert_kit.h).
   const Quantization q = ReadQuantization(b, top, o);
-  if (multimodal && top.Has("audio_config") && !top.raw()["audio_config"].is_null()) {
+  if (multimodal && top.Has("audio_config")) {
     b.Fail(
         MakeError("{}: Gemma 4's audio tower (\"audio_config\") is not built from the config; "
                   "the safetensors headers give an exact answer",
@@ -234,7 +222,7 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
     auto vision = top.Sub("vision_config");
     if (vision) {
       VisionTower(b, q, *vision, h);
-    } else if (top.Has("vision_config") && !top.raw()["vision_config"].is_null()) {
+    } else if (top.Has("vision_config")) {
       b.Fail(vision.error());
     }
   }

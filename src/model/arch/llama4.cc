@@ -1,22 +1,15 @@
-// Llama 4: llama4 (Llama4ForConditionalGeneration: language_model + vision_model +
-// multi_modal_projector) and llama4_text (Llama4ForCausalLM), with the checkpoints' names
-// (language_model.model.layers.N..., language_model.lm_head, vision_model...,
-// multi_modal_projector.linear_1). Text layers: q/k/v/o (qk_norm is a parameter-free L2 norm),
-// feed_forward either an MoE (layers in "moe_layers", default every "interleave_moe_layer_step"-th:
-// router [E, H], fused experts.gate_up_proj [E, H, 2 x intermediate_size] and down_proj
-// [E, intermediate_size, H], shared_expert gate/up/down) or a dense SwiGLU of
-// "intermediate_size_mlp". RoPE layers ("no_rope_layers" 1, default all but every fourth) use
-// chunked attention over "attention_chunk_size" tokens, NoPE layers full attention. Vision:
-// patch_embedding.linear [H, C x patch^2], class_embedding, positional_embedding_vlm
-// [(image/patch)^2 + 1, H], layernorm_pre/post, encoder layers (biased q/k/v/o, fc1/fc2,
-// LayerNorms) and vision_adapter.mlp.fc1 [projector_input_dim, intermediate_size] / fc2
-// [projector_output_dim, projector_output_dim]. A missing "vision_config" takes
-// Llama4VisionConfig's defaults, as transformers does (recorded as an assumption). Sources:
-// transformers/models/llama4/{modeling,configuration}_llama4.py.
-
-#include <algorithm>
+// Llama 4: llama4 (Llama4ForConditionalGeneration: language_model, vision_model,
+// multi_modal_projector) and llama4_text (Llama4ForCausalLM), with the checkpoints' names.
+// Text layers: q/k/v/o (qk_norm is a parameter-free L2 norm), feed_forward either an MoE (router,
+// fused experts, shared_expert) or a dense SwiGLU of "intermediate_size_mlp"; RoPE layers chunked,
+// NoPE layers full. The vision model is an unfold-linear patch embedding, class and positional
+// embeddings, a biased encoder and a pixel-shuffle adapter MLP; without "vision_config" it takes
+// Llama4VisionConfig's defaults (an assumption). Source: transformers
+// models/llama4/{modeling,configuration}_llama4.py.
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
@@ -48,8 +41,8 @@ void VisionModel(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint
   b.SetComponent("vision_model");
   const std::string t = "vision_model";
   QLinear(b, q, t + ".patch_embedding.linear",
-           MulDims(b, channels, MulDims(b, patch, patch, "patch_size^2"), "channels x patch^2"), h,
-           false);
+          MulDims(b, channels, MulDims(b, patch, patch, "patch_size^2"), "channels x patch^2"), h,
+          false);
   b.Param(t + ".class_embedding", {h});
   b.Param(t + ".positional_embedding_vlm", {patches, h});
   b.LayerNorm(t + ".layernorm_pre", h);
@@ -112,12 +105,8 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
                      hp.num_layers);
   }
   auto is_moe = [&](uint64_t i) {
-    if (moe_layers)
-      return std::find(moe_layers->begin(), moe_layers->end(), i) != moe_layers->end();
-    return i % step == step - 1;
-  };
-  auto uses_rope = [&](uint64_t i) {
-    return no_rope ? (*no_rope)[i] != 0 : (i + 1) % interval != 0;
+    if (!moe_layers) return i % step == step - 1;
+    return std::find(moe_layers->begin(), moe_layers->end(), i) != moe_layers->end();
   };
 
   const std::string p = multimodal ? "language_model." : "";
@@ -136,7 +125,8 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
     QLinear(b, q, l + ".self_attn.o_proj", q_width, h, bias);
     const std::string f = l + ".feed_forward";
     LayerInfo info = AttentionInfo(hp, false, 0);
-    if (uses_rope(i) && chunk > 0) {
+    const bool rope = no_rope ? (*no_rope)[i] != 0 : (i + 1) % interval != 0;
+    if (rope && chunk > 0) {
       info.attention = AttentionKind::kChunked;
       info.window_tokens = chunk;
     }
@@ -159,26 +149,19 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
   }
   b.RmsNorm(p + "model.norm", h);
   b.Buffer(p + "model.rotary_emb.inv_freq", {hd / 2}, Dtype::kF32, false);
-  b.SetHead(true);
-  if (hp.tie_word_embeddings) {
-    b.Tied(p + "lm_head.weight", {hp.vocab_size, h}, p + "model.embed_tokens.weight");
-  } else {
-    b.Linear(p + "lm_head", h, hp.vocab_size, false);
-  }
-  b.SetHead(false);
+  LmHead(b, p + "model.embed_tokens", false, p + "lm_head");
   if (multimodal) {
-    const auto it = top.raw().find("vision_config");
-    if (it == top.raw().end() || it->is_null()) {
+    const bool absent = !top.Has("vision_config");
+    if (absent) {
       m.assumptions.push_back(
           "no \"vision_config\": Llama4VisionConfig's defaults (hidden 768, "
           "image 448, vision_output_dim 7680), as transformers builds it");
-      auto empty = HfConfig::FromJson(nlohmann::json::object(), top.where() + ": vision_config");
-      if (empty) VisionModel(b, q, *empty, h);
-    } else {
-      auto vision = top.Sub("vision_config");
-      if (!vision) return vision.error();
-      VisionModel(b, q, *vision, h);
     }
+    auto vision =
+        absent ? HfConfig::FromJson(nlohmann::json::object(), top.where() + ": vision_config")
+               : top.Sub("vision_config");
+    if (!vision) return vision.error();
+    VisionModel(b, q, *vision, h);
   }
   NoteQuantization(b, q);
   if (unquantized_expert_layers > 0) {
@@ -187,7 +170,8 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
     m.assumptions.push_back(fmt::format(
         "quantization_config: the fused experts of {} MoE layer(s) are counted unquantized "
         "(feed_forward.experts.gate_up_proj/down_proj in the model dtype); the safetensors "
-        "headers give the release's own layout", unquantized_expert_layers));
+        "headers give the release's own layout",
+        unquantized_expert_layers));
   }
   m.no_split_patterns = {p + "model.layers.*", "vision_model.model.layers.*"};
   m.base_model_prefix = multimodal ? "" : "model.";

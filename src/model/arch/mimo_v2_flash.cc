@@ -1,30 +1,16 @@
-// MiMo-V2-Flash (model_type "mimo_v2_flash", MiMoV2FlashForCausalLM): a MoE decoder whose layers
-// alternate sliding-window and global attention by "hybrid_layer_pattern" (1: sliding window of
-// "sliding_window_size" with the swa_* head counts and dims, 0: global attention), K and V of
-// different head dims (head_dim / v_head_dim), and dense or routed-expert MLPs by the per-layer
-// list "moe_layer_freq". Tensors, with the checkpoint's names:
-// - model.embed_tokens, model.norm, lm_head (untied);
-// - model.layers.N: input_layernorm, post_attention_layernorm; self_attn.q_proj [heads x head_dim,
-//   H], k_proj [kv_heads x head_dim, H], v_proj [kv_heads x v_head_dim, H] (biased with
-//   "attention_bias"), o_proj [H, heads x v_head_dim] (never biased), and on sliding layers with
-//   "add_swa_attention_sink_bias" (global ones with "add_full_attention_sink_bias") a learnable
-//   self_attn.attention_sink_bias [heads];
-// - dense layers: mlp.{gate,up,down}_proj of intermediate_size; MoE layers: the router
-//   mlp.gate.weight [E, H] with its e_score_correction_bias [E] (sigmoid scoring, noaux_tc) and
-//   mlp.experts.N.{gate,up,down}_proj of moe_intermediate_size; no shared experts;
-// - the multi-token-prediction layers model.mtp.layers.K, stored and not used by the main model:
-//   enorm, hnorm, eh_proj [H, 2H], a sliding-window attention layer with a dense MLP of
-//   intermediate_size (input_layernorm, self_attn.*, pre_mlp_layernorm, mlp.*), final_layernorm;
-//   they share the model's embeddings and head.
-// Sources: vLLM model_executor/models/mimo_v2_flash.py (MiMoV2Attention, MiMoV2MoE,
-// MiMoV2FlashDecoderLayer; its loader skips "mtp") and mimo_v2_flash_mtp.py (the checkpoint's
-// model.mtp.layers.{0,1,2} names, pre_mlp_layernorm, eh_proj as a plain nn.Linear); the model card
-// (XiaomiMiMo/MiMo-V2-Flash: "309B total parameters", "3-layer MTP weights", 0.33B per MTP block).
-
-#include <string_view>
+// MiMo-V2-Flash (MiMoV2FlashForCausalLM): layers of sliding-window (with the swa_* head counts
+// and dims) or global attention by "hybrid_layer_pattern", K and V of different head dims, an
+// optional attention_sink_bias [heads] per kind, o_proj never biased; dense MLPs or routed experts
+// (router mlp.gate.weight with a float32 e_score_correction_bias, no shared experts) by the
+// per-layer "moe_layer_freq"; untied lm_head; the MTP layers model.mtp.layers.K (enorm, hnorm,
+// eh_proj [H, 2H], a sliding attention layer with pre_mlp_layernorm and a dense MLP,
+// final_layernorm) stored, not loaded. Sources: vLLM models/mimo_v2_flash.py (its loader skips
+// "mtp") and mimo_v2_flash_mtp.py (the checkpoint's names); the model card
+// (XiaomiMiMo/MiMo-V2-Flash: "309B total parameters", "3-layer MTP weights").
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/decoder_layer_kinds.h"
 #include "model/arch/families.h"
 #include "model/arch/quantization.h"
 #include "model/arch/repeated_modules.h"
@@ -40,34 +26,8 @@ struct MimoAttention {
   bool sink = false;  // attention_sink_bias [heads]
 };
 
-// A per-layer 0/1 list ("hybrid_layer_pattern", "moe_layer_freq"), one entry per layer at least;
-// records a missing or malformed list in `b`.
-std::vector<bool> LayerFlags(ModelBuilder& b, const HfConfig& c, std::string_view key,
-                             uint64_t layers) {
-  std::vector<bool> out;
-  const auto it = c.raw().find(key);
-  if (it == c.raw().end() || it->is_null()) {
-    b.Fail(MakeError("{}: field \"{}\" is missing (one 0/1 entry per layer)", c.where(), key));
-    return out;
-  }
-  if (!it->is_array() || it->size() < layers) {
-    b.Fail(MakeError("{}: \"{}\" must list one 0/1 entry per layer ({} layers)", c.where(), key,
-                     layers));
-    return out;
-  }
-  for (uint64_t i = 0; i < layers; ++i) {
-    const auto& v = (*it)[i];
-    if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 1)) {
-      b.Fail(MakeError("{}: \"{}\"[{}] must be 0 or 1", c.where(), key, i));
-      return {};
-    }
-    out.push_back(v.get<int64_t>() == 1);
-  }
-  return out;
-}
-
 void MimoV2FlashAttention(ModelBuilder& b, const Quantization& q, const std::string& l,
-               const MimoAttention& a, bool bias) {
+                          const MimoAttention& a, bool bias) {
   const uint64_t h = b.model().hp.hidden_size;
   const std::string x = l + ".self_attn";
   const uint64_t q_width = MulDims(b, a.heads, a.head_dim, "heads x head_dim");
@@ -80,21 +40,6 @@ void MimoV2FlashAttention(ModelBuilder& b, const Quantization& q, const std::str
   if (a.sink) b.Param(x + ".attention_sink_bias", {a.heads});
 }
 
-void DenseMlp(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t width) {
-  const uint64_t h = b.model().hp.hidden_size;
-  QGatedMlp(b, q, l + ".mlp", h, width);
-}
-
-void MoeMlp(ModelBuilder& b, const Quantization& q, const std::string& l) {
-  const auto& hp = b.model().hp;
-  const uint64_t h = hp.hidden_size;
-  b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
-  b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
-  RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
-    QGatedMlp(b, q, x, h, hp.moe_intermediate_size);
-  });
-}
-
 }  // namespace
 
 Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
@@ -104,8 +49,8 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
   ReadDecoderBasics(b, c, {});
   hp.norm = "rmsnorm";
   hp.gated_mlp = true;
-  MimoAttention full{.heads = hp.num_attention_heads, .kv_heads = hp.num_kv_heads,
-                     .head_dim = hp.head_dim};
+  MimoAttention full{
+      .heads = hp.num_attention_heads, .kv_heads = hp.num_kv_heads, .head_dim = hp.head_dim};
   full.v_head_dim = Get(b, c.UintOr("v_head_dim", hp.head_dim));
   full.sink = Get(b, c.BoolOr("add_full_attention_sink_bias", false));
   MimoAttention swa;
@@ -126,28 +71,41 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
   Quantization q = ReadQuantization(b, c, o);
   if (b.failed()) return b.Finish();
   // The list bounds the layer count before anything is sized by it.
-  const std::vector<bool> sliding = LayerFlags(b, c, "hybrid_layer_pattern", hp.num_layers);
-  if (b.failed()) return b.Finish();
-  // An integer moe_layer_freq makes no layer sparse in MiMoV2FlashDecoderLayer.is_moe_layer.
-  std::vector<bool> moe(sliding.size(), false);
-  if (auto it = c.raw().find("moe_layer_freq"); it != c.raw().end() && it->is_array()) {
-    moe = LayerFlags(b, c, "moe_layer_freq", hp.num_layers);
+  const auto flag = [](const nlohmann::json& v) {
+    return v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1);
+  };
+  const nlohmann::json* sliding =
+      CheckedList(b, c, "hybrid_layer_pattern", hp.num_layers, "0 or 1", flag);
+  if (!b.failed() && sliding == nullptr) {
+    b.Fail(MakeError("{}: field \"hybrid_layer_pattern\" is required", c.where()));
   }
+  // An integer moe_layer_freq makes no layer sparse in MiMoV2FlashDecoderLayer.is_moe_layer.
+  const auto freq = c.raw().find("moe_layer_freq");
+  const nlohmann::json* moe_list =
+      freq != c.raw().end() && freq->is_array()
+          ? CheckedList(b, c, "moe_layer_freq", hp.num_layers, "0 or 1", flag)
+          : nullptr;
   if (b.failed()) return b.Finish();
+  const auto is_sliding = [&](uint64_t i) { return (*sliding)[i] == 1; };
+  const auto is_moe = [&](uint64_t i) { return moe_list && (*moe_list)[i] == 1; };
   for (const MimoAttention* a : {&full, &swa}) {
     if (a->heads == 0 || a->kv_heads == 0 || a->head_dim == 0 || a->v_head_dim == 0) {
-      return MakeError("{}: attention heads, KV heads and head dims (swa_* included) must be "
-                       "positive", c.where());
+      return MakeError(
+          "{}: attention heads, KV heads and head dims (swa_* included) must be "
+          "positive",
+          c.where());
     }
   }
   bool any_moe = false, any_sliding = false;
   for (uint64_t i = 0; i < hp.num_layers; ++i) {
-    any_moe = any_moe || moe[i];
-    any_sliding = any_sliding || sliding[i];
+    any_moe = any_moe || is_moe(i);
+    any_sliding = any_sliding || is_sliding(i);
   }
   if (any_moe && (hp.num_experts == 0 || hp.moe_intermediate_size == 0)) {
-    return MakeError("{}: \"moe_layer_freq\" marks MoE layers but \"n_routed_experts\" or "
-                     "\"moe_intermediate_size\" is missing or zero", c.where());
+    return MakeError(
+        "{}: \"moe_layer_freq\" marks MoE layers but \"n_routed_experts\" or "
+        "\"moe_intermediate_size\" is missing or zero",
+        c.where());
   }
   if ((any_sliding || mtp > 0) && window == 0) {
     return MakeError("{}: sliding-window layers need \"sliding_window_size\"", c.where());
@@ -160,19 +118,27 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
-    const MimoAttention& a = sliding[i] ? swa : full;
+    const bool swa_layer = is_sliding(i), moe = is_moe(i);
+    const MimoAttention& a = swa_layer ? swa : full;
     b.RmsNorm(l + ".input_layernorm", h);
     MimoV2FlashAttention(b, q, l, a, bias);
     b.RmsNorm(l + ".post_attention_layernorm", h);
-    if (moe[i]) {
-      MoeMlp(b, q, l);
+    if (moe) {
+      b.Param(l + ".mlp.gate.weight", {hp.num_experts, h});
+      b.Buffer(l + ".mlp.gate.e_score_correction_bias", {hp.num_experts}, Dtype::kF32, true);
+      RepeatedModules(b, q, l + ".mlp.experts", hp.num_experts, [&](const std::string& x) {
+        QGatedMlp(b, q, x, h, hp.moe_intermediate_size);
+      });
     } else {
-      DenseMlp(b, q, l, hp.intermediate_size);
+      QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size);
     }
-    LayerInfo info{.num_heads = a.heads, .num_kv_heads = a.kv_heads, .head_dim_k = a.head_dim,
-                   .head_dim_v = a.v_head_dim, .moe = moe[i],
-                   .intermediate_size = moe[i] ? 0 : hp.intermediate_size};
-    if (sliding[i]) {
+    LayerInfo info{.num_heads = a.heads,
+                   .num_kv_heads = a.kv_heads,
+                   .head_dim_k = a.head_dim,
+                   .head_dim_v = a.v_head_dim,
+                   .moe = moe,
+                   .intermediate_size = moe ? 0 : hp.intermediate_size};
+    if (swa_layer) {
       info.attention = AttentionKind::kSliding;
       info.window_tokens = window;
     }
@@ -189,18 +155,20 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
     b.RmsNorm(l + ".input_layernorm", h);
     MimoV2FlashAttention(b, q, l, swa, bias);
     b.RmsNorm(l + ".pre_mlp_layernorm", h);
-    DenseMlp(b, q, l, hp.intermediate_size);
+    QGatedMlp(b, q, l + ".mlp", h, hp.intermediate_size);
     b.RmsNorm(l + ".final_layernorm", h);
   }
   if (mtp > 0 && !b.failed()) {
     const uint64_t bytes = MarkStoredOnly(m, mtp_begin);
     m.notes.push_back(fmt::format(
         "{} multi-token-prediction layer(s) (model.mtp.layers.*, {} bytes) are stored in the "
-        "checkpoint but not loaded by the main model (vLLM skips \"mtp\")", mtp, bytes));
+        "checkpoint but not loaded by the main model (vLLM skips \"mtp\")",
+        mtp, bytes));
     if (!mtp_stated) {
       m.assumptions.push_back(fmt::format(
           "{} MTP layers assumed (the config names none; the MiMo-V2-Flash model card: \"3-layer "
-          "MTP weights\")", mtp));
+          "MTP weights\")",
+          mtp));
     }
   }
   m.assumptions.push_back(

@@ -1,17 +1,11 @@
-// Nemotron-NAS (model_type "nemotron-nas", DeciLMForCausalLM: Llama-3.1/3.3-Nemotron
-// Super/Ultra, remote code modeling_decilm.py + block_config.py). A Llama decoder whose layers
-// differ by "block_configs"[i]:
-//   attention: no_op (no input_layernorm, no self_attn), replace_with_linear
-//     (self_attn.linear_attn [H, H]), else GQA with num_heads / "n_heads_in_group" KV heads;
-//   ffn: no_op (no post_attention_layernorm, no mlp), replace_with_linear (mlp.linear_mlp
-//     [H, H]), else a SwiGLU MLP of _ffn_mult_to_intermediate_size(ffn_mult, H) =
-//     int(2 * ffn_mult * H / 3) rounded up to a multiple of 256.
-// Head dim hidden / heads; biases from "attention_bias" / "mlp_bias"; untied lm_head by default;
-// one model-level rotary inv_freq buffer. Layers without attention keep no KV cache.
-// Sources: the remote code's layout as mirrored by NeMo Automodel
-// (nemo_automodel/components/models/nemotron_nas: "matches HF checkpoint key
-// self_attn.linear_attn / mlp.linear_mlp"), vLLM models/nemotron_nas.py and TensorRT-LLM
-// _torch/models/modeling_nemotron_nas.py for _ffn_mult_to_intermediate_size.
+// Nemotron-NAS (model_type "nemotron-nas", DeciLMForCausalLM: Llama-3.x-Nemotron Super/Ultra,
+// remote code modeling_decilm.py + block_config.py): a Llama decoder whose layers differ by
+// "block_configs"[i]: attention no_op (no input_layernorm/self_attn, no KV cache),
+// replace_with_linear (self_attn.linear_attn [H, H]) or GQA of heads / "n_heads_in_group" KV
+// heads; ffn no_op, replace_with_linear (mlp.linear_mlp [H, H]) or a SwiGLU of
+// int(2 x ffn_mult x H / 3) rounded up to 256. Untied by default, one model-level inv_freq.
+// Sources: NeMo Automodel components/models/nemotron_nas (the checkpoint keys), vLLM
+// models/nemotron_nas.py, TensorRT-LLM _torch/models/modeling_nemotron_nas.py.
 
 #include <cmath>
 

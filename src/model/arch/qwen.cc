@@ -1,13 +1,9 @@
 // Qwen (v1, model_type "qwen", QWenLMHeadModel; remote code modeling_qwen.py of Qwen/Qwen-*):
-// transformer.wte, per block ln_1 (RMSNorm), attn.c_attn [3 x heads x kv_channels, H] with bias,
-// attn.c_proj [H, heads x kv_channels] (bias unless "no_bias"), ln_2, mlp.w1/w2 [F/2, H] and
-// mlp.c_proj [H, F/2] (F = "intermediate_size"), transformer.ln_f, lm_head. Buffers (not
-// persistent): transformer.rotary_emb.inv_freq [rotary_dim / 2] and, per attention, logn_tensor
-// float32 [1, 32767, 1, 1]. The config has no torch_dtype: "bf16"/"fp16"/"fp32" name the dtype,
-// and when all are false ("auto") the remote code loads bfloat16 where the device supports it.
-// Checked: Qwen/Qwen-72B's index total_size exactly. Not a ClassicDecoderSpec row: the dtype
-// comes from those flags before any tensor, head_dim from kv_channels with its own checks, the MLP
-// is intermediate_size / 2, inv_freq has (rotary + 1) / 2 entries, and no head class is read.
+// transformer.wte, per block ln_1, fused attn.c_attn with bias, attn.c_proj, ln_2, mlp.w1/w2 and
+// mlp.c_proj of intermediate_size / 2, transformer.ln_f, untied lm_head; non-persistent
+// transformer.rotary_emb.inv_freq [(rotary_dim + 1) / 2] and per-attention logn_tensor float32
+// [1, 32767, 1, 1]. No torch_dtype: "bf16"/"fp16"/"fp32" name the dtype, bfloat16 when all are
+// false ("auto"). Checked: Qwen/Qwen-72B's index total_size exactly.
 
 #include "model/arch/decoder_kit.h"
 #include "model/arch/families.h"
@@ -58,10 +54,8 @@ Result<Model> BuildQwen(const HfConfig& c, const BuildOptions& o) {
                      c.where());
   }
   if (ffn % 2 != 0) {
-    return MakeError(
-        "{}: \"intermediate_size\" = {} must be even (the MLP is intermediate_size / "
-        "2 wide)",
-        c.where(), ffn);
+    return MakeError("{}: \"intermediate_size\" = {} must be even (the MLP is half as wide)",
+                     c.where(), ffn);
   }
   if (!(rotary_pct > 0.0 && rotary_pct <= 1.0)) {
     return MakeError("{}: \"rotary_pct\" = {} must be in (0, 1]", c.where(), rotary_pct);
@@ -85,9 +79,7 @@ Result<Model> BuildQwen(const HfConfig& c, const BuildOptions& o) {
   b.RmsNorm("transformer.ln_f", h);
   const auto rotary = static_cast<uint64_t>(static_cast<double>(hp.head_dim) * rotary_pct);
   b.Buffer("transformer.rotary_emb.inv_freq", {(rotary + 1) / 2}, Dtype::kF32, false);
-  b.SetHead(true);
-  b.Linear("lm_head", h, hp.vocab_size, false);
-  b.SetHead(false);
+  LmHead(b, "transformer.wte");
   NoteQuantization(b, q);
   m.no_split_patterns = {"transformer.h.*"};
   m.base_model_prefix = "transformer.";
