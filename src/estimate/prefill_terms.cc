@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "memfit/checked_math.h"
+
 namespace memfit::estimate {
 
 bool LlamaStyleAttention(std::string_view model_type) {
