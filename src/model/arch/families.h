@@ -59,10 +59,11 @@ Result<Model> BuildKimiK3(const HfConfig& config, const BuildOptions& options);
 Result<Model> BuildGlm4Moe(const HfConfig& config, const BuildOptions& options);
 // DeepSeek-V4 (deepseek_v4.cc): compressed sparse attention, hyper-connections, native names.
 Result<Model> BuildDeepseekV4(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildGemma4Text(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options);
-Result<Model> BuildLlama4Text(const HfConfig& config, const BuildOptions& options);
+// Gemma 4 and Llama 4 (gemma4.cc, llama4.cc): with `multimodal` the ForConditionalGeneration
+// model and its towers, else the text model alone (gemma4_text, llama4_text); registered as
+// BuildRow<..., kMultimodal> / <..., kTextOnly>.
+Result<Model> BuildGemma4(const HfConfig& config, const BuildOptions& options, bool multimodal);
+Result<Model> BuildLlama4(const HfConfig& config, const BuildOptions& options, bool multimodal);
 
 // Any decoder LLM without an exact builder, from ReadTextHyperparameters (generic_decoder.cc):
 // approximate, and labelled so in the model's assumptions.

@@ -137,7 +137,9 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
   return info;
 }
 
-Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool multimodal) {
+}  // namespace
+
+Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multimodal) {
   HfConfig c = top;
   if (multimodal) {
     auto text = top.Sub("text_config");
@@ -240,15 +242,6 @@ Result<Model> BuildGemma4Like(const HfConfig& top, const BuildOptions& o, bool m
   m.no_split_patterns = {p + ".layers.*", "model.vision_tower.encoder.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
-}
-
-}  // namespace
-
-Result<Model> BuildGemma4(const HfConfig& c, const BuildOptions& o) {
-  return BuildGemma4Like(c, o, true);
-}
-Result<Model> BuildGemma4Text(const HfConfig& c, const BuildOptions& o) {
-  return BuildGemma4Like(c, o, false);
 }
 
 }  // namespace memfit::arch

@@ -157,7 +157,7 @@ TEST(Gemma4Builder, Nvfp4DenseMlpByHand) {
   j["text_config"]["moe_intermediate_size"] = 3;
   auto config = HfConfig::FromJson(j, "config.json");
   ASSERT_TRUE(config);
-  auto exact = BuildGemma4(*config, BuildOptions{});
+  auto exact = BuildGemma4(*config, BuildOptions{}, true);
   ASSERT_TRUE(exact) << exact.error().message;
   EXPECT_EQ(ComputeTotals(*exact).stored_bytes, 3780u);
   EXPECT_EQ(ComputeTotals(*exact).parameters, 1264u + 2u * 194u);

@@ -63,7 +63,9 @@ void VisionModel(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint
   QLinear(b, q, "multi_modal_projector.linear_1", output, text_hidden, proj_bias);
 }
 
-Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool multimodal) {
+}  // namespace
+
+Result<Model> BuildLlama4(const HfConfig& top, const BuildOptions& o, bool multimodal) {
   HfConfig c = top;
   if (multimodal) {
     auto text = top.Sub("text_config");
@@ -176,15 +178,6 @@ Result<Model> BuildLlama4Like(const HfConfig& top, const BuildOptions& o, bool m
   m.no_split_patterns = {p + "model.layers.*", "vision_model.model.layers.*"};
   m.base_model_prefix = multimodal ? "" : "model.";
   return b.Finish();
-}
-
-}  // namespace
-
-Result<Model> BuildLlama4(const HfConfig& c, const BuildOptions& o) {
-  return BuildLlama4Like(c, o, true);
-}
-Result<Model> BuildLlama4Text(const HfConfig& c, const BuildOptions& o) {
-  return BuildLlama4Like(c, o, false);
 }
 
 }  // namespace memfit::arch
