@@ -6,6 +6,11 @@
 
 namespace memfit::arch {
 
+Result<HfConfig> TextConfigOf(const HfConfig& top, bool multimodal) {
+  if (!multimodal) return top;
+  return top.Sub("text_config");
+}
+
 void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
   auto& hp = b.model().hp;
   hp.vocab_size = Get(b, c.Uint("vocab_size"));

@@ -21,6 +21,10 @@ struct DecoderDefaults {
   uint64_t head_dim_default = 0;
 };
 
+// The config a text model reads: the "text_config" of a multimodal config (`multimodal`), else
+// the config itself (a *_text model_type).
+Result<HfConfig> TextConfigOf(const HfConfig& top, bool multimodal);
+
 // Reads vocab_size, hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
 // head_dim (default hidden/heads, which must divide), intermediate_size, max_position_embeddings,
 // tie_word_embeddings and the activation into model.hp. Errors name the field.

@@ -140,12 +140,7 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
 }  // namespace
 
 Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multimodal) {
-  HfConfig c = top;
-  if (multimodal) {
-    auto text = top.Sub("text_config");
-    if (!text) return text.error();
-    c = *text;
-  }
+  MEMFIT_ASSIGN_OR_RETURN(const HfConfig c, TextConfigOf(top, multimodal));
   ModelBuilder b(top);
   Model& m = b.model();
   auto& hp = m.hp;
