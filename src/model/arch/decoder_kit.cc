@@ -13,6 +13,10 @@ Result<HfConfig> TextConfigOf(const HfConfig& top, bool multimodal) {
 
 void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults& d) {
   auto& hp = b.model().hp;
+  if (d.rms_gated) {
+    hp.norm = "rmsnorm";
+    hp.gated_mlp = true;
+  }
   hp.vocab_size = Get(b, c.Uint("vocab_size"));
   hp.hidden_size = Get(b, c.Uint("hidden_size"));
   hp.num_layers = Get(b, c.Uint("num_hidden_layers"));

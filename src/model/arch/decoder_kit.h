@@ -19,6 +19,7 @@ struct DecoderDefaults {
   bool need_intermediate = true;  // "intermediate_size" required
   // head_dim without "head_dim" (0: hidden / heads; hidden must still divide by the heads).
   uint64_t head_dim_default = 0;
+  bool rms_gated = false;  // also hp.norm "rmsnorm" and hp.gated_mlp: a llama-style layer
 };
 
 // The config a text model reads: the "text_config" of a multimodal config (`multimodal`), else

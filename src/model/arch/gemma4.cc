@@ -144,11 +144,12 @@ Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multi
   ModelBuilder b(top);
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadDecoderBasics(
-      b, c, {.tie = true, .act_key = "hidden_activation", .act_default = "gelu_pytorch_tanh"});
+  ReadDecoderBasics(b, c,
+                    {.tie = true,
+                     .act_key = "hidden_activation",
+                     .act_default = "gelu_pytorch_tanh",
+                     .rms_gated = true});
   if (multimodal) hp.tie_word_embeddings = Get(b, top.BoolOr("tie_word_embeddings", true));
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
   Gemma4TextDims d;
   d.global_hd = Get(b, c.UintOr("global_head_dim", 0));
   d.k_eq_v = Get(b, c.BoolOr("attention_k_eq_v", false));

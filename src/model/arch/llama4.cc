@@ -70,9 +70,7 @@ Result<Model> BuildLlama4(const HfConfig& top, const BuildOptions& o, bool multi
   ModelBuilder b(top);
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadDecoderBasics(b, c, {});
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
+  ReadDecoderBasics(b, c, {.rms_gated = true});
   const bool bias = Get(b, c.BoolOr("attention_bias", false));
   const uint64_t dense_inter = Get(b, c.UintOr("intermediate_size_mlp", 16384));
   hp.num_experts = Get(b, c.UintOr("num_local_experts", 16));

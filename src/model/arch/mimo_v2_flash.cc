@@ -46,9 +46,7 @@ Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadDecoderBasics(b, c, {});
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
+  ReadDecoderBasics(b, c, {.rms_gated = true});
   MimoAttention full{
       .heads = hp.num_attention_heads, .kv_heads = hp.num_kv_heads, .head_dim = hp.head_dim};
   full.v_head_dim = Get(b, c.UintOr("v_head_dim", hp.head_dim));

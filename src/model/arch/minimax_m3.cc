@@ -111,9 +111,7 @@ bool EmitM3Text(ModelBuilder& b, const HfConfig& c, const Quantization& q,
                 const std::string& prefix, const std::string& head) {
   Model& m = b.model();
   auto& hp = m.hp;
-  ReadDecoderBasics(b, c, {.need_intermediate = true});
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
+  ReadDecoderBasics(b, c, {.need_intermediate = true, .rms_gated = true});
   M3Dims d{
       .h = hp.hidden_size,
       .expert_width = hp.intermediate_size,

@@ -310,9 +310,7 @@ Result<Model> BuildQwenHybrid(const HfConfig& c, const BuildOptions& o, const Qw
   const std::string prefix = s.composite ? "model.language_model" : "model";
   if (s.composite) b.SetComponent("language_model");
   auto& hp = m.hp;
-  ReadDecoderBasics(b, text, {.need_intermediate = false});
-  hp.norm = "rmsnorm";
-  hp.gated_mlp = true;
+  ReadDecoderBasics(b, text, {.need_intermediate = false, .rms_gated = true});
   hp.num_experts = Get(b, text.UintOr("num_experts", s.moe_defaults[0]));
   hp.experts_per_token = Get(b, text.UintOr("num_experts_per_tok", s.moe_defaults[1]));
   hp.moe_intermediate_size = Get(b, text.UintOr("moe_intermediate_size", s.moe_defaults[2]));
