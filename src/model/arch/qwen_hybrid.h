@@ -2,7 +2,7 @@
 // The Qwen gated-DeltaNet hybrids as rows of one builder: Qwen3-Next and Qwen3.5 (qwen_hybrid.cc)
 // and Qwen4-Exp (qwen4_exp.cc) share the config reading, the gated delta-net and gated attention
 // mixers, the Qwen MoE block, the vision composite and the stored-only MTP tail. QwenMoeBlock and
-// QwenTextConfig also serve qwen3_vl.cc, qwen_vision.cc and glm4v.cc.
+// QwenTextConfig also serve qwen_vision.cc (the Qwen-VL rows) and glm4v.cc.
 
 #include <array>
 #include <cstdint>
