@@ -256,4 +256,18 @@ void PerLayerTypeRotary(ModelBuilder& b, const HfConfig& c, uint64_t head_dim) {
   }
 }
 
+std::unordered_set<uint64_t> MlpOnlyLayers(ModelBuilder& b, const HfConfig& c) {
+  std::unordered_set<uint64_t> out;
+  const auto it = c.raw().find("mlp_only_layers");
+  if (it == c.raw().end() || !it->is_array()) return out;
+  for (const auto& v : *it) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      b.Fail(MakeError("{}: \"mlp_only_layers\" must hold layer indices", c.where()));
+      break;
+    }
+    out.insert(static_cast<uint64_t>(v.get<int64_t>()));
+  }
+  return out;
+}
+
 }  // namespace memfit::arch

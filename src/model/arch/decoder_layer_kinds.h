@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/builder_kit.h"
@@ -36,6 +37,10 @@ const nlohmann::json* CheckedList(ModelBuilder& b, const HfConfig& c, std::strin
   }
   return &*it;
 }
+
+// "mlp_only_layers" (Qwen MoE configs: the layers that keep a dense MLP), empty when absent; an
+// entry that is not a layer index fails `b` naming the key.
+std::unordered_set<uint64_t> MlpOnlyLayers(ModelBuilder& b, const HfConfig& c);
 
 class LayerKinds {
  public:

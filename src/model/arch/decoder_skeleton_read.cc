@@ -213,15 +213,7 @@ void ReadMoe(ModelBuilder& b, const HfConfig& c, const DecoderSpec& s, SkeletonC
       hp.moe_intermediate_size = Get(b, c.Uint("moe_intermediate_size"));
       if (s.moe == MoeLayout::kLaguna) break;  // "mlp_layer_types" (LayerKinds)
       r.sparse_step = Get(b, c.UintOr("decoder_sparse_step", 1));
-      if (auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
-        for (const auto& v : *it) {
-          if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-            b.Fail(MakeError("{}: \"mlp_only_layers\" must hold layer indices", c.where()));
-            break;
-          }
-          r.mlp_only.insert(static_cast<uint64_t>(v.get<int64_t>()));
-        }
-      }
+      r.mlp_only = MlpOnlyLayers(b, c);
       break;
     case MoeLayout::kRouted:
       ReadRoutedMoe(b, c, s, hp.num_layers, r.routed);

@@ -20,10 +20,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/config_defaults.h"
 #include "model/arch/decoder_kit.h"
+#include "model/arch/decoder_layer_kinds.h"
 #include "model/arch/expert_kit.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/qwen_vision.h"
@@ -224,16 +226,7 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
                       Get(b, c.UintOr("num_nextn_predict_layers", s.default_mtp_layers))));
   const std::string ssm_dtype = Get(b, c.StringOr("mamba_ssm_dtype", ""));
   const uint64_t rotary = QwenRotaryDim(b, c, hp.head_dim);
-  std::vector<uint64_t> mlp_only;
-  if (auto it = c.raw().find("mlp_only_layers"); it != c.raw().end() && it->is_array()) {
-    for (const auto& v : *it) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-        b.Fail(MakeError("{}: \"mlp_only_layers\" must hold layer indices", c.where()));
-        break;
-      }
-      mlp_only.push_back(static_cast<uint64_t>(v.get<int64_t>()));
-    }
-  }
+  const std::unordered_set<uint64_t> mlp_only = MlpOnlyLayers(b, c);
   if (b.failed()) return 0;
   if (hp.num_experts > 0 && (hp.moe_intermediate_size == 0 || hp.experts_per_token == 0)) {
     b.Fail(
@@ -259,8 +252,7 @@ uint64_t EmitQwenHybridText(ModelBuilder& b, const HfConfig& c, const Quantizati
   const uint32_t state_bits = ssm_dtype == "float32" ? 32 : 0;
   b.Embedding(prefix + ".embed_tokens", hp.vocab_size, hp.hidden_size);
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    const bool moe = hp.num_experts > 0 && (i + 1) % step == 0 &&
-                     std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end();
+    const bool moe = hp.num_experts > 0 && (i + 1) % step == 0 && mlp_only.count(i) == 0;
     hp.layers.push_back(HybridLayer(b, q, Layer(prefix + ".layers", i), d, s, linear[i], moe,
                                     s.layout, state_bits));
   }
