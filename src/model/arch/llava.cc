@@ -31,9 +31,7 @@ Result<Model> BuildLlavaHf(const HfConfig& c, const BuildOptions& options) {
   if (vision.model_type() == "pixtral") return BuildVlm(c, options, kLlavaPixtral);
   // LlamaConfig's defaults for absent fields, the top level's torch_dtype.
   nlohmann::json text_json = text_sub.raw();
-  for (const auto& [key, value] : hparams::ConfigClassDefaults("llama")->items()) {
-    if (!text_json.contains(key)) text_json[key] = value;
-  }
+  FillDefaults(text_json, *hparams::ConfigClassDefaults("llama"));
   if (!text_json.contains("torch_dtype") && c.Has("torch_dtype")) {
     text_json["torch_dtype"] = c.raw()["torch_dtype"];
   }

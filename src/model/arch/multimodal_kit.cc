@@ -30,12 +30,8 @@ Result<HfConfig> TextSub(const HfConfig& top, std::string_view key, std::string_
   if (class_defaults && text["model_type"].is_string()) {
     if (const auto* defaults =
             hparams::ConfigClassDefaults(text["model_type"].get<std::string>())) {
-      std::string list;
-      for (const auto& [k, v] : defaults->items()) {
-        if (text.contains(k)) continue;  // an explicit null (sliding_window) stays
-        text[k] = v;
-        list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", k, v.dump());
-      }
+      // An explicit null (sliding_window) stays.
+      const std::string list = FillDefaults(text, *defaults);
       if (!list.empty()) {
         assumptions.push_back(fmt::format(
             "{}: fields absent, the \"{}\" config class's defaults are used (as transformers "
