@@ -287,6 +287,18 @@ uint64_t DivideExact(ModelBuilder& b, const HfConfig& config, uint64_t numerator
   return numerator / denominator;
 }
 
+bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
+                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
+                  std::string_view context) {
+  if (b.failed()) return false;
+  for (const auto& [value, key] : fields) {
+    if (value != 0) continue;
+    b.Fail(MakeError("{}: {}field \"{}\" must not be zero", c.where(), context, key));
+    return false;
+  }
+  return true;
+}
+
 uint64_t MulDims(ModelBuilder& b, uint64_t x, uint64_t y, std::string_view what) {
   auto product = CheckedMul(x, y);
   if (!product) {

@@ -3,7 +3,10 @@
 // with overflow-checked sizes. A builder records the first error and returns it from Finish().
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "formats/hf_config_json.h"
@@ -31,8 +34,7 @@ class ModelBuilder {
   // A parameter of a quantized layer as stored: a packed weight or quantization metadata. It
   // counts `logical_params` parameters (Tensor::logical_params): out x in for a packed weight,
   // 0 for scales, zero points and g_idx.
-  void Packed(std::string name, std::vector<uint64_t> shape, Dtype dtype,
-              uint64_t logical_params);
+  void Packed(std::string name, std::vector<uint64_t> shape, Dtype dtype, uint64_t logical_params);
   // nn.Linear(in, out): weight [out, in], bias [out].
   void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
   // nn.Embedding(num, dim): weight [num, dim].
@@ -120,6 +122,12 @@ void FillCommon(const HfConfig& config, Model& model);
 uint64_t DivideExact(ModelBuilder& b, const HfConfig& config, uint64_t numerator,
                      std::string_view numerator_name, uint64_t denominator,
                      std::string_view denominator_name);
+
+// Records "<where>: <context>field "<key>" must not be zero" for the first field that is 0, unless
+// the builder failed before; false when it has failed.
+bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
+                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
+                  std::string_view context = "");
 
 // x * y for a dimension computed from config values (heads x head_dim); records an error naming
 // `what` and returns 0 on overflow.

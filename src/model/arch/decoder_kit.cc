@@ -27,11 +27,7 @@ void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults
       Get(b, d.need_intermediate ? c.Uint("intermediate_size") : c.UintOr("intermediate_size", 0));
   hp.tie_word_embeddings = Get(b, c.BoolOr("tie_word_embeddings", d.tie));
   hp.activation = Get(b, c.StringOr(d.act_key, std::string(d.act_default)));
-  if (b.failed()) return;
-  if (hp.num_attention_heads == 0) {
-    b.Fail(MakeError("{}: field \"num_attention_heads\" must not be zero", c.where()));
-    return;
-  }
+  if (!CheckNonZero(b, c, {{hp.num_attention_heads, "num_attention_heads"}})) return;
   if (c.Has("head_dim")) {
     hp.head_dim = Get(b, c.Uint("head_dim"));
   } else {
@@ -45,9 +41,7 @@ void ReadDecoderBasics(ModelBuilder& b, const HfConfig& c, const DecoderDefaults
                   "\"num_key_value_heads\" = {}",
                   c.where(), hp.num_attention_heads, hp.num_kv_heads));
   }
-  if (!b.failed() && hp.head_dim == 0) {
-    b.Fail(MakeError("{}: field \"head_dim\" must not be zero", c.where()));
-  }
+  CheckNonZero(b, c, {{hp.head_dim, "head_dim"}});
 }
 
 std::vector<bool> LayerTypesOrEmpty(ModelBuilder& b, const HfConfig& c, uint64_t layers) {

@@ -19,9 +19,7 @@ namespace {
 // The positive integer at `key` ("": always `fallback`); zero fails naming the key.
 uint64_t PositiveOr(ModelBuilder& b, const HfConfig& c, std::string_view key, uint64_t fallback) {
   const uint64_t v = key.empty() ? fallback : Get(b, c.UintOr(key, fallback));
-  if (!b.failed() && v == 0) {
-    b.Fail(MakeError("{}: field \"{}\" must not be zero", c.where(), key));
-  }
+  CheckNonZero(b, c, {{v, key}});
   return v;
 }
 

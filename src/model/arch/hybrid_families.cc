@@ -420,10 +420,7 @@ uint64_t Lfm2FfDim(ModelBuilder& b, const HfConfig& c) {
     ff = static_cast<uint64_t>(std::floor(factor * static_cast<double>(ff)));
   }
   const uint64_t multiple = Get(b, c.UintOr("block_multiple_of", 256));
-  if (!b.failed() && multiple == 0) {
-    b.Fail(MakeError("{}: field \"block_multiple_of\" must not be zero", c.where()));
-    return 0;
-  }
+  if (!CheckNonZero(b, c, {{multiple, "block_multiple_of"}})) return 0;
   return multiple * ((ff + multiple - 1) / multiple);
 }
 

@@ -75,6 +75,8 @@ TEST(Lfm2Builder, HostileConfigsNameTheField) {
   testing::ExpectPatchRejected(TinyLfm2(), {{"full_attn_idxs", {5}}}, "full_attn_idxs");
   testing::ExpectPatchRejected(TinyLfm2(), {{"block_ff_dim", nullptr}}, "intermediate_size");
   testing::ExpectPatchRejected(TinyLfm2(), {{"block_multiple_of", 0}}, "block_multiple_of");
+  // Not an integer: an error naming it, not a division by the zero Get returned (SIGFPE before).
+  testing::ExpectPatchRejected(TinyLfm2(), {{"block_multiple_of", "x"}}, "block_multiple_of");
   testing::ExpectPatchRejected(TinyLfm2(), {{"conv_L_cache", 0}}, "conv_L_cache");
   testing::ExpectPatchRejected(TinyLfm2(), {{"hidden_size", uint64_t{1} << 45}}, "hidden_size");
   testing::ExpectPatchRejected(TinyLfm2(), {{"num_hidden_layers", uint64_t{1} << 40}},

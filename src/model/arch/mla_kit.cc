@@ -27,18 +27,6 @@ void ReadMlaDecoderBasics(ModelBuilder& b, const HfConfig& c, const MlaBasicsKey
   hp.gated_mlp = true;
 }
 
-bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
-                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
-                  std::string_view context) {
-  if (b.failed()) return false;
-  for (const auto& [value, key] : fields) {
-    if (value != 0) continue;
-    b.Fail(MakeError("{}: {}field \"{}\" must not be zero", c.where(), context, key));
-    return false;
-  }
-  return true;
-}
-
 MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t v_default) {
   MlaDims d;
   d.heads = heads;

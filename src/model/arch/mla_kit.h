@@ -44,12 +44,6 @@ struct MlaBasicsKeys {
 // head_dim: an MLA head is qk_nope + qk_rope wide, not hidden / heads.
 void ReadMlaDecoderBasics(ModelBuilder& b, const HfConfig& c, const MlaBasicsKeys& keys = {});
 
-// Records "<where>: <context>field "<key>" must not be zero" for the first field that is 0, unless
-// the builder failed before; false when it has failed.
-bool CheckNonZero(ModelBuilder& b, const HfConfig& c,
-                  std::initializer_list<std::pair<uint64_t, std::string_view>> fields,
-                  std::string_view context = "");
-
 // The MLA dimensions of `c` for `heads` heads ("v_head_dim" required unless `v_default` > 0), also
 // into model.hp (head_dim = qk_nope + qk_rope); an error when one MLA sizes with is zero.
 MlaDims ReadMlaDims(ModelBuilder& b, const HfConfig& c, uint64_t heads, uint64_t v_default = 0);
