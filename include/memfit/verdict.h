@@ -46,20 +46,11 @@ struct HardwareFacts {
   uint64_t fix_bytes = 0;
 };
 
-struct HardwareVerdict {
+// The verdict, with the facts it was judged on (`gpus` at least 1).
+struct HardwareVerdict : HardwareFacts {
   Verdict verdict = Verdict::kDoesNotFit;
-  std::string gpu{};  // label of one GPU
-  uint64_t gpus = 1;
-  uint64_t gpu_memory_bytes = 0;    // one GPU
-  bool per_gpu = true;
-  uint64_t need_bytes = 0;
-  uint64_t offloaded_bytes = 0;
   std::string reason{};  // does not fit: which part is too big (never empty then)
-  std::optional<uint64_t> gpus_needed{};
-  std::string gpus_needed_flags{};
-  std::string fix_flags{};
-  uint64_t fix_bytes = 0;
-  std::string line;                 // the first line of the command's table output
+  std::string line{};    // the first line of the command's table output
 };
 
 HardwareVerdict JudgeHardware(const HardwareFacts& facts);

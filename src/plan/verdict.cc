@@ -35,16 +35,8 @@ std::string TooBig(std::vector<MemoryPart> parts, uint64_t capacity, const std::
 
 HardwareVerdict JudgeHardware(const HardwareFacts& f) {
   HardwareVerdict v;
-  v.gpu = f.gpu_label;
+  static_cast<HardwareFacts&>(v) = f;
   v.gpus = std::max<uint64_t>(1, f.gpus);
-  v.gpu_memory_bytes = f.gpu_memory_bytes;
-  v.per_gpu = f.per_gpu;
-  v.need_bytes = f.need_bytes;
-  v.offloaded_bytes = f.offloaded_bytes;
-  v.gpus_needed = f.gpus_needed;
-  v.gpus_needed_flags = f.gpus_needed_flags;
-  v.fix_flags = f.fix_flags;
-  v.fix_bytes = f.fix_bytes;
   const uint64_t capacity =
       f.per_gpu ? f.gpu_memory_bytes
                 : (v.gpus > UINT64_MAX / std::max<uint64_t>(1, f.gpu_memory_bytes)

@@ -160,7 +160,7 @@ nlohmann::ordered_json HardwareVerdictJson(const HardwareVerdict& v) {
     return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr);
   };
   return {{"verdict", VerdictName(v.verdict)},
-          {"gpu", v.gpu},
+          {"gpu", v.gpu_label},
           {"gpus", v.gpus},
           {"gpu_memory_bytes", v.gpu_memory_bytes},
           {"per_gpu", v.per_gpu},

@@ -299,7 +299,8 @@ TEST(MemoryReportTest, TrainTableRowsAndOffloadRow) {
 TEST(MemoryReportTest, VerdictComesFirstAndZeroRowsOnlyWhenWide) {
   TrainEstimate lora = TrainEst();
   lora.master_weights_bytes = 0;  // a row of zero bytes
-  const HardwareVerdict verdict{.line = "fits on 1 x GPU: made by hand"};
+  HardwareVerdict verdict;
+  verdict.line = "fits on 1 x GPU: made by hand";
   const std::string table =
       RenderTrain(Tiny(), Batch4(), lora, OutputFormat::kTable, &verdict, TextLayout{.width = 100});
   EXPECT_TRUE(table.starts_with("fits on 1 x GPU: made by hand\ntiny: train full")) << table;
