@@ -426,6 +426,10 @@ const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
       {"llama", "", BuildSpec<kLlamaSpec>, "llama"},
       {"mistral", "", BuildSpec<kMistralSpec>, "mistral"},
+      // Ministral3ForCausalLM (transformers models/ministral3/modular_ministral3.py): Mistral's
+      // modules, a position-dependent query scale with no weights of its own. Ministral 3,
+      // Devstral 2 and Devstral Small 2 (also as the text model of mistral3).
+      {"ministral3", "", BuildSpec<kMistralSpec>, "mistral"},
       {"mixtral", "", BuildSpec<kMixtral>, "mixtral"},
       {"qwen2", "", BuildSpec<kQwen2Spec>, "qwen2"},
       {"qwen3", "", BuildSpec<kQwen3Spec>, "qwen3"},
