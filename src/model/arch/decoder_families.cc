@@ -242,7 +242,13 @@ constexpr DecoderSpec kExaoneMoe{.intermediate_required = true,
 // models/hy_v3/modular_hy_v3.py (tencent/Hy3-preview): apertus attention (per-head q/k norms),
 // "mlp_layer_types", else layer 0 dense; mlp.gate, mlp.e_score_correction_bias (f32), experts,
 // shared experts (LlamaMLP: "mlp_bias"); NextN layers model.layers.{L+k} stored, not loaded.
+// tencent/Hy3 and Hy3-preview's config.json name no dtype, yet their index stores BF16
+// (total_size 597,572,342,272 = 2 x 298,786,140,416 + 4 x 15,360 f32 biases), and serving
+// engines load them as bfloat16 (SGLang special-cases hy_v3): float32 would double the estimate.
 constexpr DecoderSpec kHyV3{.head_dim_default = 128,
+                            .bf16_without_dtype =
+                                "config.json names no torch_dtype: HY-V3 weights assumed "
+                                "bfloat16, as tencent/Hy3's checkpoint stores them",
                             .qk_norm = QkNorm::kPerHead,
                             .moe = MoeLayout::kRouted,
                             .mtp = Mtp::kHyV3,
@@ -420,6 +426,10 @@ const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
   static const std::vector<ArchitectureBuilder> kRows = {
       {"llama", "", BuildSpec<kLlamaSpec>, "llama"},
       {"mistral", "", BuildSpec<kMistralSpec>, "mistral"},
+      // Ministral3ForCausalLM (transformers models/ministral3/modular_ministral3.py): Mistral's
+      // modules, a position-dependent query scale with no weights of its own. Ministral 3,
+      // Devstral 2 and Devstral Small 2 (also as the text model of mistral3).
+      {"ministral3", "", BuildSpec<kMistralSpec>, "mistral"},
       {"mixtral", "", BuildSpec<kMixtral>, "mixtral"},
       {"qwen2", "", BuildSpec<kQwen2Spec>, "qwen2"},
       {"qwen3", "", BuildSpec<kQwen3Spec>, "qwen3"},

@@ -88,6 +88,59 @@ TEST(Mistral3Builder, LlavaWithPixtralTower) {
   ASSERT_TRUE(big);
 }
 
+// Ministral 3 3B (mistral3 with a "ministral3" text model; its dimensions as pinned by
+// vLLM-side model signatures and the Pixtral tower of Mistral Small 3.1; the card: "3.4B Language
+// Model, 0.4B Vision Encoder"). Text: embed 131072 x 3072 = 402,653,184 (tied); per layer q 4096
+// x 3072 = 12,582,912, k and v 1024 x 3072 = 3,145,728 each, o 12,582,912, MLP 3 x 3072 x 9216 =
+// 84,934,656, two norms 6,144: 116,398,080; x 26 + embed + norm 3,072 = 3,429,006,336. Vision:
+// patch_conv 1024 x 3 x 14 x 14 = 602,112, ln_pre 1,024, 24 layers of 4 x 1024^2 + 3 x 1024 x
+// 4096 + 2,048 = 16,779,264: 403,305,472. Projector: norm 1,024, merging_layer 1024 x 4096 =
+// 4,194,304, linear_1 3072 x 1024 = 3,145,728, linear_2 3072^2 = 9,437,184: 16,778,240. In all
+// 3,849,090,048, under transformers 5's names (model.language_model.*, model.vision_tower.*,
+// model.multi_modal_projector.*, as NeMo's Mistral3 FP8 state-dict adapter reads the release).
+// Before, "ministral3" had no builder: the composite was refused, the text model approximate.
+TEST(Mistral3Builder, Ministral3TextModelCountsByHand) {
+  nlohmann::json text = {{"model_type", "ministral3"},
+                         {"head_dim", 128},
+                         {"hidden_size", 3072},
+                         {"intermediate_size", 9216},
+                         {"max_position_embeddings", 262144},
+                         {"num_attention_heads", 32},
+                         {"num_hidden_layers", 26},
+                         {"num_key_value_heads", 8},
+                         {"tie_word_embeddings", true},
+                         {"vocab_size", 131072}};
+  nlohmann::json ministral = {{"architectures", {"Mistral3ForConditionalGeneration"}},
+                              {"model_type", "mistral3"},
+                              {"multimodal_projector_bias", false},
+                              {"spatial_merge_size", 2},
+                              {"torch_dtype", "bfloat16"},
+                              {"text_config", text},
+                              {"vision_config",
+                               {{"model_type", "pixtral"},
+                                {"hidden_size", 1024},
+                                {"image_size", 1540},
+                                {"intermediate_size", 4096},
+                                {"num_attention_heads", 16},
+                                {"num_hidden_layers", 24},
+                                {"patch_size", 14},
+                                {"head_dim", 64}}}};
+  auto m = testing::BuildCounted(ministral, 3849090048u, uint64_t{2} * 3849090048u);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 403305472u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "multi_modal_projector"), 16778240u);
+  EXPECT_NE(FindTensor(*m, "model.language_model.layers.25.mlp.down_proj.weight"), nullptr);
+  ASSERT_NE(FindTensor(*m, "lm_head.weight"), nullptr);
+  EXPECT_FALSE(FindTensor(*m, "lm_head.weight")->stored);
+  // Devstral 2 is the text model alone (Ministral3ForCausalLM): model.layers.*, exact.
+  text["architectures"] = {"Ministral3ForCausalLM"};
+  text["torch_dtype"] = "bfloat16";
+  auto alone = testing::BuildCounted(text, 3429006336u);
+  ASSERT_TRUE(alone);
+  for (const auto& said : alone->assumptions)
+    EXPECT_EQ(said.find("approximate"), said.npos) << said;
+}
+
 TEST(Mistral3Builder, HostileConfigsNameTheField) {
   testing::ExpectPatchRejected(TinyMistral3(), {{"spatial_merge_size", 0}}, "spatial_merge_size");
   testing::ExpectPatchRejected(TinyMistral3(), {{"vision_config", {{"num_attention_heads", 3}}}},

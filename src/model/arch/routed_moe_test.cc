@@ -227,6 +227,32 @@ TEST(RoutedMoe, Hy3PreviewCountsByHand) {
             295033543488u);
 }
 
+// tencent/Hy3 (revision 716aa72; Hy3-preview's config is the same) names no dtype; its
+// model.safetensors.index.json holds 47,138 tensors, total_size 597,572,342,272: 298,786,140,416
+// BF16 elements and 15,360 float32 routing biases (80 sparse layers, the NextN one included, x
+// 192), as a public survey of the checkpoint reads it. The count above plus the NextN layer
+// 3,719,045,376 + enorm/hnorm/final norm 12,288 + eh_proj 33,554,432 = 298,786,140,416. Read as
+// float32 (transformers' old default) the estimate was twice the checkpoint.
+TEST(RoutedMoe, Hy3WithoutDtypeMatchesItsIndex) {
+  auto m = BuildJson({{"model_type", "hy_v3"}, {"architectures", {"HYV3ForCausalLM"}},
+                      {"vocab_size", 120832}, {"hidden_size", 4096}, {"intermediate_size", 13312},
+                      {"num_hidden_layers", 80}, {"num_nextn_predict_layers", 1},
+                      {"num_attention_heads", 64}, {"num_key_value_heads", 8}, {"head_dim", 128},
+                      {"qk_norm", true}, {"first_k_dense_replace", 1}, {"num_experts", 192},
+                      {"num_experts_per_tok", 8}, {"num_shared_experts", 1},
+                      {"expert_hidden_dim", 1536}, {"moe_intermediate_size", 1536},
+                      {"tie_word_embeddings", false}});
+  ASSERT_TRUE(m) << m.error().message;
+  const auto totals = ComputeTotals(*m);
+  EXPECT_EQ(totals.parameters, 295033528320u);
+  EXPECT_EQ(totals.stored_bytes, 597572342272u);
+  uint64_t stored = 0;
+  for (const auto& t : m->tensors) stored += t.stored ? t.copies : 0;
+  EXPECT_EQ(stored, 47138u);
+  ASSERT_NE(FindTensor(*m, "model.layers.80.eh_proj.weight"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "model.layers.80.eh_proj.weight")->dtype, Dtype::kBF16);
+}
+
 // Cohere2-MoE, first_k_dense_replace 1, tied. Layer 0: input norm 8 + attention 192 + dense
 // MLP of prefix_dense_intermediate_size 12: 288 = 488. Layer 1: 8 + 192 + router 16 + experts of
 // "intermediate_size" 3: 144 + shared 72 = 432. 488 + 432 + embed 80 + norm 8 = 1008.
