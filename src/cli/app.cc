@@ -85,12 +85,22 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (!args.empty() && args[0] == command.name) named = &command;
   }
   std::string names;
+  std::vector<std::string> name_list;
   for (const Command& command : kCommands) {
     names += (names.empty() ? "" : ", ") + std::string(command.name);
+    name_list.emplace_back(command.name);
   }
   if (!named && !args.empty() && !args[0].starts_with("-")) {
-    err << "memfit: usage error: unknown command \"" << args[0] << "\" (commands: " << names
-        << ")\n";
+    // A misspelt command gets the closest one; a model named first gets the command to put
+    // before it.
+    std::string hint = ClosestMatch(args[0], name_list);
+    if (!hint.empty()) {
+      hint = "; did you mean " + hint + "?";
+    } else if (args[0].find('/') != std::string::npos || args[0].ends_with(".json")) {
+      hint = "; name a command before the model, e.g. `memfit inference " + args[0] + "`";
+    }
+    err << "memfit: usage error: unknown command \"" << args[0] << "\"" << hint << " (commands: "
+        << names << ")\n";
     err << "run `memfit --help` for the commands and their options\n";
     return 2;
   }

@@ -46,6 +46,18 @@ TEST(AppTest, UsageErrorsExitTwoWithAHint) {
       << unknown.err;
   EXPECT_NE(unknown.err.find(", gguf)\n"), std::string::npos) << unknown.err;
   EXPECT_EQ(unknown.out, "");
+  // A misspelt command gets the closest; a model id typed first gets the command to put before it.
+  auto typo = RunMemfit({"inferense", "qwen3-8b"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_TRUE(typo.err.starts_with(
+      "memfit: usage error: unknown command \"inferense\"; did you mean inference? (commands: "))
+      << typo.err;
+  auto model_first = RunMemfit({"Qwen/Qwen3-8B", "--gpu", "rtx4090"});
+  EXPECT_EQ(model_first.code, 2);
+  EXPECT_TRUE(model_first.err.starts_with(
+      "memfit: usage error: unknown command \"Qwen/Qwen3-8B\"; name a command before the model, "
+      "e.g. `memfit inference Qwen/Qwen3-8B` (commands: "))
+      << model_first.err;
 }
 
 TEST(AppTest, AFailedCommandExitsOneWithOneLineAndItsKind) {
