@@ -99,8 +99,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     } else if (args[0].find('/') != std::string::npos || args[0].ends_with(".json")) {
       hint = "; name a command before the model, e.g. `memfit inference " + args[0] + "`";
     }
-    err << "memfit: usage error: unknown command \"" << args[0] << "\"" << hint << " (commands: "
-        << names << ")\n";
+    err << "memfit: usage error: unknown command \"" << args[0] << "\"" << hint
+        << " (commands: " << names << ")\n";
     err << "run `memfit --help` for the commands and their options\n";
     return 2;
   }
