@@ -287,7 +287,10 @@ constexpr DecoderSpec kMiniMax{.sliding = SlidingRuleKind::kAll,
                                .lightning = Lightning::kMiniMax,
                                .router_f32 = true};
 // MiniMax-M1 remote code modeling_minimax_m1.py (MiniMaxM1ForCausalLM; config
-// MiniMaxAI/MiniMax-M1-80k): "attn_type_list", rotary over "rotary_dim" of head_dim.
+// MiniMaxAI/MiniMax-M1-80k): "attn_type_list", rotary over "rotary_dim" of head_dim. The same
+// row serves MiniMax-Text-01's remote code (modeling_minimax_text_01.py, MiniMaxText01ForCausalLM,
+// model_type "minimax_text_01"), whose modules and names are M1's (M1 was trained from it; vLLM
+// loads both with models/minimax_text_01.py).
 constexpr DecoderSpec kMiniMaxM1{.sliding = SlidingRuleKind::kAll,
                                  .rope = Rope::kLlama442,
                                  .rope_cached = true,
@@ -463,6 +466,7 @@ const std::vector<ArchitectureBuilder>& DecoderFamilyBuilders() {
       {"cohere2_moe", "", BuildSpec<kCohere2Moe>, "cohere"},
       {"minimax", "", BuildSpec<kMiniMax>, "minimax"},
       {"minimax_m1", "", BuildSpec<kMiniMaxM1>, "minimax"},
+      {"minimax_text_01", "", BuildSpec<kMiniMaxM1>, "minimax"},
       {"laguna", "", BuildSpec<kLaguna>, "laguna"},
       {"olmo_hybrid", "", BuildSpec<kOlmoHybrid>, "olmo"},
       {"phi3", "", BuildSpec<kPhi3>, "phi3"},

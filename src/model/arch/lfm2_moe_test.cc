@@ -73,11 +73,13 @@ TEST(Lfm2MoeBuilder, HostileConfigsNameTheField) {
 // model card's "8.3B total parameters":
 //   embeddings 65,536 x 2048 = 134,217,728 (tied) + embedding_norm 2048;
 //   18 conv mixers of 2048 x 3 + 2048 x 6144 + 2048 x 2048 = 16,783,360;
-//   6 attention mixers of 4,194,304 (q) + 2 x 1,048,576 (k, v) + 4,194,304 (out) + 128 = 10,485,888;
-//   2 dense FFNs of 3 x 2048 x 7168 = 44,040,192;
-//   22 sparse FFNs of gate 32 x 2048 = 65,536 + 32 x 3 x 2048 x 1792 = 352,321,536;
-//   24 x 2 x 2048 = 98,304 norms.
-// 302,100,480 + 62,915,328 + 88,080,384 + 7,752,515,584 + 98,304 + 134,219,776 = 8,339,929,856.
+//   6 attention mixers of 4,194,304 (q) + 2 x 1,048,576 (k, v) + 4,194,304 (out) + 128 =
+//   10,485,888; 2 dense FFNs of 3 x 2048 x 7168 = 44,040,192; 22 sparse FFNs of gate 32 x 2048 =
+//   65,536 + 32 x 3 x 2048 x 1792 = 352,321,536; 24 x 2 x 2048 = 98,304 norms.
+// 302,100,480 + 62,915,328 + 88,080,384 + 7,752,515,584 + 98,304 + 134,219,776 = 8,339,929,856,
+// the Hub's BF16 safetensors count; its F32 count, 704, is the 22 x 32 expert_bias buffers. Stored:
+// 8,339,929,856 x 2 + 704 x 4 = 16,679,862,528 bytes, the total of the four weight shards as a
+// public conversion recipe for LiquidAI/LFM2-8B-A1B records it.
 TEST(Lfm2MoeBuilder, Lfm2_8bA1bMatchesTheModelCard) {
   nlohmann::json layer_types = nlohmann::json::array();
   for (int i = 0; i < 24; ++i) {
@@ -103,6 +105,7 @@ TEST(Lfm2MoeBuilder, Lfm2_8bA1bMatchesTheModelCard) {
                       {"torch_dtype", "bfloat16"}});
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).parameters, 8339929856u);
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 16679862528u);
 }
 
 }  // namespace MEMFIT_TU

@@ -120,6 +120,62 @@ TEST(Lfm2VlBuilder, Lfm2Vl16bGeometry) {
   EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 412649712u);
 }
 
+// Two official LFM2-VL checkpoints as a public candle port pins them (config.json values and a
+// digest of every stored tensor's name and shape, read from the safetensors headers): projector
+// 2048 with biases and no layer norm, tied, SigLIP2 NaFlex patch 16 / 256 patches without head,
+// text 16 layers with attention at 2, 5, 8, 10, 12, 14. Small: text 1024 (16 heads, block_ff_dim
+// 6656 -> 4608), vision 768 x 12 layers (12 heads, MLP 3072): 349 stored tensors. Large: text
+// 2048 (32 heads, 12288 -> 8192), vision 1152 x 27 (16 heads, 4304): 589. memfit's names and
+// shapes reproduce both digests; here the counts and the projector's input, vision H x 2^2.
+TEST(Lfm2VlBuilder, OfficialHeaderInventories) {
+  struct Case {
+    int text_h, text_heads, text_ff, vision_h, vision_ff, vision_layers, vision_heads;
+    size_t stored;
+  };
+  for (const Case& c : {Case{1024, 16, 6656, 768, 3072, 12, 12, 349},
+                        Case{2048, 32, 12288, 1152, 4304, 27, 16, 589}}) {
+    nlohmann::json text = {{"model_type", "lfm2"},
+                           {"vocab_size", 65536},
+                           {"hidden_size", c.text_h},
+                           {"num_hidden_layers", 16},
+                           {"num_attention_heads", c.text_heads},
+                           {"num_key_value_heads", 8},
+                           {"intermediate_size", c.text_ff},
+                           {"block_ff_dim", c.text_ff},
+                           {"block_auto_adjust_ff_dim", true},
+                           {"block_ffn_dim_multiplier", 1.0},
+                           {"block_multiple_of", 256},
+                           {"conv_L_cache", 3},
+                           {"full_attn_idxs", {2, 5, 8, 10, 12, 14}}};
+    auto m = BuildJson({{"model_type", "lfm2_vl"},
+                        {"architectures", {"Lfm2VlForConditionalGeneration"}},
+                        {"torch_dtype", "bfloat16"},
+                        {"downsample_factor", 2},
+                        {"projector_hidden_size", 2048},
+                        {"projector_bias", true},
+                        {"projector_use_layernorm", false},
+                        {"tie_word_embeddings", true},
+                        {"text_config", text},
+                        {"vision_config",
+                         {{"model_type", "siglip2_vision_model"},
+                          {"hidden_size", c.vision_h},
+                          {"intermediate_size", c.vision_ff},
+                          {"num_hidden_layers", c.vision_layers},
+                          {"num_attention_heads", c.vision_heads},
+                          {"num_channels", 3},
+                          {"patch_size", 16},
+                          {"num_patches", 256},
+                          {"vision_use_head", false}}}});
+    ASSERT_TRUE(m) << m.error().message;
+    size_t stored = 0;
+    for (const auto& t : m->tensors) stored += t.stored && t.tied_to.empty() ? 1 : 0;
+    EXPECT_EQ(stored, c.stored);
+    testing::ExpectShape(*m, "model.multi_modal_projector.linear_1.weight",
+                         {2048, static_cast<uint64_t>(c.vision_h) * 4});
+    EXPECT_EQ(FindTensor(*m, "model.multi_modal_projector.layer_norm.weight"), nullptr);
+  }
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -125,6 +125,43 @@ TEST(MambaPublished, JambaMini15) {
   EXPECT_EQ(kv->bytes, 1073741824u + 18350080u);
 }
 
+// ai21labs/AI21-Jamba-Reasoning-3B (config.json as public ports pin it: hidden 2,560, 28 layers,
+// attention at 7 and 21 (period 14, offset 7), 20 heads over 1 KV head, MLP 8,192, num_experts 1
+// (dense everywhere), mamba d_state 16, d_conv 4, expand 2, dt_rank 160, vocab 65,536, tied).
+// By hand from transformers' modeling_jamba.py: attention layer q/o 2 x 2,560^2 + k/v 2 x 128 x
+// 2,560 + 2 norms x 2,560 + MLP 3 x 2,560 x 8,192 = 76,682,240; Mamba layer in_proj 10,240 x
+// 2,560, conv 5,120 x 4 + 5,120, x_proj 192 x 5,120, dt_proj 160 x 5,120 + 5,120, A_log 5,120 x
+// 16, D 5,120, out_proj 2,560 x 5,120, dt/b/c norms 160 + 16 + 16, 2 norms, MLP =
+// 104,161,472. 2 x 76,682,240 + 26 x 104,161,472 + embeddings 167,772,160 + 2,560 =
+// 3,029,337,472 (the card: "3B").
+TEST(MambaPublished, JambaReasoning3b) {
+  nlohmann::json j = {{"model_type", "jamba"},
+                      {"architectures", {"JambaForCausalLM"}},
+                      {"vocab_size", 65536},
+                      {"hidden_size", 2560},
+                      {"intermediate_size", 8192},
+                      {"num_hidden_layers", 28},
+                      {"num_attention_heads", 20},
+                      {"num_key_value_heads", 1},
+                      {"attn_layer_period", 14},
+                      {"attn_layer_offset", 7},
+                      {"num_experts", 1},
+                      {"num_experts_per_tok", 1},
+                      {"mamba_d_state", 16},
+                      {"mamba_d_conv", 4},
+                      {"mamba_expand", 2},
+                      {"mamba_dt_rank", 160},
+                      {"mamba_conv_bias", true},
+                      {"mamba_proj_bias", false},
+                      {"tie_word_embeddings", true},
+                      {"torch_dtype", "bfloat16"}};
+  auto m = testing::BuildCounted(j, 3029337472u, 6058674944u);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->hp.layers[7].attention, AttentionKind::kFull);
+  EXPECT_EQ(m->hp.layers[21].attention, AttentionKind::kFull);
+  EXPECT_EQ(m->hp.layers[14].attention, AttentionKind::kNone);
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

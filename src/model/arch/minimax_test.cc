@@ -1,6 +1,6 @@
-// MiniMax-01 / M1 (minimax, minimax_m1; issue 30): lightning attention layers among softmax ones,
-// mixtral's experts with a float32 router, counted by hand on two-layer configs, and the real
-// MiniMax-M1 config against its checkpoint index.
+// MiniMax-01 / M1 (minimax, minimax_m1, minimax_text_01; issue 30): lightning attention layers
+// among softmax ones, mixtral's experts with a float32 router, counted by hand on two-layer
+// configs, and the real MiniMax-M1 config against its checkpoint index.
 
 #include <gtest/gtest.h>
 
@@ -160,6 +160,51 @@ TEST(MiniMaxBuilder, M1EvalConfigMatchesIndex) {
   for (const auto& l : m->hp.layers) lightning += l.mixer == LayerMixer::kLinearAttention;
   EXPECT_EQ(lightning, 70u);
   EXPECT_EQ(m->hp.layers[7].mixer, LayerMixer::kAttention);
+}
+
+// MiniMax-Text-01's remote code (modeling_minimax_text_01.py, MiniMaxText01ForCausalLM; read in a
+// public copy, zzp1012/nanoGPT) builds M1's modules under M1's names: the two-layer config above as
+// model_type "minimax_text_01" counts the same 1,040 parameters and 2,144 bytes (routers float32,
+// as M1's checkpoint stores them), with `block_sparse_moe.experts.N.w1/w2/w3`, not the generic
+// decoder's approximate `mlp.experts.N.gate_proj` it fell to before.
+TEST(MiniMaxBuilder, Text01RemoteCodeIsTheM1Layout) {
+  auto j = TinyM1();
+  j["model_type"] = "minimax_text_01";
+  j["architectures"] = {"MiniMaxText01ForCausalLM"};
+  auto m = testing::BuildCounted(j, 1040u, 2144u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.1.block_sparse_moe.experts.1.w2.weight", {8, 3});
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.block_sparse_moe.gate.weight")->dtype, Dtype::kF32);
+  EXPECT_EQ(FindTensor(*m, "model.layers.1.mlp.gate.weight"), nullptr);
+  for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
+}
+
+// MiniMaxAI/MiniMax-Text-01's config (the dimensions of M1 above, which was trained from it; its
+// `attn_type_list` puts softmax on every 8th layer): 456,089,655,296 parameters, the model card's
+// "456 billion total parameters", and 912,210,767,872 bytes with the float32 routers.
+TEST(MiniMaxBuilder, Text01ConfigMatchesTheModelCard) {
+  nlohmann::json attn_type_list = nlohmann::json::array();
+  for (int i = 0; i < 80; ++i) attn_type_list.push_back((i + 1) % 8 == 0 ? 1 : 0);
+  auto m = BuildJson({{"model_type", "minimax_text_01"},
+                      {"architectures", {"MiniMaxText01ForCausalLM"}},
+                      {"attn_type_list", attn_type_list},
+                      {"head_dim", 128},
+                      {"hidden_size", 6144},
+                      {"intermediate_size", 9216},
+                      {"max_position_embeddings", 10240000},
+                      {"num_attention_heads", 64},
+                      {"num_experts_per_tok", 2},
+                      {"num_hidden_layers", 80},
+                      {"num_key_value_heads", 8},
+                      {"num_local_experts", 32},
+                      {"rotary_dim", 64},
+                      {"shared_intermediate_size", 0},
+                      {"tie_word_embeddings", false},
+                      {"torch_dtype", "bfloat16"},
+                      {"vocab_size", 200064}});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).parameters, 456089655296u);
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 912210767872u);
 }
 
 }  // namespace MEMFIT_TU

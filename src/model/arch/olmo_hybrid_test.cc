@@ -102,6 +102,40 @@ TEST(OlmoHybridBuilder, ConfigDefaults) {
   testing::ExpectHostileRejected("olmo_hybrid");
 }
 
+// allenai/Olmo-Hybrid-7B: 7,430,870,688 parameters (the Hub's safetensors metadata, as public
+// model surveys and a conversion script that asserts the released total quote it). Config
+// (OlmoHybridConfig's defaults, which are this model's; AllenAI's open-instruct pins them):
+// hidden 3,840, 32 layers (3 DeltaNet : 1 attention), 30 heads of 128, MLP 11,008, vocab
+// 100,352, untied, 30 key/value heads of 96/192, conv 4, NoPE.
+// Attention layer: 4 x 3,840^2 + q/k norms 2 x 3,840 + 2 post norms x 3,840 + MLP 3 x 3,840 x
+// 11,008 = 185,809,920. DeltaNet layer: q, k 2 x 3,840 x 2,880, v, g, o 3 x 3,840 x 5,760, a, b
+// 2 x 3,840 x 30, conv1d 11,520 x 4, A_log and dt_bias 2 x 30, o_norm 192, 2 norms x 3,840, MLP
+// = 215,570,172. 8 x 185,809,920 + 24 x 215,570,172 + 2 x 385,351,680 + 3,840 = 7,430,870,688.
+TEST(OlmoHybridBuilder, OlmoHybrid7bPublishedCount) {
+  nlohmann::json layer_types = nlohmann::json::array();
+  for (int i = 0; i < 32; ++i)
+    layer_types.push_back(i % 4 == 3 ? "full_attention" : "linear_attention");
+  auto m = testing::BuildCounted({{"model_type", "olmo_hybrid"},
+                                  {"architectures", {"OlmoHybridForCausalLM"}},
+                                  {"vocab_size", 100352},
+                                  {"hidden_size", 3840},
+                                  {"intermediate_size", 11008},
+                                  {"num_hidden_layers", 32},
+                                  {"num_attention_heads", 30},
+                                  {"num_key_value_heads", 30},
+                                  {"layer_types", layer_types},
+                                  {"linear_num_key_heads", 30},
+                                  {"linear_num_value_heads", 30},
+                                  {"linear_key_head_dim", 96},
+                                  {"linear_value_head_dim", 192},
+                                  {"linear_conv_kernel_dim", 4},
+                                  {"tie_word_embeddings", false},
+                                  {"torch_dtype", "bfloat16"}},
+                                 7430870688u, 2 * 7430870688u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.0.linear_attn.conv1d.weight", {11520, 1, 4});
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch

@@ -72,6 +72,42 @@ TEST(OlmoBuilder, HostileConfigsNameTheField) {
   testing::ExpectHostileRejected("cohere2");
 }
 
+// Olmo-3 releases (olmo3; vocab 100,278, untied, q_norm over the whole q projection, k_norm over
+// the k projection, post-attention and post-feedforward RMSNorms). Published parameter counts:
+// allenai/Olmo-3-1025-7B 7,298,011,136 (the Hub's safetensors count, quoted by a fine-tune's card
+// and by a public benchmark table of loaded models); allenai/Olmo-3.1-32B-Instruct 32,233,522,176
+// (a public probing course's model sheet, transformers' num_parameters()).
+// 7B: layer 4 x 4,096^2 + 3 x 4,096 x 11,008 + 4 x 4,096 = 202,391,552; x 32 + 2 x 410,738,688
+// (embed, lm_head) + 4,096 = 7,298,011,136.
+// 32B: layer q/o 2 x 5,120^2 + k/v 2 x 1,024 x 5,120 + 3 x 5,120 x 27,648 + q_norm 5,120 + k_norm
+// 1,024 + 2 x 5,120 = 487,604,224; x 64 + 2 x 513,423,360 + 5,120 = 32,233,522,176.
+TEST(OlmoBuilder, Olmo3PublishedCounts) {
+  nlohmann::json layer_types = nlohmann::json::array();
+  for (int i = 0; i < 64; ++i)
+    layer_types.push_back(i % 4 == 3 ? "full_attention" : "sliding_attention");
+  nlohmann::json j = {{"model_type", "olmo3"},        {"architectures", {"Olmo3ForCausalLM"}},
+                      {"vocab_size", 100278},         {"hidden_size", 4096},
+                      {"intermediate_size", 11008},   {"num_hidden_layers", 32},
+                      {"num_attention_heads", 32},    {"num_key_value_heads", 32},
+                      {"sliding_window", 4096},       {"rope_theta", 500000},
+                      {"tie_word_embeddings", false}, {"torch_dtype", "bfloat16"}};
+  j["layer_types"] =
+      nlohmann::json(std::vector<nlohmann::json>(layer_types.begin(), layer_types.begin() + 32));
+  auto m = testing::BuildCounted(j, 7298011136u, 2 * 7298011136u);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->hp.layers[3].attention, AttentionKind::kFull);
+  EXPECT_EQ(m->hp.layers[4].window_tokens, 4096u);
+  j["hidden_size"] = 5120;
+  j["intermediate_size"] = 27648;
+  j["num_hidden_layers"] = 64;
+  j["num_attention_heads"] = 40;
+  j["num_key_value_heads"] = 8;
+  j["layer_types"] = layer_types;
+  m = testing::BuildCounted(j, 32233522176u, 2 * 32233522176u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.layers.0.self_attn.k_norm.weight", {1024});
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch
