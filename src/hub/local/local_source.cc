@@ -208,8 +208,12 @@ Result<LocalResolution> ResolveLocalModel(std::string_view spec, const LocalReso
     if (path.extension() == ".json") {
       MEMFIT_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
       MEMFIT_ASSIGN_OR_RETURN(out.inputs.config, HfConfig::Parse(text, path.string()));
-      out.inputs.name = path.parent_path().filename().string();
-      if (out.inputs.name.empty()) out.inputs.name = path.filename().string();
+      // A config.json is named after its folder ("./config.json" too); any other file after
+      // itself ("cfgs/llama-8b.json" is "llama-8b.json", not "cfgs").
+      const fs::path folder = fs::absolute(path, ec).lexically_normal().parent_path().filename();
+      out.inputs.name = path.filename() == "config.json" && !folder.empty()
+                            ? folder.string()
+                            : path.filename().string();
       return out;
     }
     return MakeError("{}: unsupported file type (expected a .safetensors or .gguf file, a config.json, or a "

@@ -147,6 +147,11 @@ TEST(LocalSourceTest, SingleFiles) {
   EXPECT_EQ(config->kind, InputKind::kFile);
   EXPECT_EQ(config->inputs.name, "files");
   EXPECT_TRUE(config->inputs.safetensors.empty());
+  // Another .json file is named after itself, not after its folder.
+  Write(dir / "llama-8b.json", kConfig);
+  auto other = Resolve((dir / "llama-8b.json").string(), "");
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_EQ(other->inputs.name, "llama-8b.json");
   // Anything else is refused with what is accepted.
   Write(dir / "pytorch_model.bin", "pickle");
   auto bin = Resolve((dir / "pytorch_model.bin").string(), "");
