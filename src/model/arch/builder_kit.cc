@@ -236,8 +236,7 @@ uint64_t MarkStoredOnly(Model& model, size_t first) {
 
 Dtype CheckpointDtype(const HfConfig& config, std::vector<std::string>& assumptions) {
   if (auto dtype = config.torch_dtype()) return *dtype;
-  assumptions.push_back(
-      "config.json names no torch_dtype: weights assumed float32 (transformers' default)");
+  assumptions.push_back(kFloat32CheckpointAssumption);
   return Dtype::kF32;
 }
 

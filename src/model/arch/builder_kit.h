@@ -106,6 +106,10 @@ uint64_t MarkStoredOnly(Model& model, size_t first);
 // The checkpoint dtype a config implies: "torch_dtype"/"dtype", else float32 (transformers'
 // default), recording an assumption in that case.
 Dtype CheckpointDtype(const HfConfig& config, std::vector<std::string>& assumptions);
+// That assumption's words: about the checkpoint, not what a command loads (inference's --dtype).
+inline constexpr const char* kFloat32CheckpointAssumption =
+    "config.json names no torch_dtype: the checkpoint's weights assumed float32 (transformers' "
+    "default)";
 
 // Reads a value or records the error in `b` and returns 0/false/"": lets builders read many fields
 // without a check after each; the builder's Finish() returns the first error.

@@ -14,6 +14,20 @@ HfConfig Config(const std::string& json) {
   return *config;
 }
 
+// Without "torch_dtype"/"dtype" the checkpoint is taken as float32, and the assumption speaks of
+// the checkpoint: `inference` loads --dtype (bfloat16) whatever it says, and its title says so.
+TEST(CheckpointDtype, WithoutADtypeTheCheckpointIsAssumedFloat32) {
+  std::vector<std::string> said;
+  EXPECT_EQ(CheckpointDtype(Config(R"({"torch_dtype": "float16"})"), said), Dtype::kF16);
+  EXPECT_EQ(CheckpointDtype(Config(R"({"dtype": "bfloat16"})"), said), Dtype::kBF16);
+  EXPECT_TRUE(said.empty());
+  EXPECT_EQ(CheckpointDtype(Config("{}"), said), Dtype::kF32);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0],
+            "config.json names no torch_dtype: the checkpoint's weights assumed float32 "
+            "(transformers' default)");
+}
+
 TEST(ModelBuilder, ReservesTheConfigsExpertTensorsOncePastTheFirst4096) {
   // (2 layers + 1) x (300 experts + 8) x 12 + 4,096 = 15,184 tensors.
   ModelBuilder b(Config(R"({"torch_dtype": "bfloat16",

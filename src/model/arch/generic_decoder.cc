@@ -126,8 +126,7 @@ Result<Model> BuildGenericDecoder(const HfConfig& c, const BuildOptions& options
   } else if (auto sub = HfConfig::FromJson(*section.json, text.where); sub && sub->torch_dtype()) {
     dtype = *sub->torch_dtype();
   } else {
-    dtype_assumptions.push_back(
-        "config.json names no torch_dtype: weights assumed float32 (transformers' default)");
+    dtype_assumptions.push_back(kFloat32CheckpointAssumption);
   }
   ModelBuilder b(c, dtype);
   Model& m = b.model();
