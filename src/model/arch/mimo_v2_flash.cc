@@ -188,6 +188,11 @@ void MimoV2Notes(const HfConfig& c, Model& m, const MimoStorage& s) {
         "metadata.tp_size; one per \"num_key_value_heads\", as MiMo-V2.5-Pro and V2.6 store it)",
         s.qkv_shards));
   }
+  if (s.mxfp4_experts) {
+    m.notes.push_back(
+        "store_dtype mxfp4: routed experts stored as uint8 weight (two E2M1 values a byte) with a "
+        "uint8 (UE8M0) weight_scale per 32 inputs; parameters are logical (out x in)");
+  }
   if (c.Has("vision_config") || c.Has("audio_config")) {
     // MiMo-V2.6-Pro-RL's headers hold 1,033,761,792 bf16 elements beyond the text model.
     m.source =
