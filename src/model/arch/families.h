@@ -51,6 +51,9 @@ Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
 // MiMo-V2-Flash (mimo_v2_flash.cc): sliding-window/global attention MoE with stored MTP layers.
 Result<Model> BuildMiMoV2Flash(const HfConfig& config, const BuildOptions& options);
+// MiMo-V2.5/V2.6 (mimo_v2_flash.cc): MiMo-V2-Flash's layout as its releases store it
+// (a fused qkv_proj, the router dtype, MXFP4 experts).
+Result<Model> BuildMiMoV2(const HfConfig& config, const BuildOptions& options);
 // Kimi Linear (kimi_linear.cc): KDA linear attention between MLA layers, DeepSeek-style MoE;
 // Kimi-K3 (kimi_k25.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
 Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& options);

@@ -3,6 +3,7 @@
 
 #include "model/arch/mla_families.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "formats/hf_config_json.h"
@@ -63,6 +64,54 @@ constexpr MlaFamilySpec kMiniCpm3{
     .embed_scale = true,
     .note = "MiniCPM3's scale_emb, scale_depth and dim_model_base are multipliers without weights"};
 
+// LongCat-Flash-Lite's n-gram embedding (longcat_flash_ngram; remote code
+// modeling_longcat_ngram.py NgramEmbedding, vLLM longcat_flash_ngram.py): beside embed_tokens,
+// k x (n - 1) tables (k "emb_split_num", n "emb_neighbor_num") model.ngram_embeddings.embedders.i
+// [int(m + 2i + 1), H // (k (n - 1))], m = "ngram_vocab_size_ratio" x vocab_size, each with its
+// nn.Linear post_projs.i [H, H // (k (n - 1))]. The tables are looked up, not multiplied: loaded
+// parameters, never experts.
+void LongcatNgramEmbeddings(ModelBuilder& b, const HfConfig& c, const Quantization& q) {
+  constexpr uint64_t kMaxTables = 4096;  // the release has 12; more is not a config memfit reads
+  const uint64_t h = b.model().hp.hidden_size, vocab = b.model().hp.vocab_size;
+  const double ratio = Get(b, c.NumberOr("ngram_vocab_size_ratio", 0));
+  const uint64_t n = Get(b, c.Uint("emb_neighbor_num"));
+  const uint64_t k = Get(b, c.Uint("emb_split_num"));
+  if (b.failed()) return;
+  const double m = ratio * static_cast<double>(vocab);
+  if (!(ratio > 0) || !(m <= static_cast<double>(kMaxConfigDimension))) {
+    b.Fail(
+        MakeError("{}: field \"ngram_vocab_size_ratio\" = {} must be positive, with ratio x "
+                  "vocab_size at most 2^40",
+                  c.where(), ratio));
+    return;
+  }
+  if (n < 2 || n - 1 > kMaxTables) {
+    b.Fail(MakeError("{}: field \"emb_neighbor_num\" = {} must be in [2, {}]", c.where(), n,
+                     kMaxTables + 1));
+    return;
+  }
+  if (k == 0 || k * (n - 1) > std::min(kMaxTables, h)) {
+    b.Fail(
+        MakeError("{}: field \"emb_split_num\" = {}: {} x (emb_neighbor_num - 1) tables must "
+                  "be at least 1 and at most min({}, hidden_size)",
+                  c.where(), k, k, kMaxTables));
+    return;
+  }
+  const uint64_t tables = k * (n - 1), dim = h / tables;
+  for (uint64_t i = 0; i < tables; ++i) {
+    const auto rows = static_cast<uint64_t>(m + static_cast<double>(2 * i + 1));  // Python int()
+    b.Embedding(Layer("model.ngram_embeddings.embedders", i), rows, dim);
+    QLinear(b, q, Layer("model.ngram_embeddings.post_projs", i), dim, h, false);
+  }
+}
+
+// Whether a LongCat-Flash row has the n-gram embedding (longcat_flash_ngram) or not.
+struct LongcatSpec {
+  bool ngram = false;
+};
+constexpr LongcatSpec kLongcatFlash{};
+constexpr LongcatSpec kLongcatFlashNgram{.ngram = true};
+
 // LongCat-Flash (longcat_flash; transformers models/longcat_flash/modeling_longcat_flash.py,
 // vLLM longcat_flash.py and longcat_flash_mtp.py for the checkpoint's names), hand-written: its
 // "num_layers" layers each hold two MLA sublayers (input_layernorm.{0,1}, self_attn.{0,1},
@@ -73,8 +122,10 @@ constexpr MlaFamilySpec kMiniCpm3{
 // have router rows but no weights). Each sublayer caches (transformers' num_hidden_layers = 2 x
 // num_layers). The one MTP module transformers ignores: model.mtp.embed_tokens,
 // model.mtp.layers.0.{eh_proj [H, 2H], enorm.m, hnorm.m, input_layernorm, self_attn,
-// post_attention_layernorm, transformer_layer.mlp}, model.mtp.norm.
-Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
+// post_attention_layernorm, transformer_layer.mlp}, model.mtp.norm. LongCat-Flash-Lite
+// (longcat_flash_ngram) is the same model with LongcatNgramEmbeddings (its remote code ignores
+// model.mtp.* on load too; the release stores that module in model-auxiliary.safetensors).
+Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o, const LongcatSpec& spec) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
@@ -94,6 +145,12 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
   if (b.failed()) return b.Finish();
   CheckNonZero(b, c, {{experts, "n_routed_experts"}, {width, "expert_ffn_hidden_size"}});
   if (b.failed()) return b.Finish();
+  if (hp.num_layers > o.max_tensors) {  // each layer emits tensors: it would fail anyway, slowly
+    return MakeError(
+        "{}: \"num_layers\" = {} exceeds memfit's limit of {} tensors for a model built from "
+        "config.json",
+        c.where(), hp.num_layers, o.max_tensors);
+  }
   if (zero > UINT64_MAX - experts) {
     return MakeError("{}: field \"zero_expert_num\" = {} is too large", c.where(), zero);
   }
@@ -102,6 +159,7 @@ Result<Model> BuildLongcatFlash(const HfConfig& c, const BuildOptions& o) {
   hp.num_mtp_layers = mtp;
   const uint64_t h = hp.hidden_size, layers = hp.num_layers;
   b.Embedding("model.embed_tokens", hp.vocab_size, h);
+  if (spec.ngram) LongcatNgramEmbeddings(b, c, q);
   for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
     const std::string l = Layer("model.layers", i);
     for (uint64_t s = 0; s < 2; ++s) {
@@ -162,7 +220,8 @@ const std::vector<ArchitectureBuilder>& MlaFamilyBuilders() {
       {"glm4_moe_lite", "", BuildRow<BuildMla, kGlm4MoeLite>, "deepseek"},
       {"mistral4", "", BuildRow<BuildMla, kMistral4>, "deepseek"},  // inside mistral3 too
       {"minicpm3", "", BuildRow<BuildMla, kMiniCpm3>, "minicpm3"},
-      {"longcat_flash", "", BuildLongcatFlash, "longcat_flash"},
+      {"longcat_flash", "", BuildRow<BuildLongcatFlash, kLongcatFlash>, "longcat_flash"},
+      {"longcat_flash_ngram", "", BuildRow<BuildLongcatFlash, kLongcatFlashNgram>, "longcat_flash"},
   };
   return kRows;
 }

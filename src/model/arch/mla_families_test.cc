@@ -1,5 +1,6 @@
-// Hand-counted MLA families of issue 30: glm4_moe_lite, minicpm3 and longcat_flash
-// (mla_families.cc), and the KV cache their MLA layers give (the latent, as DeepSeek's).
+// Hand-counted MLA families of issue 30: glm4_moe_lite, minicpm3, longcat_flash and
+// longcat_flash_ngram (mla_families.cc), and the KV cache their MLA layers give (the latent, as
+// DeepSeek's).
 
 #include <gtest/gtest.h>
 
@@ -7,19 +8,19 @@
 #include "model/arch/arch_test_util.h"
 
 namespace memfit::arch {
-namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
+namespace {
+namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::BuildJson;
 using testing::FindTensor;
 
 // Two layers, hidden 8, two heads; MLA q_lora 4, kv_lora 4, qk_nope 2, qk_rope 2; float32.
 nlohmann::json TinyMla(const std::string& model_type) {
-  return testing::TinyDecoderWith(model_type,
-                                  {{"q_lora_rank", 4},
-                                   {"kv_lora_rank", 4},
-                                   {"qk_nope_head_dim", 2},
-                                   {"qk_rope_head_dim", 2},
-                                   {"num_key_value_heads", nullptr}});
+  return testing::TinyDecoderWith(model_type, {{"q_lora_rank", 4},
+                                               {"kv_lora_rank", 4},
+                                               {"qk_nope_head_dim", 2},
+                                               {"qk_rope_head_dim", 2},
+                                               {"num_key_value_heads", nullptr}});
 }
 
 nlohmann::json TinyGlm4MoeLite() {
@@ -215,11 +216,91 @@ TEST(LongcatFlashBuilder, LongcatFlashChatByHand) {
   EXPECT_EQ(m->hp.layers.size(), 56u);
 }
 
+nlohmann::json TinyLongcatNgram() {
+  auto j = TinyLongcat();
+  j.merge_patch({{"model_type", "longcat_flash_ngram"},
+                 {"ngram_vocab_size_ratio", 2},
+                 {"emb_neighbor_num", 3},
+                 {"emb_split_num", 2}});
+  return j;
+}
+
+// TinyLongcat (2456 loaded, 12728 bytes) plus the n-gram embedding: k 2 x (n 3 - 1) = 4 tables of
+// H 8 / 4 = 2 columns, m = 2 x vocab 10 = 20, rows 21, 23, 25, 27 = 96 -> 192; post_projs 4 x
+// (8x2) = 64. Loaded 2456 + 256 = 2712; stored 12728 + 256 x 4 = 13752.
+TEST(LongcatFlashNgramBuilder, TinyConfigCountsByHand) {
+  auto m = testing::BuildCounted(TinyLongcatNgram(), 2712u, 13752u);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "model.ngram_embeddings.embedders.0.weight", {21, 2});
+  testing::ExpectShape(*m, "model.ngram_embeddings.embedders.3.weight", {27, 2});
+  testing::ExpectShape(*m, "model.ngram_embeddings.post_projs.3.weight", {8, 2});
+  EXPECT_EQ(FindTensor(*m, "model.ngram_embeddings.embedders.4.weight"), nullptr);
+  EXPECT_EQ(m->hp.layers.size(), 4u);
+  const Tensor* mtp = FindTensor(*m, "model.mtp.embed_tokens.weight");
+  ASSERT_NE(mtp, nullptr);
+  EXPECT_FALSE(mtp->loaded);
+  // A fractional ratio (a FLASHLocal config has 28.8): int(m + 2i + 1) as Python truncates, m =
+  // 0.25 x 10 = 2.5: rows 3, 5, 7, 9 = 24 -> 48, 144 less than with ratio 2.
+  auto j = TinyLongcatNgram();
+  j["ngram_vocab_size_ratio"] = 0.25;
+  auto fractional = testing::BuildCounted(j, 2712u - 144);
+  ASSERT_TRUE(fractional);
+  testing::ExpectShape(*fractional, "model.ngram_embeddings.embedders.1.weight", {5, 2});
+}
+
+// meituan-longcat/LongCat-Flash-Lite's config.json (the keys memfit reads, as public ports of the
+// model quote it; the index was not available). Layer: 2 sublayers of MLA (3072x1536 =
+// 4,718,592 + 1,536 + 1536x(32x192) = 9,437,184 + 3072x576 = 1,769,472 + 512 + 512x(32x256) =
+// 4,194,304 + 4096x3072 = 12,582,912 = 32,704,512) + norms 6,144 + mlps 3x3072x6144 = 56,623,104
+// = 89,333,760, + router 384x3072 = 1,179,648 + experts 256x3x3072x1024 = 2,415,919,104 =
+// 2,595,766,272; 14 layers 36,340,727,808. Embed and lm_head 2 x 402,653,184 + norm 3,072. N-gram:
+// m = 78 x 131072 = 10,223,616, 12 tables of 256 columns, (12 m + 144) x 256 = 31,406,985,216 +
+// post_projs 12 x 3072x256 = 9,437,184 = 31,416,422,400 (card: "31.4B" in n-gram embeddings).
+// Loaded 68,562,459,648 (card: 68.5B total). MTP (stored, not loaded): embed 402,653,184 +
+// eh_proj 18,874,368 + 4 norms 12,288 + MLA 32,704,512 + MLP 56,623,104 + norm 3,072 =
+// 510,870,528.
+TEST(LongcatFlashNgramBuilder, LongcatFlashLiteMatchesTheCard) {
+  auto j = nlohmann::json::parse(R"({"architectures": ["LongcatFlashNgramForCausalLM"],
+    "model_type": "longcat_flash_ngram", "vocab_size": 131072, "hidden_size": 3072,
+    "ffn_hidden_size": 6144, "expert_ffn_hidden_size": 1024, "num_layers": 14,
+    "num_attention_heads": 32, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 256, "moe_topk": 12,
+    "routed_scaling_factor": 6.0, "zero_expert_num": 128, "ngram_vocab_size_ratio": 78,
+    "emb_neighbor_num": 4, "emb_split_num": 4, "rope_theta": 5000000.0, "rms_norm_eps": 1e-5,
+    "max_position_embeddings": 327680, "eos_token_id": 2, "torch_dtype": "bfloat16"})");
+  auto m = BuildJson(j, {.compact_repeats = true});
+  ASSERT_TRUE(m) << m.error().message;
+  const auto totals = ComputeTotals(*m);
+  EXPECT_EQ(totals.parameters, 68'562'459'648u);
+  uint64_t ngram = 0, stored = 0;
+  for (const auto& x : m->tensors) {
+    if (x.name.starts_with("model.ngram_embeddings.")) ngram += x.numel * x.copies;
+    if (x.stored) stored += x.numel * x.copies;
+  }
+  EXPECT_EQ(ngram, 31'416'422'400u);
+  EXPECT_EQ(stored, 68'562'459'648u + 510'870'528u + 14 * 384);  // + MTP, float32 biases
+  EXPECT_EQ(m->hp.layers.size(), 28u);
+}
+
 TEST(MlaFamilies, HostileConfigsNameTheField) {
   testing::ExpectPatchRejected(TinyLongcat(), {{"num_layers", nullptr}}, "num_layers");
   testing::ExpectPatchRejected(TinyLongcat(), {{"expert_ffn_hidden_size", nullptr}},
                                "expert_ffn_hidden_size");
   testing::ExpectPatchRejected(TinyLongcat(), {{"zero_expert_num", UINT64_MAX}}, "zero_expert_num");
+  const auto ngram = TinyLongcatNgram();
+  testing::ExpectPatchRejected(ngram, {{"ngram_vocab_size_ratio", nullptr}},
+                               "ngram_vocab_size_ratio");
+  testing::ExpectPatchRejected(ngram, {{"ngram_vocab_size_ratio", "78"}}, "ngram_vocab_size_ratio");
+  testing::ExpectPatchRejected(ngram, {{"ngram_vocab_size_ratio", 1e300}},
+                               "ngram_vocab_size_ratio");
+  testing::ExpectPatchRejected(ngram, {{"emb_neighbor_num", nullptr}}, "emb_neighbor_num");
+  testing::ExpectPatchRejected(ngram, {{"emb_neighbor_num", 1}}, "emb_neighbor_num");
+  testing::ExpectPatchRejected(ngram, {{"emb_neighbor_num", uint64_t{1} << 40}},
+                               "emb_neighbor_num");
+  testing::ExpectPatchRejected(ngram, {{"emb_split_num", 0}}, "emb_split_num");
+  testing::ExpectPatchRejected(ngram, {{"emb_split_num", 5}}, "emb_split_num");  // 10 tables > H 8
+  testing::ExpectPatchRejected(ngram, {{"num_layers", uint64_t{1} << 40}},
+                               "num_layers");  // at once
   testing::ExpectPatchRejected(TinyMla("minicpm3"), {{"kv_lora_rank", 0}}, "kv_lora_rank");
   testing::ExpectPatchRejected(TinyMla("minicpm3"), {{"hidden_size", uint64_t{1} << 45}},
                                "hidden_size");

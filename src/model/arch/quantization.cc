@@ -242,7 +242,10 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
     }
     q.block_out = (*block)[0].get<uint64_t>();
     q.block_in = (*block)[1].get<uint64_t>();
+    // transformers' FineGrainedFP8Config names "modules_to_not_convert", vLLM's Fp8Config
+    // "ignored_layers" (MiMo-V2.5-Pro lists its bf16 o_proj there).
     q.skip = StringList(*qc, "modules_to_not_convert");
+    for (auto& s : StringList(*qc, "ignored_layers")) q.skip.push_back(std::move(s));
   } else if (method == "modelopt" || method == "compressed-tensors" ||
              (method.empty() && (qc->contains("config_groups") || qc->contains("quant_algo")))) {
     ReadModelOptLike(b, c, *qc, q);

@@ -63,6 +63,7 @@ const std::vector<ArchitectureBuilder>& ArchitectureBuilders() {
       {"minimax_m3", "", arch::BuildMiniMaxM3, "minimax_m3"},
       {"minimax_m3_vl", "", arch::BuildMiniMaxM3Vl, "minimax_m3"},
       {"mimo_v2_flash", "", arch::BuildMiMoV2Flash, "mimo_v2_flash"},
+      {"mimo_v2", "", arch::BuildMiMoV2, "mimo_v2_flash"},
       {"nemotron-nas", "", arch::BuildNemotronNas, "nemotron_nas"},
       {"chatglm", "", arch::BuildChatGlm, "chatglm"},
       {"gemma3n", "", arch::BuildGemma3n, "gemma3n"},
