@@ -5,6 +5,7 @@
 
 #include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
+#include "model/arch/mlx_quantization.h"
 
 namespace memfit::arch {
 namespace {
@@ -62,7 +63,8 @@ ModelBuilder::ModelBuilder(const HfConfig& config, Dtype dtype)
       dtype_(dtype),
       max_tensors_(t_max_tensors),
       capacity_hint_(std::min(ExpectedTensors(config), t_max_tensors)),
-      compact_repeats_(t_compact_repeats) {
+      compact_repeats_(t_compact_repeats),
+      mlx_(CurrentMlxQuantization()) {
   FillCommon(config, model_);
 }
 
@@ -161,13 +163,22 @@ void ModelBuilder::Packed(std::string name, std::vector<uint64_t> shape, Dtype d
   }
 }
 
+bool ModelBuilder::MlxWeight(const std::string& prefix, uint64_t in, uint64_t out) {
+  if (!mlx_) return false;
+  const auto spec = MlxSpecFor(*mlx_, prefix, in);
+  if (!spec) return false;
+  EmitMlxQuantized(*this, prefix, in, out, *spec);
+  ++mlx_quantized_;
+  return true;
+}
+
 void ModelBuilder::Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias) {
-  Param(prefix + ".weight", {out, in});
+  if (!MlxWeight(prefix, in, out)) Param(prefix + ".weight", {out, in});
   if (bias) Param(prefix + ".bias", {out});
 }
 
 void ModelBuilder::Embedding(const std::string& prefix, uint64_t num, uint64_t dim) {
-  Param(prefix + ".weight", {num, dim});
+  if (!MlxWeight(prefix, dim, num)) Param(prefix + ".weight", {num, dim});
 }
 
 void ModelBuilder::LayerNorm(const std::string& prefix, uint64_t dim, bool bias) {
@@ -204,6 +215,7 @@ void ModelBuilder::Tied(std::string name, std::vector<uint64_t> shape, const std
 
 Result<Model> ModelBuilder::Finish() {
   if (failed()) return error_;
+  if (mlx_) NoteMlxQuantization(*this, mlx_quantized_);
   ByteSum stored, resident;
   bool overflow = false;
   uint64_t count = 0;  // every copy of a compact run counts against the cap
@@ -262,8 +274,13 @@ void FillCommon(const HfConfig& config, Model& model) {
   auto archs = config.architectures();
   if (!archs.empty()) model.architecture = archs.front();
   model.config_dtype = config.torch_dtype();
-  if (const auto* q = QuantizationConfigJson(config))
+  if (const auto* q = QuantizationConfigJson(config)) {
     model.quantization_config = std::make_shared<const JsonValue>(*q);
+  } else if (auto mlx = config.raw().find("quantization");
+             mlx != config.raw().end() && mlx->is_object()) {
+    // Older mlx-lm releases write only "quantization" (mlx_quantization.h).
+    model.quantization_config = std::make_shared<const JsonValue>(*mlx);
+  }
   for (const auto& key : config.auto_map_keys()) {
     if (key.starts_with("AutoModelFor")) {
       model.auto_map_class = key;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,8 @@
 #include "memfit/result.h"
 
 namespace memfit::arch {
+
+struct MlxQuantization;
 
 // Loops over counts read from a config (layers, experts) must stop once b.failed(): the builder
 // fails when it passes its tensor cap (BuildOptions::max_tensors) or a size overflows.
@@ -35,9 +38,10 @@ class ModelBuilder {
   // counts `logical_params` parameters (Tensor::logical_params): out x in for a packed weight,
   // 0 for scales, zero points and g_idx.
   void Packed(std::string name, std::vector<uint64_t> shape, Dtype dtype, uint64_t logical_params);
-  // nn.Linear(in, out): weight [out, in], bias [out].
+  // nn.Linear(in, out): weight [out, in], bias [out]. Under an MLX quantization
+  // (MlxQuantizationScope) the weight is stored as mlx-lm quantizes it (mlx_quantization.h).
   void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
-  // nn.Embedding(num, dim): weight [num, dim].
+  // nn.Embedding(num, dim): weight [num, dim], quantized like Linear under MLX.
   void Embedding(const std::string& prefix, uint64_t num, uint64_t dim);
   // nn.LayerNorm(dim): weight and bias (bias optional).
   void LayerNorm(const std::string& prefix, uint64_t dim, bool bias = true);
@@ -85,6 +89,8 @@ class ModelBuilder {
   // to a new, freshly faulted buffer) at every doubling. See docs/benchmarks.md.
   void Grow();
   void FailTensorCap();
+  // Emits `prefix`'s weight [out, in] MLX-quantized when the MLX quantization covers it.
+  bool MlxWeight(const std::string& prefix, uint64_t in, uint64_t out);
   std::string where_;
   Dtype dtype_;
   uint64_t max_tensors_;
@@ -94,6 +100,8 @@ class ModelBuilder {
   bool in_head_ = false;
   bool base_only_ = false;
   std::string component_;
+  std::shared_ptr<const MlxQuantization> mlx_;  // CurrentMlxQuantization() at construction
+  uint64_t mlx_quantized_ = 0;                  // modules MlxWeight stored quantized
   Model model_;
   Error error_;
 };

@@ -8,6 +8,8 @@
 #include "formats/hf_config_json.h"
 
 #include <fmt/format.h>
+#include <memory>
+#include <optional>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/classic_decoder.h"
@@ -18,6 +20,7 @@
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
+#include "model/arch/mlx_quantization.h"
 #include "model/arch/omni_kit.h"
 #include "model/arch/phi4mm_family.h"
 #include "model/arch/vlm_families.h"
@@ -138,6 +141,14 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
   const auto* builder = FindArchitectureBuilder(type, arch);
   arch::TensorLimitScope limit(options.max_tensors);
   arch::CompactRepeatsScope compact(options.compact_repeats);
+  // An MLX block (mlx-community releases) quantizes every builder's linears and embeddings
+  // (mlx_quantization.h); a config without one leaves an enclosing build's in force.
+  auto mlx = arch::ReadMlxQuantization(config);
+  if (!mlx) return mlx.error();
+  std::optional<arch::MlxQuantizationScope> mlx_scope;
+  if (*mlx && !options.ignore_quantization) {
+    mlx_scope.emplace(std::make_shared<const arch::MlxQuantization>(std::move(**mlx)));
+  }
   if (builder) {
     auto model = builder->build(config, options);
     // An exact builder that cannot lay out this checkpoint's quantization (quantized fused
