@@ -117,6 +117,47 @@ TEST(MlxQuantization, EntryDefaultsFollowItsMode) {
   testing::ExpectShape(*m, "model.layers.0.self_attn.v_proj.weight", {64, 16});
 }
 
+// DBRX, whose fused experts memfit otherwise cannot quantize: mlx-lm's dbrx.py splits them into
+// ffn.experts.<E>.{w1, v1, w2} linears. d_model 64, 2 heads of 32 (1 KV head), 2 experts of 64,
+// vocab 10, bfloat16, 4-bit group 64: a 64-input linear stores 32 + 2 + 2 = 36 bytes a row.
+// Per block: norm_1 128, Wqkv 128 rows 4608, out_proj 2304, norm_2 128, router 2 rows 72,
+// experts 2 x (w1 2304 + v1 2304 + w2 2304) = 13824: 21064. Two blocks 42128 + wte 360 +
+// norm_f 128 + lm_head 360 = 42976 bytes. Parameters: per block 64 + 8192 + 4096 + 64 + 128 +
+// 6 x 4096 = 37120; 2 x 37120 + 640 + 64 + 640 = 75584.
+nlohmann::json TinyMlxDbrx(nlohmann::json quantization) {
+  return {{"model_type", "dbrx"},
+          {"architectures", {"DbrxForCausalLM"}},
+          {"vocab_size", 10},
+          {"d_model", 64},
+          {"n_heads", 2},
+          {"n_layers", 2},
+          {"max_seq_len", 16},
+          {"attn_config", {{"kv_n_heads", 1}}},
+          {"ffn_config", {{"ffn_hidden_size", 64}, {"moe_num_experts", 2}, {"moe_top_k", 1}}},
+          {"torch_dtype", "bfloat16"},
+          {"quantization", std::move(quantization)}};
+}
+
+TEST(MlxQuantization, DbrxExpertsAreQuantizedLinears) {
+  const nlohmann::json block = {{"group_size", 64}, {"bits", 4}};
+  auto m = BuildCounted(TinyMlxDbrx(block), 75584, 42976);
+  ASSERT_TRUE(m);
+  testing::ExpectShape(*m, "transformer.blocks.0.ffn.experts.1.w2.weight", {64, 8});
+  EXPECT_TRUE(m->assumptions.empty() ||
+              m->assumptions.back().find("exact builder") == std::string::npos);
+  BuildCounted(TinyMlxDbrx(block), 75584, 42976, {.compact_repeats = true});
+  // An entry naming one expert keeps the experts written out: that w2 in bfloat16 (8192 bytes
+  // instead of 2304), compact or not.
+  auto one = block;
+  one["transformer.blocks.0.ffn.experts.1.w2"] = false;
+  BuildCounted(TinyMlxDbrx(one), 75584, 42976 - 2304 + 8192);
+  auto compact =
+      BuildCounted(TinyMlxDbrx(one), 75584, 42976 - 2304 + 8192, {.compact_repeats = true});
+  ASSERT_TRUE(compact);
+  EXPECT_EQ(FindTensor(*compact, "transformer.blocks.0.ffn.experts.1.w2.weight")->dtype,
+            Dtype::kBF16);
+}
+
 // mlx-community releases against the stored sizes of their pinned snapshots, from exo
 // (exo-explore/exo, its revision-pinning test PINNED_NCCL_MODEL_CARDS: storage_size.in_bytes):
 //   mlx-community/Llama-3.2-1B-Instruct-4bit @08231374eeacb049a0eade7922910865b8fce912  695242752
