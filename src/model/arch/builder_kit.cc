@@ -165,10 +165,9 @@ void ModelBuilder::Packed(std::string name, std::vector<uint64_t> shape, Dtype d
 
 bool ModelBuilder::MlxWeight(const std::string& prefix, uint64_t in, uint64_t out) {
   if (!mlx_) return false;
-  const auto spec = MlxSpecFor(*mlx_, prefix, in);
+  const auto spec = MlxSpecFor(*mlx_, prefix, in, component_);
   if (!spec) return false;
   EmitMlxQuantized(*this, prefix, in, out, *spec);
-  ++mlx_quantized_;
   return true;
 }
 
@@ -215,7 +214,6 @@ void ModelBuilder::Tied(std::string name, std::vector<uint64_t> shape, const std
 
 Result<Model> ModelBuilder::Finish() {
   if (failed()) return error_;
-  if (mlx_) NoteMlxQuantization(*this, mlx_quantized_);
   ByteSum stored, resident;
   bool overflow = false;
   uint64_t count = 0;  // every copy of a compact run counts against the cap

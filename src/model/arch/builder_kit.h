@@ -101,7 +101,6 @@ class ModelBuilder {
   bool base_only_ = false;
   std::string component_;
   std::shared_ptr<const MlxQuantization> mlx_;  // CurrentMlxQuantization() at construction
-  uint64_t mlx_quantized_ = 0;                  // modules MlxWeight stored quantized
   Model model_;
   Error error_;
 };

@@ -106,6 +106,20 @@ Result<MlxQuantSpec> ReadSpec(const nlohmann::json& j, bool base, const std::str
   return s;
 }
 
+// mlx-vlm's convert keeps vision and audio towers in floating point (Blaizzy/mlx-vlm
+// mlx_vlm/utils.py skip_multimodal_module: "vision_model", "vision_tower", "sam_model",
+// "audio_model", "audio_tower" in the path; its Qwen-VL models load transformers' "visual" as
+// "vision_tower"). memfit's component names the tower whatever the checkpoint calls it.
+bool MultimodalTower(std::string_view module, std::string_view component) {
+  constexpr std::array<std::string_view, 4> kTowers{"vision_model", "vision_tower", "audio_model",
+                                                    "audio_tower"};
+  for (std::string_view tower : kTowers) {
+    if (component == tower || module.find(tower) != std::string_view::npos) return true;
+  }
+  return module.find("sam_model") != std::string_view::npos || module.starts_with("visual.") ||
+         module.find(".visual.") != std::string_view::npos;
+}
+
 }  // namespace
 
 bool HasMlxQuantization(const HfConfig& config) {
@@ -142,7 +156,7 @@ Result<std::optional<MlxQuantization>> ReadMlxQuantization(const HfConfig& confi
 }
 
 std::optional<MlxQuantSpec> MlxSpecFor(const MlxQuantization& q, const std::string& module,
-                                       uint64_t in) {
+                                       uint64_t in, std::string_view component) {
   auto it =
       std::lower_bound(q.modules.begin(), q.modules.end(), module,
                        [](const auto& entry, const std::string& m) { return entry.first < m; });
@@ -152,7 +166,9 @@ std::optional<MlxQuantSpec> MlxSpecFor(const MlxQuantization& q, const std::stri
     if (it->second && in % it->second->group_size == 0) return it->second;
     return std::nullopt;
   }
-  if (in == 0 || in % q.base.group_size != 0) return std::nullopt;
+  if (in == 0 || in % q.base.group_size != 0 || MultimodalTower(module, component)) {
+    return std::nullopt;
+  }
   return q.base;
 }
 
@@ -171,20 +187,25 @@ void EmitMlxQuantized(ModelBuilder& b, const std::string& m, uint64_t in, uint64
   if (s.mode == MlxMode::kAffine) b.Packed(m + ".biases", {out, groups}, b.dtype(), 0);
 }
 
-void NoteMlxQuantization(ModelBuilder& b, uint64_t quantized) {
-  Model& model = b.model();
+void NoteMlxQuantization(Model& model) {
+  // The quantized modules: their packed uint32 weights stand for out x in parameters.
+  const auto quantized =
+      std::count_if(model.tensors.begin(), model.tensors.end(), [](const Tensor& t) {
+        return t.dtype == Dtype::kU32 && t.logical_params.has_value() &&
+               t.name.ends_with(".weight");
+      });
   model.notes.push_back(fmt::format(
       "MLX (mlx-lm) quantization: {} linear and embedding weights stored as uint32 [out, in x "
       "bits / 32] with scales (and, in affine mode, biases) per group of inputs; parameters are "
       "logical (out x in per layer), bytes as stored",
       quantized));
-  model.assumptions.push_back(fmt::format(
+  model.assumptions.push_back(
       "MLX: a linear or embedding is quantized when the group size divides its input dimension "
-      "(mlx-lm convert's predicate) unless the block lists it; a model's own quant_predicate that "
-      "kept a module in floating point is not recorded in config.json and is not known here; "
-      "affine scales and biases in {} (the config's dtype, which mlx-lm convert casts to); "
-      "weights a builder emits as stacked or fused tensors (not nn.Linear) counted unquantized",
-      DtypeName(b.dtype())));
+      "(mlx-lm convert's predicate) unless the block lists it, vision and audio towers excepted "
+      "(mlx-vlm's skip_multimodal_module); a model's own quant_predicate that kept a module in "
+      "floating point is not recorded in config.json and is not known here; affine scales and "
+      "biases in the checkpoint dtype (mlx-lm convert casts to the config's); weights a builder "
+      "emits as stacked or fused tensors (not nn.Linear) counted unquantized");
 }
 
 MlxQuantizationScope::MlxQuantizationScope(std::shared_ptr<const MlxQuantization> q)

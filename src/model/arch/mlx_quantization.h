@@ -18,11 +18,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "memfit/dtype.h"
 #include "memfit/hf_config.h"
+#include "memfit/model.h"
 #include "memfit/result.h"
 
 namespace memfit::arch {
@@ -53,18 +55,20 @@ bool HasMlxQuantization(const HfConfig& config);
 // group_size 0, huge or a string, an unknown "mode".
 Result<std::optional<MlxQuantization>> ReadMlxQuantization(const HfConfig& config);
 
-// How `module` (weight [out, in]) is stored: its per-module entry, else `base` when `in` divides
-// by the group size (mlx-lm's predicate); nullopt when it stays in floating point.
+// How `module` (weight [out, in], built in the multimodal `component`) is stored: its per-module
+// entry, else nothing for a vision or audio tower (mlx-vlm's skip_multimodal_module), else `base`
+// when `in` divides by the group size (mlx-lm's predicate); nullopt when it stays in floating
+// point.
 std::optional<MlxQuantSpec> MlxSpecFor(const MlxQuantization& q, const std::string& module,
-                                       uint64_t in);
+                                       uint64_t in, std::string_view component = "");
 
 // Emits weight, scales and biases of `module` (weight [out, in]) under `spec`; the packed weight
 // counts out x in parameters, scales and biases none.
 void EmitMlxQuantized(ModelBuilder& b, const std::string& module, uint64_t in, uint64_t out,
                       const MlxQuantSpec& spec);
 
-// Adds the note and assumptions of an MLX-quantized model (`quantized`: modules stored quantized).
-void NoteMlxQuantization(ModelBuilder& b, uint64_t quantized);
+// Adds the note and assumption of a model built under an MLX block.
+void NoteMlxQuantization(Model& model);
 
 // Sets the MLX quantization of every ModelBuilder constructed on this thread while it lives
 // (BuildFromConfig reads it from the top config), so that ModelBuilder::Linear and ::Embedding

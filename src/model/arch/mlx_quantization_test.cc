@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "formats/hf_config_json.h"
 #include "model/arch/arch_test_util.h"
 
@@ -156,6 +158,49 @@ TEST(MlxQuantization, DbrxExpertsAreQuantizedLinears) {
   ASSERT_TRUE(compact);
   EXPECT_EQ(FindTensor(*compact, "transformer.blocks.0.ffn.experts.1.w2.weight")->dtype,
             Dtype::kBF16);
+}
+
+// A llava release converted by mlx-vlm: the CLIP tower stays in floating point
+// (skip_multimodal_module), the projector and the text model are quantized; one note.
+TEST(MlxQuantization, VisionTowersStayInFloatingPoint) {
+  const nlohmann::json j = {
+      {"model_type", "llava"},
+      {"architectures", {"LlavaForConditionalGeneration"}},
+      {"torch_dtype", "bfloat16"},
+      {"image_token_index", 5},
+      {"text_config",
+       testing::TinyDecoderWith(
+           "llama", {{"hidden_size", 128}, {"intermediate_size", 128}, {"torch_dtype", nullptr}})},
+      {"vision_config",
+       {{"model_type", "clip_vision_model"},
+        {"hidden_size", 64},
+        {"num_hidden_layers", 1},
+        {"num_attention_heads", 2},
+        {"intermediate_size", 128},
+        {"patch_size", 2},
+        {"image_size", 4},
+        {"projection_dim", 64}}},
+      {"quantization", {{"group_size", 64}, {"bits", 4}}},
+      {"quantization_config", {{"group_size", 64}, {"bits", 4}}}};
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  uint64_t quantized = 0;
+  for (const Tensor& t : m->tensors) {
+    if (t.dtype != Dtype::kU32) continue;
+    ++quantized;
+    EXPECT_NE(t.component, "vision_tower") << t.name;
+  }
+  // Text: 2 layers x 7 linears + embed_tokens + lm_head; projector: linear_1 and linear_2.
+  EXPECT_EQ(quantized, 18u);
+  EXPECT_EQ(std::count_if(m->notes.begin(), m->notes.end(),
+                          [](const std::string& n) { return n.find("MLX") != std::string::npos; }),
+            1);
+  EXPECT_EQ(std::count_if(m->assumptions.begin(), m->assumptions.end(),
+                          [](const std::string& a) {
+                            return a.find("vision") != std::string::npos &&
+                                   a.find("MLX") == std::string::npos;
+                          }),
+            0);
 }
 
 // mlx-community releases against the stored sizes of their pinned snapshots, from exo

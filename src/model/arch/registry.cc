@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 #include <memory>
-#include <optional>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/classic_decoder.h"
@@ -126,7 +125,7 @@ Result<Model> KeepRepeatsOnlyInBlocks(Result<Model> model) {
   return model;
 }
 
-Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
+Result<Model> BuildAny(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
   std::string type = config.model_type();
   if (type.empty() && config.Has("architecture") && config.raw()["architecture"].is_string()) {
     type = "timm";  // timm's config.json names only the architecture
@@ -141,14 +140,6 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
   const auto* builder = FindArchitectureBuilder(type, arch);
   arch::TensorLimitScope limit(options.max_tensors);
   arch::CompactRepeatsScope compact(options.compact_repeats);
-  // An MLX block (mlx-community releases) quantizes every builder's linears and embeddings
-  // (mlx_quantization.h); a config without one leaves an enclosing build's in force.
-  auto mlx = arch::ReadMlxQuantization(config);
-  if (!mlx) return mlx.error();
-  std::optional<arch::MlxQuantizationScope> mlx_scope;
-  if (*mlx && !options.ignore_quantization) {
-    mlx_scope.emplace(std::make_shared<const arch::MlxQuantization>(std::move(**mlx)));
-  }
   if (builder) {
     auto model = builder->build(config, options);
     // An exact builder that cannot lay out this checkpoint's quantization (quantized fused
@@ -204,6 +195,19 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
                    "point memfit at the model's .safetensors or .gguf files (or a Hub repo that "
                    "has them) for an exact answer from the headers",
                    config.where(), type, arch);
+}
+
+// BuildAny under the config's MLX block (mlx-community releases), which quantizes every
+// builder's linears and embeddings (mlx_quantization.h); a config without one leaves an
+// enclosing build's in force, and the build that read the block notes it once.
+Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
+  auto mlx = arch::ReadMlxQuantization(config);
+  if (!mlx) return mlx.error();
+  if (!*mlx || options.ignore_quantization) return BuildAny(config, options, allow_generic);
+  arch::MlxQuantizationScope scope(std::make_shared<const arch::MlxQuantization>(std::move(**mlx)));
+  auto model = BuildAny(config, options, allow_generic);
+  if (model) arch::NoteMlxQuantization(*model);
+  return model;
 }
 
 }  // namespace
