@@ -163,12 +163,20 @@ void ModelBuilder::Packed(std::string name, std::vector<uint64_t> shape, Dtype d
   }
 }
 
-bool ModelBuilder::MlxWeight(const std::string& prefix, uint64_t in, uint64_t out) {
+bool ModelBuilder::MlxWeight(const std::string& prefix, uint64_t in, uint64_t out, uint64_t experts,
+                             const std::string& lookup) {
   if (!mlx_) return false;
-  const auto spec = MlxSpecFor(*mlx_, prefix, in, component_);
+  const auto spec = MlxSpecFor(*mlx_, lookup.empty() ? prefix : lookup, in, component_);
   if (!spec) return false;
-  EmitMlxQuantized(*this, prefix, in, out, *spec);
+  EmitMlxQuantized(*this, prefix, in, out, *spec, experts);
   return true;
+}
+
+void ModelBuilder::StackedLinear(const std::string& name, std::vector<uint64_t> shape,
+                                 uint64_t experts, uint64_t in, uint64_t out,
+                                 const std::string& mlx_module) {
+  const std::string module = name.ends_with(".weight") ? name.substr(0, name.size() - 7) : name;
+  if (!MlxWeight(module, in, out, experts, mlx_module)) Param(name, std::move(shape));
 }
 
 void ModelBuilder::Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias) {

@@ -43,6 +43,12 @@ class ModelBuilder {
   void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
   // nn.Embedding(num, dim): weight [num, dim], quantized like Linear under MLX.
   void Embedding(const std::string& prefix, uint64_t num, uint64_t dim);
+  // `experts` linears (in -> out) stacked in one parameter `name` of `shape` (fused MoE experts):
+  // a Param, or under MLX what mlx-lm's QuantizedSwitchLinear stores, `<name>.weight` uint32
+  // [experts, out, in x bits / 32] with scales (and biases) [experts, out, in / group], looked up
+  // in the block as `mlx_module` (mlx-lm's path, e.g. "...experts.gate_proj") when given.
+  void StackedLinear(const std::string& name, std::vector<uint64_t> shape, uint64_t experts,
+                     uint64_t in, uint64_t out, const std::string& mlx_module = "");
   // nn.LayerNorm(dim): weight and bias (bias optional).
   void LayerNorm(const std::string& prefix, uint64_t dim, bool bias = true);
   // RMSNorm(dim): weight only.
@@ -89,8 +95,10 @@ class ModelBuilder {
   // to a new, freshly faulted buffer) at every doubling. See docs/benchmarks.md.
   void Grow();
   void FailTensorCap();
-  // Emits `prefix`'s weight [out, in] MLX-quantized when the MLX quantization covers it.
-  bool MlxWeight(const std::string& prefix, uint64_t in, uint64_t out);
+  // Emits `prefix`'s weight [out, in] (`experts` of them stacked when not 0) MLX-quantized when
+  // the MLX quantization covers `lookup` (`prefix` when empty).
+  bool MlxWeight(const std::string& prefix, uint64_t in, uint64_t out, uint64_t experts = 0,
+                 const std::string& lookup = "");
   std::string where_;
   Dtype dtype_;
   uint64_t max_tensors_;

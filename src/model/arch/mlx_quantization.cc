@@ -173,18 +173,23 @@ std::optional<MlxQuantSpec> MlxSpecFor(const MlxQuantization& q, const std::stri
 }
 
 void EmitMlxQuantized(ModelBuilder& b, const std::string& m, uint64_t in, uint64_t out,
-                      const MlxQuantSpec& s) {
-  const auto logical = CheckedMul(out, in);
+                      const MlxQuantSpec& s, uint64_t experts) {
+  const auto logical =
+      CheckedProduct(std::vector<uint64_t>{std::max<uint64_t>(experts, 1), out, in});
   const auto packed_bits = CheckedMul(in, s.bits);
   if (!logical || !packed_bits) {
     b.Fail(MakeError("{}: size overflows 64 bits", m));
     return;
   }
+  // [out, x] or, stacked, [experts, out, x].
+  auto shape = [&](uint64_t x) {
+    return experts ? std::vector<uint64_t>{experts, out, x} : std::vector<uint64_t>{out, x};
+  };
   const uint64_t groups = in / s.group_size;
   const Dtype scale = s.mode == MlxMode::kAffine ? b.dtype() : Dtype::kU8;
-  b.Packed(m + ".weight", {out, CeilDivOrZero(*packed_bits, 32)}, Dtype::kU32, *logical);
-  b.Packed(m + ".scales", {out, groups}, scale, 0);
-  if (s.mode == MlxMode::kAffine) b.Packed(m + ".biases", {out, groups}, b.dtype(), 0);
+  b.Packed(m + ".weight", shape(CeilDivOrZero(*packed_bits, 32)), Dtype::kU32, *logical);
+  b.Packed(m + ".scales", shape(groups), scale, 0);
+  if (s.mode == MlxMode::kAffine) b.Packed(m + ".biases", shape(groups), b.dtype(), 0);
 }
 
 void NoteMlxQuantization(Model& model) {
@@ -204,8 +209,9 @@ void NoteMlxQuantization(Model& model) {
       "(mlx-lm convert's predicate) unless the block lists it, vision and audio towers excepted "
       "(mlx-vlm's skip_multimodal_module); a model's own quant_predicate that kept a module in "
       "floating point is not recorded in config.json and is not known here; affine scales and "
-      "biases in the checkpoint dtype (mlx-lm convert casts to the config's); weights a builder "
-      "emits as stacked or fused tensors (not nn.Linear) counted unquantized");
+      "biases in the checkpoint dtype (mlx-lm convert casts to the config's); parameters that "
+      "are not a linear, an embedding or stacked experts (routers held as raw weights, "
+      "convolutions, norms) stay in floating point");
 }
 
 MlxQuantizationScope::MlxQuantizationScope(std::shared_ptr<const MlxQuantization> q)

@@ -62,10 +62,11 @@ Result<std::optional<MlxQuantization>> ReadMlxQuantization(const HfConfig& confi
 std::optional<MlxQuantSpec> MlxSpecFor(const MlxQuantization& q, const std::string& module,
                                        uint64_t in, std::string_view component = "");
 
-// Emits weight, scales and biases of `module` (weight [out, in]) under `spec`; the packed weight
-// counts out x in parameters, scales and biases none.
+// Emits weight, scales and biases of `module` (weight [out, in], or [experts, out, in] when
+// `experts` is not 0) under `spec`; the packed weight counts its out x in (x experts)
+// parameters, scales and biases none.
 void EmitMlxQuantized(ModelBuilder& b, const std::string& module, uint64_t in, uint64_t out,
-                      const MlxQuantSpec& spec);
+                      const MlxQuantSpec& spec, uint64_t experts = 0);
 
 // Adds the note and assumption of a model built under an MLX block.
 void NoteMlxQuantization(Model& model);

@@ -275,6 +275,47 @@ TEST(MlxQuantization, MlxCommunityQwen3MoeMatchesItsStoredSize) {
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 17180913664u);
 }
 
+// mlx-community/gpt-oss-20b-MXFP4-Q8 @773a7da77e569019bb0fd17a554b263738d669a3: 12076119168 bytes
+// (the same exo test). openai/gpt-oss-20b's fields; the block: 8-bit affine group 64, and the
+// experts (mlx-lm's gpt_oss.py SwitchGLU: mlp.experts.{gate,up,down}_proj) mxfp4. The fused
+// gate_up_proj is looked up as experts.gate_proj: uint32 [32, 5760, 2880 x 4 / 32] and one uint8
+// scale per 32 inputs, no biases.
+TEST(MlxQuantization, MlxCommunityGptOssMatchesItsStoredSize) {
+  nlohmann::json layer_types = nlohmann::json::array();
+  for (int i = 0; i < 24; ++i)
+    layer_types.push_back(i % 2 ? "full_attention" : "sliding_attention");
+  nlohmann::json j = {{"model_type", "gpt_oss"},
+                      {"architectures", {"GptOssForCausalLM"}},
+                      {"hidden_size", 2880},
+                      {"intermediate_size", 2880},
+                      {"num_hidden_layers", 24},
+                      {"num_attention_heads", 64},
+                      {"num_key_value_heads", 8},
+                      {"head_dim", 64},
+                      {"num_local_experts", 32},
+                      {"num_experts_per_tok", 4},
+                      {"vocab_size", 201088},
+                      {"sliding_window", 128},
+                      {"layer_types", layer_types},
+                      {"max_position_embeddings", 131072},
+                      {"tie_word_embeddings", false},
+                      {"torch_dtype", "bfloat16"},
+                      {"quantization", {{"group_size", 64}, {"bits", 8}, {"mode", "affine"}}}};
+  for (int i = 0; i < 24; ++i) {
+    for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+      j["quantization"][fmt::format("model.layers.{}.mlp.experts.{}", i, proj)] = {
+          {"group_size", 32}, {"bits", 4}, {"mode", "mxfp4"}};
+    }
+  }
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(ComputeTotals(*m).stored_bytes, 12076119168u);
+  testing::ExpectShape(*m, "model.layers.0.mlp.experts.gate_up_proj.weight", {32, 5760, 360});
+  testing::ExpectShape(*m, "model.layers.0.mlp.experts.gate_up_proj.scales", {32, 5760, 90});
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.experts.down_proj.biases"), nullptr);
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.router.biases")->dtype, Dtype::kBF16);
+}
+
 }  // namespace MEMFIT_TU
 }  // namespace
 }  // namespace memfit::arch
