@@ -22,7 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "memfit/dtype.h"
 #include "memfit/hf_config.h"
 #include "memfit/model.h"
 #include "memfit/result.h"
