@@ -5,6 +5,7 @@
 
 #include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
+#include "model/arch/mlx_quantization.h"
 
 namespace memfit::arch {
 namespace {
@@ -62,7 +63,8 @@ ModelBuilder::ModelBuilder(const HfConfig& config, Dtype dtype)
       dtype_(dtype),
       max_tensors_(t_max_tensors),
       capacity_hint_(std::min(ExpectedTensors(config), t_max_tensors)),
-      compact_repeats_(t_compact_repeats) {
+      compact_repeats_(t_compact_repeats),
+      mlx_(CurrentMlxQuantization()) {
   FillCommon(config, model_);
 }
 
@@ -161,13 +163,29 @@ void ModelBuilder::Packed(std::string name, std::vector<uint64_t> shape, Dtype d
   }
 }
 
+bool ModelBuilder::MlxWeight(const std::string& prefix, uint64_t in, uint64_t out, uint64_t experts,
+                             const std::string& lookup) {
+  if (!mlx_) return false;
+  const auto spec = MlxSpecFor(*mlx_, lookup.empty() ? prefix : lookup, in, component_);
+  if (!spec) return false;
+  EmitMlxQuantized(*this, prefix, in, out, *spec, experts);
+  return true;
+}
+
+void ModelBuilder::StackedLinear(const std::string& name, std::vector<uint64_t> shape,
+                                 uint64_t experts, uint64_t in, uint64_t out,
+                                 const std::string& mlx_module) {
+  const std::string module = name.ends_with(".weight") ? name.substr(0, name.size() - 7) : name;
+  if (!MlxWeight(module, in, out, experts, mlx_module)) Param(name, std::move(shape));
+}
+
 void ModelBuilder::Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias) {
-  Param(prefix + ".weight", {out, in});
+  if (!MlxWeight(prefix, in, out)) Param(prefix + ".weight", {out, in});
   if (bias) Param(prefix + ".bias", {out});
 }
 
 void ModelBuilder::Embedding(const std::string& prefix, uint64_t num, uint64_t dim) {
-  Param(prefix + ".weight", {num, dim});
+  if (!MlxWeight(prefix, dim, num)) Param(prefix + ".weight", {num, dim});
 }
 
 void ModelBuilder::LayerNorm(const std::string& prefix, uint64_t dim, bool bias) {
@@ -261,8 +279,13 @@ void FillCommon(const HfConfig& config, Model& model) {
   auto archs = config.architectures();
   if (!archs.empty()) model.architecture = archs.front();
   model.config_dtype = config.torch_dtype();
-  if (const auto* q = QuantizationConfigJson(config))
+  if (const auto* q = QuantizationConfigJson(config)) {
     model.quantization_config = std::make_shared<const JsonValue>(*q);
+  } else if (auto mlx = config.raw().find("quantization");
+             mlx != config.raw().end() && mlx->is_object()) {
+    // Older mlx-lm releases write only "quantization" (mlx_quantization.h).
+    model.quantization_config = std::make_shared<const JsonValue>(*mlx);
+  }
   for (const auto& key : config.auto_map_keys()) {
     if (key.starts_with("AutoModelFor")) {
       model.auto_map_class = key;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,8 @@
 #include "memfit/result.h"
 
 namespace memfit::arch {
+
+struct MlxQuantization;
 
 // Loops over counts read from a config (layers, experts) must stop once b.failed(): the builder
 // fails when it passes its tensor cap (BuildOptions::max_tensors) or a size overflows.
@@ -35,10 +38,17 @@ class ModelBuilder {
   // counts `logical_params` parameters (Tensor::logical_params): out x in for a packed weight,
   // 0 for scales, zero points and g_idx.
   void Packed(std::string name, std::vector<uint64_t> shape, Dtype dtype, uint64_t logical_params);
-  // nn.Linear(in, out): weight [out, in], bias [out].
+  // nn.Linear(in, out): weight [out, in], bias [out]. Under an MLX quantization
+  // (MlxQuantizationScope) the weight is stored as mlx-lm quantizes it (mlx_quantization.h).
   void Linear(const std::string& prefix, uint64_t in, uint64_t out, bool bias);
-  // nn.Embedding(num, dim): weight [num, dim].
+  // nn.Embedding(num, dim): weight [num, dim], quantized like Linear under MLX.
   void Embedding(const std::string& prefix, uint64_t num, uint64_t dim);
+  // `experts` linears (in -> out) stacked in one parameter `name` of `shape` (fused MoE experts):
+  // a Param, or under MLX what mlx-lm's QuantizedSwitchLinear stores, `<name>.weight` uint32
+  // [experts, out, in x bits / 32] with scales (and biases) [experts, out, in / group], looked up
+  // in the block as `mlx_module` (mlx-lm's path, e.g. "...experts.gate_proj") when given.
+  void StackedLinear(const std::string& name, std::vector<uint64_t> shape, uint64_t experts,
+                     uint64_t in, uint64_t out, const std::string& mlx_module = "");
   // nn.LayerNorm(dim): weight and bias (bias optional).
   void LayerNorm(const std::string& prefix, uint64_t dim, bool bias = true);
   // RMSNorm(dim): weight only.
@@ -85,6 +95,10 @@ class ModelBuilder {
   // to a new, freshly faulted buffer) at every doubling. See docs/benchmarks.md.
   void Grow();
   void FailTensorCap();
+  // Emits `prefix`'s weight [out, in] (`experts` of them stacked when not 0) MLX-quantized when
+  // the MLX quantization covers `lookup` (`prefix` when empty).
+  bool MlxWeight(const std::string& prefix, uint64_t in, uint64_t out, uint64_t experts = 0,
+                 const std::string& lookup = "");
   std::string where_;
   Dtype dtype_;
   uint64_t max_tensors_;
@@ -94,6 +108,7 @@ class ModelBuilder {
   bool in_head_ = false;
   bool base_only_ = false;
   std::string component_;
+  std::shared_ptr<const MlxQuantization> mlx_;  // CurrentMlxQuantization() at construction
   Model model_;
   Error error_;
 };

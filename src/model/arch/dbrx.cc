@@ -13,6 +13,7 @@
 #include "model/arch/expert_kit.h"
 #include "model/arch/issue30_families.h"
 #include "model/arch/quantization.h"
+#include "model/arch/repeated_modules.h"
 
 namespace memfit::arch {
 
@@ -78,16 +79,25 @@ Result<Model> BuildDbrx(const HfConfig& c, const BuildOptions& o) {
     b.LayerNorm(a + "norm_2", h, false);
     b.Linear(l + ".ffn.router.layer", h, hp.num_experts, false);
     const std::string e = l + ".ffn.experts.mlp";
-    if (QuantizesModule(q, e)) {
+    if (q.method == QuantMethod::kMlx) {
+      // mlx-lm's dbrx.py splits the experts into ffn.experts.<E>.{w1,v1,w2} linears (w2
+      // transposed: ffn -> d_model), quantized as linears (mlx_quantization.h).
+      RepeatedModules(b, q, l + ".ffn.experts", hp.num_experts, [&](const std::string& x) {
+        b.Linear(x + ".w1", h, ffn, false);
+        b.Linear(x + ".v1", h, ffn, false);
+        b.Linear(x + ".w2", ffn, h, false);
+      });
+    } else if (QuantizesModule(q, e)) {
       b.Fail(
           MakeError("{}: quantized fused experts (DBRX's ffn.experts.mlp.{{w1,v1,w2}}) are not "
                     "laid out by the exact builder",
                     c.where()));
       break;
+    } else {
+      b.Param(e + ".w1", {rows, h});
+      b.Param(e + ".v1", {rows, h});
+      b.Param(e + ".w2", {rows, h});
     }
-    b.Param(e + ".w1", {rows, h});
-    b.Param(e + ".v1", {rows, h});
-    b.Param(e + ".w2", {rows, h});
     LayerInfo info = AttentionInfo(hp, false, 0);
     info.moe = true;
     hp.layers.push_back(info);

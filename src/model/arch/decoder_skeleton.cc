@@ -219,8 +219,9 @@ class Skeleton {
       EmitRoutedMoe(b_, q_, l, s_, r_.routed, e, r_.mlp_bias);
     } else {  // kGraniteFused: GraniteMoeParallelExperts keep all experts in one [E, out, in]
       const uint64_t inter = hp_.intermediate_size;
-      b_.Param(l + ".block_sparse_moe.input_linear.weight", {e, 2 * inter, h_});
-      b_.Param(l + ".block_sparse_moe.output_linear.weight", {e, h_, inter});
+      b_.StackedLinear(l + ".block_sparse_moe.input_linear.weight", {e, 2 * inter, h_}, e, h_,
+                       2 * inter);
+      b_.StackedLinear(l + ".block_sparse_moe.output_linear.weight", {e, h_, inter}, e, inter, h_);
       b_.Linear(l + ".block_sparse_moe.router.layer", h_, e, false);
       if (r_.shared > 0) {
         b_.Linear(l + ".shared_mlp.input_linear", h_, 2 * r_.shared, false);
@@ -244,8 +245,9 @@ class Skeleton {
       b_.Packed(x + ".down_proj_blocks", {e, h_, inter / 32, 16}, Dtype::kU8, down);
       b_.Packed(x + ".down_proj_scales", {e, h_, inter / 32}, Dtype::kU8, 0);
     } else {
-      b_.Param(x + ".gate_up_proj", {e, h_, inter2});
-      b_.Param(x + ".down_proj", {e, inter, h_});
+      // mlx-lm's gpt_oss.py splits gate_up_proj into experts.gate_proj / up_proj (the same bytes).
+      b_.StackedLinear(x + ".gate_up_proj", {e, h_, inter2}, e, h_, inter2, x + ".gate_proj");
+      b_.StackedLinear(x + ".down_proj", {e, inter, h_}, e, inter, h_, x + ".down_proj");
     }
     b_.Param(x + ".gate_up_proj_bias", {e, inter2});
     b_.Param(x + ".down_proj_bias", {e, h_});

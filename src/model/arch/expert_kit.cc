@@ -36,10 +36,12 @@ bool QuantizesModule(const Quantization& q, const std::string& module) {
 void FusedExperts(ModelBuilder& b, const Quantization& q, const FusedExpertsSpec& s) {
   if (QuantizesModule(q, s.path)) {
     auto& assumptions = b.model().assumptions;
-    if (std::find(assumptions.begin(), assumptions.end(), kPerExpertAssumption) ==
-        assumptions.end()) {
-      assumptions.push_back(kPerExpertAssumption);
-    }
+    // mlx-lm stacks the experts (switch_mlp.*.weight [experts, out, in x bits / 32]): the bytes
+    // of per-expert linears, so no assumption.
+    const bool said = q.method == QuantMethod::kMlx ||
+                      std::find(assumptions.begin(), assumptions.end(), kPerExpertAssumption) !=
+                          assumptions.end();
+    if (!said) assumptions.push_back(kPerExpertAssumption);
     const Quantization eq = QuantizationFor(q, s.path);
     RepeatedModules(b, eq, s.path, s.experts, [&](const std::string& x) {
       QGatedMlp(b, eq, x, s.hidden, s.width);

@@ -364,8 +364,10 @@ void EmitGraniteFfn(ModelBuilder& b, const HybridPlan& p, const std::string& l, 
   info.moe = moe;
   info.intermediate_size = moe ? 0 : p.shared;
   if (moe) {
-    b.Param(l + ".block_sparse_moe.input_linear.weight", {p.experts, 2 * p.expert_width, h});
-    b.Param(l + ".block_sparse_moe.output_linear.weight", {p.experts, h, p.expert_width});
+    b.StackedLinear(l + ".block_sparse_moe.input_linear.weight", {p.experts, 2 * p.expert_width, h},
+                    p.experts, h, 2 * p.expert_width);
+    b.StackedLinear(l + ".block_sparse_moe.output_linear.weight", {p.experts, h, p.expert_width},
+                    p.experts, p.expert_width, h);
     b.Linear(l + ".block_sparse_moe.router.layer", h, p.experts, false);
   }
   b.Linear(l + ".shared_mlp.input_linear", h, 2 * p.shared, false);

@@ -127,9 +127,14 @@ Result<Model> BuildLlama4(const HfConfig& top, const BuildOptions& o, bool multi
     }
     if (is_moe(i)) {
       b.Linear(f + ".router", h, e, false);
-      b.Param(f + ".experts.gate_up_proj", {e, h, MulDims(b, 2, inter, "2 x intermediate_size")});
-      b.Param(f + ".experts.down_proj", {e, inter, h});
-      if (q.method != QuantMethod::kNone && !SkipsModule(q, f + ".experts.gate_up_proj")) {
+      const uint64_t inter2 = MulDims(b, 2, inter, "2 x intermediate_size");
+      // Under MLX, mlx-lm's llama4.py SwitchGLU (experts.gate_proj / up_proj / down_proj).
+      b.StackedLinear(f + ".experts.gate_up_proj", {e, h, inter2}, e, h, inter2,
+                      f + ".experts.gate_proj");
+      b.StackedLinear(f + ".experts.down_proj", {e, inter, h}, e, inter, h,
+                      f + ".experts.down_proj");
+      if (q.method != QuantMethod::kNone && q.method != QuantMethod::kMlx &&
+          !SkipsModule(q, f + ".experts.gate_up_proj")) {
         ++unquantized_expert_layers;
       }
       QGatedMlp(b, q, f + ".shared_expert", h, inter);

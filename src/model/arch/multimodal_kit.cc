@@ -95,7 +95,8 @@ void NoteUnquantizedTowers(const nlohmann::json* quantization,
   if (!config) return;
   ModelBuilder scratch(*config);
   const Quantization q = ReadQuantization(scratch, *config, BuildOptions{});
-  if (scratch.failed() || q.method == QuantMethod::kNone) return;
+  // MLX: mlx-vlm keeps the towers in floating point itself (mlx_quantization.h).
+  if (scratch.failed() || q.method == QuantMethod::kNone || q.method == QuantMethod::kMlx) return;
   uint64_t count = 0;
   std::string first;
   for (const auto& t : model.tensors) {

@@ -9,6 +9,7 @@
 #include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
 #include "memfit/model.h"
+#include "model/arch/mlx_quantization.h"
 
 namespace memfit::arch {
 namespace {
@@ -172,6 +173,11 @@ Quantization ReadQuantizationFields(ModelBuilder& b, const HfConfig& c,
                                     const BuildOptions& options) {
   Quantization q;
   if (options.ignore_quantization) return q;
+  if (HasMlxQuantization(c)) {
+    // Read and checked by BuildFromConfig (MlxQuantizationScope); the builder stores it.
+    q.method = QuantMethod::kMlx;
+    return q;
+  }
   const nlohmann::json* qc = QuantizationConfigJson(c);
   auto raw = c.raw().find("quantization_config");
   if (!qc && raw != c.raw().end() && !raw->is_null()) qc = &*raw;
@@ -302,7 +308,8 @@ void QLinear(ModelBuilder& b, const Quantization& q, const std::string& m, uint6
       }
     }
   }
-  if (method == QuantMethod::kNone || method == QuantMethod::kMxfp4 || SkipsModule(q, m)) {
+  if (method == QuantMethod::kNone || method == QuantMethod::kMxfp4 ||
+      method == QuantMethod::kMlx || SkipsModule(q, m)) {
     b.Linear(m, in, out, bias);
     return;
   }

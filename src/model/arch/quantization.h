@@ -34,6 +34,8 @@ enum class QuantMethod : uint8_t {
                  // (two E2M1 values a byte), uint8 (E8M0) weight_scale [out, in/32]
   kMxfp8,      // ModelOpt MXFP8 (in MIXED_PRECISION "quantized_layers"): float8_e4m3fn weight
                // [out, in] and a uint8 E8M0 weight_scale per 32 inputs [out, in/32]
+  kMlx,        // MLX (mlx-lm): "quantization" {group_size, bits, mode}; ModelBuilder::Linear and
+               // ::Embedding store the weights (mlx_quantization.h), QLinear defers to them
 };
 
 // The skip list compiled once for SkipsModule: each '*' pattern filed under its literal prefix
@@ -88,7 +90,7 @@ inline constexpr const char* kModuleAliasesKey = "memfit_module_aliases";
 
 SkipIndex IndexSkips(const std::vector<std::string>& skip);
 
-// Reads "quantization_config" (none when absent, or when options.ignore_quantization is set:
+// Reads "quantization_config" (kMlx for an MLX block, mlx_quantization.h; none when absent, or when options.ignore_quantization is set:
 // accelerate's create_empty_model builds the unquantized model). Unknown methods fail the builder
 // with an error naming the field.
 Quantization ReadQuantization(ModelBuilder& b, const HfConfig& config, const BuildOptions& options);

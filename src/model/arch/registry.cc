@@ -8,6 +8,7 @@
 #include "formats/hf_config_json.h"
 
 #include <fmt/format.h>
+#include <memory>
 
 #include "model/arch/builder_kit.h"
 #include "model/arch/classic_decoder.h"
@@ -18,6 +19,7 @@
 #include "model/arch/gemma3n_family.h"
 #include "model/arch/hybrid_spec.h"
 #include "model/arch/mla_families.h"
+#include "model/arch/mlx_quantization.h"
 #include "model/arch/omni_kit.h"
 #include "model/arch/phi4mm_family.h"
 #include "model/arch/vlm_families.h"
@@ -124,7 +126,7 @@ Result<Model> KeepRepeatsOnlyInBlocks(Result<Model> model) {
   return model;
 }
 
-Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
+Result<Model> BuildAny(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
   std::string type = config.model_type();
   if (type.empty() && config.Has("architecture") && config.raw()["architecture"].is_string()) {
     type = "timm";  // timm's config.json names only the architecture
@@ -194,6 +196,19 @@ Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool al
                    "point memfit at the model's .safetensors or .gguf files (or a Hub repo that "
                    "has them) for an exact answer from the headers",
                    config.where(), type, arch);
+}
+
+// BuildAny under the config's MLX block (mlx-community releases), which quantizes every
+// builder's linears and embeddings (mlx_quantization.h); a config without one leaves an
+// enclosing build's in force, and the build that read the block notes it once.
+Result<Model> Build(const HfConfig& config, const BuildOptions& options, bool allow_generic) {
+  auto mlx = arch::ReadMlxQuantization(config);
+  if (!mlx) return mlx.error();
+  if (!*mlx || options.ignore_quantization) return BuildAny(config, options, allow_generic);
+  arch::MlxQuantizationScope scope(std::make_shared<const arch::MlxQuantization>(std::move(**mlx)));
+  auto model = BuildAny(config, options, allow_generic);
+  if (model) arch::NoteMlxQuantization(*model);
+  return model;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/arch/mlx_quantization.h"
+
 namespace memfit::arch {
 namespace {
 
@@ -33,6 +35,13 @@ bool MaySeeIndex(std::string_view pattern, std::string_view prefix) {
 
 bool IndexBlind(const Quantization& q, const std::string& path) {
   if (q.method == QuantMethod::kNone) return true;
+  if (q.method == QuantMethod::kMlx) {
+    // An MLX block may list one module below `path` (mlx_quantization.h).
+    const auto mlx = CurrentMlxQuantization();
+    return !mlx || std::none_of(mlx->modules.begin(), mlx->modules.end(), [&](const auto& entry) {
+      return entry.first.starts_with(path + ".");
+    });
+  }
   const std::vector<std::string> prefixes = CheckpointNames(q, path + ".");
   if (q.method == QuantMethod::kMixed) {
     for (const auto& [module, method] : q.per_module) {
