@@ -10,6 +10,8 @@
 // every nn.Linear outside "ignore" as quantization.h stores it, the fused experts per expert
 // (expert_kit.h). Source: transformers models/gemma4/modeling_gemma4.py.
 
+#include <fmt/format.h>
+
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
 #include "model/arch/expert_kit.h"
@@ -153,9 +155,13 @@ struct Gemma4TextDims {
   bool k_eq_v = false, double_wide = false, moe = false, any_shared = false;
 };
 
-// One decoder layer; returns its LayerInfo.
+// One decoder layer; returns its LayerInfo. A KV-shared layer (the last "num_kv_shared_layers")
+// has no k/v modules in transformers (Gemma4TextAttention), but the released checkpoints still
+// store its k_proj, v_proj and k_norm: they are emitted stored, not loaded, their bytes added to
+// `unloaded_bytes`. (google/gemma-4-E2B-it and E4B-it: the Hub's totals, 5,123,178,051 and
+// 7,996,156,490 elements without their 928 scalars, and E4B's 2,130 tensors, hold them.)
 LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t i,
-                          bool sliding, const Gemma4TextDims& d) {
+                          bool sliding, const Gemma4TextDims& d, uint64_t& unloaded_bytes) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   const bool full = !sliding;
@@ -169,12 +175,12 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
   b.RmsNorm(l + ".input_layernorm", h);
   QLinear(b, q, l + ".self_attn.q_proj", h, q_width, false);
   b.RmsNorm(l + ".self_attn.q_norm", hd);
-  if (!shared) {
-    b.RmsNorm(l + ".self_attn.k_norm", hd);
-    const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
-    QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
-    if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
-  }
+  const size_t kv_first = b.model().tensors.size();
+  b.RmsNorm(l + ".self_attn.k_norm", hd);
+  const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
+  QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
+  if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
+  if (shared) unloaded_bytes += MarkStoredOnly(b.model(), kv_first);
   QLinear(b, q, l + ".self_attn.o_proj", q_width, h, false);
   QGatedMlp(b, q, l + ".mlp", h, inter);
   b.RmsNorm(l + ".post_attention_layernorm", h);
@@ -269,8 +275,16 @@ Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multi
     QLinear(b, q, p + ".per_layer_model_projection", h, width, false);
     b.RmsNorm(p + ".per_layer_projection_norm", d.per_layer);
   }
+  uint64_t unloaded_bytes = 0;
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    hp.layers.push_back(Gemma4TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d));
+    hp.layers.push_back(
+        Gemma4TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d, unloaded_bytes));
+  }
+  if (shared_layers > 0) {
+    m.notes.push_back(fmt::format(
+        "the {} KV-shared layers' k_proj/v_proj/k_norm ({} bytes) are stored in the checkpoint "
+        "but not loaded by transformers",
+        shared_layers, unloaded_bytes));
   }
   b.RmsNorm(p + ".norm", h);
   // Non-persistent rotary tables per layer type (inv_freq and its original copy).

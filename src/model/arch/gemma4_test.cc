@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "formats/hf_config_json.h"
 #include "model/arch/arch_test_util.h"
 #include "model/arch/families.h"
@@ -171,10 +173,87 @@ TEST(Gemma4Builder, SharedKvLayers) {
   auto j = TinyGemma4();
   j["text_config"]["num_kv_shared_layers"] = 1;
   j["text_config"]["use_double_wide_mlp"] = true;
-  auto m = testing::BuildCounted(j, 1264u - 72u + 288u);
+  // Layer 1's k_norm and k_proj (no v_proj: k_eq_v) stay in the checkpoint, not loaded:
+  // (1264 + 288 + 2 layer_scalars) x 4 bytes stored with them.
+  auto m = testing::BuildCounted(j, 1264u - 72u + 288u, (1264u + 288u + 2u) * 4u);
   ASSERT_TRUE(m);
   testing::ExpectLayer(m->hp, 1, {.intermediate_size = 24u, .kv_shared = true});
   testing::ExpectLayer(m->hp, 0, {.kv_shared = false});
+  const Tensor* k = FindTensor(*m, "model.language_model.layers.1.self_attn.k_proj.weight");
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->stored);
+  EXPECT_FALSE(k->loaded);
+  EXPECT_TRUE(FindTensor(*m, "model.language_model.layers.0.self_attn.k_proj.weight")->loaded);
+}
+
+// google/gemma-4-E2B-it and E4B-it against the Hub: 5,123,178,051 and 7,996,156,490 elements
+// (the Hub's count leaves out rank-0 tensors: the 928 clip scalars, 16 x 7 x 4 of the vision
+// tower and 12 x 10 x 4 of the audio tower), and E4B's single model.safetensors holds 2,130
+// tensors. All bfloat16: stored bytes 2 x (count + 928). Configs: the released dimensions as
+// public ports quote them (text, the audio_config above, vision = Gemma4VisionConfig's defaults
+// with use_clipped_linears). The KV-shared layers' k_proj/v_proj/k_norm are part of these totals.
+nlohmann::json EModel(uint64_t hidden, uint64_t layers, uint64_t inter, uint64_t kv,
+                      uint64_t shared, uint64_t period, bool double_wide) {
+  nlohmann::json types = nlohmann::json::array();
+  for (uint64_t i = 0; i < layers; ++i) {
+    types.push_back(i % period == period - 1 ? "full_attention" : "sliding_attention");
+  }
+  return {{"model_type", "gemma4"},
+          {"architectures", {"Gemma4ForConditionalGeneration"}},
+          {"dtype", "bfloat16"},
+          {"text_config",
+           {{"hidden_size", hidden},
+            {"num_hidden_layers", layers},
+            {"intermediate_size", inter},
+            {"num_attention_heads", 8},
+            {"num_key_value_heads", kv},
+            {"head_dim", 256},
+            {"global_head_dim", 512},
+            {"vocab_size", 262144},
+            {"vocab_size_per_layer_input", 262144},
+            {"hidden_size_per_layer_input", 256},
+            {"num_kv_shared_layers", shared},
+            {"use_double_wide_mlp", double_wide},
+            {"sliding_window", 512},
+            {"layer_types", types}}},
+          {"vision_config",
+           {{"hidden_size", 768},
+            {"num_hidden_layers", 16},
+            {"num_attention_heads", 12},
+            {"head_dim", 64},
+            {"intermediate_size", 3072},
+            {"patch_size", 16},
+            {"position_embedding_size", 10240},
+            {"use_clipped_linears", true}}},
+          {"audio_config",
+           {{"hidden_size", 1024},
+            {"num_hidden_layers", 12},
+            {"num_attention_heads", 8},
+            {"subsampling_conv_channels", {128, 32}},
+            {"conv_kernel_size", 5},
+            {"output_proj_dims", 1536},
+            {"use_clipped_linears", true}}}};
+}
+
+TEST(Gemma4Builder, RealE2bAndE4bMatchTheHubCounts) {
+  struct Case {
+    nlohmann::json config;
+    uint64_t hub_elements, parameters;
+    size_t stored_tensors;
+  };
+  const Case cases[] = {{EModel(1536, 35, 6144, 1, 20, 5, true), 5123178051, 5104297504, 2011},
+                        {EModel(2560, 42, 10240, 2, 18, 6, false), 7996156490, 7941100832, 2130}};
+  for (const auto& c : cases) {
+    auto m = BuildJson(c.config);
+    ASSERT_TRUE(m) << m.error().message;
+    const auto t = ComputeTotals(*m);
+    EXPECT_EQ(t.stored_bytes, 2 * (c.hub_elements + 928)) << c.hub_elements;
+    EXPECT_EQ(t.parameters, c.parameters) << c.hub_elements;
+    EXPECT_EQ(std::count_if(m->tensors.begin(), m->tensors.end(),
+                            [](const Tensor& x) { return x.stored && x.tied_to.empty(); }),
+              static_cast<std::ptrdiff_t>(c.stored_tensors))
+        << c.hub_elements;
+  }
 }
 
 // NVIDIA's ModelOpt NVFP4 (attention and lm_head in "ignore"): each MLP linear stores weight
