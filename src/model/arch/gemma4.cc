@@ -5,10 +5,12 @@
 // "num_kv_shared_layers" layers (a double-wide MLP there with "use_double_wide_mlp"), a
 // persistent layer_scalar, the "enable_moe_block" router, fused experts and norms, and per-layer
 // embeddings ("hidden_size_per_layer_input"); tied lm_head. The vision tower's linears are
-// Gemma4ClippableLinear (clip buffers with "use_clipped_linears"); the audio tower is an error
-// pointing to the headers. ModelOpt NVFP4 releases: every nn.Linear outside "ignore" as
-// quantization.h stores it, the fused experts per expert (expert_kit.h). Source: transformers
-// models/gemma4/modeling_gemma4.py.
+// Gemma4ClippableLinear (clip buffers with "use_clipped_linears"); the audio tower
+// (Gemma4AudioModel, "audio_config") and embed_audio as AudioTower says. ModelOpt NVFP4 releases:
+// every nn.Linear outside "ignore" as quantization.h stores it, the fused experts per expert
+// (expert_kit.h). Source: transformers models/gemma4/modeling_gemma4.py.
+
+#include <fmt/format.h>
 
 #include "formats/hf_config_json.h"
 #include "model/arch/decoder_kit.h"
@@ -68,12 +70,82 @@ void VisionTower(ModelBuilder& b, const Quantization& q, const HfConfig& v, uint
     b.RmsNorm(l + ".pre_feedforward_layernorm", h);
     b.RmsNorm(l + ".post_feedforward_layernorm", h);
   }
-  if (standardize) {
-    b.Param(t + ".std_bias", {h});
-    b.Param(t + ".std_scale", {h});
+  // Gemma4VisionEncoder.rotary_emb: inv_freq over half the head (one spatial axis), two copies.
+  for (const char* n : {".encoder.rotary_emb.inv_freq", ".encoder.rotary_emb.original_inv_freq"}) {
+    b.Buffer(t + n, {(hd / 2 + 1) / 2}, Dtype::kF32, false);
+  }
+  if (standardize) {  // register_buffer in Gemma4VisionModel: stored, not parameters
+    b.Buffer(t + ".std_bias", {h}, b.dtype(), true);
+    b.Buffer(t + ".std_scale", {h}, b.dtype(), true);
   }
   b.SetComponent("embed_vision");
   QLinear(b, q, "model.embed_vision.embedding_projection", h, text_hidden, false);
+  b.SetComponent("language_model");
+}
+
+// Gemma4AudioModel (the Universal Speech Model conformer) and Gemma4Model.embed_audio, as
+// transformers gemma4/modeling_gemma4.py builds them from Gemma4AudioConfig (its defaults are
+// those of google/gemma-4-e2b-it): subsample_conv_projection.layer{0,1} (Conv2d 3x3 without bias,
+// LayerNorm without bias), input_proj_linear [H, (channels[0] / 4) x channels[1]]; per layer
+// feed_forward1/2 (ffw_layer_1 H -> 4H, ffw_layer_2, pre/post norms), self_attn (q/k/v/post
+// H -> H, relative_k_proj, per_dim_scale [H / heads]), lconv1d (linear_start H -> 2H,
+// linear_end, depthwise Conv1d [H, 1, kernel], two norms), norm_pre_attn/norm_post_attn/norm_out;
+// output_proj [output_proj_dims, H] with bias. Every Gemma4ClippableLinear carries four scalar
+// buffers with "use_clipped_linears" (default true). embed_audio: embedding_projection
+// [text hidden, output_proj_dims] (its pre-projection norm has no weight).
+void AudioTower(ModelBuilder& b, const Quantization& q, const HfConfig& a, uint64_t text_hidden) {
+  const uint64_t h = Get(b, a.UintOr("hidden_size", 1024));
+  const uint64_t layers = Get(b, a.UintOr("num_hidden_layers", 12));
+  const uint64_t heads = Get(b, a.UintOr("num_attention_heads", 8));
+  const uint64_t kernel = Get(b, a.UintOr("conv_kernel_size", 5));
+  const uint64_t out = Get(b, a.UintOr("output_proj_dims", 1536));
+  const bool clip = Get(b, a.BoolOr("use_clipped_linears", true));
+  const std::vector<uint64_t> ch = UintList(b, a, "subsampling_conv_channels", {128, 32}, 2);
+  if (b.failed()) return;
+  if (ch.size() != 2 || !CheckNonZero(b, a, {{h, "hidden_size"}, {kernel, "conv_kernel_size"}})) {
+    if (!b.failed()) {
+      b.Fail(MakeError("{}: \"subsampling_conv_channels\" must hold two integers", a.where()));
+    }
+    return;
+  }
+  const uint64_t hd = DivideExact(b, a, h, "hidden_size", heads, "num_attention_heads");
+  const uint64_t h4 = MulDims(b, 4, h, "4 x audio hidden_size");
+  const uint64_t h2 = MulDims(b, 2, h, "2 x audio hidden_size");
+  const uint64_t proj_in = MulDims(b, ch[0] / 4, ch[1], "subsampling_conv_channels");
+  if (b.failed()) return;
+  const std::string t = "model.audio_tower";
+  b.SetComponent("audio_tower");
+  for (uint64_t i = 0; i < 2; ++i) {
+    const std::string l = t + ".subsample_conv_projection.layer" + std::to_string(i);
+    b.Conv(l + ".conv", i == 0 ? 1 : ch[0], ch[i], {3, 3}, false);
+    b.LayerNorm(l + ".norm", ch[i], false);
+  }
+  QLinear(b, q, t + ".subsample_conv_projection.input_proj_linear", proj_in, h, false);
+  b.Buffer(t + ".rel_pos_enc.inv_timescales", {1, 1, h / 2}, Dtype::kF32, false);
+  for (uint64_t i = 0; i < layers && !b.failed(); ++i) {
+    const std::string l = Layer(t + ".layers", i);
+    for (const char* ff : {".feed_forward1", ".feed_forward2"}) {
+      Clippable(b, q, l + ff + ".ffw_layer_1", h, h4, clip);
+      Clippable(b, q, l + ff + ".ffw_layer_2", h4, h, clip);
+      b.RmsNorm(l + ff + ".pre_layer_norm", h);
+      b.RmsNorm(l + ff + ".post_layer_norm", h);
+    }
+    for (const char* p : {".q_proj", ".k_proj", ".v_proj", ".post"}) {
+      Clippable(b, q, l + ".self_attn" + p, h, h, clip);
+    }
+    QLinear(b, q, l + ".self_attn.relative_k_proj", h, h, false);
+    b.Param(l + ".self_attn.per_dim_scale", {hd});
+    b.Buffer(l + ".self_attn.softcap", {}, Dtype::kF32, false);
+    Clippable(b, q, l + ".lconv1d.linear_start", h, h2, clip);
+    Clippable(b, q, l + ".lconv1d.linear_end", h, h, clip);
+    b.Conv(l + ".lconv1d.depthwise_conv1d", h, h, {kernel}, false, h);
+    b.RmsNorm(l + ".lconv1d.pre_layer_norm", h);
+    b.RmsNorm(l + ".lconv1d.conv_norm", h);
+    for (const char* n : {".norm_pre_attn", ".norm_post_attn", ".norm_out"}) b.RmsNorm(l + n, h);
+  }
+  QLinear(b, q, t + ".output_proj", h, out, true);
+  b.SetComponent("embed_audio");
+  QLinear(b, q, "model.embed_audio.embedding_projection", out, text_hidden, false);
   b.SetComponent("language_model");
 }
 
@@ -83,9 +155,13 @@ struct Gemma4TextDims {
   bool k_eq_v = false, double_wide = false, moe = false, any_shared = false;
 };
 
-// One decoder layer; returns its LayerInfo.
+// One decoder layer; returns its LayerInfo. A KV-shared layer (the last "num_kv_shared_layers")
+// has no k/v modules in transformers (Gemma4TextAttention), but the released checkpoints still
+// store its k_proj, v_proj and k_norm: they are emitted stored, not loaded, their bytes added to
+// `unloaded_bytes`. (google/gemma-4-E2B-it and E4B-it: the Hub's totals, 5,123,178,051 and
+// 7,996,156,490 elements without their 928 scalars, and E4B's 2,130 tensors, hold them.)
 LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::string& l, uint64_t i,
-                          bool sliding, const Gemma4TextDims& d) {
+                          bool sliding, const Gemma4TextDims& d, uint64_t& unloaded_bytes) {
   const auto& hp = b.model().hp;
   const uint64_t h = hp.hidden_size, nh = hp.num_attention_heads;
   const bool full = !sliding;
@@ -99,12 +175,12 @@ LayerInfo Gemma4TextLayer(ModelBuilder& b, const Quantization& q, const std::str
   b.RmsNorm(l + ".input_layernorm", h);
   QLinear(b, q, l + ".self_attn.q_proj", h, q_width, false);
   b.RmsNorm(l + ".self_attn.q_norm", hd);
-  if (!shared) {
-    b.RmsNorm(l + ".self_attn.k_norm", hd);
-    const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
-    QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
-    if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
-  }
+  const size_t kv_first = b.model().tensors.size();
+  b.RmsNorm(l + ".self_attn.k_norm", hd);
+  const uint64_t kv_width = MulDims(b, nkv, hd, "key_value_heads x head_dim");
+  QLinear(b, q, l + ".self_attn.k_proj", h, kv_width, false);
+  if (!k_eq_v) QLinear(b, q, l + ".self_attn.v_proj", h, kv_width, false);
+  if (shared) unloaded_bytes += MarkStoredOnly(b.model(), kv_first);
   QLinear(b, q, l + ".self_attn.o_proj", q_width, h, false);
   QGatedMlp(b, q, l + ".mlp", h, inter);
   b.RmsNorm(l + ".post_attention_layernorm", h);
@@ -168,12 +244,6 @@ Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multi
     hp.moe_intermediate_size = d.moe_inter;
   }
   const Quantization q = ReadQuantization(b, top, o);
-  if (multimodal && top.Has("audio_config")) {
-    b.Fail(
-        MakeError("{}: Gemma 4's audio tower (\"audio_config\") is not built from the config; "
-                  "the safetensors headers give an exact answer",
-                  top.where()));
-  }
   if (b.failed()) return b.Finish();
   if (d.k_eq_v && (d.global_kv == 0 || hp.num_attention_heads % d.global_kv != 0)) {
     return MakeError("{}: \"num_global_key_value_heads\" = {} must divide \"num_attention_heads\"",
@@ -205,8 +275,16 @@ Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multi
     QLinear(b, q, p + ".per_layer_model_projection", h, width, false);
     b.RmsNorm(p + ".per_layer_projection_norm", d.per_layer);
   }
+  uint64_t unloaded_bytes = 0;
   for (uint64_t i = 0; i < hp.num_layers && !b.failed(); ++i) {
-    hp.layers.push_back(Gemma4TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d));
+    hp.layers.push_back(
+        Gemma4TextLayer(b, q, Layer(p + ".layers", i), i, sliding[i], d, unloaded_bytes));
+  }
+  if (shared_layers > 0) {
+    m.notes.push_back(fmt::format(
+        "the {} KV-shared layers' k_proj/v_proj/k_norm ({} bytes) are stored in the checkpoint "
+        "but not loaded by transformers",
+        shared_layers, unloaded_bytes));
   }
   b.RmsNorm(p + ".norm", h);
   // Non-persistent rotary tables per layer type (inv_freq and its original copy).
@@ -223,6 +301,12 @@ Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multi
     } else if (top.Has("vision_config")) {
       b.Fail(vision.error());
     }
+    auto audio = top.Sub("audio_config");
+    if (audio) {
+      AudioTower(b, q, *audio, h);
+    } else if (top.Has("audio_config")) {
+      b.Fail(audio.error());
+    }
   }
   b.SetComponent(multimodal ? "language_model" : "");
   LmHead(b, p + ".embed_tokens");
@@ -235,7 +319,8 @@ Result<Model> BuildGemma4(const HfConfig& top, const BuildOptions& o, bool multi
         "FP8 KV-cache scales (float32 k_scale / v_scale scalars that ModelOpt may export per "
         "attention layer) not counted: at most 8 bytes a layer");
   }
-  m.no_split_patterns = {p + ".layers.*", "model.vision_tower.encoder.layers.*"};
+  m.no_split_patterns = {p + ".layers.*", "model.vision_tower.encoder.layers.*",
+                         "model.audio_tower.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "formats/hf_config_json.h"
 #include "model/arch/arch_test_util.h"
 #include "model/arch/families.h"
@@ -49,7 +51,9 @@ TEST(Gemma4Builder, TinyTextCountsByHand) {
 
 // Vision tower (hidden 4, 1 layer, 2 heads of 2, intermediate 6, patch 2): input_proj 4 x 12 =
 // 48, position_embedding_table 2 x 5 x 4 = 40; layer: 4 + q/k/v/o 4 x 16 + q/k norms 4 + MLP
-// 3 x 4 x 6 = 72 + three norms 12 = 156; std_bias/std_scale 8; embed_vision 4 x 8 = 32: 284.
+// 3 x 4 x 6 = 72 + three norms 12 = 156; embed_vision 4 x 8 = 32: 276 parameters.
+// std_bias/std_scale are Gemma4VisionModel's register_buffer (persistent): stored (8 x 4 bytes),
+// not parameters; the encoder's rotary inv_freq/original_inv_freq are not stored.
 TEST(Gemma4Builder, VisionTowerIsAComponent) {
   auto j = TinyGemma4();
   j["vision_config"] = {{"hidden_size", 4},
@@ -61,9 +65,13 @@ TEST(Gemma4Builder, VisionTowerIsAComponent) {
                         {"patch_size", 2},
                         {"position_embedding_size", 5},
                         {"standardize", true}};
-  auto m = testing::BuildCounted(j, 1264u + 284u);
+  auto m = testing::BuildCounted(j, 1264u + 276u, 5064u + (276u + 8u) * 4u);
   ASSERT_TRUE(m);
-  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 252u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "vision_tower"), 244u);
+  const Tensor* std_bias = FindTensor(*m, "model.vision_tower.std_bias");
+  ASSERT_NE(std_bias, nullptr);
+  EXPECT_EQ(std_bias->kind, TensorKind::kBuffer);
+  EXPECT_TRUE(std_bias->stored);
   const Tensor* q =
       FindTensor(*m, "model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight");
   ASSERT_NE(q, nullptr);
@@ -94,12 +102,68 @@ TEST(Gemma4Builder, MoeBlockAndHostileConfigs) {
                                "num_global_key_value_heads");
   testing::ExpectPatchRejected(TinyGemma4(), {{"text_config", {{"num_kv_shared_layers", 3}}}},
                                "num_kv_shared_layers");
-  j = TinyGemma4();
-  j["audio_config"] = {{"hidden_size", 4}};
-  ExpectError(j, "audio_config");
   testing::ExpectPatchRejected(
       TinyGemma4(), {{"text_config", {{"hidden_size", uint64_t{1} << 45}}}}, "hidden_size");
   testing::ExpectPatchRejected(TinyGemma4(), {{"text_config", nullptr}}, "text_config");
+}
+
+// Audio tower (transformers Gemma4AudioModel; hidden 8, 1 layer, 2 heads of 4, channels [8, 4],
+// kernel 3, output_proj_dims 6). Subsampling: conv 8 x 1 x 3 x 3 = 72 + norm 8, conv 4 x 8 x 9
+// = 288 + norm 4, input_proj_linear 8 x (8 / 4 x 4) = 64: 436. Layer: two feed-forwards
+// 2 x (2 x 8 x 32 + 16) = 1056; self_attn q/k/v/post 4 x 64 + relative_k_proj 64 +
+// per_dim_scale 4 = 324; lconv1d linear_start 16 x 8 + linear_end 64 + depthwise 8 x 3 + two
+// norms 16 = 232; three norms 24: 1636. output_proj 6 x 8 + 6 = 54; embed_audio 8 x 6 = 48:
+// 2174 parameters, float32. With use_clipped_linears (the default): ten clippable linears of 4
+// scalar buffers each, 160 bytes more.
+TEST(Gemma4Builder, AudioTowerCountsByHand) {
+  auto j = TinyGemma4();
+  j["audio_config"] = {{"hidden_size", 8},
+                       {"num_hidden_layers", 1},
+                       {"num_attention_heads", 2},
+                       {"subsampling_conv_channels", {8, 4}},
+                       {"conv_kernel_size", 3},
+                       {"output_proj_dims", 6},
+                       {"use_clipped_linears", false}};
+  auto m = testing::BuildCounted(j, 1264u + 2174u, 5064u + 2174u * 4u);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 2126u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "embed_audio"), 48u);
+  testing::ExpectShape(*m, "model.audio_tower.layers.0.lconv1d.depthwise_conv1d.weight", {8, 1, 3});
+  testing::ExpectShape(*m, "model.audio_tower.subsample_conv_projection.input_proj_linear.weight",
+                       {8, 8});
+  j["audio_config"].erase("use_clipped_linears");
+  auto clipped = BuildJson(j);
+  ASSERT_TRUE(clipped) << clipped.error().message;
+  EXPECT_EQ(ComputeTotals(*clipped).stored_bytes, ComputeTotals(*m).stored_bytes + 160u);
+  auto bad = j;
+  bad["audio_config"]["num_attention_heads"] = 3;
+  ExpectError(bad, "num_attention_heads");
+  bad = j;
+  bad["audio_config"]["subsampling_conv_channels"] = {8};
+  ExpectError(bad, "subsampling_conv_channels");
+}
+
+// google/gemma-4-E2B-it's audio tower: the audio_config of the released checkpoint (hidden 1024,
+// 12 layers, 8 heads, channels [128, 32], kernel 5, output_proj_dims 1536; as quoted by
+// ollama's x/models/gemma4 tests), counted by hand from the module above: subsampling 1,152 +
+// 128 + 36,864 + 32 + 1,048,576 = 1,086,752; per layer 16,781,312 + 5,243,008 + 3,152,896 +
+// 3,072 = 25,180,288 (x 12 = 302,163,456); output_proj 1,574,400: 304,824,608 (the card's
+// "~300M" audio encoder); embed_audio 1536 x 1536 = 2,359,296.
+TEST(Gemma4Builder, RealE2bAudioTowerByHand) {
+  auto j = TinyGemma4();
+  j["text_config"]["hidden_size"] = 1536;  // E2B's text hidden size, the embed_audio output
+  j["audio_config"] = {{"model_type", "gemma4_audio"},
+                       {"hidden_size", 1024},
+                       {"num_hidden_layers", 12},
+                       {"num_attention_heads", 8},
+                       {"subsampling_conv_channels", {128, 32}},
+                       {"conv_kernel_size", 5},
+                       {"output_proj_dims", 1536},
+                       {"use_clipped_linears", true}};
+  auto m = BuildJson(j);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "audio_tower"), 304824608u);
+  EXPECT_EQ(arch_test::ComponentParameters(*m, "embed_audio"), 2359296u);
 }
 
 // Shared-KV layers (num_kv_shared_layers) hold no k/v projections or norms; with
@@ -109,12 +173,88 @@ TEST(Gemma4Builder, SharedKvLayers) {
   auto j = TinyGemma4();
   j["text_config"]["num_kv_shared_layers"] = 1;
   j["text_config"]["use_double_wide_mlp"] = true;
-  auto m = testing::BuildCounted(j, 1264u - 72u + 288u);
+  // Layer 1's k_norm and k_proj (no v_proj: k_eq_v) stay in the checkpoint, not loaded:
+  // (1264 + 288 + 2 layer_scalars) x 4 bytes stored with them.
+  auto m = testing::BuildCounted(j, 1264u - 72u + 288u, (1264u + 288u + 2u) * 4u);
   ASSERT_TRUE(m);
   testing::ExpectLayer(m->hp, 1, {.intermediate_size = 24u, .kv_shared = true});
   testing::ExpectLayer(m->hp, 0, {.kv_shared = false});
+  const Tensor* k = FindTensor(*m, "model.language_model.layers.1.self_attn.k_proj.weight");
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->stored);
+  EXPECT_FALSE(k->loaded);
+  EXPECT_TRUE(FindTensor(*m, "model.language_model.layers.0.self_attn.k_proj.weight")->loaded);
 }
 
+// google/gemma-4-E2B-it and E4B-it against the Hub: 5,123,178,051 and 7,996,156,490 elements
+// (the Hub's count leaves out rank-0 tensors: the 928 clip scalars, 16 x 7 x 4 of the vision
+// tower and 12 x 10 x 4 of the audio tower), and E4B's single model.safetensors holds 2,130
+// tensors. All bfloat16: stored bytes 2 x (count + 928). Configs: the released dimensions as
+// public ports quote them (text, the audio_config above, vision = Gemma4VisionConfig's defaults
+// with use_clipped_linears). The KV-shared layers' k_proj/v_proj/k_norm are part of these totals.
+nlohmann::json EModel(uint64_t hidden, uint64_t layers, uint64_t inter, uint64_t kv,
+                      uint64_t shared, uint64_t period, bool double_wide) {
+  nlohmann::json types = nlohmann::json::array();
+  for (uint64_t i = 0; i < layers; ++i) {
+    types.push_back(i % period == period - 1 ? "full_attention" : "sliding_attention");
+  }
+  return {{"model_type", "gemma4"},
+          {"architectures", {"Gemma4ForConditionalGeneration"}},
+          {"dtype", "bfloat16"},
+          {"text_config",
+           {{"hidden_size", hidden},
+            {"num_hidden_layers", layers},
+            {"intermediate_size", inter},
+            {"num_attention_heads", 8},
+            {"num_key_value_heads", kv},
+            {"head_dim", 256},
+            {"global_head_dim", 512},
+            {"vocab_size", 262144},
+            {"vocab_size_per_layer_input", 262144},
+            {"hidden_size_per_layer_input", 256},
+            {"num_kv_shared_layers", shared},
+            {"use_double_wide_mlp", double_wide},
+            {"sliding_window", 512},
+            {"layer_types", types}}},
+          {"vision_config",
+           {{"hidden_size", 768},
+            {"num_hidden_layers", 16},
+            {"num_attention_heads", 12},
+            {"head_dim", 64},
+            {"intermediate_size", 3072},
+            {"patch_size", 16},
+            {"position_embedding_size", 10240},
+            {"use_clipped_linears", true}}},
+          {"audio_config",
+           {{"hidden_size", 1024},
+            {"num_hidden_layers", 12},
+            {"num_attention_heads", 8},
+            {"subsampling_conv_channels", {128, 32}},
+            {"conv_kernel_size", 5},
+            {"output_proj_dims", 1536},
+            {"use_clipped_linears", true}}}};
+}
+
+TEST(Gemma4Builder, RealE2bAndE4bMatchTheHubCounts) {
+  struct Case {
+    nlohmann::json config;
+    uint64_t hub_elements, parameters;
+    size_t stored_tensors;
+  };
+  const Case cases[] = {{EModel(1536, 35, 6144, 1, 20, 5, true), 5123178051, 5104297504, 2011},
+                        {EModel(2560, 42, 10240, 2, 18, 6, false), 7996156490, 7941100832, 2130}};
+  for (const auto& c : cases) {
+    auto m = BuildJson(c.config);
+    ASSERT_TRUE(m) << m.error().message;
+    const auto t = ComputeTotals(*m);
+    EXPECT_EQ(t.stored_bytes, 2 * (c.hub_elements + 928)) << c.hub_elements;
+    EXPECT_EQ(t.parameters, c.parameters) << c.hub_elements;
+    EXPECT_EQ(std::count_if(m->tensors.begin(), m->tensors.end(),
+                            [](const Tensor& x) { return x.stored && x.tied_to.empty(); }),
+              static_cast<std::ptrdiff_t>(c.stored_tensors))
+        << c.hub_elements;
+  }
+}
 
 // NVIDIA's ModelOpt NVFP4 (attention and lm_head in "ignore"): each MLP linear stores weight
 // uint8 [out, ceil(in/2)], weight_scale float8_e4m3 [out, ceil(in/16)] and two float32 scalars.
@@ -123,12 +263,11 @@ TEST(Gemma4Builder, SharedKvLayers) {
 // Logical parameters (built without the quantization): the 1264 of the unquantized model.
 TEST(Gemma4Builder, Nvfp4DenseMlpByHand) {
   auto j = TinyGemma4();
-  j["quantization_config"] = {
-      {"quant_method", "modelopt"},
-      {"quant_algo", "NVFP4"},
-      {"ignore",
-       {"lm_head", "model.language_model.layers.0.self_attn*",
-        "model.language_model.layers.1.self_attn*"}}};
+  j["quantization_config"] = {{"quant_method", "modelopt"},
+                              {"quant_algo", "NVFP4"},
+                              {"ignore",
+                               {"lm_head", "model.language_model.layers.0.self_attn*",
+                                "model.language_model.layers.1.self_attn*"}}};
   auto m = BuildJson(j);
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(ComputeTotals(*m).stored_bytes, 3160u);
@@ -199,7 +338,8 @@ TEST(Gemma4Builder, RealNvfp4MoeTwentySixB) {
   if (!eval) GTEST_SKIP() << "../shared/eval is absent: the real Gemma 4 configs need it";
   auto fp4 = testing::BuildEvalConfig("recent/nvidia__Gemma-4-26B-A4B-NVFP4");
   auto bf16 = testing::BuildEvalConfig("recent/google__gemma-4-26B-A4B");
-  if (!fp4 || !bf16) GTEST_SKIP() << "nvidia__Gemma-4-26B-A4B-NVFP4 or google__gemma-4-26B-A4B absent";
+  if (!fp4 || !bf16)
+    GTEST_SKIP() << "nvidia__Gemma-4-26B-A4B-NVFP4 or google__gemma-4-26B-A4B absent";
   for (const auto& a : fp4->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
   EXPECT_EQ(ComputeTotals(*fp4).parameters, ComputeTotals(*bf16).parameters);
   EXPECT_LT(ComputeTotals(*fp4).stored_bytes, ComputeTotals(*bf16).stored_bytes / 2);

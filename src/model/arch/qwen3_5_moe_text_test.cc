@@ -16,24 +16,23 @@ using testing::FindTensor;
 // Two layers, hidden 8, float32: layer 0 gated delta-net, layer 1 gated full attention; both MoE
 // with 2 experts of width 3 and a shared expert of width 3.
 nlohmann::json TinyQwen35MoeText() {
-  return testing::TinyDecoderWith(
-      "qwen3_5_moe_text",
-      {{"architectures", {"Qwen3_5MoeForCausalLM"}},
-       {"tie_word_embeddings", false},
-       {"head_dim", 4},
-       {"linear_num_key_heads", 1},
-       {"linear_num_value_heads", 2},
-       {"linear_key_head_dim", 4},
-       {"linear_value_head_dim", 4},
-       {"linear_conv_kernel_dim", 2},
-       {"num_experts", 2},
-       {"num_experts_per_tok", 1},
-       {"moe_intermediate_size", 3},
-       {"shared_expert_intermediate_size", 3},
-       {"mtp_num_hidden_layers", 0},
-       {"layer_types", {"linear_attention", "full_attention"}},
-       {"intermediate_size", nullptr},
-       {"max_position_embeddings", nullptr}});
+  return testing::TinyDecoderWith("qwen3_5_moe_text",
+                                  {{"architectures", {"Qwen3_5MoeForCausalLM"}},
+                                   {"tie_word_embeddings", false},
+                                   {"head_dim", 4},
+                                   {"linear_num_key_heads", 1},
+                                   {"linear_num_value_heads", 2},
+                                   {"linear_key_head_dim", 4},
+                                   {"linear_value_head_dim", 4},
+                                   {"linear_conv_kernel_dim", 2},
+                                   {"num_experts", 2},
+                                   {"num_experts_per_tok", 1},
+                                   {"moe_intermediate_size", 3},
+                                   {"shared_expert_intermediate_size", 3},
+                                   {"mtp_num_hidden_layers", 0},
+                                   {"layer_types", {"linear_attention", "full_attention"}},
+                                   {"intermediate_size", nullptr},
+                                   {"max_position_embeddings", nullptr}});
 }
 
 // embed 10 x 8 = 80. Layer 0: input norm 8; delta-net (key dim 1 x 4 = 4, value dim 2 x 4 = 8,
@@ -79,8 +78,7 @@ TEST(Qwen35MoeTextBuilder, Nvfp4ExpertsPerExpertByHand) {
   const Tensor* scale = FindTensor(*m, "model.layers.1.mlp.experts.1.down_proj.weight_scale");
   ASSERT_NE(scale, nullptr);
   EXPECT_EQ(scale->dtype, Dtype::kF8E4M3);
-  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.shared_expert.up_proj.weight")->dtype,
-            Dtype::kF32);
+  EXPECT_EQ(FindTensor(*m, "model.layers.0.mlp.shared_expert.up_proj.weight")->dtype, Dtype::kF32);
   for (const auto& a : m->assumptions) EXPECT_EQ(a.find("approximate"), std::string::npos) << a;
 }
 
@@ -145,6 +143,75 @@ TEST(Qwen35MoeTextBuilder, RealNvfp4Releases) {
   auto bf16 = testing::BuildEvalConfig("recent/Qwen__Qwen3.5-397B-A17B");
   if (!logical || !bf16) GTEST_SKIP() << "Qwen__Qwen3.5-397B-A17B absent";
   EXPECT_EQ(ComputeTotals(*logical).parameters, ComputeTotals(*bf16).parameters);
+}
+
+// The dense Qwen3.5 releases against the Hub's safetensors totals (Qwen/Qwen3.5-0.8B 873,438,784,
+// 2B 2,274,069,824, 4B 4,659,865,088, 9B 9,653,104,368; the 9B index: BF16 9,653,100,528 + F32
+// 3,840). Text dimensions as the released config.json files give them (quoted by public ports);
+// the 0.8B/2B/4B vision tower is depth 24 / hidden 1024 / 16 heads / 4096 for 2B and 4B, depth 12
+// / 768 / 12 / 3072 for 0.8B, 27 / 1152 / 16 / 4304 for 9B. Stored bytes = 2 x total + 2 x the
+// float32 elements (A_log and norm of each linear-attention layer: value heads + 128).
+nlohmann::json DenseQwen35(uint64_t hidden, uint64_t layers, uint64_t inter, uint64_t heads,
+                           uint64_t kv, uint64_t value_heads, bool tie, nlohmann::json vision) {
+  nlohmann::json types = nlohmann::json::array();
+  for (uint64_t i = 0; i < layers; ++i) {
+    types.push_back(i % 4 == 3 ? "full_attention" : "linear_attention");
+  }
+  vision["patch_size"] = 16;
+  vision["temporal_patch_size"] = 2;
+  vision["spatial_merge_size"] = 2;
+  vision["num_position_embeddings"] = 2304;
+  vision["out_hidden_size"] = hidden;
+  return {{"architectures", {"Qwen3_5ForConditionalGeneration"}},
+          {"model_type", "qwen3_5"},
+          {"tie_word_embeddings", tie},
+          {"text_config",
+           {{"hidden_size", hidden},
+            {"num_hidden_layers", layers},
+            {"intermediate_size", inter},
+            {"num_attention_heads", heads},
+            {"num_key_value_heads", kv},
+            {"head_dim", 256},
+            {"linear_num_key_heads", 16},
+            {"linear_num_value_heads", value_heads},
+            {"linear_key_head_dim", 128},
+            {"linear_value_head_dim", 128},
+            {"linear_conv_kernel_dim", 4},
+            {"attn_output_gate", true},
+            {"vocab_size", 248320},
+            {"layer_types", types},
+            {"mtp_num_hidden_layers", 1},
+            {"tie_word_embeddings", tie},
+            {"dtype", "bfloat16"},
+            {"partial_rotary_factor", 0.25}}},
+          {"vision_config", vision}};
+}
+
+TEST(Qwen35MoeTextBuilder, RealDenseReleasesMatchTheHubTotals) {
+  const nlohmann::json small = {
+      {"depth", 24}, {"hidden_size", 1024}, {"num_heads", 16}, {"intermediate_size", 4096}};
+  struct Case {
+    nlohmann::json config;
+    uint64_t hub_total, float32_elements;
+  };
+  const Case cases[] = {
+      {DenseQwen35(
+           1024, 24, 3584, 8, 2, 16, true,
+           {{"depth", 12}, {"hidden_size", 768}, {"num_heads", 12}, {"intermediate_size", 3072}}),
+       873438784, 18 * (16 + 128)},
+      {DenseQwen35(2048, 24, 6144, 8, 2, 16, true, small), 2274069824, 18 * (16 + 128)},
+      {DenseQwen35(2560, 32, 9216, 16, 4, 32, true, small), 4659865088, 24 * (32 + 128)},
+      {DenseQwen35(
+           4096, 32, 12288, 16, 4, 32, false,
+           {{"depth", 27}, {"hidden_size", 1152}, {"num_heads", 16}, {"intermediate_size", 4304}}),
+       9653104368, 24 * (32 + 128)},
+  };
+  for (const auto& c : cases) {
+    auto m = BuildJson(c.config);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(ComputeTotals(*m).stored_bytes, 2 * c.hub_total + 2 * c.float32_elements)
+        << c.hub_total;
+  }
 }
 
 }  // namespace MEMFIT_TU
