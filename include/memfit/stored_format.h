@@ -15,17 +15,18 @@
 namespace memfit {
 
 enum class StoredFormat : uint8_t {
-  kNone,       // nothing stored below 16 bits
-  kFp8,        // FP8 E4M3, one scale per tensor or channel (quant_method "fp8" without blocks)
-  kFp8Block,   // FP8 E4M3 with 128x128 block scales (DeepSeek-V3, Qwen3-FP8)
-  kNvfp4,      // NVIDIA ModelOpt NVFP4: packed 4-bit + FP8 scale per 16 + fp32 global scale
-  kMxfp4,      // OCP MXFP4 (gpt-oss): 4-bit blocks of 32 + E8M0 scale
+  kNone,      // nothing stored below 16 bits
+  kFp8,       // FP8 E4M3, one scale per tensor or channel (quant_method "fp8" without blocks)
+  kFp8Block,  // FP8 E4M3 with 128x128 block scales (DeepSeek-V3, Qwen3-FP8)
+  kNvfp4,     // NVIDIA ModelOpt NVFP4: packed 4-bit + FP8 scale per 16 + fp32 global scale
+  kMxfp4,     // OCP MXFP4 (gpt-oss): 4-bit blocks of 32 + E8M0 scale
   kCompressedTensors,  // llm-compressor "compressed-tensors" (FP8, INT8, INT4 packed)
   kGptq,
   kAwq,
   kBnbInt8,
   kBnb4Bit,
-  kOther,      // low-bit tensors whose format the config does not name
+  kMlx,    // mlx-lm / mlx-vlm: uint32 words with scales (and biases) per group (MLX block)
+  kOther,  // low-bit tensors whose format the config does not name
 };
 std::string_view StoredFormatName(StoredFormat format);  // "fp8-block", "nvfp4", ...
 
@@ -38,8 +39,9 @@ struct StoredQuantization {
   uint64_t tensors = 0;
 };
 // From config.json "quantization_config" (quant_method, weight_block_size, quant_algo) and the
-// tensors' dtypes: a tensor stored in FP8/FP6/FP4 or as an integer parameter is quantized data,
-// and so is every other tensor of its module except the bias.
+// tensors (a uint32 `<m>.weight` beside `<m>.scales`: MLX, when no quant_method names another): a
+// tensor stored in FP8/FP6/FP4 or as an integer parameter is quantized data, and so is every other
+// tensor of its module except the bias.
 StoredQuantization DetectStoredQuantization(const Model& model);
 
 // What the engine loads the stored format as on a GPU of compute capability `cc` (major x 10 +

@@ -5,14 +5,15 @@
 // kernels below 8.9 / 9.0 / 10.0 keep the stored bytes).
 
 #include "memfit/stored_format.h"
-#include "estimate/modules.h"
-#include "formats/hf_config_json.h"
+
+#include <fmt/format.h>
 
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
-#include <fmt/format.h>
+#include "estimate/modules.h"
+#include "formats/hf_config_json.h"
 
 namespace memfit {
 namespace {
@@ -32,12 +33,13 @@ std::string QuantMethod(const Model& model) {
 StoredFormat FormatFromConfig(const Model& model) {
   const std::string method = QuantMethod(model);
   const nlohmann::json& qc = *model.quantization_config;
-  if (method == "fp8") return qc.contains("weight_block_size") ? StoredFormat::kFp8Block
-                                                               : StoredFormat::kFp8;
+  if (method == "fp8")
+    return qc.contains("weight_block_size") ? StoredFormat::kFp8Block : StoredFormat::kFp8;
   if (method == "mxfp4") return StoredFormat::kMxfp4;
   if (method == "modelopt") {
     auto algo = qc.find("quant_algo");
-    if (algo != qc.end() && algo->is_string() && algo->get<std::string>().find("FP4") != std::string::npos) {
+    if (algo != qc.end() && algo->is_string() &&
+        algo->get<std::string>().find("FP4") != std::string::npos) {
       return StoredFormat::kNvfp4;
     }
     return StoredFormat::kFp8;
@@ -53,21 +55,52 @@ StoredFormat FormatFromConfig(const Model& model) {
   return StoredFormat::kOther;
 }
 
+// MLX's layout (mlx-lm writes no quant_method): a uint32 `<m>.weight` beside `<m>.scales`.
+bool MlxLayout(const Model& model) {
+  std::unordered_set<std::string_view> packed;
+  for (const auto& t : model.tensors) {
+    if (t.dtype == Dtype::kU32 && t.name.ends_with(".weight")) {
+      packed.insert(std::string_view(t.name).substr(0, t.name.size() - 7));
+    }
+  }
+  if (packed.empty()) return false;
+  for (const auto& t : model.tensors) {
+    if (t.name.ends_with(".scales") &&
+        packed.contains(std::string_view(t.name).substr(0, t.name.size() - 7))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view StoredFormatName(StoredFormat format) {
   switch (format) {
-    case StoredFormat::kNone: return "none";
-    case StoredFormat::kFp8: return "fp8";
-    case StoredFormat::kFp8Block: return "fp8-block";
-    case StoredFormat::kNvfp4: return "nvfp4";
-    case StoredFormat::kMxfp4: return "mxfp4";
-    case StoredFormat::kCompressedTensors: return "compressed-tensors";
-    case StoredFormat::kGptq: return "gptq";
-    case StoredFormat::kAwq: return "awq";
-    case StoredFormat::kBnbInt8: return "bnb-int8";
-    case StoredFormat::kBnb4Bit: return "bnb-4bit";
-    case StoredFormat::kOther: return "low-bit";
+    case StoredFormat::kNone:
+      return "none";
+    case StoredFormat::kFp8:
+      return "fp8";
+    case StoredFormat::kFp8Block:
+      return "fp8-block";
+    case StoredFormat::kNvfp4:
+      return "nvfp4";
+    case StoredFormat::kMxfp4:
+      return "mxfp4";
+    case StoredFormat::kCompressedTensors:
+      return "compressed-tensors";
+    case StoredFormat::kGptq:
+      return "gptq";
+    case StoredFormat::kAwq:
+      return "awq";
+    case StoredFormat::kBnbInt8:
+      return "bnb-int8";
+    case StoredFormat::kBnb4Bit:
+      return "bnb-4bit";
+    case StoredFormat::kMlx:
+      return "mlx";
+    case StoredFormat::kOther:
+      return "low-bit";
   }
   return "?";
 }
@@ -127,6 +160,7 @@ StoredQuantization DetectStoredQuantization(const Model& model) {
   }
   if (out.tensors == 0) return out;
   out.format = model.quantization_config ? FormatFromConfig(model) : StoredFormat::kOther;
+  if (out.format == StoredFormat::kOther && MlxLayout(model)) out.format = StoredFormat::kMlx;
   if (out.format == StoredFormat::kOther) {
     for (const auto& t : model.tensors) {
       if (t.dtype == Dtype::kF8E4M3 || t.dtype == Dtype::kF8E5M2) out.format = StoredFormat::kFp8;
@@ -139,13 +173,23 @@ Result<StoredHandling> HandleStoredFormat(StoredFormat format, Engine engine, ui
                                           std::vector<std::string>& assumptions) {
   if (format == StoredFormat::kNone) return StoredHandling::kKeep;
   const std::string name(StoredFormatName(format));
+  if (format == StoredFormat::kMlx) {
+    // transformers, vLLM and SGLang have no MLX loader: mlx-lm / mlx-vlm run these (Apple
+    // silicon, unified memory).
+    assumptions.push_back(fmt::format(
+        "weights as stored (mlx): an MLX checkpoint is run by mlx-lm / mlx-vlm; {} has no MLX "
+        "loader, so its figures count the stored bytes as if it loaded them",
+        EngineName(engine)));
+    return StoredHandling::kKeep;
+  }
   const std::string gpu = cc ? fmt::format("compute capability {}.{}", cc / 10, cc % 10)
                              : std::string("an unknown compute capability");
   const bool fp8 = format == StoredFormat::kFp8 || format == StoredFormat::kFp8Block;
   if (cc == 0) {
-    assumptions.push_back(fmt::format("weights as stored ({}): the GPU's compute capability is "
-                                      "unknown, so the engine is assumed to run {} natively",
-                                      name, name));
+    assumptions.push_back(
+        fmt::format("weights as stored ({}): the GPU's compute capability is "
+                    "unknown, so the engine is assumed to run {} natively",
+                    name, name));
     return StoredHandling::kKeep;
   }
   if (engine == Engine::kTransformers) {
@@ -159,10 +203,12 @@ Result<StoredHandling> HandleStoredFormat(StoredFormat format, Engine engine, ui
     if (format == StoredFormat::kMxfp4 && cc < 75) {
       assumptions.push_back(fmt::format(
           "transformers runs MXFP4 only at compute capability >= 7.5 (quantizer_mxfp4.py); on {} "
-          "the experts are dequantized to bfloat16", gpu));
+          "the experts are dequantized to bfloat16",
+          gpu));
       return StoredHandling::kDequantize;
     }
-    assumptions.push_back(fmt::format("weights as stored ({}): transformers runs it on {}", name, gpu));
+    assumptions.push_back(
+        fmt::format("weights as stored ({}): transformers runs it on {}", name, gpu));
     return StoredHandling::kKeep;
   }
   // vLLM and SGLang: Fp8Config, Mxfp4Config and ModelOptNvFp4Config need compute capability 8.0;
@@ -170,19 +216,23 @@ Result<StoredHandling> HandleStoredFormat(StoredFormat format, Engine engine, ui
   // stored bytes.
   const std::string eng(EngineName(engine));
   if ((fp8 || format == StoredFormat::kMxfp4 || format == StoredFormat::kNvfp4) && cc < 80) {
-    return MakeError("{}: {} checkpoints need compute capability 8.0 (get_min_capability), the GPU "
-                     "has {}.{}: use --quant none (dequantized) or another GPU", eng, name,
-                     cc / 10, cc % 10);
+    return MakeError(
+        "{}: {} checkpoints need compute capability 8.0 (get_min_capability), the GPU "
+        "has {}.{}: use --quant none (dequantized) or another GPU",
+        eng, name, cc / 10, cc % 10);
   }
-  const uint32_t native = fp8 ? 89 : format == StoredFormat::kMxfp4 ? 90
-                          : format == StoredFormat::kNvfp4 ? 100 : 0;
+  const uint32_t native = fp8                              ? 89
+                          : format == StoredFormat::kMxfp4 ? 90
+                          : format == StoredFormat::kNvfp4 ? 100
+                                                           : 0;
   if (native && cc < native) {
-    assumptions.push_back(fmt::format("weights as stored ({}): {} on {} uses Marlin weight-only "
-                                      "kernels (the weights stay {}; activations in 16-bit)",
-                                      name, eng, gpu, name));
+    assumptions.push_back(
+        fmt::format("weights as stored ({}): {} on {} uses Marlin weight-only "
+                    "kernels (the weights stay {}; activations in 16-bit)",
+                    name, eng, gpu, name));
   } else {
-    assumptions.push_back(fmt::format("weights as stored ({}): {} runs it natively on {}", name,
-                                      eng, gpu));
+    assumptions.push_back(
+        fmt::format("weights as stored ({}): {} runs it natively on {}", name, eng, gpu));
   }
   return StoredHandling::kKeep;
 }

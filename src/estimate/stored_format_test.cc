@@ -1,15 +1,16 @@
 #include "memfit/stored_format.h"
-#include "formats/hf_config_json.h"
 
 #include <gtest/gtest.h>
 
 #include "estimate/tiny_moe_test_util.h"
+#include "formats/hf_config_json.h"
 #include "memfit/estimate_inference.h"
 #include "memfit/estimate_train.h"
 #include "memfit/quantization.h"
 
 namespace memfit {
-namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
+namespace {
+namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using estimate_test::AddTensor;
 using estimate_test::TinyFp8Moe;
@@ -39,8 +40,9 @@ TEST(StoredFormat, DetectsFp8BlockDataAndScales) {
 
 // As stored at bfloat16: embed 4096 + norm 32 + FP8 2352 + router 128 + final norm 32 + lm_head
 // 4096 = 10736. Dequantized (--quant none): q 32x16x2 = 1024, k 256, v 256, o 1024, experts
-// 8 x 128 x 2 = 2048 -> 4608 in place of 2352: 10736 - 2352 + 4608 = 12992. At float32 as stored: embed 8192 + norms
-// 64 + 64 + router 256 + lm_head 8192 + 2352 = 19120 (--dtype changes only what is not quantized).
+// 8 x 128 x 2 = 2048 -> 4608 in place of 2352: 10736 - 2352 + 4608 = 12992. At float32 as stored:
+// embed 8192 + norms 64 + 64 + router 256 + lm_head 8192 + 2352 = 19120 (--dtype changes only what
+// is not quantized).
 TEST(StoredFormat, WeightsAsStoredDequantizedAndAtAnotherDtype) {
   const Model m = TinyFp8Moe();
   auto stored = EstimateQuantizedWeights(m, QuantOptions{});
@@ -90,7 +92,8 @@ TEST(StoredFormat, EngineAndComputeCapabilityDecide) {
             StoredHandling::kDequantize);
   // Unknown GPU: kept, and said.
   a.clear();
-  EXPECT_EQ(*HandleStoredFormat(StoredFormat::kNvfp4, Engine::kSglang, 0, a), StoredHandling::kKeep);
+  EXPECT_EQ(*HandleStoredFormat(StoredFormat::kNvfp4, Engine::kSglang, 0, a),
+            StoredHandling::kKeep);
   EXPECT_TRUE(Contains(a, "unknown"));
 }
 
@@ -100,7 +103,8 @@ TEST(StoredFormat, EngineAndComputeCapabilityDecide) {
 TEST(StoredFormat, Nvfp4FromHeadersKeptOrUnpacked) {
   Model m;
   m.name = "nvfp4";
-  m.quantization_config = std::make_shared<const JsonValue>(nlohmann::json{{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}});
+  m.quantization_config = std::make_shared<const JsonValue>(
+      nlohmann::json{{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}});
   AddTensor(m, "model.layers.0.mlp.up_proj.weight", {64, 16}, Dtype::kU8);
   AddTensor(m, "model.layers.0.mlp.up_proj.weight_scale", {64, 2}, Dtype::kF8E4M3);
   AddTensor(m, "model.layers.0.mlp.up_proj.weight_scale_2", {}, Dtype::kF32);
@@ -112,6 +116,34 @@ TEST(StoredFormat, Nvfp4FromHeadersKeptOrUnpacked) {
   auto dq = EstimateQuantizedWeights(m, QuantOptions{.dequantize_stored = true});
   ASSERT_TRUE(dq);
   EXPECT_EQ(dq->total_bytes, 4096u);
+}
+
+// MLX (no quant_method): a uint32 weight beside its scales names the format, with or without the
+// block; its scales and biases are stored quantized, a plain norm is not. No engine but mlx-lm
+// loads it, and the assumption says so.
+TEST(StoredFormat, MlxNamedFromItsLayout) {
+  for (bool block : {true, false}) {
+    Model m;
+    m.name = "mlx";
+    if (block) {
+      m.quantization_config =
+          std::make_shared<const JsonValue>(nlohmann::json{{"group_size", 64}, {"bits", 4}});
+    }
+    AddTensor(m, "model.layers.0.mlp.up_proj.biases", {64, 2}, Dtype::kBF16);
+    AddTensor(m, "model.layers.0.mlp.up_proj.scales", {64, 2}, Dtype::kBF16);
+    AddTensor(m, "model.layers.0.mlp.up_proj.weight", {64, 16}, Dtype::kU32);
+    AddTensor(m, "model.norm.weight", {128}, Dtype::kBF16);
+    const StoredQuantization q = DetectStoredQuantization(m);
+    EXPECT_EQ(q.format, StoredFormat::kMlx) << block;
+    EXPECT_EQ(StoredFormatName(q.format), "mlx");
+    EXPECT_EQ(q.tensors, 3u);
+    EXPECT_FALSE(q.quantized[3]);
+  }
+  std::vector<std::string> assumptions;
+  auto handled = HandleStoredFormat(StoredFormat::kMlx, Engine::kVllm, 90, assumptions);
+  ASSERT_TRUE(handled);
+  EXPECT_EQ(*handled, StoredHandling::kKeep);
+  EXPECT_TRUE(Contains(assumptions, "vllm has no MLX loader"));
 }
 
 // The inference estimate picks the handling from the GPU: TinyFp8Moe with transformers on an

@@ -10,6 +10,7 @@
 #include "memfit/build_exact.h"
 #include "memfit/text_hparams.h"
 #include "model/logical_params.h"
+#include "model/mlx_logical_params.h"
 
 namespace memfit {
 namespace {
@@ -210,9 +211,10 @@ Result<Model> DescribeModel(const ModelInputs& inputs, const DescribeOptions& op
     MEMFIT_ASSIGN_OR_RETURN(model, FromHeaders(inputs));
     size_t files = inputs.safetensors.size();
     model.source = fmt::format("safetensors headers ({} file{})", files, files == 1 ? "" : "s");
-    {
-      auto logical = InferLogicalParams(
-          model.tensors, inputs.config ? QuantizationConfigJson(*inputs.config) : nullptr);
+    const HfConfig* config = inputs.config ? &*inputs.config : nullptr;
+    for (auto logical : {InferLogicalParams(model.tensors,
+                                            config ? QuantizationConfigJson(*config) : nullptr),
+                         InferMlxLogicalParams(model.tensors, config)}) {
       for (auto& n : logical.notes) model.notes.push_back(std::move(n));
       for (auto& a : logical.assumptions) model.assumptions.push_back(std::move(a));
     }

@@ -1,11 +1,11 @@
 #include "model/logical_params.h"
-#include "formats/hf_config_json.h"
+
+#include <fmt/format.h>
 
 #include <string_view>
 #include <unordered_map>
 
-#include <fmt/format.h>
-
+#include "formats/hf_config_json.h"
 #include "memfit/checked_math.h"
 
 namespace memfit {
@@ -33,19 +33,25 @@ uint64_t PackedIntBits(const nlohmann::json* qc) {
 
 }  // namespace
 
+TensorSiblings::TensorSiblings(std::vector<Tensor>& tensors) : tensors_(tensors) {
+  by_name_.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) by_name_.emplace(tensors[i].name, i);
+}
+
+Tensor* TensorSiblings::Find(std::string_view module, std::string_view leaf) {
+  key_.assign(module);
+  key_ += '.';
+  key_ += leaf;
+  auto it = by_name_.find(key_);
+  return it == by_name_.end() ? nullptr : &tensors_[it->second];
+}
+
 LogicalParamsReport InferLogicalParams(std::vector<Tensor>& tensors,
                                        const nlohmann::json* quantization_config) {
   LogicalParamsReport report;
-  std::unordered_map<std::string_view, size_t> by_name;
-  by_name.reserve(tensors.size());
-  for (size_t i = 0; i < tensors.size(); ++i) by_name.emplace(tensors[i].name, i);
-  std::string key;
-  auto sibling = [&](std::string_view module, std::string_view leaf) -> Tensor* {
-    key.assign(module);
-    key += '.';
-    key += leaf;
-    auto it = by_name.find(key);
-    return it == by_name.end() ? nullptr : &tensors[it->second];
+  TensorSiblings siblings(tensors);
+  auto sibling = [&](std::string_view module, std::string_view leaf) {
+    return siblings.Find(module, leaf);
   };
   const uint64_t packed_int_bits = PackedIntBits(quantization_config);
   size_t packed = 0, metadata = 0, unknown_int = 0;
@@ -60,9 +66,8 @@ LogicalParamsReport InferLogicalParams(std::vector<Tensor>& tensors,
     const std::string_view module = std::string_view(t.name).substr(0, dot);
     const std::string_view leaf = std::string_view(t.name).substr(dot + 1);
     // bitsandbytes: "<m>.weight.absmax", "<m>.weight.quant_state.bitsandbytes__nf4", "<m>.SCB".
-    if (module.ends_with(".weight") &&
-        (leaf == "absmax" || leaf == "quant_map" || leaf == "nested_absmax" ||
-         leaf == "nested_quant_map")) {
+    if (module.ends_with(".weight") && (leaf == "absmax" || leaf == "quant_map" ||
+                                        leaf == "nested_absmax" || leaf == "nested_quant_map")) {
       set(t, 0);
       continue;
     }
@@ -88,8 +93,7 @@ LogicalParamsReport InferLogicalParams(std::vector<Tensor>& tensors,
       set(t, 0);
       continue;
     }
-    if (leaf == "weight" && (t.dtype == Dtype::kU8 || t.dtype == Dtype::kI8) &&
-        !t.shape.empty()) {
+    if (leaf == "weight" && (t.dtype == Dtype::kU8 || t.dtype == Dtype::kI8) && !t.shape.empty()) {
       const uint64_t cols = t.shape.back();
       const Tensor* nv = sibling(module, "weight_scale");
       const Tensor* v4 = sibling(module, "scale");

@@ -3,10 +3,11 @@
 // quantized weight stands for the out x in parameters of the unquantized layer, and
 // quantization metadata (scales, zero points, g_idx, bitsandbytes quant state) for none.
 
-#include <string>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "formats/hf_config_json.h"
 #include "memfit/model.h"
@@ -17,6 +18,20 @@ namespace memfit {
 struct LogicalParamsReport {
   std::vector<std::string> notes;
   std::vector<std::string> assumptions;
+};
+
+// The tensors by name, to find a tensor's siblings ("<module>.<leaf>"); views into `tensors`,
+// which must outlive it and not grow.
+class TensorSiblings {
+ public:
+  explicit TensorSiblings(std::vector<Tensor>& tensors);
+  // "<module>.<leaf>", or null.
+  Tensor* Find(std::string_view module, std::string_view leaf);
+
+ private:
+  std::vector<Tensor>& tensors_;
+  std::unordered_map<std::string_view, size_t> by_name_;
+  std::string key_;
 };
 
 // Sets Tensor::logical_params from names, dtypes and sibling shapes, as the storage formulas of

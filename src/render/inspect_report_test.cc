@@ -10,7 +10,8 @@
 #include "render/report_json.h"
 
 namespace memfit {
-namespace { namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
+namespace {
+namespace MEMFIT_TU {  // MEMFIT_TU: unique per file in a unity build (CMakeLists.txt)
 
 using testing::StoredTensor;
 
@@ -61,10 +62,14 @@ TEST(InspectReportTest, JsonTotalsHistogramAndTensors) {
       {"dtype": "U8", "elements": 8, "bytes": 8}])"));
   // Six tensors: pooler.w (base_only) is not one of the class's.
   ASSERT_EQ(j["tensors"].size(), 6u);
-  EXPECT_EQ(j["tensors"][0], nlohmann::json::parse(
-      R"({"name": "model.embed.weight", "shape": [8, 4], "dtype": "F32", "bytes": 128, "stored": true})"));
-  EXPECT_EQ(j["tensors"][3], nlohmann::json::parse(
-      R"({"name": "lm_head.weight", "shape": [8, 4], "dtype": "F32", "bytes": 128, "stored": false,
+  EXPECT_EQ(
+      j["tensors"][0],
+      nlohmann::json::parse(
+          R"({"name": "model.embed.weight", "shape": [8, 4], "dtype": "F32", "bytes": 128, "stored": true})"));
+  EXPECT_EQ(
+      j["tensors"][3],
+      nlohmann::json::parse(
+          R"({"name": "lm_head.weight", "shape": [8, 4], "dtype": "F32", "bytes": 128, "stored": false,
           "tied_to": "model.embed.weight", "head": true})"));
   EXPECT_EQ(j["tensors"][4]["buffer"], "non-persistent");
   EXPECT_EQ(j["tensors"][5]["parameters"], 16);
@@ -88,15 +93,15 @@ TEST(InspectReportTest, NoComponentsForASingleModel) {
 
 TEST(InspectReportTest, GroupsByDepthMergingNumberedLayers) {
   // Depth 3: model.layers.0.w and model.layers.1.w merge into model.layers.* (2 tensors, 32
-  // parameters, 64 B); a name shorter than the depth is its own group; the tied head counts no
-  // parameters and no bytes (shared with the embedding); the buffer no parameters.
+  // parameters, 64 B); a name shorter than the depth groups under its module; the tied head
+  // counts no parameters and no bytes (shared with the embedding); the buffer no parameters.
   EXPECT_EQ(RenderInspect(Tiny(), OutputFormat::kCsv, 3),
             "module,tensors,parameters,bytes\n"
-            "lm_head.weight,1,0,0 B\n"
-            "model.embed.weight,1,32,128 B\n"
+            "lm_head,1,0,0 B\n"
+            "model.embed,1,32,128 B\n"
             "model.layers.*,2,32,64 B\n"
-            "model.rotary.inv_freq,1,0,8 B\n"
-            "vision.patch.weight,1,16,8 B\n");
+            "model.rotary,1,0,8 B\n"
+            "vision.patch,1,16,8 B\n");
   // Depth 1: model (embed + layers + buffer: 4 tensors, 64 parameters, 200 B).
   EXPECT_EQ(RenderInspect(Tiny(), OutputFormat::kMarkdown, 1),
             "| module | tensors | parameters | bytes |\n"
@@ -104,6 +109,26 @@ TEST(InspectReportTest, GroupsByDepthMergingNumberedLayers) {
             "| lm_head | 1 | 0 | 0 B |\n"
             "| model | 4 | 64 | 200 B |\n"
             "| vision | 1 | 16 | 8 B |\n");
+}
+
+// An MLX-quantized module (weight, scales, biases) is one row, at a depth longer or shorter than
+// its name: its scales and biases are not modules of their own.
+TEST(InspectReportTest, QuantizedModuleIsOneRow) {
+  Model m = testing::ToyModel("mlx", "ToyForCausalLM",
+                              {StoredTensor("lm_head.biases", {8, 1}, Dtype::kBF16),
+                               StoredTensor("lm_head.scales", {8, 1}, Dtype::kBF16),
+                               StoredTensor("lm_head.weight", {8, 8}, Dtype::kU32),
+                               StoredTensor("norm", {8}, Dtype::kBF16)});
+  m.tensors[0].logical_params = 0;
+  m.tensors[1].logical_params = 0;
+  m.tensors[2].logical_params = 512;
+  for (int depth : {1, 3}) {
+    EXPECT_EQ(RenderInspect(m, OutputFormat::kCsv, depth),
+              "module,tensors,parameters,bytes\n"
+              "lm_head,3,512,288 B\n"
+              "norm,1,8,16 B\n")
+        << depth;
+  }
 }
 
 TEST(InspectReportTest, TableHeadlineHistogramComponentsAndAssumptions) {

@@ -29,6 +29,10 @@ constexpr std::array<ModeInfo, 4> kModes{{{"affine", MlxMode::kAffine, 64, 4},
                                           {"nvfp4", MlxMode::kNvfp4, 16, 4},
                                           {"mxfp8", MlxMode::kMxfp8, 32, 8}}};
 
+// mlx.core.quantize: affine groups of 32, 64 or 128, 2, 3, 4, 5, 6 or 8 bits.
+constexpr std::array<uint64_t, 3> kAffineGroups{32, 64, 128};
+constexpr std::array<uint64_t, 6> kAffineBits{2, 3, 4, 5, 6, 8};
+
 const ModeInfo& Info(MlxMode mode) {
   return *std::find_if(kModes.begin(), kModes.end(),
                        [&](const ModeInfo& m) { return m.mode == mode; });
@@ -90,12 +94,12 @@ Result<MlxQuantSpec> ReadSpec(const nlohmann::json& j, bool base, const std::str
   s.group_size = *group;
   s.bits = *bits;
   if (s.mode == MlxMode::kAffine) {
-    // mlx.core.quantize: affine groups of 32, 64 or 128, 2, 3, 4, 5, 6 or 8 bits.
-    if (s.group_size != 32 && s.group_size != 64 && s.group_size != 128) {
+    if (std::find(kAffineGroups.begin(), kAffineGroups.end(), s.group_size) ==
+        kAffineGroups.end()) {
       return MakeError("{}: \"group_size\" = {} is not supported in mode \"affine\" (32, 64, 128)",
                        where, s.group_size);
     }
-    if (s.bits < 2 || s.bits > 8 || s.bits == 7) {
+    if (std::find(kAffineBits.begin(), kAffineBits.end(), s.bits) == kAffineBits.end()) {
       return MakeError("{}: \"bits\" = {} is not supported in mode \"affine\" (2, 3, 4, 5, 6, 8)",
                        where, s.bits);
     }
@@ -155,15 +159,32 @@ Result<std::optional<MlxQuantization>> ReadMlxQuantization(const HfConfig& confi
   return std::optional(std::move(q));
 }
 
+std::string_view MlxModeName(MlxMode mode) { return Info(mode).name; }
+
+std::vector<MlxQuantSpec> MlxSupportedSpecs() {
+  std::vector<MlxQuantSpec> specs;
+  for (uint64_t group : kAffineGroups) {
+    for (uint64_t bits : kAffineBits) specs.push_back({MlxMode::kAffine, bits, group});
+  }
+  for (const ModeInfo& m : kModes) {
+    if (m.mode != MlxMode::kAffine) specs.push_back({m.mode, m.bits, m.group_size});
+  }
+  return specs;
+}
+
+const std::optional<MlxQuantSpec>* MlxModuleEntry(const MlxQuantization& q,
+                                                  std::string_view module) {
+  auto it = std::lower_bound(q.modules.begin(), q.modules.end(), module,
+                             [](const auto& entry, std::string_view m) { return entry.first < m; });
+  return it != q.modules.end() && it->first == module ? &it->second : nullptr;
+}
+
 std::optional<MlxQuantSpec> MlxSpecFor(const MlxQuantization& q, const std::string& module,
                                        uint64_t in, std::string_view component) {
-  auto it =
-      std::lower_bound(q.modules.begin(), q.modules.end(), module,
-                       [](const auto& entry, const std::string& m) { return entry.first < m; });
-  if (it != q.modules.end() && it->first == module) {
+  if (const auto* entry = MlxModuleEntry(q, module)) {
     // load_model quantizes a listed module with its entry; an input the group does not divide
     // cannot have been quantized (mx.quantize refuses it).
-    if (it->second && in % it->second->group_size == 0) return it->second;
+    if (*entry && in % (*entry)->group_size == 0) return *entry;
     return std::nullopt;
   }
   if (in == 0 || in % q.base.group_size != 0 || MultimodalTower(module, component)) {

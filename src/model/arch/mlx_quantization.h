@@ -54,6 +54,18 @@ bool HasMlxQuantization(const HfConfig& config);
 // group_size 0, huge or a string, an unknown "mode".
 Result<std::optional<MlxQuantization>> ReadMlxQuantization(const HfConfig& config);
 
+// "affine", "mxfp4", "nvfp4", "mxfp8".
+std::string_view MlxModeName(MlxMode mode);
+
+// Every spec mlx.core.quantize accepts: affine groups of 32, 64 or 128 at 2, 3, 4, 5, 6 or 8
+// bits, and each of mxfp4, nvfp4, mxfp8 at its one group size and width.
+std::vector<MlxQuantSpec> MlxSupportedSpecs();
+
+// The block's per-module entry for `module`: null when it lists none, else the entry (nullopt
+// for `false`).
+const std::optional<MlxQuantSpec>* MlxModuleEntry(const MlxQuantization& q,
+                                                  std::string_view module);
+
 // How `module` (weight [out, in], built in the multimodal `component`) is stored: its per-module
 // entry, else nothing for a vision or audio tower (mlx-vlm's skip_multimodal_module), else `base`
 // when `in` divides by the group size (mlx-lm's predicate); nullopt when it stays in floating
