@@ -197,8 +197,8 @@ Result<InferenceWeights> PrepareInferenceWeights(const Model& model, const Infer
   MEMFIT_ASSIGN_OR_RETURN(w.weights, estimate::QuantizedWeightsFrom(model, q, stored, roles));
   if (w.weights.stored_quantized_bytes > 0) {
     w.assumptions.push_back(fmt::format(
-        "weights as stored: {} {} ({} in all); --dtype {} applies to the rest (embeddings, norms, "
-        "lm_head); --quant none dequantizes, --quant <scheme> re-quantizes",
+        "weights as stored: {} {} ({} in all); --dtype {} applies to the tensors not stored "
+        "quantized; --quant none dequantizes, --quant <scheme> re-quantizes",
         FormatBytes(w.weights.stored_quantized_bytes), w.weights.stored_format,
         FormatBytes(w.weights.total_bytes), TorchDtypeName(o.dtype)));
   } else if (w.weights.stored_format != "none" && q.scheme == QuantScheme::kNone) {

@@ -175,7 +175,15 @@ Result<StoredHandling> HandleStoredFormat(StoredFormat format, Engine engine, ui
   const std::string name(StoredFormatName(format));
   if (format == StoredFormat::kMlx) {
     // transformers, vLLM and SGLang have no MLX loader: mlx-lm / mlx-vlm run these (Apple
-    // silicon, unified memory).
+    // silicon, unified memory). On a CUDA GPU (a compute capability) nothing loads them, so a
+    // verdict there would be false; elsewhere (Apple, a bare size) the stored bytes stand in.
+    if (cc != 0) {
+      return MakeError(
+          "{}: an MLX checkpoint (mlx-lm's format, for Apple silicon) does not load "
+          "on a CUDA GPU (compute capability {}.{}): --quant none counts the model "
+          "dequantized to --dtype, or give the original (non-MLX) repository",
+          EngineName(engine), cc / 10, cc % 10);
+    }
     assumptions.push_back(fmt::format(
         "weights as stored (mlx): an MLX checkpoint is run by mlx-lm / mlx-vlm; {} has no MLX "
         "loader, so its figures count the stored bytes as if it loaded them",

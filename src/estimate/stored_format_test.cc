@@ -139,11 +139,19 @@ TEST(StoredFormat, MlxNamedFromItsLayout) {
     EXPECT_EQ(q.tensors, 3u);
     EXPECT_FALSE(q.quantized[3]);
   }
+  // Apple silicon or a bare size (no compute capability): the stored bytes stand in, said.
   std::vector<std::string> assumptions;
-  auto handled = HandleStoredFormat(StoredFormat::kMlx, Engine::kVllm, 90, assumptions);
+  auto handled = HandleStoredFormat(StoredFormat::kMlx, Engine::kVllm, 0, assumptions);
   ASSERT_TRUE(handled);
   EXPECT_EQ(*handled, StoredHandling::kKeep);
   EXPECT_TRUE(Contains(assumptions, "vllm has no MLX loader"));
+  // A CUDA GPU: nothing loads it there, so no verdict, and the way out is named.
+  auto cuda = HandleStoredFormat(StoredFormat::kMlx, Engine::kTransformers, 86, assumptions);
+  ASSERT_FALSE(cuda);
+  EXPECT_EQ(cuda.error().message,
+            "transformers: an MLX checkpoint (mlx-lm's format, for Apple silicon) does not load on "
+            "a CUDA GPU (compute capability 8.6): --quant none counts the model dequantized to "
+            "--dtype, or give the original (non-MLX) repository");
 }
 
 // The inference estimate picks the handling from the GPU: TinyFp8Moe with transformers on an
