@@ -169,6 +169,11 @@ void Report(const Tally& tally, bool block, const std::string& block_error,
 
 LogicalParamsReport InferMlxLogicalParams(std::vector<Tensor>& tensors, const HfConfig* config) {
   LogicalParamsReport report;
+  // Most checkpoints hold no uint32 weight: no block to read, no name index to build.
+  const auto packed = [](const Tensor& t) {
+    return t.dtype == Dtype::kU32 && t.name.ends_with(".weight");
+  };
+  if (std::none_of(tensors.begin(), tensors.end(), packed)) return report;
   std::optional<arch::MlxQuantization> block;
   std::string block_error;
   if (config) {
@@ -182,7 +187,7 @@ LogicalParamsReport InferMlxLogicalParams(std::vector<Tensor>& tensors, const Hf
   TensorSiblings siblings(tensors);
   Tally tally;
   for (Tensor& t : tensors) {
-    if (t.dtype != Dtype::kU32 || !t.name.ends_with(".weight")) continue;
+    if (!packed(t)) continue;
     const std::string_view module = std::string_view(t.name).substr(0, t.name.size() - 7);
     Packed p{.weight = &t, .scales = siblings.Find(module, "scales")};
     if (!p.scales) continue;

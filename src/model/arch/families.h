@@ -49,11 +49,12 @@ Result<Model> BuildMiniMaxM3Vl(const HfConfig& config, const BuildOptions& optio
 Result<Model> BuildNemotronNas(const HfConfig& config, const BuildOptions& options);
 // Kimi-K2.5/K2.7: DeepSeek-V3 text + MoonViT3d vision tower + patch-merger projector.
 Result<Model> BuildKimiK25(const HfConfig& config, const BuildOptions& options);
-// MiMo-V2-Flash (mimo_v2_flash.cc): sliding-window/global attention MoE with stored MTP layers.
-Result<Model> BuildMiMoV2Flash(const HfConfig& config, const BuildOptions& options);
-// MiMo-V2.5/V2.6 (mimo_v2_flash.cc): MiMo-V2-Flash's layout as its releases store it
-// (a fused qkv_proj, the router dtype, MXFP4 experts).
-Result<Model> BuildMiMoV2(const HfConfig& config, const BuildOptions& options);
+// MiMo-V2-Flash (mimo_v2_flash.cc): sliding-window/global attention MoE with stored MTP layers;
+// `v2` (kMimoV2): MiMo-V2.5/V2.6 (mimo_v2), the same layout as its releases store it (a fused
+// qkv_proj, the router dtype, MXFP4 experts).
+Result<Model> BuildMiMo(const HfConfig& config, const BuildOptions& options, bool v2);
+inline constexpr bool kMimoV2 = true;
+inline constexpr bool kMimoV2Flash = false;
 // Kimi Linear (kimi_linear.cc): KDA linear attention between MLA layers, DeepSeek-style MoE;
 // Kimi-K3 (kimi_k25.cc): its K3 layout + MoonViT3d tower + patchmergerv2 projector.
 Result<Model> BuildKimiLinear(const HfConfig& config, const BuildOptions& options);

@@ -205,7 +205,9 @@ void MimoV2Notes(const HfConfig& c, Model& m, const MimoStorage& s) {
   }
 }
 
-Result<Model> BuildMimo(const HfConfig& c, const BuildOptions& o, bool v2) {
+}  // namespace
+
+Result<Model> BuildMiMo(const HfConfig& c, const BuildOptions& o, bool v2) {
   ModelBuilder b(c);
   Model& m = b.model();
   auto& hp = m.hp;
@@ -318,16 +320,6 @@ Result<Model> BuildMimo(const HfConfig& c, const BuildOptions& o, bool v2) {
   m.no_split_patterns = {"model.layers.*", "model.mtp.layers.*"};
   m.base_model_prefix = "model.";
   return b.Finish();
-}
-
-}  // namespace
-
-Result<Model> BuildMiMoV2Flash(const HfConfig& c, const BuildOptions& o) {
-  return BuildMimo(c, o, /*v2=*/false);
-}
-
-Result<Model> BuildMiMoV2(const HfConfig& c, const BuildOptions& o) {
-  return BuildMimo(c, o, /*v2=*/true);
 }
 
 }  // namespace memfit::arch

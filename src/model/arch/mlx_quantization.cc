@@ -214,12 +214,14 @@ void EmitMlxQuantized(ModelBuilder& b, const std::string& m, uint64_t in, uint64
 }
 
 void NoteMlxQuantization(Model& model) {
-  // The quantized modules: their packed uint32 weights stand for out x in parameters.
-  const auto quantized =
-      std::count_if(model.tensors.begin(), model.tensors.end(), [](const Tensor& t) {
-        return t.dtype == Dtype::kU32 && t.logical_params.has_value() &&
-               t.name.ends_with(".weight");
-      });
+  // The quantized modules: their packed uint32 weights stand for out x in parameters (a compact
+  // run of experts counts every copy).
+  uint64_t quantized = 0;
+  for (const Tensor& t : model.tensors) {
+    if (t.dtype == Dtype::kU32 && t.logical_params && t.name.ends_with(".weight")) {
+      quantized += t.copies;
+    }
+  }
   model.notes.push_back(fmt::format(
       "MLX (mlx-lm) quantization: {} linear and embedding weights stored as uint32 [out, in x "
       "bits / 32] with scales (and, in affine mode, biases) per group of inputs; parameters are "

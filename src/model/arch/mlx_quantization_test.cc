@@ -147,7 +147,17 @@ TEST(MlxQuantization, DbrxExpertsAreQuantizedLinears) {
   testing::ExpectShape(*m, "transformer.blocks.0.ffn.experts.1.w2.weight", {64, 8});
   EXPECT_TRUE(m->assumptions.empty() ||
               m->assumptions.back().find("exact builder") == std::string::npos);
-  BuildCounted(TinyMlxDbrx(block), 75584, 42976, {.compact_repeats = true});
+  auto folded = BuildCounted(TinyMlxDbrx(block), 75584, 42976, {.compact_repeats = true});
+  ASSERT_TRUE(folded);
+  // The note counts every expert's weight, in the compact form too (a run stands for its copies).
+  const auto mlx_note = [](const Model& model) {
+    for (const auto& n : model.notes) {
+      if (n.starts_with("MLX (mlx-lm) quantization:")) return n;
+    }
+    return std::string();
+  };
+  EXPECT_FALSE(mlx_note(*m).empty());
+  EXPECT_EQ(mlx_note(*folded), mlx_note(*m));
   // An entry naming one expert keeps the experts written out: that w2 in bfloat16 (8192 bytes
   // instead of 2304), compact or not.
   auto one = block;

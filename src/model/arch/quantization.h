@@ -90,9 +90,9 @@ inline constexpr const char* kModuleAliasesKey = "memfit_module_aliases";
 
 SkipIndex IndexSkips(const std::vector<std::string>& skip);
 
-// Reads "quantization_config" (kMlx for an MLX block, mlx_quantization.h; none when absent, or when options.ignore_quantization is set:
-// accelerate's create_empty_model builds the unquantized model). Unknown methods fail the builder
-// with an error naming the field.
+// Reads "quantization_config" (kMlx for an MLX block, mlx_quantization.h; none when absent, or
+// when options.ignore_quantization is set: accelerate's create_empty_model builds the unquantized
+// model). Unknown methods fail the builder with an error naming the field.
 Quantization ReadQuantization(ModelBuilder& b, const HfConfig& config, const BuildOptions& options);
 
 // The checkpoint names of a built module name under q.module_aliases (the name itself when no
